@@ -1,0 +1,253 @@
+/*
+ * libshmr: the client library of the shmrouter appliance.
+ *
+ * A process attaches to a shared-memory domain run by shmr-control, opens an
+ * endpoint (or, when spawned as a route worker, claims the endpoint named in
+ * its environment) and exchanges fixed-size messages with other endpoints
+ * through SPSC lanes that the dataplane forwards between.  Nothing here needs
+ * DPDK's EAL, and nothing on the send/receive path makes a syscall while there
+ * is work to do.
+ *
+ * Error convention: a fallible function returns >= 0 on success (0 or a
+ * count) and -SHMR_E_* or -errno on failure; shmr_strerror() names each.
+ * The library never prints and never exits.
+ */
+#ifndef SHMR_SHMR_H
+#define SHMR_SHMR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SHMR_VERSION_MAJOR 0
+#define SHMR_VERSION_MINOR 1
+
+/** Longest name (router, route, registry entry), including the NUL. */
+#define SHMR_NAME_MAX 32
+
+/**
+ * A process identifier inside a domain: an endpoint slot and the generation
+ * of its current owner, so a stale PID never reaches a slot's next owner.
+ * The zero PID ({0, 0}) is "nobody": generations start at 1.
+ */
+struct shmr_pid {
+	uint32_t slot;
+	uint32_t gen;
+};
+
+/** Message kinds (struct shmr_msg.kind). */
+enum shmr_kind {
+	SHMR_KIND_SEND = 1,  /**< asynchronous message */
+	SHMR_KIND_CALL = 2,  /**< synchronous request: answer with shmr_reply() */
+	SHMR_KIND_REPLY = 3, /**< answer to a call; status < 0 is an error */
+};
+
+/** Message priorities (struct shmr_msg.priority). */
+enum shmr_priority {
+	SHMR_PRIO_NORMAL = 0,
+	SHMR_PRIO_HIGH = 1,
+	SHMR_PRIO_MAX = 2,
+};
+
+/** Flags (struct shmr_msg.flags). */
+#define SHMR_F_REDELIVERED 0x01u /**< may have been received before a crash */
+
+/**
+ * A received message, exactly as it sits in its ring slot: a 48-byte header
+ * then up to shmr_payload_max() bytes of payload.  Read-only for receivers.
+ */
+struct shmr_msg {
+	uint8_t kind;         /**< enum shmr_kind */
+	uint8_t flags;        /**< SHMR_F_* */
+	uint8_t priority;     /**< enum shmr_priority */
+	uint8_t hops;         /**< routing hops taken (router of routers) */
+	uint32_t type;        /**< application message type */
+	struct shmr_pid from; /**< original sender, preserved by forwarding */
+	struct shmr_pid to;   /**< the address the sender used */
+	uint64_t ref;         /**< call reference, preserved by forwarding */
+	uint64_t key;         /**< application key (hash routing uses it) */
+	uint32_t len;         /**< payload bytes */
+	int32_t status;       /**< replies: 0 or -SHMR_E_* */
+	unsigned char data[]; /**< payload */
+};
+
+/** Error codes, returned negated.  Values below 1000 are errno values. */
+enum shmr_error {
+	SHMR_E_BASE = 1000,
+	SHMR_E_NO_DOMAIN,       /**< no domain of that name (socket missing) */
+	SHMR_E_PERM,            /**< the control plane refused our credentials */
+	SHMR_E_VERSION,         /**< domain layout version differs from ours */
+	SHMR_E_PROTO,           /**< malformed answer from the control plane */
+	SHMR_E_TIMEOUT,         /**< no answer within the timeout */
+	SHMR_E_TOO_BIG,         /**< payload larger than shmr_payload_max() */
+	SHMR_E_NAME,            /**< empty or overlong name */
+	SHMR_E_NO_ENDPOINT,     /**< no free endpoint slot, or a bad PID */
+	SHMR_E_PROCESS_UNKNOWN, /**< name resolves to no process */
+	SHMR_E_NO_ROUTE,        /**< no such route (or pending remove) */
+	SHMR_E_DISCARDED,       /**< the routing decision discarded the call */
+	SHMR_E_DISABLED,        /**< route disabled */
+	SHMR_E_BUSY,            /**< route has a pending operation */
+	SHMR_E_MAILBOX_FULL,    /**< target inbox full */
+	SHMR_E_ROUTE_DUPLICATE, /**< route name already present */
+	SHMR_E_ROUTE_RUNNING,   /**< respawn of a live worker */
+	SHMR_E_NOT_ALLOWED,     /**< router not running */
+	SHMR_E_NO_ENV,          /**< not started by shmr-control */
+	SHMR_E_NO_ROUTEES,      /**< pool or group has no routees */
+	SHMR_E_LAST
+};
+
+/** Name of an error code (either sign).  Never NULL; static storage. */
+const char *shmr_strerror(int err);
+
+struct shmr_domain;   /* opaque: an attached domain */
+struct shmr_endpoint; /* opaque: an open endpoint */
+
+/**
+ * Attach to the domain called @p name.  The control socket is
+ * "$SHMR_RUN_DIR/<name>.sock", or "/run/shmr/<name>.sock" without it.
+ *
+ * Context:   any thread; blocks on one unix-socket round trip.
+ * Ownership: *out is the caller's; release it with shmr_detach().
+ * Errors:    -SHMR_E_NO_DOMAIN, -SHMR_E_PERM, -SHMR_E_VERSION,
+ *            -SHMR_E_PROTO, -errno.
+ */
+int shmr_attach(const char *name, struct shmr_domain **out);
+
+/** As shmr_attach(), with the control socket's path given directly. */
+int shmr_attach_path(const char *sock_path, struct shmr_domain **out);
+
+/**
+ * For a route worker started by shmr-control: attach to the domain and
+ * claim the endpoint named by SHMR_SOCKET and SHMR_ENDPOINT in the
+ * environment.  It also installs a SIGTERM handler that makes
+ * shmr_stopping() true, so the worker can finish its message and exit.
+ *
+ * Errors: -SHMR_E_NO_ENV when the variables are absent, else as
+ *         shmr_attach() and shmr_endpoint_open().
+ */
+int shmr_attach_env(struct shmr_domain **d, struct shmr_endpoint **ep);
+
+/** Non-zero once SIGTERM arrived (after shmr_attach_env()). */
+int shmr_stopping(void);
+
+/** Detach; every endpoint of @p d must be closed first. */
+void shmr_detach(struct shmr_domain *d);
+
+/** Largest payload a message of this domain carries. */
+size_t shmr_payload_max(const struct shmr_domain *d);
+
+/**
+ * Open a new endpoint (a client or an unmanaged worker).  It lives until
+ * shmr_endpoint_close() or this process's exit.
+ *
+ * Errors: -SHMR_E_NO_ENDPOINT (domain full), -SHMR_E_PROTO, -errno.
+ */
+int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out);
+
+/** Close an endpoint; its registered names are dropped. */
+void shmr_endpoint_close(struct shmr_endpoint *ep);
+
+/** This endpoint's PID, to give to others. */
+struct shmr_pid shmr_endpoint_pid(const struct shmr_endpoint *ep);
+
+/**
+ * Resolve a registered name (a router, or a registered process).
+ *
+ * Context: lock-free read of the domain's registry; no syscall.
+ * Errors:  -SHMR_E_PROCESS_UNKNOWN, -SHMR_E_NAME.
+ */
+int shmr_lookup(struct shmr_domain *d, const char *name, struct shmr_pid *out);
+
+/**
+ * Send one message to @p to (a router or any endpoint).
+ *
+ * Concurrency: an endpoint has one sender thread (its lanes are SPSC).
+ * Errors:      -EAGAIN when the outbound lane is full (nothing was sent),
+ *              -SHMR_E_TOO_BIG.
+ */
+int shmr_send(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
+	      uint64_t key, const void *data, size_t len);
+
+/** As shmr_send() with a priority: high and max reach a router's admin path. */
+int shmr_send_prio(struct shmr_endpoint *ep, struct shmr_pid to,
+		   enum shmr_priority prio, uint32_t type, uint64_t key,
+		   const void *data, size_t len);
+
+/** As shmr_send(), to a name resolved with shmr_lookup(). */
+int shmr_send_name(struct shmr_endpoint *ep, const char *name, uint32_t type,
+		   uint64_t key, const void *data, size_t len);
+
+/** One message of a burst for shmr_send_burst(). */
+struct shmr_out {
+	struct shmr_pid to;
+	uint32_t type;
+	uint64_t key;
+	const void *data;
+	uint32_t len;
+};
+
+/**
+ * Send up to @p n messages in one ring operation.
+ *
+ * Returns: how many were sent (a prefix of @p msgs); 0 when the lane is
+ *          full, -SHMR_E_TOO_BIG when one payload is too large (none sent).
+ */
+int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
+		    unsigned n);
+
+/**
+ * Call @p to and wait up to @p timeout_ms (< 0: forever) for the reply.
+ * Messages that arrive meanwhile are kept for the next shmr_recv_burst().
+ *
+ * Returns: the reply's payload length (the first @p cap bytes are copied
+ *          to @p reply), or the error the router or worker answered with
+ *          (-SHMR_E_DISCARDED, -SHMR_E_PROCESS_UNKNOWN, ...), -SHMR_E_TIMEOUT,
+ *          -EAGAIN (outbound lane full), -ENOBUFS (too much arrived while
+ *          waiting; nothing was lost, it stays queued).
+ */
+int shmr_call(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
+	      uint64_t key, const void *req, size_t len, void *reply,
+	      size_t cap, int timeout_ms);
+
+/**
+ * Receive up to @p n messages, waiting up to @p timeout_ms (0: do not wait,
+ * < 0: forever) for the first.  Messages from the previous call are released
+ * from the ring only now: a process that dies while handling a burst gets
+ * that burst again (flagged SHMR_F_REDELIVERED) in its replacement.
+ *
+ * Ownership: msgs[i] point into the endpoint and stay valid until the next
+ *            shmr_recv_burst() or shmr_call() on it.
+ * Returns:   the number of messages (0 on timeout), -EINTR when a signal
+ *            interrupted the wait.
+ */
+int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
+		    unsigned n, int timeout_ms);
+
+/**
+ * Answer the call @p req (sent to its from, with its ref).
+ * @p status is 0, or a -SHMR_E_* the caller's shmr_call() returns.
+ *
+ * Errors: -EAGAIN (lane full), -SHMR_E_TOO_BIG, -EINVAL (not a call).
+ */
+int shmr_reply(struct shmr_endpoint *ep, const struct shmr_msg *req,
+	       int status, const void *data, size_t len);
+
+/**
+ * Register @p name for this endpoint in the domain's registry, so routers
+ * and clients can resolve it.  Dropped when the endpoint closes or its
+ * process dies.
+ *
+ * Errors: -SHMR_E_ROUTE_DUPLICATE (taken), -SHMR_E_NAME, -SHMR_E_PROTO.
+ */
+int shmr_register(struct shmr_endpoint *ep, const char *name);
+
+/** Remove a name this endpoint registered.  Unknown names are success. */
+int shmr_unregister(struct shmr_endpoint *ep, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,707 @@
+/*
+ * libshmr: attach, endpoints, send, call, receive.
+ *
+ * Receiving and the at-least-once promise.  An endpoint's inbound lanes are
+ * read with DPDK's peek API: dequeue start copies slots out and moves
+ * cons.head; only dequeue finish moves cons.tail and lets the producer reuse
+ * them.  We finish a lane's slots only when the application asks for more
+ * (the next shmr_recv_burst(), or a shmr_call() with nothing undelivered),
+ * so if the process dies while handling a burst, the control plane finds
+ * [cons.tail, cons.head) unreleased and hands it to the replacement flagged
+ * SHMR_F_REDELIVERED (see shmr_lane_repair_consumer()).
+ *
+ * A call waits for its reply on the same lanes.  Whatever else arrives
+ * meanwhile is copied to the endpoint's backlog, but its slots stay
+ * unreleased in the ring until the application has been given the backlog
+ * and asks for more: a crash during a call loses nothing either.  Since the
+ * backlog holds at most what the lanes hold unreleased, it can never
+ * overflow: a lane full of unreleased slots stops its producer instead.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_pause.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+#include <rte_ring_peek.h>
+
+#include <shmr/domain.h>
+#include <shmr/proto_client.h>
+#include <shmr/shmr.h>
+
+#define RX_BURST_MAX 256u
+
+struct shmr_domain {
+	int sock;
+	int memfd;
+	void *base;
+	size_t size;
+	struct shmr_domain_hdr *hdr;
+	uint32_t slot_size;
+	uint32_t nlcores;
+	unsigned nendpoints;
+};
+
+struct shmr_endpoint {
+	struct shmr_domain *d;
+	struct shmr_pid pid;
+	int claimed; /* a route's inbox: never CLOSEd by us */
+	struct shmr_ep_shared *sh;
+	struct rte_ring *in[SHMR_MAX_LCORES];
+	struct rte_ring *out, *out_high;
+	struct shmr_bell *dp_bell; /* the lcore that polls our out lanes */
+	int bell_needed;           /* adaptive mode: someone may sleep */
+	unsigned unreleased[SHMR_MAX_LCORES];
+	unsigned rr;
+	uint64_t next_ref;
+	uint64_t stale_replies;
+	/* Messages returned by the last receive (peeked, not yet released). */
+	unsigned char *rx;
+	/* Messages that arrived during calls, not yet given to the app. */
+	unsigned char *backlog;
+	unsigned backlog_cap, backlog_len, backlog_pos;
+	int backlog_given; /* all of it was returned: release on next recv */
+	unsigned char *tx;
+};
+
+/* ---- errors ---------------------------------------------------------- */
+
+static const char *const shmr_error_names[] = {
+	[SHMR_E_NO_DOMAIN - SHMR_E_BASE] = "no such domain (is shmr-control running?)",
+	[SHMR_E_PERM - SHMR_E_BASE] = "permission denied by the control plane",
+	[SHMR_E_VERSION - SHMR_E_BASE] = "domain layout version mismatch",
+	[SHMR_E_PROTO - SHMR_E_BASE] = "protocol error with the control plane",
+	[SHMR_E_TIMEOUT - SHMR_E_BASE] = "timed out",
+	[SHMR_E_TOO_BIG - SHMR_E_BASE] = "payload larger than the slot",
+	[SHMR_E_NAME - SHMR_E_BASE] = "empty, overlong or invalid name",
+	[SHMR_E_NO_ENDPOINT - SHMR_E_BASE] = "no such endpoint, or none free",
+	[SHMR_E_PROCESS_UNKNOWN - SHMR_E_BASE] = "name resolves to no process",
+	[SHMR_E_NO_ROUTE - SHMR_E_BASE] = "no such route",
+	[SHMR_E_DISCARDED - SHMR_E_BASE] = "discarded by the routing decision",
+	[SHMR_E_DISABLED - SHMR_E_BASE] = "route disabled",
+	[SHMR_E_BUSY - SHMR_E_BASE] = "route busy with a pending operation",
+	[SHMR_E_MAILBOX_FULL - SHMR_E_BASE] = "target inbox full",
+	[SHMR_E_ROUTE_DUPLICATE - SHMR_E_BASE] = "name already taken",
+	[SHMR_E_ROUTE_RUNNING - SHMR_E_BASE] = "route worker already running",
+	[SHMR_E_NOT_ALLOWED - SHMR_E_BASE] = "not allowed in the router's state",
+	[SHMR_E_NO_ENV - SHMR_E_BASE] = "not started by shmr-control (no SHMR_SOCKET/SHMR_ENDPOINT)",
+	[SHMR_E_NO_ROUTEES - SHMR_E_BASE] = "no routees",
+};
+
+const char *shmr_strerror(int err)
+{
+	if (err < 0)
+		err = -err;
+	if (err == 0)
+		return "success";
+	if (err > SHMR_E_BASE && err < SHMR_E_LAST &&
+	    shmr_error_names[err - SHMR_E_BASE])
+		return shmr_error_names[err - SHMR_E_BASE];
+	if (err < SHMR_E_BASE)
+		return strerrordesc_np(err) ? strerrordesc_np(err)
+					    : "unknown error";
+	return "unknown error";
+}
+
+/* ---- attach ---------------------------------------------------------- */
+
+int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
+{
+	struct shmr_domain *d;
+	char req[64], ans[256];
+	struct stat st;
+	int sock, fd = -1, rc;
+
+	*out = NULL;
+	sock = shmr_proto_connect(sock_path);
+	if (sock < 0)
+		return sock;
+	snprintf(req, sizeof(req), "ATTACH %u", SHMR_LAYOUT_VERSION);
+	rc = shmr_proto_request(sock, req, ans, sizeof(ans), &fd);
+	if (rc < 0)
+		goto fail;
+	rc = -SHMR_E_PROTO;
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size <= 0)
+		goto fail;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	d->base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+	if (d->base == MAP_FAILED) {
+		rc = -errno;
+		free(d);
+		goto fail;
+	}
+	d->size = (size_t)st.st_size;
+	rc = shmr_layout_check(d->base, d->size);
+	if (rc < 0) {
+		munmap(d->base, d->size);
+		free(d);
+		goto fail;
+	}
+	d->sock = sock;
+	d->memfd = fd;
+	d->hdr = shmr_hdr(d->base);
+	d->slot_size = d->hdr->slot_size;
+	d->nlcores = d->hdr->nlcores;
+	*out = d;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	close(sock);
+	return rc;
+}
+
+int shmr_attach(const char *name, struct shmr_domain **out)
+{
+	char path[512];
+	int rc = shmr_proto_sock_path(name, path, sizeof(path));
+
+	if (rc < 0) {
+		*out = NULL;
+		return rc;
+	}
+	return shmr_attach_path(path, out);
+}
+
+void shmr_detach(struct shmr_domain *d)
+{
+	if (!d)
+		return;
+	munmap(d->base, d->size);
+	close(d->memfd);
+	close(d->sock);
+	free(d);
+}
+
+size_t shmr_payload_max(const struct shmr_domain *d)
+{
+	return d->slot_size - SHMR_HDR_SIZE;
+}
+
+/* ---- endpoints ------------------------------------------------------- */
+
+static int endpoint_make(struct shmr_domain *d, struct shmr_pid pid,
+			 int claimed, struct shmr_endpoint **out)
+{
+	struct shmr_endpoint *ep;
+	size_t ss = d->slot_size;
+
+	if (pid.slot >= SHMR_MAX_ENDPOINTS)
+		return -SHMR_E_PROTO;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	ep->d = d;
+	ep->pid = pid;
+	ep->claimed = claimed;
+	ep->sh = shmr_ep_at(d->base, pid.slot);
+	for (uint32_t i = 0; i < d->nlcores; i++)
+		ep->in[i] = shmr_lane_at(d->base, pid.slot, i);
+	ep->out = shmr_lane_at(d->base, pid.slot, SHMR_LANE_OUT(d->nlcores));
+	ep->out_high =
+		shmr_lane_at(d->base, pid.slot, SHMR_LANE_OUT_HIGH(d->nlcores));
+	ep->dp_bell = &d->hdr->lcore_bell[pid.slot % d->nlcores];
+	ep->bell_needed = d->hdr->poll_mode != SHMR_POLL_BUSY;
+	ep->next_ref = ((uint64_t)pid.gen << 40) | ((uint64_t)pid.slot << 32);
+	ep->backlog_cap = d->nlcores * d->hdr->lane_size;
+	ep->rx = malloc(RX_BURST_MAX * ss);
+	ep->backlog = malloc((size_t)ep->backlog_cap * ss);
+	ep->tx = malloc(RX_BURST_MAX * ss);
+	if (!ep->rx || !ep->backlog || !ep->tx) {
+		free(ep->rx);
+		free(ep->backlog);
+		free(ep->tx);
+		free(ep);
+		return -ENOMEM;
+	}
+	*out = ep;
+	return 0;
+}
+
+static int parse_pid(const char *s, struct shmr_pid *pid)
+{
+	unsigned long slot, gen;
+	char *end;
+
+	errno = 0;
+	slot = strtoul(s, &end, 10);
+	if (end == s || (*end != ' ' && *end != ':') || errno)
+		return -SHMR_E_PROTO;
+	s = end + 1;
+	gen = strtoul(s, &end, 10);
+	if (end == s || (*end != '\0' && *end != ' ' && *end != '\n') ||
+	    errno || slot >= SHMR_MAX_ENDPOINTS || gen == 0 ||
+	    gen > UINT32_MAX)
+		return -SHMR_E_PROTO;
+	pid->slot = (uint32_t)slot;
+	pid->gen = (uint32_t)gen;
+	return 0;
+}
+
+int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out)
+{
+	char ans[128], req[64];
+	struct shmr_pid pid;
+	int rc;
+
+	*out = NULL;
+	rc = shmr_proto_request(d->sock, "OPEN", ans, sizeof(ans), NULL);
+	if (rc < 0)
+		return rc;
+	if (strncmp(ans, "OK ", 3) != 0 || parse_pid(ans + 3, &pid) < 0)
+		return -SHMR_E_PROTO;
+	rc = endpoint_make(d, pid, 0, out);
+	if (rc < 0) {
+		snprintf(req, sizeof(req), "CLOSE %u %u", pid.slot, pid.gen);
+		shmr_proto_request(d->sock, req, ans, sizeof(ans), NULL);
+		return rc;
+	}
+	d->nendpoints++;
+	return 0;
+}
+
+/* Set from a signal handler: a lock-free atomic is async-signal-safe. */
+static _Atomic int stop_requested;
+
+static void on_sigterm(int sig)
+{
+	(void)sig;
+	atomic_store_explicit(&stop_requested, 1, memory_order_relaxed);
+}
+
+int shmr_stopping(void)
+{
+	return atomic_load_explicit(&stop_requested, memory_order_relaxed);
+}
+
+int shmr_attach_env(struct shmr_domain **dp, struct shmr_endpoint **epp)
+{
+	const char *sock = getenv(SHMR_ENV_SOCKET);
+	const char *eps = getenv(SHMR_ENV_ENDPOINT);
+	struct sigaction sa = { .sa_handler = on_sigterm };
+	struct shmr_domain *d;
+	struct shmr_pid pid;
+	char req[64], ans[128];
+	int rc;
+
+	*dp = NULL;
+	*epp = NULL;
+	if (!sock || !*sock || !eps || !*eps)
+		return -SHMR_E_NO_ENV;
+	if (parse_pid(eps, &pid) < 0)
+		return -SHMR_E_NO_ENV;
+	rc = shmr_attach_path(sock, &d);
+	if (rc < 0)
+		return rc;
+	snprintf(req, sizeof(req), "CLAIM %u %u", pid.slot, pid.gen);
+	rc = shmr_proto_request(d->sock, req, ans, sizeof(ans), NULL);
+	if (rc == 0)
+		rc = endpoint_make(d, pid, 1, epp);
+	if (rc < 0) {
+		shmr_detach(d);
+		return rc;
+	}
+	d->nendpoints++;
+	/* No SA_RESTART: a sleeping receive returns -EINTR on SIGTERM. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	*dp = d;
+	return 0;
+}
+
+static void release_all(struct shmr_endpoint *ep)
+{
+	for (uint32_t i = 0; i < ep->d->nlcores; i++) {
+		if (ep->unreleased[i]) {
+			rte_ring_dequeue_elem_finish(ep->in[i],
+						     ep->unreleased[i]);
+			ep->unreleased[i] = 0;
+		}
+	}
+	ep->backlog_len = ep->backlog_pos = 0;
+	ep->backlog_given = 0;
+}
+
+void shmr_endpoint_close(struct shmr_endpoint *ep)
+{
+	char req[64], ans[128];
+
+	if (!ep)
+		return;
+	/* What the application was given has been handled; what sits in the
+	 * backlog has not, and stays unreleased for whoever comes next. */
+	if (ep->backlog_len == 0 || ep->backlog_given)
+		release_all(ep);
+	if (!ep->claimed) {
+		snprintf(req, sizeof(req), "CLOSE %u %u", ep->pid.slot,
+			 ep->pid.gen);
+		shmr_proto_request(ep->d->sock, req, ans, sizeof(ans), NULL);
+	}
+	ep->d->nendpoints--;
+	free(ep->rx);
+	free(ep->backlog);
+	free(ep->tx);
+	free(ep);
+}
+
+struct shmr_pid shmr_endpoint_pid(const struct shmr_endpoint *ep)
+{
+	return ep->pid;
+}
+
+/* ---- registry -------------------------------------------------------- */
+
+int shmr_lookup(struct shmr_domain *d, const char *name, struct shmr_pid *out)
+{
+	const struct shmr_spec *s = shmr_spec_of(d->base);
+	char key[SHMR_NAME_MAX];
+	struct shmr_pid found;
+	uint64_t seq;
+	int hit;
+
+	if (shmr_name_copy(key, name) < 0)
+		return -SHMR_E_NAME;
+	do {
+		seq = shmr_spec_read_begin(s);
+		uint32_t n = s->nreg < SHMR_MAX_REGISTRY ? s->nreg
+							 : SHMR_MAX_REGISTRY;
+		hit = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			if (memcmp(s->registry[i].name, key, SHMR_NAME_MAX) ==
+			    0) {
+				found = s->registry[i].pid;
+				hit = 1;
+				break;
+			}
+		}
+	} while (shmr_spec_read_retry(s, seq));
+	if (!hit)
+		return -SHMR_E_PROCESS_UNKNOWN;
+	*out = found;
+	return 0;
+}
+
+static int name_request(struct shmr_endpoint *ep, const char *verb,
+			const char *name)
+{
+	char key[SHMR_NAME_MAX], req[128], ans[128];
+
+	if (shmr_name_copy(key, name) < 0 || strpbrk(name, " \n\t"))
+		return -SHMR_E_NAME;
+	snprintf(req, sizeof(req), "%s %s %u %u", verb, key, ep->pid.slot,
+		 ep->pid.gen);
+	return shmr_proto_request(ep->d->sock, req, ans, sizeof(ans), NULL);
+}
+
+int shmr_register(struct shmr_endpoint *ep, const char *name)
+{
+	return name_request(ep, "REGISTER", name);
+}
+
+int shmr_unregister(struct shmr_endpoint *ep, const char *name)
+{
+	return name_request(ep, "UNREGISTER", name);
+}
+
+/* ---- send ------------------------------------------------------------ */
+
+static void fill_slot(struct shmr_endpoint *ep, struct shmr_msg *m,
+		      uint8_t kind, uint8_t prio, struct shmr_pid to,
+		      uint32_t type, uint64_t key, uint64_t ref,
+		      int32_t status, const void *data, uint32_t len)
+{
+	m->kind = kind;
+	m->flags = 0;
+	m->priority = prio;
+	m->hops = 0;
+	m->type = type;
+	m->from = ep->pid;
+	m->to = to;
+	m->ref = ref;
+	m->key = key;
+	m->len = len;
+	m->status = status;
+	if (len)
+		memcpy(m->data, data, len);
+}
+
+/* Enqueue @n prepared slots from ep->tx; ring the lcore's bell. */
+static unsigned push(struct shmr_endpoint *ep, int high, unsigned n)
+{
+	struct rte_ring *r = high ? ep->out_high : ep->out;
+	unsigned done = rte_ring_enqueue_burst_elem(r, ep->tx,
+						    ep->d->slot_size, n, NULL);
+
+	/* B2 inside shmr_bell_ring(): pairs with the lcore's B1. */
+	if (done && ep->bell_needed)
+		shmr_bell_ring(ep->dp_bell);
+	return done;
+}
+
+static int send_one(struct shmr_endpoint *ep, uint8_t kind, uint8_t prio,
+		    struct shmr_pid to, uint32_t type, uint64_t key,
+		    uint64_t ref, int32_t status, const void *data, size_t len)
+{
+	if (len > ep->d->slot_size - SHMR_HDR_SIZE)
+		return -SHMR_E_TOO_BIG;
+	fill_slot(ep, (struct shmr_msg *)ep->tx, kind, prio, to, type, key,
+		  ref, status, data, (uint32_t)len);
+	return push(ep, prio != SHMR_PRIO_NORMAL, 1) == 1 ? 0 : -EAGAIN;
+}
+
+int shmr_send(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
+	      uint64_t key, const void *data, size_t len)
+{
+	return send_one(ep, SHMR_KIND_SEND, SHMR_PRIO_NORMAL, to, type, key, 0,
+			0, data, len);
+}
+
+int shmr_send_prio(struct shmr_endpoint *ep, struct shmr_pid to,
+		   enum shmr_priority prio, uint32_t type, uint64_t key,
+		   const void *data, size_t len)
+{
+	if (prio > SHMR_PRIO_MAX)
+		return -EINVAL;
+	return send_one(ep, SHMR_KIND_SEND, (uint8_t)prio, to, type, key, 0, 0,
+			data, len);
+}
+
+int shmr_send_name(struct shmr_endpoint *ep, const char *name, uint32_t type,
+		   uint64_t key, const void *data, size_t len)
+{
+	struct shmr_pid to;
+	int rc = shmr_lookup(ep->d, name, &to);
+
+	if (rc < 0)
+		return rc;
+	return shmr_send(ep, to, type, key, data, len);
+}
+
+int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
+		    unsigned n)
+{
+	size_t ss = ep->d->slot_size;
+
+	if (n > RX_BURST_MAX)
+		n = RX_BURST_MAX;
+	for (unsigned i = 0; i < n; i++)
+		if (msgs[i].len > ss - SHMR_HDR_SIZE)
+			return -SHMR_E_TOO_BIG;
+	for (unsigned i = 0; i < n; i++)
+		fill_slot(ep, (struct shmr_msg *)(ep->tx + i * ss),
+			  SHMR_KIND_SEND, SHMR_PRIO_NORMAL, msgs[i].to,
+			  msgs[i].type, msgs[i].key, 0, 0, msgs[i].data,
+			  msgs[i].len);
+	return (int)push(ep, 0, n);
+}
+
+int shmr_reply(struct shmr_endpoint *ep, const struct shmr_msg *req,
+	       int status, const void *data, size_t len)
+{
+	if (req->kind != SHMR_KIND_CALL)
+		return -EINVAL;
+	if (status > 0)
+		status = -status;
+	return send_one(ep, SHMR_KIND_REPLY, SHMR_PRIO_NORMAL, req->from,
+			req->type, req->key, req->ref, status, data, len);
+}
+
+/* ---- receive --------------------------------------------------------- */
+
+static int lanes_empty(struct shmr_endpoint *ep)
+{
+	for (uint32_t i = 0; i < ep->d->nlcores; i++)
+		if (rte_ring_count(ep->in[i]) > ep->unreleased[i])
+			return 0;
+	return 1;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Wait until a lane has unread slots, the deadline passes (-SHMR_E_TIMEOUT)
+ * or a signal arrives (-EINTR).  Spins first, then sleeps on our bell.
+ */
+static int wait_input(struct shmr_endpoint *ep, int64_t deadline)
+{
+	struct shmr_bell *bell = &ep->sh->bell;
+	uint32_t spins = ep->d->hdr->spin_polls;
+	int rc;
+
+	for (uint32_t i = 0; i < spins; i++) {
+		if (!lanes_empty(ep))
+			return 0;
+		rte_pause();
+	}
+	for (;;) {
+		int64_t left = deadline < 0 ? -1 : deadline - now_ms();
+		uint32_t seen;
+
+		if (!lanes_empty(ep))
+			return 0;
+		if (deadline >= 0 && left <= 0)
+			return -SHMR_E_TIMEOUT;
+		if (shmr_stopping())
+			return -EINTR;
+		seen = shmr_bell_prepare(bell);
+		if (!lanes_empty(ep)) {
+			shmr_bell_cancel(bell);
+			return 0;
+		}
+		/* Bounded sleeps: a dataplane restarted between our check and
+		 * its enqueue still gets us within a second. */
+		rc = shmr_bell_sleep(bell, seen,
+				     left < 0 || left > 1000 ? 1000 : (int)left);
+		if (rc == -EINTR)
+			return -EINTR;
+	}
+}
+
+/* Peek up to @n new slots from the lanes into @dst (round robin). */
+static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n)
+{
+	size_t ss = ep->d->slot_size;
+	uint32_t nl = ep->d->nlcores;
+	unsigned got = 0;
+
+	for (uint32_t k = 0; k < nl && got < n; k++) {
+		uint32_t i = (ep->rr + k) % nl;
+		unsigned m = rte_ring_dequeue_burst_elem_start(
+			ep->in[i], dst + got * ss, (unsigned)ss, n - got, NULL);
+		ep->unreleased[i] += m;
+		got += m;
+	}
+	ep->rr++;
+	return got;
+}
+
+int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
+		    unsigned n, int timeout_ms)
+{
+	size_t ss = ep->d->slot_size;
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	unsigned got, out;
+	int rc;
+
+	if (n > RX_BURST_MAX)
+		n = RX_BURST_MAX;
+	if (n == 0)
+		return 0;
+	if (ep->backlog_len && !ep->backlog_given) {
+		/* Messages that arrived during calls come first, in order. */
+		out = 0;
+		while (out < n && ep->backlog_pos < ep->backlog_len)
+			msgs[out++] = (const struct shmr_msg *)(ep->backlog +
+						ep->backlog_pos++ * ss);
+		if (ep->backlog_pos == ep->backlog_len)
+			ep->backlog_given = 1;
+		return (int)out;
+	}
+	/* The previous burst (or the whole backlog) has been handled. */
+	release_all(ep);
+	for (;;) {
+		got = peek(ep, ep->rx, n);
+		out = 0;
+		for (unsigned i = 0; i < got; i++) {
+			const struct shmr_msg *m =
+				(const struct shmr_msg *)(ep->rx + i * ss);
+			if (m->kind == SHMR_KIND_REPLY) {
+				/* A reply to a call that gave up. */
+				ep->stale_replies++;
+				continue;
+			}
+			msgs[out++] = m;
+		}
+		if (out)
+			return (int)out;
+		if (got) {
+			release_all(ep);
+			continue;
+		}
+		if (timeout_ms == 0)
+			return 0;
+		rc = wait_input(ep, deadline);
+		if (rc == -SHMR_E_TIMEOUT)
+			return 0;
+		if (rc < 0)
+			return rc;
+	}
+}
+
+int shmr_call(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
+	      uint64_t key, const void *req, size_t len, void *reply,
+	      size_t cap, int timeout_ms)
+{
+	size_t ss = ep->d->slot_size;
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	uint64_t ref = ++ep->next_ref;
+	int rc;
+
+	/* Nothing undelivered: the last burst was handled, release it. */
+	if (ep->backlog_len == 0 || ep->backlog_given)
+		release_all(ep);
+	rc = send_one(ep, SHMR_KIND_CALL, SHMR_PRIO_NORMAL, to, type, key, ref,
+		      0, req, len);
+	if (rc < 0)
+		return rc;
+	for (;;) {
+		unsigned room = ep->backlog_cap - ep->backlog_len;
+		unsigned char *dst = ep->backlog + (size_t)ep->backlog_len * ss;
+		unsigned got = peek(ep, dst, room < RX_BURST_MAX ? room
+								 : RX_BURST_MAX);
+
+		for (unsigned i = 0; i < got; i++) {
+			struct shmr_msg *m = (struct shmr_msg *)(dst + i * ss);
+
+			if (m->kind == SHMR_KIND_REPLY && m->ref == ref) {
+				size_t n = m->len < cap ? m->len : cap;
+				int status = m->status;
+				uint32_t mlen = m->len;
+
+				if (status == 0 && n)
+					memcpy(reply, m->data, n);
+				/* Keep the rest of this burst queued. */
+				memmove(dst + i * ss, dst + (i + 1) * ss,
+					(got - i - 1) * ss);
+				ep->backlog_len += got - 1;
+				if (ep->backlog_len == 0)
+					release_all(ep);
+				return status < 0 ? status : (int)mlen;
+			}
+			if (m->kind == SHMR_KIND_REPLY) {
+				ep->stale_replies++;
+				memmove(dst + i * ss, dst + (i + 1) * ss,
+					(got - i - 1) * ss);
+				got--;
+				i--;
+			}
+		}
+		ep->backlog_len += got;
+		if (ep->backlog_len == ep->backlog_cap)
+			return -ENOBUFS;
+		if (got)
+			continue;
+		rc = wait_input(ep, deadline);
+		if (rc < 0)
+			return rc;
+	}
+}

@@ -1,0 +1,304 @@
+/*
+ * Domain layout, lanes, bells and the spec seqcount.
+ *
+ * Lane repair rests on how DPDK's single-thread (ST) sync type moves a
+ * ring's head/tail pair: a producer moves prod.head, copies, then stores
+ * prod.tail with release; a peek consumer moves cons.head at start and
+ * cons.tail at finish.  Slots between cons.tail and cons.head were read but
+ * not released, so the producer cannot reuse them (its free count is
+ * measured from cons.tail); after the consumer is confirmed dead they can be
+ * rewritten and handed back by moving cons.head to cons.tail.  Slots between
+ * prod.tail and prod.head were never published, so a dead producer's
+ * half-done enqueue is dropped by moving prod.head back to prod.tail.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include <shmr/domain.h>
+
+#define ALIGN_UP(x, a) (((x) + (a)-1) & ~((uint64_t)(a)-1))
+
+int shmr_geometry_check(const struct shmr_geometry *g, const char **why)
+{
+	const char *w = NULL;
+
+	if (g->slot_size < SHMR_SLOT_MIN || g->slot_size > SHMR_SLOT_MAX ||
+	    g->slot_size % 8 != 0)
+		w = "slot_size must be a multiple of 8 from 64 to 4096";
+	else if (g->lane_size < 64 || g->lane_size > 65536 ||
+		 (g->lane_size & (g->lane_size - 1)) != 0)
+		w = "lane_size must be a power of two from 64 to 65536";
+	else if (g->nlcores < 1 || g->nlcores > SHMR_MAX_LCORES)
+		w = "lcores must be from 1 to 4";
+	else if (g->poll_mode != SHMR_POLL_ADAPTIVE &&
+		 g->poll_mode != SHMR_POLL_BUSY)
+		w = "poll_mode must be adaptive or busy";
+	if (why)
+		*why = w;
+	return w ? -EINVAL : 0;
+}
+
+int64_t shmr_layout_plan(const struct shmr_geometry *g,
+			 struct shmr_domain_hdr *h)
+{
+	ssize_t ring;
+	uint64_t off, nlanes;
+
+	if (shmr_geometry_check(g, NULL) < 0)
+		return -EINVAL;
+	ring = rte_ring_get_memsize_elem(g->slot_size, g->lane_size);
+	if (ring < 0)
+		return -EINVAL;
+
+	memset(h, 0, sizeof(*h));
+	h->magic = SHMR_MAGIC;
+	h->layout_version = SHMR_LAYOUT_VERSION;
+	h->slot_size = g->slot_size;
+	h->lane_size = g->lane_size;
+	h->nlcores = g->nlcores;
+	h->max_endpoints = SHMR_MAX_ENDPOINTS;
+	h->poll_mode = g->poll_mode;
+	h->spin_polls = g->spin_polls ? g->spin_polls : 2048;
+	h->lane_stride = ALIGN_UP((uint64_t)ring, SHMR_CACHE_LINE);
+
+	off = ALIGN_UP(sizeof(*h), 4096);
+	h->ep_off = off;
+	off = ALIGN_UP(off + SHMR_MAX_ENDPOINTS * sizeof(struct shmr_ep_shared),
+		       4096);
+	h->spec_off = off;
+	off = ALIGN_UP(off + sizeof(struct shmr_spec), 4096);
+	h->counters_off = off;
+	off = ALIGN_UP(off + SHMR_MAX_LCORES * sizeof(struct shmr_lcore_stats),
+		       4096);
+	h->ctl_off = off;
+	off = ALIGN_UP(off + h->lane_stride, 4096);
+	h->lanes_off = off;
+	nlanes = (uint64_t)SHMR_MAX_ENDPOINTS * SHMR_LANES_PER_EP(g->nlcores);
+	off = ALIGN_UP(off + nlanes * h->lane_stride, 2u << 20);
+	h->size = off;
+	return (int64_t)off;
+}
+
+int shmr_lane_init(struct rte_ring *r, const char *name, uint32_t lane_size)
+{
+	/* RING_F_EXACT_SZ is not used: capacity is lane_size - 1, and the
+	 * dataplane checks mask == size - 1 == capacity. */
+	return rte_ring_init(r, name, lane_size, RING_F_SP_ENQ | RING_F_SC_DEQ);
+}
+
+int shmr_layout_init(void *base, const struct shmr_geometry *g,
+		     const char *name)
+{
+	struct shmr_domain_hdr plan, *h = shmr_hdr(base);
+	char rname[RTE_RING_NAMESIZE];
+	int64_t size;
+	int rc;
+
+	size = shmr_layout_plan(g, &plan);
+	if (size < 0)
+		return (int)size;
+	if (shmr_name_copy(plan.name, name) < 0)
+		return -SHMR_E_NAME;
+	memcpy(h, &plan, sizeof(plan));
+
+	rc = shmr_lane_init(shmr_ctl_lane(base), "ctl", g->lane_size);
+	if (rc < 0)
+		return rc;
+	for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++) {
+		for (uint32_t i = 0; i < SHMR_LANES_PER_EP(g->nlcores); i++) {
+			snprintf(rname, sizeof(rname), "ep%u.%u", s, i);
+			rc = shmr_lane_init(shmr_lane_at(base, s, i), rname,
+					    g->lane_size);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	/* R0: everything above is visible before ready (pairs with A0). */
+	atomic_store_explicit(&h->ready, 1, memory_order_release);
+	return 0;
+}
+
+int shmr_layout_check(const void *base, size_t map_size)
+{
+	const struct shmr_domain_hdr *h = base;
+	struct shmr_domain_hdr plan;
+	struct shmr_geometry g;
+
+	if (map_size < sizeof(*h) || h->magic != SHMR_MAGIC)
+		return -SHMR_E_PROTO;
+	if (h->layout_version != SHMR_LAYOUT_VERSION)
+		return -SHMR_E_VERSION;
+	/* A0: pairs with R0. */
+	if (atomic_load_explicit(&((struct shmr_domain_hdr *)h)->ready,
+				 memory_order_acquire) != 1)
+		return -SHMR_E_PROTO;
+	g = (struct shmr_geometry){ h->slot_size, h->lane_size, h->nlcores,
+				    h->poll_mode, h->spin_polls };
+	if (shmr_layout_plan(&g, &plan) != (int64_t)h->size ||
+	    h->size > map_size || plan.lanes_off != h->lanes_off ||
+	    plan.lane_stride != h->lane_stride || plan.ep_off != h->ep_off ||
+	    plan.spec_off != h->spec_off ||
+	    plan.counters_off != h->counters_off || plan.ctl_off != h->ctl_off)
+		return -SHMR_E_PROTO;
+	return 0;
+}
+
+int shmr_lane_sound(const struct rte_ring *r, uint32_t lane_size)
+{
+	uint32_t ph, pt, ch, ct;
+
+	if (r->size != lane_size || r->mask != lane_size - 1 ||
+	    r->capacity != lane_size - 1 ||
+	    r->prod.sync_type != RTE_RING_SYNC_ST ||
+	    r->cons.sync_type != RTE_RING_SYNC_ST)
+		return 0;
+	ph = r->prod.head;
+	pt = r->prod.tail;
+	ch = r->cons.head;
+	ct = r->cons.tail;
+	/* Unsigned distances: each pair is at most a capacity apart. */
+	if (pt - ct > r->capacity || ph - pt > r->capacity ||
+	    ch - ct > r->capacity)
+		return 0;
+	return 1;
+}
+
+unsigned shmr_lane_repair_consumer(struct rte_ring *r, uint32_t slot_size)
+{
+	uint32_t head = r->cons.head, tail = r->cons.tail;
+	unsigned n = head - tail;
+	unsigned char *slots = (unsigned char *)(r + 1);
+
+	if (n == 0 || n > r->capacity)
+		return 0;
+	for (uint32_t i = tail; i != head; i++) {
+		struct shmr_msg *m =
+			(struct shmr_msg *)(slots +
+					    (uint64_t)(i & r->mask) * slot_size);
+		m->flags |= SHMR_F_REDELIVERED;
+	}
+	/* The flags must be visible before the next consumer can take the
+	 * slots: it reads them after loading cons.head, which it wrote itself
+	 * only after we are done (it attaches after this returns, and the
+	 * attach handshake is a syscall round trip that orders it). */
+	atomic_thread_fence(memory_order_release);
+	r->cons.head = tail;
+	return n;
+}
+
+int shmr_lane_repair_producer(struct rte_ring *r)
+{
+	uint32_t head = r->prod.head, tail = r->prod.tail;
+
+	if (head == tail)
+		return 0;
+	r->prod.head = tail;
+	return 1;
+}
+
+static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val,
+		  const struct timespec *ts)
+{
+	return syscall(SYS_futex, (uint32_t *)uaddr, op, val, ts, NULL, 0);
+}
+
+void shmr_bell_ring_fenced(struct shmr_bell *b)
+{
+	if (atomic_load_explicit(&b->sleepers, memory_order_relaxed) == 0)
+		return;
+	atomic_fetch_add_explicit(&b->seq, 1, memory_order_release);
+	futex(&b->seq, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+void shmr_bell_ring(struct shmr_bell *b)
+{
+	/* B2: pairs with B1 in shmr_bell_prepare(). */
+	atomic_thread_fence(memory_order_seq_cst);
+	shmr_bell_ring_fenced(b);
+}
+
+uint32_t shmr_bell_prepare(struct shmr_bell *b)
+{
+	/* B1: seq_cst RMW, pairs with the producer's fence B2. */
+	atomic_fetch_add(&b->sleepers, 1);
+	return atomic_load_explicit(&b->seq, memory_order_acquire);
+}
+
+void shmr_bell_cancel(struct shmr_bell *b)
+{
+	atomic_fetch_sub_explicit(&b->sleepers, 1, memory_order_relaxed);
+}
+
+int shmr_bell_sleep(struct shmr_bell *b, uint32_t seen, int timeout_ms)
+{
+	struct timespec ts, *tsp = NULL;
+	long rc;
+	int err = 0;
+
+	if (timeout_ms >= 0) {
+		ts.tv_sec = timeout_ms / 1000;
+		ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+		tsp = &ts;
+	}
+	rc = futex(&b->seq, FUTEX_WAIT, seen, tsp);
+	if (rc < 0 && errno == EINTR)
+		err = -EINTR;
+	shmr_bell_cancel(b);
+	return err;
+}
+
+uint64_t shmr_spec_read_begin(const struct shmr_spec *s)
+{
+	uint64_t seq;
+
+	/* S3: pairs with S2. */
+	while ((seq = atomic_load_explicit(&((struct shmr_spec *)s)->seq,
+					   memory_order_acquire)) & 1)
+		;
+	return seq;
+}
+
+int shmr_spec_read_retry(const struct shmr_spec *s, uint64_t seq)
+{
+	/* S4: pairs with S1. */
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&((struct shmr_spec *)s)->seq,
+				    memory_order_relaxed) != seq;
+}
+
+void shmr_spec_write_begin(struct shmr_spec *s)
+{
+	uint64_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
+
+	atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
+	/* S1: the odd seq is visible before any field changes. */
+	atomic_thread_fence(memory_order_release);
+}
+
+void shmr_spec_write_end(struct shmr_spec *s)
+{
+	uint64_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
+
+	/* S2: pairs with S3. */
+	atomic_store_explicit(&s->seq, seq + 1, memory_order_release);
+}
+
+int shmr_name_copy(char dst[SHMR_NAME_MAX], const char *src)
+{
+	size_t n = src ? strnlen(src, SHMR_NAME_MAX) : 0;
+
+	if (n == 0 || n >= SHMR_NAME_MAX)
+		return -SHMR_E_NAME;
+	memcpy(dst, src, n);
+	memset(dst + n, 0, SHMR_NAME_MAX - n);
+	return 0;
+}

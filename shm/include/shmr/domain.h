@@ -1,0 +1,170 @@
+/*
+ * Domain and lane primitives shared by the appliance's parts (libshmr,
+ * shmr-dataplane, shmr-control).  Not installed; not for worker programs.
+ *
+ * Lanes are DPDK rte_rings initialised in place in the domain with
+ * rte_ring_init() and the single-producer/single-consumer sync type, used
+ * through the _elem burst API with the domain's slot size as element size.
+ * Consumers use the peek API (dequeue start/finish) so that a burst stays in
+ * the ring until its consumer asks for the next one: a consumer that dies
+ * mid-burst leaves [cons.tail, cons.head) behind, which
+ * shmr_lane_repair_consumer() hands back.
+ */
+#ifndef SHMR_DOMAIN_H
+#define SHMR_DOMAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <shmr/layout.h>
+
+struct rte_ring;
+
+/** Geometry a domain is created with. */
+struct shmr_geometry {
+	uint32_t slot_size;  /* multiple of 8, SHMR_SLOT_MIN..SHMR_SLOT_MAX */
+	uint32_t lane_size;  /* power of two, 64..65536 */
+	uint32_t nlcores;    /* 1..SHMR_MAX_LCORES */
+	uint32_t poll_mode;  /* enum shmr_poll_mode */
+	uint32_t spin_polls; /* 0: default */
+};
+
+/**
+ * Size of a domain of geometry @p g, and fill in the offsets of @p h
+ * (everything but the bells and ready word).
+ *
+ * Errors: -EINVAL naming nothing: the caller validated @p g (see
+ *         shmr_geometry_check()).
+ */
+int64_t shmr_layout_plan(const struct shmr_geometry *g,
+			 struct shmr_domain_hdr *h);
+
+/** 0 when @p g is usable, else -EINVAL; @p why gets a one-line reason. */
+int shmr_geometry_check(const struct shmr_geometry *g, const char **why);
+
+/**
+ * Initialise a zeroed mapping of shmr_layout_plan() bytes: header, endpoint
+ * table, spec, every lane's ring.  The ready word is written last [R0].
+ *
+ * Context: the control plane, before anyone else maps the domain.
+ */
+int shmr_layout_init(void *base, const struct shmr_geometry *g,
+		     const char *name);
+
+/**
+ * Check a mapping's header before use: magic, version, ready [A0], size.
+ * Returns 0 or -SHMR_E_VERSION / -SHMR_E_PROTO.
+ */
+int shmr_layout_check(const void *base, size_t map_size);
+
+static inline struct shmr_domain_hdr *shmr_hdr(void *base)
+{
+	return (struct shmr_domain_hdr *)base;
+}
+
+static inline struct shmr_ep_shared *shmr_ep_at(void *base, uint32_t slot)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(base);
+	return (struct shmr_ep_shared *)((char *)base + h->ep_off) + slot;
+}
+
+static inline struct shmr_spec *shmr_spec_of(void *base)
+{
+	return (struct shmr_spec *)((char *)base + shmr_hdr(base)->spec_off);
+}
+
+static inline struct shmr_lcore_stats *shmr_stats_of(void *base,
+						     uint32_t lcore)
+{
+	return (struct shmr_lcore_stats *)((char *)base +
+					   shmr_hdr(base)->counters_off) +
+	       lcore;
+}
+
+/** Lane @p idx (see SHMR_LANE_*) of endpoint @p slot. */
+static inline struct rte_ring *shmr_lane_at(void *base, uint32_t slot,
+					    uint32_t idx)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(base);
+	uint64_t n = (uint64_t)slot * SHMR_LANES_PER_EP(h->nlcores) + idx;
+	return (struct rte_ring *)((char *)base + h->lanes_off +
+				   n * h->lane_stride);
+}
+
+/** The control lane (control plane -> dataplane update thread). */
+static inline struct rte_ring *shmr_ctl_lane(void *base)
+{
+	return (struct rte_ring *)((char *)base + shmr_hdr(base)->ctl_off);
+}
+
+/**
+ * Is @p r still the ring the domain was created with?  Compares the
+ * geometry fields peers could scribble on against @p lane_size, and checks
+ * that neither side's head/tail is further apart than the capacity.
+ *
+ * Context:     any reader; reads only.
+ * Returns:     1 when sound, 0 when corrupted (quarantine it).
+ */
+int shmr_lane_sound(const struct rte_ring *r, uint32_t lane_size);
+
+/**
+ * Hand an unfinished burst back: flag slots [cons.tail, cons.head) as
+ * SHMR_F_REDELIVERED and move cons.head back to cons.tail.
+ *
+ * Context:     only once the consumer's death is confirmed (waitpid), and
+ *              before its replacement attaches: nobody else consumes.
+ * Concurrency: the producer may keep enqueueing; it never writes those slots.
+ * Returns:     how many slots were handed back.
+ */
+unsigned shmr_lane_repair_consumer(struct rte_ring *r, uint32_t slot_size);
+
+/**
+ * Drop a half-done enqueue of a dead producer (prod.head back to prod.tail:
+ * the slots were never published).
+ * Context: only once the producer's death is confirmed.
+ * Returns: 1 when something was repaired.
+ */
+int shmr_lane_repair_producer(struct rte_ring *r);
+
+/** Initialise one ring in place (SP/SC, @p lane_size entries). */
+int shmr_lane_init(struct rte_ring *r, const char *name, uint32_t lane_size);
+
+/**
+ * Wake the sleepers of @p b, if any.  The caller has made its enqueue
+ * visible and issued atomic_thread_fence(memory_order_seq_cst) [B2] (once
+ * for any number of bells).  A syscall only when someone sleeps.
+ */
+void shmr_bell_ring_fenced(struct shmr_bell *b);
+
+/** Fence [B2], then shmr_bell_ring_fenced(). */
+void shmr_bell_ring(struct shmr_bell *b);
+
+/**
+ * Announce a sleeper on @p b [B1]; returns the seq value to pass to
+ * shmr_bell_sleep() after re-checking for work.
+ */
+uint32_t shmr_bell_prepare(struct shmr_bell *b);
+
+/**
+ * Sleep until @p b's seq moves from @p seen or @p timeout_ms passes
+ * (< 0: forever), then withdraw the sleeper.  Call shmr_bell_cancel()
+ * instead when the re-check found work.
+ * Returns: 0, or -EINTR when a signal interrupted.
+ */
+int shmr_bell_sleep(struct shmr_bell *b, uint32_t seen, int timeout_ms);
+
+/** Withdraw a sleeper announced by shmr_bell_prepare(). */
+void shmr_bell_cancel(struct shmr_bell *b);
+
+/* Spec seqcount (see struct shmr_spec). */
+uint64_t shmr_spec_read_begin(const struct shmr_spec *s);
+int shmr_spec_read_retry(const struct shmr_spec *s, uint64_t seq);
+void shmr_spec_write_begin(struct shmr_spec *s);
+void shmr_spec_write_end(struct shmr_spec *s);
+
+/**
+ * Copy a name into a fixed field; -SHMR_E_NAME when empty or too long.
+ */
+int shmr_name_copy(char dst[SHMR_NAME_MAX], const char *src);
+
+#endif

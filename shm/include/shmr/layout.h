@@ -1,0 +1,252 @@
+/*
+ * The shared-memory layout of a shmrouter domain.  Not installed: the
+ * appliance's own parts (libshmr, shmr-dataplane, shmr-control, tests)
+ * include it; third-party workers see only <shmr/shmr.h>.
+ *
+ * Every process maps the domain (one memfd) at its own address, so the
+ * layout holds offsets from the domain base, never pointers.  All sizes and
+ * offsets of fixed structures are checked with static_assert; the header's
+ * layout_version is checked at attach.
+ *
+ *   +---------------------------+ 0
+ *   | struct shmr_domain_hdr    |  geometry, bells, ready word (written last)
+ *   +---------------------------+ ep_off
+ *   | struct shmr_ep_shared[N]  |  endpoint table (control writes)
+ *   +---------------------------+ spec_off
+ *   | struct shmr_spec          |  routers, routes, registry (seqcount)
+ *   +---------------------------+ counters_off
+ *   | struct shmr_lcore_stats[L]|  one block per routing lcore (dataplane writes)
+ *   +---------------------------+ ctl_off
+ *   | control lane              |  control -> dataplane update thread
+ *   +---------------------------+ lanes_off
+ *   | lanes: N * (L + 2)        |  per endpoint: L inbound, 1 out, 1 out-high
+ *   +---------------------------+ size
+ *
+ * Who writes what:
+ *   - shmr-control: header (at creation), endpoint table, spec, control lane
+ *     producer side, and lane repair after a peer's death is confirmed.
+ *   - shmr-dataplane: lcore stats, inbound lanes' producer side, outbound
+ *     lanes' consumer side, quarantine words, control lane consumer side.
+ *   - an endpoint's owner: its inbound lanes' consumer side and its outbound
+ *     lanes' producer side.
+ */
+#ifndef SHMR_LAYOUT_H
+#define SHMR_LAYOUT_H
+
+#include <assert.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <shmr/shmr.h>
+
+#define SHMR_MAGIC 0x314d4f44524d4853ull /* "SHMRDOM1" little-endian */
+#define SHMR_LAYOUT_VERSION 1u
+
+#define SHMR_CACHE_LINE 64
+
+#define SHMR_MAX_ENDPOINTS 128u /* endpoint slots per domain */
+#define SHMR_MAX_LCORES 4u      /* routing lcores */
+#define SHMR_MAX_ROUTERS 8u
+#define SHMR_MAX_ROUTES 32u /* per router */
+#define SHMR_MAX_TYPES 64u  /* type-map entries per router */
+#define SHMR_MAX_REGISTRY 128u
+#define SHMR_DSO_PATH_MAX 160u
+
+#define SHMR_HDR_SIZE 48u        /* sizeof(struct shmr_msg) */
+#define SHMR_SLOT_MIN 64u
+#define SHMR_SLOT_MAX 4096u
+#define SHMR_SLOT_DEFAULT 128u
+#define SHMR_LANE_DEFAULT 1024u /* entries per lane (power of two) */
+
+static_assert(sizeof(struct shmr_msg) == SHMR_HDR_SIZE, "slot header size");
+static_assert(sizeof(struct shmr_pid) == 8, "pid size");
+
+/*
+ * A doorbell: how a consumer that found nothing sleeps, and how a producer
+ * wakes it without a syscall while the consumer is awake.
+ *
+ * Consumer: sleepers += 1 (seq_cst)  [B1]; s = seq; re-check its lanes;
+ *           if still empty, futex_wait(&seq, s); sleepers -= 1.
+ * Producer: enqueue (ring tail store, release); atomic_thread_fence(seq_cst)
+ *           [B2]; if sleepers != 0: seq += 1, futex_wake(&seq).
+ * B1 pairs with B2: either the producer sees the sleeper, or the consumer's
+ * re-check sees the enqueued slot.  Futexes are shared (not PRIVATE): the
+ * processes map the memfd at different addresses.
+ */
+struct shmr_bell {
+	alignas(SHMR_CACHE_LINE) _Atomic uint32_t seq;
+	_Atomic uint32_t sleepers;
+};
+
+/* Endpoint states (struct shmr_ep_shared.state). */
+enum shmr_ep_state {
+	SHMR_EP_FREE = 0,
+	SHMR_EP_ACTIVE = 1,      /* owned by a live process, or a route's inbox */
+	SHMR_EP_QUARANTINED = 2, /* a ring was found corrupted; not polled */
+};
+
+/* Endpoint kinds. */
+enum shmr_ep_kind {
+	SHMR_EPK_CLIENT = 1, /* opened by an attached process */
+	SHMR_EPK_ROUTE = 2,  /* a route's inbox: survives its worker */
+	SHMR_EPK_ROUTER = 3, /* a router: served by the dataplane, no lanes used */
+};
+
+/*
+ * One endpoint slot.  The first line is written by the control plane only
+ * (under the spec seqcount when it changes gen/state); `bell` is the wake-up
+ * word of the endpoint's receiver; `dp` is written by the dataplane only.
+ */
+struct shmr_ep_shared {
+	alignas(SHMR_CACHE_LINE) _Atomic uint32_t state; /* enum shmr_ep_state */
+	uint32_t gen;
+	uint32_t kind;   /* enum shmr_ep_kind */
+	int32_t os_pid;  /* owner process, 0 when none */
+	char name[SHMR_NAME_MAX];
+	struct shmr_bell bell;
+	alignas(SHMR_CACHE_LINE) _Atomic uint32_t quarantined; /* dataplane */
+	uint32_t pad0;
+	_Atomic uint64_t bad_slots; /* dataplane: slots dropped from its lanes */
+};
+static_assert(sizeof(struct shmr_ep_shared) == 3 * SHMR_CACHE_LINE, "ep size");
+
+/* Routing behaviours. */
+enum shmr_behaviour_kind {
+	SHMR_BEH_TYPE = 1, /* message type -> route name */
+	SHMR_BEH_HASH = 2, /* key % nhash -> route name */
+	SHMR_BEH_DSO = 3,  /* shared object's route_message/route_call */
+};
+
+/* Route states as the dataplane sees them. */
+enum shmr_route_state {
+	SHMR_ROUTE_RUNNING = 0,  /* forward into the route's inbox */
+	SHMR_ROUTE_DEAD = 1,     /* worker down: inbox keeps queueing */
+	SHMR_ROUTE_DISABLED = 2, /* fail with SHMR_E_DISABLED */
+	SHMR_ROUTE_PENDING_DISABLE = 3,
+	SHMR_ROUTE_PENDING_REPLACE = 4,
+	SHMR_ROUTE_PENDING_REMOVE = 5,
+};
+
+struct shmr_spec_route {
+	char name[SHMR_NAME_MAX];
+	struct shmr_pid pid; /* the route's inbox endpoint */
+	uint32_t state;      /* enum shmr_route_state */
+	uint32_t pad;
+};
+static_assert(sizeof(struct shmr_spec_route) == 48, "spec route size");
+
+struct shmr_spec_type {
+	uint32_t type;
+	char target[SHMR_NAME_MAX]; /* a route or registry name */
+};
+static_assert(sizeof(struct shmr_spec_type) == 36, "spec type size");
+
+struct shmr_spec_router {
+	char name[SHMR_NAME_MAX];
+	struct shmr_pid pid; /* the router's endpoint: clients send here */
+	uint32_t behaviour;  /* enum shmr_behaviour_kind */
+	uint32_t nroutes;
+	uint32_t ntypes;     /* SHMR_BEH_TYPE: entries in types[] */
+	uint32_t nhash;      /* SHMR_BEH_HASH: entries in hash[] */
+	char dso[SHMR_DSO_PATH_MAX];  /* SHMR_BEH_DSO: path of the object */
+	char dso_arg[SHMR_DSO_PATH_MAX]; /* passed to its init hook */
+	struct shmr_spec_route routes[SHMR_MAX_ROUTES];
+	struct shmr_spec_type types[SHMR_MAX_TYPES];
+	char hash[SHMR_MAX_ROUTES][SHMR_NAME_MAX];
+};
+
+struct shmr_spec_reg {
+	char name[SHMR_NAME_MAX];
+	struct shmr_pid pid;
+};
+static_assert(sizeof(struct shmr_spec_reg) == 40, "spec reg size");
+
+/*
+ * The routing specification: everything the dataplane's table is built from.
+ * Written only by shmr-control; read by the dataplane's update thread (which
+ * builds its private RCU table from a copy) and by clients (registry lookups).
+ *
+ * Seqcount protocol: the writer makes seq odd (store, then release fence
+ * [S1]), writes, then makes it even with a release store [S2].  A reader
+ * loads seq with acquire [S3, pairs with S2], copies, issues an acquire
+ * fence [S4, pairs with S1], reloads seq, and retries on change or odd.
+ */
+struct shmr_spec {
+	alignas(SHMR_CACHE_LINE) _Atomic uint64_t seq;
+	uint64_t version; /* bumped on every change; told over the control lane */
+	uint32_t nrouters;
+	uint32_t nreg;
+	uint32_t nactive;          /* entries of active[] */
+	uint32_t pad;
+	uint32_t active[SHMR_MAX_ENDPOINTS]; /* endpoint slots to poll */
+	struct shmr_spec_router routers[SHMR_MAX_ROUTERS];
+	struct shmr_spec_reg registry[SHMR_MAX_REGISTRY];
+};
+
+/*
+ * Dataplane counters, one block per routing lcore, each written by that
+ * lcore only (relaxed stores of its own values) and summed by readers.
+ * Indexed by endpoint slot: a router's counters by its endpoint slot, a
+ * route's forwarded count by its inbox's slot.
+ */
+struct shmr_lcore_stats {
+	alignas(SHMR_CACHE_LINE) _Atomic uint64_t polls;
+	_Atomic uint64_t rx;        /* slots taken from outbound lanes */
+	_Atomic uint64_t forwarded; /* routed + direct */
+	_Atomic uint64_t discarded;
+	_Atomic uint64_t failed;
+	_Atomic uint64_t bad;       /* slots with a bad length/kind/target */
+	_Atomic uint64_t sleeps;
+	_Atomic uint64_t table_version; /* version this lcore last saw */
+	_Atomic uint64_t router_forwarded[SHMR_MAX_ENDPOINTS];
+	_Atomic uint64_t router_discarded[SHMR_MAX_ENDPOINTS];
+	_Atomic uint64_t router_failed[SHMR_MAX_ENDPOINTS];
+	_Atomic uint64_t ep_delivered[SHMR_MAX_ENDPOINTS]; /* into inbox slot */
+};
+
+/* Control-lane messages (struct shmr_msg.type, kind SEND). */
+enum shmr_ctl_type {
+	SHMR_CTL_SPEC = 1,     /* spec changed; key = new version */
+	SHMR_CTL_SHUTDOWN = 2, /* dataplane: stop cleanly */
+};
+
+/* Poll modes (hdr.poll_mode). */
+enum shmr_poll_mode {
+	SHMR_POLL_ADAPTIVE = 0, /* spin briefly, then sleep on a bell */
+	SHMR_POLL_BUSY = 1,     /* never sleep */
+};
+
+/* Lanes of an endpoint, by index: [0, nlcores) inbound from lcore i. */
+#define SHMR_LANE_OUT(nlcores) (nlcores)            /* endpoint -> dataplane */
+#define SHMR_LANE_OUT_HIGH(nlcores) ((nlcores) + 1) /* high/max priority */
+#define SHMR_LANES_PER_EP(nlcores) ((nlcores) + 2)
+
+struct shmr_domain_hdr {
+	uint64_t magic;
+	uint32_t layout_version;
+	/* Written last by the creator with release [R0]; attachers load it
+	 * with acquire [A0] before reading anything else. */
+	_Atomic uint32_t ready;
+	uint64_t size;
+	char name[SHMR_NAME_MAX];
+	uint32_t slot_size;   /* bytes per ring element, header included */
+	uint32_t lane_size;   /* ring entries (power of two) */
+	uint32_t nlcores;     /* routing lcores */
+	uint32_t max_endpoints;
+	uint32_t poll_mode;   /* enum shmr_poll_mode */
+	uint32_t spin_polls;  /* empty polls before sleeping (adaptive) */
+	uint64_t lane_stride; /* bytes between lanes (ring memsize, aligned) */
+	uint64_t ep_off, spec_off, counters_off, ctl_off, lanes_off;
+	_Atomic int32_t control_pid;   /* OS pids, for shmrctl and tests */
+	_Atomic int32_t dataplane_pid;
+	_Atomic uint64_t dataplane_starts;
+	/* The dataplane's lcores sleep on these; endpoints ring them after
+	 * enqueueing to an outbound lane of an endpoint that lcore polls
+	 * (slot % nlcores). */
+	struct shmr_bell lcore_bell[SHMR_MAX_LCORES];
+	/* The dataplane's update thread sleeps here (control lane). */
+	struct shmr_bell ctl_bell;
+};
+
+#endif

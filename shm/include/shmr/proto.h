@@ -1,0 +1,42 @@
+/*
+ * The control socket protocol between shmr-control and its peers (libshmr,
+ * shmrctl).  Not installed.
+ *
+ * Transport: a unix SOCK_SEQPACKET socket at <run_dir>/<domain>.sock, mode
+ * 0600 (0660 with a configured group); the server checks SO_PEERCRED.  One
+ * request per packet, one answer per request, both ASCII text of at most
+ * SHMR_PROTO_MAX bytes.  Words are separated by single spaces; names never
+ * contain spaces (validated by the reader).
+ *
+ * Answers: "OK[ words...]" optionally followed by "\n" and a body, or
+ * "ERR <code> <message>" where code is a positive SHMR_E_* or errno value.
+ *
+ * Requests:
+ *   ATTACH <layout_version>       -> OK <domain_size>, memfd in SCM_RIGHTS
+ *   OPEN                          -> OK <slot> <gen>  (client endpoint, owned
+ *                                    by this connection: closed with it)
+ *   CLAIM <slot> <gen>            -> OK  (a spawned worker takes its route's
+ *                                    inbox; the peer's pid must be the one
+ *                                    the control plane spawned for it)
+ *   CLOSE <slot> <gen>            -> OK
+ *   REGISTER <name> <slot> <gen>  -> OK | ERR (duplicate: SHMR_E_ROUTE_DUPLICATE)
+ *   UNREGISTER <name> <slot> <gen>-> OK
+ *   ROUTES <router>               -> OK\n<one line per route>
+ *   INSPECT <router> [json]       -> OK\n<key value lines, or JSON>
+ *   STATUS                        -> OK\n<key value lines>
+ *   STOP                          -> OK  (the control plane shuts down)
+ */
+#ifndef SHMR_PROTO_H
+#define SHMR_PROTO_H
+
+#define SHMR_PROTO_MAX 65536
+#define SHMR_RUN_DIR_DEFAULT "/run/shmr"
+
+/* Environment of a spawned worker. */
+#define SHMR_ENV_SOCKET "SHMR_SOCKET"     /* control socket path */
+#define SHMR_ENV_ENDPOINT "SHMR_ENDPOINT" /* "<slot>:<gen>" of its inbox */
+#define SHMR_ENV_ROUTE "SHMR_ROUTE"       /* route name */
+#define SHMR_ENV_ROUTER "SHMR_ROUTER"     /* router name */
+#define SHMR_ENV_RUN_DIR "SHMR_RUN_DIR"   /* where <domain>.sock lives */
+
+#endif
