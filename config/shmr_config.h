@@ -1,0 +1,79 @@
+/*
+ * The appliance's configuration: parsed from a libconfig file into plain
+ * structs that the control plane acts on.  Parsing validates everything it
+ * can without touching the system (names, numbers, references between
+ * routers and routes); every error names file:line and the field.
+ */
+#ifndef SHMR_CONFIG_H
+#define SHMR_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <shmr/layout.h>
+
+#define SHMR_CONF_PATH_MAX 256
+#define SHMR_CONF_ARGS_MAX 16
+#define SHMR_CONF_ARG_MAX 128
+#define SHMR_CONF_CPUS_MAX 64
+
+struct shmr_conf_route {
+	char name[SHMR_NAME_MAX];
+	char program[SHMR_CONF_PATH_MAX]; /* looked up in PATH unless it has a '/' */
+	unsigned nargs;
+	char args[SHMR_CONF_ARGS_MAX][SHMR_CONF_ARG_MAX]; /* argv[1..] */
+	char cpus[SHMR_CONF_CPUS_MAX]; /* cpu list "0", "0-1", "0,2"; "" = any */
+	int line;                      /* where it was declared */
+};
+
+struct shmr_conf_type {
+	uint32_t type;
+	char route[SHMR_NAME_MAX]; /* route or registry name */
+};
+
+struct shmr_conf_router {
+	char name[SHMR_NAME_MAX];
+	uint32_t behaviour; /* enum shmr_behaviour_kind */
+	unsigned ntypes;
+	struct shmr_conf_type types[SHMR_MAX_TYPES];
+	unsigned nhash;
+	char hash[SHMR_MAX_ROUTES][SHMR_NAME_MAX];
+	char dso[SHMR_DSO_PATH_MAX];     /* behaviour = "dso" */
+	char dso_arg[SHMR_DSO_PATH_MAX]; /* optional */
+	unsigned nroutes;
+	struct shmr_conf_route routes[SHMR_MAX_ROUTES];
+	int line;
+};
+
+struct shmr_config {
+	char source[SHMR_CONF_PATH_MAX]; /* file name, or "<default>" */
+	char domain[SHMR_NAME_MAX];      /* default "shmr" */
+	char run_dir[SHMR_CONF_PATH_MAX];/* default SHMR_RUN_DIR_DEFAULT */
+	uint32_t slot_size;              /* default SHMR_SLOT_DEFAULT */
+	uint32_t lane_size;              /* default SHMR_LANE_DEFAULT */
+	uint32_t lcores;                 /* routing lcores, default 1 */
+	uint32_t poll_mode;              /* default SHMR_POLL_ADAPTIVE */
+	char dataplane_cpus[SHMR_CONF_CPUS_MAX]; /* default "" = any */
+	char socket_group[SHMR_NAME_MAX];        /* "" = mode 0600 */
+	uint32_t stop_grace_ms;          /* SIGTERM -> SIGKILL, default 2000 */
+	unsigned nrouters;
+	struct shmr_conf_router routers[SHMR_MAX_ROUTERS];
+};
+
+/**
+ * Parse the file at @p path into @p out (fully overwritten).
+ *
+ * Errors: -ENOENT/-EACCES (cannot read), -EINVAL (syntax or a bad value).
+ *         On error @p err holds one line "file:line: field: what is wrong".
+ */
+int shmr_config_load_file(const char *path, struct shmr_config *out,
+			  char *err, size_t errlen);
+
+/** As shmr_config_load_file(), from text; @p source names it in errors. */
+int shmr_config_load_string(const char *text, const char *source,
+			    struct shmr_config *out, char *err, size_t errlen);
+
+/** The embedded default configuration's text (config/default.conf). */
+const char *shmr_config_default_text(void);
+
+#endif

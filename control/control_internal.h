@@ -1,0 +1,435 @@
+/*
+ * shmr-control internals: what crosses the control plane's files.  Not for
+ * direct inclusion outside control/ and tests/unit/control/.
+ *
+ * Two halves:
+ *   - the core (static library control_core): pure logic with no process,
+ *     socket or domain mapping behind it, unit-tested on its own: the
+ *     endpoint allocator (generations, deferred reuse), the model of
+ *     routers/routes/registry and the spec built from it, the request
+ *     parser of the control socket, cpu lists, and the text/JSON formatting
+ *     of ROUTES, INSPECT and STATUS;
+ *   - the daemon (shmr-control): the domain mapping, the socket server, the
+ *     spawner, the event loop.  Single-threaded: nothing here takes a lock.
+ */
+#ifndef SHMR_CONTROL_INTERNAL_H
+#define SHMR_CONTROL_INTERNAL_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <hwloc.h>
+
+#include <shmr/layout.h>
+#include <shmr/shmr.h>
+
+#include "shmr_config.h"
+
+/* ------------------------------------------------------------------ */
+/* Endpoint allocator                                                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every endpoint slot has a generation: a PID is (slot, gen), gen starts at
+ * 1 and moves on every reuse, so a stale PID never reaches a slot's next
+ * owner.  A freed slot is not reusable at once: the dataplane may still poll
+ * its lanes or enqueue into them until every routing lcore has applied the
+ * spec version that removed it.  So a free records that version, and the
+ * allocator hands the slot out again only once the caller reports that the
+ * slowest lcore has seen it (min over lcores of stats.table_version).
+ */
+
+enum shmr_ctl_slot_state {
+	SHMR_CTL_SLOT_FREE = 0,     /* never used */
+	SHMR_CTL_SLOT_USED = 1,
+	SHMR_CTL_SLOT_DEFERRED = 2, /* freed; reusable once seen >= freed_version */
+};
+
+struct shmr_ctl_slot {
+	uint32_t state;         /* enum shmr_ctl_slot_state */
+	uint32_t gen;           /* current or last owner's; 0 = never used */
+	uint32_t kind;          /* enum shmr_ep_kind while used */
+	int32_t os_pid;         /* owner process, 0 when none */
+	uint64_t owner;         /* connection id of a client slot, else 0 */
+	uint64_t freed_version; /* spec version that removed it */
+	char name[SHMR_NAME_MAX];
+};
+
+struct shmr_ctl_alloc {
+	uint32_t nslots; /* usable slots, <= SHMR_MAX_ENDPOINTS */
+	uint32_t nused;
+	struct shmr_ctl_slot slots[SHMR_MAX_ENDPOINTS];
+};
+
+/** Empty allocator of @p nslots slots (clamped to SHMR_MAX_ENDPOINTS). */
+void shmr_ctl_alloc_init(struct shmr_ctl_alloc *a, uint32_t nslots);
+
+/**
+ * Take the lowest slot that is free, or deferred with a freed_version
+ * <= @p seen_version.
+ *
+ * Returns: the slot (>= 0), with *out = {slot, gen} and *reused = 1 when
+ *          the slot had an owner before (its lanes must be re-initialised
+ *          before the new owner uses them); -SHMR_E_NO_ENDPOINT when none.
+ */
+int shmr_ctl_alloc_get(struct shmr_ctl_alloc *a, uint32_t kind,
+		       uint64_t seen_version, struct shmr_pid *out,
+		       int *reused);
+
+/**
+ * Free @p pid; the slot is reusable once every lcore has seen
+ * @p removal_version (the spec version that no longer has it).
+ * Errors: -SHMR_E_NO_ENDPOINT when @p pid is not a used slot of that gen.
+ */
+int shmr_ctl_alloc_put(struct shmr_ctl_alloc *a, struct shmr_pid pid,
+		       uint64_t removal_version);
+
+/** The used slot of @p pid (gen must match), or NULL. */
+struct shmr_ctl_slot *shmr_ctl_alloc_lookup(struct shmr_ctl_alloc *a,
+					    struct shmr_pid pid);
+
+/* ------------------------------------------------------------------ */
+/* Model: routers, routes, registry, and the spec built from them      */
+/* ------------------------------------------------------------------ */
+
+struct shmr_ctl_route {
+	const struct shmr_conf_route *conf;
+	struct shmr_pid pid;  /* the route's inbox: survives its workers */
+	uint32_t state;       /* enum shmr_route_state */
+	int32_t os_pid;       /* the live worker, 0 when none */
+	uint64_t claimed_by;  /* connection that CLAIMed the inbox, 0 none */
+	uint64_t restarts;    /* starts after the first */
+};
+
+struct shmr_ctl_router {
+	const struct shmr_conf_router *conf;
+	struct shmr_pid pid; /* the router's endpoint (served by the dataplane) */
+	unsigned nroutes;
+	struct shmr_ctl_route routes[SHMR_MAX_ROUTES];
+};
+
+/* A name a client registered (routers' names are implicit). */
+struct shmr_ctl_name {
+	char name[SHMR_NAME_MAX];
+	struct shmr_pid pid;
+	uint64_t owner; /* connection id */
+};
+
+struct shmr_ctl_model {
+	const struct shmr_config *cfg;
+	uint64_t version; /* last published spec version (0: none yet) */
+	int dirty;        /* changed since the last publication */
+	struct shmr_ctl_alloc alloc;
+	unsigned nrouters;
+	struct shmr_ctl_router routers[SHMR_MAX_ROUTERS];
+	unsigned nnames;
+	struct shmr_ctl_name names[SHMR_MAX_REGISTRY];
+};
+
+/**
+ * Build the model of @p cfg: an endpoint per router (SHMR_EPK_ROUTER) and
+ * an inbox per route (SHMR_EPK_ROUTE), routers first, in configuration
+ * order; every route starts DEAD (no worker yet).
+ *
+ * Ownership: @p cfg must outlive @p m (the model points into it).
+ * Errors:    -SHMR_E_NO_ENDPOINT (more endpoints than slots),
+ *            -SHMR_E_NAME (a bad or duplicated router name).
+ */
+int shmr_ctl_model_init(struct shmr_ctl_model *m,
+			const struct shmr_config *cfg);
+
+/** Router called @p name, or NULL. */
+struct shmr_ctl_router *shmr_ctl_model_router(struct shmr_ctl_model *m,
+					      const char *name);
+
+/** Route whose inbox is slot @p slot, or NULL (router index to *router). */
+struct shmr_ctl_route *shmr_ctl_model_route_of_slot(struct shmr_ctl_model *m,
+						    uint32_t slot,
+						    unsigned *router);
+
+/**
+ * A route's worker is up (@p os_pid) or confirmed dead (0: its names and
+ * claim are dropped).  Marks dirty.
+ */
+void shmr_ctl_model_route_set(struct shmr_ctl_model *m,
+			      struct shmr_ctl_route *r, int32_t os_pid);
+
+/**
+ * OPEN: a client endpoint owned by connection @p owner of process
+ * @p os_pid.  @p seen_version: see shmr_ctl_alloc_get().
+ * Errors: -SHMR_E_NO_ENDPOINT.
+ */
+int shmr_ctl_model_open(struct shmr_ctl_model *m, uint64_t owner,
+			int32_t os_pid, uint64_t seen_version,
+			struct shmr_pid *out, int *reused);
+
+/**
+ * CLAIM: connection @p owner of process @p os_pid takes the route inbox
+ * @p pid; @p os_pid must be the worker spawned for that route.
+ * Errors: -SHMR_E_NO_ENDPOINT (not a route inbox of that gen),
+ *         -SHMR_E_PERM (another process).
+ */
+int shmr_ctl_model_claim(struct shmr_ctl_model *m, uint64_t owner,
+			 int32_t os_pid, struct shmr_pid pid);
+
+/**
+ * CLOSE: a client endpoint of @p owner is freed (with its names); a route
+ * inbox it claimed is released (its names dropped, the inbox stays).
+ * Errors: -SHMR_E_NO_ENDPOINT (not @p owner's).
+ */
+int shmr_ctl_model_close(struct shmr_ctl_model *m, uint64_t owner,
+			 struct shmr_pid pid);
+
+/**
+ * REGISTER @p name for @p pid, an endpoint that @p owner opened or claimed.
+ * Errors: -SHMR_E_NAME, -SHMR_E_NO_ENDPOINT (not @p owner's),
+ *         -SHMR_E_ROUTE_DUPLICATE (taken, by a router or a client),
+ *         -ENOSPC (registry full).
+ */
+int shmr_ctl_model_register(struct shmr_ctl_model *m, uint64_t owner,
+			    const char *name, struct shmr_pid pid);
+
+/**
+ * UNREGISTER: drop @p name registered for @p pid.  Unknown names are
+ * success.  Errors: -SHMR_E_NAME, -SHMR_E_NO_ENDPOINT (not @p owner's),
+ * -SHMR_E_PERM (the name belongs to another endpoint, or is a router's).
+ */
+int shmr_ctl_model_unregister(struct shmr_ctl_model *m, uint64_t owner,
+			      const char *name, struct shmr_pid pid);
+
+/**
+ * Connection @p owner closed: free its client endpoints, drop its names,
+ * release its claims.  Returns how many endpoints were freed.
+ */
+int shmr_ctl_model_drop_owner(struct shmr_ctl_model *m, uint64_t owner);
+
+/**
+ * Fill @p out (a private copy: seq is zeroed; version = m->version; the
+ * daemon copies everything after seq into the domain under the seqcount)
+ * from the model: routers
+ * with their routes, types, hash and dso from the configuration; the
+ * registry (every router's name, then the clients' names); active[] (every
+ * used route and client slot, in slot order; never routers).
+ */
+void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
+			       struct shmr_spec *out);
+
+/* ------------------------------------------------------------------ */
+/* Control-socket requests                                             */
+/* ------------------------------------------------------------------ */
+
+#define SHMR_CTL_REQ_MAX 512 /* longest request accepted, in bytes */
+
+enum shmr_ctl_verb {
+	SHMR_REQ_ATTACH = 1,
+	SHMR_REQ_OPEN,
+	SHMR_REQ_CLAIM,
+	SHMR_REQ_CLOSE,
+	SHMR_REQ_REGISTER,
+	SHMR_REQ_UNREGISTER,
+	SHMR_REQ_ROUTES,
+	SHMR_REQ_INSPECT,
+	SHMR_REQ_STATUS,
+	SHMR_REQ_STOP,
+};
+
+struct shmr_ctl_req {
+	uint32_t verb;     /* enum shmr_ctl_verb */
+	uint32_t version;  /* ATTACH */
+	struct shmr_pid pid; /* CLAIM, CLOSE, REGISTER, UNREGISTER */
+	char name[SHMR_NAME_MAX]; /* REGISTER, UNREGISTER: the name; ROUTES,
+				   * INSPECT: the router */
+	int json;          /* INSPECT ... json */
+};
+
+/**
+ * Parse one request packet of @p len bytes (not NUL-terminated; one
+ * trailing '\n' is tolerated).  Everything is untrusted.
+ *
+ * Returns: 0, or the negated code to answer with, *why the message:
+ *   -SHMR_E_TOO_BIG      longer than SHMR_CTL_REQ_MAX
+ *   -SHMR_E_PROTO        empty, a byte outside printable ASCII, an empty
+ *                        word, an unknown verb, a wrong number of words, a
+ *                        number that is not a plain decimal uint32, an
+ *                        INSPECT option other than "json"
+ *   -SHMR_E_NAME         a name not matching [A-Za-z0-9_.:-]{1,31}
+ *   -SHMR_E_NO_ENDPOINT  a slot >= SHMR_MAX_ENDPOINTS or a gen of 0
+ *   -SHMR_E_VERSION      ATTACH with a layout version other than ours
+ */
+int shmr_ctl_req_parse(const char *buf, size_t len, struct shmr_ctl_req *out,
+		       const char **why);
+
+/** 1 when @p s is a valid name: 1..SHMR_NAME_MAX-1 of [A-Za-z0-9_.:-]. */
+int shmr_ctl_name_valid(const char *s);
+
+/* ------------------------------------------------------------------ */
+/* CPU lists                                                           */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Parse a cpu list ("0", "0-3", "0,2-3"; "" = no pinning) into @p set
+ * (emptied first).  Only digits, ',' and '-' in ascending ranges below
+ * 4096 are accepted.
+ * Errors: -EINVAL.
+ */
+int shmr_ctl_cpus_parse(const char *list, hwloc_bitmap_t set);
+
+/* ------------------------------------------------------------------ */
+/* Formatting: ROUTES, INSPECT, STATUS                                 */
+/* ------------------------------------------------------------------ */
+
+/* Counters read from the domain, by endpoint slot (summed over lcores). */
+struct shmr_ctl_counters {
+	uint64_t forwarded[SHMR_MAX_ENDPOINTS]; /* router_forwarded */
+	uint64_t discarded[SHMR_MAX_ENDPOINTS];
+	uint64_t failed[SHMR_MAX_ENDPOINTS];
+	uint64_t delivered[SHMR_MAX_ENDPOINTS]; /* ep_delivered */
+	uint64_t queued[SHMR_MAX_ENDPOINTS];    /* count over inbound lanes */
+};
+
+/* Key/value writer: "key value" lines, or one JSON object of strings. */
+struct shmr_ctl_kv {
+	char *buf;
+	size_t cap, len;
+	int json;
+	unsigned n;
+	int overflow;
+};
+
+void shmr_ctl_kv_begin(struct shmr_ctl_kv *kv, char *buf, size_t cap,
+		       int json);
+void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
+		     const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/** Close the object; returns the length, or -ENOSPC when it overflowed. */
+int shmr_ctl_kv_end(struct shmr_ctl_kv *kv);
+
+/** "type", "hash", "dso" or "unknown". */
+const char *shmr_ctl_behaviour_name(uint32_t behaviour);
+/** "running", "dead", "disabled", "pending_disable", ... */
+const char *shmr_ctl_route_state_name(uint32_t state);
+
+/**
+ * ROUTES body: one line per route,
+ * "NAME pid=<slot>:<gen> os_pid=N state=S restarts=N delivered=N queued=N".
+ * Returns the length, or -ENOSPC.
+ */
+int shmr_ctl_format_routes(const struct shmr_ctl_router *r,
+			   const struct shmr_ctl_counters *c, char *buf,
+			   size_t cap);
+
+/**
+ * INSPECT body, keys prefixed "shmr:" (see control.c's header comment).
+ * Returns the length, or -ENOSPC.
+ */
+int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
+			    const struct shmr_ctl_counters *c, int json,
+			    char *buf, size_t cap);
+
+/* ------------------------------------------------------------------ */
+/* The daemon (shmr-control only; not in control_core)                 */
+/* ------------------------------------------------------------------ */
+
+
+#define SHMR_CTL_MAX_CONNS 256
+
+/* A child process: the dataplane or a route's worker. */
+struct shmr_ctl_proc {
+	pid_t pid;            /* 0: not running */
+	int pidfd;            /* -1 when not running */
+	uint64_t started_ms;  /* monotonic */
+	unsigned quick_fails; /* exits within 1 s of start, in a row */
+	uint64_t retry_at_ms; /* 0: no restart scheduled */
+};
+
+struct shmr_ctl_conn {
+	int fd;      /* -1: free entry */
+	uint64_t id; /* never 0, never reused */
+	pid_t pid;   /* SO_PEERCRED */
+	uid_t uid;
+	gid_t gid;
+	int denied;  /* credentials refused: answer ERR PERM, then close */
+};
+
+struct shmr_ctl {
+	struct shmr_config cfg;
+	struct shmr_ctl_model model;
+	int quiet;
+	char run_dir[PATH_MAX];
+	char sock_path[108];
+	char dataplane[PATH_MAX];
+	/* domain */
+	int memfd;
+	void *base;
+	uint64_t size;
+	int hugepages;
+	struct shmr_spec spec_buf; /* private copy the spec is built in */
+	/* event loop */
+	int epfd, sigfd, timerfd, lfd;
+	int have_group;
+	gid_t group;
+	/* spawning */
+	hwloc_topology_t topo;
+	hwloc_bitmap_t cpus[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
+	struct shmr_ctl_proc dp;
+	struct shmr_ctl_proc workers[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
+	/* connections */
+	struct shmr_ctl_conn conns[SHMR_CTL_MAX_CONNS];
+	uint64_t next_conn_id;
+	int stop_requested;
+	int stopping;
+};
+
+/* epoll tags: data.u64 = tag << 32 | index */
+enum shmr_ctl_tag {
+	SHMR_CTL_TAG_SIGNAL = 1,
+	SHMR_CTL_TAG_LISTEN,
+	SHMR_CTL_TAG_TIMER,
+	SHMR_CTL_TAG_CONN,   /* index: conns[] */
+	SHMR_CTL_TAG_CHILD,  /* any child's pidfd: reap */
+};
+
+/* control.c */
+void shmr_ctl_log(const struct shmr_ctl *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void shmr_ctl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t shmr_ctl_now_ms(void);
+/** Publish the model if dirty: ep table + spec under the seqcount, then a
+ *  SHMR_CTL_SPEC slot on the control lane and its bell. */
+void shmr_ctl_publish(struct shmr_ctl *c);
+/** Queue one control-lane message; 0 or -ENOBUFS (lane full). */
+int shmr_ctl_lane_send(struct shmr_ctl *c, uint32_t type, uint64_t key);
+/** min over routing lcores of stats.table_version. */
+uint64_t shmr_ctl_seen_version(const struct shmr_ctl *c);
+/** Re-initialise every lane of @p slot (a reused slot), reset its bell. */
+void shmr_ctl_slot_reinit(struct shmr_ctl *c, uint32_t slot);
+/** Read the counters of every used slot out of the domain. */
+void shmr_ctl_counters_read(const struct shmr_ctl *c,
+			    struct shmr_ctl_counters *out);
+
+/* server.c */
+/** Bind <run_dir>/<domain>.sock; -EADDRINUSE when a live control answers. */
+int shmr_ctl_server_open(struct shmr_ctl *c);
+void shmr_ctl_server_accept(struct shmr_ctl *c);
+void shmr_ctl_server_event(struct shmr_ctl *c, unsigned idx, uint32_t ev);
+/** Stop accepting: close the listener and unlink the socket. */
+void shmr_ctl_server_close_listener(struct shmr_ctl *c);
+void shmr_ctl_server_close_all(struct shmr_ctl *c);
+
+/* spawn.c */
+/** Start the dataplane; 0 or -errno (the message printed by the caller). */
+int shmr_ctl_spawn_dataplane(struct shmr_ctl *c);
+/** Start route @p k of router @p r; 0 or -errno, *what says which step. */
+int shmr_ctl_spawn_worker(struct shmr_ctl *c, unsigned r, unsigned k,
+			  const char **what);
+/** Reap every exited child; repair, restart. */
+void shmr_ctl_reap(struct shmr_ctl *c);
+/** The retry timer fired. */
+void shmr_ctl_retry_due(struct shmr_ctl *c);
+/** Stop every child: workers (SIGTERM, SIGKILL after the grace), then the
+ *  dataplane (SHMR_CTL_SHUTDOWN, SIGTERM, SIGKILL). Blocks. */
+void shmr_ctl_stop_children(struct shmr_ctl *c);
+
+#endif

@@ -1,0 +1,361 @@
+/*
+ * The control plane's model of the domain: routers and their routes (from
+ * the configuration), client endpoints and registered names (from the
+ * socket), and the spec the dataplane is given.
+ *
+ * Invariants:
+ *   - a route's inbox slot is allocated once, at init, and never freed:
+ *     workers come and go, the inbox (and what is queued in it) stays;
+ *   - a client slot belongs to the connection that OPENed it and is freed
+ *     when that connection closes or CLOSEs it;
+ *   - a registered name points at an endpoint its connection opened or
+ *     claimed, and goes when the endpoint or the connection goes;
+ *   - every mutation sets dirty; the daemon then publishes the spec with
+ *     version + 1, the version any slot freed meanwhile was stamped with.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "control_internal.h"
+
+static void name_set(char dst[SHMR_NAME_MAX], const char *src)
+{
+	size_t n = strnlen(src, SHMR_NAME_MAX - 1);
+
+	memcpy(dst, src, n);
+	memset(dst + n, 0, SHMR_NAME_MAX - n);
+}
+
+int shmr_ctl_model_init(struct shmr_ctl_model *m,
+			const struct shmr_config *cfg)
+{
+	struct shmr_pid pid;
+	int reused, rc;
+
+	memset(m, 0, sizeof(*m));
+	m->cfg = cfg;
+	shmr_ctl_alloc_init(&m->alloc, SHMR_MAX_ENDPOINTS);
+	if (cfg->nrouters > SHMR_MAX_ROUTERS)
+		return -SHMR_E_NO_ENDPOINT;
+	for (unsigned i = 0; i < cfg->nrouters; i++) {
+		const struct shmr_conf_router *cr = &cfg->routers[i];
+		struct shmr_ctl_router *r = &m->routers[i];
+
+		if (!shmr_ctl_name_valid(cr->name))
+			return -SHMR_E_NAME;
+		for (unsigned j = 0; j < i; j++)
+			if (strcmp(cfg->routers[j].name, cr->name) == 0)
+				return -SHMR_E_NAME;
+		if (cr->nroutes > SHMR_MAX_ROUTES)
+			return -SHMR_E_NO_ENDPOINT;
+		rc = shmr_ctl_alloc_get(&m->alloc, SHMR_EPK_ROUTER, 0, &pid,
+					&reused);
+		if (rc < 0)
+			return rc;
+		name_set(m->alloc.slots[pid.slot].name, cr->name);
+		r->conf = cr;
+		r->pid = pid;
+		m->nrouters = i + 1;
+	}
+	for (unsigned i = 0; i < m->nrouters; i++) {
+		struct shmr_ctl_router *r = &m->routers[i];
+
+		for (unsigned k = 0; k < r->conf->nroutes; k++) {
+			const struct shmr_conf_route *cq = &r->conf->routes[k];
+			struct shmr_ctl_route *q = &r->routes[k];
+
+			if (!shmr_ctl_name_valid(cq->name))
+				return -SHMR_E_NAME;
+			for (unsigned j = 0; j < k; j++)
+				if (strcmp(r->conf->routes[j].name,
+					   cq->name) == 0)
+					return -SHMR_E_NAME;
+			rc = shmr_ctl_alloc_get(&m->alloc, SHMR_EPK_ROUTE, 0,
+						&pid, &reused);
+			if (rc < 0)
+				return rc;
+			name_set(m->alloc.slots[pid.slot].name, cq->name);
+			q->conf = cq;
+			q->pid = pid;
+			q->state = SHMR_ROUTE_DEAD;
+			r->nroutes = k + 1;
+		}
+	}
+	m->dirty = 1;
+	return 0;
+}
+
+struct shmr_ctl_router *shmr_ctl_model_router(struct shmr_ctl_model *m,
+					      const char *name)
+{
+	for (unsigned i = 0; i < m->nrouters; i++)
+		if (strncmp(m->routers[i].conf->name, name, SHMR_NAME_MAX) ==
+		    0)
+			return &m->routers[i];
+	return NULL;
+}
+
+struct shmr_ctl_route *shmr_ctl_model_route_of_slot(struct shmr_ctl_model *m,
+						    uint32_t slot,
+						    unsigned *router)
+{
+	for (unsigned i = 0; i < m->nrouters; i++)
+		for (unsigned k = 0; k < m->routers[i].nroutes; k++)
+			if (m->routers[i].routes[k].pid.slot == slot) {
+				if (router)
+					*router = i;
+				return &m->routers[i].routes[k];
+			}
+	return NULL;
+}
+
+int shmr_ctl_model_open(struct shmr_ctl_model *m, uint64_t owner,
+			int32_t os_pid, uint64_t seen_version,
+			struct shmr_pid *out, int *reused)
+{
+	int rc = shmr_ctl_alloc_get(&m->alloc, SHMR_EPK_CLIENT, seen_version,
+				    out, reused);
+
+	if (rc < 0)
+		return rc;
+	m->alloc.slots[out->slot].owner = owner;
+	m->alloc.slots[out->slot].os_pid = os_pid;
+	m->dirty = 1;
+	return 0;
+}
+
+int shmr_ctl_model_claim(struct shmr_ctl_model *m, uint64_t owner,
+			 int32_t os_pid, struct shmr_pid pid)
+{
+	struct shmr_ctl_slot *s = shmr_ctl_alloc_lookup(&m->alloc, pid);
+	struct shmr_ctl_route *r;
+
+	if (!s || s->kind != SHMR_EPK_ROUTE)
+		return -SHMR_E_NO_ENDPOINT;
+	r = shmr_ctl_model_route_of_slot(m, pid.slot, NULL);
+	if (!r)
+		return -SHMR_E_NO_ENDPOINT;
+	if (r->os_pid == 0 || r->os_pid != os_pid)
+		return -SHMR_E_PERM;
+	r->claimed_by = owner;
+	return 0;
+}
+
+/* Does connection @p owner hold @p pid (opened it, or claimed it)? */
+static int holds(struct shmr_ctl_model *m, uint64_t owner,
+		 struct shmr_pid pid)
+{
+	struct shmr_ctl_slot *s = shmr_ctl_alloc_lookup(&m->alloc, pid);
+	struct shmr_ctl_route *r;
+
+	if (!s || owner == 0)
+		return 0;
+	if (s->kind == SHMR_EPK_CLIENT)
+		return s->owner == owner;
+	if (s->kind == SHMR_EPK_ROUTE) {
+		r = shmr_ctl_model_route_of_slot(m, pid.slot, NULL);
+		return r && r->claimed_by == owner;
+	}
+	return 0;
+}
+
+static void drop_names_of(struct shmr_ctl_model *m, struct shmr_pid pid)
+{
+	unsigned j = 0;
+
+	for (unsigned i = 0; i < m->nnames; i++) {
+		if (m->names[i].pid.slot == pid.slot &&
+		    m->names[i].pid.gen == pid.gen) {
+			m->dirty = 1;
+			continue;
+		}
+		m->names[j++] = m->names[i];
+	}
+	memset(&m->names[j], 0, (m->nnames - j) * sizeof(m->names[0]));
+	m->nnames = j;
+}
+
+void shmr_ctl_model_route_set(struct shmr_ctl_model *m,
+			      struct shmr_ctl_route *r, int32_t os_pid)
+{
+	if (os_pid == 0) {
+		/* The worker is confirmed dead: what it registered and its
+		 * claim die with it, even before its connection's close is
+		 * read, so its replacement can register the same names. */
+		drop_names_of(m, r->pid);
+		r->claimed_by = 0;
+	}
+	r->os_pid = os_pid;
+	m->alloc.slots[r->pid.slot].os_pid = os_pid;
+	if (r->state == SHMR_ROUTE_RUNNING || r->state == SHMR_ROUTE_DEAD)
+		r->state = os_pid ? SHMR_ROUTE_RUNNING : SHMR_ROUTE_DEAD;
+	m->dirty = 1;
+}
+
+int shmr_ctl_model_close(struct shmr_ctl_model *m, uint64_t owner,
+			 struct shmr_pid pid)
+{
+	struct shmr_ctl_slot *s;
+
+	if (!holds(m, owner, pid))
+		return -SHMR_E_NO_ENDPOINT;
+	s = shmr_ctl_alloc_lookup(&m->alloc, pid);
+	drop_names_of(m, pid);
+	if (s->kind == SHMR_EPK_CLIENT) {
+		shmr_ctl_alloc_put(&m->alloc, pid, m->version + 1);
+		m->dirty = 1;
+	} else {
+		shmr_ctl_model_route_of_slot(m, pid.slot, NULL)->claimed_by =
+			0;
+	}
+	return 0;
+}
+
+static int name_taken(const struct shmr_ctl_model *m, const char *name)
+{
+	for (unsigned i = 0; i < m->nrouters; i++)
+		if (strcmp(m->routers[i].conf->name, name) == 0)
+			return 1;
+	for (unsigned i = 0; i < m->nnames; i++)
+		if (strcmp(m->names[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+int shmr_ctl_model_register(struct shmr_ctl_model *m, uint64_t owner,
+			    const char *name, struct shmr_pid pid)
+{
+	struct shmr_ctl_name *n;
+
+	if (!shmr_ctl_name_valid(name))
+		return -SHMR_E_NAME;
+	if (!holds(m, owner, pid))
+		return -SHMR_E_NO_ENDPOINT;
+	if (name_taken(m, name))
+		return -SHMR_E_ROUTE_DUPLICATE;
+	if (m->nrouters + m->nnames >= SHMR_MAX_REGISTRY)
+		return -ENOSPC;
+	n = &m->names[m->nnames++];
+	name_set(n->name, name);
+	n->pid = pid;
+	n->owner = owner;
+	m->dirty = 1;
+	return 0;
+}
+
+int shmr_ctl_model_unregister(struct shmr_ctl_model *m, uint64_t owner,
+			      const char *name, struct shmr_pid pid)
+{
+	if (!shmr_ctl_name_valid(name))
+		return -SHMR_E_NAME;
+	if (!holds(m, owner, pid))
+		return -SHMR_E_NO_ENDPOINT;
+	for (unsigned i = 0; i < m->nrouters; i++)
+		if (strcmp(m->routers[i].conf->name, name) == 0)
+			return -SHMR_E_PERM;
+	for (unsigned i = 0; i < m->nnames; i++) {
+		struct shmr_ctl_name *n = &m->names[i];
+
+		if (strcmp(n->name, name) != 0)
+			continue;
+		if (n->pid.slot != pid.slot || n->pid.gen != pid.gen)
+			return -SHMR_E_PERM;
+		m->names[i] = m->names[--m->nnames];
+		memset(&m->names[m->nnames], 0, sizeof(m->names[0]));
+		m->dirty = 1;
+		return 0;
+	}
+	return 0;
+}
+
+int shmr_ctl_model_drop_owner(struct shmr_ctl_model *m, uint64_t owner)
+{
+	int freed = 0;
+	unsigned j = 0;
+
+	if (owner == 0)
+		return 0;
+	for (unsigned i = 0; i < m->nnames; i++) {
+		if (m->names[i].owner == owner) {
+			m->dirty = 1;
+			continue;
+		}
+		m->names[j++] = m->names[i];
+	}
+	memset(&m->names[j], 0, (m->nnames - j) * sizeof(m->names[0]));
+	m->nnames = j;
+	for (uint32_t i = 0; i < m->alloc.nslots; i++) {
+		struct shmr_ctl_slot *s = &m->alloc.slots[i];
+
+		if (s->state == SHMR_CTL_SLOT_USED &&
+		    s->kind == SHMR_EPK_CLIENT && s->owner == owner) {
+			shmr_ctl_alloc_put(&m->alloc,
+					   (struct shmr_pid){ i, s->gen },
+					   m->version + 1);
+			m->dirty = 1;
+			freed++;
+		}
+	}
+	for (unsigned i = 0; i < m->nrouters; i++)
+		for (unsigned k = 0; k < m->routers[i].nroutes; k++)
+			if (m->routers[i].routes[k].claimed_by == owner)
+				m->routers[i].routes[k].claimed_by = 0;
+	return freed;
+}
+
+void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
+			       struct shmr_spec *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->version = m->version;
+	out->nrouters = m->nrouters;
+	for (unsigned i = 0; i < m->nrouters; i++) {
+		const struct shmr_ctl_router *r = &m->routers[i];
+		const struct shmr_conf_router *c = r->conf;
+		struct shmr_spec_router *s = &out->routers[i];
+
+		name_set(s->name, c->name);
+		s->pid = r->pid;
+		s->behaviour = c->behaviour;
+		s->nroutes = r->nroutes;
+		for (unsigned k = 0; k < r->nroutes; k++) {
+			name_set(s->routes[k].name, r->routes[k].conf->name);
+			s->routes[k].pid = r->routes[k].pid;
+			s->routes[k].state = r->routes[k].state;
+		}
+		s->ntypes = c->ntypes > SHMR_MAX_TYPES ? SHMR_MAX_TYPES
+						       : c->ntypes;
+		for (unsigned k = 0; k < s->ntypes; k++) {
+			s->types[k].type = c->types[k].type;
+			name_set(s->types[k].target, c->types[k].route);
+		}
+		s->nhash = c->nhash > SHMR_MAX_ROUTES ? SHMR_MAX_ROUTES
+						      : c->nhash;
+		for (unsigned k = 0; k < s->nhash; k++)
+			name_set(s->hash[k], c->hash[k]);
+		memcpy(s->dso, c->dso, sizeof(s->dso));
+		s->dso[sizeof(s->dso) - 1] = '\0';
+		memcpy(s->dso_arg, c->dso_arg, sizeof(s->dso_arg));
+		s->dso_arg[sizeof(s->dso_arg) - 1] = '\0';
+	}
+	for (unsigned i = 0; i < m->nrouters; i++) {
+		struct shmr_spec_reg *g = &out->registry[out->nreg++];
+
+		name_set(g->name, m->routers[i].conf->name);
+		g->pid = m->routers[i].pid;
+	}
+	for (unsigned i = 0;
+	     i < m->nnames && out->nreg < SHMR_MAX_REGISTRY; i++) {
+		struct shmr_spec_reg *g = &out->registry[out->nreg++];
+
+		name_set(g->name, m->names[i].name);
+		g->pid = m->names[i].pid;
+	}
+	for (uint32_t i = 0; i < m->alloc.nslots; i++) {
+		const struct shmr_ctl_slot *s = &m->alloc.slots[i];
+
+		if (s->state == SHMR_CTL_SLOT_USED &&
+		    (s->kind == SHMR_EPK_ROUTE || s->kind == SHMR_EPK_CLIENT))
+			out->active[out->nactive++] = i;
+	}
+}

@@ -1,0 +1,205 @@
+/*
+ * Parser of control-socket requests (see shmr/proto.h).  Every byte comes
+ * from another process and is untrusted: the packet is bounded, must be
+ * printable ASCII words separated by single spaces, every number a plain
+ * decimal uint32 and every name [A-Za-z0-9_.:-]{1,31}.  Anything else gets
+ * an error code and a message, never undefined behaviour.
+ */
+#include <string.h>
+
+#include "control_internal.h"
+
+#define MAX_WORDS 5
+
+struct verb_info {
+	const char *word;
+	uint32_t verb;
+	unsigned min_args, max_args;
+};
+
+static const struct verb_info verbs[] = {
+	{ "ATTACH", SHMR_REQ_ATTACH, 1, 1 },
+	{ "OPEN", SHMR_REQ_OPEN, 0, 0 },
+	{ "CLAIM", SHMR_REQ_CLAIM, 2, 2 },
+	{ "CLOSE", SHMR_REQ_CLOSE, 2, 2 },
+	{ "REGISTER", SHMR_REQ_REGISTER, 3, 3 },
+	{ "UNREGISTER", SHMR_REQ_UNREGISTER, 3, 3 },
+	{ "ROUTES", SHMR_REQ_ROUTES, 1, 1 },
+	{ "INSPECT", SHMR_REQ_INSPECT, 1, 2 },
+	{ "STATUS", SHMR_REQ_STATUS, 0, 0 },
+	{ "STOP", SHMR_REQ_STOP, 0, 0 },
+};
+
+int shmr_ctl_name_valid(const char *s)
+{
+	size_t n = 0;
+
+	if (!s)
+		return 0;
+	for (; s[n]; n++) {
+		char c = s[n];
+
+		if (n >= SHMR_NAME_MAX - 1)
+			return 0;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		      c == ':' || c == '-'))
+			return 0;
+	}
+	return n > 0;
+}
+
+/* A word: [p, p + n).  Plain decimal, no sign, no leading zeros beyond
+ * "0", at most UINT32_MAX. */
+static int parse_u32(const char *p, size_t n, uint32_t *out)
+{
+	uint64_t v = 0;
+
+	if (n == 0 || n > 10 || (n > 1 && p[0] == '0'))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_name(const char *p, size_t n, char out[SHMR_NAME_MAX])
+{
+	char tmp[SHMR_NAME_MAX];
+
+	if (n == 0 || n >= SHMR_NAME_MAX)
+		return -1;
+	memcpy(tmp, p, n);
+	tmp[n] = '\0';
+	if (!shmr_ctl_name_valid(tmp))
+		return -1;
+	memset(out, 0, SHMR_NAME_MAX);
+	memcpy(out, tmp, n + 1);
+	return 0;
+}
+
+static int parse_pid(const char *ps, size_t pn, const char *gs, size_t gn,
+		     struct shmr_pid *out, const char **why)
+{
+	if (parse_u32(ps, pn, &out->slot) < 0 ||
+	    parse_u32(gs, gn, &out->gen) < 0) {
+		*why = "bad number";
+		return -SHMR_E_PROTO;
+	}
+	if (out->slot >= SHMR_MAX_ENDPOINTS || out->gen == 0) {
+		*why = "no such endpoint";
+		return -SHMR_E_NO_ENDPOINT;
+	}
+	return 0;
+}
+
+int shmr_ctl_req_parse(const char *buf, size_t len, struct shmr_ctl_req *out,
+		       const char **why)
+{
+	const char *w[MAX_WORDS];
+	size_t wl[MAX_WORDS];
+	unsigned nw = 0;
+	const struct verb_info *vi = NULL;
+	size_t i, start;
+	const char *dummy;
+
+	if (!why)
+		why = &dummy;
+	memset(out, 0, sizeof(*out));
+	if (len > SHMR_CTL_REQ_MAX) {
+		*why = "request too long";
+		return -SHMR_E_TOO_BIG;
+	}
+	if (len > 0 && buf[len - 1] == '\n')
+		len--;
+	if (len == 0) {
+		*why = "empty request";
+		return -SHMR_E_PROTO;
+	}
+	for (i = 0; i < len; i++) {
+		if ((unsigned char)buf[i] < 0x20 ||
+		    (unsigned char)buf[i] > 0x7e) {
+			*why = "bad byte in request";
+			return -SHMR_E_PROTO;
+		}
+	}
+	/* Split on single spaces; an empty word (leading, trailing or
+	 * doubled space) is malformed. */
+	start = 0;
+	for (i = 0; i <= len; i++) {
+		if (i < len && buf[i] != ' ')
+			continue;
+		if (i == start) {
+			*why = "empty word in request";
+			return -SHMR_E_PROTO;
+		}
+		if (nw == MAX_WORDS) {
+			*why = "too many words";
+			return -SHMR_E_PROTO;
+		}
+		w[nw] = buf + start;
+		wl[nw++] = i - start;
+		start = i + 1;
+	}
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		if (strlen(verbs[i].word) == wl[0] &&
+		    memcmp(verbs[i].word, w[0], wl[0]) == 0) {
+			vi = &verbs[i];
+			break;
+		}
+	}
+	if (!vi) {
+		*why = "unknown request";
+		return -SHMR_E_PROTO;
+	}
+	if (nw - 1 < vi->min_args || nw - 1 > vi->max_args) {
+		*why = "wrong number of arguments";
+		return -SHMR_E_PROTO;
+	}
+	out->verb = vi->verb;
+	switch (vi->verb) {
+	case SHMR_REQ_ATTACH:
+		if (parse_u32(w[1], wl[1], &out->version) < 0) {
+			*why = "bad number";
+			return -SHMR_E_PROTO;
+		}
+		if (out->version != SHMR_LAYOUT_VERSION) {
+			*why = "layout version mismatch";
+			return -SHMR_E_VERSION;
+		}
+		break;
+	case SHMR_REQ_CLAIM:
+	case SHMR_REQ_CLOSE:
+		return parse_pid(w[1], wl[1], w[2], wl[2], &out->pid, why);
+	case SHMR_REQ_REGISTER:
+	case SHMR_REQ_UNREGISTER:
+		if (parse_name(w[1], wl[1], out->name) < 0) {
+			*why = "bad name";
+			return -SHMR_E_NAME;
+		}
+		return parse_pid(w[2], wl[2], w[3], wl[3], &out->pid, why);
+	case SHMR_REQ_INSPECT:
+		if (nw == 3) {
+			if (wl[2] != 4 || memcmp(w[2], "json", 4) != 0) {
+				*why = "unknown option";
+				return -SHMR_E_PROTO;
+			}
+			out->json = 1;
+		}
+		/* fallthrough */
+	case SHMR_REQ_ROUTES:
+		if (parse_name(w[1], wl[1], out->name) < 0) {
+			*why = "bad name";
+			return -SHMR_E_NAME;
+		}
+		break;
+	default:
+		break;
+	}
+	return 0;
+}

@@ -1,0 +1,450 @@
+/*
+ * The control socket: <run_dir>/<domain>.sock, AF_UNIX SOCK_SEQPACKET, one
+ * request per packet, one answer per request (see shmr/proto.h).
+ *
+ * Trust: the socket file is mode 0600 (0660 and chowned to the configured
+ * socket_group), and every accepted peer is checked again with SO_PEERCRED
+ * (root, our uid, or a member of the group); the file mode alone does not
+ * survive a chmod or a renamed directory.  A refused peer's first request
+ * is answered "ERR <SHMR_E_PERM> permission denied" and it is disconnected.  Every request is parsed by
+ * shmr_ctl_req_parse() and anything malformed gets "ERR <code> <message>".
+ *
+ * Never blocking: every socket is non-blocking.  A peer that does not read
+ * its answers fills its receive queue and is disconnected rather than
+ * stalling the control plane; a peer is served at most a few packets per
+ * wake-up so that one cannot starve the rest.
+ *
+ * Lifetime: the endpoints a connection OPENed, the names it registered and
+ * the inbox it CLAIMed belong to the connection: when it closes (the
+ * process exited, or closed it) they are freed, dropped, released.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <shmr/domain.h>
+#include <shmr/proto.h>
+
+#include "control_internal.h"
+
+#define PACKETS_PER_WAKE 16
+
+static char answer[SHMR_PROTO_MAX];
+
+int shmr_ctl_server_open(struct shmr_ctl *c)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	mode_t old;
+	int fd, rc;
+
+	if (strlen(c->sock_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, c->sock_path);
+
+	/* A live control plane answers a connect: refuse to steal its
+	 * socket.  Refused or missing: a stale file from a dead one. */
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(fd);
+		return -EADDRINUSE;
+	}
+	close(fd);
+	if (unlink(c->sock_path) < 0 && errno != ENOENT)
+		return -errno;
+
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* Never a moment with looser permissions than intended. */
+	old = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if (c->have_group) {
+		if (chown(c->sock_path, (uid_t)-1, c->group) < 0 ||
+		    chmod(c->sock_path, 0660) < 0) {
+			rc = -errno;
+			unlink(c->sock_path);
+			close(fd);
+			return rc;
+		}
+	}
+	if (listen(fd, 128) < 0) {
+		rc = -errno;
+		unlink(c->sock_path);
+		close(fd);
+		return rc;
+	}
+	c->lfd = fd;
+	return 0;
+}
+
+void shmr_ctl_server_close_listener(struct shmr_ctl *c)
+{
+	if (c->lfd < 0)
+		return;
+	if (c->epfd >= 0)
+		epoll_ctl(c->epfd, EPOLL_CTL_DEL, c->lfd, NULL);
+	close(c->lfd);
+	c->lfd = -1;
+	unlink(c->sock_path);
+}
+
+/* Is @p gid among the supplementary groups of process @p pid? */
+static int proc_in_group(pid_t pid, gid_t gid)
+{
+	char path[64], line[4096];
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p, *end;
+
+		if (strncmp(line, "Groups:", 7) != 0)
+			continue;
+		for (p = line + 7;; p = end) {
+			unsigned long g = strtoul(p, &end, 10);
+
+			if (end == p)
+				break;
+			if ((gid_t)g == gid)
+				found = 1;
+		}
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+static int peer_allowed(const struct shmr_ctl *c, const struct ucred *cr)
+{
+	if (cr->uid == 0 || cr->uid == geteuid())
+		return 1;
+	if (c->have_group &&
+	    (cr->gid == c->group || proc_in_group(cr->pid, c->group)))
+		return 1;
+	return 0;
+}
+
+static int send_answer(int fd, const char *buf, size_t len, int pass_fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (pass_fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &pass_fd, sizeof(int));
+	}
+	do
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+static int send_err(int fd, int code, const char *fmt, const char *arg)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof(buf), "ERR %d ", code < 0 ? -code : code);
+
+	snprintf(buf + n, sizeof(buf) - (size_t)n, fmt, arg);
+	return send_answer(fd, buf, strlen(buf), -1);
+}
+
+void shmr_ctl_server_accept(struct shmr_ctl *c)
+{
+	for (;;) {
+		struct epoll_event ev = { .events = EPOLLIN };
+		struct ucred cr;
+		socklen_t cl = sizeof(cr);
+		unsigned idx;
+		int fd = accept4(c->lfd, NULL, NULL,
+				 SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				shmr_ctl_warn("accept: %s", strerror(errno));
+			return;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0) {
+			close(fd);
+			continue;
+		}
+		for (idx = 0; idx < SHMR_CTL_MAX_CONNS; idx++)
+			if (c->conns[idx].fd < 0)
+				break;
+		if (idx == SHMR_CTL_MAX_CONNS) {
+			send_err(fd, EMFILE, "%s", "too many connections");
+			close(fd);
+			continue;
+		}
+		ev.data.u64 = (uint64_t)SHMR_CTL_TAG_CONN << 32 | idx;
+		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			close(fd);
+			continue;
+		}
+		c->conns[idx] = (struct shmr_ctl_conn){
+			.fd = fd, .id = ++c->next_conn_id, .pid = cr.pid,
+			.uid = cr.uid, .gid = cr.gid,
+			.denied = !peer_allowed(c, &cr)
+		};
+	}
+}
+
+static void conn_close(struct shmr_ctl *c, unsigned idx)
+{
+	struct shmr_ctl_conn *k = &c->conns[idx];
+	int freed;
+
+	if (k->fd < 0)
+		return;
+	epoll_ctl(c->epfd, EPOLL_CTL_DEL, k->fd, NULL);
+	close(k->fd);
+	freed = shmr_ctl_model_drop_owner(&c->model, k->id);
+	if (freed > 0)
+		shmr_ctl_log(c, "process %d gone: %d endpoint(s) freed",
+			     (int)k->pid, freed);
+	k->fd = -1;
+	k->id = 0;
+	shmr_ctl_publish(c);
+}
+
+void shmr_ctl_server_close_all(struct shmr_ctl *c)
+{
+	for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++)
+		if (c->conns[i].fd >= 0) {
+			epoll_ctl(c->epfd, EPOLL_CTL_DEL, c->conns[i].fd, NULL);
+			close(c->conns[i].fd);
+			c->conns[i].fd = -1;
+		}
+}
+
+static int answer_status(struct shmr_ctl *c, char *buf, size_t cap)
+{
+	const struct shmr_domain_hdr *h = shmr_hdr(c->base);
+	struct shmr_ctl_kv kv;
+
+	shmr_ctl_kv_begin(&kv, buf, cap, 0);
+	shmr_ctl_kv_add(&kv, "domain", "%s", c->cfg.domain);
+	shmr_ctl_kv_add(&kv, "size", "%" PRIu64, c->size);
+	shmr_ctl_kv_add(&kv, "hugepages", "%s", c->hugepages ? "yes" : "no");
+	shmr_ctl_kv_add(&kv, "control_pid", "%d", (int)getpid());
+	shmr_ctl_kv_add(&kv, "dataplane_pid", "%d", (int)c->dp.pid);
+	shmr_ctl_kv_add(&kv, "dataplane_starts", "%" PRIu64,
+			atomic_load_explicit(&((struct shmr_domain_hdr *)h)
+						      ->dataplane_starts,
+					     memory_order_relaxed));
+	shmr_ctl_kv_add(&kv, "nlcores", "%" PRIu32, h->nlcores);
+	shmr_ctl_kv_add(&kv, "slot_size", "%" PRIu32, h->slot_size);
+	shmr_ctl_kv_add(&kv, "lane_size", "%" PRIu32, h->lane_size);
+	shmr_ctl_kv_add(&kv, "endpoints", "%" PRIu32, c->model.alloc.nused);
+	shmr_ctl_kv_add(&kv, "routers", "%u", c->model.nrouters);
+	shmr_ctl_kv_add(&kv, "spec_version", "%" PRIu64, c->model.version);
+	shmr_ctl_kv_add(&kv, "socket", "%s", c->sock_path);
+	return shmr_ctl_kv_end(&kv);
+}
+
+/* Handle one request; returns -1 when the connection must be closed. */
+static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
+		  const char *pkt, size_t len)
+{
+	static struct shmr_ctl_counters counters;
+	struct shmr_ctl_req req;
+	struct shmr_ctl_router *r;
+	struct shmr_pid pid;
+	const char *why = "bad request";
+	int rc, n, reused;
+
+	/* A refused peer gets its answer to its first request, then the
+	 * connection is closed: closing at accept would race its send (EPIPE)
+	 * and it would never read why. */
+	if (k->denied) {
+		send_err(k->fd, SHMR_E_PERM, "%s", "permission denied");
+		return -1;
+	}
+	rc = shmr_ctl_req_parse(pkt, len, &req, &why);
+	if (rc < 0)
+		return send_err(k->fd, rc, "%s", why);
+
+	switch (req.verb) {
+	case SHMR_REQ_ATTACH:
+		n = snprintf(answer, sizeof(answer), "OK %" PRIu64, c->size);
+		return send_answer(k->fd, answer, (size_t)n, c->memfd);
+	case SHMR_REQ_OPEN:
+		rc = shmr_ctl_model_open(&c->model, k->id, k->pid,
+					 shmr_ctl_seen_version(c), &pid,
+					 &reused);
+		if (rc < 0)
+			return send_err(k->fd, rc, "%s", "no free endpoint");
+		if (reused)
+			shmr_ctl_slot_reinit(c, pid.slot);
+		shmr_ctl_publish(c);
+		n = snprintf(answer, sizeof(answer), "OK %" PRIu32 " %" PRIu32,
+			     pid.slot, pid.gen);
+		return send_answer(k->fd, answer, (size_t)n, -1);
+	case SHMR_REQ_CLAIM:
+		rc = shmr_ctl_model_claim(&c->model, k->id, k->pid, req.pid);
+		if (rc == -SHMR_E_PERM)
+			return send_err(k->fd, rc, "%s",
+					"not the route's worker");
+		if (rc < 0)
+			return send_err(k->fd, rc, "%s",
+					"no such route endpoint");
+		break;
+	case SHMR_REQ_CLOSE:
+		rc = shmr_ctl_model_close(&c->model, k->id, req.pid);
+		if (rc < 0)
+			return send_err(k->fd, rc, "%s",
+					"not an endpoint of this connection");
+		shmr_ctl_publish(c);
+		break;
+	case SHMR_REQ_REGISTER:
+		rc = shmr_ctl_model_register(&c->model, k->id, req.name,
+					     req.pid);
+		if (rc == -SHMR_E_ROUTE_DUPLICATE)
+			return send_err(k->fd, rc, "name %s is taken",
+					req.name);
+		if (rc == -ENOSPC)
+			return send_err(k->fd, rc, "%s", "registry full");
+		if (rc < 0)
+			return send_err(k->fd, rc, "%s",
+					"not an endpoint of this connection");
+		shmr_ctl_publish(c);
+		break;
+	case SHMR_REQ_UNREGISTER:
+		rc = shmr_ctl_model_unregister(&c->model, k->id, req.name,
+					       req.pid);
+		if (rc == -SHMR_E_PERM)
+			return send_err(k->fd, rc,
+					"name %s belongs to another endpoint",
+					req.name);
+		if (rc < 0)
+			return send_err(k->fd, rc, "%s",
+					"not an endpoint of this connection");
+		shmr_ctl_publish(c);
+		break;
+	case SHMR_REQ_ROUTES:
+	case SHMR_REQ_INSPECT:
+		r = shmr_ctl_model_router(&c->model, req.name);
+		if (!r)
+			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
+					req.name);
+		shmr_ctl_counters_read(c, &counters);
+		memcpy(answer, "OK\n", 3);
+		if (req.verb == SHMR_REQ_ROUTES)
+			n = shmr_ctl_format_routes(r, &counters, answer + 3,
+						   sizeof(answer) - 3);
+		else
+			n = shmr_ctl_format_inspect(r, &counters, req.json,
+						    answer + 3,
+						    sizeof(answer) - 3);
+		if (n < 0)
+			return send_err(k->fd, SHMR_E_TOO_BIG, "%s",
+					"answer too large");
+		return send_answer(k->fd, answer, (size_t)n + 3, -1);
+	case SHMR_REQ_STATUS:
+		memcpy(answer, "OK\n", 3);
+		n = answer_status(c, answer + 3, sizeof(answer) - 3);
+		if (n < 0)
+			return send_err(k->fd, SHMR_E_TOO_BIG, "%s",
+					"answer too large");
+		return send_answer(k->fd, answer, (size_t)n + 3, -1);
+	case SHMR_REQ_STOP:
+		if (!c->stop_requested)
+			shmr_ctl_log(c, "STOP from process %d: stopping",
+				     (int)k->pid);
+		c->stop_requested = 1;
+		break;
+	default:
+		return send_err(k->fd, SHMR_E_PROTO, "%s", "unknown request");
+	}
+	return send_answer(k->fd, "OK", 2, -1);
+}
+
+void shmr_ctl_server_event(struct shmr_ctl *c, unsigned idx, uint32_t ev)
+{
+	char pkt[SHMR_CTL_REQ_MAX + 1];
+	struct shmr_ctl_conn *k;
+
+	if (idx >= SHMR_CTL_MAX_CONNS || c->conns[idx].fd < 0)
+		return;
+	k = &c->conns[idx];
+	for (int i = 0; i < PACKETS_PER_WAKE && !c->stop_requested; i++) {
+		/* MSG_TRUNC: the packet's real length, to refuse (not
+		 * misread) an oversized one. */
+		ssize_t n = recv(k->fd, pkt, sizeof(pkt),
+				 MSG_TRUNC | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			conn_close(c, idx);
+			return;
+		}
+		if (n == 0) {
+			/* End of stream, or an empty packet: only the
+			 * peer's shutdown tells them apart. */
+			struct pollfd pfd = { .fd = k->fd,
+					      .events = POLLRDHUP };
+
+			if (poll(&pfd, 1, 0) != 0 &&
+			    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+				conn_close(c, idx);
+				return;
+			}
+			if (handle(c, k, pkt, 0) < 0) {
+				conn_close(c, idx);
+				return;
+			}
+			continue;
+		}
+		if ((size_t)n > SHMR_CTL_REQ_MAX) {
+			if (send_err(k->fd, SHMR_E_TOO_BIG, "%s",
+				     "request too long") < 0) {
+				conn_close(c, idx);
+				return;
+			}
+			continue;
+		}
+		if (handle(c, k, pkt, (size_t)n) < 0) {
+			conn_close(c, idx);
+			return;
+		}
+	}
+	if ((ev & (EPOLLHUP | EPOLLERR)) && !(ev & EPOLLIN))
+		conn_close(c, idx);
+}

@@ -1,0 +1,368 @@
+/*
+ * shmrctl: the operator's CLI over the control socket of shmr-control.
+ *
+ *   shmrctl [-d DOMAIN] [-s SOCKET] COMMAND
+ *     routes ROUTER                      one line per route
+ *     inspect ROUTER [--json]            the router's counters
+ *     status                             the domain
+ *     stop                               stop the appliance; returns once
+ *                                        the control plane has exited
+ *     watch ROUTER [--interval SEC] [--duration SEC]
+ *                                        msgs/s per route, once per interval
+ *
+ * DOMAIN defaults to $SHMR_DOMAIN, else "shmr-demo"; the socket is
+ * $SHMR_RUN_DIR/DOMAIN.sock (else /run/shmr/DOMAIN.sock) unless -s names it.
+ *
+ * Exit statuses: 0 success (watch: also after --duration or SIGINT);
+ * 1 the control plane answered an error, or there is no domain
+ * ("shmrctl: no domain NAME at PATH (is shmr-control running?)");
+ * 2 bad arguments (a usage line on stderr).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <shmr/proto_client.h>
+#include <shmr/shmr.h>
+
+#define MAX_ROUTES 256
+
+static const char usage_line[] =
+	"usage: shmrctl [-d DOMAIN] [-s SOCKET] {routes ROUTER | inspect ROUTER "
+	"[--json] | status | stop | watch ROUTER [--interval SEC] "
+	"[--duration SEC]}\n";
+
+static char ans[SHMR_PROTO_MAX + 1];
+static const char *domain;
+static char sock_path[256];
+static _Atomic int interrupted; /* lock-free: async-signal-safe */
+
+static void usage(const char *why)
+{
+	if (why)
+		fprintf(stderr, "shmrctl: %s\n", why);
+	fputs(usage_line, stderr);
+	exit(2);
+}
+
+static void help(void)
+{
+	printf("%s", usage_line);
+	printf("\n"
+	       "  routes ROUTER        one line per route: NAME pid=SLOT:GEN "
+	       "os_pid=N state=S\n"
+	       "                       restarts=N delivered=N queued=N\n"
+	       "  inspect ROUTER       the router's \"shmr:\" counters, \"key "
+	       "value\" lines\n"
+	       "    --json             as one JSON object of strings\n"
+	       "  status               the domain: size, hugepages, "
+	       "dataplane, endpoints, ...\n"
+	       "  stop                 stop the appliance; returns when the "
+	       "control plane is gone\n"
+	       "  watch ROUTER         each interval, one line per route "
+	       "\"NAME MSGS/S TOTAL\"\n"
+	       "                       and a line \"total MSGS/S TOTAL\"\n"
+	       "    --interval SEC     default 1\n"
+	       "    --duration SEC     stop after SEC seconds (default: until "
+	       "SIGINT)\n"
+	       "\n"
+	       "  -d DOMAIN            default $SHMR_DOMAIN, else shmr-demo\n"
+	       "  -s SOCKET            the control socket (default "
+	       "$SHMR_RUN_DIR/DOMAIN.sock,\n"
+	       "                       else /run/shmr/DOMAIN.sock)\n"
+	       "\n"
+	       "Exit status: 0 success; 1 error from the control plane or no "
+	       "domain; 2 bad arguments.\n");
+}
+
+static void die(const char *msg)
+{
+	fprintf(stderr, "shmrctl: %s\n", msg);
+	exit(1);
+}
+
+static int connect_or_die(void)
+{
+	int fd = shmr_proto_connect(sock_path);
+	char msg[512];
+
+	if (fd >= 0)
+		return fd;
+	if (fd == -SHMR_E_NO_DOMAIN)
+		snprintf(msg, sizeof(msg),
+			 "no domain %s at %s (is shmr-control running?)",
+			 domain, sock_path);
+	else if (fd == -SHMR_E_PERM)
+		snprintf(msg, sizeof(msg), "permission denied at %s",
+			 sock_path);
+	else
+		snprintf(msg, sizeof(msg), "cannot connect to %s: %s",
+			 sock_path, fd > -SHMR_E_BASE ? strerror(-fd)
+						      : "protocol error");
+	die(msg);
+	return -1;
+}
+
+/* One request; on an error answer, print its message and exit 1.
+ * Returns the body (after "OK" and its newline). */
+static const char *request(int fd, const char *req)
+{
+	int rc = shmr_proto_request(fd, req, ans, sizeof(ans), NULL);
+	char *p;
+
+	if (rc == 0) {
+		p = strchr(ans, '\n');
+		return p ? p + 1 : "";
+	}
+	if (strncmp(ans, "ERR ", 4) == 0) {
+		p = ans + 4;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		while (*p == ' ')
+			p++;
+		die(*p ? p : "error");
+	}
+	if (rc == -SHMR_E_PROTO)
+		die("the control plane closed the connection");
+	die(rc > -SHMR_E_BASE ? strerror(-rc) : "protocol error");
+	return NULL;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0) || v > 86400.0 * 365)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct sample {
+	unsigned n;
+	char name[MAX_ROUTES][SHMR_NAME_MAX];
+	uint64_t fwd[MAX_ROUTES];
+	double t;
+};
+
+/* Parse "shmr:route:NAME:forwarded VALUE" lines of an INSPECT body. */
+static void parse_sample(const char *body, struct sample *s)
+{
+	static const char pre[] = "shmr:route:", suf[] = ":forwarded";
+	const char *line = body;
+
+	s->n = 0;
+	while (*line) {
+		const char *eol = strchr(line, '\n');
+		const char *sp = memchr(line, ' ', eol ? (size_t)(eol - line)
+						       : strlen(line));
+		size_t klen;
+
+		if (!eol)
+			eol = line + strlen(line);
+		if (sp && strncmp(line, pre, sizeof(pre) - 1) == 0) {
+			klen = (size_t)(sp - line);
+			if (klen > sizeof(pre) - 1 + sizeof(suf) - 1 &&
+			    memcmp(sp - (sizeof(suf) - 1), suf,
+				   sizeof(suf) - 1) == 0 &&
+			    s->n < MAX_ROUTES) {
+				size_t nl = klen - (sizeof(pre) - 1) -
+					    (sizeof(suf) - 1);
+
+				if (nl < SHMR_NAME_MAX) {
+					memcpy(s->name[s->n],
+					       line + sizeof(pre) - 1, nl);
+					s->name[s->n][nl] = '\0';
+					s->fwd[s->n] =
+						strtoull(sp + 1, NULL, 10);
+					s->n++;
+				}
+			}
+		}
+		line = *eol ? eol + 1 : eol;
+	}
+}
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	atomic_store_explicit(&interrupted, 1, memory_order_relaxed);
+}
+
+static int watch(int fd, const char *router, double interval,
+		 double duration)
+{
+	static struct sample prev, cur;
+	struct sigaction sa = { .sa_handler = on_sigint };
+	char req[128];
+	struct timespec next;
+	double start;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL); /* no SA_RESTART: the sleep ends */
+	sigaction(SIGTERM, &sa, NULL);
+	snprintf(req, sizeof(req), "INSPECT %s", router);
+	parse_sample(request(fd, req), &prev);
+	prev.t = start = now_s();
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (!atomic_load_explicit(&interrupted, memory_order_relaxed)) {
+		uint64_t total = 0;
+		double dt, rate_total = 0;
+		long long ns = (long long)(interval * 1e9);
+
+		next.tv_sec += (time_t)(ns / 1000000000LL);
+		next.tv_nsec += (long)(ns % 1000000000LL);
+		if (next.tv_nsec >= 1000000000L) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000L;
+		}
+		if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next,
+				    NULL) != 0 ||
+		    atomic_load_explicit(&interrupted, memory_order_relaxed))
+			break;
+		parse_sample(request(fd, req), &cur);
+		cur.t = now_s();
+		dt = cur.t - prev.t;
+		for (unsigned i = 0; i < cur.n; i++) {
+			uint64_t before = 0;
+			double rate;
+
+			for (unsigned j = 0; j < prev.n; j++)
+				if (strcmp(prev.name[j], cur.name[i]) == 0)
+					before = prev.fwd[j];
+			rate = dt > 0 && cur.fwd[i] >= before
+				       ? (double)(cur.fwd[i] - before) / dt
+				       : 0;
+			rate_total += rate;
+			total += cur.fwd[i];
+			printf("%s %.0f %" PRIu64 "\n", cur.name[i], rate,
+			       cur.fwd[i]);
+		}
+		printf("total %.0f %" PRIu64 "\n", rate_total, total);
+		fflush(stdout);
+		prev = cur;
+		if (duration > 0 && cur.t - start >= duration - interval / 1000)
+			break;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *sock = NULL, *cmd, *router = NULL;
+	double interval = 1, duration = 0;
+	int json = 0, opt, fd;
+	ssize_t n;
+
+	domain = getenv("SHMR_DOMAIN");
+	if (!domain || !*domain)
+		domain = "shmr-demo";
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:d:s:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			domain = optarg;
+			break;
+		case 's':
+			sock = optarg;
+			break;
+		case 'h':
+			help();
+			return 0;
+		case ':':
+			usage("missing argument");
+			break;
+		default:
+			usage("unknown option");
+		}
+	}
+	if (optind >= argc)
+		usage("no command");
+	cmd = argv[optind++];
+
+	if (strcmp(cmd, "routes") == 0 || strcmp(cmd, "inspect") == 0 ||
+	    strcmp(cmd, "watch") == 0) {
+		if (optind >= argc)
+			usage("missing ROUTER");
+		router = argv[optind++];
+		if (!*router || strlen(router) >= SHMR_NAME_MAX ||
+		    strpbrk(router, " \t\n"))
+			usage("bad ROUTER name");
+	}
+	while (optind < argc) {
+		const char *a = argv[optind++];
+
+		if (strcmp(cmd, "inspect") == 0 && strcmp(a, "--json") == 0) {
+			json = 1;
+		} else if (strcmp(cmd, "watch") == 0 &&
+			   strcmp(a, "--interval") == 0 && optind < argc) {
+			if (parse_seconds(argv[optind++], &interval) < 0 ||
+			    interval < 0.01)
+				usage("--interval: seconds, at least 0.01");
+		} else if (strcmp(cmd, "watch") == 0 &&
+			   strcmp(a, "--duration") == 0 && optind < argc) {
+			if (parse_seconds(argv[optind++], &duration) < 0)
+				usage("--duration: seconds");
+		} else {
+			usage("unexpected argument");
+		}
+	}
+	if (strcmp(cmd, "routes") && strcmp(cmd, "inspect") &&
+	    strcmp(cmd, "watch") && strcmp(cmd, "status") &&
+	    strcmp(cmd, "stop"))
+		usage("unknown command");
+
+	if (sock) {
+		if (strlen(sock) >= sizeof(sock_path))
+			usage("-s: path too long");
+		strcpy(sock_path, sock);
+	} else if (shmr_proto_sock_path(domain, sock_path,
+					sizeof(sock_path)) < 0) {
+		usage("bad DOMAIN name");
+	}
+	fd = connect_or_die();
+
+	if (strcmp(cmd, "routes") == 0 || strcmp(cmd, "inspect") == 0) {
+		char req[128];
+
+		snprintf(req, sizeof(req), "%s %s%s",
+			 cmd[0] == 'r' ? "ROUTES" : "INSPECT", router,
+			 json ? " json" : "");
+		fputs(request(fd, req), stdout);
+	} else if (strcmp(cmd, "status") == 0) {
+		fputs(request(fd, "STATUS"), stdout);
+	} else if (strcmp(cmd, "stop") == 0) {
+		request(fd, "STOP");
+		/* The control plane closes us when it exits. */
+		do
+			n = recv(fd, ans, sizeof(ans), 0);
+		while (n > 0 || (n < 0 && errno == EINTR));
+	} else {
+		watch(fd, router, interval, duration);
+	}
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,574 @@
+/*
+ * Children of the control plane: the dataplane and one worker per route.
+ *
+ * Starting: fork; the child pins itself with hwloc (the topology was loaded
+ * once by the parent), sets its environment and execs.  A CLOEXEC pipe
+ * tells the parent synchronously whether exec happened: it reads EOF on
+ * success, or the step and errno that failed.  Each child gets
+ * PR_SET_PDEATHSIG(SIGKILL) (see control.c for why) and its own process
+ * group, so a terminal's Ctrl-C reaches the control plane alone, which then
+ * stops everyone in order.
+ *
+ * Watching: a pidfd per child in the epoll set.  When one is readable (or
+ * SIGCHLD arrives) every exited child is reaped with waitpid(WNOHANG).
+ *
+ * The restart protocol (the invariant: a lane has at most one producer and
+ * one consumer, and a dead one's half-done operation is undone before a
+ * new one starts):
+ *   worker of route R died (confirmed by waitpid):
+ *     1. its inbound lanes (consumer side: a burst it had peeked and not
+ *        released) get shmr_lane_repair_consumer(): the burst is flagged
+ *        SHMR_F_REDELIVERED and handed to the next consumer;
+ *     2. its OUT and OUT_HIGH lanes (producer side): shmr_lane_repair_
+ *        producer() drops an enqueue it had not published;
+ *     3. R goes DEAD (its names and claim are dropped): the dataplane keeps
+ *        queueing into the inbox, which belongs to the route;
+ *     4. a replacement is forked into the same slot (same endpoint PID), so
+ *        it finds what was queued.  Nothing else can consume the inbox in
+ *        between: only the route's spawned worker may CLAIM it.
+ *   the dataplane died:
+ *     every used endpoint's inbound lanes get the producer repair and its
+ *     OUT/OUT_HIGH lanes (and the control lane) the consumer repair, then a
+ *     new dataplane starts (hdr.dataplane_starts counts every start).
+ * A child that keeps dying within a second of its start is restarted with
+ * a growing delay (100 ms doubling up to 5 s) on the timerfd; so is one
+ * whose exec fails after init.  While it waits its route is DEAD.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <shmr/domain.h>
+#include <shmr/proto.h>
+
+#include "control_internal.h"
+
+#define QUICK_EXIT_MS 1000u
+#define BACKOFF_FIRST_MS 100u
+#define BACKOFF_MAX_MS 5000u
+
+enum { STAGE_EXEC = 1, STAGE_PIN = 2, STAGE_SETUP = 3 };
+
+struct report {
+	int stage;
+	int err;
+};
+
+static int pidfd_open(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static void child_report(int wfd, int stage, int err)
+{
+	struct report rep = { stage, err };
+	ssize_t n;
+
+	do
+		n = write(wfd, &rep, sizeof(rep));
+	while (n < 0 && errno == EINTR);
+	_exit(127);
+}
+
+/* In the child: everything between fork and exec.  The parent is single
+ * threaded, so the child may call anything. */
+static void child_setup(pid_t parent, int wfd)
+{
+	sigset_t none;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		child_report(wfd, STAGE_SETUP, errno);
+	if (getppid() != parent) /* the parent died before prctl */
+		_exit(127);
+	(void)setpgid(0, 0);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+}
+
+/*
+ * Fork and exec.  @p set_env (may be NULL) runs in the child; @p cpus
+ * (NULL or empty: no pinning) is applied before exec; @p keep_fd stays
+ * open across exec.  On success *pid and *pidfd are set.
+ * Returns 0, or -errno with *stage.
+ */
+static int spawn(struct shmr_ctl *c, const char *file, char *const argv[],
+		 void (*set_env)(struct shmr_ctl *, unsigned, unsigned),
+		 unsigned r, unsigned k, hwloc_const_bitmap_t cpus,
+		 int keep_fd, pid_t *pid_out, int *pidfd_out, int *stage)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct report rep;
+	pid_t parent = getpid(), pid;
+	int p[2], pidfd;
+	ssize_t n;
+
+	*stage = STAGE_SETUP;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		int err = errno;
+		close(p[0]);
+		close(p[1]);
+		return -err;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		child_setup(parent, p[1]);
+		if (keep_fd >= 0 && fcntl(keep_fd, F_SETFD, 0) < 0)
+			child_report(p[1], STAGE_SETUP, errno);
+		if (cpus && !hwloc_bitmap_iszero(cpus) &&
+		    hwloc_set_cpubind(c->topo, cpus,
+				      HWLOC_CPUBIND_PROCESS) < 0)
+			child_report(p[1], STAGE_PIN, errno ? errno : EINVAL);
+		if (set_env)
+			set_env(c, r, k);
+		execvp(file, argv);
+		child_report(p[1], STAGE_EXEC, errno);
+	}
+	close(p[1]);
+	do
+		n = read(p[0], &rep, sizeof(rep));
+	while (n < 0 && errno == EINTR);
+	close(p[0]);
+	if (n == (ssize_t)sizeof(rep)) {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		*stage = rep.stage;
+		return -(rep.err ? rep.err : EIO);
+	}
+	pidfd = pidfd_open(pid);
+	if (pidfd < 0) {
+		int err = errno;
+
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return -err;
+	}
+	(void)fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+	ev.data.u64 = (uint64_t)SHMR_CTL_TAG_CHILD << 32;
+	if (c->epfd >= 0)
+		(void)epoll_ctl(c->epfd, EPOLL_CTL_ADD, pidfd, &ev);
+	*pid_out = pid;
+	*pidfd_out = pidfd;
+	return 0;
+}
+
+static void proc_started(struct shmr_ctl_proc *p, pid_t pid, int pidfd)
+{
+	p->pid = pid;
+	p->pidfd = pidfd;
+	p->started_ms = shmr_ctl_now_ms();
+	p->retry_at_ms = 0;
+}
+
+static void proc_gone(struct shmr_ctl *c, struct shmr_ctl_proc *p)
+{
+	if (p->pidfd >= 0) {
+		if (c->epfd >= 0)
+			epoll_ctl(c->epfd, EPOLL_CTL_DEL, p->pidfd, NULL);
+		close(p->pidfd);
+	}
+	p->pidfd = -1;
+	p->pid = 0;
+}
+
+int shmr_ctl_spawn_dataplane(struct shmr_ctl *c)
+{
+	char fdnum[16];
+	char *argv[6];
+	int n = 0, stage, rc;
+	pid_t pid;
+	int pidfd;
+
+	snprintf(fdnum, sizeof(fdnum), "%d", c->memfd);
+	argv[n++] = c->dataplane;
+	argv[n++] = "--domain-fd";
+	argv[n++] = fdnum;
+	if (c->cfg.dataplane_cpus[0]) {
+		argv[n++] = "--cpus";
+		argv[n++] = c->cfg.dataplane_cpus;
+	}
+	argv[n] = NULL;
+	rc = spawn(c, c->dataplane, argv, NULL, 0, 0, NULL, c->memfd, &pid,
+		   &pidfd, &stage);
+	if (rc < 0)
+		return rc;
+	proc_started(&c->dp, pid, pidfd);
+	/* Relaxed: informational words for tools and tests. */
+	atomic_store_explicit(&shmr_hdr(c->base)->dataplane_pid, pid,
+			      memory_order_relaxed);
+	atomic_fetch_add_explicit(&shmr_hdr(c->base)->dataplane_starts, 1,
+				  memory_order_relaxed);
+	return 0;
+}
+
+static void worker_env(struct shmr_ctl *c, unsigned r, unsigned k)
+{
+	const struct shmr_ctl_router *ro = &c->model.routers[r];
+	const struct shmr_ctl_route *q = &ro->routes[k];
+	char ep[32];
+
+	snprintf(ep, sizeof(ep), "%" PRIu32 ":%" PRIu32, q->pid.slot,
+		 q->pid.gen);
+	setenv(SHMR_ENV_SOCKET, c->sock_path, 1);
+	setenv(SHMR_ENV_ENDPOINT, ep, 1);
+	setenv(SHMR_ENV_ROUTE, q->conf->name, 1);
+	setenv(SHMR_ENV_ROUTER, ro->conf->name, 1);
+	setenv(SHMR_ENV_RUN_DIR, c->run_dir, 1);
+	setenv("SHMR_DOMAIN", c->cfg.domain, 1);
+}
+
+int shmr_ctl_spawn_worker(struct shmr_ctl *c, unsigned r, unsigned k,
+			  const char **what)
+{
+	struct shmr_ctl_route *q = &c->model.routers[r].routes[k];
+	const struct shmr_conf_route *cq = q->conf;
+	char *argv[SHMR_CONF_ARGS_MAX + 2];
+	unsigned n = 0;
+	int stage, rc, pidfd;
+	pid_t pid;
+
+	*what = NULL;
+	argv[n++] = (char *)cq->program;
+	for (unsigned i = 0; i < cq->nargs && i < SHMR_CONF_ARGS_MAX; i++)
+		argv[n++] = (char *)cq->args[i];
+	argv[n] = NULL;
+	rc = spawn(c, cq->program, argv, worker_env, r, k, c->cpus[r][k], -1,
+		   &pid, &pidfd, &stage);
+	if (rc < 0) {
+		if (stage == STAGE_PIN)
+			*what = "pin";
+		return rc;
+	}
+	proc_started(&c->workers[r][k], pid, pidfd);
+	shmr_ctl_model_route_set(&c->model, q, pid);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Exits and restarts                                                  */
+/* ------------------------------------------------------------------ */
+
+static void describe(int status, char *buf, size_t cap)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, cap, "exited with status %d",
+			 WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, cap, "killed by signal %d (%s)",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, cap, "ended (status 0x%x)", status);
+}
+
+static uint64_t backoff_ms(unsigned quick_fails)
+{
+	uint64_t d;
+
+	if (quick_fails <= 1)
+		return 0;
+	d = (uint64_t)BACKOFF_FIRST_MS << (quick_fails - 2 > 10
+						   ? 10
+						   : quick_fails - 2);
+	return d > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : d;
+}
+
+static void arm_timer(struct shmr_ctl *c)
+{
+	struct itimerspec its = { 0 };
+	uint64_t next = 0;
+
+	if (c->dp.retry_at_ms)
+		next = c->dp.retry_at_ms;
+	for (unsigned i = 0; i < c->model.nrouters; i++)
+		for (unsigned k = 0; k < c->model.routers[i].nroutes; k++) {
+			uint64_t t = c->workers[i][k].retry_at_ms;
+
+			if (t && (!next || t < next))
+				next = t;
+		}
+	if (next) {
+		its.it_value.tv_sec = (time_t)(next / 1000);
+		its.it_value.tv_nsec = (long)(next % 1000) * 1000000L;
+	}
+	/* All zero disarms: an idle appliance has no timer. */
+	timerfd_settime(c->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+static void restart_worker(struct shmr_ctl *c, unsigned r, unsigned k)
+{
+	struct shmr_ctl_route *q = &c->model.routers[r].routes[k];
+	struct shmr_ctl_proc *p = &c->workers[r][k];
+	const char *what;
+	int rc = shmr_ctl_spawn_worker(c, r, k, &what);
+
+	if (rc == 0) {
+		q->restarts++;
+		shmr_ctl_log(c, "route %s: restarted as process %d (restarts %"
+			     PRIu64 ")", q->conf->name, (int)p->pid,
+			     q->restarts);
+		return;
+	}
+	p->quick_fails++;
+	p->retry_at_ms = shmr_ctl_now_ms() +
+			 (backoff_ms(p->quick_fails) ? backoff_ms(p->quick_fails)
+						     : BACKOFF_FIRST_MS);
+	if (what)
+		shmr_ctl_warn("route %s: cannot pin to cpus %s: %s; retrying",
+			      q->conf->name, q->conf->cpus, strerror(-rc));
+	else
+		shmr_ctl_warn("route %s: cannot start %s: %s; retrying",
+			      q->conf->name, q->conf->program, strerror(-rc));
+}
+
+static void restart_dataplane(struct shmr_ctl *c)
+{
+	int rc = shmr_ctl_spawn_dataplane(c);
+
+	if (rc == 0) {
+		shmr_ctl_log(c, "dataplane restarted as process %d (starts %"
+			     PRIu64 ")", (int)c->dp.pid,
+			     atomic_load_explicit(
+				     &shmr_hdr(c->base)->dataplane_starts,
+				     memory_order_relaxed));
+		/* Tell it the current version straight away. */
+		(void)shmr_ctl_lane_send(c, SHMR_CTL_SPEC, c->model.version);
+		return;
+	}
+	c->dp.quick_fails++;
+	c->dp.retry_at_ms = shmr_ctl_now_ms() +
+			    (backoff_ms(c->dp.quick_fails)
+				     ? backoff_ms(c->dp.quick_fails)
+				     : BACKOFF_FIRST_MS);
+	shmr_ctl_warn("cannot start dataplane %s: %s; retrying", c->dataplane,
+		      strerror(-rc));
+}
+
+static void schedule(struct shmr_ctl_proc *p, uint64_t now)
+{
+	if (now - p->started_ms >= QUICK_EXIT_MS)
+		p->quick_fails = 0;
+	else
+		p->quick_fails++;
+	p->retry_at_ms = now + backoff_ms(p->quick_fails);
+}
+
+static void worker_exited(struct shmr_ctl *c, unsigned r, unsigned k,
+			  int status)
+{
+	const struct shmr_domain_hdr *h = shmr_hdr(c->base);
+	struct shmr_ctl_route *q = &c->model.routers[r].routes[k];
+	struct shmr_ctl_proc *p = &c->workers[r][k];
+	uint32_t slot = q->pid.slot;
+	unsigned handed_back = 0;
+	char how[96];
+	pid_t pid = p->pid;
+
+	proc_gone(c, p);
+	describe(status, how, sizeof(how));
+	/* Repair before anything else can consume or produce: the
+	 * replacement is forked only below. */
+	for (uint32_t i = 0; i < h->nlcores; i++)
+		handed_back += shmr_lane_repair_consumer(
+			shmr_lane_at(c->base, slot, i), h->slot_size);
+	shmr_lane_repair_producer(
+		shmr_lane_at(c->base, slot, SHMR_LANE_OUT(h->nlcores)));
+	shmr_lane_repair_producer(
+		shmr_lane_at(c->base, slot, SHMR_LANE_OUT_HIGH(h->nlcores)));
+	shmr_ctl_model_route_set(&c->model, q, 0);
+	if (c->stopping) {
+		shmr_ctl_log(c, "route %s: worker %d %s", q->conf->name,
+			     (int)pid, how);
+		return;
+	}
+	shmr_ctl_warn("route %s: worker %d %s; %u message(s) to redeliver",
+		      q->conf->name, (int)pid, how, handed_back);
+	schedule(p, shmr_ctl_now_ms());
+	if (backoff_ms(p->quick_fails) == 0)
+		restart_worker(c, r, k);
+}
+
+static void dataplane_exited(struct shmr_ctl *c, int status)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(c->base);
+	const struct shmr_ctl_alloc *a = &c->model.alloc;
+	char how[96];
+	pid_t pid = c->dp.pid;
+
+	proc_gone(c, &c->dp);
+	atomic_store_explicit(&h->dataplane_pid, 0, memory_order_relaxed);
+	describe(status, how, sizeof(how));
+	for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++) {
+		if (a->slots[s].state != SHMR_CTL_SLOT_USED ||
+		    a->slots[s].kind == SHMR_EPK_ROUTER)
+			continue;
+		for (uint32_t i = 0; i < h->nlcores; i++)
+			shmr_lane_repair_producer(shmr_lane_at(c->base, s, i));
+		shmr_lane_repair_consumer(
+			shmr_lane_at(c->base, s, SHMR_LANE_OUT(h->nlcores)),
+			h->slot_size);
+		shmr_lane_repair_consumer(
+			shmr_lane_at(c->base, s,
+				     SHMR_LANE_OUT_HIGH(h->nlcores)),
+			h->slot_size);
+	}
+	shmr_lane_repair_consumer(shmr_ctl_lane(c->base), h->slot_size);
+	if (c->stopping) {
+		shmr_ctl_log(c, "dataplane %d %s", (int)pid, how);
+		return;
+	}
+	shmr_ctl_warn("dataplane %d %s", (int)pid, how);
+	schedule(&c->dp, shmr_ctl_now_ms());
+	if (backoff_ms(c->dp.quick_fails) == 0)
+		restart_dataplane(c);
+}
+
+/* Dispatch one reaped child; 0 when it was not ours. */
+static int exited(struct shmr_ctl *c, pid_t pid, int status)
+{
+	if (c->dp.pid == pid) {
+		dataplane_exited(c, status);
+		return 1;
+	}
+	for (unsigned i = 0; i < c->model.nrouters; i++)
+		for (unsigned k = 0; k < c->model.routers[i].nroutes; k++)
+			if (c->workers[i][k].pid == pid) {
+				worker_exited(c, i, k, status);
+				return 1;
+			}
+	return 0;
+}
+
+void shmr_ctl_reap(struct shmr_ctl *c)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		exited(c, pid, status);
+	arm_timer(c);
+}
+
+void shmr_ctl_retry_due(struct shmr_ctl *c)
+{
+	uint64_t now = shmr_ctl_now_ms(), exp;
+
+	while (read(c->timerfd, &exp, sizeof(exp)) > 0)
+		;
+	if (!c->stopping && c->dp.retry_at_ms && c->dp.retry_at_ms <= now) {
+		c->dp.retry_at_ms = 0;
+		restart_dataplane(c);
+	}
+	for (unsigned i = 0; i < c->model.nrouters && !c->stopping; i++)
+		for (unsigned k = 0; k < c->model.routers[i].nroutes; k++) {
+			struct shmr_ctl_proc *p = &c->workers[i][k];
+
+			if (p->pid == 0 && p->retry_at_ms &&
+			    p->retry_at_ms <= now) {
+				p->retry_at_ms = 0;
+				restart_worker(c, i, k);
+			}
+		}
+	arm_timer(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Stop                                                                */
+/* ------------------------------------------------------------------ */
+
+/* Wait until every proc in @p ps has exited or @p deadline_ms passes
+ * (0: forever).  Exited ones are reaped and marked gone. */
+static void wait_procs(struct shmr_ctl *c, struct shmr_ctl_proc **ps,
+		       unsigned n, uint64_t deadline_ms, int is_dp)
+{
+	struct pollfd pfd[SHMR_MAX_ROUTERS * SHMR_MAX_ROUTES + 1];
+
+	for (;;) {
+		unsigned live = 0;
+		int timeout = -1, status;
+
+		for (unsigned i = 0; i < n; i++) {
+			if (ps[i]->pid == 0)
+				continue;
+			if (waitpid(ps[i]->pid, &status, WNOHANG) ==
+			    ps[i]->pid) {
+				if (is_dp)
+					dataplane_exited(c, status);
+				else
+					exited(c, ps[i]->pid, status);
+				continue;
+			}
+			pfd[live].fd = ps[i]->pidfd;
+			pfd[live].events = POLLIN;
+			live++;
+		}
+		if (live == 0)
+			return;
+		if (deadline_ms) {
+			uint64_t now = shmr_ctl_now_ms();
+
+			if (now >= deadline_ms)
+				return;
+			timeout = (int)(deadline_ms - now);
+		}
+		if (poll(pfd, live, timeout) < 0 && errno != EINTR)
+			return;
+	}
+}
+
+void shmr_ctl_stop_children(struct shmr_ctl *c)
+{
+	struct shmr_ctl_proc *ps[SHMR_MAX_ROUTERS * SHMR_MAX_ROUTES];
+	uint64_t grace = c->cfg.stop_grace_ms;
+	unsigned n = 0;
+	struct shmr_ctl_proc *dp = &c->dp;
+
+	c->stopping = 1;
+	for (unsigned i = 0; i < c->model.nrouters; i++)
+		for (unsigned k = 0; k < c->model.routers[i].nroutes; k++) {
+			struct shmr_ctl_proc *p = &c->workers[i][k];
+
+			p->retry_at_ms = 0;
+			if (p->pid) {
+				kill(p->pid, SIGTERM);
+				ps[n++] = p;
+			}
+		}
+	wait_procs(c, ps, n, shmr_ctl_now_ms() + grace, 0);
+	for (unsigned i = 0; i < n; i++)
+		if (ps[i]->pid)
+			kill(ps[i]->pid, SIGKILL);
+	wait_procs(c, ps, n, 0, 0);
+
+	dp->retry_at_ms = 0;
+	if (dp->pid) {
+		if (c->base)
+			(void)shmr_ctl_lane_send(c, SHMR_CTL_SHUTDOWN, 0);
+		wait_procs(c, &dp, 1, shmr_ctl_now_ms() + grace, 1);
+	}
+	if (dp->pid) {
+		kill(dp->pid, SIGTERM);
+		wait_procs(c, &dp, 1, shmr_ctl_now_ms() + grace, 1);
+	}
+	if (dp->pid) {
+		kill(dp->pid, SIGKILL);
+		wait_procs(c, &dp, 1, 0, 1);
+	}
+	if (c->timerfd >= 0)
+		arm_timer(c);
+}

@@ -1,0 +1,201 @@
+/*
+ * Routing decisions: the built-in `type` and `hash` behaviours, custom
+ * behaviours loaded from a shared object, and routers of routers.
+ *
+ * The built-ins never compare a string per message: the table resolved
+ * every name they can return when it was built, so a decision is a binary
+ * search over at most SHMR_MAX_TYPES integers (type) or one modulo (hash),
+ * and it yields a target directly.  A DSO returns a name, which is looked
+ * up by hash in the router's routes, then the registry.
+ *
+ * A DSO is loaded once per table (dlopen reference-counts the object) and
+ * its init() runs on the update thread; its fini() runs when that table is
+ * freed, after a grace period, so no lcore can be inside a callback with
+ * that state any more.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dataplane_internal.h"
+
+static const struct shmr_dp_target discard_target = {
+	.verdict = SHMR_DP_DISCARD,
+	.router = -1,
+};
+
+int shmr_dp_behaviour_load(struct shmr_dp_router *r, const char *path,
+			   const char *arg, char *why, size_t whylen)
+{
+	const struct shmr_behaviour *ops;
+	void *dl, *state = NULL;
+	const char *err;
+	int rc;
+
+	if (path[0] == '\0') {
+		snprintf(why, whylen, "no dso path");
+		return -EINVAL;
+	}
+	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		err = dlerror();
+		snprintf(why, whylen, "%s", err ? err : "dlopen failed");
+		return -ENOENT;
+	}
+	ops = dlsym(dl, "shmr_behaviour");
+	if (!ops) {
+		snprintf(why, whylen, "no symbol shmr_behaviour");
+		dlclose(dl);
+		return -ENOENT;
+	}
+	if (ops->abi != SHMR_BEHAVIOUR_ABI) {
+		snprintf(why, whylen, "ABI %u, this dataplane has %u",
+			 ops->abi, SHMR_BEHAVIOUR_ABI);
+		dlclose(dl);
+		return -EPROTO;
+	}
+	if (!ops->route_message && !ops->route_call) {
+		snprintf(why, whylen, "neither route_message nor route_call");
+		dlclose(dl);
+		return -EINVAL;
+	}
+	if (ops->init) {
+		rc = ops->init(arg, &state);
+		if (rc < 0) {
+			snprintf(why, whylen, "init(\"%s\"): %s", arg,
+				 strerror(-rc));
+			dlclose(dl);
+			return rc;
+		}
+	}
+	r->dl = dl;
+	r->ops = ops;
+	r->state = state;
+	return 0;
+}
+
+void shmr_dp_behaviour_unload(struct shmr_dp_router *r)
+{
+	if (!r->dl)
+		return;
+	if (r->ops && r->ops->fini)
+		r->ops->fini(r->state);
+	dlclose(r->dl);
+	r->dl = NULL;
+	r->ops = NULL;
+	r->state = NULL;
+}
+
+static const struct shmr_dp_target *
+type_lookup(const struct shmr_dp_router *r, uint32_t type)
+{
+	uint32_t lo = 0, hi = r->ntypes;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (r->types[mid].type == type)
+			return &r->types[mid].target;
+		if (r->types[mid].type < type)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return &discard_target; /* an unmapped type is discarded */
+}
+
+/* The one decision of router @p ri; @p name gets the name it chose. */
+static const struct shmr_dp_target *
+decide_one(const struct shmr_dp_table *t, unsigned ri,
+	   const struct shmr_msg *m, const char **name)
+{
+	const struct shmr_dp_router *r = &t->routers[ri];
+	const struct shmr_dp_target *tgt;
+	const char *(*fn)(void *, const struct shmr_msg *);
+	const char *s;
+
+	switch (r->behaviour) {
+	case SHMR_BEH_TYPE:
+		tgt = type_lookup(r, m->type);
+		*name = tgt->name;
+		return tgt;
+	case SHMR_BEH_HASH:
+		if (r->nhash == 0)
+			return &discard_target;
+		tgt = &r->hash_tgt[m->key % r->nhash];
+		*name = tgt->name;
+		return tgt;
+	case SHMR_BEH_DSO:
+		if (!r->ops)
+			return &discard_target;
+		fn = m->kind == SHMR_KIND_CALL ? r->ops->route_call
+					       : r->ops->route_message;
+		if (!fn)
+			return &discard_target;
+		s = fn(r->state, m);
+		if (!s || s[0] == '\0')
+			return &discard_target;
+		*name = s;
+		return shmr_dp_resolve_rcu(t, ri, s);
+	default:
+		return &discard_target;
+	}
+}
+
+const struct shmr_dp_target *
+shmr_dp_behaviour_decide_rcu(const struct shmr_dp_table *t, unsigned router,
+			     const struct shmr_msg *m)
+{
+	const char *name = NULL;
+
+	return decide_one(t, router, m, &name);
+}
+
+void shmr_dp_decide_rcu(const struct shmr_dp_table *t, unsigned router,
+			const struct shmr_msg *m, struct shmr_dp_decision *d)
+{
+	unsigned hops = m->hops;
+
+	d->nrouters = 0;
+	d->err = 0;
+	d->name = NULL;
+	for (;;) {
+		const struct shmr_dp_target *tgt;
+		const char *name = NULL;
+
+		if (hops >= SHMR_DP_MAX_HOPS || router >= t->nrouters) {
+			/* A loop of routers, or a chain too long: the last
+			 * router that decided owns the failure. */
+			d->verdict = SHMR_DP_FAIL;
+			d->err = -SHMR_E_NO_ROUTE;
+			if (d->nrouters == 0)
+				d->routers[d->nrouters++] = router;
+			return;
+		}
+		hops++;
+		d->routers[d->nrouters++] = router;
+		tgt = decide_one(t, router, m, &name);
+		d->name = name;
+		switch (tgt->verdict) {
+		case SHMR_DP_DISCARD:
+			d->verdict = SHMR_DP_DISCARD;
+			d->name = NULL;
+			return;
+		case SHMR_DP_FAIL:
+			d->verdict = SHMR_DP_FAIL;
+			d->err = tgt->err;
+			return;
+		default:
+			break;
+		}
+		if (tgt->router >= 0) {
+			router = (unsigned)tgt->router;
+			continue;
+		}
+		d->verdict = SHMR_DP_DELIVER;
+		d->slot = tgt->slot;
+		d->gen = tgt->gen;
+		return;
+	}
+}

@@ -1,0 +1,433 @@
+/*
+ * shmr-dataplane's core: the routing table, the routing decisions and the
+ * per-burst forwarding function.  Internal to the dataplane (and its unit
+ * tests); not for direct inclusion by other parts.
+ *
+ * Nothing here calls rte_eal_init(): the lanes are used through DPDK's
+ * inline ring API only, so the tests link this code without EAL.  main.c
+ * adds EAL, the lcores and the update thread.
+ *
+ * The model:
+ *   - struct shmr_dp_env is the dataplane's private copy of the domain's
+ *     geometry, taken once at start after shmr_layout_check().  Peers can
+ *     scribble on the shared header; the fast path never reads it again.
+ *   - struct shmr_dp_table is a private heap object built by the update
+ *     thread from a seqcount-consistent copy of the spec.  Lcores read it
+ *     under liburcu QSBR; it is immutable once published, except each
+ *     lcore's own poll list (quarantine and backpressure flags), which only
+ *     that lcore writes.
+ *   - struct shmr_dp_lcore is one routing lcore's private state: its burst
+ *     buffer, the bells it owes and its log rate limiter.
+ */
+#ifndef SHMR_DATAPLANE_INTERNAL_H
+#define SHMR_DATAPLANE_INTERNAL_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <shmr/behaviour.h>
+#include <shmr/domain.h>
+#include <shmr/layout.h>
+
+struct rte_ring;
+
+#define SHMR_DP_BURST 32u    /* slots peeked per lane per round */
+#define SHMR_DP_MAX_HOPS 4u  /* routers one message may pass through */
+#define SHMR_DP_TABLE_MAGIC 0x314c425450445348ull  /* "SHDPTBL1" */
+#define SHMR_DP_TABLE_POISON 0xdeadf00ddeadf00dull /* a freed table */
+
+/* Log levels (--log-level). */
+enum shmr_dp_level {
+	SHMR_DP_LOG_ERROR = 1,
+	SHMR_DP_LOG_WARNING = 2,
+	SHMR_DP_LOG_INFO = 3,
+	SHMR_DP_LOG_DEBUG = 4,
+};
+
+/** The dataplane's private view of one domain mapping. */
+struct shmr_dp_env {
+	void *base;
+	size_t map_size;
+	uint32_t slot_size, lane_size, nlcores, max_endpoints;
+	uint32_t poll_mode, spin_polls;
+	uint64_t lane_stride, ep_off, spec_off, counters_off, ctl_off,
+		lanes_off;
+	char name[SHMR_NAME_MAX];
+	/* Where the core reports what it decided to drop or quarantine.
+	 * Context: any dataplane thread; must be thread-safe.  NULL: silent. */
+	void (*log)(void *ctx, int level, const char *line);
+	void *log_ctx;
+};
+
+/**
+ * Check a mapping (shmr_layout_check()) and take the private copy of its
+ * geometry.
+ *
+ * Errors: -SHMR_E_PROTO, -SHMR_E_VERSION, -EINVAL (geometry unusable).
+ */
+int shmr_dp_env_init(struct shmr_dp_env *env, void *base, size_t map_size);
+
+static inline struct shmr_ep_shared *shmr_dp_ep(const struct shmr_dp_env *e,
+						uint32_t slot)
+{
+	return (struct shmr_ep_shared *)((char *)e->base + e->ep_off) + slot;
+}
+
+static inline struct rte_ring *shmr_dp_lane(const struct shmr_dp_env *e,
+					    uint32_t slot, uint32_t idx)
+{
+	uint64_t n = (uint64_t)slot * SHMR_LANES_PER_EP(e->nlcores) + idx;
+
+	return (struct rte_ring *)((char *)e->base + e->lanes_off +
+				   n * e->lane_stride);
+}
+
+static inline struct shmr_lcore_stats *
+shmr_dp_stats(const struct shmr_dp_env *e, uint32_t lcore)
+{
+	return (struct shmr_lcore_stats *)((char *)e->base + e->counters_off) +
+	       lcore;
+}
+
+static inline struct shmr_spec *shmr_dp_spec(const struct shmr_dp_env *e)
+{
+	return (struct shmr_spec *)((char *)e->base + e->spec_off);
+}
+
+static inline struct rte_ring *shmr_dp_ctl_lane(const struct shmr_dp_env *e)
+{
+	return (struct rte_ring *)((char *)e->base + e->ctl_off);
+}
+
+/**
+ * Is a lane we consume (an endpoint's outbound lane) still sound?  Checks
+ * the geometry against our copy, that our own side is at rest (no burst
+ * held: head == tail), and that the producer's tail is at most a capacity
+ * ahead of our tail.  Unlike shmr_lane_sound() it reads no head/tail pair
+ * that the peer moves while we read it, so a live producer never makes a
+ * sound ring look corrupted.
+ *
+ * Context: the lane's consumer, between bursts.  Returns 1 sound, 0 not.
+ */
+int shmr_dp_lane_sound_sc(const struct rte_ring *r, uint32_t lane_size);
+
+/** As shmr_dp_lane_sound_sc(), for a lane we produce (an inbound lane). */
+int shmr_dp_lane_sound_sp(const struct rte_ring *r, uint32_t lane_size);
+
+/** Slots waiting in @p r (acquire on the producer's tail). */
+uint32_t shmr_dp_lane_pending(const struct rte_ring *r);
+
+/* ------------------------------------------------------------------ */
+/* The table                                                           */
+
+/* What a name (or a PID) resolves to. */
+enum shmr_dp_verdict {
+	SHMR_DP_DELIVER = 0, /* to slot/gen, or into router `router` */
+	SHMR_DP_DISCARD = 1, /* the decision discarded it */
+	SHMR_DP_FAIL = 2,    /* err says why */
+};
+
+struct shmr_dp_target {
+	uint8_t verdict; /* enum shmr_dp_verdict */
+	int8_t router;   /* DELIVER: >= 0 when the target is a router */
+	uint16_t pad;
+	int32_t err;     /* FAIL: -SHMR_E_* */
+	uint32_t slot, gen;
+	const char *name; /* the name it came from (inside the table), or NULL */
+};
+
+/* Endpoint slot as the table sees it. */
+struct shmr_dp_ep {
+	uint32_t gen;
+	uint8_t state;  /* enum shmr_ep_state */
+	uint8_t kind;   /* enum shmr_ep_kind */
+	int8_t router;  /* router index when the slot is a router, else -1 */
+	uint8_t pad;
+};
+
+/* An open-addressed name -> target map; the hash is computed at build. */
+struct shmr_dp_dict_ent {
+	uint32_t hash;
+	uint32_t len; /* 0: empty */
+	const char *name;
+	const struct shmr_dp_target *target;
+};
+
+#define SHMR_DP_DICT_ROUTES 64u /* >= 2 * SHMR_MAX_ROUTES */
+#define SHMR_DP_DICT_REG 256u   /* >= 2 * SHMR_MAX_REGISTRY */
+
+struct shmr_dp_type_ent {
+	uint32_t type;
+	struct shmr_dp_target target;
+};
+
+struct shmr_dp_router {
+	char name[SHMR_NAME_MAX];
+	struct shmr_pid pid;
+	uint32_t behaviour; /* enum shmr_behaviour_kind */
+	uint32_t nroutes, ntypes, nhash;
+	const struct shmr_spec_route *routes; /* in the table's spec copy */
+	struct shmr_dp_target route_tgt[SHMR_MAX_ROUTES];
+	struct shmr_dp_dict_ent route_dict[SHMR_DP_DICT_ROUTES];
+	struct shmr_dp_type_ent types[SHMR_MAX_TYPES]; /* sorted by type */
+	struct shmr_dp_target hash_tgt[SHMR_MAX_ROUTES];
+	/* SHMR_BEH_DSO */
+	void *dl;
+	const struct shmr_behaviour *ops; /* NULL: discard everything */
+	void *state;
+};
+
+/* One polled endpoint of one lcore. */
+struct shmr_dp_poll {
+	uint32_t slot, gen;
+	struct rte_ring *out, *out_high;
+	struct shmr_ep_shared *ep;
+	/* Written by the owning lcore only. */
+	uint8_t quarantined; /* skip until the table is rebuilt */
+	uint8_t blocked;     /* last round stopped on a full target lane */
+};
+
+struct shmr_dp_poll_list {
+	alignas(SHMR_CACHE_LINE) uint32_t n;
+	struct shmr_dp_poll e[SHMR_MAX_ENDPOINTS];
+};
+
+struct shmr_dp_table {
+	uint64_t magic;   /* SHMR_DP_TABLE_MAGIC; POISON once freed */
+	uint64_t version; /* spec version it was built from */
+	uint64_t seq;     /* spec seqcount value it was read at */
+	uint32_t nlcores, max_endpoints;
+	uint32_t nrouters, nreg;
+	struct shmr_dp_ep ep[SHMR_MAX_ENDPOINTS];
+	struct shmr_dp_router routers[SHMR_MAX_ROUTERS];
+	struct shmr_dp_target reg_tgt[SHMR_MAX_REGISTRY];
+	struct shmr_dp_dict_ent reg_dict[SHMR_DP_DICT_REG];
+	struct shmr_dp_poll_list lists[SHMR_MAX_LCORES];
+	struct shmr_spec spec; /* the copy every name above points into */
+};
+
+/**
+ * Build a table from the domain's current spec and endpoint table.
+ * Reads the spec under its seqcount, without waiting on a writer that
+ * might have died mid-write; dlopen()s and initialises DSO behaviours;
+ * re-checks the lanes of quarantined endpoints (clearing the mark of those
+ * found sound again).
+ *
+ * Context:   the update thread (or a test).  Blocking (dlopen, malloc).
+ * Ownership: *out is the caller's; release with shmr_dp_table_free() only
+ *            after a grace period once it was published.
+ * Errors:    -EAGAIN (the spec stayed mid-write: retry later), -ENOMEM.
+ *            A bad entry in the spec is not an error: it is logged and
+ *            left out (a DSO that fails to load makes its router discard).
+ */
+int shmr_dp_table_build(const struct shmr_dp_env *env,
+			struct shmr_dp_table **out);
+
+/**
+ * Free a table: finalise and unload its DSO behaviours, poison it, free.
+ * Context: no reader can hold @p t (a grace period has elapsed).
+ */
+void shmr_dp_table_free(struct shmr_dp_table *t);
+
+/** FNV-1a of a name's first @p len bytes (how the dictionaries hash). */
+uint32_t shmr_dp_name_hash(const char *s, size_t len);
+
+/**
+ * Resolve @p name as router @p router would: its owned routes first, then
+ * the registry.  Unknown names fail with -SHMR_E_PROCESS_UNKNOWN.
+ *
+ * Context: inside the read-side section that holds @p t.  Wait-free.
+ * Returns: a target inside @p t (or a static one); never NULL.
+ */
+const struct shmr_dp_target *
+shmr_dp_resolve_rcu(const struct shmr_dp_table *t, unsigned router,
+		    const char *name);
+
+/** What a routing decision (with its router-of-routers hops) came to. */
+struct shmr_dp_decision {
+	uint32_t verdict; /* enum shmr_dp_verdict */
+	int32_t err;      /* FAIL: -SHMR_E_* */
+	uint32_t slot, gen; /* DELIVER: the endpoint it goes to */
+	uint32_t nrouters;  /* routers that decided, first to last */
+	uint32_t routers[SHMR_DP_MAX_HOPS];
+	const char *name; /* the last name chosen (NULL on discard) */
+};
+
+/**
+ * Run router @p router's decision for @p m (route_message for a send,
+ * route_call for a call), following routers of routers in the same pass.
+ * A message may pass at most SHMR_DP_MAX_HOPS routers in all (m->hops
+ * counts those it passed before); one more fails with -SHMR_E_NO_ROUTE.
+ *
+ * Context: inside the read-side section that holds @p t.  Wait-free for
+ *          the built-in behaviours; a DSO behaviour runs its callback.
+ */
+void shmr_dp_decide_rcu(const struct shmr_dp_table *t, unsigned router,
+			const struct shmr_msg *m, struct shmr_dp_decision *d);
+
+/* behaviour.c: DSO loading (update thread) and the per-router decision. */
+int shmr_dp_behaviour_load(struct shmr_dp_router *r, const char *path,
+			   const char *arg, char *why, size_t whylen);
+void shmr_dp_behaviour_unload(struct shmr_dp_router *r);
+const struct shmr_dp_target *
+shmr_dp_behaviour_decide_rcu(const struct shmr_dp_table *t, unsigned router,
+			     const struct shmr_msg *m);
+
+/* ------------------------------------------------------------------ */
+/* Publication (the table swap)                                        */
+
+/** The pointer lcores read the current table through. */
+struct shmr_dp_current {
+	_Atomic(struct shmr_dp_table *) table;
+};
+
+/**
+ * The current table.  Equivalent to rcu_dereference() (acquire, pairs with
+ * [P1] in shmr_dp_table_publish()), written with C11 atomics so that
+ * ThreadSanitizer sees the publication.
+ * Context: a registered QSBR reader, online, until its next quiescent state.
+ */
+struct shmr_dp_table *shmr_dp_table_get_rcu(struct shmr_dp_current *c);
+
+/**
+ * Publish @p t (rcu_assign_pointer semantics), wait for a grace period
+ * (synchronize_rcu) and return the previous table, which no reader holds
+ * any more: the caller frees it.
+ * Context: the update thread; not a registered reader.  Blocking.
+ */
+struct shmr_dp_table *shmr_dp_table_publish(struct shmr_dp_current *c,
+					    struct shmr_dp_table *t);
+
+/**
+ * Announce a QSBR quiescent state (rcu_quiescent_state()), telling
+ * ThreadSanitizer about the grace period it ends.
+ * Context: a registered reader, once per poll loop, holding no table.
+ */
+void shmr_dp_quiescent(void);
+
+/** rcu_thread_offline(), with the same annotation. */
+void shmr_dp_offline(void);
+
+/** rcu_thread_online(). */
+void shmr_dp_online(void);
+
+/* ------------------------------------------------------------------ */
+/* Forwarding                                                          */
+
+enum shmr_dp_event {
+	SHMR_DP_EV_BAD,
+	SHMR_DP_EV_QUARANTINE,
+	SHMR_DP_EV_FAILED,
+	SHMR_DP_EV_DISCARDED,
+	SHMR_DP_EV_MAX
+};
+
+struct shmr_dp_ratelimit {
+	uint64_t next_ns;   /* no line before this time */
+	uint64_t suppressed;
+};
+
+/* Per slot of the burst: what to count once the slot is handled. */
+struct shmr_dp_meta {
+	uint8_t what;     /* forward, error reply, drop, bad (forward.c) */
+	uint8_t verdict;  /* refused: SHMR_DP_DISCARD or SHMR_DP_FAIL */
+	uint8_t nrouters;
+	uint8_t why;      /* bad: which check failed */
+	int32_t err;      /* refused: -SHMR_E_* */
+	uint32_t target;  /* slot it is enqueued to */
+	uint32_t routers[SHMR_DP_MAX_HOPS]; /* router endpoint slots */
+	const char *name; /* the name the last router chose */
+};
+
+/** One routing lcore's private state. */
+struct shmr_dp_lcore {
+	const struct shmr_dp_env *env;
+	uint32_t index;
+	struct shmr_lcore_stats *stats;
+	unsigned char *buf; /* SHMR_DP_BURST * slot_size */
+	struct shmr_dp_meta meta[SHMR_DP_BURST];
+	uint64_t bells[SHMR_MAX_ENDPOINTS / 64]; /* owed this round */
+	uint64_t checked[SHMR_MAX_ENDPOINTS / 64]; /* inbound lanes found
+						      sound this burst */
+	unsigned nblocked; /* lanes left blocked by backpressure this round */
+	struct shmr_dp_ratelimit rl[SHMR_DP_EV_MAX];
+};
+
+/**
+ * Set up routing lcore @p index of @p env.
+ * Errors: -ENOMEM, -EINVAL (index out of range).
+ */
+int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
+		       uint32_t index);
+void shmr_dp_lcore_fini(struct shmr_dp_lcore *lc);
+
+/**
+ * Forward one burst from @p src, an outbound lane of polled endpoint @p p:
+ * peek up to SHMR_DP_BURST slots, validate, route or deliver each into the
+ * target's inbound lane of this lcore (From, Ref unchanged; hops counts
+ * routers passed), answer failed and discarded calls, and release exactly
+ * the slots handled.  A full target lane stops the burst there: the rest
+ * stays in @p src for the next round.  A corrupted @p src quarantines @p p.
+ *
+ * Context:     the routing lcore of @p p, inside its read-side section
+ *              holding @p t.
+ * Concurrency: single consumer of @p src, single producer of every inbound
+ *              lane numbered lc->index; wait-free.  Bells are only noted
+ *              (rung by shmr_dp_ring_bells()).
+ * Returns:     slots consumed (forwarded, discarded, failed or bad).
+ */
+unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
+				   const struct shmr_dp_table *t,
+				   struct shmr_dp_poll *p, struct rte_ring *src);
+
+/**
+ * One poll loop: every endpoint of this lcore's list (high lane, then
+ * normal lane), then the bells owed.
+ * Context: as shmr_dp_forward_burst_rcu().  Returns: slots consumed.
+ */
+unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
+			       struct shmr_dp_table *t);
+
+/**
+ * Ring the bells of the endpoints delivered to since the last call: one
+ * seq_cst fence [B2] then shmr_bell_ring_fenced() each.
+ */
+void shmr_dp_ring_bells(struct shmr_dp_lcore *lc);
+
+/**
+ * Is there work on any lane this lcore polls (ignoring lanes blocked by
+ * backpressure)?  The re-check between shmr_bell_prepare() and sleeping.
+ * Context: as shmr_dp_forward_burst_rcu().
+ */
+int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,
+			 const struct shmr_dp_table *t);
+
+/** Report an event through env->log, at most one line a second per kind. */
+void shmr_dp_event(struct shmr_dp_lcore *lc, enum shmr_dp_event ev,
+		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/**
+ * A short name for the codes the dataplane produces or meets (libshmr's
+ * shmr_strerror() is not linked into the dataplane).  Static storage.
+ */
+const char *shmr_dp_strerror(int err);
+
+/** Format and log one line through @p env (no rate limit). */
+void shmr_dp_log(const struct shmr_dp_env *env, int level, const char *fmt,
+		 ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * Single-writer counters: only the owning lcore writes them, readers sum,
+ * so a relaxed load and store replace a locked RMW.  No partner: readers
+ * take whatever value is current.
+ */
+static inline void shmr_dp_count(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_store_explicit(
+		c, atomic_load_explicit(c, memory_order_relaxed) + n,
+		memory_order_relaxed);
+}
+
+#endif

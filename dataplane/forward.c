@@ -1,0 +1,585 @@
+/*
+ * The fast path: one routing lcore takes bursts from its endpoints'
+ * outbound lanes and forwards every slot into the target's inbound lane
+ * numbered after the lcore.
+ *
+ * Why nothing is lost or duplicated by the dataplane itself:
+ *   - A burst is peeked (dequeue start), never dequeued outright.  Slots
+ *     are handled in ring order, and consecutive slots for one target are
+ *     enqueued together.  When a target lane is full the burst stops at the
+ *     first slot that did not fit; exactly the slots before it are released
+ *     (dequeue finish).  The rest stay in the source lane, unchanged, for
+ *     the next round.
+ *   - A slot is rewritten (hops, or turned into an error reply) only in
+ *     the lcore's private copy of the burst, so a slot left in the ring is
+ *     the sender's original and is decided afresh next time.
+ *   - Counters and log lines for a slot are committed only once the slot
+ *     is handled (enqueued, or dropped after everything before it was
+ *     enqueued), so a slot held back by backpressure is never counted
+ *     twice.
+ *
+ * Why a buggy peer cannot take the dataplane down:
+ *   - Before each burst the source lane's geometry is compared with the
+ *     dataplane's private copy and its head/tail words are checked; before
+ *     each enqueue the target lane is checked the same way.  Index
+ *     arithmetic in the ring code only uses size and mask, so a lane that
+ *     passes cannot make the lcore read or write outside it.  A corrupted
+ *     outbound lane quarantines its endpoint; a corrupted inbound lane
+ *     fails what was meant for it.
+ *   - Every field of every slot is validated before use (kind, length,
+ *     priority, the sender's PID against the lane's owner, the target
+ *     slot); a bad slot is counted and dropped.
+ *
+ * Hot path rules: no syscall, lock or allocation while there is work.  The
+ * only syscalls are the futex wakes of bells whose owner sleeps, and a
+ * rate-limited log line when something is dropped.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+#include <rte_ring_peek.h>
+#include <rte_ring_peek_zc.h>
+
+#include "dataplane_internal.h"
+
+enum meta_what {
+	META_FORWARD,    /* enqueued to meta.target as it came (hops added) */
+	META_REPLY,      /* enqueued to the caller as an error reply */
+	META_DROP,       /* a failed or discarded send: nothing enqueued */
+	META_BAD,        /* a malformed slot: counted, dropped */
+};
+
+enum bad_why { BAD_KIND = 1, BAD_LEN, BAD_PRIO, BAD_FROM, BAD_TO };
+
+static const char *const bad_names[] = {
+	[BAD_KIND] = "kind", [BAD_LEN] = "length", [BAD_PRIO] = "priority",
+	[BAD_FROM] = "sender", [BAD_TO] = "target",
+};
+
+#define NO_TARGET UINT32_MAX
+
+/* ---- ring access -------------------------------------------------- */
+
+/*
+ * A burst is peeked with DPDK's zero-copy API and copied with memcpy():
+ * DPDK's own element copy for sizes other than 8 and 16 bytes moves one
+ * 32-bit word at a time, several times slower for 64-byte slots and up.
+ * Same semantics as rte_ring_dequeue_burst_elem_start() into our buffer
+ * and rte_ring_enqueue_burst_elem() from it: the peeked slots stay in the
+ * source until rte_ring_dequeue_zc_elem_finish(), and an enqueue publishes
+ * with the release store of prod.tail in rte_ring_enqueue_zc_elem_finish().
+ */
+static inline unsigned peek_burst(struct rte_ring *r, unsigned char *buf,
+				  uint32_t ss, unsigned n)
+{
+	struct rte_ring_zc_data zcd;
+
+	n = rte_ring_dequeue_zc_burst_elem_start(r, ss, n, &zcd, NULL);
+	if (n) {
+		memcpy(buf, zcd.ptr1, (size_t)zcd.n1 * ss);
+		if (n > zcd.n1)
+			memcpy(buf + (size_t)zcd.n1 * ss, zcd.ptr2,
+			       (size_t)(n - zcd.n1) * ss);
+	}
+	return n;
+}
+
+static inline unsigned put_burst(struct rte_ring *r, const unsigned char *buf,
+				 uint32_t ss, unsigned n)
+{
+	struct rte_ring_zc_data zcd;
+
+	n = rte_ring_enqueue_zc_burst_elem_start(r, ss, n, &zcd, NULL);
+	if (n) {
+		memcpy(zcd.ptr1, buf, (size_t)zcd.n1 * ss);
+		if (n > zcd.n1)
+			memcpy(zcd.ptr2, buf + (size_t)zcd.n1 * ss,
+			       (size_t)(n - zcd.n1) * ss);
+		rte_ring_enqueue_zc_elem_finish(r, n);
+	}
+	return n;
+}
+
+/* ---- lane checks ------------------------------------------------- */
+
+static inline int geometry_ok(const struct rte_ring *r, uint32_t lane_size)
+{
+	return r->size == lane_size && r->mask == lane_size - 1 &&
+	       r->capacity == lane_size - 1 &&
+	       r->prod.sync_type == RTE_RING_SYNC_ST &&
+	       r->cons.sync_type == RTE_RING_SYNC_ST;
+}
+
+int shmr_dp_lane_sound_sc(const struct rte_ring *r, uint32_t lane_size)
+{
+	uint32_t ch, ct, pt;
+
+	if (!geometry_ok(r, lane_size))
+		return 0;
+	/* Our own side: written only by this thread. */
+	ch = __atomic_load_n(&r->cons.head, __ATOMIC_RELAXED);
+	ct = __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
+	/* The producer's tail moves only forward and never more than a
+	 * capacity past our tail, which is stable while we read.  Acquire:
+	 * pairs with the producer's release store of prod.tail. */
+	pt = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+	return ch == ct && pt - ct <= lane_size - 1;
+}
+
+int shmr_dp_lane_sound_sp(const struct rte_ring *r, uint32_t lane_size)
+{
+	uint32_t ph, pt, ct;
+
+	if (!geometry_ok(r, lane_size))
+		return 0;
+	ph = __atomic_load_n(&r->prod.head, __ATOMIC_RELAXED);
+	pt = __atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED);
+	/* The consumer's tail only follows ours.  Acquire: pairs with the
+	 * consumer's release store of cons.tail (dequeue finish). */
+	ct = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+	return ph == pt && pt - ct <= lane_size - 1;
+}
+
+uint32_t shmr_dp_lane_pending(const struct rte_ring *r)
+{
+	/* Acquire: pairs with the producer's release store of prod.tail. */
+	uint32_t pt = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+
+	return pt - __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
+}
+
+/* ---- lcore state and logging -------------------------------------- */
+
+int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
+		       uint32_t index)
+{
+	memset(lc, 0, sizeof(*lc));
+	if (index >= env->nlcores)
+		return -EINVAL;
+	lc->env = env;
+	lc->index = index;
+	lc->stats = shmr_dp_stats(env, index);
+	lc->buf = aligned_alloc(SHMR_CACHE_LINE,
+				(size_t)SHMR_DP_BURST * env->slot_size);
+	if (!lc->buf)
+		return -ENOMEM;
+	return 0;
+}
+
+void shmr_dp_lcore_fini(struct shmr_dp_lcore *lc)
+{
+	free(lc->buf);
+	lc->buf = NULL;
+}
+
+static const int event_level[SHMR_DP_EV_MAX] = {
+	[SHMR_DP_EV_BAD] = SHMR_DP_LOG_WARNING,
+	[SHMR_DP_EV_QUARANTINE] = SHMR_DP_LOG_ERROR,
+	[SHMR_DP_EV_FAILED] = SHMR_DP_LOG_WARNING,
+	[SHMR_DP_EV_DISCARDED] = SHMR_DP_LOG_INFO,
+};
+
+void shmr_dp_event(struct shmr_dp_lcore *lc, enum shmr_dp_event ev,
+		   const char *fmt, ...)
+{
+	struct shmr_dp_ratelimit *rl = &lc->rl[ev];
+	char line[400];
+	struct timespec ts;
+	uint64_t now;
+	va_list ap;
+	int n;
+
+	if (!lc->env->log)
+		return;
+	/* The coarse clock is read from the vDSO: no syscall. */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (now < rl->next_ns) {
+		rl->suppressed++;
+		return;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (rl->suppressed && n >= 0 && (size_t)n < sizeof(line))
+		snprintf(line + n, sizeof(line) - (size_t)n,
+			 " (and %" PRIu64 " more like it in the last second)",
+			 rl->suppressed);
+	rl->suppressed = 0;
+	rl->next_ns = now + 1000000000u;
+	lc->env->log(lc->env->log_ctx, event_level[ev], line);
+}
+
+static void quarantine(struct shmr_dp_lcore *lc, struct shmr_dp_poll *p,
+		       const char *what)
+{
+	p->quarantined = 1;
+	/* No partner: a flag for the control plane and shmrctl to show. */
+	atomic_store_explicit(&p->ep->quarantined, 1, memory_order_relaxed);
+	shmr_dp_event(lc, SHMR_DP_EV_QUARANTINE,
+		      "lcore %u: endpoint %u quarantined: %s lane corrupted",
+		      lc->index, p->slot, what);
+}
+
+/* ---- one slot ------------------------------------------------------ */
+
+static inline void note_bell(struct shmr_dp_lcore *lc, uint32_t slot)
+{
+	lc->bells[slot / 64] |= 1ull << (slot % 64);
+}
+
+/*
+ * Is the inbound lane of @p slot numbered after this lcore sound?  Checked
+ * once per burst and target: the check reads the consumer's tail, a line
+ * the consumer keeps writing, so doing it per slot would cost a miss each.
+ */
+static inline int target_sound(struct shmr_dp_lcore *lc, uint32_t slot)
+{
+	uint64_t bit = 1ull << (slot % 64);
+
+	if (lc->checked[slot / 64] & bit)
+		return 1;
+	if (!shmr_dp_lane_sound_sp(shmr_dp_lane(lc->env, slot, lc->index),
+				   lc->env->lane_size))
+		return 0;
+	lc->checked[slot / 64] |= bit;
+	return 1;
+}
+
+/* Turn the call in @p m (our private copy) into its error reply. */
+static void make_reply(struct shmr_msg *m, int32_t status)
+{
+	struct shmr_pid caller = m->from, callee = m->to;
+
+	m->kind = SHMR_KIND_REPLY;
+	m->flags = 0;
+	m->priority = SHMR_PRIO_NORMAL;
+	m->hops = 0;
+	m->from = callee;
+	m->to = caller;
+	m->len = 0;
+	m->status = status;
+}
+
+/*
+ * A send or call that will not be delivered: an error reply to a caller,
+ * nothing for a send.  Returns where the reply goes, or NO_TARGET.
+ */
+static uint32_t refuse(struct shmr_dp_lcore *lc, struct shmr_msg *m,
+		       struct shmr_dp_meta *meta, uint8_t verdict, int32_t err)
+{
+	meta->verdict = verdict;
+	meta->err = verdict == SHMR_DP_DISCARD ? -SHMR_E_DISCARDED : err;
+	meta->what = META_DROP;
+	if (m->kind != SHMR_KIND_CALL)
+		return NO_TARGET;
+	make_reply(m, meta->err);
+	/* The caller is the lane's owner (checked): a live endpoint. */
+	if (!target_sound(lc, m->to.slot))
+		return NO_TARGET;
+	meta->what = META_REPLY;
+	meta->target = m->to.slot;
+	return m->to.slot;
+}
+
+/*
+ * Decide one slot.  Returns the endpoint slot whose inbound lane it goes
+ * to (rewritten in place when needed), or NO_TARGET when it is only
+ * counted.  Has no effect outside @p m and @p meta but the quarantine mark
+ * of a target whose lane is corrupted.
+ */
+static uint32_t classify(struct shmr_dp_lcore *lc,
+			 const struct shmr_dp_table *t,
+			 const struct shmr_dp_poll *p, struct shmr_msg *m,
+			 struct shmr_dp_meta *meta)
+{
+	const struct shmr_dp_env *env = lc->env;
+	const struct shmr_dp_ep *dst;
+	struct shmr_dp_decision d;
+	uint32_t target;
+	unsigned add_hops = 0;
+
+	meta->nrouters = 0;
+	meta->name = NULL;
+	meta->err = 0;
+	meta->why = 0;
+	if (m->kind < SHMR_KIND_SEND || m->kind > SHMR_KIND_REPLY)
+		meta->why = BAD_KIND;
+	else if (m->len > env->slot_size - SHMR_HDR_SIZE)
+		meta->why = BAD_LEN;
+	else if (m->priority > SHMR_PRIO_MAX)
+		meta->why = BAD_PRIO;
+	else if (m->from.slot != p->slot || m->from.gen != p->gen)
+		meta->why = BAD_FROM;
+	else if (m->to.slot >= t->max_endpoints)
+		meta->why = BAD_TO;
+	if (meta->why) {
+		meta->what = META_BAD;
+		return NO_TARGET;
+	}
+
+	dst = &t->ep[m->to.slot];
+	if (dst->router >= 0) {
+		const struct shmr_dp_router *r = &t->routers[dst->router];
+
+		meta->nrouters = 1;
+		meta->routers[0] = m->to.slot;
+		if (m->to.gen != r->pid.gen)
+			return refuse(lc, m, meta, SHMR_DP_FAIL,
+				      -SHMR_E_PROCESS_UNKNOWN);
+		/* Replies never go to a router; high and max priority are
+		 * the admin path, which the control plane will serve. */
+		if (m->kind == SHMR_KIND_REPLY ||
+		    m->priority != SHMR_PRIO_NORMAL)
+			return refuse(lc, m, meta, SHMR_DP_FAIL,
+				      -SHMR_E_NOT_ALLOWED);
+		shmr_dp_decide_rcu(t, (unsigned)dst->router, m, &d);
+		meta->nrouters = (uint8_t)d.nrouters;
+		for (uint32_t i = 0; i < d.nrouters; i++)
+			meta->routers[i] = t->routers[d.routers[i]].pid.slot;
+		meta->name = d.name;
+		if (d.verdict != SHMR_DP_DELIVER)
+			return refuse(lc, m, meta, (uint8_t)d.verdict, d.err);
+		target = d.slot;
+		add_hops = d.nrouters;
+	} else {
+		if (dst->state != SHMR_EP_ACTIVE || dst->gen != m->to.gen ||
+		    m->to.gen == 0)
+			return refuse(lc, m, meta, SHMR_DP_FAIL,
+				      -SHMR_E_PROCESS_UNKNOWN);
+		target = m->to.slot;
+	}
+
+	if (!target_sound(lc, target)) {
+		/* No partner: a flag for display (see quarantine()). */
+		atomic_store_explicit(&shmr_dp_ep(env, target)->quarantined, 1,
+				      memory_order_relaxed);
+		shmr_dp_event(lc, SHMR_DP_EV_QUARANTINE,
+			      "lcore %u: endpoint %u quarantined: inbound "
+			      "lane %u corrupted",
+			      lc->index, target, lc->index);
+		return refuse(lc, m, meta, SHMR_DP_FAIL,
+			      -SHMR_E_PROCESS_UNKNOWN);
+	}
+	m->hops = (uint8_t)(m->hops + add_hops);
+	meta->what = META_FORWARD;
+	meta->target = target;
+	return target;
+}
+
+/* Count a handled slot (and log what was dropped). */
+static inline void commit(struct shmr_dp_lcore *lc, const struct shmr_dp_poll *p,
+		   const struct shmr_msg *m, const struct shmr_dp_meta *meta)
+{
+	struct shmr_lcore_stats *st = lc->stats;
+	uint32_t last;
+
+	switch (meta->what) {
+	case META_BAD:
+		shmr_dp_count(&st->bad, 1);
+		/* Single writer: only this lcore polls this endpoint. */
+		shmr_dp_count(&p->ep->bad_slots, 1);
+		shmr_dp_event(lc, SHMR_DP_EV_BAD,
+			      "lcore %u: endpoint %u: slot dropped: bad %s "
+			      "(kind %u, len %u, from %u.%u, to %u.%u)",
+			      lc->index, p->slot, bad_names[meta->why],
+			      m->kind, m->len, m->from.slot, m->from.gen,
+			      m->to.slot, m->to.gen);
+		return;
+	case META_FORWARD: /* forwarded: counted per run by flush() */
+		for (uint32_t i = 0; i < meta->nrouters; i++)
+			shmr_dp_count(&st->router_forwarded[meta->routers[i]],
+				      1);
+		return;
+	default:
+		break;
+	}
+	/* Refused: every router before the last one did forward. */
+	for (uint32_t i = 0; i + 1 < meta->nrouters; i++)
+		shmr_dp_count(&st->router_forwarded[meta->routers[i]], 1);
+	last = meta->nrouters ? meta->routers[meta->nrouters - 1] : NO_TARGET;
+	if (meta->verdict == SHMR_DP_DISCARD) {
+		shmr_dp_count(&st->discarded, 1);
+		if (last != NO_TARGET)
+			shmr_dp_count(&st->router_discarded[last], 1);
+		shmr_dp_event(lc, SHMR_DP_EV_DISCARDED,
+			      "lcore %u: %s from %u.%u (type %u) discarded by "
+			      "router endpoint %u",
+			      lc->index,
+			      meta->what == META_REPLY ? "call" : "message",
+			      p->slot, p->gen, m->type, last);
+		return;
+	}
+	shmr_dp_count(&st->failed, 1);
+	if (last != NO_TARGET)
+		shmr_dp_count(&st->router_failed[last], 1);
+	shmr_dp_event(lc, SHMR_DP_EV_FAILED,
+		      "lcore %u: %s from %u.%u (type %u) failed%s%.*s: %s",
+		      lc->index, meta->what == META_REPLY ? "call" : "message",
+		      p->slot, p->gen, m->type, meta->name ? " at route " : "",
+		      SHMR_NAME_MAX - 1, meta->name ? meta->name : "",
+		      shmr_dp_strerror(meta->err));
+}
+
+/* ---- a burst -------------------------------------------------------- */
+
+struct run {
+	unsigned start, len;
+	uint32_t target;
+};
+
+/* Enqueue a run; returns 1 when all of it went in. */
+static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_poll *p,
+		 struct run *run, unsigned *handled)
+{
+	const struct shmr_dp_env *env = lc->env;
+	uint32_t ss = env->slot_size;
+	unsigned k;
+
+	if (run->len == 0)
+		return 1;
+	k = put_burst(shmr_dp_lane(env, run->target, lc->index),
+		      lc->buf + (size_t)run->start * ss, ss, run->len);
+	unsigned fwd = 0;
+
+	for (unsigned j = 0; j < k; j++) {
+		const struct shmr_dp_meta *meta = &lc->meta[run->start + j];
+
+		fwd += meta->what == META_FORWARD;
+		commit(lc, p,
+		       (const struct shmr_msg *)(lc->buf +
+						 (size_t)(run->start + j) * ss),
+		       meta);
+	}
+	if (k) {
+		if (fwd)
+			shmr_dp_count(&lc->stats->forwarded, fwd);
+		shmr_dp_count(&lc->stats->ep_delivered[run->target], k);
+		note_bell(lc, run->target);
+	}
+	*handled = run->start + k;
+	if (k < run->len)
+		return 0;
+	run->len = 0;
+	return 1;
+}
+
+unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
+				   const struct shmr_dp_table *t,
+				   struct shmr_dp_poll *p, struct rte_ring *src)
+{
+	const struct shmr_dp_env *env = lc->env;
+	uint32_t ss = env->slot_size;
+	struct run run = { 0, 0, NO_TARGET };
+	unsigned n, handled = 0;
+
+	if (!shmr_dp_lane_sound_sc(src, env->lane_size)) {
+		quarantine(lc, p, src == p->out_high ? "high-priority outbound"
+						     : "outbound");
+		return 0;
+	}
+	n = peek_burst(src, lc->buf, ss, SHMR_DP_BURST);
+	if (n == 0)
+		return 0;
+	memset(lc->checked, 0, sizeof(lc->checked));
+	for (unsigned i = 0; i < n; i++) {
+		struct shmr_msg *m = (struct shmr_msg *)(lc->buf +
+							 (size_t)i * ss);
+		uint32_t target = classify(lc, t, p, m, &lc->meta[i]);
+
+		if (target != NO_TARGET && run.len != 0 &&
+		    run.target == target) {
+			run.len++;
+			continue;
+		}
+		if (!flush(lc, p, &run, &handled))
+			goto full;
+		if (target == NO_TARGET) {
+			commit(lc, p, m, &lc->meta[i]);
+			handled = i + 1;
+		} else {
+			run = (struct run){ i, 1, target };
+		}
+	}
+	if (!flush(lc, p, &run, &handled))
+		goto full;
+	goto done;
+full:
+	p->blocked = 1;
+	lc->nblocked++;
+done:
+	rte_ring_dequeue_zc_elem_finish(src, handled);
+	shmr_dp_count(&lc->stats->rx, handled);
+	return handled;
+}
+
+void shmr_dp_ring_bells(struct shmr_dp_lcore *lc)
+{
+	int any = 0;
+
+	for (unsigned w = 0; w < SHMR_MAX_ENDPOINTS / 64; w++)
+		any |= lc->bells[w] != 0;
+	if (!any)
+		return;
+	/* B2: our enqueues (prod.tail release stores) before the sleepers'
+	 * counts we read next; pairs with B1 in shmr_bell_prepare(). */
+	atomic_thread_fence(memory_order_seq_cst);
+	for (unsigned w = 0; w < SHMR_MAX_ENDPOINTS / 64; w++) {
+		uint64_t bits = lc->bells[w];
+
+		while (bits) {
+			unsigned b = (unsigned)__builtin_ctzll(bits);
+
+			bits &= bits - 1;
+			shmr_bell_ring_fenced(
+				&shmr_dp_ep(lc->env, w * 64 + b)->bell);
+		}
+		lc->bells[w] = 0;
+	}
+}
+
+unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
+			       struct shmr_dp_table *t)
+{
+	struct shmr_dp_poll_list *l = &t->lists[lc->index];
+	unsigned total = 0;
+
+	lc->nblocked = 0;
+	for (uint32_t i = 0; i < l->n; i++) {
+		struct shmr_dp_poll *p = &l->e[i];
+
+		if (p->quarantined)
+			continue;
+		p->blocked = 0;
+		total += shmr_dp_forward_burst_rcu(lc, t, p, p->out_high);
+		if (!p->quarantined)
+			total += shmr_dp_forward_burst_rcu(lc, t, p, p->out);
+	}
+	shmr_dp_count(&lc->stats->polls, 1);
+	shmr_dp_ring_bells(lc);
+	return total;
+}
+
+int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,
+			 const struct shmr_dp_table *t)
+{
+	const struct shmr_dp_poll_list *l = &t->lists[lc->index];
+
+	for (uint32_t i = 0; i < l->n; i++) {
+		const struct shmr_dp_poll *p = &l->e[i];
+
+		if (p->quarantined || p->blocked)
+			continue;
+		if (shmr_dp_lane_pending(p->out_high) ||
+		    shmr_dp_lane_pending(p->out))
+			return 1;
+	}
+	return 0;
+}

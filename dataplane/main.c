@@ -1,0 +1,652 @@
+/*
+ * shmr-dataplane: the appliance's fast path, a DPDK EAL application.
+ *
+ *   shmr-dataplane --domain-fd N [--cpus LIST] [--log-level L]
+ *
+ * Started by shmr-control with the domain's memfd open on fd N.  It maps
+ * the domain, starts EAL with one lcore per routing lcore of the domain
+ * (lcore i on the i-th cpu of LIST, round-robin; default: the cpus this
+ * process may run on), builds the routing table, and runs:
+ *   - routing lcores 0..nlcores-1 (the main lcore is 0): poll, route,
+ *     forward; liburcu QSBR readers of the table;
+ *   - one update thread (a pthread, not an lcore): waits on the control
+ *     lane, rebuilds and publishes the table, frees the old one after a
+ *     grace period; re-reads the spec every 100 ms in case a control-lane
+ *     message was lost with the control plane.
+ * It stops cleanly (status 0) on SIGTERM, SIGINT or SHMR_CTL_SHUTDOWN.
+ *
+ * Exit status: 0 clean stop, 1 runtime failure, 2 bad usage.
+ *
+ * Shutdown: whoever decides to stop sets `stopping` (seq_cst) and rings
+ * every lcore bell and the control bell.  A sleeper re-checks `stopping`
+ * after announcing itself on its bell (B1), so either it sees the flag or
+ * the ringer sees it asleep and wakes it (B2): no stop is ever missed.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_pause.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include <urcu-qsbr.h>
+
+#include "dataplane_internal.h"
+
+#define PROG "shmr-dataplane"
+#define IDLE_SLEEP_MS 100   /* longest sleep of an idle lcore */
+#define BLOCKED_SLEEP_MS 1  /* while a target lane is full */
+#define SPEC_POLL_MS 100    /* update thread: re-read the spec */
+#define SPEC_RETRY_MS 10    /* ... after a build that could not finish */
+#define START_BUILD_TRIES 500
+
+struct lcore_ctx {
+	struct shmr_dp_lcore lc;
+};
+
+static struct shmr_dp_env g_env;
+static struct shmr_dp_current g_current;
+static struct lcore_ctx g_lcores[SHMR_MAX_LCORES];
+static atomic_int g_stopping;
+static int g_log_level = SHMR_DP_LOG_INFO;
+
+/* ---- logging ----------------------------------------------------------- */
+
+/* One write(2) per line, so lines of different threads never interleave. */
+static void log_line(void *ctx, int level, const char *line)
+{
+	char buf[600];
+	int n;
+
+	(void)ctx;
+	if (level > g_log_level)
+		return;
+	n = snprintf(buf, sizeof(buf), PROG ": %s\n", line);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf)) {
+		n = sizeof(buf) - 1;
+		buf[n - 1] = '\n';
+	}
+	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
+		/* Nowhere left to report it. */
+	}
+}
+
+static void say(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void say(int level, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	log_line(NULL, level, line);
+}
+
+/* ---- stopping ---------------------------------------------------------- */
+
+static void request_stop(void)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(g_env.base);
+
+	atomic_store(&g_stopping, 1);
+	if (!g_env.base)
+		return;
+	/* shmr_bell_ring(): fence B2, then a futex wake if anyone sleeps.
+	 * Only atomics and a syscall: safe in a signal handler. */
+	for (uint32_t i = 0; i < g_env.nlcores; i++)
+		shmr_bell_ring(&h->lcore_bell[i]);
+	shmr_bell_ring(&h->ctl_bell);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	request_stop();
+}
+
+static int stopping(void)
+{
+	return atomic_load(&g_stopping);
+}
+
+/* ---- the routing lcores ------------------------------------------------ */
+
+static int lcore_main(void *arg)
+{
+	struct shmr_dp_lcore *lc = &((struct lcore_ctx *)arg)->lc;
+	struct shmr_bell *bell = &shmr_hdr(g_env.base)->lcore_bell[lc->index];
+	int adaptive = g_env.poll_mode == SHMR_POLL_ADAPTIVE;
+	uint32_t empty = 0;
+	uint64_t adopted = UINT64_MAX;
+
+	rcu_register_thread();
+	while (!stopping()) {
+		struct shmr_dp_table *t = shmr_dp_table_get_rcu(&g_current);
+		unsigned n;
+		uint32_t seen;
+
+		if (t->version != adopted) {
+			adopted = t->version;
+			/* Release: everything this lcore did with older
+			 * tables happens before the control plane's acquire
+			 * load of table_version (its partner), so it may
+			 * reuse what they named. */
+			atomic_store_explicit(&lc->stats->table_version,
+					      adopted, memory_order_release);
+		}
+		n = shmr_dp_poll_once_rcu(lc, t);
+		shmr_dp_quiescent();
+		if (n) {
+			empty = 0;
+			continue;
+		}
+		if (!adaptive || ++empty < g_env.spin_polls) {
+			rte_pause();
+			continue;
+		}
+
+		/* Sleep: announce ourselves on the bell (B1), then look
+		 * once more at every lane (and the stop flag); whoever
+		 * enqueues after that rings us awake. */
+		t = shmr_dp_table_get_rcu(&g_current);
+		seen = shmr_bell_prepare(bell);
+		if (stopping() || shmr_dp_has_work_rcu(lc, t)) {
+			shmr_bell_cancel(bell);
+			empty = 0;
+			continue;
+		}
+		int timeout = lc->nblocked ? BLOCKED_SLEEP_MS : IDLE_SLEEP_MS;
+
+		shmr_dp_count(&lc->stats->sleeps, 1);
+		shmr_dp_offline();
+		shmr_bell_sleep(bell, seen, timeout);
+		shmr_dp_online();
+		/* Woken by a ring: spin again.  Timed out: look once, and
+		 * sleep again at once if still idle. */
+		if (atomic_load_explicit(&bell->seq, memory_order_relaxed) !=
+		    seen)
+			empty = 0;
+		else
+			empty = g_env.spin_polls - 1;
+	}
+	rcu_unregister_thread();
+	return 0;
+}
+
+/* ---- the update thread ------------------------------------------------- */
+
+static int rebuild(uint64_t *last_fail_version)
+{
+	struct shmr_dp_table *t, *old;
+	int rc;
+
+	rc = shmr_dp_table_build(&g_env, &t);
+	if (rc < 0) {
+		uint64_t v = shmr_dp_spec(&g_env)->version;
+
+		if (*last_fail_version != v)
+			say(SHMR_DP_LOG_WARNING,
+			     "table not rebuilt (%s): forwarding with "
+			     "version %" PRIu64 " meanwhile",
+			     rc == -EAGAIN ? "the spec stays mid-write"
+					   : strerror(-rc),
+			     shmr_dp_table_get_rcu(&g_current)->version);
+		*last_fail_version = v;
+		return rc;
+	}
+	old = shmr_dp_table_publish(&g_current, t);
+	say(SHMR_DP_LOG_DEBUG, "table version %" PRIu64 " published",
+	     t->version);
+	shmr_dp_table_free(old);
+	*last_fail_version = UINT64_MAX;
+	return 0;
+}
+
+static void *update_main(void *arg)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(g_env.base);
+	struct rte_ring *ctl = shmr_dp_ctl_lane(&g_env);
+	struct shmr_spec *spec = shmr_dp_spec(&g_env);
+	uint32_t ss = g_env.slot_size;
+	unsigned char *buf = malloc((size_t)8 * ss);
+	uint64_t last_fail = UINT64_MAX;
+	int ctl_reported = 0, timeout = SPEC_POLL_MS;
+
+	(void)arg;
+	if (!buf) {
+		say(SHMR_DP_LOG_ERROR, "update thread: out of memory");
+		request_stop();
+		return NULL;
+	}
+	while (!stopping()) {
+		int want = 0;
+		unsigned n;
+		uint32_t seen;
+
+		if (shmr_dp_lane_sound_sc(ctl, g_env.lane_size)) {
+			while ((n = rte_ring_dequeue_burst_elem(ctl, buf, ss, 8,
+								NULL)) > 0) {
+				for (unsigned i = 0; i < n; i++) {
+					const struct shmr_msg *m =
+						(const void *)(buf +
+							       (size_t)i * ss);
+
+					if (m->kind == SHMR_KIND_SEND &&
+					    m->type == SHMR_CTL_SPEC) {
+						want = 1;
+					} else if (m->kind == SHMR_KIND_SEND &&
+						   m->type ==
+							   SHMR_CTL_SHUTDOWN) {
+						say(SHMR_DP_LOG_INFO,
+						     "shutdown requested by "
+						     "the control plane");
+						request_stop();
+					} else {
+						say(SHMR_DP_LOG_WARNING,
+						     "control lane: message "
+						     "kind %u type %u dropped",
+						     m->kind, m->type);
+					}
+				}
+			}
+			ctl_reported = 0;
+		} else if (!ctl_reported) {
+			say(SHMR_DP_LOG_ERROR,
+			     "control lane corrupted: ignoring it, re-reading "
+			     "the spec every %d ms",
+			     SPEC_POLL_MS);
+			ctl_reported = 1;
+		}
+		if (stopping())
+			break;
+
+		/* Rebuild on a message, or when the spec moved without one
+		 * (a message lost with a control plane that died). */
+		if (want || atomic_load_explicit(&spec->seq,
+						 memory_order_relaxed) !=
+				    shmr_dp_table_get_rcu(&g_current)->seq)
+			timeout = rebuild(&last_fail) < 0 ? SPEC_RETRY_MS
+							  : SPEC_POLL_MS;
+
+		seen = shmr_bell_prepare(&h->ctl_bell);
+		if (stopping() || shmr_dp_lane_pending(ctl)) {
+			shmr_bell_cancel(&h->ctl_bell);
+			continue;
+		}
+		shmr_bell_sleep(&h->ctl_bell, seen, timeout);
+	}
+	free(buf);
+	return NULL;
+}
+
+/* ---- start-up ---------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " --domain-fd N [--cpus LIST] [--log-level L]\n"
+		"  --domain-fd N   the domain's memfd, inherited from "
+		"shmr-control\n"
+		"  --cpus LIST     cpus for the routing lcores, e.g. 0,2-3 "
+		"(round-robin;\n"
+		"                  default: the cpus this process may use)\n"
+		"  --log-level L   error, warning, info (default) or debug\n");
+}
+
+/* Parse "0,2-3" into @p cpus; returns the count or -1. */
+static int parse_cpus(const char *s, int *cpus, int max)
+{
+	int n = 0;
+
+	while (*s) {
+		char *end;
+		long a = strtol(s, &end, 10), b;
+
+		if (end == s || a < 0 || a >= CPU_SETSIZE)
+			return -1;
+		b = a;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			if (end == s + 1 || b < a || b >= CPU_SETSIZE)
+				return -1;
+			s = end;
+		}
+		for (long c = a; c <= b; c++) {
+			if (n == max)
+				return -1;
+			cpus[n++] = (int)c;
+		}
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return n;
+}
+
+static int parse_level(const char *s)
+{
+	static const char *const names[] = { NULL, "error", "warning",
+					     "info", "debug" };
+	char *end;
+	long v;
+
+	for (int i = 1; i <= SHMR_DP_LOG_DEBUG; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	v = strtol(s, &end, 10);
+	if (*s && !*end && v >= SHMR_DP_LOG_ERROR && v <= SHMR_DP_LOG_DEBUG)
+		return (int)v;
+	return -1;
+}
+
+/*
+ * Take over our sides of every lane from a dataplane that may have died:
+ * an unfinished burst on an outbound (or the control) lane is handed back
+ * flagged as redelivered, a half-done enqueue on an inbound lane is
+ * dropped.  Only lanes whose geometry is sound are touched.
+ */
+static void repair_own_sides(void)
+{
+	unsigned back = 0, dropped = 0;
+
+	for (uint32_t s = 0; s < g_env.max_endpoints; s++) {
+		for (uint32_t i = 0; i < SHMR_LANES_PER_EP(g_env.nlcores);
+		     i++) {
+			struct rte_ring *r = shmr_dp_lane(&g_env, s, i);
+
+			if (r->size != g_env.lane_size ||
+			    r->mask != g_env.lane_size - 1 ||
+			    r->capacity != g_env.lane_size - 1)
+				continue;
+			if (i < g_env.nlcores)
+				dropped += (unsigned)shmr_lane_repair_producer(r);
+			else
+				back += shmr_lane_repair_consumer(
+					r, g_env.slot_size);
+		}
+	}
+	struct rte_ring *ctl = shmr_dp_ctl_lane(&g_env);
+
+	if (ctl->size == g_env.lane_size && ctl->mask == g_env.lane_size - 1)
+		back += shmr_lane_repair_consumer(ctl, g_env.slot_size);
+	if (back || dropped)
+		say(SHMR_DP_LOG_WARNING,
+		     "took over from a previous dataplane: %u slot(s) to "
+		     "redeliver, %u half-done enqueue(s) dropped",
+		     back, dropped);
+}
+
+/* "--file-prefix=shmr-<domain>": our own EAL runtime directory. */
+static char *file_prefix(char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "--file-prefix=shmr-");
+
+	for (const char *c = g_env.name; *c && n + 1 < len; c++)
+		buf[n++] = (isalnum((unsigned char)*c) || *c == '-' ||
+			    *c == '_' || *c == '.')
+				   ? *c
+				   : '_';
+	buf[n] = '\0';
+	return buf;
+}
+
+/* rte_eal_cleanup(), then remove the (empty) runtime directory EAL made,
+ * and its parent if nobody else uses it. */
+static void eal_done(const char *runtime_dir)
+{
+	char parent[PATH_MAX];
+	char *slash;
+
+	rte_eal_cleanup();
+	if (!runtime_dir[0] || rmdir(runtime_dir) < 0)
+		return;
+	snprintf(parent, sizeof(parent), "%s", runtime_dir);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent) {
+		*slash = '\0';
+		rmdir(parent); /* fails harmlessly when not empty */
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "domain-fd", required_argument, NULL, 'd' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "log-level", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int fd = -1, ncpus = 0, cpus[CPU_SETSIZE], opt, rc;
+	const char *cpu_list = NULL;
+	cpu_set_t all;
+	struct stat sb;
+	void *base;
+	pthread_t updater;
+	pthread_attr_t attr;
+	struct sigaction sa;
+	char lcores_arg[1024], prefix_arg[64], runtime_dir[PATH_MAX];
+	char *eal_argv[16];
+	int eal_argc = 0;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		char *end;
+		long v;
+
+		switch (opt) {
+		case 'd':
+			v = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end || v < 0 || v > INT_MAX) {
+				fprintf(stderr, PROG ": bad --domain-fd %s\n",
+					optarg);
+				return 2;
+			}
+			fd = (int)v;
+			break;
+		case 'c':
+			cpu_list = optarg;
+			break;
+		case 'l':
+			g_log_level = parse_level(optarg);
+			if (g_log_level < 0) {
+				fprintf(stderr, PROG ": bad --log-level %s\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (fd < 0 || optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	/* The domain. */
+	if (fstat(fd, &sb) < 0) {
+		fprintf(stderr, PROG ": --domain-fd %d: %s\n", fd,
+			strerror(errno));
+		return 2;
+	}
+	base = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		fprintf(stderr, PROG ": cannot map the domain: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	close(fd);
+	rc = shmr_dp_env_init(&g_env, base, (size_t)sb.st_size);
+	if (rc < 0) {
+		fprintf(stderr, PROG ": not a usable domain: %s\n",
+			shmr_dp_strerror(rc));
+		munmap(base, (size_t)sb.st_size);
+		return 1;
+	}
+	g_env.log = log_line;
+
+	/* CPUs: the lcores' (from --cpus or our affinity); the update
+	 * thread keeps the whole affinity we were started with. */
+	if (sched_getaffinity(0, sizeof(all), &all) < 0) {
+		fprintf(stderr, PROG ": sched_getaffinity: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	if (cpu_list) {
+		ncpus = parse_cpus(cpu_list, cpus, CPU_SETSIZE);
+		if (ncpus <= 0) {
+			fprintf(stderr, PROG ": bad --cpus %s\n", cpu_list);
+			return 2;
+		}
+	} else {
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &all))
+				cpus[ncpus++] = c;
+	}
+	size_t off = 0;
+
+	off += (size_t)snprintf(lcores_arg, sizeof(lcores_arg), "--lcores=");
+	for (uint32_t i = 0; i < g_env.nlcores; i++)
+		off += (size_t)snprintf(lcores_arg + off,
+					sizeof(lcores_arg) - off, "%s%u@%d",
+					i ? "," : "", i, cpus[i % ncpus]);
+
+	/* EAL: no hugepages, no shared config, no files left behind. */
+	eal_argv[eal_argc++] = (char *)PROG;
+	eal_argv[eal_argc++] = lcores_arg;
+	eal_argv[eal_argc++] = (char *)"--no-huge";
+	eal_argv[eal_argc++] = (char *)"--no-shconf";
+	eal_argv[eal_argc++] = (char *)"--no-telemetry";
+	eal_argv[eal_argc++] = (char *)"--no-pci";
+	eal_argv[eal_argc++] = (char *)"-m";
+	eal_argv[eal_argc++] = (char *)"64";
+	eal_argv[eal_argc++] = (char *)"--log-level=lib.eal:error";
+	eal_argv[eal_argc++] = file_prefix(prefix_arg, sizeof(prefix_arg));
+	eal_argv[eal_argc] = NULL;
+	if (rte_eal_init(eal_argc, eal_argv) < 0) {
+		fprintf(stderr, PROG ": EAL initialisation failed: %s\n",
+			rte_strerror(rte_errno));
+		munmap(base, g_env.map_size);
+		return 1;
+	}
+	/* EAL makes its runtime directory even with --no-shconf (and puts
+	 * nothing in it); remember it to remove it at exit. */
+	snprintf(runtime_dir, sizeof(runtime_dir), "%s",
+		 rte_eal_get_runtime_dir());
+	if (rte_lcore_count() != g_env.nlcores) {
+		fprintf(stderr, PROG ": EAL gave %u lcores, need %u\n",
+			rte_lcore_count(), g_env.nlcores);
+		eal_done(runtime_dir);
+		return 1;
+	}
+
+	repair_own_sides();
+
+	/* The first table, before any lcore starts. */
+	struct shmr_dp_table *first = NULL;
+
+	for (int i = 0; i < START_BUILD_TRIES && !stopping(); i++) {
+		rc = shmr_dp_table_build(&g_env, &first);
+		if (rc != -EAGAIN)
+			break;
+		usleep(10000);
+	}
+	if (!first) {
+		if (!stopping())
+			say(SHMR_DP_LOG_ERROR, "no routing table: %s",
+			    rc == -EAGAIN ? "the spec stays mid-write"
+					  : strerror(-rc));
+		eal_done(runtime_dir);
+		munmap(base, g_env.map_size);
+		return stopping() ? 0 : 1;
+	}
+	shmr_dp_table_publish(&g_current, first);
+	atomic_store(&shmr_hdr(base)->dataplane_pid, (int32_t)getpid());
+	say(SHMR_DP_LOG_INFO, "domain %s, %u lcores, poll mode %s",
+	    g_env.name, g_env.nlcores,
+	    g_env.poll_mode == SHMR_POLL_BUSY ? "busy" : "adaptive");
+
+	for (uint32_t i = 0; i < g_env.nlcores; i++) {
+		rc = shmr_dp_lcore_init(&g_lcores[i].lc, &g_env, i);
+		if (rc < 0) {
+			say(SHMR_DP_LOG_ERROR, "lcore %u: %s", i,
+			    strerror(-rc));
+			eal_done(runtime_dir);
+			return 1;
+		}
+	}
+
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(all), &all);
+	rc = pthread_create(&updater, &attr, update_main, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		say(SHMR_DP_LOG_ERROR, "update thread: %s", strerror(rc));
+		eal_done(runtime_dir);
+		return 1;
+	}
+	pthread_setname_np(updater, "dp-update");
+
+	/* Routing lcore i is EAL lcore i (--lcores above); 0 is us. */
+	unsigned id;
+
+	RTE_LCORE_FOREACH_WORKER(id) {
+		rc = rte_eal_remote_launch(lcore_main, &g_lcores[id], id);
+		if (rc < 0) {
+			say(SHMR_DP_LOG_ERROR, "lcore %u: launch failed", id);
+			request_stop();
+		}
+	}
+	lcore_main(&g_lcores[rte_lcore_id()]);
+	rte_eal_mp_wait_lcore();
+	request_stop();
+	pthread_join(updater, NULL);
+
+	/* No reader is left: the last table can go without a grace
+	 * period. */
+	shmr_dp_table_free(shmr_dp_table_get_rcu(&g_current));
+	for (uint32_t i = 0; i < g_env.nlcores; i++)
+		shmr_dp_lcore_fini(&g_lcores[i].lc);
+	int32_t me = (int32_t)getpid();
+
+	atomic_compare_exchange_strong(&shmr_hdr(base)->dataplane_pid, &me,
+				       0);
+	eal_done(runtime_dir);
+	munmap(base, g_env.map_size);
+	say(SHMR_DP_LOG_INFO, "stopped");
+	return 0;
+}

@@ -1,0 +1,544 @@
+/*
+ * The routing table: a private, immutable snapshot of the domain's spec,
+ * pre-resolved so that the lcores do as little as possible per message.
+ *
+ * Invariants and why they hold:
+ *   - A table is consistent with one version of the spec and endpoint
+ *     table: it is built from a copy taken between two equal, even reads
+ *     of the spec seqcount (S3/S4 in layout.h).  The copy is taken without
+ *     waiting on a writer that may have died mid-write: after a bounded
+ *     number of tries the build gives up with -EAGAIN and the dataplane
+ *     keeps forwarding with the table it has.
+ *   - Everything a reader follows points inside the table (names point
+ *     into its own spec copy), or into a DSO's state that lives until the
+ *     table is freed, so a table is self-contained for its grace period.
+ *   - Names are resolved at build time wherever they are known then: every
+ *     owned route, registry entry, type-map and hash entry carries its
+ *     resolved target (deliver to slot/gen, into router i, or fail with a
+ *     code).  Only names a DSO returns are looked up per message, in
+ *     open-addressed dictionaries whose hashes were computed at build.
+ *   - Resolution order is the router's owned routes, then the registry;
+ *     an owned route shadows a registry entry of the same name whatever
+ *     the route's state.
+ *   - Nothing read from the spec is trusted: counts are clamped, names are
+ *     forced to end in NUL, PIDs are checked against the endpoint table,
+ *     and a bad entry is logged and left out.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ring.h>
+
+#include "dataplane_internal.h"
+
+#define SNAPSHOT_TRIES 2000
+
+static const struct shmr_dp_target unknown_target = {
+	.verdict = SHMR_DP_FAIL,
+	.router = -1,
+	.err = -SHMR_E_PROCESS_UNKNOWN,
+};
+
+void shmr_dp_log(const struct shmr_dp_env *env, int level, const char *fmt,
+		 ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (!env->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	env->log(env->log_ctx, level, line);
+}
+
+const char *shmr_dp_strerror(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case SHMR_E_VERSION: return "layout version differs";
+	case SHMR_E_PROTO: return "not a shmrouter domain, or not ready";
+	case SHMR_E_PROCESS_UNKNOWN: return "process unknown";
+	case SHMR_E_NO_ROUTE: return "no route (or pending remove)";
+	case SHMR_E_DISCARDED: return "discarded";
+	case SHMR_E_DISABLED: return "route disabled";
+	case SHMR_E_NOT_ALLOWED: return "not allowed";
+	case EINVAL: return "geometry unusable";
+	default: return "error";
+	}
+}
+
+int shmr_dp_env_init(struct shmr_dp_env *env, void *base, size_t map_size)
+{
+	const struct shmr_domain_hdr *h = base;
+	struct shmr_geometry g;
+	int rc;
+
+	rc = shmr_layout_check(base, map_size);
+	if (rc < 0)
+		return rc;
+	g = (struct shmr_geometry){ h->slot_size, h->lane_size, h->nlcores,
+				    h->poll_mode, h->spin_polls };
+	if (shmr_geometry_check(&g, NULL) < 0 ||
+	    h->max_endpoints != SHMR_MAX_ENDPOINTS)
+		return -EINVAL;
+	env->base = base;
+	env->map_size = map_size;
+	env->slot_size = h->slot_size;
+	env->lane_size = h->lane_size;
+	env->nlcores = h->nlcores;
+	env->max_endpoints = h->max_endpoints;
+	env->poll_mode = h->poll_mode;
+	env->spin_polls = h->spin_polls ? h->spin_polls : 1;
+	env->lane_stride = h->lane_stride;
+	env->ep_off = h->ep_off;
+	env->spec_off = h->spec_off;
+	env->counters_off = h->counters_off;
+	env->ctl_off = h->ctl_off;
+	env->lanes_off = h->lanes_off;
+	memcpy(env->name, h->name, SHMR_NAME_MAX);
+	env->name[SHMR_NAME_MAX - 1] = '\0';
+	return 0;
+}
+
+uint32_t shmr_dp_name_hash(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/* 1 when inserted, 0 when the name was already there (first one wins). */
+static int dict_insert(struct shmr_dp_dict_ent *d, uint32_t cap,
+		       const char *name, const struct shmr_dp_target *tgt)
+{
+	uint32_t len = (uint32_t)strnlen(name, SHMR_NAME_MAX);
+	uint32_t h = shmr_dp_name_hash(name, len);
+
+	for (uint32_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+		struct shmr_dp_dict_ent *e = &d[i];
+
+		if (e->len == 0) {
+			*e = (struct shmr_dp_dict_ent){ h, len, name, tgt };
+			return 1;
+		}
+		if (e->hash == h && e->len == len &&
+		    memcmp(e->name, name, len) == 0)
+			return 0;
+	}
+}
+
+/* Never loops forever: a dictionary is at most half full. */
+static const struct shmr_dp_target *
+dict_find(const struct shmr_dp_dict_ent *d, uint32_t cap, const char *name,
+	  uint32_t len, uint32_t h)
+{
+	for (uint32_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+		const struct shmr_dp_dict_ent *e = &d[i];
+
+		if (e->len == 0)
+			return NULL;
+		if (e->hash == h && e->len == len &&
+		    memcmp(e->name, name, len) == 0)
+			return e->target;
+	}
+}
+
+const struct shmr_dp_target *
+shmr_dp_resolve_rcu(const struct shmr_dp_table *t, unsigned router,
+		    const char *name)
+{
+	size_t len = strnlen(name, SHMR_NAME_MAX);
+	const struct shmr_dp_target *tgt = NULL;
+	uint32_t h;
+
+	if (len == 0 || len == SHMR_NAME_MAX)
+		return &unknown_target;
+	h = shmr_dp_name_hash(name, len);
+	if (router < t->nrouters)
+		tgt = dict_find(t->routers[router].route_dict,
+				SHMR_DP_DICT_ROUTES, name, (uint32_t)len, h);
+	if (!tgt)
+		tgt = dict_find(t->reg_dict, SHMR_DP_DICT_REG, name,
+				(uint32_t)len, h);
+	return tgt ? tgt : &unknown_target;
+}
+
+/*
+ * Copy the spec and the endpoint table's control-written words under the
+ * seqcount.  A writer that stays mid-write (odd seq) is not waited for
+ * beyond SNAPSHOT_TRIES: it may have died there.
+ */
+static int snapshot(const struct shmr_dp_env *env, struct shmr_dp_table *t)
+{
+	struct shmr_spec *s = shmr_dp_spec(env);
+
+	for (int i = 0; i < SNAPSHOT_TRIES; i++) {
+		/* S3: pairs with the writer's S2 (layout.h). */
+		uint64_t seq = atomic_load_explicit(&s->seq,
+						    memory_order_acquire);
+
+		if (seq & 1) {
+			sched_yield();
+			continue;
+		}
+		memcpy(&t->spec, s, sizeof(*s));
+		for (uint32_t e = 0; e < SHMR_MAX_ENDPOINTS; e++) {
+			struct shmr_ep_shared *ep = shmr_dp_ep(env, e);
+
+			t->ep[e].state = (uint8_t)atomic_load_explicit(
+				&ep->state, memory_order_relaxed);
+			t->ep[e].gen = ep->gen;
+			t->ep[e].kind = (uint8_t)ep->kind;
+		}
+		/* S4 inside: pairs with the writer's S1. */
+		if (!shmr_spec_read_retry(s, seq)) {
+			t->seq = seq;
+			return 0;
+		}
+	}
+	return -EAGAIN;
+}
+
+static void terminate_name(char *s, size_t n)
+{
+	s[n - 1] = '\0';
+}
+
+/* Clamp counts and terminate every string of the copy. */
+static void sanitize(struct shmr_dp_table *t)
+{
+	struct shmr_spec *s = &t->spec;
+
+	if (s->nrouters > SHMR_MAX_ROUTERS)
+		s->nrouters = SHMR_MAX_ROUTERS;
+	if (s->nreg > SHMR_MAX_REGISTRY)
+		s->nreg = SHMR_MAX_REGISTRY;
+	if (s->nactive > SHMR_MAX_ENDPOINTS)
+		s->nactive = SHMR_MAX_ENDPOINTS;
+	for (uint32_t i = 0; i < SHMR_MAX_REGISTRY; i++)
+		terminate_name(s->registry[i].name, SHMR_NAME_MAX);
+	for (uint32_t i = 0; i < SHMR_MAX_ROUTERS; i++) {
+		struct shmr_spec_router *r = &s->routers[i];
+
+		if (r->nroutes > SHMR_MAX_ROUTES)
+			r->nroutes = SHMR_MAX_ROUTES;
+		if (r->ntypes > SHMR_MAX_TYPES)
+			r->ntypes = SHMR_MAX_TYPES;
+		if (r->nhash > SHMR_MAX_ROUTES)
+			r->nhash = SHMR_MAX_ROUTES;
+		terminate_name(r->name, SHMR_NAME_MAX);
+		terminate_name(r->dso, SHMR_DSO_PATH_MAX);
+		terminate_name(r->dso_arg, SHMR_DSO_PATH_MAX);
+		for (uint32_t j = 0; j < SHMR_MAX_ROUTES; j++) {
+			terminate_name(r->routes[j].name, SHMR_NAME_MAX);
+			terminate_name(r->hash[j], SHMR_NAME_MAX);
+		}
+		for (uint32_t j = 0; j < SHMR_MAX_TYPES; j++)
+			terminate_name(r->types[j].target, SHMR_NAME_MAX);
+	}
+}
+
+/* Where a PID leads: a live endpoint, a router, or nowhere. */
+static struct shmr_dp_target pid_target(const struct shmr_dp_table *t,
+					struct shmr_pid pid, const char *name)
+{
+	struct shmr_dp_target tgt = unknown_target;
+	const struct shmr_dp_ep *e;
+
+	tgt.name = name;
+	if (pid.slot >= t->max_endpoints)
+		return tgt;
+	e = &t->ep[pid.slot];
+	if (e->router >= 0) {
+		if (t->routers[e->router].pid.gen != pid.gen)
+			return tgt;
+		tgt.verdict = SHMR_DP_DELIVER;
+		tgt.err = 0;
+		tgt.router = e->router;
+		tgt.slot = pid.slot;
+		tgt.gen = pid.gen;
+		return tgt;
+	}
+	if (e->state != SHMR_EP_ACTIVE || e->gen != pid.gen || pid.gen == 0)
+		return tgt;
+	tgt.verdict = SHMR_DP_DELIVER;
+	tgt.err = 0;
+	tgt.slot = pid.slot;
+	tgt.gen = pid.gen;
+	return tgt;
+}
+
+static struct shmr_dp_target route_target(const struct shmr_dp_table *t,
+					  const struct shmr_spec_route *rt)
+{
+	struct shmr_dp_target tgt = unknown_target;
+
+	tgt.name = rt->name;
+	switch (rt->state) {
+	case SHMR_ROUTE_RUNNING:
+	case SHMR_ROUTE_DEAD:           /* the inbox keeps queueing */
+	case SHMR_ROUTE_PENDING_REPLACE: /* best effort, to the current one */
+		return pid_target(t, rt->pid, rt->name);
+	case SHMR_ROUTE_DISABLED:
+	case SHMR_ROUTE_PENDING_DISABLE:
+		tgt.err = -SHMR_E_DISABLED;
+		return tgt;
+	case SHMR_ROUTE_PENDING_REMOVE:
+	default:
+		tgt.err = -SHMR_E_NO_ROUTE;
+		return tgt;
+	}
+}
+
+/* A built-in entry's name, resolved now; "" discards. */
+static struct shmr_dp_target name_target(const struct shmr_dp_table *t,
+					 unsigned router, const char *name)
+{
+	struct shmr_dp_target tgt;
+
+	if (name[0] == '\0') {
+		tgt = unknown_target;
+		tgt.verdict = SHMR_DP_DISCARD;
+		tgt.err = 0;
+		tgt.name = NULL;
+		return tgt;
+	}
+	tgt = *shmr_dp_resolve_rcu(t, router, name);
+	tgt.name = name;
+	return tgt;
+}
+
+static void build_router(const struct shmr_dp_env *env,
+			 struct shmr_dp_table *t, unsigned ri)
+{
+	struct shmr_spec_router *sr = &t->spec.routers[ri];
+	struct shmr_dp_router *r = &t->routers[ri];
+	char why[256];
+
+	r->nroutes = sr->nroutes;
+	r->routes = sr->routes;
+	for (uint32_t j = 0; j < sr->nroutes; j++) {
+		const struct shmr_spec_route *rt = &sr->routes[j];
+
+		r->route_tgt[j] = route_target(t, rt);
+		if (rt->name[0] == '\0' ||
+		    !dict_insert(r->route_dict, SHMR_DP_DICT_ROUTES, rt->name,
+				 &r->route_tgt[j]))
+			shmr_dp_log(env, SHMR_DP_LOG_WARNING,
+				    "router %s: route %u (\"%s\") is empty or "
+				    "a duplicate: left out",
+				    r->name, j, rt->name);
+	}
+
+	switch (sr->behaviour) {
+	case SHMR_BEH_TYPE:
+		/* Insertion sort by type; the first entry for a type wins. */
+		for (uint32_t j = 0; j < sr->ntypes; j++) {
+			uint32_t type = sr->types[j].type, k = r->ntypes;
+			int dup = 0;
+
+			for (uint32_t x = 0; x < r->ntypes; x++)
+				dup |= r->types[x].type == type;
+			if (dup) {
+				shmr_dp_log(env, SHMR_DP_LOG_WARNING,
+					    "router %s: type %u mapped twice: "
+					    "the first mapping wins",
+					    r->name, type);
+				continue;
+			}
+			while (k > 0 && r->types[k - 1].type > type) {
+				r->types[k] = r->types[k - 1];
+				k--;
+			}
+			r->types[k].type = type;
+			r->types[k].target =
+				name_target(t, ri, sr->types[j].target);
+			r->ntypes++;
+		}
+		break;
+	case SHMR_BEH_HASH:
+		r->nhash = sr->nhash;
+		for (uint32_t j = 0; j < sr->nhash; j++)
+			r->hash_tgt[j] = name_target(t, ri, sr->hash[j]);
+		break;
+	case SHMR_BEH_DSO:
+		if (shmr_dp_behaviour_load(r, sr->dso, sr->dso_arg, why,
+					   sizeof(why)) < 0)
+			shmr_dp_log(env, SHMR_DP_LOG_ERROR,
+				    "router %s: behaviour %s not loaded (%s): "
+				    "the router discards every message",
+				    r->name, sr->dso, why);
+		break;
+	default:
+		shmr_dp_log(env, SHMR_DP_LOG_ERROR,
+			    "router %s: unknown behaviour %u: the router "
+			    "discards every message",
+			    r->name, sr->behaviour);
+		break;
+	}
+}
+
+/* Only what no legitimate peer ever writes after creation. */
+static int lane_geometry_ok(const struct rte_ring *r, uint32_t lane_size)
+{
+	return r->size == lane_size && r->mask == lane_size - 1 &&
+	       r->capacity == lane_size - 1 &&
+	       r->prod.sync_type == RTE_RING_SYNC_ST &&
+	       r->cons.sync_type == RTE_RING_SYNC_ST;
+}
+
+static int ep_geometry_ok(const struct shmr_dp_env *env, uint32_t slot)
+{
+	for (uint32_t i = 0; i < SHMR_LANES_PER_EP(env->nlcores); i++)
+		if (!lane_geometry_ok(shmr_dp_lane(env, slot, i),
+				      env->lane_size))
+			return 0;
+	return 1;
+}
+
+static void build_lists(const struct shmr_dp_env *env,
+			struct shmr_dp_table *t)
+{
+	uint64_t seen[SHMR_MAX_ENDPOINTS / 64] = { 0 };
+
+	for (uint32_t i = 0; i < t->spec.nactive; i++) {
+		uint32_t slot = t->spec.active[i];
+		struct shmr_dp_poll_list *l;
+		struct shmr_dp_poll *p;
+		struct shmr_ep_shared *ep;
+
+		if (slot >= t->max_endpoints || t->ep[slot].router >= 0 ||
+		    t->ep[slot].state != SHMR_EP_ACTIVE ||
+		    (seen[slot / 64] >> (slot % 64) & 1))
+			continue;
+		seen[slot / 64] |= 1ull << (slot % 64);
+		l = &t->lists[slot % t->nlcores];
+		p = &l->e[l->n++];
+		ep = shmr_dp_ep(env, slot);
+		p->slot = slot;
+		p->gen = t->ep[slot].gen;
+		p->ep = ep;
+		p->out = shmr_dp_lane(env, slot, SHMR_LANE_OUT(env->nlcores));
+		p->out_high = shmr_dp_lane(env, slot,
+					   SHMR_LANE_OUT_HIGH(env->nlcores));
+		/* Quarantine holds until a rebuild finds the lanes' geometry
+		 * sound again; the lcore re-checks the rest at every burst.
+		 * No partner: a flag, read by the control plane for display. */
+		if (atomic_load_explicit(&ep->quarantined,
+					 memory_order_relaxed)) {
+			if (ep_geometry_ok(env, slot)) {
+				atomic_store_explicit(&ep->quarantined, 0,
+						      memory_order_relaxed);
+				shmr_dp_log(env, SHMR_DP_LOG_INFO,
+					    "endpoint %u: lanes sound again, "
+					    "polling it",
+					    slot);
+			} else {
+				p->quarantined = 1;
+			}
+		}
+	}
+}
+
+int shmr_dp_table_build(const struct shmr_dp_env *env,
+			struct shmr_dp_table **out)
+{
+	struct shmr_dp_table *t;
+	int rc;
+
+	*out = NULL;
+	t = aligned_alloc(SHMR_CACHE_LINE,
+			  (sizeof(*t) + SHMR_CACHE_LINE - 1) &
+				  ~(size_t)(SHMR_CACHE_LINE - 1));
+	if (!t)
+		return -ENOMEM;
+	memset(t, 0, sizeof(*t));
+	rc = snapshot(env, t);
+	if (rc < 0) {
+		free(t);
+		return rc;
+	}
+	sanitize(t);
+	t->magic = SHMR_DP_TABLE_MAGIC;
+	t->version = t->spec.version;
+	t->nlcores = env->nlcores;
+	t->max_endpoints = env->max_endpoints;
+	for (uint32_t e = 0; e < SHMR_MAX_ENDPOINTS; e++)
+		t->ep[e].router = -1;
+
+	/* Routers' endpoints first: every resolution below needs them. */
+	t->nrouters = t->spec.nrouters;
+	for (uint32_t i = 0; i < t->nrouters; i++) {
+		struct shmr_spec_router *sr = &t->spec.routers[i];
+		struct shmr_dp_router *r = &t->routers[i];
+
+		memcpy(r->name, sr->name, SHMR_NAME_MAX);
+		r->pid = sr->pid;
+		r->behaviour = sr->behaviour;
+		if (sr->pid.slot >= t->max_endpoints ||
+		    t->ep[sr->pid.slot].router >= 0) {
+			shmr_dp_log(env, SHMR_DP_LOG_WARNING,
+				    "router %s: endpoint %u is out of range "
+				    "or taken: unreachable",
+				    r->name, sr->pid.slot);
+			continue;
+		}
+		/* The spec names the router's endpoint; its gen is the one
+		 * senders hold, whatever the endpoint table says. */
+		t->ep[sr->pid.slot].router = (int8_t)i;
+	}
+
+	t->nreg = t->spec.nreg;
+	for (uint32_t i = 0; i < t->nreg; i++) {
+		struct shmr_spec_reg *e = &t->spec.registry[i];
+
+		t->reg_tgt[i] = pid_target(t, e->pid, e->name);
+		if (e->name[0] == '\0' ||
+		    t->reg_tgt[i].verdict != SHMR_DP_DELIVER) {
+			shmr_dp_log(env, SHMR_DP_LOG_DEBUG,
+				    "registry entry %u (\"%s\" -> %u.%u) is "
+				    "empty or stale: left out",
+				    i, e->name, e->pid.slot, e->pid.gen);
+			continue;
+		}
+		if (!dict_insert(t->reg_dict, SHMR_DP_DICT_REG, e->name,
+				 &t->reg_tgt[i]))
+			shmr_dp_log(env, SHMR_DP_LOG_WARNING,
+				    "registry name \"%s\" appears twice: the "
+				    "first entry wins",
+				    e->name);
+	}
+
+	/* Each router builds its own routes' dictionary before resolving
+	 * its built-in entries: names resolve in the deciding router's
+	 * routes, then the registry (complete by now). */
+	for (uint32_t i = 0; i < t->nrouters; i++)
+		build_router(env, t, i);
+	build_lists(env, t);
+	*out = t;
+	return 0;
+}
+
+void shmr_dp_table_free(struct shmr_dp_table *t)
+{
+	if (!t)
+		return;
+	if (t->magic != SHMR_DP_TABLE_MAGIC)
+		abort(); /* a double free: a broken invariant */
+	for (uint32_t i = 0; i < t->nrouters; i++)
+		shmr_dp_behaviour_unload(&t->routers[i]);
+	/* Poison first: a reader that still held it sees a dead table. */
+	memset(t, 0x5a, sizeof(*t));
+	t->magic = SHMR_DP_TABLE_POISON;
+	t->version = UINT64_MAX;
+	free(t);
+}

@@ -1,0 +1,164 @@
+/*
+ * shmr-perf internals: options, timing, pinning, the wait policy shared by
+ * every measured loop, and the bare and router runs.  Not installed; not
+ * for direct inclusion outside perf/.
+ */
+#ifndef SHMR_PERF_INTERNAL_H
+#define SHMR_PERF_INTERNAL_H
+
+#include <sched.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_pause.h>
+
+/* Exit codes. */
+#define PERF_EXIT_OK 0
+#define PERF_EXIT_FAIL 1  /* lost or reordered messages, or a run failed */
+#define PERF_EXIT_USAGE 2 /* bad arguments */
+#define PERF_EXIT_SKIP 77 /* meson's "skipped": the appliance is not built */
+
+/* What a run is asked to do; filled from the command line. */
+struct perf_opts {
+	unsigned slot;        /* bytes per ring element (header included) */
+	unsigned burst;       /* messages per ring operation */
+	uint64_t count;       /* messages pushed through the chain */
+	unsigned rtt;         /* measured round trips */
+	unsigned lane;        /* ring entries (power of two) */
+	int cpu_client;       /* producer / client / pinger */
+	int cpu_hub;          /* forwarder / dataplane / ponger */
+	int cpu_sink;         /* consumer / sink workers */
+	unsigned routes;      /* sink routes behind the router */
+	int poll_busy;        /* router: poll_mode busy (else adaptive) */
+	int by_type;          /* router: behaviour "type" (else "hash") */
+	unsigned lcores;      /* router: routing lcores */
+	unsigned reps;        /* compare: repetitions of each */
+	int keep;             /* router: keep the temporary run directory */
+	int verbose;
+};
+
+/* What one run measured. */
+struct perf_result {
+	uint64_t sent;
+	uint64_t received;
+	uint64_t gaps;     /* a key/sequence skipped forward */
+	uint64_t reorders; /* a key/sequence at or below the last one seen */
+	double mps;        /* messages per second */
+	double p50_us, p99_us, p999_us, max_us; /* round trip */
+	unsigned rtt;      /* round trips measured */
+};
+
+/* ---- timing ---------------------------------------------------------- */
+
+static inline uint64_t perf_now_ns(void)
+{
+	struct timespec ts;
+
+	/* vDSO on this kernel's tsc clocksource: no syscall. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/** TSC ticks per microsecond, measured once against CLOCK_MONOTONIC. */
+double perf_tsc_per_us(void);
+
+/** Sort @p n TSC deltas in place and fill the round-trip fields of @p r. */
+void perf_latency_summary(uint64_t *ticks, unsigned n, struct perf_result *r);
+
+/* ---- pinning --------------------------------------------------------- */
+
+/** Pin the calling process to @p cpu.  Returns 0 or -errno. */
+int perf_pin(int cpu);
+
+/** Non-zero when @p cpu is one this process may run on. */
+int perf_cpu_usable(int cpu);
+
+/** Undo perf_pin(): allow every CPU the process started with. */
+void perf_unpin(void);
+
+/** Remember the start-up affinity for perf_unpin(); call first thing. */
+void perf_affinity_save(void);
+
+/*
+ * The wait policy of every process that shares a core in the measured
+ * chains (producer, consumer, client, sinks): spin a little with pause,
+ * then give the core away with sched_yield().  On 2 cores with 3 or more
+ * processes this is what keeps two pollers on one core from holding the
+ * core for a whole scheduler slice each (ARCHITECTURE.md: ~128 k msg/s).
+ * The yield is a syscall, but only on the path that found no work.
+ */
+#ifndef PERF_SPIN_SHARED
+#define PERF_SPIN_SHARED 8u
+#endif
+#define PERF_SPIN_ALONE 4096u
+
+static inline void perf_backoff(unsigned *idle, unsigned spin)
+{
+	if (++*idle < spin) {
+		rte_pause();
+	} else {
+		*idle = 0;
+		sched_yield();
+	}
+}
+
+/*
+ * Liveness bound for the measured loops: a process that sees no progress
+ * for this long gives up (a lost message must not hang the benchmark).
+ * The clock is read once per 65536 empty polls, never on the work path.
+ */
+#define PERF_STALL_NS (10ull * 1000 * 1000 * 1000)
+
+struct perf_stall {
+	uint64_t polls;
+	uint64_t since;
+};
+
+static inline void perf_progress(struct perf_stall *s)
+{
+	s->polls = 0;
+	s->since = 0;
+}
+
+/* Returns non-zero once nothing moved for PERF_STALL_NS. */
+static inline int perf_stalled(struct perf_stall *s)
+{
+	uint64_t now;
+
+	if ((++s->polls & 0xffff) != 0)
+		return 0;
+	now = perf_now_ns();
+	if (!s->since) {
+		s->since = now;
+		return 0;
+	}
+	return now - s->since > PERF_STALL_NS;
+}
+
+/* ---- runs ------------------------------------------------------------ */
+
+/**
+ * The bare baseline: producer -> forwarder -> consumer over two SPSC
+ * rte_rings in a memfd, then a ping-pong over two more.  Forks its
+ * processes and blocks in waitpid while they run.
+ * Returns 0, or -1 when a child failed (message printed).
+ */
+int perf_bare_run(const struct perf_opts *o, struct perf_result *r);
+
+/**
+ * The same chain through the appliance: starts shmr-control on a private
+ * domain with @p o->routes shmr-perf-sink routes, pushes o->count messages
+ * through router "perf", collects the sinks' counts, then times calls.
+ * Returns 0, -1 on failure (message printed), or -PERF_EXIT_SKIP when the
+ * appliance binaries cannot be found.
+ */
+int perf_router_run(const struct perf_opts *o, struct perf_result *r);
+
+/** `shmr-perf load ...`: the demo load generator.  Returns an exit code. */
+int perf_load_main(int argc, char **argv);
+
+/** Directory holding the running executable (for finding siblings). */
+const char *perf_exe_dir(void);
+
+#endif

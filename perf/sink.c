@@ -1,0 +1,202 @@
+/*
+ * shmr-perf-sink: the route worker of `shmr-perf router`.
+ *
+ * Counts the sends it receives per sender and checks each sender's order by
+ * the key: every key must be the previous one plus the stride (the number
+ * of routes the sender spreads over).  A key that skips forward is a gap, a
+ * key at or below the previous one a reorder.  Calls are questions about
+ * those counts (perf_proto.h), answered with shmr_reply().
+ *
+ *     shmr-perf-sink [--stride N] [--burst N]
+ *
+ * It waits for work like the bare consumer (spin briefly, then yield the
+ * core); after a longer idle spell it blocks in shmr_recv_burst() so an
+ * idle sink costs nothing.  SIGTERM ends it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <shmr/shmr.h>
+
+#include "perf_internal.h"
+#include "perf_proto.h"
+
+#define SENDERS 128u        /* endpoint slots tracked one by one */
+#define IDLE_BLOCK_NS 20000000ull /* 20 ms idle: block instead */
+#define BLOCK_MS 100
+
+struct sender {
+	uint32_t gen;
+	int seen; /* a key has been seen since the last reset */
+	uint64_t count, last, gaps, reorders;
+	uint64_t expect, done_ns;
+};
+
+static struct sender senders[SENDERS + 1]; /* last: slots out of range */
+static uint64_t total, redelivered;
+
+static struct sender *sender_of(struct shmr_pid p)
+{
+	struct sender *s = &senders[p.slot < SENDERS ? p.slot : SENDERS];
+
+	if (s->gen != p.gen) {
+		/* A new owner of that slot: start afresh. */
+		memset(s, 0, sizeof(*s));
+		s->gen = p.gen;
+	}
+	return s;
+}
+
+static void on_send(const struct shmr_msg *m, uint64_t stride)
+{
+	struct sender *s = sender_of(m->from);
+
+	total++;
+	if (m->flags & SHMR_F_REDELIVERED)
+		redelivered++;
+	if (s->seen) {
+		if (m->key <= s->last)
+			s->reorders++;
+		else if (m->key != s->last + stride)
+			s->gaps++;
+	}
+	if (!s->seen || m->key > s->last)
+		s->last = m->key;
+	s->seen = 1;
+	if (++s->count == s->expect)
+		s->done_ns = perf_now_ns();
+}
+
+static void on_call(struct shmr_endpoint *ep, const struct shmr_msg *m,
+		    uint64_t route)
+{
+	struct sender *s = sender_of(m->from);
+	struct perf_req req = { 0 };
+	struct perf_ans ans = { 0 };
+	unsigned idle = 0;
+	int status = 0;
+
+	memcpy(&req, m->data, m->len < sizeof(req) ? m->len : sizeof(req));
+	switch (req.op) {
+	case PERF_OP_PING:
+		ans.a = route;
+		break;
+	case PERF_OP_EXPECT:
+		memset(s, 0, sizeof(*s));
+		s->gen = m->from.gen;
+		s->expect = req.arg;
+		ans.a = route;
+		break;
+	case PERF_OP_COUNT:
+		ans.a = s->count;
+		ans.b = s->done_ns;
+		break;
+	case PERF_OP_ERRORS:
+		ans.a = s->gaps;
+		ans.b = s->reorders;
+		break;
+	case PERF_OP_TOTAL:
+		ans.a = total;
+		ans.b = redelivered;
+		break;
+	default:
+		status = -EINVAL;
+	}
+	/* Full only under overload: wait for room rather than drop it. */
+	while (shmr_reply(ep, m, status, &ans, status ? 0 : sizeof(ans)) ==
+	       -EAGAIN)
+		perf_backoff(&idle, PERF_SPIN_SHARED);
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: shmr-perf-sink [--stride N] [--burst N]\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	const char *rname = getenv("SHMR_ROUTE");
+	unsigned long stride = 1, burst = 32;
+	uint64_t route = 0, idle_since = 0;
+	struct shmr_domain *d;
+	struct shmr_endpoint *ep;
+	const struct shmr_msg *msgs[256];
+	unsigned idle = 0, empties = 0;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		char *end;
+		unsigned long *dst;
+
+		if (i + 1 >= argc)
+			return usage();
+		if (strcmp(argv[i], "--stride") == 0)
+			dst = &stride;
+		else if (strcmp(argv[i], "--burst") == 0)
+			dst = &burst;
+		else
+			return usage();
+		*dst = strtoul(argv[++i], &end, 10);
+		if (*end || *dst == 0)
+			return usage();
+	}
+	if (burst > 256)
+		burst = 256;
+	/* Routes are called s<index> by shmr-perf. */
+	if (rname && rname[0] == 's')
+		route = strtoull(rname + 1, NULL, 10);
+
+	rc = shmr_attach_env(&d, &ep);
+	if (rc < 0) {
+		fprintf(stderr, "shmr-perf-sink: %s\n", shmr_strerror(rc));
+		return 1;
+	}
+	while (!shmr_stopping()) {
+		int n = shmr_recv_burst(ep, msgs, (unsigned)burst, 0);
+
+		if (n < 0) {
+			if (n == -EINTR)
+				break;
+			fprintf(stderr, "shmr-perf-sink: receive: %s\n",
+				shmr_strerror(n));
+			break;
+		}
+		if (n == 0) {
+			/* Look at the clock once per 1024 empty polls. */
+			if ((++empties & 1023) == 0) {
+				uint64_t now = perf_now_ns();
+
+				if (!idle_since)
+					idle_since = now;
+				else if (now - idle_since > IDLE_BLOCK_NS) {
+					n = shmr_recv_burst(ep, msgs,
+							    (unsigned)burst,
+							    BLOCK_MS);
+					if (n == -EINTR)
+						break;
+					if (n < 0)
+						n = 0;
+				}
+			}
+			if (n == 0) {
+				perf_backoff(&idle, PERF_SPIN_SHARED);
+				continue;
+			}
+		}
+		idle = 0;
+		empties = 0;
+		idle_since = 0;
+		for (int i = 0; i < n; i++) {
+			if (msgs[i]->kind == SHMR_KIND_CALL)
+				on_call(ep, msgs[i], route);
+			else
+				on_send(msgs[i], stride);
+		}
+	}
+	shmr_endpoint_close(ep);
+	shmr_detach(d);
+	return 0;
+}

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# shmrouter's front door: set up this machine, build, then run the demo or
+# the test suite.  Debian 12, as root (it installs packages).
+#
+#   ./shmr.sh demo [--duration SEC]   appliance + demo load + live figures
+#   ./shmr.sh test                    the whole test suite
+#   ./shmr.sh sanitize                the suite again under ASan and UBSan
+#
+# Exit status: 0 success; 1 a step failed; 2 bad arguments.
+set -euo pipefail
+cd "$(dirname "$0")"
+root=$PWD
+
+packages=(meson ninja-build pkg-config gcc libc6-dev libdpdk-dev liburcu-dev
+          libhwloc-dev libcmocka-dev libconfig-dev procps)
+
+say() { printf 'shmr: %s\n' "$*" >&2; }
+usage() {
+    echo "usage: $0 demo [--duration SEC] | test | sanitize" >&2
+    exit 2
+}
+
+setup() {
+    local missing=()
+    for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+            missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        say "installing ${missing[*]}"
+        if [ "$(id -u)" -ne 0 ]; then
+            say "need root to install packages (or install them yourself)"
+            exit 1
+        fi
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >/dev/null
+        apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    # Hugepages back the domain when the kernel allows; 4 KiB pages otherwise.
+    if [ -w /proc/sys/vm/nr_hugepages ] && [ "$(cat /proc/sys/vm/nr_hugepages)" = 0 ]; then
+        echo 64 > /proc/sys/vm/nr_hugepages 2>/dev/null || true
+    fi
+    local dir=$1; shift
+    if [ ! -f "$dir/build.ninja" ]; then
+        meson setup "$dir" "$@" >/dev/null
+    fi
+    ninja -C "$dir" >/dev/null
+}
+
+demo() {
+    local duration=0
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --duration) [ $# -ge 2 ] || usage; duration=$2; shift 2 ;;
+            *) usage ;;
+        esac
+    done
+    [[ $duration =~ ^[0-9]+$ ]] || usage
+    setup build
+    export PATH="$root/build/examples:$root/build/perf:$PATH"
+    local run_dir=/run/shmr
+    [ -w /run ] || run_dir=${XDG_RUNTIME_DIR:-/tmp}/shmr
+    export SHMR_RUN_DIR=$run_dir
+    local ready; ready=$(mktemp -u /tmp/shmr-ready.XXXXXX); mkfifo "$ready"
+    build/control/shmr-control --run-dir "$run_dir" --ready-fd 4 4>"$ready" &
+    local control=$!
+    local load=""
+    stop() {
+        trap - INT TERM
+        [ -n "$load" ] && kill -TERM "$load" 2>/dev/null && wait "$load" 2>/dev/null || true
+        kill -TERM "$control" 2>/dev/null && wait "$control" 2>/dev/null || true
+        rm -f "$ready"
+    }
+    trap 'stop; exit 0' INT TERM
+    if [ "$(head -c1 "$ready")" != R ]; then
+        say "shmr-control did not start"; stop; exit 1
+    fi
+    say "appliance up: domain shmr-demo, router events (routes payments, shipments, reports)"
+    local dur=()
+    [ "$duration" -gt 0 ] && dur=(--duration "$duration")
+    build/perf/shmr-perf load --domain shmr-demo --router events --types 1,2,3 "${dur[@]}" &
+    load=$!
+    build/control/shmrctl -d shmr-demo watch events --interval 1 "${dur[@]}" || true
+    stop
+}
+
+run_tests() {
+    [ $# -eq 0 ] || usage
+    setup build -Dwerror=true
+    meson test -C build --print-errorlogs --num-processes 1
+}
+
+run_sanitized() {
+    [ $# -eq 0 ] || usage
+    setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        meson test -C build-asan --print-errorlogs --num-processes 1 --no-suite perf-smoke --no-suite install
+}
+
+[ $# -ge 1 ] || usage
+cmd=$1; shift
+case $cmd in
+    demo) demo "$@" ;;
+    test) run_tests "$@" ;;
+    sanitize) run_sanitized "$@" ;;
+    *) usage ;;
+esac

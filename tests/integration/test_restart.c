@@ -1,0 +1,236 @@
+/*
+ * kill -9 a route worker while 100,000 numbered messages stream to it: the
+ * control plane restarts it into the same slot, and every message reaches a
+ * worker at least once; duplicates are at most one receive burst, and each
+ * of them is flagged as redelivered.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <shmr/proto.h>
+
+#include "shmr_test_app.h"
+#include "test_worker.h"
+
+#define N 100000u
+#define BURST 32u /* the worker's receive burst */
+
+struct ctx {
+	struct shmr_test_app app;
+	unsigned char *rec; /* N counts, then N redelivered marks */
+	char recpath[300];
+};
+
+static long long route_value(struct ctx *c, const char *key)
+{
+	char ans[SHMR_PROTO_MAX];
+
+	if (shmr_test_ctl(&c->app, "INSPECT events", ans, sizeof(ans)) < 0)
+		return -1;
+	return shmr_test_value(ans, key);
+}
+
+static uint64_t received(struct ctx *c)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < N; i++)
+		n += c->rec[i] != 0;
+	return n;
+}
+
+static int all_received(void *arg)
+{
+	return received(arg) == N;
+}
+
+static int restarted(void *arg)
+{
+	return route_value(arg, "shmr:restarts") >= 1 &&
+	       route_value(arg, "shmr:route:w:os_pid") > 0;
+}
+
+static void test_kill9_mid_stream_loses_nothing(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+	char conf[1024];
+	struct shmr_domain *d;
+	struct shmr_endpoint *ep;
+	struct shmr_pid router;
+	int fd, rc;
+	(void)state;
+
+	snprintf(c->recpath, sizeof(c->recpath), "/tmp/shmr-rec-%d", getpid());
+	fd = open(c->recpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 2 * N), 0);
+	c->rec = mmap(NULL, 2 * N, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(c->rec != MAP_FAILED);
+	close(fd);
+
+	snprintf(conf, sizeof(conf),
+		 "routers = ( { name = \"events\"; behaviour = \"type\";\n"
+		 "  types = ( { type = 1; route = \"w\"; } );\n"
+		 "  routes = ( { name = \"w\"; program = \"shmr-test-worker\";\n"
+		 "    args = [\"--record\", \"%s\", \"--spin-ns\", \"2000\"]; } );\n"
+		 "} );\n",
+		 c->recpath);
+	assert_int_equal(shmr_test_app_start(&c->app, "kill9", conf), 0);
+	assert_int_equal(shmr_attach_path(c->app.sock, &d), 0);
+	assert_int_equal(shmr_endpoint_open(d, &ep), 0);
+	assert_int_equal(shmr_lookup(d, "events", &router), 0);
+
+	long long victim = route_value(c, "shmr:route:w:os_pid");
+	assert_true(victim > 0);
+	int killed = 0;
+	for (uint64_t k = 0; k < N; k++) {
+		while ((rc = shmr_send(ep, router, 1, k, &k, sizeof(k))) ==
+		       -EAGAIN) {
+			/* Mid-stream: the worker has taken some, not all. */
+			if (!killed && received(c) > N / 5) {
+				assert_int_equal(kill((pid_t)victim, SIGKILL), 0);
+				killed = 1;
+			}
+		}
+		assert_int_equal(rc, 0);
+	}
+	if (!killed) {
+		/* The worker kept up with us; kill it with the tail queued. */
+		assert_int_equal(kill((pid_t)victim, SIGKILL), 0);
+	}
+	/* Liveness bounds only. */
+	assert_true(shmr_test_wait(restarted, c, 30000));
+	assert_true(route_value(c, "shmr:route:w:os_pid") != victim);
+	assert_true(shmr_test_wait(all_received, c, 60000));
+
+	uint64_t dup = 0, unflagged_dup = 0, flagged = 0;
+	for (uint32_t i = 0; i < N; i++) {
+		assert_true(c->rec[i] >= 1);
+		if (c->rec[i] > 1) {
+			dup += c->rec[i] - 1u;
+			if (!c->rec[N + i])
+				unflagged_dup++;
+		}
+		flagged += c->rec[N + i];
+	}
+	/* At most one burst twice per crash, every duplicate flagged. */
+	assert_true(dup <= BURST);
+	assert_int_equal(unflagged_dup, 0);
+	assert_true(flagged <= BURST);
+	assert_int_equal(route_value(c, "shmr:restarts"), 1);
+
+	shmr_endpoint_close(ep);
+	shmr_detach(d);
+	assert_int_equal(shmr_test_app_stop(&c->app), 0);
+	munmap(c->rec, 2 * N);
+	unlink(c->recpath);
+	free(c);
+}
+
+static long long status_value(struct ctx *c, const char *key)
+{
+	char ans[SHMR_PROTO_MAX];
+
+	if (shmr_test_ctl(&c->app, "STATUS", ans, sizeof(ans)) < 0)
+		return -1;
+	return shmr_test_value(ans, key);
+}
+
+static int dataplane_restarted(void *arg)
+{
+	return status_value(arg, "dataplane_starts") >= 2 &&
+	       status_value(arg, "dataplane_pid") > 0;
+}
+
+/* The dataplane dies mid-stream: the control plane restarts it, the rings
+ * (in the domain, not in the process) kept everything. */
+static void test_dataplane_kill9_loses_nothing(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+	char conf[1024];
+	struct shmr_domain *d;
+	struct shmr_endpoint *ep;
+	struct shmr_pid router;
+	int fd, rc;
+	(void)state;
+
+	snprintf(c->recpath, sizeof(c->recpath), "/tmp/shmr-rec-dp-%d",
+		 getpid());
+	fd = open(c->recpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 2 * N), 0);
+	c->rec = mmap(NULL, 2 * N, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(c->rec != MAP_FAILED);
+	close(fd);
+	snprintf(conf, sizeof(conf),
+		 "routers = ( { name = \"events\"; behaviour = \"type\";\n"
+		 "  types = ( { type = 1; route = \"w\"; } );\n"
+		 "  routes = ( { name = \"w\"; program = \"shmr-test-worker\";\n"
+		 "    args = [\"--record\", \"%s\", \"--spin-ns\", \"2000\"]; } );\n"
+		 "} );\n",
+		 c->recpath);
+	assert_int_equal(shmr_test_app_start(&c->app, "dpkill", conf), 0);
+	assert_int_equal(shmr_attach_path(c->app.sock, &d), 0);
+	assert_int_equal(shmr_endpoint_open(d, &ep), 0);
+	assert_int_equal(shmr_lookup(d, "events", &router), 0);
+
+	long long victim = status_value(c, "dataplane_pid");
+	assert_true(victim > 0);
+	int killed = 0;
+	for (uint64_t k = 0; k < N; k++) {
+		while ((rc = shmr_send(ep, router, 1, k, &k, sizeof(k))) ==
+		       -EAGAIN) {
+			if (!killed && received(c) > N / 5) {
+				assert_int_equal(kill((pid_t)victim, SIGKILL), 0);
+				killed = 1;
+			}
+		}
+		assert_int_equal(rc, 0);
+		if (!killed && k == N / 2) {
+			assert_int_equal(kill((pid_t)victim, SIGKILL), 0);
+			killed = 1;
+		}
+	}
+	assert_true(shmr_test_wait(dataplane_restarted, c, 30000));
+	assert_true(status_value(c, "dataplane_pid") != victim);
+	assert_true(shmr_test_wait(all_received, c, 60000));
+	uint64_t dup = 0, unflagged_dup = 0;
+	for (uint32_t i = 0; i < N; i++) {
+		assert_true(c->rec[i] >= 1);
+		if (c->rec[i] > 1) {
+			dup += c->rec[i] - 1u;
+			unflagged_dup += !c->rec[N + i];
+		}
+	}
+	/* The dataplane re-forwards at most the burst it had taken. */
+	assert_true(dup <= BURST);
+	assert_int_equal(unflagged_dup, 0);
+
+	shmr_endpoint_close(ep);
+	shmr_detach(d);
+	assert_int_equal(shmr_test_app_stop(&c->app), 0);
+	munmap(c->rec, 2 * N);
+	unlink(c->recpath);
+	free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kill9_mid_stream_loses_nothing),
+		cmocka_unit_test(test_dataplane_kill9_loses_nothing),
+	};
+	return cmocka_run_group_tests_name("restart", tests, NULL, NULL);
+}

@@ -1,0 +1,219 @@
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <shmr/proto_client.h>
+
+#include "shmr_test_app.h"
+
+static const char *env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : dflt;
+}
+
+int shmr_test_app_start(struct shmr_test_app *app, const char *tag,
+			const char *conf_body)
+{
+	int pfd[2];
+	char ready = 0, fdbuf[16];
+	struct pollfd p;
+	FILE *f;
+
+	memset(app, 0, sizeof(*app));
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	snprintf(app->dir, sizeof(app->dir), "/tmp/shmr-test-%s-XXXXXX", tag);
+	if (!mkdtemp(app->dir)) {
+		perror("mkdtemp");
+		return -1;
+	}
+	snprintf(app->domain, sizeof(app->domain), "t%d-%.16s", (int)getpid(),
+		 tag);
+	snprintf(app->conf, sizeof(app->conf), "%s/app.conf", app->dir);
+	snprintf(app->sock, sizeof(app->sock), "%s/%s.sock", app->dir,
+		 app->domain);
+	f = fopen(app->conf, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "domain = \"%s\";\nrun_dir = \"%s\";\n%s\n", app->domain,
+		app->dir, conf_body);
+	fclose(f);
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -1;
+	app->control = fork();
+	if (app->control == 0) {
+		int fd = dup(pfd[1]); /* without CLOEXEC */
+		snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
+		execl(env_or("SHMR_CONTROL", "shmr-control"), "shmr-control",
+		      "-c", app->conf, "--run-dir", app->dir, "--ready-fd",
+		      fdbuf, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	/* Liveness bound only: start-up takes well under a second. */
+	p = (struct pollfd){ .fd = pfd[0], .events = POLLIN };
+	if (poll(&p, 1, 30000) != 1 || read(pfd[0], &ready, 1) != 1 ||
+	    ready != 'R') {
+		fprintf(stderr, "test: appliance %s did not come up\n",
+			app->domain);
+		close(pfd[0]);
+		shmr_test_app_stop(app);
+		return -1;
+	}
+	close(pfd[0]);
+	setenv(SHMR_ENV_RUN_DIR, app->dir, 1);
+	return 0;
+}
+
+/* Children of ours (reparented orphans included) still alive. */
+static int reap_all(int sig)
+{
+	int n = 0, status;
+	pid_t pid;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char path[64], buf[512];
+	pid_t self = getpid();
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		;
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		long p = strtol(e->d_name, NULL, 10);
+		FILE *f;
+		if (p <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", p);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f)) {
+			char *rp = strrchr(buf, ')');
+			char st;
+			long ppid;
+			if (rp && sscanf(rp + 2, "%c %ld", &st, &ppid) == 2 &&
+			    ppid == self && st != 'Z') {
+				n++;
+				if (sig)
+					kill((pid_t)p, sig);
+			}
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+int shmr_test_app_stop(struct shmr_test_app *app)
+{
+	int status, left = 0;
+	char cmd[600];
+
+	if (app->control > 0) {
+		kill(app->control, SIGTERM);
+		/* Liveness bound: the control plane stops its workers (grace
+		 * 2 s by default) and the dataplane, then exits. */
+		for (int i = 0; i < 300; i++) {
+			if (waitpid(app->control, &status, WNOHANG) ==
+			    app->control) {
+				app->control = 0;
+				break;
+			}
+			usleep(50000);
+		}
+		if (app->control > 0) {
+			fprintf(stderr, "test: shmr-control did not stop\n");
+			kill(app->control, SIGKILL);
+			waitpid(app->control, &status, 0);
+			left++;
+		}
+	}
+	/* Everything it started must be gone already. */
+	for (int i = 0; i < 20 && reap_all(0) > 0; i++)
+		usleep(50000);
+	left += reap_all(SIGKILL);
+	while (waitpid(-1, &status, WNOHANG) > 0)
+		;
+	if (app->dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", app->dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "test: could not remove %s\n", app->dir);
+	}
+	return left;
+}
+
+int shmr_test_ctl(const struct shmr_test_app *app, const char *req, char *ans,
+		  size_t cap)
+{
+	int fd = shmr_proto_connect(app->sock), rc;
+
+	if (fd < 0)
+		return fd;
+	rc = shmr_proto_request(fd, req, ans, cap, NULL);
+	close(fd);
+	return rc;
+}
+
+long long shmr_test_value(const char *ans, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *p = ans;
+
+	while (p && *p) {
+		if (strncmp(p, key, kl) == 0 && (p[kl] == ' ' || p[kl] == '\t'))
+			return strtoll(p + kl + 1, NULL, 10);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+int shmr_test_run(char *const argv[], char *out, size_t cap)
+{
+	int pfd[2], status;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(pfd) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	while (cap > 1 && (n = read(pfd[0], out + len, cap - 1 - len)) > 0)
+		len += (size_t)n;
+	if (cap)
+		out[len] = '\0';
+	close(pfd[0]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int shmr_test_wait(int (*pred)(void *), void *arg, int ms)
+{
+	for (int i = 0; i < ms; i++) {
+		if (pred(arg))
+			return 1;
+		usleep(1000);
+	}
+	return pred(arg);
+}

@@ -1,0 +1,57 @@
+/*
+ * Starting and stopping a private appliance for integration tests.
+ *
+ * Each test gets its own run directory (socket, config) and domain name, so
+ * tests never see each other's appliance.  Start waits on shmr-control's
+ * --ready-fd, never on a sleep.  Stop sends SIGTERM and then checks that
+ * every process the appliance started is gone: the test process is a child
+ * subreaper, so orphans come back to it and are counted.
+ *
+ * Binaries come from the environment meson sets: SHMR_CONTROL (path of
+ * shmr-control), SHMRCTL, and PATH containing the worker programs.
+ */
+#ifndef SHMR_TEST_APP_H
+#define SHMR_TEST_APP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <shmr/shmr.h>
+
+struct shmr_test_app {
+	pid_t control;
+	char dir[256];
+	char conf[300];
+	char sock[300];
+	char domain[SHMR_NAME_MAX];
+};
+
+/**
+ * Write @p conf_body (routers etc.; the domain, run_dir and geometry lines
+ * are prepended) and start shmr-control on it.
+ * Returns: 0 when up; -1 (with a message on stderr) otherwise.
+ */
+int shmr_test_app_start(struct shmr_test_app *app, const char *tag,
+			const char *conf_body);
+
+/**
+ * Stop the appliance and reap everything it started.
+ * Returns: the number of processes that had to be killed after the
+ *          control plane's own shutdown (0 when it cleaned up after itself).
+ */
+int shmr_test_app_stop(struct shmr_test_app *app);
+
+/** One admin request; 0 or the negated error.  @p ans gets the answer. */
+int shmr_test_ctl(const struct shmr_test_app *app, const char *req, char *ans,
+		  size_t cap);
+
+/** Value of "key value" line @p key in an admin answer; -1 if absent. */
+long long shmr_test_value(const char *ans, const char *key);
+
+/** Run a command with stdout+stderr captured; returns its exit status. */
+int shmr_test_run(char *const argv[], char *out, size_t cap);
+
+/** Wait until @p pred(arg) is true, checking every ms, at most @p ms total. */
+int shmr_test_wait(int (*pred)(void *), void *arg, int ms);
+
+#endif

@@ -1,0 +1,902 @@
+/*
+ * The configuration loader: what an operator sees.  A good file gives the
+ * structs the control plane acts on; a bad one gives exactly one line
+ * "file:line: field: what is wrong", and these tests pin the line and the
+ * field for every class of mistake.
+ *
+ * Built with SHMR_DEFAULT_CONF_PATH (config/default.conf) and
+ * SHMR_CONFIG_EXAMPLES_DIR (config/examples) from the source tree.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "shmr_config.h"
+
+/* A valid router on one line, to put the mistake under test elsewhere. */
+#define ROUTER_OK \
+	"{ name = \"r\"; behaviour = \"type\"; types = ( { type = 1; route = \"a\"; } ); }"
+
+static struct shmr_config *conf_new(void)
+{
+	struct shmr_config *c = calloc(1, sizeof(*c));
+
+	assert_non_null(c);
+	return c;
+}
+
+/* Parse @p text as "t.conf": it must fail with -EINVAL and an error that
+ * starts with @p prefix ("t.conf:LINE: field: ") and contains @p what. */
+static void expect_err(const char *text, const char *prefix, const char *what)
+{
+	struct shmr_config *c = conf_new();
+	char err[512] = "unset";
+	int rc = shmr_config_load_string(text, "t.conf", c, err, sizeof(err));
+
+	if (rc != -EINVAL || strncmp(err, prefix, strlen(prefix)) != 0 ||
+	    (what && !strstr(err, what)) || strchr(err, '\n'))
+		fail_msg("for the text:\n%s\n got rc %d, \"%s\"\n wanted -EINVAL, "
+			 "\"%s...%s...\"", text, rc, err, prefix,
+			 what ? what : "");
+	free(c);
+}
+
+static struct shmr_config *expect_ok(const char *text)
+{
+	struct shmr_config *c = conf_new();
+	char err[512] = "";
+	int rc = shmr_config_load_string(text, "t.conf", c, err, sizeof(err));
+
+	if (rc != 0)
+		fail_msg("for the text:\n%s\n got rc %d, \"%s\"", text, rc, err);
+	return c;
+}
+
+/* A growing text buffer for generated configurations. */
+struct text {
+	char *s;
+	size_t len;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	assert_true(n >= 0);
+	t->s = realloc(t->s, t->len + (size_t)n + 1);
+	assert_non_null(t->s);
+	memcpy(t->s + t->len, s, (size_t)n + 1);
+	t->len += (size_t)n;
+	free(s);
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	struct text t = { 0 };
+	char buf[4096];
+	size_t n;
+
+	assert_non_null(f);
+	add(&t, "%s", "");
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		add(&t, "%.*s", (int)n, buf);
+	fclose(f);
+	return t.s;
+}
+
+/* ---- the default configuration ---------------------------------------- */
+
+static void test_default_parses(void **state)
+{
+	static const char *const names[] = { "payments", "shipments", "reports" };
+	struct shmr_config *c = conf_new();
+	const struct shmr_conf_router *r;
+	char err[512] = "";
+
+	assert_int_equal(shmr_config_load_string(shmr_config_default_text(),
+						 "<default>", c, err,
+						 sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_string_equal(c->source, "<default>");
+	assert_string_equal(c->domain, "shmr-demo");
+	assert_string_equal(c->run_dir, "/run/shmr");
+	assert_int_equal(c->slot_size, SHMR_SLOT_DEFAULT);
+	assert_int_equal(c->lane_size, SHMR_LANE_DEFAULT);
+	assert_int_equal(c->lcores, 1);
+	assert_int_equal(c->poll_mode, SHMR_POLL_ADAPTIVE);
+	assert_string_equal(c->dataplane_cpus, "");
+	assert_string_equal(c->socket_group, "");
+	assert_int_equal(c->stop_grace_ms, 2000);
+
+	assert_int_equal(c->nrouters, 1);
+	r = &c->routers[0];
+	assert_string_equal(r->name, "events");
+	assert_int_equal(r->behaviour, SHMR_BEH_TYPE);
+	assert_int_equal(r->nroutes, 3);
+	assert_int_equal(r->ntypes, 3);
+	for (unsigned i = 0; i < 3; i++) {
+		const struct shmr_conf_route *rt = &r->routes[i];
+
+		assert_int_equal(r->types[i].type, i + 1);
+		assert_string_equal(r->types[i].route, names[i]);
+		assert_string_equal(rt->name, names[i]);
+		assert_string_equal(rt->program, "shmr-echo-worker");
+		assert_int_equal(rt->nargs, 2);
+		assert_string_equal(rt->args[0], "--tag");
+		assert_string_equal(rt->args[1], names[i]);
+		assert_string_equal(rt->cpus, "");
+		assert_true(rt->line > r->line);
+	}
+	free(c);
+}
+
+/* The embedded text is the file in the source tree, byte for byte. */
+static void test_default_is_the_file(void **state)
+{
+	char *file = read_all(SHMR_DEFAULT_CONF_PATH);
+
+	assert_string_equal(shmr_config_default_text(), file);
+	free(file);
+}
+
+/* Settings left out take their documented defaults. */
+static void test_defaults_of_omitted_settings(void **state)
+{
+	struct shmr_config *c = expect_ok("routers = ( " ROUTER_OK " );\n");
+
+	assert_string_equal(c->source, "t.conf");
+	assert_string_equal(c->domain, "shmr");
+	assert_string_equal(c->run_dir, "/run/shmr");
+	assert_int_equal(c->slot_size, 128);
+	assert_int_equal(c->lane_size, 1024);
+	assert_int_equal(c->lcores, 1);
+	assert_int_equal(c->poll_mode, SHMR_POLL_ADAPTIVE);
+	assert_int_equal(c->stop_grace_ms, 2000);
+	assert_int_equal(c->nrouters, 1);
+	assert_int_equal(c->routers[0].nroutes, 0); /* a free router */
+	free(c);
+}
+
+/* ---- syntax ------------------------------------------------------------- */
+
+static void test_syntax_error(void **state)
+{
+	expect_err("domain = \"a\";\n"
+		   "slot_size 128;\n"
+		   "lane_size = 1024;\n",
+		   "t.conf:2: syntax: ", "syntax error");
+	expect_err("domain = \"a\";\n"
+		   "domain = \"b\";\n",
+		   "t.conf:2: syntax: ", "duplicate setting name");
+	expect_err("routers = (\n"
+		   "  { name = \"unterminated; }\n",
+		   "t.conf:", "syntax: ");
+}
+
+/* ---- unknown settings and wrong types ----------------------------------- */
+
+static void test_unknown_keys(void **state)
+{
+	expect_err("domain = \"a\";\n"
+		   "dataplane_cpu = \"1\";\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:2: dataplane_cpu: unknown setting", "dataplane_cpus");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 1; route = \"a\"; } );\n"
+		   "    route = ( );\n"
+		   "  }\n"
+		   ");\n",
+		   "t.conf:4: routers.[0].route: unknown setting", "routes");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 1; route = \"a\"; } );\n"
+		   "    routes = (\n"
+		   "      { name = \"a\"; program = \"w\"; },\n"
+		   "      { name = \"b\"; program = \"w\";\n"
+		   "        cpu = \"0\"; }\n"
+		   "    );\n"
+		   "  }\n"
+		   ");\n",
+		   "t.conf:7: routers.[0].routes.[1].cpu: unknown setting",
+		   "cpus");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 1; route = \"a\"; },\n"
+		   "              { type = 2; rout = \"b\"; } );\n"
+		   "  }\n"
+		   ");\n",
+		   "t.conf:4: routers.[0].types.[1].rout: unknown setting", NULL);
+}
+
+static void test_wrong_types(void **state)
+{
+	expect_err("slot_size = \"128\";\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:1: slot_size: expected an integer, found a string",
+		   NULL);
+	expect_err("\n"
+		   "domain = 5;\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:2: domain: expected a string", NULL);
+	expect_err("lcores = 1.5;\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:1: lcores: expected an integer, found a float", NULL);
+	expect_err("routers = { name = \"r\"; };\n",
+		   "t.conf:1: routers: expected a list", NULL);
+	expect_err("routers = ( \"r\" );\n",
+		   "t.conf:1: routers.[0]: expected a group", NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 1; route = \"a\"; } );\n"
+		   "    routes = ( { name = \"a\"; program = \"w\";\n"
+		   "                 args = \"--tag a\"; } );\n"
+		   "  }\n"
+		   ");\n",
+		   "t.conf:5: routers.[0].routes.[0].args: expected an array", NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 1; route = \"a\"; } );\n"
+		   "    routes = ( { name = \"a\"; program = \"w\";\n"
+		   "                 args = ( \"--n\", 5 ); } );\n"
+		   "  }\n"
+		   ");\n",
+		   "t.conf:5: routers.[0].routes.[0].args.[1]: expected a string",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { type = \"1\"; route = \"a\"; } );\n"
+		   "  }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].types.[0].type: expected an integer",
+		   NULL);
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+static void test_bad_names(void **state)
+{
+	expect_err("domain = \"\";\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:1: domain: empty name", NULL);
+	expect_err("domain = \"a/b\";\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:1: domain: ", "character outside");
+	/* A quoted value never splits the error over two lines. */
+	expect_err("domain = \"a\\nb\";\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:1: domain: name \"a?b\" has a character outside", NULL);
+	expect_err("domain = \"0123456789012345678901234567890123\";\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:1: domain: ", "too long");
+	expect_err("routers = (\n"
+		   "  { behaviour = \"type\";\n"
+		   "    name = \"my router\";\n"
+		   "    types = ( { type = 1; route = \"a\"; } ); }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].name: name \"my router\" has a character outside",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 1; route = \"a\"; } );\n"
+		   "    routes = (\n"
+		   "      { name = \"\"; program = \"w\"; }\n"
+		   "    ); }\n"
+		   ");\n",
+		   "t.conf:5: routers.[0].routes.[0].name: empty name", NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    routes = ( { name = \"a\"; program = \"w\"; } );\n"
+		   "    types = ( { type = 1; route = \"a\"; },\n"
+		   "              { type = 2; route = \"\"; } ); }\n"
+		   ");\n",
+		   "t.conf:5: routers.[0].types.[1].route: empty name", NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"hash\";\n"
+		   "    hash = [ \"a\",\n"
+		   "             \"b c\" ]; }\n"
+		   ");\n",
+		   "t.conf:4: routers.[0].hash.[1]: name \"b c\" has a character outside",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 1; route = \"a\"; } );\n"
+		   "    routes = (\n"
+		   "      { program = \"w\"; }\n"
+		   "    ); }\n"
+		   ");\n",
+		   "t.conf:5: routers.[0].routes.[0].name: required setting is missing",
+		   NULL);
+}
+
+static void test_duplicates(void **state)
+{
+	expect_err("routers = (\n"
+		   "  { name = \"events\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 1; route = \"payments\"; } );\n"
+		   "    routes = (\n"
+		   "      { name = \"payments\"; program = \"w\"; },\n"
+		   "      { name = \"payments\"; program = \"w\"; }\n"
+		   "    ); }\n"
+		   ");\n",
+		   "t.conf:6: routers.[0].routes.[1].name: duplicate route name \"payments\"",
+		   "line 5");
+	expect_err("routers = (\n"
+		   "  " ROUTER_OK ",\n"
+		   "  { name = \"s\"; behaviour = \"hash\"; hash = [ \"a\" ]; },\n"
+		   "  { behaviour = \"hash\"; hash = [ \"a\" ];\n"
+		   "    name = \"r\"; }\n"
+		   ");\n",
+		   "t.conf:5: routers.[2].name: duplicate router name \"r\"",
+		   "line 2");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = (\n"
+		   "      { type = 7; route = \"a\"; },\n"
+		   "      { type = 8; route = \"b\"; },\n"
+		   "      { type = 7; route = \"c\"; }\n"
+		   "    ); }\n"
+		   ");\n",
+		   "t.conf:6: routers.[0].types.[2].type: duplicate type 7",
+		   "line 4");
+}
+
+/* What looks like a clash but is legal. */
+static void test_legal_overlaps(void **state)
+{
+	struct shmr_config *c;
+
+	/* A router named like another router's route; route names reused
+	 * across routers; a type naming a registry name, not a route. */
+	c = expect_ok("routers = (\n"
+		      "  { name = \"a\"; behaviour = \"type\";\n"
+		      "    types = ( { type = 1; route = \"b\"; },\n"
+		      "              { type = 2; route = \"registered-elsewhere\"; } );\n"
+		      "    routes = ( { name = \"b\"; program = \"w\"; } ); },\n"
+		      "  { name = \"b\"; behaviour = \"hash\";\n"
+		      "    hash = [ \"b\", \"b\", \"x\" ];\n"
+		      "    routes = ( { name = \"b\"; program = \"w\"; } ); }\n"
+		      ");\n");
+	assert_int_equal(c->nrouters, 2);
+	assert_string_equal(c->routers[0].types[1].route,
+			    "registered-elsewhere");
+	assert_int_equal(c->routers[1].nhash, 3);
+	assert_int_equal(c->routers[0].line, 2);
+	assert_int_equal(c->routers[1].line, 6);
+	assert_int_equal(c->routers[1].routes[0].line, 8);
+	free(c);
+}
+
+/* ---- types and behaviours ----------------------------------------------- */
+
+static void test_type_numbers(void **state)
+{
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 0; route = \"a\"; } ); }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].types.[0].type: 0 is out of range", NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 1; route = \"a\"; },\n"
+		   "              { type = -4; route = \"a\"; } ); }\n"
+		   ");\n",
+		   "t.conf:4: routers.[0].types.[1].type: -4 is out of range",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { route = \"a\"; } ); }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].types.[0].type: required setting is missing",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 1; } ); }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].types.[0].route: required setting is missing",
+		   NULL);
+	/* The largest type number is fine. */
+	free(expect_ok("routers = ( { name = \"r\"; behaviour = \"type\";\n"
+		       "  types = ( { type = 4294967295L; route = \"a\"; } ); } );\n"));
+}
+
+static void test_behaviour_needs(void **state)
+{
+	expect_err("routers = (\n"
+		   "  { name = \"r\";\n"
+		   "    behaviour = \"round-robin\"; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].behaviour: unknown behaviour \"round-robin\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; }\n"
+		   ");\n",
+		   "t.conf:2: routers.[0].behaviour: required setting is missing",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\"; }\n"
+		   ");\n",
+		   "t.conf:2: routers.[0].types: required setting is missing",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( ); }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].types: ", "at least one");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"hash\"; }\n"
+		   ");\n",
+		   "t.conf:2: routers.[0].hash: required setting is missing", NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"hash\";\n"
+		   "    hash = [ ]; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].hash: ", "at least one");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"dso\";\n"
+		   "    dso_arg = \"x\"; }\n"
+		   ");\n",
+		   "t.conf:2: routers.[0].dso: required setting is missing", NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"dso\";\n"
+		   "    dso = \"\"; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].dso: empty path", NULL);
+	/* A setting of another behaviour is a mistake, not ignored. */
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"hash\"; hash = [ \"a\" ];\n"
+		   "    types = ( { type = 1; route = \"a\"; } ); }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].types: not used by behaviour \"hash\"",
+		   NULL);
+}
+
+/* ---- routes ------------------------------------------------------------- */
+
+static void test_route_fields(void **state)
+{
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 1; route = \"a\"; } );\n"
+		   "    routes = (\n"
+		   "      { name = \"a\"; }\n"
+		   "    ); }\n"
+		   ");\n",
+		   "t.conf:5: routers.[0].routes.[0].program: required setting is missing",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 1; route = \"a\"; } );\n"
+		   "    routes = (\n"
+		   "      { name = \"a\";\n"
+		   "        program = \"\"; }\n"
+		   "    ); }\n"
+		   ");\n",
+		   "t.conf:6: routers.[0].routes.[0].program: empty program", NULL);
+}
+
+static void test_cpu_lists(void **state)
+{
+	static const char *const bad[] = {
+		"a", "0-", "-1", "1,,2", "1,", "0 1", "3-1", "2000", "0-99999",
+	};
+	static const char *const good[] = { "", "0", "1", "0-1", "0,2-3,7" };
+	char text[512];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "routers = (\n"
+			 "  { name = \"r\"; behaviour = \"type\";\n"
+			 "    types = ( { type = 1; route = \"a\"; } );\n"
+			 "    routes = ( { name = \"a\"; program = \"w\";\n"
+			 "                 cpus = \"%s\"; } ); }\n"
+			 ");\n", bad[i]);
+		expect_err(text, "t.conf:5: routers.[0].routes.[0].cpus: ",
+			   "cpu list");
+		snprintf(text, sizeof(text),
+			 "routers = ( " ROUTER_OK " );\n"
+			 "dataplane_cpus = \"%s\";\n", bad[i]);
+		expect_err(text, "t.conf:2: dataplane_cpus: ", "cpu list");
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct shmr_config *c;
+
+		snprintf(text, sizeof(text),
+			 "dataplane_cpus = \"%s\";\n"
+			 "routers = ( { name = \"r\"; behaviour = \"type\";\n"
+			 "  types = ( { type = 1; route = \"a\"; } );\n"
+			 "  routes = ( { name = \"a\"; program = \"w\"; cpus = \"%s\"; } ); } );\n",
+			 good[i], good[i]);
+		c = expect_ok(text);
+		assert_string_equal(c->dataplane_cpus, good[i]);
+		assert_string_equal(c->routers[0].routes[0].cpus, good[i]);
+		free(c);
+	}
+}
+
+/* ---- top-level values --------------------------------------------------- */
+
+static void test_geometry_and_values(void **state)
+{
+	expect_err("slot_size = 100;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: slot_size: ", "multiple of 8");
+	expect_err("\nlane_size = 1000;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:2: lane_size: ", "power of two");
+	expect_err("lcores = 5;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: lcores: ", "1 to 4");
+	expect_err("lcores = -1;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: lcores: ", "out of range");
+	expect_err("routers = ( " ROUTER_OK " );\npoll_mode = \"fast\";\n",
+		   "t.conf:2: poll_mode: unknown poll mode \"fast\"", NULL);
+	expect_err("run_dir = \"run/shmr\";\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: run_dir: ", "absolute");
+	expect_err("stop_grace_ms = -1;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: stop_grace_ms: -1 is out of range", NULL);
+	expect_err("socket_group = \"a:b\";\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: socket_group: ", "group name");
+
+	struct shmr_config *c = expect_ok(
+		"domain = \"d.1:x-y_z\"; run_dir = \"/tmp/x\";\n"
+		"slot_size = 4096; lane_size = 64; lcores = 4;\n"
+		"poll_mode = \"busy\"; socket_group = \"shmr-users\";\n"
+		"stop_grace_ms = 0;\n"
+		"routers = ( " ROUTER_OK " );\n");
+	assert_string_equal(c->domain, "d.1:x-y_z");
+	assert_string_equal(c->run_dir, "/tmp/x");
+	assert_int_equal(c->slot_size, 4096);
+	assert_int_equal(c->lane_size, 64);
+	assert_int_equal(c->lcores, 4);
+	assert_int_equal(c->poll_mode, SHMR_POLL_BUSY);
+	assert_string_equal(c->socket_group, "shmr-users");
+	assert_int_equal(c->stop_grace_ms, 0);
+	free(c);
+}
+
+static void test_needs_a_router(void **state)
+{
+	expect_err("domain = \"a\";\n", "t.conf:1: routers: required setting is missing",
+		   NULL);
+	expect_err("domain = \"a\";\nrouters = ( );\n",
+		   "t.conf:2: routers: at least one router", NULL);
+}
+
+/* ---- limits from layout.h ------------------------------------------------ */
+
+static void test_limits(void **state)
+{
+	struct text t = { 0 };
+
+	/* One router more than the domain holds: line 1 + 9. */
+	add(&t, "routers = (\n");
+	for (unsigned i = 0; i <= SHMR_MAX_ROUTERS; i++)
+		add(&t, "  { name = \"r%u\"; behaviour = \"hash\"; hash = [ \"a\" ]; }%s\n",
+		    i, i < SHMR_MAX_ROUTERS ? "," : "");
+	add(&t, ");\n");
+	expect_err(t.s, "t.conf:10: routers.[8]: too many routers (at most 8)",
+		   NULL);
+	free(t.s);
+
+	/* One route too many: routes start on line 4, the 33rd on line 36. */
+	t = (struct text){ 0 };
+	add(&t, "routers = (\n  { name = \"r\"; behaviour = \"hash\"; hash = [ \"a\" ];\n"
+		"    routes = (\n");
+	for (unsigned i = 0; i <= SHMR_MAX_ROUTES; i++)
+		add(&t, "      { name = \"w%u\"; program = \"w\"; }%s\n", i,
+		    i < SHMR_MAX_ROUTES ? "," : "");
+	add(&t, "    ); }\n);\n");
+	expect_err(t.s, "t.conf:36: routers.[0].routes.[32]: too many routes (at most 32)",
+		   NULL);
+	free(t.s);
+
+	/* One type too many. */
+	t = (struct text){ 0 };
+	add(&t, "routers = (\n  { name = \"r\"; behaviour = \"type\";\n    types = (\n");
+	for (unsigned i = 0; i <= SHMR_MAX_TYPES; i++)
+		add(&t, "      { type = %u; route = \"a\"; }%s\n", i + 1,
+		    i < SHMR_MAX_TYPES ? "," : "");
+	add(&t, "    ); }\n);\n");
+	expect_err(t.s, "t.conf:68: routers.[0].types.[64]: too many types entries (at most 64)",
+		   NULL);
+	free(t.s);
+
+	/* One hash entry too many, all on line 3. */
+	t = (struct text){ 0 };
+	add(&t, "routers = (\n  { name = \"r\"; behaviour = \"hash\";\n    hash = [");
+	for (unsigned i = 0; i <= SHMR_MAX_ROUTES; i++)
+		add(&t, "%s\"s%u\"", i ? ", " : " ", i);
+	add(&t, " ]; }\n);\n");
+	expect_err(t.s, "t.conf:3: routers.[0].hash.[32]: too many hash entries (at most 32)",
+		   NULL);
+	free(t.s);
+
+	/* One argument too many, then one argument too long. */
+	t = (struct text){ 0 };
+	add(&t, "routers = ( " ROUTER_OK ",\n  { name = \"s\"; behaviour = \"hash\"; hash = [ \"a\" ];\n"
+		"    routes = ( { name = \"a\"; program = \"w\";\n      args = [");
+	for (unsigned i = 0; i <= SHMR_CONF_ARGS_MAX; i++)
+		add(&t, "%s\"%u\"", i ? ", " : " ", i);
+	add(&t, " ]; } ); }\n);\n");
+	expect_err(t.s, "t.conf:4: routers.[1].routes.[0].args.[16]: too many arguments (at most 16)",
+		   NULL);
+	free(t.s);
+
+	t = (struct text){ 0 };
+	add(&t, "routers = ( " ROUTER_OK ",\n  { name = \"s\"; behaviour = \"hash\"; hash = [ \"a\" ];\n"
+		"    routes = ( { name = \"a\"; program = \"w\";\n      args = [ \"ok\", \"%0*d\" ]; } ); }\n);\n",
+	    SHMR_CONF_ARG_MAX, 0);
+	expect_err(t.s, "t.conf:4: routers.[1].routes.[0].args.[1]: too long: 128 characters (at most 127)",
+		   NULL);
+	free(t.s);
+
+	t = (struct text){ 0 };
+	add(&t, "routers = ( { name = \"s\"; behaviour = \"hash\"; hash = [ \"a\" ];\n"
+		"    routes = ( { name = \"a\";\n program = \"/%0*d\"; } ); }\n);\n",
+	    SHMR_CONF_PATH_MAX, 0);
+	expect_err(t.s, "t.conf:3: routers.[0].routes.[0].program: too long", NULL);
+	free(t.s);
+
+	/* Exactly at every limit is fine. */
+	t = (struct text){ 0 };
+	add(&t, "routers = (\n");
+	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++) {
+		add(&t, "  { name = \"r%u\"; behaviour = \"type\"; types = (", i);
+		for (unsigned k = 0; k < SHMR_MAX_TYPES; k++)
+			add(&t, "%s{ type = %u; route = \"w%u\"; }", k ? ", " : " ",
+			    k + 1, k % SHMR_MAX_ROUTES);
+		add(&t, " );\n    routes = (");
+		for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++) {
+			add(&t, "%s{ name = \"w%u\"; program = \"w\"; args = [", k ? ", " : " ", k);
+			for (unsigned a = 0; a < SHMR_CONF_ARGS_MAX; a++)
+				add(&t, "%s\"%u\"", a ? ", " : " ", a);
+			add(&t, " ]; }");
+		}
+		add(&t, " ); }%s\n", i + 1 < SHMR_MAX_ROUTERS ? "," : "");
+	}
+	add(&t, ");\n");
+	struct shmr_config *c = expect_ok(t.s);
+	assert_int_equal(c->nrouters, SHMR_MAX_ROUTERS);
+	assert_int_equal(c->routers[7].nroutes, SHMR_MAX_ROUTES);
+	assert_int_equal(c->routers[7].ntypes, SHMR_MAX_TYPES);
+	assert_int_equal(c->routers[7].routes[31].nargs, SHMR_CONF_ARGS_MAX);
+	assert_string_equal(c->routers[7].routes[31].args[15], "15");
+	free(c);
+	free(t.s);
+}
+
+/* ---- files -------------------------------------------------------------- */
+
+static void test_missing_file(void **state)
+{
+	struct shmr_config *c = conf_new();
+	char err[512];
+
+	assert_int_equal(shmr_config_load_file("/nonexistent/shmr/app.conf", c,
+					       err, sizeof(err)), -ENOENT);
+	assert_string_equal(err, "/nonexistent/shmr/app.conf: cannot read: "
+				 "No such file or directory");
+	assert_int_equal(shmr_config_load_file("/", c, err, sizeof(err)),
+			 -EISDIR);
+	assert_string_equal(err, "/: cannot read: Is a directory");
+	free(c);
+}
+
+/* A temporary directory with one file in it. */
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_full_file(void **state)
+{
+	char dir[] = "/tmp/shmr-config-test-XXXXXX", path[PATH_MAX],
+	     real[PATH_MAX], want[PATH_MAX + 64], err[512] = "";
+	struct shmr_config *c = conf_new();
+	const struct shmr_conf_router *r;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/app.conf", dir);
+	write_file(path,
+		   "# every setting, three behaviours\n"
+		   "domain = \"full\";\n"
+		   "run_dir = \"/tmp/shmr-run\";\n"
+		   "slot_size = 256; lane_size = 2048; lcores = 2;\n"
+		   "poll_mode = \"busy\";\n"
+		   "dataplane_cpus = \"1\";\n"
+		   "socket_group = \"adm\";\n"
+		   "stop_grace_ms = 500;\n"
+		   "routers = (\n"
+		   "  { name = \"events\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 1; route = \"payments\"; },\n"
+		   "              { type = 9; route = \"audit\"; } );\n"
+		   "    routes = (\n"
+		   "      { name = \"payments\"; program = \"/usr/bin/w\";\n"
+		   "        args = [ \"--tag\", \"payments\" ]; cpus = \"0\"; }\n"
+		   "    ); },\n"
+		   "  { name = \"shards\"; behaviour = \"hash\";\n"
+		   "    hash = [ \"shard:0\", \"shard:1\" ];\n"
+		   "    routes = ( { name = \"shard:0\"; program = \"w\"; },\n"
+		   "               { name = \"shard:1\"; program = \"w\"; } ); },\n"
+		   "  { name = \"custom\"; behaviour = \"dso\";\n"
+		   "    dso = \"lib/beh.so\"; dso_arg = \"a=1\"; },\n"
+		   "  { name = \"abs\"; behaviour = \"dso\"; dso = \"/opt/beh.so\"; }\n"
+		   ");\n");
+	assert_int_equal(shmr_config_load_file(path, c, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_string_equal(c->source, path);
+	assert_string_equal(c->domain, "full");
+	assert_string_equal(c->run_dir, "/tmp/shmr-run");
+	assert_int_equal(c->slot_size, 256);
+	assert_int_equal(c->lane_size, 2048);
+	assert_int_equal(c->lcores, 2);
+	assert_int_equal(c->poll_mode, SHMR_POLL_BUSY);
+	assert_string_equal(c->dataplane_cpus, "1");
+	assert_string_equal(c->socket_group, "adm");
+	assert_int_equal(c->stop_grace_ms, 500);
+	assert_int_equal(c->nrouters, 4);
+
+	r = &c->routers[0];
+	assert_int_equal(r->line, 10);
+	assert_int_equal(r->ntypes, 2);
+	assert_int_equal(r->types[1].type, 9);
+	assert_string_equal(r->types[1].route, "audit");
+	assert_int_equal(r->nroutes, 1);
+	assert_string_equal(r->routes[0].program, "/usr/bin/w");
+	assert_string_equal(r->routes[0].cpus, "0");
+	assert_int_equal(r->routes[0].line, 14);
+
+	r = &c->routers[1];
+	assert_int_equal(r->behaviour, SHMR_BEH_HASH);
+	assert_int_equal(r->nhash, 2);
+	assert_string_equal(r->hash[1], "shard:1");
+	assert_int_equal(r->nroutes, 2);
+
+	/* A relative dso is resolved against the file's directory. */
+	r = &c->routers[2];
+	assert_int_equal(r->behaviour, SHMR_BEH_DSO);
+	assert_non_null(realpath(dir, real));
+	snprintf(want, sizeof(want), "%s/lib/beh.so", real);
+	assert_string_equal(r->dso, want);
+	assert_string_equal(r->dso_arg, "a=1");
+	assert_int_equal(r->nroutes, 0);
+	assert_string_equal(c->routers[3].dso, "/opt/beh.so");
+	assert_string_equal(c->routers[3].dso_arg, "");
+
+	/* An error in a file names the file as it was given. */
+	write_file(path, "routers = (\n"
+			 "  { name = \"r\"; behaviour = \"dso\";\n"
+			 "    dso = 7; }\n"
+			 ");\n");
+	assert_int_equal(shmr_config_load_file(path, c, err, sizeof(err)),
+			 -EINVAL);
+	snprintf(want, sizeof(want), "%s:3: routers.[0].dso: expected a string",
+		 path);
+	assert_memory_equal(err, want, strlen(want));
+
+	write_file(path, "routers = (\n  { name = \"r\"; behaviour = ; }\n);\n");
+	assert_int_equal(shmr_config_load_file(path, c, err, sizeof(err)),
+			 -EINVAL);
+	snprintf(want, sizeof(want), "%s:2: syntax: ", path);
+	assert_memory_equal(err, want, strlen(want));
+
+	/* An @include'd file resolves against the including file's directory
+	 * and names itself in errors. */
+	snprintf(want, sizeof(want), "%s/inc.conf", dir);
+	write_file(want, "# included\n\nlcores = 9;\n");
+	write_file(path, "@include \"inc.conf\"\n"
+			 "routers = ( " ROUTER_OK " );\n");
+	assert_int_equal(shmr_config_load_file(path, c, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(unlink(want), 0);
+	snprintf(want, sizeof(want), "%s/inc.conf:3: lcores: ", real);
+	assert_memory_equal(err, want, strlen(want));
+
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+	free(c);
+}
+
+/* From a string, a relative dso stays as written: there is no directory. */
+static void test_string_dso_as_given(void **state)
+{
+	struct shmr_config *c = expect_ok(
+		"routers = ( { name = \"r\"; behaviour = \"dso\"; dso = \"x/b.so\"; } );\n");
+
+	assert_string_equal(c->routers[0].dso, "x/b.so");
+	free(c);
+}
+
+/* ---- the examples in config/examples ------------------------------------ */
+
+static struct shmr_config *load_example(const char *name)
+{
+	struct shmr_config *c = conf_new();
+	char path[PATH_MAX], err[512] = "";
+
+	snprintf(path, sizeof(path), "%s/%s", SHMR_CONFIG_EXAMPLES_DIR, name);
+	if (shmr_config_load_file(path, c, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	return c;
+}
+
+static void test_example_hash(void **state)
+{
+	struct shmr_config *c = load_example("hash.conf");
+	const struct shmr_conf_router *r = &c->routers[0];
+	char want[SHMR_NAME_MAX];
+
+	assert_int_equal(c->nrouters, 1);
+	assert_int_equal(r->behaviour, SHMR_BEH_HASH);
+	assert_int_equal(r->nhash, 4);
+	assert_int_equal(r->nroutes, 4);
+	for (unsigned i = 0; i < 4; i++) {
+		snprintf(want, sizeof(want), "shard:%u", i);
+		assert_string_equal(r->hash[i], want);
+		assert_string_equal(r->routes[i].name, want);
+		assert_string_equal(r->routes[i].program, "shmr-echo-worker");
+	}
+	free(c);
+}
+
+static void test_example_dso(void **state)
+{
+	struct shmr_config *c = load_example("dso.conf");
+	const struct shmr_conf_router *r = &c->routers[0];
+	char real[PATH_MAX], want[PATH_MAX + 64];
+
+	assert_int_equal(c->nrouters, 1);
+	assert_int_equal(r->behaviour, SHMR_BEH_DSO);
+	assert_non_null(realpath(SHMR_CONFIG_EXAMPLES_DIR, real));
+	snprintf(want, sizeof(want), "%s/libshmr-example-behaviour.so", real);
+	assert_string_equal(r->dso, want);
+	assert_int_equal(r->nroutes, 2);
+	free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_default_parses),
+		cmocka_unit_test(test_default_is_the_file),
+		cmocka_unit_test(test_defaults_of_omitted_settings),
+		cmocka_unit_test(test_syntax_error),
+		cmocka_unit_test(test_unknown_keys),
+		cmocka_unit_test(test_wrong_types),
+		cmocka_unit_test(test_bad_names),
+		cmocka_unit_test(test_duplicates),
+		cmocka_unit_test(test_legal_overlaps),
+		cmocka_unit_test(test_type_numbers),
+		cmocka_unit_test(test_behaviour_needs),
+		cmocka_unit_test(test_route_fields),
+		cmocka_unit_test(test_cpu_lists),
+		cmocka_unit_test(test_geometry_and_values),
+		cmocka_unit_test(test_needs_a_router),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_full_file),
+		cmocka_unit_test(test_string_dso_as_given),
+		cmocka_unit_test(test_example_hash),
+		cmocka_unit_test(test_example_dso),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

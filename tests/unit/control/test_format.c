@@ -1,0 +1,196 @@
+/*
+ * ROUTES and INSPECT bodies: the lines and keys an operator (and shmrctl)
+ * reads, with counters summed by the caller.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "control_internal.h"
+
+struct fixture {
+	struct shmr_config cfg;
+	struct shmr_ctl_model m;
+	struct shmr_ctl_counters c;
+	char buf[8192];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct shmr_conf_router *r = &f->cfg.routers[0];
+	const char *names[] = { "payments", "shipments", "reports" };
+
+	strcpy(f->cfg.domain, "unit");
+	f->cfg.nrouters = 1;
+	strcpy(r->name, "events");
+	r->behaviour = SHMR_BEH_TYPE;
+	for (int k = 0; k < 3; k++)
+		strcpy(r->routes[r->nroutes++].name, names[k]);
+	assert_int_equal(shmr_ctl_model_init(&f->m, &f->cfg), 0);
+	/* events = slot 0; payments 1, shipments 2, reports 3. */
+	shmr_ctl_model_route_set(&f->m, &f->m.routers[0].routes[0], 101);
+	shmr_ctl_model_route_set(&f->m, &f->m.routers[0].routes[2], 103);
+	f->m.routers[0].routes[1].restarts = 2;
+	f->m.routers[0].routes[2].restarts = 1;
+	f->c.forwarded[0] = 1000;
+	f->c.discarded[0] = 7;
+	f->c.failed[0] = 3;
+	f->c.delivered[1] = 600;
+	f->c.delivered[2] = 0;
+	f->c.delivered[3] = 400;
+	f->c.queued[1] = 5;
+	f->c.queued[2] = 12;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	free(*state);
+	return 0;
+}
+
+static void routes_lines(void **state)
+{
+	struct fixture *f = *state;
+	int n = shmr_ctl_format_routes(&f->m.routers[0], &f->c, f->buf,
+				       sizeof(f->buf));
+
+	assert_true(n > 0);
+	assert_int_equal((size_t)n, strlen(f->buf));
+	assert_string_equal(
+		f->buf,
+		"payments pid=1:1 os_pid=101 state=running restarts=0 "
+		"delivered=600 queued=5\n"
+		"shipments pid=2:1 os_pid=0 state=dead restarts=2 "
+		"delivered=0 queued=12\n"
+		"reports pid=3:1 os_pid=103 state=running restarts=1 "
+		"delivered=400 queued=0\n");
+}
+
+static void has_line(const char *body, const char *line)
+{
+	char want[260];
+
+	/* A whole line: at the start, or after a newline. */
+	snprintf(want, sizeof(want), "%s\n", line);
+	if (strncmp(body, want, strlen(want)) == 0)
+		return;
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	if (!strstr(body, want))
+		fail_msg("no line \"%s\" in:\n%s", line, body);
+}
+
+static void inspect_text(void **state)
+{
+	struct fixture *f = *state;
+	int n = shmr_ctl_format_inspect(&f->m.routers[0], &f->c, 0, f->buf,
+					sizeof(f->buf));
+
+	assert_true(n > 0);
+	has_line(f->buf, "shmr:type type");
+	has_line(f->buf, "shmr:routes_total 3");
+	has_line(f->buf, "shmr:routes_active 2");
+	has_line(f->buf, "shmr:routes_disabled 0");
+	has_line(f->buf, "shmr:routes_pending 0");
+	has_line(f->buf, "shmr:mailbox_size 17");
+	has_line(f->buf, "shmr:forwarded 1000");
+	has_line(f->buf, "shmr:discarded 7");
+	has_line(f->buf, "shmr:failed 3");
+	has_line(f->buf, "shmr:restarts 3");
+	has_line(f->buf, "shmr:route:payments:pid 1:1");
+	has_line(f->buf, "shmr:route:payments:forwarded 600");
+	has_line(f->buf, "shmr:route:payments:os_pid 101");
+	has_line(f->buf, "shmr:route:shipments:os_pid 0");
+	has_line(f->buf, "shmr:route:reports:forwarded 400");
+	assert_int_equal(strncmp(f->buf, "shmr:type type\n", 15), 0);
+}
+
+static void inspect_json(void **state)
+{
+	struct fixture *f = *state;
+	int n = shmr_ctl_format_inspect(&f->m.routers[0], &f->c, 1, f->buf,
+					sizeof(f->buf));
+
+	assert_true(n > 0);
+	assert_int_equal(f->buf[0], '{');
+	assert_string_equal(f->buf + n - 2, "}\n");
+	assert_non_null(strstr(f->buf, "\"shmr:type\": \"type\""));
+	assert_non_null(strstr(f->buf, "\"shmr:routes_total\": \"3\""));
+	assert_non_null(strstr(f->buf, "\"shmr:mailbox_size\": \"17\""));
+	assert_non_null(
+		strstr(f->buf, "\"shmr:route:payments:forwarded\": \"600\""));
+	assert_non_null(strstr(f->buf, "\"shmr:route:reports:pid\": \"3:1\""));
+	/* Comma between members, none after the last. */
+	assert_null(strstr(f->buf, ",\n}"));
+	assert_null(strstr(f->buf, "\"\n  \""));
+}
+
+static void too_small(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(shmr_ctl_format_inspect(&f->m.routers[0], &f->c, 0,
+						 f->buf, 64),
+			 -ENOSPC);
+	assert_int_equal(shmr_ctl_format_routes(&f->m.routers[0], &f->c,
+						f->buf, 64),
+			 -ENOSPC);
+	assert_int_equal(shmr_ctl_format_routes(&f->m.routers[0], &f->c,
+						f->buf, 0),
+			 -ENOSPC);
+}
+
+static void kv_escapes(void **state)
+{
+	char buf[256];
+	struct shmr_ctl_kv kv;
+
+	shmr_ctl_kv_begin(&kv, buf, sizeof(buf), 1);
+	shmr_ctl_kv_add(&kv, "k\"1", "a\\b\n");
+	assert_true(shmr_ctl_kv_end(&kv) > 0);
+	assert_string_equal(buf, "{\n  \"k\\\"1\": \"a\\\\b\\u000a\"\n}\n");
+
+	shmr_ctl_kv_begin(&kv, buf, sizeof(buf), 1);
+	assert_int_equal(shmr_ctl_kv_end(&kv), 3);
+	assert_string_equal(buf, "{}\n");
+
+	shmr_ctl_kv_begin(&kv, buf, sizeof(buf), 0);
+	shmr_ctl_kv_add(&kv, "a", "%d", 1);
+	shmr_ctl_kv_add(&kv, "b", "%s", "two");
+	assert_int_equal(shmr_ctl_kv_end(&kv), 10);
+	assert_string_equal(buf, "a 1\nb two\n");
+}
+
+static void names_of_enums(void **state)
+{
+	assert_string_equal(shmr_ctl_behaviour_name(SHMR_BEH_HASH), "hash");
+	assert_string_equal(shmr_ctl_behaviour_name(SHMR_BEH_DSO), "dso");
+	assert_string_equal(shmr_ctl_behaviour_name(77), "unknown");
+	assert_string_equal(shmr_ctl_route_state_name(SHMR_ROUTE_DISABLED),
+			    "disabled");
+	assert_string_equal(
+		shmr_ctl_route_state_name(SHMR_ROUTE_PENDING_REMOVE),
+		"pending_remove");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(routes_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(inspect_text, setup, teardown),
+		cmocka_unit_test_setup_teardown(inspect_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(too_small, setup, teardown),
+		cmocka_unit_test(kv_escapes),
+		cmocka_unit_test(names_of_enums),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,150 @@
+/*
+ * Helpers for the dataplane's unit tests: a domain in heap memory (or a
+ * memfd) initialised with shmr_layout_init(), and a spec written the way
+ * the control plane writes it (under the seqcount, version bumped).
+ */
+#ifndef DP_TEST_H
+#define DP_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <shmr/domain.h>
+
+#include "dataplane_internal.h"
+
+struct dp_dom {
+	void *base;
+	size_t size;
+	struct shmr_dp_env env;
+};
+
+/* A small geometry: slot 128, lane 64. */
+static inline int dp_dom_init(struct dp_dom *d, uint32_t nlcores)
+{
+	struct shmr_geometry g = { 128, 64, nlcores, SHMR_POLL_ADAPTIVE, 0 };
+	struct shmr_domain_hdr plan;
+	int64_t size = shmr_layout_plan(&g, &plan);
+
+	if (size < 0)
+		return -1;
+	d->size = (size_t)size;
+	d->base = aligned_alloc(4096, d->size);
+	if (!d->base)
+		return -1;
+	memset(d->base, 0, d->size);
+	if (shmr_layout_init(d->base, &g, "unit") < 0)
+		return -1;
+	return shmr_dp_env_init(&d->env, d->base, d->size);
+}
+
+static inline void dp_dom_fini(struct dp_dom *d)
+{
+	free(d->base);
+	d->base = NULL;
+}
+
+static inline struct shmr_spec *dp_spec(struct dp_dom *d)
+{
+	return shmr_spec_of(d->base);
+}
+
+/* Bracket spec changes like the control plane does. */
+static inline void dp_spec_begin(struct dp_dom *d)
+{
+	shmr_spec_write_begin(dp_spec(d));
+}
+
+static inline void dp_spec_end(struct dp_dom *d)
+{
+	dp_spec(d)->version++;
+	shmr_spec_write_end(dp_spec(d));
+}
+
+/* An endpoint in use (and polled unless it is a router). */
+static inline struct shmr_pid dp_ep(struct dp_dom *d, uint32_t slot,
+				    uint32_t gen, uint32_t kind)
+{
+	struct shmr_ep_shared *ep = shmr_ep_at(d->base, slot);
+	struct shmr_spec *s = dp_spec(d);
+
+	ep->gen = gen;
+	ep->kind = kind;
+	atomic_store(&ep->state, SHMR_EP_ACTIVE);
+	if (kind != SHMR_EPK_ROUTER)
+		s->active[s->nactive++] = slot;
+	return (struct shmr_pid){ slot, gen };
+}
+
+static inline unsigned dp_router(struct dp_dom *d, const char *name,
+				 struct shmr_pid pid, uint32_t behaviour)
+{
+	struct shmr_spec *s = dp_spec(d);
+	struct shmr_spec_router *r = &s->routers[s->nrouters];
+
+	memset(r, 0, sizeof(*r));
+	shmr_name_copy(r->name, name);
+	r->pid = pid;
+	r->behaviour = behaviour;
+	return s->nrouters++;
+}
+
+static inline void dp_route(struct dp_dom *d, unsigned ri, const char *name,
+			    struct shmr_pid pid, uint32_t state)
+{
+	struct shmr_spec_router *r = &dp_spec(d)->routers[ri];
+	struct shmr_spec_route *rt = &r->routes[r->nroutes++];
+
+	shmr_name_copy(rt->name, name);
+	rt->pid = pid;
+	rt->state = state;
+}
+
+static inline void dp_type(struct dp_dom *d, unsigned ri, uint32_t type,
+			   const char *target)
+{
+	struct shmr_spec_router *r = &dp_spec(d)->routers[ri];
+	struct shmr_spec_type *e = &r->types[r->ntypes++];
+
+	e->type = type;
+	memset(e->target, 0, SHMR_NAME_MAX);
+	strncpy(e->target, target, SHMR_NAME_MAX - 1);
+}
+
+static inline void dp_hash(struct dp_dom *d, unsigned ri, const char *name)
+{
+	struct shmr_spec_router *r = &dp_spec(d)->routers[ri];
+
+	shmr_name_copy(r->hash[r->nhash++], name);
+}
+
+static inline void dp_reg(struct dp_dom *d, const char *name,
+			  struct shmr_pid pid)
+{
+	struct shmr_spec *s = dp_spec(d);
+	struct shmr_spec_reg *e = &s->registry[s->nreg++];
+
+	shmr_name_copy(e->name, name);
+	e->pid = pid;
+}
+
+/* A message header in a slot buffer of the domain's slot size. */
+static inline struct shmr_msg *dp_msg(void *slot, uint8_t kind,
+				      struct shmr_pid from,
+				      struct shmr_pid to, uint32_t type,
+				      uint64_t key, uint64_t ref)
+{
+	struct shmr_msg *m = slot;
+
+	memset(m, 0, 128);
+	m->kind = kind;
+	m->from = from;
+	m->to = to;
+	m->type = type;
+	m->key = key;
+	m->ref = ref;
+	return m;
+}
+
+#endif

@@ -1,0 +1,504 @@
+/*
+ * The forwarding function on a heap domain with two routing lcores: which
+ * inbound lanes get which slots (From and Ref unchanged), what is counted,
+ * error replies to callers, backpressure (nothing lost, nothing counted
+ * twice), and corrupted rings quarantined instead of crashing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include "dp_test.h"
+
+#define SS 128u /* slot size of the test domain */
+#define LC 1u   /* the lcore under test: polls odd slots */
+
+struct fixture {
+	struct dp_dom d;
+	struct shmr_dp_lcore lc;
+	struct shmr_dp_table *t;
+	struct shmr_pid a, c, router, work, b;
+	unsigned ri;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	unsigned ri;
+
+	if (!f || dp_dom_init(&f->d, 2) < 0)
+		return -1;
+	dp_spec_begin(&f->d);
+	f->a = dp_ep(&f->d, 3, 1, SHMR_EPK_CLIENT);     /* lcore 1 */
+	f->c = dp_ep(&f->d, 9, 1, SHMR_EPK_CLIENT);     /* lcore 1 */
+	f->router = dp_ep(&f->d, 2, 1, SHMR_EPK_ROUTER);
+	f->work = dp_ep(&f->d, 5, 2, SHMR_EPK_ROUTE);
+	f->b = dp_ep(&f->d, 7, 1, SHMR_EPK_CLIENT);
+	ri = dp_router(&f->d, "events", f->router, SHMR_BEH_TYPE);
+	dp_route(&f->d, ri, "work", f->work, SHMR_ROUTE_RUNNING);
+	dp_route(&f->d, ri, "off", f->b, SHMR_ROUTE_DISABLED);
+	dp_type(&f->d, ri, 1, "work");
+	dp_type(&f->d, ri, 2, "off");
+	dp_type(&f->d, ri, 3, "nosuch");
+	dp_spec_end(&f->d);
+	f->ri = ri;
+	if (shmr_dp_table_build(&f->d.env, &f->t) < 0 ||
+	    shmr_dp_lcore_init(&f->lc, &f->d.env, LC) < 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	shmr_dp_lcore_fini(&f->lc);
+	shmr_dp_table_free(f->t);
+	dp_dom_fini(&f->d);
+	free(f);
+	return 0;
+}
+
+static struct rte_ring *lane(struct fixture *f, struct shmr_pid p,
+			     uint32_t idx)
+{
+	return shmr_lane_at(f->d.base, p.slot, idx);
+}
+
+static struct rte_ring *out_lane(struct fixture *f, struct shmr_pid p)
+{
+	return lane(f, p, SHMR_LANE_OUT(2));
+}
+
+static struct shmr_dp_poll *poll_of(struct fixture *f, struct shmr_pid p)
+{
+	struct shmr_dp_poll_list *l = &f->t->lists[p.slot % 2];
+
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->e[i].slot == p.slot)
+			return &l->e[i];
+	fail_msg("endpoint %u not polled", p.slot);
+	return NULL;
+}
+
+static void put(struct rte_ring *r, const struct shmr_msg *m)
+{
+	assert_int_equal(rte_ring_enqueue_burst_elem(r, m, SS, 1, NULL), 1);
+}
+
+/* Take everything from @p r into @p out (SS bytes each). */
+static unsigned take(struct rte_ring *r, unsigned char *out, unsigned max)
+{
+	return rte_ring_dequeue_burst_elem(r, out, SS, max, NULL);
+}
+
+static struct shmr_msg *at(unsigned char *buf, unsigned i)
+{
+	return (struct shmr_msg *)(buf + (size_t)i * SS);
+}
+
+static uint64_t stat(struct fixture *f, uint32_t lcore, size_t off)
+{
+	return atomic_load((_Atomic uint64_t *)((char *)shmr_stats_of(
+							f->d.base, lcore) +
+						off));
+}
+
+#define STAT(f, field) stat(f, LC, offsetof(struct shmr_lcore_stats, field))
+
+static void assert_pid(struct shmr_pid p, struct shmr_pid q)
+{
+	assert_int_equal(p.slot, q.slot);
+	assert_int_equal(p.gen, q.gen);
+}
+
+/* Every kind of slot in one burst. */
+static void test_forward_mixed(void **state)
+{
+	struct fixture *f = *state;
+	struct shmr_lcore_stats *st = shmr_stats_of(f->d.base, LC);
+	struct rte_ring *src = out_lane(f, f->a);
+	unsigned char slot[SS], got[64 * SS];
+	struct shmr_pid stale = { f->b.slot, 5 };
+	struct shmr_msg *m;
+	unsigned n;
+
+	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 7, 100);
+	m->len = 5;
+	memcpy(m->data, "hello", 5);
+	put(src, m); /* 0: routed to work */
+	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 0, 101);
+	m->len = SS - SHMR_HDR_SIZE + 1;
+	put(src, m); /* 1: bad length */
+	m = dp_msg(slot, 9, f->a, f->router, 1, 0, 102);
+	put(src, m); /* 2: bad kind */
+	m = dp_msg(slot, SHMR_KIND_SEND, (struct shmr_pid){ 3, 2 }, f->b, 1,
+		   0, 103);
+	put(src, m); /* 3: spoofed sender */
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 4, 0, 104));
+	/* 4: direct */
+	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, f->router, 42, 0, 105));
+	/* 5: call discarded (unmapped type) */
+	put(src, dp_msg(slot, SHMR_KIND_REPLY, f->a, f->b, 4, 0, 106));
+	/* 6: a reply, direct */
+	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, f->router, 2, 0, 107));
+	/* 7: call to a disabled route */
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 3, 0, 108));
+	/* 8: send to an unknown name */
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, stale, 1, 0, 109));
+	/* 9: stale target */
+	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, stale, 1, 0, 110));
+	/* 10: call to a stale target */
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a,
+			(struct shmr_pid){ 200, 1 }, 1, 0, 111));
+	/* 11: target out of range */
+	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 1, 0, 112);
+	m->priority = 7;
+	put(src, m); /* 12: bad priority */
+
+	n = shmr_dp_forward_burst_rcu(&f->lc, f->t, poll_of(f, f->a), src);
+	assert_int_equal(n, 13);
+	assert_int_equal(rte_ring_count(src), 0);
+	assert_int_equal(src->cons.head, src->cons.tail);
+
+	/* work got the routed send on lane LC only, untouched but hops. */
+	assert_int_equal(rte_ring_count(lane(f, f->work, 0)), 0);
+	assert_int_equal(take(lane(f, f->work, LC), got, 64), 1);
+	m = at(got, 0);
+	assert_int_equal(m->kind, SHMR_KIND_SEND);
+	assert_pid(m->from, f->a);
+	assert_pid(m->to, f->router);
+	assert_int_equal(m->ref, 100);
+	assert_int_equal(m->key, 7);
+	assert_int_equal(m->type, 1);
+	assert_int_equal(m->hops, 1);
+	assert_int_equal(m->len, 5);
+	assert_memory_equal(m->data, "hello", 5);
+
+	/* b got the direct send and the reply, in order. */
+	assert_int_equal(take(lane(f, f->b, LC), got, 64), 2);
+	assert_int_equal(at(got, 0)->ref, 104);
+	assert_int_equal(at(got, 0)->hops, 0);
+	assert_pid(at(got, 0)->from, f->a);
+	assert_int_equal(at(got, 1)->ref, 106);
+	assert_int_equal(at(got, 1)->kind, SHMR_KIND_REPLY);
+
+	/* a got one error reply per refused call, with its ref. */
+	assert_int_equal(take(lane(f, f->a, LC), got, 64), 3);
+	for (unsigned i = 0; i < 3; i++) {
+		assert_int_equal(at(got, i)->kind, SHMR_KIND_REPLY);
+		assert_pid(at(got, i)->to, f->a);
+		assert_int_equal(at(got, i)->len, 0);
+	}
+	assert_int_equal(at(got, 0)->ref, 105);
+	assert_int_equal(at(got, 0)->status, -SHMR_E_DISCARDED);
+	assert_pid(at(got, 0)->from, f->router);
+	assert_int_equal(at(got, 1)->ref, 107);
+	assert_int_equal(at(got, 1)->status, -SHMR_E_DISABLED);
+	assert_int_equal(at(got, 2)->ref, 110);
+	assert_int_equal(at(got, 2)->status, -SHMR_E_PROCESS_UNKNOWN);
+	assert_pid(at(got, 2)->from, stale);
+
+	assert_int_equal(STAT(f, rx), 13);
+	assert_int_equal(STAT(f, bad), 5);
+	assert_int_equal(STAT(f, forwarded), 3);
+	assert_int_equal(STAT(f, discarded), 1);
+	assert_int_equal(STAT(f, failed), 4);
+	assert_int_equal(atomic_load(&st->router_forwarded[f->router.slot]),
+			 1);
+	assert_int_equal(atomic_load(&st->router_discarded[f->router.slot]),
+			 1);
+	assert_int_equal(atomic_load(&st->router_failed[f->router.slot]), 2);
+	assert_int_equal(atomic_load(&st->ep_delivered[f->work.slot]), 1);
+	assert_int_equal(atomic_load(&st->ep_delivered[f->b.slot]), 2);
+	assert_int_equal(atomic_load(&st->ep_delivered[f->a.slot]), 3);
+	assert_int_equal(
+		atomic_load(&shmr_ep_at(f->d.base, f->a.slot)->bad_slots), 5);
+	/* The other lcore's counters are its own. */
+	assert_int_equal(stat(f, 0, offsetof(struct shmr_lcore_stats, rx)),
+			 0);
+}
+
+/* A full target lane stops the burst; the rest waits in the source. */
+static void test_backpressure(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *src = out_lane(f, f->a);
+	struct rte_ring *dst = lane(f, f->work, LC);
+	struct shmr_dp_poll *p = poll_of(f, f->a);
+	unsigned char slot[SS], got[64 * SS];
+	struct shmr_msg *m;
+
+	for (unsigned i = 0; i < 60; i++)
+		put(dst, dp_msg(slot, SHMR_KIND_SEND, f->b, f->work, 0, 1000 + i,
+				0));
+	for (uint64_t k = 0; k < 10; k++)
+		put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, k,
+				k));
+
+	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t, p, src), 3);
+	assert_true(p->blocked);
+	assert_int_equal(rte_ring_count(dst), 63);
+	assert_int_equal(rte_ring_count(src), 7);
+	assert_int_equal(STAT(f, forwarded), 3);
+	assert_int_equal(STAT(f, rx), 3);
+	/* Nothing fits: nothing moves, nothing is counted. */
+	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t, p, src), 0);
+	assert_int_equal(rte_ring_count(src), 7);
+	assert_int_equal(STAT(f, rx), 3);
+
+	assert_int_equal(take(dst, got, 64), 63);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(at(got, 60 + i)->key, i);
+	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t, p, src), 7);
+	assert_int_equal(take(dst, got, 64), 7);
+	for (unsigned i = 0; i < 7; i++) {
+		m = at(got, i);
+		assert_int_equal(m->key, 3 + i);
+		assert_int_equal(m->ref, 3 + i);
+		assert_pid(m->from, f->a);
+	}
+	assert_int_equal(rte_ring_count(src), 0);
+	assert_int_equal(STAT(f, forwarded), 10);
+	assert_int_equal(STAT(f, rx), 10);
+}
+
+/* A bad slot behind a held-back one is counted once, when handled. */
+static void test_backpressure_counts_once(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *src = out_lane(f, f->a);
+	struct rte_ring *dst = lane(f, f->b, LC);
+	struct shmr_dp_poll *p = poll_of(f, f->a);
+	unsigned char slot[SS], got[64 * SS];
+
+	for (unsigned i = 0; i < 63; i++)
+		put(dst, dp_msg(slot, SHMR_KIND_SEND, f->c, f->b, 0, i, 0));
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 0, 1, 1));
+	put(src, dp_msg(slot, 0, f->a, f->b, 0, 2, 2)); /* bad kind */
+	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, f->router, 42, 3, 3));
+
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(
+			shmr_dp_forward_burst_rcu(&f->lc, f->t, p, src), 0);
+	assert_int_equal(STAT(f, bad), 0);
+	assert_int_equal(STAT(f, discarded), 0);
+	assert_int_equal(take(dst, got, 64), 63);
+	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t, p, src), 3);
+	assert_int_equal(STAT(f, bad), 1);
+	assert_int_equal(STAT(f, discarded), 1);
+	assert_int_equal(STAT(f, forwarded), 1);
+	assert_int_equal(take(lane(f, f->a, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->ref, 3);
+}
+
+/* An error reply waits for room in the caller's own lane. */
+static void test_reply_backpressure(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *src = out_lane(f, f->a);
+	struct rte_ring *mine = lane(f, f->a, LC);
+	struct shmr_dp_poll *p = poll_of(f, f->a);
+	unsigned char slot[SS], got[64 * SS];
+
+	for (unsigned i = 0; i < 63; i++)
+		put(mine, dp_msg(slot, SHMR_KIND_SEND, f->c, f->a, 0, i, 0));
+	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, f->router, 42, 0, 77));
+	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t, p, src), 0);
+	assert_int_equal(rte_ring_count(src), 1);
+	assert_int_equal(take(mine, got, 64), 63);
+	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t, p, src), 1);
+	assert_int_equal(take(mine, got, 64), 1);
+	assert_int_equal(at(got, 0)->ref, 77);
+	assert_int_equal(at(got, 0)->status, -SHMR_E_DISCARDED);
+}
+
+/* A corrupted outbound ring quarantines its endpoint; others go on. */
+static void test_corrupt_source(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *src = out_lane(f, f->a);
+	struct rte_ring *csrc = out_lane(f, f->c);
+	unsigned char slot[SS], got[64 * SS];
+	uint32_t mask = src->mask;
+
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 0, 1, 1));
+	put(csrc, dp_msg(slot, SHMR_KIND_SEND, f->c, f->b, 0, 2, 2));
+	src->mask = 0x12345; /* a peer scribbled on the geometry */
+
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 1);
+	assert_true(poll_of(f, f->a)->quarantined);
+	assert_int_equal(
+		atomic_load(&shmr_ep_at(f->d.base, f->a.slot)->quarantined), 1);
+	assert_int_equal(take(lane(f, f->b, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->ref, 2);
+	/* Skipped from now on, even once it looks fine again... */
+	src->mask = mask;
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 0);
+	assert_false(shmr_dp_has_work_rcu(&f->lc, f->t));
+
+	/* A producer tail scribbled far ahead is caught too. */
+	struct shmr_dp_poll *pc = poll_of(f, f->c);
+
+	csrc->prod.tail += 1000;
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 0);
+	assert_true(pc->quarantined);
+	csrc->prod.tail -= 1000;
+
+	/* ...until a rebuild finds its lanes sound. */
+	shmr_dp_table_free(f->t);
+	assert_int_equal(shmr_dp_table_build(&f->d.env, &f->t), 0);
+	assert_false(poll_of(f, f->a)->quarantined);
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 1);
+	assert_int_equal(take(lane(f, f->b, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->ref, 1);
+}
+
+/* A corrupted inbound ring fails what was meant for it. */
+static void test_corrupt_target(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *src = out_lane(f, f->a);
+	struct rte_ring *dst = lane(f, f->b, LC);
+	unsigned char slot[SS], got[64 * SS];
+
+	dst->capacity = 1000000;
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 0, 1, 1));
+	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, f->b, 0, 2, 2));
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 2);
+	assert_int_equal(STAT(f, failed), 2);
+	assert_int_equal(
+		atomic_load(&shmr_ep_at(f->d.base, f->b.slot)->quarantined), 1);
+	assert_int_equal(take(lane(f, f->a, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->ref, 2);
+	assert_int_equal(at(got, 0)->status, -SHMR_E_PROCESS_UNKNOWN);
+	dst->capacity = 63;
+}
+
+/* High and max priority to a router are the admin path: not routed.
+ * The high lane is served before the normal one. */
+static void test_priority(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *hi = lane(f, f->a, SHMR_LANE_OUT_HIGH(2));
+	unsigned char slot[SS], got[64 * SS];
+	struct shmr_msg *m;
+
+	put(out_lane(f, f->a),
+	    dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 0, 0, 1));
+	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 0, 2);
+	m->priority = SHMR_PRIO_HIGH;
+	put(hi, m);
+	m = dp_msg(slot, SHMR_KIND_CALL, f->a, f->router, 1, 0, 3);
+	m->priority = SHMR_PRIO_MAX;
+	put(hi, m);
+	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 0, 0, 4);
+	m->priority = SHMR_PRIO_HIGH;
+	put(hi, m);
+
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 4);
+	assert_int_equal(take(lane(f, f->b, LC), got, 64), 2);
+	assert_int_equal(at(got, 0)->ref, 4);
+	assert_int_equal(at(got, 0)->priority, SHMR_PRIO_HIGH);
+	assert_int_equal(at(got, 1)->ref, 1);
+	assert_int_equal(take(lane(f, f->a, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->ref, 3);
+	assert_int_equal(at(got, 0)->status, -SHMR_E_NOT_ALLOWED);
+	assert_int_equal(STAT(f, failed), 2);
+	assert_int_equal(STAT(f, forwarded), 2);
+	assert_int_equal(rte_ring_count(lane(f, f->work, LC)), 0);
+}
+
+/* One burst per lane per round. */
+static void test_burst_size(void **state)
+{
+	struct fixture *f = *state;
+	unsigned char slot[SS];
+
+	for (unsigned i = 0; i < 40; i++)
+		put(out_lane(f, f->a),
+		    dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, i, i));
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), SHMR_DP_BURST);
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t),
+			 40 - SHMR_DP_BURST);
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 0);
+	assert_int_equal(STAT(f, polls), 3);
+	assert_int_equal(rte_ring_count(lane(f, f->work, LC)), 40);
+}
+
+/* A receiver asleep on its bell is woken; an awake one costs nothing. */
+static void test_bells(void **state)
+{
+	struct fixture *f = *state;
+	struct shmr_bell *bell = &shmr_ep_at(f->d.base, f->b.slot)->bell;
+	unsigned char slot[SS];
+	uint32_t seq = atomic_load(&bell->seq);
+
+	put(out_lane(f, f->a),
+	    dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 0, 0, 1));
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 1);
+	assert_int_equal(atomic_load(&bell->seq), seq);
+
+	uint32_t seen = shmr_bell_prepare(bell);
+
+	put(out_lane(f, f->a),
+	    dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 0, 0, 2));
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 1);
+	assert_int_not_equal(atomic_load(&bell->seq), seen);
+	/* Returns at once: the seq moved. */
+	assert_int_equal(shmr_bell_sleep(bell, seen, -1), 0);
+	assert_int_equal(atomic_load(&bell->sleepers), 0);
+}
+
+/* The idle re-check sees pending slots, but not a blocked lane's. */
+static void test_has_work(void **state)
+{
+	struct fixture *f = *state;
+	unsigned char slot[SS], got[64 * SS];
+
+	assert_false(shmr_dp_has_work_rcu(&f->lc, f->t));
+	put(lane(f, f->c, SHMR_LANE_OUT_HIGH(2)),
+	    dp_msg(slot, SHMR_KIND_SEND, f->c, f->b, 0, 0, 1));
+	assert_true(shmr_dp_has_work_rcu(&f->lc, f->t));
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 1);
+	assert_false(shmr_dp_has_work_rcu(&f->lc, f->t));
+
+	for (unsigned i = 0; i < 62; i++)
+		put(lane(f, f->b, LC),
+		    dp_msg(slot, SHMR_KIND_SEND, f->c, f->b, 0, 0, 0));
+	put(out_lane(f, f->a),
+	    dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 0, 0, 2));
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 0);
+	assert_int_equal(f->lc.nblocked, 1);
+	assert_false(shmr_dp_has_work_rcu(&f->lc, f->t));
+	assert_int_equal(take(lane(f, f->b, LC), got, 64), 63);
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 1);
+	assert_int_equal(f->lc.nblocked, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(test_forward_mixed),
+		T(test_backpressure),
+		T(test_backpressure_counts_once),
+		T(test_reply_backpressure),
+		T(test_corrupt_source),
+		T(test_corrupt_target),
+		T(test_priority),
+		T(test_burst_size),
+		T(test_bells),
+		T(test_has_work),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,126 @@
+/*
+ * shmr-test-worker: a route worker that checks what reaches it.
+ *
+ *   --expect-type T   count messages of any other type as misrouted
+ *   --record FILE     FILE holds 2*N bytes: per key k < N, a receive count
+ *                     (saturating) and a "seen redelivered" mark; the file
+ *                     survives the worker, so a test can kill -9 it
+ *   --spin-ns NS      busy work per message (widens the window a kill hits)
+ *
+ * Any call is answered with struct shmr_test_stats (see test_worker.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <shmr/shmr.h>
+
+#include "test_worker.h"
+
+static void spin(long ns)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) <
+	       ns);
+}
+
+int main(int argc, char **argv)
+{
+	struct shmr_domain *d;
+	struct shmr_endpoint *ep;
+	struct shmr_test_stats st;
+	unsigned char *rec = NULL;
+	uint64_t nrec = 0;
+	long expect = -1, spin_ns = 0;
+	int have_from = 0, rc;
+
+	memset(&st, 0, sizeof(st));
+	snprintf(st.tag, sizeof(st.tag), "%s",
+		 getenv("SHMR_ROUTE") ? getenv("SHMR_ROUTE") : "?");
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--expect-type") == 0)
+			expect = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--spin-ns") == 0)
+			spin_ns = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--record") == 0) {
+			struct stat sb;
+			int fd = open(argv[i + 1], O_RDWR);
+			if (fd < 0 || fstat(fd, &sb) < 0 || sb.st_size < 2) {
+				perror(argv[i + 1]);
+				return 1;
+			}
+			nrec = (uint64_t)sb.st_size / 2;
+			rec = mmap(NULL, (size_t)sb.st_size,
+				   PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			close(fd);
+			if (rec == MAP_FAILED)
+				return 1;
+		} else {
+			fprintf(stderr, "shmr-test-worker: bad argument %s\n",
+				argv[i]);
+			return 2;
+		}
+	}
+	rc = shmr_attach_env(&d, &ep);
+	if (rc < 0) {
+		fprintf(stderr, "shmr-test-worker: %s\n", shmr_strerror(rc));
+		return 1;
+	}
+	st.self = shmr_endpoint_pid(ep);
+	while (!shmr_stopping()) {
+		const struct shmr_msg *msgs[32];
+		int n = shmr_recv_burst(ep, msgs, 32, 1000);
+
+		if (n < 0)
+			break;
+		for (int i = 0; i < n; i++) {
+			const struct shmr_msg *m = msgs[i];
+
+			if (m->kind == SHMR_KIND_CALL) {
+				st.calls++;
+				st.last_ref = m->ref;
+				st.last_call_from = m->from;
+				while ((rc = shmr_reply(ep, m, 0, &st,
+							sizeof(st))) == -EAGAIN)
+					;
+				if (rc < 0)
+					fprintf(stderr, "shmr-test-worker: reply: %s\n",
+						shmr_strerror(rc));
+				continue;
+			}
+			st.count++;
+			if (m->flags & SHMR_F_REDELIVERED)
+				st.redelivered++;
+			if (expect >= 0 && m->type != (uint32_t)expect)
+				st.misrouted++;
+			if (!have_from) {
+				st.first_from = m->from;
+				have_from = 1;
+			} else if (m->from.slot != st.first_from.slot ||
+				   m->from.gen != st.first_from.gen) {
+				st.from_mismatch++;
+			}
+			if (rec && m->key < nrec) {
+				if (rec[m->key] < 255)
+					rec[m->key]++;
+				if (m->flags & SHMR_F_REDELIVERED)
+					rec[nrec + m->key] = 1;
+			}
+			if (spin_ns)
+				spin(spin_ns);
+		}
+	}
+	shmr_endpoint_close(ep);
+	shmr_detach(d);
+	return 0;
+}
