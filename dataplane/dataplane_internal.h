@@ -267,10 +267,25 @@ struct shmr_dp_decision {
 void shmr_dp_decide_rcu(const struct shmr_dp_table *t, unsigned router,
 			const struct shmr_msg *m, struct shmr_dp_decision *d);
 
-/* behaviour.c: DSO loading (update thread) and the per-router decision. */
+/**
+ * dlopen() the behaviour at @p path, check its ABI and run its init() with
+ * @p arg; on success r->dl, r->ops and r->state are set.
+ * Context:   the update thread, building a table.  Blocking.
+ * Ownership: undone by shmr_dp_behaviour_unload() when the table is freed.
+ * Errors:    -ENOENT (no object or no symbol), -EPROTO (other ABI),
+ *            -EINVAL, or what init() returned; @p why says which.
+ */
 int shmr_dp_behaviour_load(struct shmr_dp_router *r, const char *path,
 			   const char *arg, char *why, size_t whylen);
+
+/** fini() and dlclose(); nothing when nothing was loaded. */
 void shmr_dp_behaviour_unload(struct shmr_dp_router *r);
+
+/**
+ * One decision of router @p router alone (no router-of-routers hop).
+ * Context: inside the read-side section that holds @p t.
+ * Returns: its target (DELIVER may name another router); never NULL.
+ */
 const struct shmr_dp_target *
 shmr_dp_behaviour_decide_rcu(const struct shmr_dp_table *t, unsigned router,
 			     const struct shmr_msg *m);
@@ -280,13 +295,12 @@ shmr_dp_behaviour_decide_rcu(const struct shmr_dp_table *t, unsigned router,
 
 /** The pointer lcores read the current table through. */
 struct shmr_dp_current {
-	_Atomic(struct shmr_dp_table *) table;
+	struct shmr_dp_table *table; /* rcu_dereference / rcu_xchg_pointer */
 };
 
 /**
- * The current table.  Equivalent to rcu_dereference() (acquire, pairs with
- * [P1] in shmr_dp_table_publish()), written with C11 atomics so that
- * ThreadSanitizer sees the publication.
+ * The current table: rcu_dereference() (pairs with [P1] in
+ * shmr_dp_table_publish()); an acquire load in ThreadSanitizer builds.
  * Context: a registered QSBR reader, online, until its next quiescent state.
  */
 struct shmr_dp_table *shmr_dp_table_get_rcu(struct shmr_dp_current *c);

@@ -375,8 +375,10 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 }
 
 /* Count a handled slot (and log what was dropped). */
-static inline void commit(struct shmr_dp_lcore *lc, const struct shmr_dp_poll *p,
-		   const struct shmr_msg *m, const struct shmr_dp_meta *meta)
+static inline void commit(struct shmr_dp_lcore *lc,
+			  const struct shmr_dp_poll *p,
+			  const struct shmr_msg *m,
+			  const struct shmr_dp_meta *meta)
 {
 	struct shmr_lcore_stats *st = lc->stats;
 	uint32_t last;

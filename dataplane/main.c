@@ -207,18 +207,23 @@ static int rebuild(uint64_t *last_fail_version)
 
 		if (*last_fail_version != v)
 			say(SHMR_DP_LOG_WARNING,
-			     "table not rebuilt (%s): forwarding with "
-			     "version %" PRIu64 " meanwhile",
-			     rc == -EAGAIN ? "the spec stays mid-write"
+			    "table not rebuilt (%s): forwarding with "
+			    "version %" PRIu64 " meanwhile",
+			    rc == -EAGAIN ? "the spec stays mid-write"
 					   : strerror(-rc),
-			     shmr_dp_table_get_rcu(&g_current)->version);
+			    shmr_dp_table_get_rcu(&g_current)->version);
 		*last_fail_version = v;
 		return rc;
 	}
 	old = shmr_dp_table_publish(&g_current, t);
 	say(SHMR_DP_LOG_DEBUG, "table version %" PRIu64 " published",
-	     t->version);
+	    t->version);
 	shmr_dp_table_free(old);
+	/* Sleeping lcores adopt the new version now rather than at their
+	 * next timeout, so the control plane's wait on table_version is
+	 * short.  A syscall only for an lcore that sleeps. */
+	for (uint32_t i = 0; i < g_env.nlcores; i++)
+		shmr_bell_ring(&shmr_hdr(g_env.base)->lcore_bell[i]);
 	*last_fail_version = UINT64_MAX;
 	return 0;
 }
@@ -245,6 +250,9 @@ static void *update_main(void *arg)
 		uint32_t seen;
 
 		if (shmr_dp_lane_sound_sc(ctl, g_env.lane_size)) {
+			unsigned dropped = 0;
+			const struct shmr_msg *bad = NULL;
+
 			while ((n = rte_ring_dequeue_burst_elem(ctl, buf, ss, 8,
 								NULL)) > 0) {
 				for (unsigned i = 0; i < n; i++) {
@@ -252,30 +260,35 @@ static void *update_main(void *arg)
 						(const void *)(buf +
 							       (size_t)i * ss);
 
-					if (m->kind == SHMR_KIND_SEND &&
-					    m->type == SHMR_CTL_SPEC) {
+					if (m->kind != SHMR_KIND_SEND) {
+						dropped++;
+						bad = m;
+					} else if (m->type == SHMR_CTL_SPEC) {
 						want = 1;
-					} else if (m->kind == SHMR_KIND_SEND &&
-						   m->type ==
-							   SHMR_CTL_SHUTDOWN) {
+					} else if (m->type ==
+						   SHMR_CTL_SHUTDOWN) {
 						say(SHMR_DP_LOG_INFO,
-						     "shutdown requested by "
-						     "the control plane");
+						    "shutdown requested by "
+						    "the control plane");
 						request_stop();
 					} else {
-						say(SHMR_DP_LOG_WARNING,
-						     "control lane: message "
-						     "kind %u type %u dropped",
-						     m->kind, m->type);
+						dropped++;
+						bad = m;
 					}
 				}
 			}
+			/* One line per wake-up, however many there were. */
+			if (dropped)
+				say(SHMR_DP_LOG_WARNING,
+				    "control lane: %u unknown message(s) "
+				    "dropped (last: kind %u type %u)",
+				    dropped, bad->kind, bad->type);
 			ctl_reported = 0;
 		} else if (!ctl_reported) {
 			say(SHMR_DP_LOG_ERROR,
-			     "control lane corrupted: ignoring it, re-reading "
-			     "the spec every %d ms",
-			     SPEC_POLL_MS);
+			    "control lane corrupted: ignoring it, re-reading "
+			    "the spec every %d ms",
+			    SPEC_POLL_MS);
 			ctl_reported = 1;
 		}
 		if (stopping())
@@ -394,9 +407,9 @@ static void repair_own_sides(void)
 		back += shmr_lane_repair_consumer(ctl, g_env.slot_size);
 	if (back || dropped)
 		say(SHMR_DP_LOG_WARNING,
-		     "took over from a previous dataplane: %u slot(s) to "
-		     "redeliver, %u half-done enqueue(s) dropped",
-		     back, dropped);
+		    "took over from a previous dataplane: %u slot(s) to "
+		    "redeliver, %u half-done enqueue(s) dropped",
+		    back, dropped);
 }
 
 /* "--file-prefix=shmr-<domain>": our own EAL runtime directory. */

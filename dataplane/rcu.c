@@ -8,13 +8,12 @@
  * (synchronize_rcu: every registered reader has passed a quiescent state
  * or been offline since the publication) and only then frees the old one.
  *
- * The pointer itself is published and read with C11 release/acquire
- * ([P1] pairs with [P2]) rather than rcu_assign_pointer()/rcu_dereference():
- * the same instructions on the machines we run on (a plain store and load
- * on x86-64), with the same guarantee (a reader that sees the new pointer
- * sees the table's contents), but ThreadSanitizer understands C11 atomics
- * and not liburcu's volatile accesses.  For the same reason, under TSan the
- * grace period is described to it explicitly: every reader releases [G1]
+ * The pointer is published with rcu_xchg_pointer() [P1] and read with
+ * rcu_dereference() [P2]: a reader that sees the new pointer sees the
+ * table's contents.  ThreadSanitizer does not understand liburcu's
+ * barriers, so its builds use the equivalent GCC atomic builtins
+ * (release exchange, acquire load: the same instructions on x86-64) and
+ * are told about the grace period explicitly: every reader releases [G1]
  * before each quiescent state and the updater acquires [G2] after
  * synchronize_rcu(), which is exactly the happens-before edge the grace
  * period guarantees.
@@ -44,15 +43,23 @@ static char grace_edge;
 struct shmr_dp_table *shmr_dp_table_get_rcu(struct shmr_dp_current *c)
 {
 	/* P2: pairs with P1. */
-	return atomic_load_explicit(&c->table, memory_order_acquire);
+#ifdef DP_TSAN
+	return __atomic_load_n(&c->table, __ATOMIC_ACQUIRE);
+#else
+	return rcu_dereference(c->table);
+#endif
 }
 
 struct shmr_dp_table *shmr_dp_table_publish(struct shmr_dp_current *c,
 					    struct shmr_dp_table *t)
 {
 	/* P1: the table's contents before the pointer (pairs with P2). */
+#ifdef DP_TSAN
 	struct shmr_dp_table *old =
-		atomic_exchange_explicit(&c->table, t, memory_order_release);
+		__atomic_exchange_n(&c->table, t, __ATOMIC_RELEASE);
+#else
+	struct shmr_dp_table *old = rcu_xchg_pointer(&c->table, t);
+#endif
 
 	if (old) {
 		synchronize_rcu();

@@ -307,6 +307,18 @@ static int compare(const struct perf_opts *o)
 		       "(bar <= %.1f): %s\n",
 		       lat, BAR_LATENCY, lat <= BAR_LATENCY ? "PASS" : "BELOW");
 	}
+	{
+		double lo = bm[0], hi = bm[0];
+
+		for (unsigned i = 1; i < o->reps; i++) {
+			lo = bm[i] < lo ? bm[i] : lo;
+			hi = bm[i] > hi ? bm[i] : hi;
+		}
+		if (lo > 0 && hi > 1.3 * lo)
+			printf("note: bare throughput varied %.0f%% across "
+			       "repetitions: something else was running\n",
+			       (hi / lo - 1) * 100);
+	}
 	if (o->slot != 64 || o->burst != 32)
 		printf("note: the bars are defined for --slot 64 --burst 32\n");
 	if (failed)

@@ -29,6 +29,9 @@
 
 struct ctx {
 	struct shmr_test_app app;
+	struct shmr_domain *d;
+	struct shmr_endpoint *ep;
+	struct shmr_pid router;
 	unsigned char *rec; /* N counts, then N redelivered marks */
 	char recpath[300];
 };
@@ -62,17 +65,16 @@ static int restarted(void *arg)
 	       route_value(arg, "shmr:route:w:os_pid") > 0;
 }
 
-static void test_kill9_mid_stream_loses_nothing(void **state)
+/* A private appliance with one recording worker, and a client on it. */
+static struct ctx *start(const char *tag)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
 	char conf[1024];
-	struct shmr_domain *d;
-	struct shmr_endpoint *ep;
-	struct shmr_pid router;
-	int fd, rc;
-	(void)state;
+	int fd;
 
-	snprintf(c->recpath, sizeof(c->recpath), "/tmp/shmr-rec-%d", getpid());
+	assert_non_null(c);
+	snprintf(c->recpath, sizeof(c->recpath), "/tmp/shmr-rec-%s-%d", tag,
+		 getpid());
 	fd = open(c->recpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, 2 * N), 0);
@@ -87,56 +89,81 @@ static void test_kill9_mid_stream_loses_nothing(void **state)
 		 "    args = [\"--record\", \"%s\", \"--spin-ns\", \"2000\"]; } );\n"
 		 "} );\n",
 		 c->recpath);
-	assert_int_equal(shmr_test_app_start(&c->app, "kill9", conf), 0);
-	assert_int_equal(shmr_attach_path(c->app.sock, &d), 0);
-	assert_int_equal(shmr_endpoint_open(d, &ep), 0);
-	assert_int_equal(shmr_lookup(d, "events", &router), 0);
+	assert_int_equal(shmr_test_app_start(&c->app, tag, conf), 0);
+	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
+	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
+	assert_int_equal(shmr_lookup(c->d, "events", &c->router), 0);
+	return c;
+}
 
-	long long victim = route_value(c, "shmr:route:w:os_pid");
-	assert_true(victim > 0);
-	int killed = 0;
-	for (uint64_t k = 0; k < N; k++) {
-		while ((rc = shmr_send(ep, router, 1, k, &k, sizeof(k))) ==
-		       -EAGAIN) {
-			/* Mid-stream: the worker has taken some, not all. */
-			if (!killed && received(c) > N / 5) {
-				assert_int_equal(kill((pid_t)victim, SIGKILL), 0);
-				killed = 1;
-			}
-		}
-		assert_int_equal(rc, 0);
-	}
-	if (!killed) {
-		/* The worker kept up with us; kill it with the tail queued. */
-		assert_int_equal(kill((pid_t)victim, SIGKILL), 0);
-	}
-	/* Liveness bounds only. */
-	assert_true(shmr_test_wait(restarted, c, 30000));
-	assert_true(route_value(c, "shmr:route:w:os_pid") != victim);
-	assert_true(shmr_test_wait(all_received, c, 60000));
-
-	uint64_t dup = 0, unflagged_dup = 0, flagged = 0;
-	for (uint32_t i = 0; i < N; i++) {
-		assert_true(c->rec[i] >= 1);
-		if (c->rec[i] > 1) {
-			dup += c->rec[i] - 1u;
-			if (!c->rec[N + i])
-				unflagged_dup++;
-		}
-		flagged += c->rec[N + i];
-	}
-	/* At most one burst twice per crash, every duplicate flagged. */
-	assert_true(dup <= BURST);
-	assert_int_equal(unflagged_dup, 0);
-	assert_true(flagged <= BURST);
-	assert_int_equal(route_value(c, "shmr:restarts"), 1);
-
-	shmr_endpoint_close(ep);
-	shmr_detach(d);
+static void stop(struct ctx *c)
+{
+	shmr_endpoint_close(c->ep);
+	shmr_detach(c->d);
 	assert_int_equal(shmr_test_app_stop(&c->app), 0);
 	munmap(c->rec, 2 * N);
 	unlink(c->recpath);
 	free(c);
+}
+
+/*
+ * Stream keys 0..N-1 to the worker and kill -9 @p victim mid-stream: once
+ * the worker has taken a fifth of them while the lanes are full, or at the
+ * latest halfway through sending.
+ */
+static void stream_and_kill(struct ctx *c, pid_t victim)
+{
+	int killed = 0, rc;
+
+	for (uint64_t k = 0; k < N; k++) {
+		while ((rc = shmr_send(c->ep, c->router, 1, k, &k,
+				       sizeof(k))) == -EAGAIN) {
+			if (!killed && received(c) > N / 5) {
+				assert_int_equal(kill(victim, SIGKILL), 0);
+				killed = 1;
+			}
+		}
+		assert_int_equal(rc, 0);
+		if (!killed && k == N / 2) {
+			assert_int_equal(kill(victim, SIGKILL), 0);
+			killed = 1;
+		}
+	}
+}
+
+/* Every key arrived at least once; at most one burst twice, all flagged. */
+static void check_at_least_once(struct ctx *c)
+{
+	uint64_t dup = 0, unflagged_dup = 0, flagged = 0;
+
+	assert_true(shmr_test_wait(all_received, c, 60000));
+	for (uint32_t i = 0; i < N; i++) {
+		assert_true(c->rec[i] >= 1);
+		if (c->rec[i] > 1) {
+			dup += c->rec[i] - 1u;
+			unflagged_dup += !c->rec[N + i];
+		}
+		flagged += c->rec[N + i];
+	}
+	assert_true(dup <= BURST);
+	assert_int_equal(unflagged_dup, 0);
+	assert_true(flagged <= BURST);
+}
+
+static void test_kill9_mid_stream_loses_nothing(void **state)
+{
+	struct ctx *c = start("kill9");
+	long long victim = route_value(c, "shmr:route:w:os_pid");
+	(void)state;
+
+	assert_true(victim > 0);
+	stream_and_kill(c, (pid_t)victim);
+	/* Liveness bound only. */
+	assert_true(shmr_test_wait(restarted, c, 30000));
+	assert_true(route_value(c, "shmr:route:w:os_pid") != victim);
+	check_at_least_once(c);
+	assert_int_equal(route_value(c, "shmr:restarts"), 1);
+	stop(c);
 }
 
 static long long status_value(struct ctx *c, const char *key)
@@ -154,76 +181,23 @@ static int dataplane_restarted(void *arg)
 	       status_value(arg, "dataplane_pid") > 0;
 }
 
-/* The dataplane dies mid-stream: the control plane restarts it, the rings
- * (in the domain, not in the process) kept everything. */
+/* The dataplane dies mid-stream: the control plane restarts it, and the
+ * rings, which live in the domain, kept everything; the dataplane
+ * re-forwards at most the burst it had taken. */
 static void test_dataplane_kill9_loses_nothing(void **state)
 {
-	struct ctx *c = calloc(1, sizeof(*c));
-	char conf[1024];
-	struct shmr_domain *d;
-	struct shmr_endpoint *ep;
-	struct shmr_pid router;
-	int fd, rc;
+	struct ctx *c = start("dpkill");
+	long long victim = status_value(c, "dataplane_pid");
 	(void)state;
 
-	snprintf(c->recpath, sizeof(c->recpath), "/tmp/shmr-rec-dp-%d",
-		 getpid());
-	fd = open(c->recpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, 2 * N), 0);
-	c->rec = mmap(NULL, 2 * N, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	assert_true(c->rec != MAP_FAILED);
-	close(fd);
-	snprintf(conf, sizeof(conf),
-		 "routers = ( { name = \"events\"; behaviour = \"type\";\n"
-		 "  types = ( { type = 1; route = \"w\"; } );\n"
-		 "  routes = ( { name = \"w\"; program = \"shmr-test-worker\";\n"
-		 "    args = [\"--record\", \"%s\", \"--spin-ns\", \"2000\"]; } );\n"
-		 "} );\n",
-		 c->recpath);
-	assert_int_equal(shmr_test_app_start(&c->app, "dpkill", conf), 0);
-	assert_int_equal(shmr_attach_path(c->app.sock, &d), 0);
-	assert_int_equal(shmr_endpoint_open(d, &ep), 0);
-	assert_int_equal(shmr_lookup(d, "events", &router), 0);
-
-	long long victim = status_value(c, "dataplane_pid");
 	assert_true(victim > 0);
-	int killed = 0;
-	for (uint64_t k = 0; k < N; k++) {
-		while ((rc = shmr_send(ep, router, 1, k, &k, sizeof(k))) ==
-		       -EAGAIN) {
-			if (!killed && received(c) > N / 5) {
-				assert_int_equal(kill((pid_t)victim, SIGKILL), 0);
-				killed = 1;
-			}
-		}
-		assert_int_equal(rc, 0);
-		if (!killed && k == N / 2) {
-			assert_int_equal(kill((pid_t)victim, SIGKILL), 0);
-			killed = 1;
-		}
-	}
+	stream_and_kill(c, (pid_t)victim);
 	assert_true(shmr_test_wait(dataplane_restarted, c, 30000));
 	assert_true(status_value(c, "dataplane_pid") != victim);
-	assert_true(shmr_test_wait(all_received, c, 60000));
-	uint64_t dup = 0, unflagged_dup = 0;
-	for (uint32_t i = 0; i < N; i++) {
-		assert_true(c->rec[i] >= 1);
-		if (c->rec[i] > 1) {
-			dup += c->rec[i] - 1u;
-			unflagged_dup += !c->rec[N + i];
-		}
-	}
-	/* The dataplane re-forwards at most the burst it had taken. */
-	assert_true(dup <= BURST);
-	assert_int_equal(unflagged_dup, 0);
-
-	shmr_endpoint_close(ep);
-	shmr_detach(d);
-	assert_int_equal(shmr_test_app_stop(&c->app), 0);
-	munmap(c->rec, 2 * N);
-	unlink(c->recpath);
-	free(c);
+	check_at_least_once(c);
+	/* The worker itself never died. */
+	assert_int_equal(route_value(c, "shmr:restarts"), 0);
+	stop(c);
 }
 
 int main(void)

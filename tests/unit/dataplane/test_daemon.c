@@ -78,9 +78,9 @@ static int wait_log(struct daemon *dm, const char *what, int ms)
 	}
 }
 
-static int start(struct daemon *dm, const char *extra_arg)
+static int start(struct daemon *dm, uint32_t nlcores, const char *extra_arg)
 {
-	struct shmr_geometry g = { SS, 64, 1, SHMR_POLL_ADAPTIVE, 0 };
+	struct shmr_geometry g = { SS, 64, nlcores, SHMR_POLL_ADAPTIVE, 0 };
 	struct shmr_domain_hdr plan;
 	const char *exe = getenv("SHMR_DATAPLANE");
 	int pipefd[2];
@@ -119,7 +119,7 @@ static int start(struct daemon *dm, const char *extra_arg)
 	if (dm->pid == 0) {
 		dup2(pipefd[1], STDERR_FILENO);
 		execl(exe, exe, "--domain-fd", fdarg, "--log-level", "debug",
-		      extra_arg, (char *)NULL);
+		      extra_arg ? "--cpus" : NULL, extra_arg, (char *)NULL);
 		_exit(127);
 	}
 	close(pipefd[1]);
@@ -141,20 +141,34 @@ static int reap(struct daemon *dm)
 	return status;
 }
 
-static int setup(void **state)
+static int setup_n(void **state, uint32_t nlcores, const char *cpus)
 {
 	struct daemon *dm = calloc(1, sizeof(*dm));
+	char line[128];
 
-	if (!dm || start(dm, NULL) < 0)
+	if (!dm || start(dm, nlcores, cpus) < 0)
 		return -1;
-	if (wait_log(dm, "shmr-dataplane: domain dptest, 1 lcores, poll mode "
-			 "adaptive\n",
-		     WAIT_MS) < 0) {
+	snprintf(line, sizeof(line),
+		 "shmr-dataplane: domain dptest, %u lcores, poll mode "
+		 "adaptive\n",
+		 nlcores);
+	if (wait_log(dm, line, WAIT_MS) < 0) {
 		fprintf(stderr, "no start line; log:\n%s\n", dm->log);
 		return -1;
 	}
 	*state = dm;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_n(state, 1, NULL);
+}
+
+/* Two routing lcores sharing cpu 0. */
+static int setup2(void **state)
+{
+	return setup_n(state, 2, "0");
 }
 
 static int teardown(void **state)
@@ -175,28 +189,37 @@ static int teardown(void **state)
 	return 0;
 }
 
+static void send_from(struct daemon *dm, struct shmr_pid from,
+		      struct shmr_pid to, uint32_t type, uint64_t key,
+		      uint64_t ref)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(dm->base);
+	uint32_t nl = dm->d.env.nlcores;
+	struct rte_ring *out = shmr_lane_at(dm->base, from.slot,
+					    SHMR_LANE_OUT(nl));
+	struct shmr_bell *bell = &h->lcore_bell[from.slot % nl];
+	unsigned char slot[SS];
+
+	dp_msg(slot, SHMR_KIND_SEND, from, to, type, key, ref);
+	while (rte_ring_enqueue_burst_elem(out, slot, SS, 1, NULL) == 0) {
+		/* The dataplane drains it; it was rung below. */
+		shmr_bell_ring(bell);
+		sched_yield();
+	}
+	shmr_bell_ring(bell);
+}
+
 static void send_to(struct daemon *dm, struct shmr_pid to, uint32_t type,
 		    uint64_t key, uint64_t ref)
 {
-	struct shmr_domain_hdr *h = shmr_hdr(dm->base);
-	struct rte_ring *out =
-		shmr_lane_at(dm->base, dm->client.slot, SHMR_LANE_OUT(1));
-	unsigned char slot[SS];
-
-	dp_msg(slot, SHMR_KIND_SEND, dm->client, to, type, key, ref);
-	while (rte_ring_enqueue_burst_elem(out, slot, SS, 1, NULL) == 0) {
-		/* The dataplane drains it; it was rung below. */
-		shmr_bell_ring(&h->lcore_bell[0]);
-		sched_yield();
-	}
-	shmr_bell_ring(&h->lcore_bell[0]);
+	send_from(dm, dm->client, to, type, key, ref);
 }
 
 /* Receive as libshmr does: sleep on our bell until something arrives. */
-static int recv_one(struct daemon *dm, struct shmr_pid me,
-		    unsigned char *slot)
+static int recv_lane(struct daemon *dm, struct shmr_pid me, uint32_t lane,
+		     unsigned char *slot)
 {
-	struct rte_ring *in = shmr_lane_at(dm->base, me.slot, 0);
+	struct rte_ring *in = shmr_lane_at(dm->base, me.slot, lane);
 	struct shmr_bell *bell = &shmr_ep_at(dm->base, me.slot)->bell;
 	uint64_t end = now_ms() + WAIT_MS;
 
@@ -213,6 +236,12 @@ static int recv_one(struct daemon *dm, struct shmr_pid me,
 		shmr_bell_sleep(bell, seen, 1000);
 	}
 	return -1;
+}
+
+static int recv_one(struct daemon *dm, struct shmr_pid me,
+		    unsigned char *slot)
+{
+	return recv_lane(dm, me, 0, slot);
 }
 
 static void ctl_send(struct daemon *dm, uint32_t type, uint64_t key)
@@ -238,8 +267,7 @@ static int wait_version(struct daemon *dm, uint64_t v)
 				    memory_order_acquire) != v) {
 		if (now_ms() > end)
 			return -1;
-		/* An idle lcore adopts when it next wakes: ring it. */
-		shmr_bell_ring(&shmr_hdr(dm->base)->lcore_bell[0]);
+		/* The update thread wakes a sleeping lcore after each swap. */
 		usleep(1000);
 	}
 	return 0;
@@ -386,6 +414,37 @@ static void test_stop_by_interrupt(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* Each lcore polls its endpoints (slot % 2) and delivers into the
+ * target's inbound lane numbered after itself. */
+static void test_two_lcores(void **state)
+{
+	struct daemon *dm = *state;
+	struct shmr_pid other = { 4, 3 }; /* w2's slot: polled by lcore 0 */
+	unsigned char slot[SS];
+	const struct shmr_msg *m = (const void *)slot;
+
+	send_from(dm, dm->client, dm->router, 1, 1, 11); /* slot 1: lcore 1 */
+	assert_int_equal(recv_lane(dm, dm->w1, 1, slot), 0);
+	assert_int_equal(m->ref, 11);
+	send_from(dm, other, dm->router, 1, 2, 12); /* slot 4: lcore 0 */
+	assert_int_equal(recv_lane(dm, dm->w1, 0, slot), 0);
+	assert_int_equal(m->ref, 12);
+	assert_int_equal(m->from.slot, other.slot);
+	assert_int_equal(rte_ring_count(shmr_lane_at(dm->base, dm->w1.slot, 0)),
+			 0);
+	assert_int_equal(rte_ring_count(shmr_lane_at(dm->base, dm->w1.slot, 1)),
+			 0);
+	for (uint32_t l = 0; l < 2; l++)
+		assert_int_equal(atomic_load(&shmr_stats_of(dm->base, l)
+							->forwarded),
+				 1);
+	assert_int_equal(kill(dm->pid, SIGTERM), 0);
+	int status = reap(dm);
+
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* Bad usage: status 2 and a one-line reason. */
 static void test_usage(void **state)
 {
@@ -416,6 +475,8 @@ int main(void)
 		T(test_stop_by_message),
 		T(test_stop_by_signal),
 		T(test_stop_by_interrupt),
+		cmocka_unit_test_setup_teardown(test_two_lcores, setup2,
+						teardown),
 		cmocka_unit_test(test_usage),
 #undef T
 	};
