@@ -5,6 +5,7 @@
 #   ./shmr.sh demo [--duration SEC]   appliance + demo load + live figures
 #   ./shmr.sh test                    the whole test suite
 #   ./shmr.sh sanitize                the suite again under ASan and UBSan
+#   ./shmr.sh tsan                    lane and RCU table threads under TSan
 #
 # Exit status: 0 success; 1 a step failed; 2 bad arguments.
 set -euo pipefail
@@ -16,7 +17,7 @@ packages=(meson ninja-build pkg-config gcc libc6-dev libdpdk-dev liburcu-dev
 
 say() { printf 'shmr: %s\n' "$*" >&2; }
 usage() {
-    echo "usage: $0 demo [--duration SEC] | test | sanitize" >&2
+    echo "usage: $0 demo [--duration SEC] | test | sanitize | tsan" >&2
     exit 2
 }
 
@@ -97,11 +98,18 @@ run_sanitized() {
         meson test -C build-asan --print-errorlogs --num-processes 1 --no-suite perf-smoke --no-suite install
 }
 
+run_tsan() {
+    [ $# -eq 0 ] || usage
+    setup build-tsan -Dwerror=true -Dtsan=true -Db_sanitize=thread
+    meson test -C build-tsan --print-errorlogs --num-processes 1
+}
+
 [ $# -ge 1 ] || usage
 cmd=$1; shift
 case $cmd in
     demo) demo "$@" ;;
     test) run_tests "$@" ;;
     sanitize) run_sanitized "$@" ;;
+    tsan) run_tsan "$@" ;;
     *) usage ;;
 esac

@@ -105,7 +105,7 @@ static inline struct rte_ring *shmr_dp_ctl_lane(const struct shmr_dp_env *e)
  * Is a lane we consume (an endpoint's outbound lane) still sound?  Checks
  * the geometry against our copy, that our own side is at rest (no burst
  * held: head == tail), and that the producer's tail is at most a capacity
- * ahead of our tail.  Unlike shmr_lane_sound() it reads no head/tail pair
+ * ahead of our tail.  It reads no head/tail pair
  * that the peer moves while we read it, so a live producer never makes a
  * sound ring look corrupted.
  *
@@ -116,8 +116,6 @@ int shmr_dp_lane_sound_sc(const struct rte_ring *r, uint32_t lane_size);
 /** As shmr_dp_lane_sound_sc(), for a lane we produce (an inbound lane). */
 int shmr_dp_lane_sound_sp(const struct rte_ring *r, uint32_t lane_size);
 
-/** Slots waiting in @p r (acquire on the producer's tail). */
-uint32_t shmr_dp_lane_pending(const struct rte_ring *r);
 
 /* ------------------------------------------------------------------ */
 /* The table                                                           */
@@ -422,11 +420,6 @@ int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,
 void shmr_dp_event(struct shmr_dp_lcore *lc, enum shmr_dp_event ev,
 		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/**
- * A short name for the codes the dataplane produces or meets (libshmr's
- * shmr_strerror() is not linked into the dataplane).  Static storage.
- */
-const char *shmr_dp_strerror(int err);
 
 /** Format and log one line through @p env (no rate limit). */
 void shmr_dp_log(const struct shmr_dp_env *env, int level, const char *fmt,

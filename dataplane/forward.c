@@ -147,14 +147,6 @@ int shmr_dp_lane_sound_sp(const struct rte_ring *r, uint32_t lane_size)
 	return ph == pt && pt - ct <= lane_size - 1;
 }
 
-uint32_t shmr_dp_lane_pending(const struct rte_ring *r)
-{
-	/* Acquire: pairs with the producer's release store of prod.tail. */
-	uint32_t pt = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
-
-	return pt - __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
-}
-
 /* ---- lcore state and logging -------------------------------------- */
 
 int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
@@ -427,7 +419,7 @@ static inline void commit(struct shmr_dp_lcore *lc,
 		      lc->index, meta->what == META_REPLY ? "call" : "message",
 		      p->slot, p->gen, m->type, meta->name ? " at route " : "",
 		      SHMR_NAME_MAX - 1, meta->name ? meta->name : "",
-		      shmr_dp_strerror(meta->err));
+		      shmr_strerror(meta->err));
 }
 
 /* ---- a burst -------------------------------------------------------- */
@@ -579,8 +571,8 @@ int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,
 
 		if (p->quarantined || p->blocked)
 			continue;
-		if (shmr_dp_lane_pending(p->out_high) ||
-		    shmr_dp_lane_pending(p->out))
+		if (shmr_lane_pending_sc(p->out_high) ||
+		    shmr_lane_pending_sc(p->out))
 			return 1;
 	}
 	return 0;

@@ -250,8 +250,7 @@ static void *update_main(void *arg)
 		uint32_t seen;
 
 		if (shmr_dp_lane_sound_sc(ctl, g_env.lane_size)) {
-			unsigned dropped = 0;
-			const struct shmr_msg *bad = NULL;
+			unsigned dropped = 0, bad_kind = 0, bad_type = 0;
 
 			while ((n = rte_ring_dequeue_burst_elem(ctl, buf, ss, 8,
 								NULL)) > 0) {
@@ -262,7 +261,8 @@ static void *update_main(void *arg)
 
 					if (m->kind != SHMR_KIND_SEND) {
 						dropped++;
-						bad = m;
+						bad_kind = m->kind;
+						bad_type = m->type;
 					} else if (m->type == SHMR_CTL_SPEC) {
 						want = 1;
 					} else if (m->type ==
@@ -273,7 +273,8 @@ static void *update_main(void *arg)
 						request_stop();
 					} else {
 						dropped++;
-						bad = m;
+						bad_kind = m->kind;
+						bad_type = m->type;
 					}
 				}
 			}
@@ -282,7 +283,7 @@ static void *update_main(void *arg)
 				say(SHMR_DP_LOG_WARNING,
 				    "control lane: %u unknown message(s) "
 				    "dropped (last: kind %u type %u)",
-				    dropped, bad->kind, bad->type);
+				    dropped, bad_kind, bad_type);
 			ctl_reported = 0;
 		} else if (!ctl_reported) {
 			say(SHMR_DP_LOG_ERROR,
@@ -303,7 +304,7 @@ static void *update_main(void *arg)
 							  : SPEC_POLL_MS;
 
 		seen = shmr_bell_prepare(&h->ctl_bell);
-		if (stopping() || shmr_dp_lane_pending(ctl)) {
+		if (stopping() || shmr_lane_pending_sc(ctl)) {
 			shmr_bell_cancel(&h->ctl_bell);
 			continue;
 		}
@@ -526,7 +527,7 @@ int main(int argc, char **argv)
 	rc = shmr_dp_env_init(&g_env, base, (size_t)sb.st_size);
 	if (rc < 0) {
 		fprintf(stderr, PROG ": not a usable domain: %s\n",
-			shmr_dp_strerror(rc));
+			shmr_strerror(rc));
 		munmap(base, (size_t)sb.st_size);
 		return 1;
 	}

@@ -57,21 +57,6 @@ void shmr_dp_log(const struct shmr_dp_env *env, int level, const char *fmt,
 	env->log(env->log_ctx, level, line);
 }
 
-const char *shmr_dp_strerror(int err)
-{
-	switch (err < 0 ? -err : err) {
-	case SHMR_E_VERSION: return "layout version differs";
-	case SHMR_E_PROTO: return "not a shmrouter domain, or not ready";
-	case SHMR_E_PROCESS_UNKNOWN: return "process unknown";
-	case SHMR_E_NO_ROUTE: return "no route (or pending remove)";
-	case SHMR_E_DISCARDED: return "discarded";
-	case SHMR_E_DISABLED: return "route disabled";
-	case SHMR_E_NOT_ALLOWED: return "not allowed";
-	case EINVAL: return "geometry unusable";
-	default: return "error";
-	}
-}
-
 int shmr_dp_env_init(struct shmr_dp_env *env, void *base, size_t map_size)
 {
 	const struct shmr_domain_hdr *h = base;

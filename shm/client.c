@@ -72,45 +72,6 @@ struct shmr_endpoint {
 	unsigned char *tx;
 };
 
-/* ---- errors ---------------------------------------------------------- */
-
-static const char *const shmr_error_names[] = {
-	[SHMR_E_NO_DOMAIN - SHMR_E_BASE] = "no such domain (is shmr-control running?)",
-	[SHMR_E_PERM - SHMR_E_BASE] = "permission denied by the control plane",
-	[SHMR_E_VERSION - SHMR_E_BASE] = "domain layout version mismatch",
-	[SHMR_E_PROTO - SHMR_E_BASE] = "protocol error with the control plane",
-	[SHMR_E_TIMEOUT - SHMR_E_BASE] = "timed out",
-	[SHMR_E_TOO_BIG - SHMR_E_BASE] = "payload larger than the slot",
-	[SHMR_E_NAME - SHMR_E_BASE] = "empty, overlong or invalid name",
-	[SHMR_E_NO_ENDPOINT - SHMR_E_BASE] = "no such endpoint, or none free",
-	[SHMR_E_PROCESS_UNKNOWN - SHMR_E_BASE] = "name resolves to no process",
-	[SHMR_E_NO_ROUTE - SHMR_E_BASE] = "no such route",
-	[SHMR_E_DISCARDED - SHMR_E_BASE] = "discarded by the routing decision",
-	[SHMR_E_DISABLED - SHMR_E_BASE] = "route disabled",
-	[SHMR_E_BUSY - SHMR_E_BASE] = "route busy with a pending operation",
-	[SHMR_E_MAILBOX_FULL - SHMR_E_BASE] = "target inbox full",
-	[SHMR_E_ROUTE_DUPLICATE - SHMR_E_BASE] = "name already taken",
-	[SHMR_E_ROUTE_RUNNING - SHMR_E_BASE] = "route worker already running",
-	[SHMR_E_NOT_ALLOWED - SHMR_E_BASE] = "not allowed in the router's state",
-	[SHMR_E_NO_ENV - SHMR_E_BASE] = "not started by shmr-control (no SHMR_SOCKET/SHMR_ENDPOINT)",
-	[SHMR_E_NO_ROUTEES - SHMR_E_BASE] = "no routees",
-};
-
-const char *shmr_strerror(int err)
-{
-	if (err < 0)
-		err = -err;
-	if (err == 0)
-		return "success";
-	if (err > SHMR_E_BASE && err < SHMR_E_LAST &&
-	    shmr_error_names[err - SHMR_E_BASE])
-		return shmr_error_names[err - SHMR_E_BASE];
-	if (err < SHMR_E_BASE)
-		return strerrordesc_np(err) ? strerrordesc_np(err)
-					    : "unknown error";
-	return "unknown error";
-}
-
 /* ---- attach ---------------------------------------------------------- */
 
 int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
@@ -524,7 +485,7 @@ int shmr_reply(struct shmr_endpoint *ep, const struct shmr_msg *req,
 static int lanes_empty(struct shmr_endpoint *ep)
 {
 	for (uint32_t i = 0; i < ep->d->nlcores; i++)
-		if (rte_ring_count(ep->in[i]) > ep->unreleased[i])
+		if (shmr_lane_pending_sc(ep->in[i]) > ep->unreleased[i])
 			return 0;
 	return 1;
 }

@@ -152,26 +152,6 @@ int shmr_layout_check(const void *base, size_t map_size)
 	return 0;
 }
 
-int shmr_lane_sound(const struct rte_ring *r, uint32_t lane_size)
-{
-	uint32_t ph, pt, ch, ct;
-
-	if (r->size != lane_size || r->mask != lane_size - 1 ||
-	    r->capacity != lane_size - 1 ||
-	    r->prod.sync_type != RTE_RING_SYNC_ST ||
-	    r->cons.sync_type != RTE_RING_SYNC_ST)
-		return 0;
-	ph = r->prod.head;
-	pt = r->prod.tail;
-	ch = r->cons.head;
-	ct = r->cons.tail;
-	/* Unsigned distances: each pair is at most a capacity apart. */
-	if (pt - ct > r->capacity || ph - pt > r->capacity ||
-	    ch - ct > r->capacity)
-		return 0;
-	return 1;
-}
-
 unsigned shmr_lane_repair_consumer(struct rte_ring *r, uint32_t slot_size)
 {
 	uint32_t head = r->cons.head, tail = r->cons.tail;

@@ -18,6 +18,8 @@
 
 #include <shmr/layout.h>
 
+#include <rte_ring_core.h>
+
 struct rte_ring;
 
 /** Geometry a domain is created with. */
@@ -98,14 +100,17 @@ static inline struct rte_ring *shmr_ctl_lane(void *base)
 }
 
 /**
- * Is @p r still the ring the domain was created with?  Compares the
- * geometry fields peers could scribble on against @p lane_size, and checks
- * that neither side's head/tail is further apart than the capacity.
- *
- * Context:     any reader; reads only.
- * Returns:     1 when sound, 0 when corrupted (quarantine it).
+ * Slots the consumer of @p r has not released yet (read or not).
+ * Context:     the lane's consumer (its own cons.tail is stable).
+ * Concurrency: wait-free; acquire on prod.tail pairs with the producer's
+ *              release store of it, so the slots counted are readable.
  */
-int shmr_lane_sound(const struct rte_ring *r, uint32_t lane_size);
+static inline uint32_t shmr_lane_pending_sc(const struct rte_ring *r)
+{
+	uint32_t pt = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+
+	return pt - __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
+}
 
 /**
  * Hand an unfinished burst back: flag slots [cons.tail, cons.head) as
