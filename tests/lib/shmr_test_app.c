@@ -16,6 +16,42 @@
 
 #include "shmr_test_app.h"
 
+/*
+ * Appliances started and not yet stopped.  A failed CMocka assertion jumps
+ * out of the test, past its shmr_test_app_stop(); the exit handler stops
+ * what is left, so a failing test fails fast instead of leaving daemons
+ * that hold the test runner's pipes open.  Copies, not pointers: the
+ * test's own struct may have lived on a stack that is gone.
+ */
+#define LIVE_MAX 8
+static struct shmr_test_app live[LIVE_MAX];
+static int exit_handler_set;
+
+static void live_add(const struct shmr_test_app *app)
+{
+	for (int i = 0; i < LIVE_MAX; i++)
+		if (live[i].control == 0) {
+			live[i] = *app;
+			return;
+		}
+}
+
+static void live_remove(pid_t control)
+{
+	for (int i = 0; i < LIVE_MAX; i++)
+		if (live[i].control == control)
+			memset(&live[i], 0, sizeof(live[i]));
+}
+
+static void stop_leftovers(void)
+{
+	for (int i = 0; i < LIVE_MAX; i++)
+		if (live[i].control > 0) {
+			struct shmr_test_app copy = live[i];
+			shmr_test_app_stop(&copy);
+		}
+}
+
 static const char *env_or(const char *name, const char *dflt)
 {
 	const char *v = getenv(name);
@@ -73,6 +109,11 @@ int shmr_test_app_start(struct shmr_test_app *app, const char *tag,
 	}
 	close(pfd[0]);
 	setenv(SHMR_ENV_RUN_DIR, app->dir, 1);
+	if (!exit_handler_set) {
+		atexit(stop_leftovers);
+		exit_handler_set = 1;
+	}
+	live_add(app);
 	return 0;
 }
 
@@ -122,6 +163,7 @@ int shmr_test_app_stop(struct shmr_test_app *app)
 	char cmd[600];
 
 	if (app->control > 0) {
+		live_remove(app->control);
 		kill(app->control, SIGTERM);
 		/* Liveness bound: the control plane stops its workers (grace
 		 * 2 s by default) and the dataplane, then exits. */

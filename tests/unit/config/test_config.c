@@ -868,7 +868,8 @@ static void test_example_dso(void **state)
 	assert_non_null(realpath(SHMR_CONFIG_EXAMPLES_DIR, real));
 	snprintf(want, sizeof(want), "%s/libshmr-example-behaviour.so", real);
 	assert_string_equal(r->dso, want);
-	assert_int_equal(r->nroutes, 2);
+	assert_string_equal(r->dso_arg, "100");
+	assert_int_equal(r->nroutes, 3);
 	free(c);
 }
 
