@@ -307,10 +307,9 @@ static void ponger(struct bare *b, struct bare_map *m)
 	_exit(PERF_EXIT_OK);
 }
 
-typedef void (*bare_role)(struct bare *, struct bare_map *);
-
 /* Fork one child per role, pinned; release them together; wait for all. */
-static int run_children(struct bare *b, const bare_role *roles,
+static int run_children(struct bare *b,
+			void (*const *roles)(struct bare *, struct bare_map *),
 			const int *cpus, const char *const *names, int n)
 {
 	pid_t pids[4];
@@ -413,7 +412,9 @@ int perf_bare_run(const struct perf_opts *o, struct perf_result *r)
 	}
 
 	{
-		const bare_role roles[] = { forwarder, consumer, producer };
+		void (*const roles[])(struct bare *, struct bare_map *) = {
+			forwarder, consumer, producer
+		};
 		const int cpus[] = { o->cpu_hub, o->cpu_sink, o->cpu_client };
 		const char *const names[] = { "forwarder", "consumer",
 					      "producer" };
@@ -429,7 +430,9 @@ int perf_bare_run(const struct perf_opts *o, struct perf_result *r)
 			 (double)(m.ctl->t_end_ns - m.ctl->t_start_ns);
 
 	if (o->rtt) {
-		const bare_role roles[] = { ponger, pinger };
+		void (*const roles[])(struct bare *, struct bare_map *) = {
+			ponger, pinger
+		};
 		const int cpus[] = { o->cpu_hub, o->cpu_client };
 		const char *const names[] = { "ponger", "pinger" };
 		double per_us = perf_tsc_per_us();

@@ -35,6 +35,7 @@ struct perf_opts {
 	unsigned lcores;      /* router: routing lcores */
 	unsigned reps;        /* compare: repetitions of each */
 	int keep;             /* router: keep the temporary run directory */
+	int wait_idle;        /* compare: wait for a quiet machine each run */
 	int verbose;
 };
 
@@ -66,6 +67,13 @@ double perf_tsc_per_us(void);
 /** Sort @p n TSC deltas in place and fill the round-trip fields of @p r. */
 void perf_latency_summary(uint64_t *ticks, unsigned n, struct perf_result *r);
 
+/**
+ * Wait (sleeping) until the machine has been nearly idle for a second, at
+ * most @p max_s seconds.  Called between runs only, never while our
+ * processes run.  Returns 0 when idle, -1 when it gave up.
+ */
+int perf_wait_idle(unsigned max_s);
+
 /* ---- pinning --------------------------------------------------------- */
 
 /** Pin the calling process to @p cpu.  Returns 0 or -errno. */
@@ -87,6 +95,7 @@ void perf_affinity_save(void);
  * processes this is what keeps two pollers on one core from holding the
  * core for a whole scheduler slice each (ARCHITECTURE.md: ~128 k msg/s).
  * The yield is a syscall, but only on the path that found no work.
+ * PERF_SPIN_SHARED may be overridden with -D for experiments.
  */
 #ifndef PERF_SPIN_SHARED
 #define PERF_SPIN_SHARED 8u

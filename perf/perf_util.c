@@ -2,6 +2,7 @@
  * Timing, percentiles and pinning for shmr-perf.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -111,4 +112,48 @@ const char *perf_exe_dir(void)
 	else
 		strcpy(dir, "/");
 	return dir;
+}
+
+/* Busy and total jiffies of all CPUs, from /proc/stat's first line. */
+static int cpu_jiffies(unsigned long long *busy, unsigned long long *total)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 4)
+		return -1;
+	/* user nice system idle iowait irq softirq steal */
+	*busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+	*total = *busy + v[3] + v[4];
+	return 0;
+}
+
+int perf_wait_idle(unsigned max_s)
+{
+	struct timespec half = { 0, 500 * 1000 * 1000 };
+	unsigned quiet = 0;
+
+	for (unsigned i = 0; i < max_s * 2; i++) {
+		unsigned long long b0, t0, b1, t1;
+
+		if (cpu_jiffies(&b0, &t0) < 0)
+			return 0;
+		nanosleep(&half, NULL);
+		if (cpu_jiffies(&b1, &t1) < 0)
+			return 0;
+		/* Under 5 % of the machine busy, twice in a row. */
+		if (t1 > t0 && (b1 - b0) * 100 < 5 * (t1 - t0))
+			quiet++;
+		else
+			quiet = 0;
+		if (quiet >= 2)
+			return 0;
+	}
+	return -1;
 }

@@ -30,7 +30,8 @@ static void usage(FILE *f)
 		"[--burst N] [--count N] [--cpus A,B[,C]]\n"
 		"                 [--rtt N] [--lane N] [--routes N] "
 		"[--poll busy|adaptive] [--behaviour hash|type]\n"
-		"                 [--lcores N] [--reps N] [--keep] [-v]\n"
+		"                 [--lcores N] [--reps N] [--wait-idle] "
+		"[--keep] [-v]\n"
 		"       shmr-perf load [--domain D] [--run-dir DIR] "
 		"[--router NAME] [--types 1,2,3] [--rate N] [--duration SEC]\n"
 		"  --cpus A,B[,C]  A: producer/client/pinger, B: forwarder/"
@@ -143,6 +144,9 @@ static int parse_opts(int argc, char **argv, int first, struct perf_opts *o)
 			bad = !v || (strcmp(v, "hash") && strcmp(v, "type"));
 			if (!bad)
 				o->by_type = strcmp(v, "type") == 0;
+		} else if (strcmp(a, "--wait-idle") == 0) {
+			o->wait_idle = 1;
+			takes = 0;
 		} else if (strcmp(a, "--keep") == 0) {
 			o->keep = 1;
 			takes = 0;
@@ -262,10 +266,14 @@ static int compare(const struct perf_opts *o)
 	for (unsigned i = 0; i < o->reps; i++) {
 		int rc;
 
+		if (o->wait_idle && perf_wait_idle(120) < 0)
+			printf("note: the machine did not go idle\n");
 		if (perf_bare_run(o, &b) < 0)
 			return PERF_EXIT_FAIL;
 		if (!result_ok("bare", &b))
 			failed = 1;
+		if (o->wait_idle && perf_wait_idle(120) < 0)
+			printf("note: the machine did not go idle\n");
 		rc = perf_router_run(o, &r);
 		if (rc == -PERF_EXIT_SKIP) {
 			printf("%-4u %12.2f %12s %10.2f / %-9.2f %22s\n",

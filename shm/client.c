@@ -18,6 +18,7 @@
  * overflow: a lane full of unreleased slots stops its producer instead.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -508,10 +509,15 @@ static int wait_input(struct shmr_endpoint *ep, int64_t deadline)
 	uint32_t spins = ep->d->hdr->spin_polls;
 	int rc;
 
+	/* Spin briefly, yielding now and then: with more processes than
+	 * cores, the one we wait for may need this core to answer. */
 	for (uint32_t i = 0; i < spins; i++) {
 		if (!lanes_empty(ep))
 			return 0;
-		rte_pause();
+		if ((i & 7) == 7)
+			sched_yield();
+		else
+			rte_pause();
 	}
 	for (;;) {
 		int64_t left = deadline < 0 ? -1 : deadline - now_ms();
@@ -559,7 +565,7 @@ int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
 		    unsigned n, int timeout_ms)
 {
 	size_t ss = ep->d->slot_size;
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int64_t deadline = -1;
 	unsigned got, out;
 	int rc;
 
@@ -600,6 +606,9 @@ int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
 		}
 		if (timeout_ms == 0)
 			return 0;
+		/* The clock is read only when we have to wait. */
+		if (timeout_ms > 0 && deadline < 0)
+			deadline = now_ms() + timeout_ms;
 		rc = wait_input(ep, deadline);
 		if (rc == -SHMR_E_TIMEOUT)
 			return 0;
