@@ -44,6 +44,8 @@ setup() {
     local dir=$1; shift
     if [ ! -f "$dir/build.ninja" ]; then
         meson setup "$dir" "$@" >/dev/null
+    elif [ $# -gt 0 ]; then
+        meson configure "$dir" "$@" >/dev/null
     fi
     ninja -C "$dir" >/dev/null
 }

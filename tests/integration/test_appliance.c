@@ -30,7 +30,8 @@
 	"lcores = 1;\npoll_mode = \"adaptive\";\n"                             \
 	"routers = ( { name = \"events\"; behaviour = \"type\";\n"            \
 	"  types = ( { type = 1; route = \"a\"; }, { type = 2; route = \"b\"; },\n" \
-	"            { type = 3; route = \"c\"; }, { type = 9; route = \"nosuch\"; } );\n" \
+	"            { type = 3; route = \"c\"; }, { type = 9; route = \"nosuch\"; },\n"                                  \
+	"            { type = 5; route = \"ext\"; } );\n" \
 	"  routes = (\n"                                                       \
 	"    { name = \"a\"; program = \"shmr-test-worker\"; args = [\"--expect-type\", \"1\"]; },\n" \
 	"    { name = \"b\"; program = \"shmr-test-worker\"; args = [\"--expect-type\", \"2\"]; },\n" \
@@ -188,6 +189,40 @@ static void test_unknown_route(void **state)
 	assert_true(shmr_test_wait(failed_reached, arg, 10000));
 }
 
+/* A name that is not a route resolves through the domain's registry: an
+ * endpoint that registered it receives, with the original sender kept. */
+static void test_registry_fallback(void **state)
+{
+	struct ctx *c = *state;
+	struct shmr_endpoint *ext;
+	const struct shmr_msg *m[8];
+	struct shmr_pid me = shmr_endpoint_pid(c->ep);
+	int n = 0;
+
+	assert_int_equal(shmr_endpoint_open(c->d, &ext), 0);
+	assert_int_equal(shmr_register(ext, "ext"), 0);
+	assert_int_equal(shmr_register(ext, "ext"), -SHMR_E_ROUTE_DUPLICATE);
+	/* The dataplane adopts the new registry asynchronously: until it
+	 * has, the send fails (and is counted); retry, bounded. */
+	for (int tries = 0; tries < 100 && n == 0; tries++) {
+		send_all(c, 5, 77);
+		n = shmr_recv_burst(ext, m, 8, 100);
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(m[0]->type, 5);
+	assert_int_equal(m[0]->key, 77);
+	assert_int_equal(m[0]->from.slot, me.slot);
+	assert_int_equal(m[0]->from.gen, me.gen);
+	struct shmr_pid looked;
+	assert_int_equal(shmr_lookup(c->d, "ext", &looked), 0);
+	assert_int_equal(looked.slot, shmr_endpoint_pid(ext).slot);
+
+	/* Names of a closed endpoint are dropped. */
+	shmr_endpoint_close(ext);
+	assert_int_equal(shmr_lookup(c->d, "ext", &looked),
+			 -SHMR_E_PROCESS_UNKNOWN);
+}
+
 /* A type the decision does not know is discarded: calls say so. */
 static void test_discard(void **state)
 {
@@ -319,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_million_by_type),
 		cmocka_unit_test(test_ten_thousand_calls),
 		cmocka_unit_test(test_unknown_route),
+		cmocka_unit_test(test_registry_fallback),
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_bad_slots_dropped),
 		cmocka_unit_test(test_attach_errors),
