@@ -22,7 +22,7 @@ struct shmr_conf_route {
 	char program[SHMR_CONF_PATH_MAX]; /* looked up in PATH unless it has a '/' */
 	unsigned nargs;
 	char args[SHMR_CONF_ARGS_MAX][SHMR_CONF_ARG_MAX]; /* argv[1..] */
-	char cpus[SHMR_CONF_CPUS_MAX]; /* cpu list "0", "0-1", "0,2"; "" = any */
+	char cpus[SHMR_CONF_CPUS_MAX]; /* cpu list "0", "0-1", "0,2"; "" = one CPU picked by the control plane */
 	int line;                      /* where it was declared */
 };
 
@@ -53,7 +53,7 @@ struct shmr_config {
 	uint32_t lane_size;              /* default SHMR_LANE_DEFAULT */
 	uint32_t lcores;                 /* routing lcores, default 1 */
 	uint32_t poll_mode;              /* default SHMR_POLL_ADAPTIVE */
-	char dataplane_cpus[SHMR_CONF_CPUS_MAX]; /* default "" = any */
+	char dataplane_cpus[SHMR_CONF_CPUS_MAX]; /* "" = picked by the control plane */
 	char socket_group[SHMR_NAME_MAX];        /* "" = mode 0600 */
 	uint32_t stop_grace_ms;          /* SIGTERM -> SIGKILL, default 2000 */
 	unsigned nrouters;

@@ -20,7 +20,8 @@
  * (refusing when a live control answers on it); create the domain (memfd,
  * hugetlb when there are free hugepages); publish spec version 1; start the
  * dataplane and wait (at most 30 s) until every routing lcore reports that
- * version; start every route's worker.  Initialisation is atomic: if any
+ * version; start every route's worker, each pinned (a route with cpus ""
+ * to a PU of its own, see plan_cpus()).  Initialisation is atomic: if any
  * start fails, everything started is stopped and the exit status is 1.
  * Only then is "R" written to --ready-fd.
  *
@@ -520,6 +521,73 @@ static void load_config(struct shmr_ctl *c, const char *path)
 	}
 }
 
+/*
+ * Default pinning (the choice itself is cpus.c's): fix the dataplane's
+ * routing PUs and give every route whose cpus are "" one PU of its own,
+ * then write each route's set as ROUTES and INSPECT show it.  The PUs we
+ * may use are our own binding within what the topology allows: the
+ * dataplane inherits it, and a worker pinned outside it would fail.
+ * Returns 0, or -1 after printing why.
+ */
+static int plan_cpus(struct shmr_ctl *c)
+{
+	const struct shmr_config *cfg = &c->cfg;
+	hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
+	hwloc_bitmap_t lcores = hwloc_bitmap_alloc();
+	unsigned nth = 0;
+	int rc = 0, n;
+
+	if (!allowed || !lcores)
+		abort();
+	if (hwloc_get_cpubind(c->topo, allowed, HWLOC_CPUBIND_PROCESS) < 0)
+		hwloc_bitmap_fill(allowed);
+	hwloc_bitmap_and(allowed, allowed,
+			 hwloc_topology_get_allowed_cpuset(c->topo));
+	if (hwloc_bitmap_iszero(allowed)) {
+		shmr_ctl_warn("no cpu to run on: the hwloc topology allows "
+			      "none of this process's cpus");
+		rc = -1;
+		goto out;
+	}
+	if (shmr_ctl_cpus_lcores(cfg->dataplane_cpus, allowed,
+				 shmr_hdr(c->base)->nlcores, lcores) < 0)
+		abort(); /* the list passed check_config() */
+	if (cfg->dataplane_cpus[0])
+		n = snprintf(c->dp_cpus, sizeof(c->dp_cpus), "%s",
+			     cfg->dataplane_cpus);
+	else
+		n = hwloc_bitmap_list_snprintf(c->dp_cpus, sizeof(c->dp_cpus),
+					       lcores);
+	if (n < 0 || (size_t)n >= sizeof(c->dp_cpus))
+		abort(); /* at most SHMR_MAX_LCORES numbers below 4096 */
+	for (unsigned i = 0; i < c->model.nrouters; i++) {
+		struct shmr_ctl_router *r = &c->model.routers[i];
+
+		for (unsigned k = 0; k < r->nroutes; k++) {
+			struct shmr_ctl_route *q = &r->routes[k];
+
+			if (q->conf->cpus[0] == '\0') {
+				int pu = shmr_ctl_cpus_pick(allowed, lcores,
+							    nth++);
+
+				if (pu < 0)
+					abort(); /* allowed is not empty */
+				hwloc_bitmap_only(c->cpus[i][k], (unsigned)pu);
+			}
+			n = hwloc_bitmap_list_snprintf(q->cpus, sizeof(q->cpus),
+						       c->cpus[i][k]);
+			if (n < 0 || (size_t)n >= sizeof(q->cpus))
+				snprintf(q->cpus, sizeof(q->cpus), "%s",
+					 q->conf->cpus);
+		}
+	}
+	shmr_ctl_log(c, "dataplane lcores on cpus %s", c->dp_cpus);
+out:
+	hwloc_bitmap_free(allowed);
+	hwloc_bitmap_free(lcores);
+	return rc;
+}
+
 static void fatal_init(struct shmr_ctl *c)
 {
 	c->quiet = 1; /* the one line that says why is printed already */
@@ -784,6 +852,10 @@ int main(int argc, char **argv)
 		shmr_ctl_server_close_listener(c);
 		return EXIT_RUNTIME;
 	}
+	if (plan_cpus(c) < 0) {
+		shmr_ctl_server_close_listener(c);
+		return EXIT_RUNTIME;
+	}
 	rc = setup_loop(c);
 	if (rc < 0) {
 		shmr_ctl_warn("event loop: %s", strerror(-rc));
@@ -810,7 +882,7 @@ int main(int argc, char **argv)
 				shmr_ctl_warn("route %s: cannot pin to cpus "
 					      "%s: %s",
 					      r->routes[k].conf->name,
-					      r->routes[k].conf->cpus,
+					      r->routes[k].cpus,
 					      strerror(-rc));
 			else if (rc < 0)
 				shmr_ctl_warn("route %s: cannot start %s: %s",

@@ -94,8 +94,12 @@ struct shmr_ctl_slot *shmr_ctl_alloc_lookup(struct shmr_ctl_alloc *a,
 /* Model: routers, routes, registry, and the spec built from them      */
 /* ------------------------------------------------------------------ */
 
+#define SHMR_CTL_CPUS_MAX 128 /* a cpu list as shown ("0-1,4") */
+
 struct shmr_ctl_route {
 	const struct shmr_conf_route *conf;
+	char cpus[SHMR_CTL_CPUS_MAX]; /* the PUs its workers are pinned to,
+				       * set by the daemon; "" = unpinned */
 	struct shmr_pid pid;  /* the route's inbox: survives its workers */
 	uint32_t state;       /* enum shmr_route_state */
 	int32_t os_pid;       /* the live worker, 0 when none */
@@ -276,6 +280,32 @@ int shmr_ctl_name_valid(const char *s);
  */
 int shmr_ctl_cpus_parse(const char *list, hwloc_bitmap_t set);
 
+/**
+ * The PUs the dataplane's routing lcores run on, as shmr-dataplane maps
+ * them (lcore i on the (i % n)-th cpu of its --cpus list, in written
+ * order).  @p dp_list is the configured dataplane_cpus, already checked
+ * with shmr_ctl_cpus_parse(); "" means the control plane chooses: the
+ * first @p nlcores PUs of @p allowed, which it then passes as --cpus.
+ *
+ * Context: pure; @p out is emptied first.
+ * Errors:  -EINVAL (a bad list, @p nlcores 0, or "" with @p allowed
+ *          empty).
+ */
+int shmr_ctl_cpus_lcores(const char *dp_list, hwloc_const_bitmap_t allowed,
+			 unsigned nlcores, hwloc_bitmap_t out);
+
+/**
+ * The PU of the @p nth (from 0, in configuration order) route whose cpus
+ * are "": round-robin over the PUs of @p allowed that are not in
+ * @p lcores, or over all of @p allowed when every one of them routes.
+ *
+ * Context: pure.
+ * Returns: the PU's OS index (>= 0); -EINVAL when @p allowed is empty,
+ *          -ENOMEM.
+ */
+int shmr_ctl_cpus_pick(hwloc_const_bitmap_t allowed,
+		       hwloc_const_bitmap_t lcores, unsigned nth);
+
 /* ------------------------------------------------------------------ */
 /* Formatting: ROUTES, INSPECT, STATUS                                 */
 /* ------------------------------------------------------------------ */
@@ -312,8 +342,9 @@ const char *shmr_ctl_behaviour_name(uint32_t behaviour);
 const char *shmr_ctl_route_state_name(uint32_t state);
 
 /**
- * ROUTES body: one line per route,
- * "NAME pid=<slot>:<gen> os_pid=N state=S restarts=N delivered=N queued=N".
+ * ROUTES body: one line per route, "NAME pid=<slot>:<gen> os_pid=N state=S
+ * restarts=N delivered=N queued=N cpus=LIST" (LIST as /proc shows
+ * Cpus_allowed_list, "any" when unpinned).
  * Returns the length, or -ENOSPC.
  */
 int shmr_ctl_format_routes(const struct shmr_ctl_router *r,
@@ -360,6 +391,7 @@ struct shmr_ctl {
 	char run_dir[PATH_MAX];
 	char sock_path[108];
 	char dataplane[PATH_MAX];
+	char dp_cpus[SHMR_CTL_CPUS_MAX]; /* --cpus given to the dataplane */
 	/* domain */
 	int memfd;
 	void *base;
@@ -372,6 +404,8 @@ struct shmr_ctl {
 	gid_t group;
 	/* spawning */
 	hwloc_topology_t topo;
+	/* What each route's workers are pinned to: the configured list, or
+	 * the PU chosen for it (see cpus.c). */
 	hwloc_bitmap_t cpus[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
 	struct shmr_ctl_proc dp;
 	struct shmr_ctl_proc workers[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];

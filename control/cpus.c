@@ -56,3 +56,81 @@ int shmr_ctl_cpus_parse(const char *list, hwloc_bitmap_t set)
 		return -EINVAL;
 	return 0;
 }
+
+/*
+ * Default pinning.  The dataplane puts routing lcore i on list[i % n],
+ * where list is its --cpus in written order (or its affinity, ascending).
+ * The control plane never lets it fall back on its affinity: when
+ * dataplane_cpus is "" it passes the list it chose here, the first
+ * nlcores allowed PUs, so both sides agree on which PUs route.  Workers
+ * whose cpus are "" then go one PU each, round-robin, on the allowed PUs
+ * no lcore uses; when every allowed PU routes, on all of them.
+ */
+
+int shmr_ctl_cpus_lcores(const char *dp_list, hwloc_const_bitmap_t allowed,
+			 unsigned nlcores, hwloc_bitmap_t out)
+{
+	const char *p = dp_list;
+	unsigned taken = 0, a, b;
+	int pu;
+
+	hwloc_bitmap_zero(out);
+	if (!dp_list || nlcores == 0)
+		return -EINVAL;
+	if (*p == '\0') {
+		hwloc_bitmap_foreach_begin(pu, allowed)
+		{
+			if (taken == nlcores)
+				break;
+			hwloc_bitmap_set(out, (unsigned)pu);
+			taken++;
+		}
+		hwloc_bitmap_foreach_end();
+		return taken ? 0 : -EINVAL;
+	}
+	/* The first nlcores entries in written order ("3,1" puts lcore 0 on
+	 * 3); a shorter list is reused from its start, adding nothing new. */
+	while (taken < nlcores) {
+		p = parse_num(p, &a);
+		if (!p)
+			return -EINVAL;
+		b = a;
+		if (*p == '-') {
+			p = parse_num(p + 1, &b);
+			if (!p || b < a)
+				return -EINVAL;
+		}
+		for (unsigned c = a; c <= b && taken < nlcores; c++, taken++)
+			hwloc_bitmap_set(out, c);
+		if (*p == ',')
+			p++;
+		else if (*p == '\0')
+			break;
+		else
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int shmr_ctl_cpus_pick(hwloc_const_bitmap_t allowed,
+		       hwloc_const_bitmap_t lcores, unsigned nth)
+{
+	hwloc_bitmap_t pool = hwloc_bitmap_alloc();
+	int n, pu;
+
+	if (!pool)
+		return -ENOMEM;
+	hwloc_bitmap_andnot(pool, allowed, lcores);
+	if (hwloc_bitmap_iszero(pool))
+		hwloc_bitmap_copy(pool, allowed);
+	n = hwloc_bitmap_weight(pool);
+	if (n <= 0) { /* empty (0) or infinite (-1): nothing to pick from */
+		hwloc_bitmap_free(pool);
+		return -EINVAL;
+	}
+	pu = hwloc_bitmap_first(pool);
+	for (unsigned i = 0; i < nth % (unsigned)n; i++)
+		pu = hwloc_bitmap_next(pool, pu);
+	hwloc_bitmap_free(pool);
+	return pu;
+}

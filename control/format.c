@@ -143,10 +143,12 @@ int shmr_ctl_format_routes(const struct shmr_ctl_router *r,
 		int n = snprintf(buf + len, cap - len,
 				 "%s pid=%" PRIu32 ":%" PRIu32
 				 " os_pid=%" PRId32 " state=%s restarts=%" PRIu64
-				 " delivered=%" PRIu64 " queued=%" PRIu64 "\n",
+				 " delivered=%" PRIu64 " queued=%" PRIu64
+				 " cpus=%s\n",
 				 q->conf->name, q->pid.slot, q->pid.gen,
 				 q->os_pid, shmr_ctl_route_state_name(q->state),
-				 q->restarts, c->delivered[s], c->queued[s]);
+				 q->restarts, c->delivered[s], c->queued[s],
+				 q->cpus[0] ? q->cpus : "any");
 
 		if (n < 0 || (size_t)n >= cap - len)
 			return -ENOSPC;
@@ -210,6 +212,8 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 		shmr_ctl_kv_add(&kv, key, "%" PRIu64, q->restarts);
 		snprintf(key, sizeof(key), "shmr:route:%s:queued", nm);
 		shmr_ctl_kv_add(&kv, key, "%" PRIu64, c->queued[q->pid.slot]);
+		snprintf(key, sizeof(key), "shmr:route:%s:cpus", nm);
+		shmr_ctl_kv_add(&kv, key, "%s", q->cpus[0] ? q->cpus : "any");
 	}
 	return shmr_ctl_kv_end(&kv);
 }

@@ -8,7 +8,9 @@
  *     stop                               stop the appliance; returns once
  *                                        the control plane has exited
  *     watch ROUTER [--interval SEC] [--duration SEC]
- *                                        msgs/s per route, once per interval
+ *                                        a header line "route msgs/s total",
+ *                                        then msgs/s per route, once per
+ *                                        interval
  *
  * DOMAIN defaults to $SHMR_DOMAIN, else "shmr-demo"; the socket is
  * $SHMR_RUN_DIR/DOMAIN.sock (else /run/shmr/DOMAIN.sock) unless -s names it.
@@ -59,7 +61,8 @@ static void help(void)
 	printf("\n"
 	       "  routes ROUTER        one line per route: NAME pid=SLOT:GEN "
 	       "os_pid=N state=S\n"
-	       "                       restarts=N delivered=N queued=N\n"
+	       "                       restarts=N delivered=N queued=N "
+	       "cpus=LIST\n"
 	       "  inspect ROUTER       the router's \"shmr:\" counters, \"key "
 	       "value\" lines\n"
 	       "    --json             as one JSON object of strings\n"
@@ -67,9 +70,10 @@ static void help(void)
 	       "dataplane, endpoints, ...\n"
 	       "  stop                 stop the appliance; returns when the "
 	       "control plane is gone\n"
-	       "  watch ROUTER         each interval, one line per route "
-	       "\"NAME MSGS/S TOTAL\"\n"
-	       "                       and a line \"total MSGS/S TOTAL\"\n"
+	       "  watch ROUTER         a header \"route msgs/s total\", then "
+	       "each interval one\n"
+	       "                       line per route \"NAME MSGS/S TOTAL\" "
+	       "and \"total MSGS/S TOTAL\"\n"
 	       "    --interval SEC     default 1\n"
 	       "    --duration SEC     stop after SEC seconds (default: until "
 	       "SIGINT)\n"
@@ -223,6 +227,9 @@ static int watch(int fd, const char *router, double interval,
 	snprintf(req, sizeof(req), "INSPECT %s", router);
 	parse_sample(request(fd, req), &prev);
 	prev.t = start = now_s();
+	/* Once, so the columns are named before the first figures. */
+	printf("route msgs/s total\n");
+	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (!atomic_load_explicit(&interrupted, memory_order_relaxed)) {
 		uint64_t total = 0;

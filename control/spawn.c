@@ -199,9 +199,11 @@ int shmr_ctl_spawn_dataplane(struct shmr_ctl *c)
 	argv[n++] = c->dataplane;
 	argv[n++] = "--domain-fd";
 	argv[n++] = fdnum;
-	if (c->cfg.dataplane_cpus[0]) {
+	/* Always a list: the control plane must know which PUs route, to
+	 * keep default-pinned workers off them (control.c, plan_cpus()). */
+	if (c->dp_cpus[0]) {
 		argv[n++] = "--cpus";
-		argv[n++] = c->cfg.dataplane_cpus;
+		argv[n++] = c->dp_cpus;
 	}
 	argv[n] = NULL;
 	rc = spawn(c, c->dataplane, argv, NULL, 0, 0, NULL, c->memfd, &pid,
@@ -330,7 +332,7 @@ static void restart_worker(struct shmr_ctl *c, unsigned r, unsigned k)
 						     : BACKOFF_FIRST_MS);
 	if (what)
 		shmr_ctl_warn("route %s: cannot pin to cpus %s: %s; retrying",
-			      q->conf->name, q->conf->cpus, strerror(-rc));
+			      q->conf->name, q->cpus, strerror(-rc));
 	else
 		shmr_ctl_warn("route %s: cannot start %s: %s; retrying",
 			      q->conf->name, q->conf->program, strerror(-rc));

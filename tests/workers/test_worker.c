@@ -6,11 +6,20 @@
  *                     (saturating) and a "seen redelivered" mark; the file
  *                     survives the worker, so a test can kill -9 it
  *   --spin-ns NS      busy work per message (widens the window a kill hits)
+ *   --register NAME   register NAME for the route's endpoint once attached
+ *   --hold-once FILE  when FILE does not exist: handle the first burst that
+ *                     arrives, then keep it unreleased (never ask for the
+ *                     next one) and write its size to FILE (atomically, by
+ *                     rename); wait there for SIGTERM or a kill.  A test
+ *                     kills it mid-burst at a known moment; its replacement
+ *                     (started with the same arguments) finds FILE and
+ *                     works normally
  *
  * Any call is answered with struct shmr_test_stats (see test_worker.h).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +43,38 @@ static void spin(long ns)
 	       ns);
 }
 
+/* Write @p n to @p path as a whole: readers see no file or all of it. */
+static int write_hold_file(const char *path, int n)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -1;
+	f = fopen(tmp, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%d\n", n);
+	if (fclose(f) != 0)
+		return -1;
+	return rename(tmp, path);
+}
+
+/* Keep the current burst unreleased until SIGTERM (shmr_stopping()). */
+static void hold(void)
+{
+	sigset_t term, old;
+
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	/* Blocked between the check and the wait, so a SIGTERM that comes
+	 * in between is taken by sigsuspend rather than missed. */
+	sigprocmask(SIG_BLOCK, &term, &old);
+	while (!shmr_stopping())
+		sigsuspend(&old);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	struct shmr_domain *d;
@@ -42,6 +83,7 @@ int main(int argc, char **argv)
 	unsigned char *rec = NULL;
 	uint64_t nrec = 0;
 	long expect = -1, spin_ns = 0;
+	const char *reg = NULL, *hold_file = NULL;
 	int have_from = 0, rc;
 
 	memset(&st, 0, sizeof(st));
@@ -52,6 +94,10 @@ int main(int argc, char **argv)
 			expect = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--spin-ns") == 0)
 			spin_ns = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--register") == 0)
+			reg = argv[i + 1];
+		else if (strcmp(argv[i], "--hold-once") == 0)
+			hold_file = argv[i + 1];
 		else if (strcmp(argv[i], "--record") == 0) {
 			struct stat sb;
 			int fd = open(argv[i + 1], O_RDWR);
@@ -77,6 +123,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	st.self = shmr_endpoint_pid(ep);
+	if (reg && (rc = shmr_register(ep, reg)) < 0) {
+		fprintf(stderr, "shmr-test-worker: register %s: %s\n", reg,
+			shmr_strerror(rc));
+		return 1;
+	}
+	if (hold_file && access(hold_file, F_OK) == 0)
+		hold_file = NULL; /* a replacement: work normally */
 	while (!shmr_stopping()) {
 		const struct shmr_msg *msgs[32];
 		int n = shmr_recv_burst(ep, msgs, 32, 1000);
@@ -118,6 +171,14 @@ int main(int argc, char **argv)
 			}
 			if (spin_ns)
 				spin(spin_ns);
+		}
+		if (hold_file && n > 0) {
+			if (write_hold_file(hold_file, n) < 0) {
+				perror(hold_file);
+				return 1;
+			}
+			hold();
+			break;
 		}
 	}
 	shmr_endpoint_close(ep);

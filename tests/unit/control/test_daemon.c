@@ -1,13 +1,25 @@
 /*
- * shmr-control as a process, with a stand-in dataplane and stand-in
- * workers (stub_dataplane.c, stub_worker.c): exit statuses and the
- * --ready-fd handshake, atomic init, the socket protocol over the wire
- * (bad requests of every kind answered, never fatal), peer credentials,
- * lane repair and restart into the same slot after kill -9 of a worker
- * or of the dataplane, and a clean stop that leaves nothing behind.
+ * shmr-control as a process, with the real shmr-dataplane and real route
+ * workers (shmr-test-worker for route a, shmr-echo-worker for route b):
+ * exit statuses and the --ready-fd handshake, atomic init, the socket
+ * protocol over the wire (bad requests of every kind answered, never
+ * fatal), peer credentials, one control plane per socket, each worker
+ * pinned where ROUTES says, lane repair and restart into the same slot
+ * after kill -9 of a worker or of the dataplane mid-burst, and a clean stop
+ * that leaves nothing behind.
  *
- * argv[1..3]: shmr-control, the stub dataplane, the stub worker.
+ * "Nothing behind" is checked, not assumed: this process is a child
+ * subreaper, so anything the control plane started and left running comes
+ * back to it as a child of its own (orphans()).
+ *
+ * Every wait is on a condition (the ready pipe, a file, a counter, a
+ * process state), checked every few milliseconds up to a generous bound
+ * that only a broken appliance reaches.
+ *
+ * argv[1..5]: shmr-control, shmr-dataplane, shmr-test-worker,
+ * shmr-echo-worker, shmrctl.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -19,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -33,15 +46,21 @@
 
 #include <shmr/domain.h>
 #include <shmr/proto_client.h>
+#include <shmr/shmr.h>
 
-static const char *control_bin, *stub_dp_bin, *stub_worker_bin;
+#define WAIT_MS 30000 /* liveness bound of every wait */
+#define NREC 128u     /* keys the recording worker counts */
+
+static const char *control_bin, *dataplane_bin, *test_worker_bin,
+	*echo_worker_bin, *shmrctl_bin;
 
 struct app {
 	char dir[64];
 	char conf[128];
 	char sock[128];
 	char log[128];
-	char pidfile[128];
+	char rec[128];  /* route a's --record file */
+	char hold[128]; /* route a's --hold-once file */
 	char domain[32];
 	pid_t pid;
 	int fd;     /* our control connection */
@@ -56,9 +75,56 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* Check @p pred every 2 ms until it holds; 1 when it did within WAIT_MS. */
+static int wait_for(int (*pred)(void *), void *arg)
+{
+	for (int i = 0; i < WAIT_MS / 2; i++) {
+		if (pred(arg))
+			return 1;
+		sleep_ms(2);
+	}
+	return pred(arg);
+}
+
+/*
+ * Control planes started and not yet reaped, and run dirs not yet removed,
+ * by pid and path (a failed test's own struct app is gone with its stack
+ * frame): cleanup() stops and removes them after every test, so one
+ * failure does not leave an appliance that fails the next test too.
+ */
+#define MAX_LIVE 8
+static pid_t live_pids[MAX_LIVE];
+static char live_dirs[MAX_LIVE][64];
+
+static void live_add(pid_t pid, const char *dir)
+{
+	for (int i = 0; i < MAX_LIVE; i++) {
+		if (pid && live_pids[i] == 0) {
+			live_pids[i] = pid;
+			return;
+		}
+		if (dir && live_dirs[i][0] == '\0') {
+			snprintf(live_dirs[i], sizeof(live_dirs[i]), "%s", dir);
+			return;
+		}
+	}
+	fail_msg("more than %d appliances or dirs at once", MAX_LIVE);
+}
+
+static void live_forget(pid_t pid, const char *dir)
+{
+	for (int i = 0; i < MAX_LIVE; i++) {
+		if (pid && live_pids[i] == pid)
+			live_pids[i] = 0;
+		if (dir && strcmp(live_dirs[i], dir) == 0)
+			live_dirs[i][0] = '\0';
+	}
+}
+
 static void app_dir(struct app *a)
 {
 	static int seq;
+	int fd;
 
 	memset(a, 0, sizeof(*a));
 	a->fd = -1;
@@ -70,16 +136,32 @@ static void app_dir(struct app *a)
 	snprintf(a->conf, sizeof(a->conf), "%s/app.conf", a->dir);
 	snprintf(a->sock, sizeof(a->sock), "%s/%s.sock", a->dir, a->domain);
 	snprintf(a->log, sizeof(a->log), "%s/control.log", a->dir);
-	snprintf(a->pidfile, sizeof(a->pidfile), "%s/dp.pid", a->dir);
+	snprintf(a->rec, sizeof(a->rec), "%s/a.rec", a->dir);
+	snprintf(a->hold, sizeof(a->hold), "%s/a.hold", a->dir);
+	live_add(0, a->dir);
+	fd = open(a->rec, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 2 * NREC), 0);
+	close(fd);
 }
 
-/* Two routes under router "events": a (registers "worker-a", pinned to
- * cpu @p cpus_a) and b (runs @p prog_b). */
-static void app_config(struct app *a, const char *cpus_a, const char *prog_b)
+/*
+ * Two routes under router "events": a (shmr-test-worker, registers
+ * "worker-a", records what it receives, pinned to @p cpus_a; with @p hold
+ * it keeps its first burst unreleased, see test_worker.c) and b (runs
+ * @p prog_b, default shmr-echo-worker; cpus ""), on a real dataplane with
+ * two routing lcores.
+ */
+static void app_config(struct app *a, const char *cpus_a, const char *prog_b,
+		       int hold)
 {
 	FILE *f = fopen(a->conf, "w");
+	char hold_args[200] = "";
 
 	assert_non_null(f);
+	if (hold)
+		snprintf(hold_args, sizeof(hold_args),
+			 ", \"--hold-once\", \"%s\"", a->hold);
 	fprintf(f,
 		"domain = \"%s\";\n"
 		"run_dir = \"%s\";\n"
@@ -91,15 +173,30 @@ static void app_config(struct app *a, const char *cpus_a, const char *prog_b)
 		"    types = ( { type = 1; route = \"a\"; },\n"
 		"              { type = 2; route = \"b\"; } );\n"
 		"    routes = (\n"
-		"      { name = \"a\"; program = \"%s\"; args = [ \"worker-a\" ];"
-		" cpus = \"%s\"; },\n"
-		"      { name = \"b\"; program = \"%s\"; cpus = \"\"; }\n"
+		"      { name = \"a\"; program = \"%s\";\n"
+		"        args = [ \"--register\", \"worker-a\", \"--record\", "
+		"\"%s\"%s ];\n"
+		"        cpus = \"%s\"; },\n"
+		"      { name = \"b\"; program = \"%s\";%s cpus = \"\"; }\n"
 		"    );\n"
 		"  }\n"
 		");\n",
-		a->domain, a->dir, stub_worker_bin, cpus_a,
-		prog_b ? prog_b : stub_worker_bin);
+		a->domain, a->dir, test_worker_bin, a->rec, hold_args, cpus_a,
+		prog_b ? prog_b : echo_worker_bin,
+		prog_b ? "" : " args = [ \"--tag\", \"b\" ];");
 	fclose(f);
+}
+
+static void read_file(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, cap - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
 }
 
 static void show_log(const struct app *a)
@@ -114,9 +211,14 @@ static void show_log(const struct app *a)
 	fclose(f);
 }
 
-/* Run shmr-control with @p extra arguments; wait for "R" or EOF on the
- * ready pipe.  Returns 1 when it is up, else 0 with *status its exit. */
-static int app_start(struct app *a, const char *const *extra, int *status)
+/*
+ * Run shmr-control with @p extra arguments; wait for "R" or EOF on the
+ * ready pipe.  With @p find_dataplane it is left to find shmr-dataplane on
+ * its own (next to it, then ../dataplane/), else it is given --dataplane.
+ * Returns 1 when it is up, else 0 with *status its exit.
+ */
+static int app_start_how(struct app *a, const char *const *extra,
+			 int find_dataplane, int *status)
 {
 	const char *argv[16];
 	int p[2], n = 0, up;
@@ -128,8 +230,10 @@ static int app_start(struct app *a, const char *const *extra, int *status)
 	argv[n++] = control_bin;
 	argv[n++] = "-c";
 	argv[n++] = a->conf;
-	argv[n++] = "--dataplane";
-	argv[n++] = stub_dp_bin;
+	if (!find_dataplane) {
+		argv[n++] = "--dataplane";
+		argv[n++] = dataplane_bin;
+	}
 	argv[n++] = "--ready-fd";
 	argv[n++] = fdarg;
 	for (; extra && *extra; extra++)
@@ -142,10 +246,13 @@ static int app_start(struct app *a, const char *const *extra, int *status)
 
 		close(p[0]);
 		dup2(lf, 2);
-		setenv("STUB_DP_PIDFILE", a->pidfile, 1);
+		/* Should this test process die, the control plane stops
+		 * (cleanly: SIGTERM) rather than outlive it. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		execv(control_bin, (char *const *)argv);
 		_exit(127);
 	}
+	live_add(a->pid, NULL);
 	close(p[1]);
 	do
 		r = read(p[0], &byte, 1);
@@ -154,9 +261,15 @@ static int app_start(struct app *a, const char *const *extra, int *status)
 	up = r == 1 && byte == 'R';
 	if (!up) {
 		assert_int_equal(waitpid(a->pid, status, 0), a->pid);
+		live_forget(a->pid, NULL);
 		a->pid = 0;
 	}
 	return up;
+}
+
+static int app_start(struct app *a, const char *const *extra, int *status)
+{
+	return app_start_how(a, extra, 0, status);
 }
 
 static int app_wait(struct app *a)
@@ -164,6 +277,7 @@ static int app_wait(struct app *a)
 	int st;
 
 	assert_int_equal(waitpid(a->pid, &st, 0), a->pid);
+	live_forget(a->pid, NULL);
 	a->pid = 0;
 	return st;
 }
@@ -190,10 +304,95 @@ static void app_connect(struct app *a)
 	assert_int_equal(shmr_layout_check(a->base, a->size), 0);
 }
 
-static void app_stop(struct app *a)
+/*
+ * Processes that are our children now, other than @p except: anything the
+ * control plane started and did not stop comes back to us (we are a
+ * subreaper), running or already killed by its PR_SET_PDEATHSIG.  Each
+ * one is killed and reaped.  Call it once the control plane is reaped.
+ */
+static int orphans_how(pid_t except, int quiet)
+{
+	pid_t self = getpid(), found[64];
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char path[300], buf[512], *rp, st;
+		long pid = strtol(e->d_name, NULL, 10), ppid;
+		FILE *f;
+
+		if (pid <= 0 || pid == except)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) &&
+		    sscanf(rp + 2, "%c %ld", &st, &ppid) == 2 &&
+		    ppid == self && n < 64) {
+			if (!quiet)
+				fprintf(stderr, "left behind: %s", buf);
+			found[n++] = (pid_t)pid;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	for (int i = 0; i < n; i++) {
+		kill(found[i], SIGKILL);
+		waitpid(found[i], NULL, 0);
+	}
+	return n;
+}
+
+static int orphans(pid_t except)
+{
+	return orphans_how(except, 0);
+}
+
+static void rm_dir(const char *dir)
 {
 	char cmd[256];
 
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+	live_forget(0, dir);
+}
+
+/* After every test, passed or failed: stop what it left (SIGTERM, then
+ * SIGKILL after a liveness bound), reap everything, remove its dirs. */
+static int cleanup(void **state)
+{
+	(void)state;
+	for (int i = 0; i < MAX_LIVE; i++) {
+		pid_t pid = live_pids[i];
+		int st;
+
+		if (!pid)
+			continue;
+		kill(pid, SIGTERM);
+		for (int t = 0; t < WAIT_MS / 2; t++) {
+			if (waitpid(pid, &st, WNOHANG) != 0)
+				break;
+			sleep_ms(2);
+		}
+		if (waitpid(pid, &st, WNOHANG) == 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+		}
+		live_pids[i] = 0;
+	}
+	(void)orphans_how(0, 1);
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (live_dirs[i][0])
+			rm_dir(live_dirs[i]);
+	return 0;
+}
+
+static void app_stop(struct app *a)
+{
 	if (a->fd >= 0)
 		close(a->fd);
 	a->fd = -1;
@@ -204,9 +403,8 @@ static void app_stop(struct app *a)
 		kill(a->pid, SIGTERM);
 		app_wait(a);
 	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", a->dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", a->dir);
+	assert_int_equal(orphans(0), 0);
+	rm_dir(a->dir);
 }
 
 static int req(struct app *a, const char *r, char *ans, size_t cap)
@@ -232,11 +430,24 @@ static int registered(struct app *a, const char *name)
 	return found;
 }
 
+struct reg_wait {
+	struct app *a;
+	const char *name;
+	int want;
+};
+
+static int reg_is(void *arg)
+{
+	struct reg_wait *w = arg;
+
+	return registered(w->a, w->name) == w->want;
+}
+
 static void wait_registered(struct app *a, const char *name)
 {
-	for (int i = 0; i < 2000 && !registered(a, name); i++)
-		sleep_ms(5);
-	if (!registered(a, name)) {
+	struct reg_wait w = { a, name, 1 };
+
+	if (!wait_for(reg_is, &w)) {
 		show_log(a);
 		fail_msg("%s never registered", name);
 	}
@@ -246,6 +457,7 @@ struct route_line {
 	unsigned slot, gen, restarts;
 	int os_pid;
 	char state[16];
+	char cpus[64];
 };
 
 static int route_info(struct app *a, const char *route, struct route_line *out)
@@ -261,6 +473,9 @@ static int route_info(struct app *a, const char *route, struct route_line *out)
 	if (sscanf(p + strlen(pre), "%u:%u os_pid=%d state=%15s restarts=%u",
 		   &out->slot, &out->gen, &out->os_pid, out->state,
 		   &out->restarts) != 5)
+		return -1;
+	p = strstr(p, " cpus=");
+	if (!p || sscanf(p, " cpus=%63s", out->cpus) != 1)
 		return -1;
 	return 0;
 }
@@ -306,17 +521,86 @@ static int pid_alive(pid_t pid)
 	return pid > 0 && kill(pid, 0) == 0;
 }
 
-static pid_t read_pidfile(const char *path)
+/* The state letter of /proc/PID/stat ('R', 'S', 'T', ...), or 0. */
+static char proc_state(pid_t pid)
 {
-	FILE *f = fopen(path, "r");
-	int pid = 0;
+	char path[64], buf[512], *rp, st = 0;
+	FILE *f;
 
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
 	if (!f)
 		return 0;
-	if (fscanf(f, "%d", &pid) != 1)
-		pid = 0;
+	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')))
+		st = rp[2];
 	fclose(f);
-	return pid;
+	return st;
+}
+
+/* Where the kernel lets @p pid run: its Cpus_allowed_list. */
+static void cpus_allowed(pid_t pid, char out[64])
+{
+	char path[64], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	out[0] = '\0';
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Cpus_allowed_list: %63s", out) == 1)
+			break;
+	fclose(f);
+	assert_true(out[0] != '\0');
+}
+
+/* Route @p route's worker runs exactly where ROUTES and INSPECT say, and
+ * with @p one_pu that is a single PU.  The list goes to @p cpus. */
+static void check_pinned(struct app *a, const char *route, int one_pu,
+			 char *cpus, size_t cap)
+{
+	struct route_line r;
+	char allowed[64], ans[8192], key[80];
+	long long pu;
+	char *p;
+
+	assert_int_equal(route_info(a, route, &r), 0);
+	assert_true(r.os_pid > 0);
+	cpus_allowed(r.os_pid, allowed);
+	if (strcmp(allowed, r.cpus) != 0)
+		fail_msg("route %s: ROUTES says cpus=%s, the kernel %s", route,
+			 r.cpus, allowed);
+	if (one_pu) {
+		assert_int_equal(strspn(r.cpus, "0123456789"), strlen(r.cpus));
+		pu = strtoll(r.cpus, NULL, 10);
+		assert_true(pu >= 0);
+	}
+	assert_int_equal(req(a, "INSPECT events", ans, sizeof(ans)), 0);
+	snprintf(key, sizeof(key), "\nshmr:route:%s:cpus ", route);
+	p = strstr(ans, key);
+	assert_non_null(p);
+	p += strlen(key);
+	assert_int_equal(strncmp(p, r.cpus, strlen(r.cpus)), 0);
+	assert_int_equal(p[strlen(r.cpus)], '\n');
+	snprintf(cpus, cap, "%s", r.cpus);
+}
+
+/* Messages queued in route inbox @p slot's inbound lanes, and how many of
+ * them a consumer has peeked without releasing. */
+static unsigned inbox_count(struct app *a, uint32_t slot, unsigned *peeked)
+{
+	uint32_t nlc = shmr_hdr(a->base)->nlcores;
+	unsigned n = 0, p = 0;
+
+	for (uint32_t l = 0; l < nlc; l++) {
+		struct rte_ring *r = shmr_lane_at(a->base, slot, l);
+
+		n += rte_ring_count(r);
+		p += r->cons.head - r->cons.tail;
+	}
+	if (peeked)
+		*peeked = p;
+	return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -328,7 +612,7 @@ static void exit_status_2_on_bad_input(void **state)
 	FILE *f;
 
 	app_dir(&a);
-	app_config(&a, "", NULL);
+	app_config(&a, "", NULL, 0);
 	{
 		const char *argv[] = { control_bin, "--bogus", NULL };
 		assert_int_equal(run_capture(argv, out, sizeof(out)), 2);
@@ -396,54 +680,81 @@ static void exit_status_2_on_bad_input(void **state)
 static void init_is_atomic(void **state)
 {
 	struct app a;
-	char log[4096];
+	char log[8192], want[128];
 	int st;
-	FILE *f;
-	size_t n;
-	pid_t dp;
 
+	/* Route b's program does not exist: it fails after the dataplane
+	 * took the table and route a's worker started. */
 	app_dir(&a);
-	app_config(&a, "", "/nonexistent/worker");
+	app_config(&a, "", "/nonexistent/worker", 0);
 	assert_false(app_start(&a, NULL, &st));
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 1);
-	f = fopen(a.log, "r");
-	n = fread(log, 1, sizeof(log) - 1, f);
-	log[n] = '\0';
-	fclose(f);
+	read_file(a.log, log, sizeof(log));
 	assert_non_null(strstr(log, "shmr-control: route b: cannot start "
 				    "/nonexistent/worker: No such file or "
 				    "directory\n"));
-	/* Nothing left: the dataplane it had started is gone, and so is
-	 * the socket. */
-	dp = read_pidfile(a.pidfile);
-	assert_true(dp > 0);
-	assert_false(pid_alive(dp));
+	/* The dataplane did start (it says so once it routes)... */
+	snprintf(want, sizeof(want), "shmr-dataplane: domain %s, 2 lcores",
+		 a.domain);
+	assert_non_null(strstr(log, want));
+	/* ...and nothing is left: not the dataplane, not route a's worker
+	 * (app_stop() counts what came back to us), not the socket. */
+	assert_int_equal(orphans(0), 0);
 	assert_int_equal(access(a.sock, F_OK), -1);
 	app_stop(&a);
 
 	/* A cpu that does not exist: the pinning fails, same outcome. */
 	app_dir(&a);
-	app_config(&a, "1000", NULL);
+	app_config(&a, "1000", NULL, 0);
 	assert_false(app_start(&a, NULL, &st));
 	assert_int_equal(WEXITSTATUS(st), 1);
-	f = fopen(a.log, "r");
-	n = fread(log, 1, sizeof(log) - 1, f);
-	log[n] = '\0';
-	fclose(f);
+	read_file(a.log, log, sizeof(log));
 	assert_non_null(strstr(log, "route a: cannot pin to cpus 1000"));
+	assert_int_equal(orphans(0), 0);
+	assert_int_equal(access(a.sock, F_OK), -1);
 	app_stop(&a);
+}
+
+struct inbox_wait {
+	struct app *a;
+	uint32_t slot;
+	unsigned want;
+};
+
+static int inbox_is(void *arg)
+{
+	struct inbox_wait *w = arg;
+
+	return inbox_count(w->a, w->slot, NULL) == w->want;
+}
+
+struct seen_wait {
+	struct app *a;
+	uint64_t version;
+};
+
+static int all_lcores_saw(void *arg)
+{
+	struct seen_wait *w = arg;
+	uint32_t nlc = shmr_hdr(w->a->base)->nlcores;
+
+	for (uint32_t l = 0; l < nlc; l++)
+		if (atomic_load(&shmr_stats_of(w->a->base, l)->table_version) <
+		    w->version)
+			return 0;
+	return 1;
 }
 
 static void bad_requests_over_the_wire(void **state)
 {
 	struct app a;
-	char ans[8192], big[2048];
+	char ans[8192], big[2048], cpus_a[64], cpus_b[64];
 	struct shmr_pid pid;
 	int st, fd2;
 
 	app_dir(&a);
-	app_config(&a, "0", NULL);
+	app_config(&a, "0", NULL, 0);
 	if (!app_start(&a, (const char *[]){ "--quiet", NULL }, &st)) {
 		show_log(&a);
 		fail_msg("control did not start (status %d)", st);
@@ -519,45 +830,48 @@ static void bad_requests_over_the_wire(void **state)
 			 0);
 	assert_int_equal(status_value(&a, "endpoints"), 5);
 	close(fd2);
-	for (int i = 0; i < 1000 && registered(&a, "other"); i++)
-		sleep_ms(5);
-	assert_false(registered(&a, "other"));
+	{
+		struct reg_wait w = { &a, "other", 0 };
+
+		assert_true(wait_for(reg_is, &w));
+	}
 	assert_int_equal(status_value(&a, "endpoints"), 4);
 
-	/* Leave a message in the endpoint's inbound lane, then close it. */
+	/* A message waits in slot 3's inbound lane: sent by a libshmr client
+	 * to client-1, delivered by the dataplane.  Then slot 3 closes. */
 	{
-		uint64_t junk[16] = { 0 };
+		struct shmr_domain *d;
+		struct shmr_endpoint *ep;
+		struct inbox_wait w = { &a, 3, 1 };
 
-		assert_int_equal(rte_ring_enqueue_burst_elem(
-					 shmr_lane_at(a.base, 3, 0), junk, 128,
-					 1, NULL),
-				 1);
+		assert_int_equal(shmr_attach_path(a.sock, &d), 0);
+		assert_int_equal(shmr_endpoint_open(d, &ep), 0);
+		assert_int_equal(shmr_send_name(ep, "client-1", 9, 42, "x", 1),
+				 0);
+		assert_true(wait_for(inbox_is, &w));
+		shmr_endpoint_close(ep);
+		shmr_detach(d);
 	}
+	assert_int_equal(status_value(&a, "endpoints"), 4);
 	assert_int_equal(req(&a, "CLOSE 3 1", ans, sizeof(ans)), 0);
 	assert_false(registered(&a, "client-1"));
 	assert_int_equal(status_value(&a, "endpoints"), 3);
 	assert_int_equal(atomic_load(&shmr_ep_at(a.base, 3)->state),
 			 SHMR_EP_FREE);
 
-	/* Once the (stand-in) dataplane has applied the version that
-	 * dropped it, slot 3 comes back with the next generation and clean
-	 * lanes. */
+	/* Once the dataplane has applied the version that dropped it, slot 3
+	 * comes back with the next generation and clean lanes. */
 	{
-		uint64_t v = (uint64_t)status_value(&a, "spec_version");
+		struct seen_wait w = {
+			&a, (uint64_t)status_value(&a, "spec_version")
+		};
 
-		for (int i = 0; i < 2000; i++) {
-			if (atomic_load(&shmr_stats_of(a.base, 0)
-						 ->table_version) >= v &&
-			    atomic_load(&shmr_stats_of(a.base, 1)
-						 ->table_version) >= v)
-				break;
-			sleep_ms(5);
-		}
+		assert_true(wait_for(all_lcores_saw, &w));
 	}
 	assert_int_equal(req(&a, "OPEN", ans, sizeof(ans)), 0);
 	assert_string_equal(ans, "OK 3 2");
 	assert_int_equal(shmr_ep_at(a.base, 3)->gen, 2);
-	assert_int_equal(rte_ring_count(shmr_lane_at(a.base, 3, 0)), 0);
+	assert_int_equal(inbox_count(&a, 3, NULL), 0);
 	assert_int_equal(req(&a, "CLOSE 3 1", ans, sizeof(ans)),
 			 -SHMR_E_NO_ENDPOINT);
 	assert_int_equal(req(&a, "CLOSE 3 2", ans, sizeof(ans)), 0);
@@ -567,25 +881,51 @@ static void bad_requests_over_the_wire(void **state)
 	assert_int_equal(strncmp(ans, "OK\na pid=1:1 os_pid=", 20), 0);
 	assert_non_null(strstr(ans, "\nb pid=2:1 os_pid="));
 	assert_non_null(strstr(ans, " state=running restarts=0 delivered=0 "
-				    "queued=0\n"));
+				    "queued=0 cpus=0\n"));
 	assert_int_equal(req(&a, "INSPECT events", ans, sizeof(ans)), 0);
 	assert_non_null(strstr(ans, "\nshmr:type type\n"));
 	assert_non_null(strstr(ans, "\nshmr:routes_active 2\n"));
 	assert_non_null(strstr(ans, "\nshmr:route:b:pid 2:1\n"));
+	assert_non_null(strstr(ans, "\nshmr:route:a:cpus 0\n"));
 	assert_int_equal(req(&a, "INSPECT events json", ans, sizeof(ans)), 0);
 	assert_int_equal(strncmp(ans, "OK\n{", 4), 0);
 	assert_non_null(strstr(ans, "\"shmr:routes_total\": \"2\""));
 
+	/* Each worker runs where ROUTES says: a on its configured cpu 0, b
+	 * (cpus "") on the one PU the control plane chose for it. */
+	check_pinned(&a, "a", 1, cpus_a, sizeof(cpus_a));
+	assert_string_equal(cpus_a, "0");
+	check_pinned(&a, "b", 1, cpus_b, sizeof(cpus_b));
+
+	/* shmrctl watch names its columns once, then the figures. */
+	{
+		const char *argv[] = { shmrctl_bin, "-s", a.sock, "watch",
+				       "events", "--interval", "0.05",
+				       "--duration", "0.05", NULL };
+
+		assert_int_equal(run_capture(argv, ans, sizeof(ans)), 0);
+		assert_string_equal(ans, "route msgs/s total\n"
+					 "a 0 0\n"
+					 "b 0 0\n"
+					 "total 0 0\n");
+	}
+
 	/* STOP: answered, then everything goes, status 0. */
 	{
-		pid_t dp = read_pidfile(a.pidfile);
+		pid_t dp = (pid_t)status_value(&a, "dataplane_pid");
+		struct route_line ra, rb;
 
 		assert_true(pid_alive(dp));
+		assert_int_equal(route_info(&a, "a", &ra), 0);
+		assert_int_equal(route_info(&a, "b", &rb), 0);
 		assert_int_equal(req(&a, "STOP", ans, sizeof(ans)), 0);
 		st = app_wait(&a);
 		assert_true(WIFEXITED(st));
 		assert_int_equal(WEXITSTATUS(st), 0);
 		assert_false(pid_alive(dp));
+		assert_false(pid_alive(ra.os_pid));
+		assert_false(pid_alive(rb.os_pid));
+		assert_int_equal(orphans(0), 0);
 		assert_int_equal(access(a.sock, F_OK), -1);
 	}
 	app_stop(&a);
@@ -598,8 +938,12 @@ static void peer_credentials_checked(void **state)
 	pid_t pid;
 
 	app_dir(&a);
-	app_config(&a, "", NULL);
-	assert_true(app_start(&a, (const char *[]){ "--quiet", NULL }, &st));
+	app_config(&a, "", NULL, 0);
+	/* No --dataplane: shmr-control finds the one built next to it. */
+	if (!app_start_how(&a, (const char *[]){ "--quiet", NULL }, 1, &st)) {
+		show_log(&a);
+		fail_msg("control did not start (status %d)", st);
+	}
 	{
 		struct stat sb;
 
@@ -630,6 +974,7 @@ static void peer_credentials_checked(void **state)
 	/* Still serving its own user. */
 	app_connect(&a);
 	assert_int_equal(status_value(&a, "routers"), 1);
+	assert_true(pid_alive((pid_t)status_value(&a, "dataplane_pid")));
 	app_stop(&a);
 }
 
@@ -639,12 +984,10 @@ static void one_control_per_socket(void **state)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int st, fd;
 	char log[4096];
-	FILE *f;
-	size_t n;
 
 	/* A stale socket file (nobody listening) is replaced. */
 	app_dir(&a);
-	app_config(&a, "", NULL);
+	app_config(&a, "", NULL, 0);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
 	strcpy(sa.sun_path, a.sock);
 	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -654,19 +997,19 @@ static void one_control_per_socket(void **state)
 	/* A live one is not. */
 	b = a;
 	snprintf(b.log, sizeof(b.log), "%s/second.log", a.dir);
-	snprintf(b.pidfile, sizeof(b.pidfile), "%s/dp2.pid", a.dir);
 	assert_false(app_start(&b, NULL, &st));
 	assert_int_equal(WEXITSTATUS(st), 1);
-	f = fopen(b.log, "r");
-	n = fread(log, 1, sizeof(log) - 1, f);
-	log[n] = '\0';
-	fclose(f);
+	read_file(b.log, log, sizeof(log));
 	assert_non_null(strstr(log, "already served"));
-	assert_int_equal(access(b.pidfile, F_OK), -1); /* spawned nothing */
+	/* It spawned nothing: no dataplane or worker of its own came back
+	 * to us, and it did not say it started one. */
+	assert_int_equal(orphans(a.pid), 0);
+	assert_null(strstr(log, "shmr-dataplane"));
 
 	/* The first one is untouched. */
 	app_connect(&a);
 	assert_int_equal(status_value(&a, "routers"), 1);
+	assert_int_equal(status_value(&a, "dataplane_starts"), 1);
 	/* SIGTERM is a clean stop too. */
 	kill(a.pid, SIGTERM);
 	st = app_wait(&a);
@@ -675,50 +1018,156 @@ static void one_control_per_socket(void **state)
 	app_stop(&a);
 }
 
+/* ------------------------------------------------------------------ */
+/* kill -9 mid-burst: a worker, then the dataplane                     */
+/* ------------------------------------------------------------------ */
+
+static int hold_file_there(void *arg)
+{
+	return access(((struct app *)arg)->hold, F_OK) == 0;
+}
+
+struct restart_wait {
+	struct app *a;
+	struct route_line *r;
+};
+
+static int route_a_restarted(void *arg)
+{
+	struct restart_wait *w = arg;
+
+	return route_info(w->a, "a", w->r) == 0 && w->r->restarts == 1 &&
+	       strcmp(w->r->state, "running") == 0;
+}
+
+/* The record file is the worker's (test_worker.c): per key a receive
+ * count, then per key a "seen redelivered" mark.  Byte loads of a file
+ * another process writes; each check ends in a syscall (sleep_ms). */
+struct rec_wait {
+	const unsigned char *rec;
+	unsigned from, to; /* keys [from, to) */
+};
+
+static int keys_received(void *arg)
+{
+	struct rec_wait *w = arg;
+
+	for (unsigned k = w->from; k < w->to; k++)
+		if (w->rec[k] == 0)
+			return 0;
+	return 1;
+}
+
+/* Keys [0, held) twice (the dead worker's receipt and the replacement's),
+ * keys [held, n) once. */
+struct redo_wait {
+	const unsigned char *rec;
+	unsigned held, n;
+};
+
+static int replacement_has_all(void *arg)
+{
+	struct redo_wait *w = arg;
+
+	for (unsigned k = 0; k < w->n; k++)
+		if (w->rec[k] < (k < w->held ? 2 : 1))
+			return 0;
+	return 1;
+}
+
+struct dp_wait {
+	struct app *a;
+	pid_t pid;
+	long starts;
+};
+
+static int dp_stopped(void *arg)
+{
+	return proc_state(((struct dp_wait *)arg)->pid) == 'T';
+}
+
+static int dp_restarted(void *arg)
+{
+	struct dp_wait *w = arg;
+
+	return status_value(w->a, "dataplane_starts") >= w->starts &&
+	       status_value(w->a, "dataplane_pid") > 0;
+}
+
 static void restart_repairs_and_keeps_the_inbox(void **state)
 {
 	struct app a;
 	struct route_line before, after;
-	uint8_t slot[8 * 128] __attribute__((aligned(8)));
-	struct shmr_msg *m = (struct shmr_msg *)slot;
-	struct rte_ring *in, *out;
+	struct shmr_domain *d;
+	struct shmr_endpoint *ep;
+	struct shmr_pid router, self;
+	struct shmr_out out_msgs[5];
+	unsigned char *rec;
+	char cpus_a[64], cpus_b[64], again[64];
+	uint8_t peek[2 * SHMR_SLOT_MAX] __attribute__((aligned(8)));
+	char held_text[32];
+	struct rte_ring *out;
+	unsigned held, peeked, avail;
 	uint32_t nlc;
-	unsigned avail;
-	int st;
+	int st, fd;
 	pid_t dp, dp2;
 
 	app_dir(&a);
-	app_config(&a, "", NULL);
-	assert_true(app_start(&a, (const char *[]){ "--quiet", NULL }, &st));
+	app_config(&a, "", NULL, 1);
+	if (!app_start(&a, (const char *[]){ "--quiet", NULL }, &st)) {
+		show_log(&a);
+		fail_msg("control did not start (status %d)", st);
+	}
 	app_connect(&a);
 	wait_registered(&a, "worker-a");
 	assert_int_equal(route_info(&a, "a", &before), 0);
 	assert_string_equal(before.state, "running");
 	nlc = shmr_hdr(a.base)->nlcores;
+	fd = open(a.rec, O_RDWR);
+	assert_true(fd >= 0);
+	rec = mmap(NULL, 2 * NREC, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(rec != MAP_FAILED);
+	close(fd);
 
-	/* Five messages for route a on lcore 1's lane (we play the
-	 * dataplane); its worker "peeks" three and dies before releasing
-	 * them (we play its receive). */
-	in = shmr_lane_at(a.base, before.slot, 1);
-	for (uint32_t i = 0; i < 5; i++) {
-		memset(slot, 0, 128);
-		m->kind = SHMR_KIND_SEND;
-		m->key = i;
-		assert_int_equal(rte_ring_enqueue_burst_elem(in, slot, 128, 1,
-							     NULL),
-				 1);
+	/* Both routes have cpus "": each worker is on one PU, the one ROUTES
+	 * names. */
+	check_pinned(&a, "a", 1, cpus_a, sizeof(cpus_a));
+	check_pinned(&a, "b", 1, cpus_b, sizeof(cpus_b));
+
+	/* Five messages for route a, through the real dataplane.  Route a's
+	 * worker handles its first burst and keeps it unreleased
+	 * (--hold-once): a kill -9 now lands mid-burst. */
+	assert_int_equal(shmr_attach_path(a.sock, &d), 0);
+	assert_int_equal(shmr_endpoint_open(d, &ep), 0);
+	self = shmr_endpoint_pid(ep);
+	assert_int_equal(shmr_lookup(d, "events", &router), 0);
+	for (unsigned i = 0; i < 5; i++)
+		out_msgs[i] = (struct shmr_out){ .to = router, .type = 1,
+						 .key = i };
+	assert_int_equal(shmr_send_burst(ep, out_msgs, 5), 5);
+	if (!wait_for(hold_file_there, &a)) {
+		show_log(&a);
+		fail_msg("route a's worker never held a burst");
 	}
-	assert_int_equal(rte_ring_dequeue_burst_elem_start(in, slot, 128, 3,
-							   &avail),
-			 3);
-	assert_int_equal(in->cons.head - in->cons.tail, 3);
+	read_file(a.hold, held_text, sizeof(held_text));
+	held = (unsigned)strtoul(held_text, NULL, 10);
+	assert_true(held >= 1 && held <= 5);
+	{
+		struct inbox_wait w = { &a, before.slot, 5 };
+
+		assert_true(wait_for(inbox_is, &w)); /* all five delivered */
+	}
+	assert_int_equal(inbox_count(&a, before.slot, &peeked), 5);
+	assert_int_equal(peeked, held);
 	kill(before.os_pid, SIGKILL);
 
-	for (int i = 0; i < 2000; i++) {
-		if (route_info(&a, "a", &after) == 0 && after.restarts == 1 &&
-		    strcmp(after.state, "running") == 0)
-			break;
-		sleep_ms(5);
+	{
+		struct restart_wait w = { &a, &after };
+
+		if (!wait_for(route_a_restarted, &w)) {
+			show_log(&a);
+			fail_msg("route a was not restarted");
+		}
 	}
 	assert_int_equal(after.restarts, 1);
 	assert_int_not_equal(after.os_pid, before.os_pid);
@@ -726,51 +1175,85 @@ static void restart_repairs_and_keeps_the_inbox(void **state)
 	/* Same slot, same PID: the inbox belongs to the route. */
 	assert_int_equal(after.slot, before.slot);
 	assert_int_equal(after.gen, before.gen);
-	/* The unreleased burst was handed back, flagged; nothing lost. */
-	assert_int_equal(in->cons.head, in->cons.tail);
-	assert_int_equal(rte_ring_count(in), 5);
-	for (uint32_t i = 0; i < 5; i++) {
-		assert_int_equal(rte_ring_dequeue_burst_elem(in, slot, 128, 1,
-							     NULL),
-				 1);
-		assert_int_equal(m->key, i);
-		assert_int_equal(!!(m->flags & SHMR_F_REDELIVERED), i < 3);
-	}
-	/* The replacement could register the dead worker's name again. */
-	wait_registered(&a, "worker-a");
+	/* The unreleased burst was handed to the replacement, flagged;
+	 * nothing lost: the held keys twice (once flagged), the rest once. */
+	{
+		struct redo_wait w = { rec, held, 5 };
+		struct inbox_wait iw = { &a, before.slot, 0 };
 
-	/* The dataplane dies while it has peeked two slots of route b's
-	 * outbound lane (we play route b's worker sending, and the
-	 * dataplane's receive). */
-	assert_int_equal(route_info(&a, "b", &before), 0);
-	out = shmr_lane_at(a.base, before.slot, SHMR_LANE_OUT(nlc));
-	for (uint32_t i = 0; i < 2; i++) {
-		memset(slot, 0, 128);
-		m->key = 100 + i;
-		assert_int_equal(rte_ring_enqueue_burst_elem(out, slot, 128, 1,
-							     NULL),
-				 1);
+		if (!wait_for(replacement_has_all, &w)) {
+			show_log(&a);
+			fail_msg("the replacement did not get all five");
+		}
+		for (unsigned k = 0; k < 5; k++) {
+			assert_int_equal(rec[k], k < held ? 2 : 1);
+			assert_int_equal(rec[NREC + k], k < held);
+		}
+		assert_true(wait_for(inbox_is, &iw)); /* all released */
+		assert_int_equal(inbox_count(&a, before.slot, &peeked), 0);
+		assert_int_equal(peeked, 0);
 	}
-	assert_int_equal(rte_ring_dequeue_burst_elem_start(out, slot, 128, 2,
-							   &avail),
-			 2);
-	dp = read_pidfile(a.pidfile);
-	assert_int_equal(status_value(&a, "dataplane_pid"), dp);
+	/* The replacement could register the dead worker's name again, and
+	 * runs where its route is pinned. */
+	wait_registered(&a, "worker-a");
+	check_pinned(&a, "a", 1, again, sizeof(again));
+	assert_string_equal(again, cpus_a);
+
+	/* The dataplane dies mid-burst: it is stopped, our two messages wait
+	 * in our outbound lane, and we play its receive up to the point it
+	 * had peeked them (it is their only consumer, and it is stopped);
+	 * then kill -9. */
+	dp = (pid_t)status_value(&a, "dataplane_pid");
+	assert_true(dp > 0);
 	assert_int_equal(status_value(&a, "dataplane_starts"), 1);
-	unlink(a.pidfile);
-	kill(dp, SIGKILL);
-	for (int i = 0; i < 2000 && status_value(&a, "dataplane_starts") < 2;
-	     i++)
-		sleep_ms(5);
+	{
+		struct dp_wait w = { &a, dp, 0 };
+
+		assert_int_equal(kill(dp, SIGSTOP), 0);
+		assert_true(wait_for(dp_stopped, &w));
+	}
+	out = shmr_lane_at(a.base, self.slot, SHMR_LANE_OUT(nlc));
+	for (unsigned i = 0; i < 2; i++)
+		out_msgs[i] = (struct shmr_out){ .to = router, .type = 1,
+						 .key = 100 + i };
+	assert_int_equal(shmr_send_burst(ep, out_msgs, 2), 2);
+	assert_int_equal(rte_ring_count(out), 2);
+	assert_int_equal(rte_ring_dequeue_burst_elem_start(
+				 out, peek, shmr_hdr(a.base)->slot_size, 2,
+				 &avail),
+			 2);
+	assert_int_equal(out->cons.head - out->cons.tail, 2);
+	assert_int_equal(kill(dp, SIGKILL), 0);
+	{
+		struct dp_wait w = { &a, dp, 2 };
+
+		if (!wait_for(dp_restarted, &w)) {
+			show_log(&a);
+			fail_msg("the dataplane was not restarted");
+		}
+	}
 	assert_int_equal(status_value(&a, "dataplane_starts"), 2);
 	dp2 = (pid_t)status_value(&a, "dataplane_pid");
 	assert_true(dp2 > 0 && dp2 != dp);
 	assert_true(pid_alive(dp2));
+	/* The peeked burst was handed back, flagged, and the new dataplane
+	 * forwarded it: route a's worker has both, once each, redelivered. */
+	{
+		struct rec_wait w = { rec, 100, 102 };
+
+		if (!wait_for(keys_received, &w)) {
+			show_log(&a);
+			fail_msg("the burst the dataplane died in was lost");
+		}
+		for (unsigned k = 100; k < 102; k++) {
+			assert_int_equal(rec[k], 1);
+			assert_int_equal(rec[NREC + k], 1);
+		}
+	}
 	assert_int_equal(out->cons.head, out->cons.tail);
-	assert_int_equal(rte_ring_count(out), 2);
-	assert_int_equal(rte_ring_dequeue_burst_elem(out, slot, 128, 1, NULL),
-			 1);
-	assert_true(m->flags & SHMR_F_REDELIVERED);
+	assert_int_equal(rte_ring_count(out), 0);
+	shmr_endpoint_close(ep);
+	shmr_detach(d);
 
 	/* Restarted routes are still counted, and the stop is clean. */
 	{
@@ -782,32 +1265,44 @@ static void restart_repairs_and_keeps_the_inbox(void **state)
 	}
 	kill(a.pid, SIGTERM);
 	st = app_wait(&a);
+	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	assert_false(pid_alive(dp2));
 	assert_false(pid_alive(after.os_pid));
+	munmap(rec, 2 * NREC);
 	app_stop(&a);
 }
 
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(exit_status_2_on_bad_input),
-		cmocka_unit_test(init_is_atomic),
-		cmocka_unit_test(bad_requests_over_the_wire),
-		cmocka_unit_test(peer_credentials_checked),
-		cmocka_unit_test(one_control_per_socket),
-		cmocka_unit_test(restart_repairs_and_keeps_the_inbox),
+		cmocka_unit_test_teardown(exit_status_2_on_bad_input, cleanup),
+		cmocka_unit_test_teardown(init_is_atomic, cleanup),
+		cmocka_unit_test_teardown(bad_requests_over_the_wire, cleanup),
+		cmocka_unit_test_teardown(peer_credentials_checked, cleanup),
+		cmocka_unit_test_teardown(one_control_per_socket, cleanup),
+		cmocka_unit_test_teardown(restart_repairs_and_keeps_the_inbox,
+					  cleanup),
 	};
 
-	if (argc < 4) {
-		fprintf(stderr, "usage: %s SHMR-CONTROL STUB-DP STUB-WORKER\n",
+	if (argc < 6) {
+		fprintf(stderr,
+			"usage: %s SHMR-CONTROL SHMR-DATAPLANE SHMR-TEST-WORKER "
+			"SHMR-ECHO-WORKER SHMRCTL\n",
 			argv[0]);
 		return 2;
 	}
 	control_bin = argv[1];
-	stub_dp_bin = argv[2];
-	stub_worker_bin = argv[3];
+	dataplane_bin = argv[2];
+	test_worker_bin = argv[3];
+	echo_worker_bin = argv[4];
+	shmrctl_bin = argv[5];
 	/* The tests talk to their own sockets only. */
 	unsetenv("SHMR_RUN_DIR");
+	/* What the control plane leaves running comes back to us. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+		perror("PR_SET_CHILD_SUBREAPER");
+		return 1;
+	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

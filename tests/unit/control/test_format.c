@@ -38,6 +38,9 @@ static int setup(void **state)
 	/* events = slot 0; payments 1, shipments 2, reports 3. */
 	shmr_ctl_model_route_set(&f->m, &f->m.routers[0].routes[0], 101);
 	shmr_ctl_model_route_set(&f->m, &f->m.routers[0].routes[2], 103);
+	/* What the daemon pinned them to; reports is unpinned. */
+	strcpy(f->m.routers[0].routes[0].cpus, "1");
+	strcpy(f->m.routers[0].routes[1].cpus, "0,2-3");
 	f->m.routers[0].routes[1].restarts = 2;
 	f->m.routers[0].routes[2].restarts = 1;
 	f->c.forwarded[0] = 1000;
@@ -69,11 +72,11 @@ static void routes_lines(void **state)
 	assert_string_equal(
 		f->buf,
 		"payments pid=1:1 os_pid=101 state=running restarts=0 "
-		"delivered=600 queued=5\n"
+		"delivered=600 queued=5 cpus=1\n"
 		"shipments pid=2:1 os_pid=0 state=dead restarts=2 "
-		"delivered=0 queued=12\n"
+		"delivered=0 queued=12 cpus=0,2-3\n"
 		"reports pid=3:1 os_pid=103 state=running restarts=1 "
-		"delivered=400 queued=0\n");
+		"delivered=400 queued=0 cpus=any\n");
 }
 
 static void has_line(const char *body, const char *line)
@@ -111,6 +114,9 @@ static void inspect_text(void **state)
 	has_line(f->buf, "shmr:route:payments:os_pid 101");
 	has_line(f->buf, "shmr:route:shipments:os_pid 0");
 	has_line(f->buf, "shmr:route:reports:forwarded 400");
+	has_line(f->buf, "shmr:route:payments:cpus 1");
+	has_line(f->buf, "shmr:route:shipments:cpus 0,2-3");
+	has_line(f->buf, "shmr:route:reports:cpus any");
 	assert_int_equal(strncmp(f->buf, "shmr:type type\n", 15), 0);
 }
 
@@ -129,6 +135,8 @@ static void inspect_json(void **state)
 	assert_non_null(
 		strstr(f->buf, "\"shmr:route:payments:forwarded\": \"600\""));
 	assert_non_null(strstr(f->buf, "\"shmr:route:reports:pid\": \"3:1\""));
+	assert_non_null(
+		strstr(f->buf, "\"shmr:route:shipments:cpus\": \"0,2-3\""));
 	/* Comma between members, none after the last. */
 	assert_null(strstr(f->buf, ",\n}"));
 	assert_null(strstr(f->buf, "\"\n  \""));
