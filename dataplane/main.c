@@ -427,22 +427,29 @@ static char *file_prefix(char *buf, size_t len)
 	return buf;
 }
 
-/* rte_eal_cleanup(), then remove the (empty) runtime directory EAL made,
- * and its parent if nobody else uses it. */
-static void eal_done(const char *runtime_dir)
+/* Remove the (empty) runtime directory EAL made, and its parent if nobody
+ * else uses it; on success @p runtime_dir becomes "". */
+static void remove_runtime_dir(char *runtime_dir)
 {
 	char parent[PATH_MAX];
 	char *slash;
 
-	rte_eal_cleanup();
 	if (!runtime_dir[0] || rmdir(runtime_dir) < 0)
 		return;
 	snprintf(parent, sizeof(parent), "%s", runtime_dir);
+	runtime_dir[0] = '\0';
 	slash = strrchr(parent, '/');
 	if (slash && slash != parent) {
 		*slash = '\0';
 		rmdir(parent); /* fails harmlessly when not empty */
 	}
+}
+
+/* rte_eal_cleanup(), then whatever of the runtime directory is left. */
+static void eal_done(char *runtime_dir)
+{
+	rte_eal_cleanup();
+	remove_runtime_dir(runtime_dir);
 }
 
 int main(int argc, char **argv)
@@ -577,10 +584,13 @@ int main(int argc, char **argv)
 		munmap(base, g_env.map_size);
 		return 1;
 	}
-	/* EAL makes its runtime directory even with --no-shconf (and puts
-	 * nothing in it); remember it to remove it at exit. */
+	/* EAL makes its runtime directory even with --no-shconf and puts
+	 * nothing in it.  Remove it now, so a dataplane killed with -9
+	 * leaves nothing behind; remember it for the exit path in case
+	 * the removal failed (something was in it after all). */
 	snprintf(runtime_dir, sizeof(runtime_dir), "%s",
 		 rte_eal_get_runtime_dir());
+	remove_runtime_dir(runtime_dir);
 	if (rte_lcore_count() != g_env.nlcores) {
 		fprintf(stderr, PROG ": EAL gave %u lcores, need %u\n",
 			rte_lcore_count(), g_env.nlcores);

@@ -200,11 +200,54 @@ static void test_dataplane_kill9_loses_nothing(void **state)
 	stop(c);
 }
 
+static int gone(void *arg)
+{
+	pid_t *pids = arg;
+
+	for (int i = 0; pids[i]; i++) {
+		char path[64], buf[256];
+		FILE *f;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pids[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		char *got = fgets(buf, sizeof(buf), f);
+		fclose(f);
+		char *rp = got ? strrchr(buf, ')') : NULL;
+		if (rp && rp[2] != 'Z')
+			return 0; /* still running */
+	}
+	return 1;
+}
+
+/* A control plane killed with -9 takes the dataplane and its workers with
+ * it (parent-death signal), so nothing runs unsupervised. */
+static void test_control_kill9_leaves_nothing(void **state)
+{
+	struct ctx *c = start("ctlkill");
+	pid_t pids[3] = { (pid_t)status_value(c, "dataplane_pid"),
+			  (pid_t)route_value(c, "shmr:route:w:os_pid"), 0 };
+	(void)state;
+
+	assert_true(pids[0] > 0 && pids[1] > 0);
+	assert_int_equal(kill(c->app.control, SIGKILL), 0);
+	/* Liveness bound only. */
+	assert_true(shmr_test_wait(gone, pids, 10000));
+	/* Nothing left for the library to clean up either. */
+	assert_int_equal(shmr_test_app_stop(&c->app), 0);
+	shmr_endpoint_close(c->ep);
+	shmr_detach(c->d);
+	munmap(c->rec, 2 * N);
+	unlink(c->recpath);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kill9_mid_stream_loses_nothing),
 		cmocka_unit_test(test_dataplane_kill9_loses_nothing),
+		cmocka_unit_test(test_control_kill9_leaves_nothing),
 	};
 	return cmocka_run_group_tests_name("restart", tests, NULL, NULL);
 }
