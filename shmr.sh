@@ -87,23 +87,38 @@ demo() {
     stop
 }
 
+# meson test, then its tally as one plain line: "suite: N passed, M failed".
+mtest() {
+    local out rc
+    out=$(mktemp)
+    set +e
+    meson test "$@" | tee "$out"
+    rc=${PIPESTATUS[0]}
+    set -e
+    awk '/^Ok:/ {p += $2} /^Expected Fail:/ {p += $3}
+         /^Fail:/ || /^Timeout:/ {f += $2} /^Unexpected Pass:/ {f += $3}
+         END {printf "%s: %d passed, %d failed\n", "suite", p, f}' "$out"
+    rm -f "$out"
+    return "$rc"
+}
+
 run_tests() {
     [ $# -eq 0 ] || usage
     setup build -Dwerror=true
-    meson test -C build --print-errorlogs --num-processes 1
+    mtest -C build --print-errorlogs --num-processes 1
 }
 
 run_sanitized() {
     [ $# -eq 0 ] || usage
     setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        meson test -C build-asan --print-errorlogs --num-processes 1 --no-suite perf-smoke --no-suite install
+        mtest -C build-asan --print-errorlogs --num-processes 1 --no-suite perf-smoke --no-suite install
 }
 
 run_tsan() {
     [ $# -eq 0 ] || usage
     setup build-tsan -Dwerror=true -Dtsan=true -Db_sanitize=thread
-    meson test -C build-tsan --print-errorlogs --num-processes 1
+    mtest -C build-tsan --print-errorlogs --num-processes 1
 }
 
 [ $# -ge 1 ] || usage
