@@ -30,8 +30,15 @@
  * and a timerfd armed only while a restart is backing off.  An idle
  * appliance wakes it for nothing.
  *
+ * Route lifecycle: ADD, REMOVE, DISABLE, ENABLE, REPLACE and RESPAWN on the
+ * socket run lifecycle.c's state machine, with spawn.c's process
+ * operations: a worker asked to stop gets SIGTERM, SIGKILL after
+ * stop_grace_ms (on the timerfd), and the pending operation completes when
+ * its pidfd reports the exit.
+ *
  * Publication: every change of the model (a worker up or down, a client
- * endpoint opened or freed, a name registered or dropped) is published as
+ * endpoint opened or freed, a name registered or dropped, a route's
+ * lifecycle) is published as
  * one new spec version: the endpoint table and the spec are written inside
  * the spec seqcount, then a SHMR_CTL_SPEC slot (key = version) goes on the
  * control lane and its bell rings.  The dataplane's update thread rebuilds
@@ -582,6 +589,10 @@ static int plan_cpus(struct shmr_ctl *c)
 		}
 	}
 	shmr_ctl_log(c, "dataplane lcores on cpus %s", c->dp_cpus);
+	/* Kept: a route added later is pinned the same way. */
+	c->allowed = allowed;
+	c->lcores = lcores;
+	return 0;
 out:
 	hwloc_bitmap_free(allowed);
 	hwloc_bitmap_free(lcores);
@@ -737,6 +748,8 @@ int main(int argc, char **argv)
 	long v;
 
 	memset(c, 0, sizeof(*c));
+	c->life = (struct shmr_ctl_life){ &c->model, &shmr_ctl_life_daemon_ops,
+					  c };
 	c->memfd = c->epfd = c->sigfd = c->timerfd = c->lfd = -1;
 	c->dp.pidfd = -1;
 	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++)

@@ -97,7 +97,10 @@ struct shmr_ctl_slot *shmr_ctl_alloc_lookup(struct shmr_ctl_alloc *a,
 #define SHMR_CTL_CPUS_MAX 128 /* a cpu list as shown ("0-1,4") */
 
 struct shmr_ctl_route {
-	const struct shmr_conf_route *conf;
+	const struct shmr_conf_route *conf; /* always &spec (re-pointed
+					     * whenever routes move) */
+	struct shmr_conf_route spec; /* the route's own copy: from the
+				      * configuration, ADD or REPLACE */
 	char cpus[SHMR_CTL_CPUS_MAX]; /* the PUs its workers are pinned to,
 				       * set by the daemon; "" = unpinned */
 	struct shmr_pid pid;  /* the route's inbox: survives its workers */
@@ -152,6 +155,10 @@ struct shmr_ctl_router *shmr_ctl_model_router(struct shmr_ctl_model *m,
 struct shmr_ctl_route *shmr_ctl_model_route_of_slot(struct shmr_ctl_model *m,
 						    uint32_t slot,
 						    unsigned *router);
+
+/** Index of route @p name in @p r, or -1. */
+int shmr_ctl_model_route_index(const struct shmr_ctl_router *r,
+			       const char *name);
 
 /**
  * A route's worker is up (@p os_pid) or confirmed dead (0: its names and
@@ -221,6 +228,94 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 			       struct shmr_spec *out);
 
 /* ------------------------------------------------------------------ */
+/* Route lifecycle (the state machine; process operations injected)   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A route's state is its shmr_ctl_route.state (enum shmr_route_state):
+ * RUNNING / DEAD / DISABLED, or one of the PENDING_* states while a worker
+ * that was asked to stop has not been seen to exit.  The semantics are the
+ * reference's ("Pending Operations", "Management Methods"):
+ *   - any mutator on a pending route: -SHMR_E_BUSY;
+ *   - disable/replace/remove of a live worker: stop it, go PENDING_*, and
+ *     complete in shmr_ctl_life_exited(); of a dead one: complete at once;
+ *   - enable only spawns a DISABLED route (idempotent otherwise);
+ *   - replace of a DISABLED route swaps the spec only;
+ *   - a mutator that fails leaves the route as it was.
+ * Only restarts after an unexpected exit (shmr_ctl_life_restart()) count in
+ * `restarts`.
+ */
+struct shmr_ctl_life_ops {
+	/** Start the worker of route @p k of router @p r from its spec.
+	 *  Returns its OS pid (> 0) or -errno. */
+	int (*spawn)(void *ctx, unsigned r, unsigned k);
+	/** Ask the live worker to stop (SIGTERM, SIGKILL after the grace);
+	 *  its exit comes back through shmr_ctl_life_exited(). */
+	void (*stop)(void *ctx, unsigned r, unsigned k);
+	/** Route @p k was appended by ADD: prepare per-route state (cpus).
+	 *  0 or -errno. */
+	int (*added)(void *ctx, unsigned r, unsigned k);
+	/** Route @p k is gone: drop its per-route state and move routes
+	 *  k+1.. down by one, as the model does. */
+	void (*forget)(void *ctx, unsigned r, unsigned k);
+	/** The inbox slot @p slot was reused: re-initialise its lanes. */
+	void (*reinit)(void *ctx, uint32_t slot);
+	/** min over routing lcores of the spec version applied. */
+	uint64_t (*seen_version)(void *ctx);
+};
+
+struct shmr_ctl_life {
+	struct shmr_ctl_model *m;
+	const struct shmr_ctl_life_ops *ops;
+	void *ctx;
+};
+
+/**
+ * ADD route @p spec to router @p router and start it.  The route is kept
+ * only if its worker starts.
+ * Errors: -SHMR_E_NAME (bad route name, empty program), -SHMR_E_NO_ROUTE
+ *         (no such router), -SHMR_E_ROUTE_DUPLICATE, -SHMR_E_NO_ENDPOINT
+ *         (router or domain full), or the spawn's -errno.
+ */
+int shmr_ctl_life_add(struct shmr_ctl_life *l, const char *router,
+		      const struct shmr_conf_route *spec);
+/** REMOVE; unknown route is success.  Errors: -SHMR_E_NO_ROUTE (router),
+ *  -SHMR_E_BUSY. */
+int shmr_ctl_life_remove(struct shmr_ctl_life *l, const char *router,
+			 const char *name);
+/** DISABLE.  Errors: -SHMR_E_NO_ROUTE, -SHMR_E_BUSY. */
+int shmr_ctl_life_disable(struct shmr_ctl_life *l, const char *router,
+			  const char *name);
+/** ENABLE.  Errors: -SHMR_E_NO_ROUTE, -SHMR_E_BUSY, the spawn's -errno
+ *  (the route stays disabled). */
+int shmr_ctl_life_enable(struct shmr_ctl_life *l, const char *router,
+			 const char *name);
+/** REPLACE the program and args (name and cpus stay).
+ *  Errors: -SHMR_E_NAME (empty program), -SHMR_E_NO_ROUTE, -SHMR_E_BUSY,
+ *  the spawn's -errno for a dead route (the old spec is kept). */
+int shmr_ctl_life_replace(struct shmr_ctl_life *l, const char *router,
+			  const char *name, const struct shmr_conf_route *spec);
+/** RESPAWN a dead route.  Errors: -SHMR_E_NO_ROUTE, -SHMR_E_BUSY,
+ *  -SHMR_E_ROUTE_RUNNING, -SHMR_E_DISABLED, the spawn's -errno. */
+int shmr_ctl_life_respawn(struct shmr_ctl_life *l, const char *router,
+			  const char *name);
+/**
+ * The worker of route @p k of router @p r was seen to exit (the caller has
+ * already marked it dead with shmr_ctl_model_route_set(.., 0)).  Completes
+ * a pending operation (a completed remove calls ops->forget: indices past
+ * @p k move).
+ * Returns: 1 when the route wants an eager restart (it exited with nothing
+ *          pending and is not disabled), else 0.
+ */
+int shmr_ctl_life_exited(struct shmr_ctl_life *l, unsigned r, unsigned k);
+/**
+ * Restart the DEAD route @p k of router @p r after an exit (eager, or a
+ * retry); counts in restarts.  A route no longer DEAD is left alone.
+ * Returns: the OS pid, 0 when nothing was to do, or the spawn's -errno.
+ */
+int shmr_ctl_life_restart(struct shmr_ctl_life *l, unsigned r, unsigned k);
+
+/* ------------------------------------------------------------------ */
 /* Control-socket requests                                             */
 /* ------------------------------------------------------------------ */
 
@@ -237,6 +332,13 @@ enum shmr_ctl_verb {
 	SHMR_REQ_INSPECT,
 	SHMR_REQ_STATUS,
 	SHMR_REQ_STOP,
+	SHMR_REQ_ROUTE,
+	SHMR_REQ_ADD,
+	SHMR_REQ_REMOVE,
+	SHMR_REQ_DISABLE,
+	SHMR_REQ_ENABLE,
+	SHMR_REQ_REPLACE,
+	SHMR_REQ_RESPAWN,
 };
 
 struct shmr_ctl_req {
@@ -246,6 +348,9 @@ struct shmr_ctl_req {
 	char name[SHMR_NAME_MAX]; /* REGISTER, UNREGISTER: the name; ROUTES,
 				   * INSPECT: the router */
 	int json;          /* INSPECT ... json */
+	char route[SHMR_NAME_MAX]; /* ROUTE and the lifecycle verbs */
+	struct shmr_conf_route spec; /* ADD, REPLACE: name, program, args,
+				      * cpus ("" = the control plane picks) */
 };
 
 /**
@@ -261,6 +366,9 @@ struct shmr_ctl_req {
  *   -SHMR_E_NAME         a name not matching [A-Za-z0-9_.:-]{1,31}
  *   -SHMR_E_NO_ENDPOINT  a slot >= SHMR_MAX_ENDPOINTS or a gen of 0
  *   -SHMR_E_VERSION      ATTACH with a layout version other than ours
+ *   ADD/REPLACE: -SHMR_E_PROTO for more than SHMR_CONF_ARGS_MAX args, an
+ *   arg of SHMR_CONF_ARG_MAX bytes or more, a program of
+ *   SHMR_CONF_PATH_MAX or more, a bad cpu list.
  */
 int shmr_ctl_req_parse(const char *buf, size_t len, struct shmr_ctl_req *out,
 		       const char **why);
@@ -351,6 +459,11 @@ int shmr_ctl_format_routes(const struct shmr_ctl_router *r,
 			   const struct shmr_ctl_counters *c, char *buf,
 			   size_t cap);
 
+/** One ROUTES line, for ROUTE.  Returns the length, or -ENOSPC. */
+int shmr_ctl_format_route(const struct shmr_ctl_route *q,
+			  const struct shmr_ctl_counters *c, char *buf,
+			  size_t cap);
+
 /**
  * INSPECT body, keys prefixed "shmr:" (see control.c's header comment).
  * Returns the length, or -ENOSPC.
@@ -373,6 +486,7 @@ struct shmr_ctl_proc {
 	uint64_t started_ms;  /* monotonic */
 	unsigned quick_fails; /* exits within 1 s of start, in a row */
 	uint64_t retry_at_ms; /* 0: no restart scheduled */
+	uint64_t kill_at_ms;  /* asked to stop: SIGKILL then; 0: none */
 };
 
 struct shmr_ctl_conn {
@@ -407,6 +521,8 @@ struct shmr_ctl {
 	/* What each route's workers are pinned to: the configured list, or
 	 * the PU chosen for it (see cpus.c). */
 	hwloc_bitmap_t cpus[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
+	hwloc_bitmap_t allowed, lcores; /* kept from plan_cpus() for ADD */
+	struct shmr_ctl_life life;      /* the lifecycle on this daemon */
 	struct shmr_ctl_proc dp;
 	struct shmr_ctl_proc workers[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
 	/* connections */
@@ -462,6 +578,8 @@ int shmr_ctl_spawn_worker(struct shmr_ctl *c, unsigned r, unsigned k,
 void shmr_ctl_reap(struct shmr_ctl *c);
 /** The retry timer fired. */
 void shmr_ctl_retry_due(struct shmr_ctl *c);
+/** The lifecycle's process operations (spawn.c); ctx is the shmr_ctl. */
+extern const struct shmr_ctl_life_ops shmr_ctl_life_daemon_ops;
 /** Stop every child: workers (SIGTERM, SIGKILL after the grace), then the
  *  dataplane (SHMR_CTL_SHUTDOWN, SIGTERM, SIGKILL). Blocks. */
 void shmr_ctl_stop_children(struct shmr_ctl *c);

@@ -128,6 +128,25 @@ const char *shmr_ctl_route_state_name(uint32_t state)
 	}
 }
 
+int shmr_ctl_format_route(const struct shmr_ctl_route *q,
+			  const struct shmr_ctl_counters *c, char *buf,
+			  size_t cap)
+{
+	uint32_t s = q->pid.slot;
+	int n = snprintf(buf, cap,
+			 "%s pid=%" PRIu32 ":%" PRIu32 " os_pid=%" PRId32
+			 " state=%s restarts=%" PRIu64 " delivered=%" PRIu64
+			 " queued=%" PRIu64 " cpus=%s\n",
+			 q->conf->name, q->pid.slot, q->pid.gen, q->os_pid,
+			 shmr_ctl_route_state_name(q->state), q->restarts,
+			 c->delivered[s], c->queued[s],
+			 q->cpus[0] ? q->cpus : "any");
+
+	if (n < 0 || (size_t)n >= cap)
+		return -ENOSPC;
+	return n;
+}
+
 int shmr_ctl_format_routes(const struct shmr_ctl_router *r,
 			   const struct shmr_ctl_counters *c, char *buf,
 			   size_t cap)
@@ -138,20 +157,11 @@ int shmr_ctl_format_routes(const struct shmr_ctl_router *r,
 		return -ENOSPC;
 	buf[0] = '\0';
 	for (unsigned k = 0; k < r->nroutes; k++) {
-		const struct shmr_ctl_route *q = &r->routes[k];
-		uint32_t s = q->pid.slot;
-		int n = snprintf(buf + len, cap - len,
-				 "%s pid=%" PRIu32 ":%" PRIu32
-				 " os_pid=%" PRId32 " state=%s restarts=%" PRIu64
-				 " delivered=%" PRIu64 " queued=%" PRIu64
-				 " cpus=%s\n",
-				 q->conf->name, q->pid.slot, q->pid.gen,
-				 q->os_pid, shmr_ctl_route_state_name(q->state),
-				 q->restarts, c->delivered[s], c->queued[s],
-				 q->cpus[0] ? q->cpus : "any");
+		int n = shmr_ctl_format_route(&r->routes[k], c, buf + len,
+					      cap - len);
 
-		if (n < 0 || (size_t)n >= cap - len)
-			return -ENOSPC;
+		if (n < 0)
+			return n;
 		len += (size_t)n;
 	}
 	return (int)len;

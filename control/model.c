@@ -4,8 +4,9 @@
  * socket), and the spec the dataplane is given.
  *
  * Invariants:
- *   - a route's inbox slot is allocated once, at init, and never freed:
- *     workers come and go, the inbox (and what is queued in it) stays;
+ *   - a route's inbox slot is allocated when the route is (at init, or by
+ *     ADD) and freed only when the route is removed (lifecycle.c): workers
+ *     come and go, the inbox (and what is queued in it) stays;
  *   - a client slot belongs to the connection that OPENed it and is freed
  *     when that connection closes or CLOSEs it;
  *   - a registered name points at an endpoint its connection opened or
@@ -75,7 +76,8 @@ int shmr_ctl_model_init(struct shmr_ctl_model *m,
 			if (rc < 0)
 				return rc;
 			name_set(m->alloc.slots[pid.slot].name, cq->name);
-			q->conf = cq;
+			q->spec = *cq;
+			q->conf = &q->spec;
 			q->pid = pid;
 			q->state = SHMR_ROUTE_DEAD;
 			r->nroutes = k + 1;
@@ -93,6 +95,16 @@ struct shmr_ctl_router *shmr_ctl_model_router(struct shmr_ctl_model *m,
 		    0)
 			return &m->routers[i];
 	return NULL;
+}
+
+int shmr_ctl_model_route_index(const struct shmr_ctl_router *r,
+			       const char *name)
+{
+	for (unsigned k = 0; k < r->nroutes; k++)
+		if (strncmp(r->routes[k].conf->name, name, SHMR_NAME_MAX) ==
+		    0)
+			return (int)k;
+	return -1;
 }
 
 struct shmr_ctl_route *shmr_ctl_model_route_of_slot(struct shmr_ctl_model *m,

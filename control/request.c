@@ -7,9 +7,11 @@
  */
 #include <string.h>
 
+#include <hwloc.h>
+
 #include "control_internal.h"
 
-#define MAX_WORDS 5
+#define MAX_WORDS (5 + SHMR_CONF_ARGS_MAX + 1) /* ADD is the longest */
 
 struct verb_info {
 	const char *word;
@@ -28,6 +30,13 @@ static const struct verb_info verbs[] = {
 	{ "INSPECT", SHMR_REQ_INSPECT, 1, 2 },
 	{ "STATUS", SHMR_REQ_STATUS, 0, 0 },
 	{ "STOP", SHMR_REQ_STOP, 0, 0 },
+	{ "ROUTE", SHMR_REQ_ROUTE, 2, 2 },
+	{ "ADD", SHMR_REQ_ADD, 4, 4 + SHMR_CONF_ARGS_MAX },
+	{ "REMOVE", SHMR_REQ_REMOVE, 2, 2 },
+	{ "DISABLE", SHMR_REQ_DISABLE, 2, 2 },
+	{ "ENABLE", SHMR_REQ_ENABLE, 2, 2 },
+	{ "REPLACE", SHMR_REQ_REPLACE, 3, 3 + SHMR_CONF_ARGS_MAX },
+	{ "RESPAWN", SHMR_REQ_RESPAWN, 2, 2 },
 };
 
 int shmr_ctl_name_valid(const char *s)
@@ -94,6 +103,54 @@ static int parse_pid(const char *ps, size_t pn, const char *gs, size_t gn,
 	if (out->slot >= SHMR_MAX_ENDPOINTS || out->gen == 0) {
 		*why = "no such endpoint";
 		return -SHMR_E_NO_ENDPOINT;
+	}
+	return 0;
+}
+
+/* A cpu list word: "-" (the control plane picks) or a valid list. */
+static int parse_cpus(const char *p, size_t n, char out[SHMR_CONF_CPUS_MAX])
+{
+	hwloc_bitmap_t set;
+	int rc;
+
+	if (n == 1 && p[0] == '-') {
+		out[0] = '\0';
+		return 0;
+	}
+	if (n >= SHMR_CONF_CPUS_MAX)
+		return -1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	set = hwloc_bitmap_alloc();
+	if (!set)
+		return -1;
+	rc = shmr_ctl_cpus_parse(out, set);
+	hwloc_bitmap_free(set);
+	return rc < 0 ? -1 : 0;
+}
+
+/* PROGRAM [ARG...] from words w[0..n). */
+static int parse_program(const char *const *w, const size_t *wl, unsigned n,
+			 struct shmr_conf_route *spec, const char **why)
+{
+	if (n == 0 || n - 1 > SHMR_CONF_ARGS_MAX) {
+		*why = "wrong number of arguments";
+		return -SHMR_E_PROTO;
+	}
+	if (wl[0] >= SHMR_CONF_PATH_MAX) {
+		*why = "program path too long";
+		return -SHMR_E_PROTO;
+	}
+	memcpy(spec->program, w[0], wl[0]);
+	spec->program[wl[0]] = '\0';
+	spec->nargs = n - 1;
+	for (unsigned i = 1; i < n; i++) {
+		if (wl[i] >= SHMR_CONF_ARG_MAX) {
+			*why = "argument too long";
+			return -SHMR_E_PROTO;
+		}
+		memcpy(spec->args[i - 1], w[i], wl[i]);
+		spec->args[i - 1][wl[i]] = '\0';
 	}
 	return 0;
 }
@@ -197,6 +254,31 @@ int shmr_ctl_req_parse(const char *buf, size_t len, struct shmr_ctl_req *out,
 			*why = "bad name";
 			return -SHMR_E_NAME;
 		}
+		break;
+	case SHMR_REQ_ROUTE:
+	case SHMR_REQ_ADD:
+	case SHMR_REQ_REMOVE:
+	case SHMR_REQ_DISABLE:
+	case SHMR_REQ_ENABLE:
+	case SHMR_REQ_REPLACE:
+	case SHMR_REQ_RESPAWN:
+		if (parse_name(w[1], wl[1], out->name) < 0 ||
+		    parse_name(w[2], wl[2], out->route) < 0) {
+			*why = "bad name";
+			return -SHMR_E_NAME;
+		}
+		memcpy(out->spec.name, out->route, SHMR_NAME_MAX);
+		if (vi->verb == SHMR_REQ_ADD) {
+			if (parse_cpus(w[3], wl[3], out->spec.cpus) < 0) {
+				*why = "bad cpu list";
+				return -SHMR_E_PROTO;
+			}
+			return parse_program(w + 4, wl + 4, nw - 4, &out->spec,
+					     why);
+		}
+		if (vi->verb == SHMR_REQ_REPLACE)
+			return parse_program(w + 3, wl + 3, nw - 3, &out->spec,
+					     why);
 		break;
 	default:
 		break;

@@ -277,6 +277,51 @@ static int answer_status(struct shmr_ctl *c, char *buf, size_t cap)
 }
 
 /* Handle one request; returns -1 when the connection must be closed. */
+/* One lifecycle request; 0 or the negated code to answer. */
+static int lifecycle(struct shmr_ctl *c, const struct shmr_ctl_conn *k,
+		     const struct shmr_ctl_req *req)
+{
+	static const char *const verb[] = {
+		[SHMR_REQ_ADD] = "add", [SHMR_REQ_REMOVE] = "remove",
+		[SHMR_REQ_DISABLE] = "disable", [SHMR_REQ_ENABLE] = "enable",
+		[SHMR_REQ_REPLACE] = "replace", [SHMR_REQ_RESPAWN] = "respawn",
+	};
+	struct shmr_ctl_life *l = &c->life;
+	int rc;
+
+	if (c->stopping)
+		return -SHMR_E_NOT_ALLOWED;
+	switch (req->verb) {
+	case SHMR_REQ_ADD:
+		rc = shmr_ctl_life_add(l, req->name, &req->spec);
+		break;
+	case SHMR_REQ_REMOVE:
+		rc = shmr_ctl_life_remove(l, req->name, req->route);
+		break;
+	case SHMR_REQ_DISABLE:
+		rc = shmr_ctl_life_disable(l, req->name, req->route);
+		break;
+	case SHMR_REQ_ENABLE:
+		rc = shmr_ctl_life_enable(l, req->name, req->route);
+		break;
+	case SHMR_REQ_REPLACE:
+		rc = shmr_ctl_life_replace(l, req->name, req->route,
+					   &req->spec);
+		break;
+	case SHMR_REQ_RESPAWN:
+		rc = shmr_ctl_life_respawn(l, req->name, req->route);
+		break;
+	default:
+		return -SHMR_E_PROTO;
+	}
+	shmr_ctl_log(c, "%s %s/%s from process %d: %s", verb[req->verb],
+		     req->name, req->route, (int)k->pid,
+		     rc == 0 ? "ok"
+			     : rc <= -SHMR_E_BASE ? shmr_strerror(rc)
+						  : strerror(-rc));
+	return rc;
+}
+
 static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 		  const char *pkt, size_t len)
 {
@@ -374,6 +419,39 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 			return send_err(k->fd, SHMR_E_TOO_BIG, "%s",
 					"answer too large");
 		return send_answer(k->fd, answer, (size_t)n + 3, -1);
+	case SHMR_REQ_ROUTE: {
+		int qi;
+
+		r = shmr_ctl_model_router(&c->model, req.name);
+		if (!r)
+			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
+					req.name);
+		qi = shmr_ctl_model_route_index(r, req.route);
+		if (qi < 0)
+			return send_err(k->fd, SHMR_E_NO_ROUTE, "no route %s",
+					req.route);
+		shmr_ctl_counters_read(c, &counters);
+		memcpy(answer, "OK\n", 3);
+		n = shmr_ctl_format_route(&r->routes[qi], &counters, answer + 3,
+					  sizeof(answer) - 3);
+		if (n < 0)
+			return send_err(k->fd, SHMR_E_TOO_BIG, "%s",
+					"answer too large");
+		return send_answer(k->fd, answer, (size_t)n + 3, -1);
+	}
+	case SHMR_REQ_ADD:
+	case SHMR_REQ_REMOVE:
+	case SHMR_REQ_DISABLE:
+	case SHMR_REQ_ENABLE:
+	case SHMR_REQ_REPLACE:
+	case SHMR_REQ_RESPAWN:
+		rc = lifecycle(c, k, &req);
+		shmr_ctl_publish(c);
+		if (rc < 0)
+			return send_err(k->fd, rc, "%s",
+					rc <= -SHMR_E_BASE ? shmr_strerror(rc)
+							   : strerror(-rc));
+		break;
 	case SHMR_REQ_STATUS:
 		memcpy(answer, "OK\n", 3);
 		n = answer_status(c, answer + 3, sizeof(answer) - 3);

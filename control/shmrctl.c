@@ -3,6 +3,13 @@
  *
  *   shmrctl [-d DOMAIN] [-s SOCKET] COMMAND
  *     routes ROUTER                      one line per route
+ *     route ROUTER NAME                  that route's line
+ *     add ROUTER NAME PROGRAM [ARG...] [--cpus LIST]
+ *     remove|disable|enable|respawn ROUTER NAME
+ *     replace ROUTER NAME PROGRAM [ARG...]
+ *                                        the route lifecycle (see
+ *                                        shmr/proto.h); an error answer
+ *                                        prints "shmrctl: <what>", exit 1
  *     inspect ROUTER [--json]            the router's counters
  *     status                             the domain
  *     stop                               stop the appliance; returns once
@@ -40,7 +47,9 @@
 static const char usage_line[] =
 	"usage: shmrctl [-d DOMAIN] [-s SOCKET] {routes ROUTER | inspect ROUTER "
 	"[--json] | status | stop | watch ROUTER [--interval SEC] "
-	"[--duration SEC]}\n";
+	"[--duration SEC] | route ROUTER NAME | add ROUTER NAME PROGRAM "
+	"[ARG...] [--cpus LIST] | remove|disable|enable|respawn ROUTER NAME | "
+	"replace ROUTER NAME PROGRAM [ARG...]}\n";
 
 static char ans[SHMR_PROTO_MAX + 1];
 static const char *domain;
@@ -66,6 +75,16 @@ static void help(void)
 	       "  inspect ROUTER       the router's \"shmr:\" counters, \"key "
 	       "value\" lines\n"
 	       "    --json             as one JSON object of strings\n"
+	       "  route ROUTER NAME    that route's line, as routes shows it\n"
+	       "  add ROUTER NAME PROGRAM [ARG...] [--cpus LIST]\n"
+	       "                       add an owned route and start its "
+	       "worker\n"
+	       "  remove|disable|enable|respawn ROUTER NAME\n"
+	       "                       the route lifecycle; remove, disable "
+	       "and replace of\n"
+	       "                       a live worker complete when it exits\n"
+	       "  replace ROUTER NAME PROGRAM [ARG...]\n"
+	       "                       new program and args for the route\n"
 	       "  status               the domain: size, hugepages, "
 	       "dataplane, endpoints, ...\n"
 	       "  stop                 stop the appliance; returns when the "
@@ -138,6 +157,102 @@ static const char *request(int fd, const char *req)
 		die("the control plane closed the connection");
 	die(rc > -SHMR_E_BASE ? strerror(-rc) : "protocol error");
 	return NULL;
+}
+
+/* A lifecycle request: "OK", or die with the error's text (exit 1). */
+static void life_request(int fd, const char *req)
+{
+	int rc = shmr_proto_request(fd, req, ans, sizeof(ans), NULL);
+	long code;
+
+	if (rc == 0)
+		return;
+	if (strncmp(ans, "ERR ", 4) == 0) {
+		code = strtol(ans + 4, NULL, 10);
+		die(code > 0 && code < SHMR_E_LAST ? shmr_strerror((int)code)
+						  : "error");
+	}
+	if (rc == -SHMR_E_PROTO)
+		die("the control plane closed the connection");
+	die(rc > -SHMR_E_BASE ? strerror(-rc) : "protocol error");
+}
+
+static int word_ok(const char *s, size_t max)
+{
+	return *s && strlen(s) < max && !strpbrk(s, " \t\n");
+}
+
+/* The lifecycle commands; returns 0 when @p cmd is not one of them. */
+static int lifecycle(const char *cmd, int argc, char **argv, int optind_)
+{
+	static const char *const simple[][2] = {
+		{ "remove", "REMOVE" },   { "disable", "DISABLE" },
+		{ "enable", "ENABLE" },   { "respawn", "RESPAWN" },
+		{ "route", "ROUTE" },
+	};
+	const char *verb = NULL, *router, *name, *cpus = "-";
+	char req[SHMR_PROTO_MAX];
+	size_t len;
+	int add = strcmp(cmd, "add") == 0;
+	int replace = strcmp(cmd, "replace") == 0;
+	int i = optind_, nargs = 0, fd;
+
+	for (unsigned j = 0; j < sizeof(simple) / sizeof(simple[0]); j++)
+		if (strcmp(cmd, simple[j][0]) == 0)
+			verb = simple[j][1];
+	if (!verb && !add && !replace)
+		return 0;
+	if (argc - i < 2)
+		usage("missing ROUTER or NAME");
+	router = argv[i++];
+	name = argv[i++];
+	if (!word_ok(router, SHMR_NAME_MAX) || !word_ok(name, SHMR_NAME_MAX))
+		usage("bad ROUTER or NAME");
+	if (verb) {
+		if (i < argc)
+			usage("unexpected argument");
+		len = (size_t)snprintf(req, sizeof(req), "%s %s %s", verb,
+				       router, name);
+	} else {
+		if (i >= argc)
+			usage("missing PROGRAM");
+		len = (size_t)snprintf(req, sizeof(req), "%s %s %s",
+				       add ? "ADD" : "REPLACE", router, name);
+		/* --cpus may come anywhere after NAME (add only). */
+		for (int j = i; j < argc; j++)
+			if (add && strcmp(argv[j], "--cpus") == 0) {
+				if (j + 1 >= argc || !word_ok(argv[j + 1], 64))
+					usage("--cpus: a cpu list");
+				cpus = argv[j + 1];
+			}
+		if (add)
+			len += (size_t)snprintf(req + len, sizeof(req) - len,
+						" %s", cpus);
+		for (; i < argc; i++) {
+			if (add && strcmp(argv[i], "--cpus") == 0) {
+				i++;
+				continue;
+			}
+			if (!word_ok(argv[i], nargs ? 128 : 256))
+				usage("bad PROGRAM or ARG (empty, too long, or "
+				      "with a space)");
+			if (nargs++ > 16)
+				usage("more than 16 ARGs");
+			len += (size_t)snprintf(req + len, sizeof(req) - len,
+						" %s", argv[i]);
+		}
+		if (nargs == 0)
+			usage("missing PROGRAM");
+		if (len > 512)
+			usage("request too long (at most 512 bytes)");
+	}
+	fd = connect_or_die();
+	if (strcmp(cmd, "route") == 0)
+		fputs(request(fd, req), stdout);
+	else
+		life_request(fd, req);
+	close(fd);
+	return 1;
 }
 
 static int parse_seconds(const char *s, double *out)
@@ -309,6 +424,16 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		usage("no command");
 	cmd = argv[optind++];
+	if (sock) {
+		if (strlen(sock) >= sizeof(sock_path))
+			usage("-s: path too long");
+		strcpy(sock_path, sock);
+	} else if (shmr_proto_sock_path(domain, sock_path,
+					sizeof(sock_path)) < 0) {
+		usage("bad DOMAIN name");
+	}
+	if (lifecycle(cmd, argc, argv, optind))
+		return 0;
 
 	if (strcmp(cmd, "routes") == 0 || strcmp(cmd, "inspect") == 0 ||
 	    strcmp(cmd, "watch") == 0) {
@@ -342,14 +467,6 @@ int main(int argc, char **argv)
 	    strcmp(cmd, "stop"))
 		usage("unknown command");
 
-	if (sock) {
-		if (strlen(sock) >= sizeof(sock_path))
-			usage("-s: path too long");
-		strcpy(sock_path, sock);
-	} else if (shmr_proto_sock_path(domain, sock_path,
-					sizeof(sock_path)) < 0) {
-		usage("bad DOMAIN name");
-	}
 	fd = connect_or_die();
 
 	if (strcmp(cmd, "routes") == 0 || strcmp(cmd, "inspect") == 0) {

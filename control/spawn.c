@@ -174,6 +174,7 @@ static void proc_started(struct shmr_ctl_proc *p, pid_t pid, int pidfd)
 	p->pidfd = pidfd;
 	p->started_ms = shmr_ctl_now_ms();
 	p->retry_at_ms = 0;
+	p->kill_at_ms = 0;
 }
 
 static void proc_gone(struct shmr_ctl *c, struct shmr_ctl_proc *p)
@@ -185,6 +186,7 @@ static void proc_gone(struct shmr_ctl *c, struct shmr_ctl_proc *p)
 	}
 	p->pidfd = -1;
 	p->pid = 0;
+	p->kill_at_ms = 0;
 }
 
 int shmr_ctl_spawn_dataplane(struct shmr_ctl *c)
@@ -300,9 +302,12 @@ static void arm_timer(struct shmr_ctl *c)
 	for (unsigned i = 0; i < c->model.nrouters; i++)
 		for (unsigned k = 0; k < c->model.routers[i].nroutes; k++) {
 			uint64_t t = c->workers[i][k].retry_at_ms;
+			uint64_t kt = c->workers[i][k].kill_at_ms;
 
 			if (t && (!next || t < next))
 				next = t;
+			if (kt && (!next || kt < next))
+				next = kt;
 		}
 	if (next) {
 		its.it_value.tv_sec = (time_t)(next / 1000);
@@ -316,11 +321,14 @@ static void restart_worker(struct shmr_ctl *c, unsigned r, unsigned k)
 {
 	struct shmr_ctl_route *q = &c->model.routers[r].routes[k];
 	struct shmr_ctl_proc *p = &c->workers[r][k];
-	const char *what;
-	int rc = shmr_ctl_spawn_worker(c, r, k, &what);
+	int rc;
 
-	if (rc == 0) {
-		q->restarts++;
+	if (q->state != SHMR_ROUTE_DEAD)
+		return; /* disabled, pending or running meanwhile */
+	rc = shmr_ctl_life_restart(&c->life, r, k); /* warns on failure */
+	if (rc == 0)
+		return;
+	if (rc > 0) {
 		shmr_ctl_log(c, "route %s: restarted as process %d (restarts %"
 			     PRIu64 ")", q->conf->name, (int)p->pid,
 			     q->restarts);
@@ -330,12 +338,8 @@ static void restart_worker(struct shmr_ctl *c, unsigned r, unsigned k)
 	p->retry_at_ms = shmr_ctl_now_ms() +
 			 (backoff_ms(p->quick_fails) ? backoff_ms(p->quick_fails)
 						     : BACKOFF_FIRST_MS);
-	if (what)
-		shmr_ctl_warn("route %s: cannot pin to cpus %s: %s; retrying",
-			      q->conf->name, q->cpus, strerror(-rc));
-	else
-		shmr_ctl_warn("route %s: cannot start %s: %s; retrying",
-			      q->conf->name, q->conf->program, strerror(-rc));
+	shmr_ctl_warn("route %s: retrying in %" PRIu64 " ms", q->conf->name,
+		      p->retry_at_ms - shmr_ctl_now_ms());
 }
 
 static void restart_dataplane(struct shmr_ctl *c)
@@ -398,8 +402,19 @@ static void worker_exited(struct shmr_ctl *c, unsigned r, unsigned k,
 			     (int)pid, how);
 		return;
 	}
+	if (q->state != SHMR_ROUTE_RUNNING && q->state != SHMR_ROUTE_DEAD) {
+		/* Asked to stop: complete the pending operation (a remove
+		 * moves the routes after k: q and p are not used again). */
+		shmr_ctl_log(c, "route %s: worker %d %s (%s completes)",
+			     q->conf->name, (int)pid, how,
+			     shmr_ctl_route_state_name(q->state));
+		(void)shmr_ctl_life_exited(&c->life, r, k);
+		return;
+	}
 	shmr_ctl_warn("route %s: worker %d %s; %u message(s) to redeliver",
 		      q->conf->name, (int)pid, how, handed_back);
+	if (!shmr_ctl_life_exited(&c->life, r, k))
+		return;
 	schedule(p, shmr_ctl_now_ms());
 	if (backoff_ms(p->quick_fails) == 0)
 		restart_worker(c, r, k);
@@ -480,6 +495,15 @@ void shmr_ctl_retry_due(struct shmr_ctl *c)
 		for (unsigned k = 0; k < c->model.routers[i].nroutes; k++) {
 			struct shmr_ctl_proc *p = &c->workers[i][k];
 
+			if (p->pid && p->kill_at_ms && p->kill_at_ms <= now) {
+				shmr_ctl_log(c, "route %s: worker %d did not "
+					     "stop within the grace: SIGKILL",
+					     c->model.routers[i].routes[k]
+						     .conf->name,
+					     (int)p->pid);
+				kill(p->pid, SIGKILL);
+				p->kill_at_ms = 0;
+			}
 			if (p->pid == 0 && p->retry_at_ms &&
 			    p->retry_at_ms <= now) {
 				p->retry_at_ms = 0;
@@ -488,6 +512,110 @@ void shmr_ctl_retry_due(struct shmr_ctl *c)
 		}
 	arm_timer(c);
 }
+
+/* ------------------------------------------------------------------ */
+/* The lifecycle's process operations                                  */
+/* ------------------------------------------------------------------ */
+
+static int op_spawn(void *ctx, unsigned r, unsigned k)
+{
+	struct shmr_ctl *c = ctx;
+	struct shmr_ctl_route *q = &c->model.routers[r].routes[k];
+	const char *what = NULL;
+	int rc = shmr_ctl_spawn_worker(c, r, k, &what);
+
+	if (rc < 0) {
+		if (what)
+			shmr_ctl_warn("route %s: cannot pin to cpus %s: %s",
+				      q->conf->name, q->cpus, strerror(-rc));
+		else
+			shmr_ctl_warn("route %s: cannot start %s: %s",
+				      q->conf->name, q->conf->program,
+				      strerror(-rc));
+		return rc;
+	}
+	return (int)c->workers[r][k].pid;
+}
+
+static void op_stop(void *ctx, unsigned r, unsigned k)
+{
+	struct shmr_ctl *c = ctx;
+	struct shmr_ctl_proc *p = &c->workers[r][k];
+
+	if (p->pid == 0)
+		return;
+	kill(p->pid, SIGTERM);
+	p->retry_at_ms = 0;
+	p->kill_at_ms = shmr_ctl_now_ms() + c->cfg.stop_grace_ms;
+	arm_timer(c);
+}
+
+/* Pin an added route like a configured one: its list, or a PU of its own
+ * (see plan_cpus() in control.c). */
+static int op_added(void *ctx, unsigned r, unsigned k)
+{
+	struct shmr_ctl *c = ctx;
+	struct shmr_ctl_route *q = &c->model.routers[r].routes[k];
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	unsigned nth = 0;
+	int n;
+
+	if (!set)
+		return -ENOMEM;
+	c->workers[r][k] = (struct shmr_ctl_proc){ .pidfd = -1 };
+	if (shmr_ctl_cpus_parse(q->conf->cpus, set) < 0) {
+		hwloc_bitmap_free(set);
+		return -EINVAL;
+	}
+	if (q->conf->cpus[0] == '\0' && c->allowed && c->lcores) {
+		for (unsigned i = 0; i < c->model.nrouters; i++)
+			nth += c->model.routers[i].nroutes;
+		n = shmr_ctl_cpus_pick(c->allowed, c->lcores, nth - 1);
+		if (n >= 0)
+			hwloc_bitmap_only(set, (unsigned)n);
+	}
+	n = hwloc_bitmap_list_snprintf(q->cpus, sizeof(q->cpus), set);
+	if (n < 0 || (size_t)n >= sizeof(q->cpus))
+		snprintf(q->cpus, sizeof(q->cpus), "%s", q->conf->cpus);
+	c->cpus[r][k] = set;
+	return 0;
+}
+
+static void op_forget(void *ctx, unsigned r, unsigned k)
+{
+	struct shmr_ctl *c = ctx;
+	unsigned n = c->model.routers[r].nroutes;
+
+	proc_gone(c, &c->workers[r][k]);
+	if (c->cpus[r][k])
+		hwloc_bitmap_free(c->cpus[r][k]);
+	memmove(&c->workers[r][k], &c->workers[r][k + 1],
+		(n - k - 1) * sizeof(c->workers[r][0]));
+	memmove(&c->cpus[r][k], &c->cpus[r][k + 1],
+		(n - k - 1) * sizeof(c->cpus[r][0]));
+	c->workers[r][n - 1] = (struct shmr_ctl_proc){ .pidfd = -1 };
+	c->cpus[r][n - 1] = NULL;
+	arm_timer(c);
+}
+
+static void op_reinit(void *ctx, uint32_t slot)
+{
+	shmr_ctl_slot_reinit(ctx, slot);
+}
+
+static uint64_t op_seen_version(void *ctx)
+{
+	return shmr_ctl_seen_version(ctx);
+}
+
+const struct shmr_ctl_life_ops shmr_ctl_life_daemon_ops = {
+	.spawn = op_spawn,
+	.stop = op_stop,
+	.added = op_added,
+	.forget = op_forget,
+	.reinit = op_reinit,
+	.seen_version = op_seen_version,
+};
 
 /* ------------------------------------------------------------------ */
 /* Stop                                                                */

@@ -378,6 +378,95 @@ int shmr_unregister(struct shmr_endpoint *ep, const char *name)
 	return name_request(ep, "UNREGISTER", name);
 }
 
+/* ---- route lifecycle ------------------------------------------------- */
+
+#define LIFE_REQ_MAX 512 /* what the control plane accepts */
+
+static int life_word(const char *s, size_t max)
+{
+	return s && *s && strlen(s) < max && !strpbrk(s, " \t\n");
+}
+
+/* VERB ROUTER NAME [CPUS] [PROGRAM ARG...] */
+static int life_request(struct shmr_domain *d, const char *verb,
+			const char *router, const char *name,
+			const char *cpus, const char *program,
+			const char *const *args, unsigned nargs)
+{
+	char req[LIFE_REQ_MAX + 1], ans[256];
+	size_t len;
+	int n;
+
+	if (!life_word(router, SHMR_NAME_MAX) || !life_word(name, SHMR_NAME_MAX))
+		return -SHMR_E_NAME;
+	n = snprintf(req, sizeof(req), "%s %s %s", verb, router, name);
+	len = (size_t)n;
+	if (cpus) {
+		if (*cpus && !life_word(cpus, 64))
+			return -SHMR_E_NAME;
+		n = snprintf(req + len, sizeof(req) - len, " %s",
+			     *cpus ? cpus : "-");
+		len += (size_t)n;
+	}
+	if (program) {
+		if (!life_word(program, 256) || nargs > 16 ||
+		    (nargs && !args))
+			return -SHMR_E_NAME;
+		n = snprintf(req + len, sizeof(req) - len, " %s", program);
+		len += (size_t)n;
+		for (unsigned i = 0; i < nargs && len < sizeof(req); i++) {
+			if (!life_word(args[i], 128))
+				return -SHMR_E_NAME;
+			n = snprintf(req + len, sizeof(req) - len, " %s",
+				     args[i]);
+			len += (size_t)n;
+		}
+	}
+	if (len > LIFE_REQ_MAX)
+		return -SHMR_E_NAME;
+	return shmr_proto_request(d->sock, req, ans, sizeof(ans), NULL);
+}
+
+int shmr_route_add(struct shmr_domain *d, const char *router,
+		   const char *name, const char *program,
+		   const char *const *args, unsigned nargs, const char *cpus)
+{
+	return life_request(d, "ADD", router, name, cpus ? cpus : "", program,
+			    args, nargs);
+}
+
+int shmr_route_remove(struct shmr_domain *d, const char *router,
+		      const char *name)
+{
+	return life_request(d, "REMOVE", router, name, NULL, NULL, NULL, 0);
+}
+
+int shmr_route_disable(struct shmr_domain *d, const char *router,
+		       const char *name)
+{
+	return life_request(d, "DISABLE", router, name, NULL, NULL, NULL, 0);
+}
+
+int shmr_route_enable(struct shmr_domain *d, const char *router,
+		      const char *name)
+{
+	return life_request(d, "ENABLE", router, name, NULL, NULL, NULL, 0);
+}
+
+int shmr_route_replace(struct shmr_domain *d, const char *router,
+		       const char *name, const char *program,
+		       const char *const *args, unsigned nargs)
+{
+	return life_request(d, "REPLACE", router, name, NULL, program, args,
+			    nargs);
+}
+
+int shmr_route_respawn(struct shmr_domain *d, const char *router,
+		       const char *name)
+{
+	return life_request(d, "RESPAWN", router, name, NULL, NULL, NULL, 0);
+}
+
 /* ---- send ------------------------------------------------------------ */
 
 static void fill_slot(struct shmr_endpoint *ep, struct shmr_msg *m,

@@ -247,6 +247,72 @@ int shmr_register(struct shmr_endpoint *ep, const char *name);
 /** Remove a name this endpoint registered.  Unknown names are success. */
 int shmr_unregister(struct shmr_endpoint *ep, const char *name);
 
+
+/* ---- route lifecycle ------------------------------------------------- */
+
+/*
+ * Manage a router's owned routes through the control plane, as shmrctl
+ * does.  Semantics are the reference router's: disable, replace and remove
+ * of a live worker ask it to stop (SIGTERM: shmr_stopping() becomes true;
+ * SIGKILL after the configured stop_grace_ms) and complete when it has
+ * exited; until then the route is pending and every mutator on it fails
+ * with -SHMR_E_BUSY.  On a dead worker they complete at once.
+ *
+ * Context:     any attached process; blocking (one control-socket round
+ *              trip; the control plane may fork a worker meanwhile).
+ * Concurrency: the calls on one domain share its socket: serialise them.
+ * Ownership:   strings are copied; @p args holds @p nargs strings.
+ * Errors (all): -SHMR_E_NAME (a name not [A-Za-z0-9_.:-]{1,31}, an empty
+ *              program or argument, a string with a space, more than 16
+ *              args or a request over 512 bytes), -SHMR_E_NO_ROUTE (no
+ *              such router, or, except for remove, no such route),
+ *              -SHMR_E_BUSY (the route has a pending operation),
+ *              -SHMR_E_PROTO, -errno.
+ */
+
+/**
+ * Add route @p name running @p program with @p args to @p router and start
+ * its worker, pinned to @p cpus (a cpu list like "0-1"; NULL or "": the
+ * control plane picks one PU).  The route exists only if its worker
+ * started.
+ * Errors: -SHMR_E_ROUTE_DUPLICATE (the router has that route), the
+ *         start's -errno (e.g. -ENOENT: no such program), -SHMR_E_PROTO
+ *         (a bad cpu list), -SHMR_E_NO_ENDPOINT (router or domain full).
+ */
+int shmr_route_add(struct shmr_domain *d, const char *router,
+		   const char *name, const char *program,
+		   const char *const *args, unsigned nargs, const char *cpus);
+
+/** Remove route @p name (its inbox is freed).  An unknown route is
+ *  success. */
+int shmr_route_remove(struct shmr_domain *d, const char *router,
+		      const char *name);
+
+/** Disable route @p name: messages routed to it fail with
+ *  -SHMR_E_DISABLED.  Idempotent. */
+int shmr_route_disable(struct shmr_domain *d, const char *router,
+		       const char *name);
+
+/** Enable a disabled route and start its worker.  A route that is enabled
+ *  (even with no live worker) is left as is: see shmr_route_respawn().
+ *  Errors: the start's -errno (the route stays disabled). */
+int shmr_route_enable(struct shmr_domain *d, const char *router,
+		      const char *name);
+
+/** Give route @p name a new program and args (its name, inbox and cpus
+ *  stay).  A disabled route only has its spec swapped: the next enable
+ *  starts the new program.  Errors: the start's -errno for a dead route
+ *  (the old spec is kept). */
+int shmr_route_replace(struct shmr_domain *d, const char *router,
+		       const char *name, const char *program,
+		       const char *const *args, unsigned nargs);
+
+/** Start the worker of an enabled route that has none.
+ *  Errors: -SHMR_E_ROUTE_RUNNING (it has one), -SHMR_E_DISABLED, the
+ *  start's -errno. */
+int shmr_route_respawn(struct shmr_domain *d, const char *router,
+		       const char *name);
+
 #ifdef __cplusplus
 }
 #endif

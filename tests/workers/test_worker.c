@@ -14,6 +14,8 @@
  *                     kills it mid-burst at a known moment; its replacement
  *                     (started with the same arguments) finds FILE and
  *                     works normally
+ *   --ignore-term-ms N  after SIGTERM keep serving N ms more before exiting
+ *                     (a worker slow to stop: its route stays pending)
  *
  * Any call is answered with struct shmr_test_stats (see test_worker.h).
  */
@@ -75,6 +77,14 @@ static void hold(void)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 int main(int argc, char **argv)
 {
 	struct shmr_domain *d;
@@ -82,7 +92,8 @@ int main(int argc, char **argv)
 	struct shmr_test_stats st;
 	unsigned char *rec = NULL;
 	uint64_t nrec = 0;
-	long expect = -1, spin_ns = 0;
+	long expect = -1, spin_ns = 0, ignore_term_ms = 0;
+	uint64_t term_at = 0;
 	const char *reg = NULL, *hold_file = NULL;
 	int have_from = 0, rc;
 
@@ -94,6 +105,8 @@ int main(int argc, char **argv)
 			expect = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--spin-ns") == 0)
 			spin_ns = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--ignore-term-ms") == 0)
+			ignore_term_ms = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--register") == 0)
 			reg = argv[i + 1];
 		else if (strcmp(argv[i], "--hold-once") == 0)
@@ -130,10 +143,21 @@ int main(int argc, char **argv)
 	}
 	if (hold_file && access(hold_file, F_OK) == 0)
 		hold_file = NULL; /* a replacement: work normally */
-	while (!shmr_stopping()) {
+	for (;;) {
 		const struct shmr_msg *msgs[32];
-		int n = shmr_recv_burst(ep, msgs, 32, 1000);
+		int n;
 
+		if (shmr_stopping()) {
+			if (ignore_term_ms <= 0)
+				break;
+			if (!term_at)
+				term_at = mono_ms();
+			else if (mono_ms() - term_at >= (uint64_t)ignore_term_ms)
+				break;
+		}
+		n = shmr_recv_burst(ep, msgs, 32, term_at ? 20 : 1000);
+		if (n == -EINTR)
+			continue; /* SIGTERM: decided at the top */
 		if (n < 0)
 			break;
 		for (int i = 0; i < n; i++) {

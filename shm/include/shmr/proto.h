@@ -25,6 +25,26 @@
  *   INSPECT <router> [json]       -> OK\n<key value lines, or JSON>
  *   STATUS                        -> OK\n<key value lines>
  *   STOP                          -> OK  (the control plane shuts down)
+ *
+ * Route lifecycle (semantics: control/lifecycle.c; the reference's
+ * "Management Methods").  Words are names ([A-Za-z0-9_.:-]{1,31}), a cpu
+ * list ("-" = one PU picked by the control plane), a program (< 256 bytes)
+ * and at most 16 args (< 128 bytes each); none contains a space.
+ *   ROUTE <router> <route>        -> OK\n<that route's ROUTES line>
+ *                                    | ERR NO_ROUTE
+ *   ADD <router> <route> <cpus|-> <program> [arg...]
+ *                                 -> OK once the worker started | ERR
+ *                                    (ROUTE_DUPLICATE, NO_ROUTE: no router,
+ *                                    the start's errno: route not added)
+ *   REMOVE <router> <route>       -> OK (unknown route too) | ERR BUSY
+ *   DISABLE <router> <route>      -> OK | ERR (NO_ROUTE, BUSY)
+ *   ENABLE <router> <route>       -> OK | ERR (NO_ROUTE, BUSY, errno)
+ *   REPLACE <router> <route> <program> [arg...]
+ *                                 -> OK | ERR (NO_ROUTE, BUSY, errno)
+ *   RESPAWN <router> <route>      -> OK | ERR (NO_ROUTE, BUSY, DISABLED,
+ *                                    ROUTE_RUNNING, errno)
+ *   REMOVE, DISABLE and REPLACE of a live worker answer OK at once: the
+ *   route is pending (ROUTE shows state=pending_*) until the worker exits.
  */
 #ifndef SHMR_PROTO_H
 #define SHMR_PROTO_H

@@ -146,6 +146,86 @@ static void bad_requests(void **state)
 	}
 }
 
+/* ROUTE, ADD, REMOVE, DISABLE, ENABLE, REPLACE, RESPAWN. */
+static void lifecycle_requests(void **state)
+{
+	static const struct {
+		const char *req;
+		int code;
+	} bad[] = {
+		{ "ADD events w", SHMR_E_PROTO },       /* no cpus, no program */
+		{ "ADD events w -", SHMR_E_PROTO },     /* no program */
+		{ "ADD events w 0-x prog", SHMR_E_PROTO }, /* bad cpu list */
+		{ "ADD events w 3-1 prog", SHMR_E_PROTO },
+		{ "ADD events w/x - prog", SHMR_E_NAME },
+		{ "ADD ev%ts w - prog", SHMR_E_NAME },
+		{ "ADD events w - p 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17",
+		  SHMR_E_PROTO }, /* 17 args */
+		{ "REPLACE events w", SHMR_E_PROTO },
+		{ "REMOVE events", SHMR_E_PROTO },
+		{ "REMOVE events w x", SHMR_E_PROTO },
+		{ "DISABLE events", SHMR_E_PROTO },
+		{ "ENABLE events w x", SHMR_E_PROTO },
+		{ "RESPAWN", SHMR_E_PROTO },
+		{ "ROUTE events", SHMR_E_PROTO },
+		{ "ROUTE events a/b", SHMR_E_NAME },
+	};
+	char req[SHMR_CTL_REQ_MAX + 1], arg[SHMR_CONF_ARG_MAX + 1];
+	struct shmr_ctl_req r;
+	(void)state;
+
+	assert_int_equal(parse("ADD events w - shmr-test-worker --x 1", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_ADD);
+	assert_string_equal(r.name, "events");
+	assert_string_equal(r.route, "w");
+	assert_string_equal(r.spec.name, "w");
+	assert_string_equal(r.spec.cpus, "");
+	assert_string_equal(r.spec.program, "shmr-test-worker");
+	assert_int_equal(r.spec.nargs, 2);
+	assert_string_equal(r.spec.args[0], "--x");
+	assert_string_equal(r.spec.args[1], "1");
+	assert_int_equal(parse("ADD events w 0,2-3 /bin/w", &r), 0);
+	assert_string_equal(r.spec.cpus, "0,2-3");
+	assert_int_equal(r.spec.nargs, 0);
+	assert_int_equal(
+		parse("ADD events w - p 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16",
+		      &r),
+		0);
+	assert_int_equal(r.spec.nargs, 16);
+	assert_int_equal(parse("REPLACE events w /bin/v2 --a", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_REPLACE);
+	assert_string_equal(r.spec.program, "/bin/v2");
+	assert_int_equal(r.spec.nargs, 1);
+	assert_int_equal(parse("REMOVE events w", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_REMOVE);
+	assert_int_equal(parse("DISABLE events w", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_DISABLE);
+	assert_int_equal(parse("ENABLE events w", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_ENABLE);
+	assert_int_equal(parse("RESPAWN events w", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_RESPAWN);
+	assert_int_equal(parse("ROUTE events w", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_ROUTE);
+	assert_string_equal(r.route, "w");
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = parse(bad[i].req, &r);
+
+		if (rc != -bad[i].code)
+			fail_msg("\"%s\": got %d, want %d", bad[i].req, rc,
+				 -bad[i].code);
+	}
+	/* An argument of SHMR_CONF_ARG_MAX bytes does not fit. */
+	memset(arg, 'a', SHMR_CONF_ARG_MAX);
+	arg[SHMR_CONF_ARG_MAX] = '\0';
+	snprintf(req, sizeof(req), "REPLACE events w p %s", arg);
+	assert_int_equal(parse(req, &r), -SHMR_E_PROTO);
+	arg[SHMR_CONF_ARG_MAX - 1] = '\0';
+	snprintf(req, sizeof(req), "REPLACE events w p %s", arg);
+	assert_int_equal(parse(req, &r), 0);
+	assert_int_equal(strlen(r.spec.args[0]), SHMR_CONF_ARG_MAX - 1);
+}
+
 static void embedded_nul(void **state)
 {
 	static const char req[] = "ROUTES ev\0ents";
@@ -207,6 +287,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(good_requests),
 		cmocka_unit_test(bad_requests),
+		cmocka_unit_test(lifecycle_requests),
 		cmocka_unit_test(embedded_nul),
 		cmocka_unit_test(too_long),
 		cmocka_unit_test(every_byte_is_safe),

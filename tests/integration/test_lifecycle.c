@@ -1,0 +1,375 @@
+/*
+ * The route lifecycle against the real appliance: libshmr's shmr_route_*
+ * and shmrctl's add/remove/disable/enable/replace/respawn/route, with real
+ * workers and the dataplane routing calls by type to the route they name.
+ *
+ * Router "events" (type behaviour): type 1 -> "w" (not configured: added
+ * by the test), type 2 -> "base" (configured).  A routed call is retried
+ * until the dataplane has applied the spec the change published (bounded),
+ * never after a fixed sleep.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <shmr/proto.h>
+
+#include "shmr_test_app.h"
+#include "test_worker.h"
+
+#define WAIT_MS 20000
+#define SLOW_STOP_MS "3000" /* the slow worker's --ignore-term-ms */
+
+struct ctx {
+	struct shmr_test_app app;
+	struct shmr_domain *d;
+	struct shmr_endpoint *ep;
+	struct shmr_pid router;
+	/* for the predicates */
+	int want_rc;
+	const char *want_state;
+	long long not_pid;
+	struct shmr_test_stats st;
+};
+
+static struct ctx *start_grace(const char *tag, unsigned grace_ms)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+	char conf[1024];
+
+	assert_non_null(c);
+	snprintf(conf, sizeof(conf),
+		 "stop_grace_ms = %u;\n"
+		 "routers = ( { name = \"events\"; behaviour = \"type\";\n"
+		 "  types = ( { type = 1; route = \"w\"; },\n"
+		 "            { type = 2; route = \"base\"; } );\n"
+		 "  routes = ( { name = \"base\";\n"
+		 "               program = \"shmr-test-worker\"; } );\n"
+		 "} );\n", grace_ms);
+	assert_int_equal(shmr_test_app_start(&c->app, tag, conf), 0);
+	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
+	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
+	assert_int_equal(shmr_lookup(c->d, "events", &c->router), 0);
+	return c;
+}
+
+static struct ctx *start(const char *tag)
+{
+	return start_grace(tag, 30000);
+}
+
+static void stop(struct ctx *c)
+{
+	shmr_endpoint_close(c->ep);
+	shmr_detach(c->d);
+	assert_int_equal(shmr_test_app_stop(&c->app), 0);
+	free(c);
+}
+
+/* One call of @p type through the router: the reply's size or the error. */
+static int call(struct ctx *c, uint32_t type)
+{
+	memset(&c->st, 0, sizeof(c->st));
+	return shmr_call(c->ep, c->router, type, 0, "x", 1, &c->st,
+			 sizeof(c->st), 10000);
+}
+
+static int call_gives(void *arg)
+{
+	struct ctx *c = arg;
+
+	return call(c, 1) == c->want_rc;
+}
+
+/* Route w's line from ROUTE: its os_pid and state; -1 when it has none. */
+static long long route_info(struct ctx *c, char *state, size_t cap)
+{
+	char ans[SHMR_PROTO_MAX];
+	const char *p;
+	int rc = shmr_test_ctl(&c->app, "ROUTE events w", ans, sizeof(ans));
+
+	if (state)
+		snprintf(state, cap, "%s", rc < 0 ? "none" : "?");
+	if (rc < 0)
+		return -1;
+	assert_int_equal(strncmp(ans, "OK\nw pid=", 9), 0); /* name stays */
+	p = strstr(ans, " state=");
+	if (state && p)
+		sscanf(p + 7, "%31s", state);
+	p = strstr(ans, " os_pid=");
+	return p ? atoll(p + 8) : -1;
+}
+
+static int route_in_state(void *arg)
+{
+	struct ctx *c = arg;
+	char state[32];
+	long long pid = route_info(c, state, sizeof(state));
+
+	return strcmp(state, c->want_state) == 0 && pid != c->not_pid;
+}
+
+static void wait_state(struct ctx *c, const char *state, long long not_pid)
+{
+	c->want_state = state;
+	c->not_pid = not_pid;
+	assert_true(shmr_test_wait(route_in_state, c, WAIT_MS));
+}
+
+static void wait_call(struct ctx *c, int rc)
+{
+	c->want_rc = rc;
+	assert_true(shmr_test_wait(call_gives, c, WAIT_MS));
+}
+
+/* add, route to it, disable, enable, replace, remove: each observable as
+ * a routed call's outcome and in ROUTE. */
+static void test_route_lifecycle_through_libshmr(void **state)
+{
+	struct ctx *c = start("life");
+	const char *v2[] = { "--expect-type", "1" };
+	long long pid1, pid2, pid3;
+	(void)state;
+
+	/* Not added yet: no owned route, no registry name. */
+	assert_int_equal(call(c, 1), -SHMR_E_PROCESS_UNKNOWN);
+	assert_int_equal(route_info(c, NULL, 0), -1);
+
+	assert_int_equal(shmr_route_add(c->d, "events", "w",
+					"shmr-test-worker", NULL, 0, NULL),
+			 0);
+	wait_call(c, (int)sizeof(c->st));
+	assert_string_equal(c->st.tag, "w");
+	pid1 = route_info(c, NULL, 0);
+	assert_true(pid1 > 0);
+	assert_int_equal(shmr_route_add(c->d, "events", "w",
+					"shmr-test-worker", NULL, 0, NULL),
+			 -SHMR_E_ROUTE_DUPLICATE);
+	assert_int_equal(shmr_route_respawn(c->d, "events", "w"),
+			 -SHMR_E_ROUTE_RUNNING);
+
+	/* Disable: the worker stops; routed calls fail with DISABLED. */
+	assert_int_equal(shmr_route_disable(c->d, "events", "w"), 0);
+	wait_state(c, "disabled", -2);
+	assert_int_equal(route_info(c, NULL, 0), 0);
+	wait_call(c, -SHMR_E_DISABLED);
+	assert_int_equal(shmr_route_disable(c->d, "events", "w"), 0);
+	assert_int_equal(shmr_route_respawn(c->d, "events", "w"),
+			 -SHMR_E_DISABLED);
+
+	/* Enable: a fresh worker, and the route works again. */
+	assert_int_equal(shmr_route_enable(c->d, "events", "w"), 0);
+	wait_call(c, (int)sizeof(c->st));
+	pid2 = route_info(c, NULL, 0);
+	assert_true(pid2 > 0);
+	assert_true(pid2 != pid1);
+
+	/* Replace with other args: a new process, the same route. */
+	assert_int_equal(shmr_route_replace(c->d, "events", "w",
+					    "shmr-test-worker", v2, 2),
+			 0);
+	wait_state(c, "running", pid2);
+	pid3 = route_info(c, NULL, 0);
+	assert_true(pid3 > 0);
+	wait_call(c, (int)sizeof(c->st));
+	assert_string_equal(c->st.tag, "w");
+
+	/* Remove: the name no longer resolves to an owned route. */
+	assert_int_equal(shmr_route_remove(c->d, "events", "w"), 0);
+	wait_state(c, "none", -2);
+	wait_call(c, -SHMR_E_PROCESS_UNKNOWN);
+	assert_int_equal(shmr_route_remove(c->d, "events", "w"), 0);
+	assert_int_equal(shmr_route_enable(c->d, "events", "w"),
+			 -SHMR_E_NO_ROUTE);
+
+	/* The configured route was never touched. */
+	assert_int_equal(call(c, 2), (int)sizeof(c->st));
+	assert_string_equal(c->st.tag, "base");
+	stop(c);
+}
+
+/* A worker slow to stop keeps its route pending: the old pid shows, every
+ * mutator is BUSY, routed calls fail as the pending state says. */
+static void test_pending_route_is_busy(void **state)
+{
+	struct ctx *c = start("busy");
+	const char *slow[] = { "--ignore-term-ms", SLOW_STOP_MS };
+	char st[32];
+	long long pid;
+	(void)state;
+
+	assert_int_equal(shmr_route_add(c->d, "events", "w",
+					"shmr-test-worker", slow, 2, NULL),
+			 0);
+	wait_call(c, (int)sizeof(c->st));
+	pid = route_info(c, NULL, 0);
+	assert_true(pid > 0);
+
+	assert_int_equal(shmr_route_disable(c->d, "events", "w"), 0);
+	assert_int_equal(route_info(c, st, sizeof(st)), pid);
+	assert_string_equal(st, "pending_disable");
+	assert_int_equal(shmr_route_disable(c->d, "events", "w"),
+			 -SHMR_E_BUSY);
+	assert_int_equal(shmr_route_enable(c->d, "events", "w"),
+			 -SHMR_E_BUSY);
+	assert_int_equal(shmr_route_respawn(c->d, "events", "w"),
+			 -SHMR_E_BUSY);
+	assert_int_equal(shmr_route_remove(c->d, "events", "w"),
+			 -SHMR_E_BUSY);
+	assert_int_equal(shmr_route_replace(c->d, "events", "w",
+					    "shmr-test-worker", NULL, 0),
+			 -SHMR_E_BUSY);
+	wait_call(c, -SHMR_E_DISABLED);
+	wait_state(c, "disabled", -2);
+
+	/* Enable starts the slow worker again; remove is pending too. */
+	assert_int_equal(shmr_route_enable(c->d, "events", "w"), 0);
+	wait_call(c, (int)sizeof(c->st));
+	pid = route_info(c, NULL, 0);
+	assert_int_equal(shmr_route_remove(c->d, "events", "w"), 0);
+	assert_int_equal(route_info(c, st, sizeof(st)), pid);
+	assert_string_equal(st, "pending_remove");
+	assert_int_equal(shmr_route_respawn(c->d, "events", "w"),
+			 -SHMR_E_BUSY);
+	wait_state(c, "none", -2);
+	wait_call(c, -SHMR_E_PROCESS_UNKNOWN);
+	stop(c);
+}
+
+/* A worker that ignores SIGTERM is killed after stop_grace_ms, and the
+ * pending operation completes. */
+static void test_pending_completes_after_kill_at_grace(void **state)
+{
+	struct ctx *c = start_grace("kill", 200);
+	const char *deaf[] = { "--ignore-term-ms", "600000" };
+	long long pid;
+	(void)state;
+
+	assert_int_equal(shmr_route_add(c->d, "events", "w",
+					"shmr-test-worker", deaf, 2, NULL),
+			 0);
+	wait_call(c, (int)sizeof(c->st));
+	pid = route_info(c, NULL, 0);
+	assert_int_equal(shmr_route_disable(c->d, "events", "w"), 0);
+	wait_state(c, "disabled", -2);
+	assert_true(kill((pid_t)pid, 0) < 0); /* gone, and reaped */
+	stop(c);
+}
+
+/* shmrctl: the lifecycle commands, their errors and usage. */
+static void test_shmrctl_lifecycle_commands(void **state)
+{
+	struct ctx *c = start("ctl");
+	char *ctl = getenv("SHMRCTL");
+	char out[8192], want[256];
+	(void)state;
+
+	{
+		char *argv[] = { ctl, "-s", c->app.sock, "add", "events", "w",
+				 "shmr-test-worker", "--expect-type", "1",
+				 "--cpus", "0", NULL };
+		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
+	}
+	wait_call(c, (int)sizeof(c->st));
+	{
+		char *argv[] = { ctl, "-s", c->app.sock, "route", "events",
+				 "w", NULL };
+		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
+		assert_int_equal(strncmp(out, "w pid=", 6), 0);
+		assert_non_null(strstr(out, "state=running"));
+		assert_non_null(strstr(out, "cpus=0"));
+	}
+	{
+		char *argv[] = { ctl, "-s", c->app.sock, "respawn", "events",
+				 "w", NULL };
+		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 1);
+		snprintf(want, sizeof(want), "shmrctl: %s\n",
+			 shmr_strerror(-SHMR_E_ROUTE_RUNNING));
+		assert_string_equal(out, want);
+	}
+	{
+		char *argv[] = { ctl, "-s", c->app.sock, "disable", "events",
+				 "nope", NULL };
+		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 1);
+		snprintf(want, sizeof(want), "shmrctl: %s\n",
+			 shmr_strerror(-SHMR_E_NO_ROUTE));
+		assert_string_equal(out, want);
+	}
+	{
+		char *argv[] = { ctl, "-s", c->app.sock, "disable", "events",
+				 "w", NULL };
+		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
+	}
+	wait_call(c, -SHMR_E_DISABLED);
+	{
+		char *argv[] = { ctl, "-s", c->app.sock, "enable", "events",
+				 "w", NULL };
+		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
+	}
+	wait_call(c, (int)sizeof(c->st));
+	{
+		char *argv[] = { ctl, "-s", c->app.sock, "replace", "events",
+				 "w", "shmr-test-worker", NULL };
+		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
+	}
+	{
+		char *argv[] = { ctl, "-s", c->app.sock, "remove", "events",
+				 "w", NULL };
+
+		/* Once the replacement runs, remove it. */
+		c->want_state = "running";
+		c->not_pid = -2;
+		assert_true(shmr_test_wait(route_in_state, c, WAIT_MS));
+		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
+	}
+	wait_state(c, "none", -2);
+	{
+		char *argv[] = { ctl, "-s", c->app.sock, "route", "events",
+				 "w", NULL };
+		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 1);
+	}
+	/* Usage errors: exit 2 with the usage line. */
+	{
+		char *argv[] = { ctl, "-s", c->app.sock, "add", "events", "w",
+				 NULL };
+		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 2);
+		assert_non_null(strstr(out, "usage"));
+	}
+	{
+		char *argv[] = { ctl, "-s", c->app.sock, "disable", "events",
+				 NULL };
+		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 2);
+	}
+	{
+		char *argv[] = { ctl, "-s", c->app.sock, "enable", "events",
+				 "w", "extra", NULL };
+		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 2);
+	}
+	{
+		char *argv[] = { ctl, "-s", c->app.sock, "add", "events",
+				 "bad name", "x", NULL };
+		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 2);
+	}
+	stop(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_route_lifecycle_through_libshmr),
+		cmocka_unit_test(test_pending_route_is_busy),
+		cmocka_unit_test(test_pending_completes_after_kill_at_grace),
+		cmocka_unit_test(test_shmrctl_lifecycle_commands),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

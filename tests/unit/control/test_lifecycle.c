@@ -1,0 +1,641 @@
+/*
+ * The route lifecycle's state machine (control/lifecycle.c) against fake
+ * process operations: spawns return made-up pids or a forced error, stops
+ * are recorded, exits are reported by the test.  One test per rule of the
+ * reference's "Worker Lifecycle", "Pending Operations" and "Management
+ * Methods", named after it.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "control_internal.h"
+
+struct fake {
+	int next_pid;
+	int fail_spawn;   /* -errno the next spawns return; 0: succeed */
+	unsigned spawns;  /* successful */
+	unsigned stops;
+	unsigned forgets;
+	unsigned addeds;
+	unsigned reinits;
+	char last_program[SHMR_CONF_PATH_MAX]; /* of the last spawn */
+};
+
+struct fixture {
+	struct shmr_config cfg;
+	struct shmr_ctl_model m;
+	struct shmr_ctl_life l;
+	struct fake f;
+	struct shmr_spec spec;
+};
+
+static int fk_spawn(void *ctx, unsigned r, unsigned k)
+{
+	struct fixture *x = ctx;
+
+	if (x->f.fail_spawn)
+		return x->f.fail_spawn;
+	x->f.spawns++;
+	snprintf(x->f.last_program, sizeof(x->f.last_program), "%s",
+		 x->m.routers[r].routes[k].conf->program);
+	return x->f.next_pid++;
+}
+
+static void fk_stop(void *ctx, unsigned r, unsigned k)
+{
+	struct fixture *x = ctx;
+
+	(void)r;
+	(void)k;
+	x->f.stops++;
+}
+
+static int fk_added(void *ctx, unsigned r, unsigned k)
+{
+	struct fixture *x = ctx;
+
+	(void)r;
+	(void)k;
+	x->f.addeds++;
+	return 0;
+}
+
+static void fk_forget(void *ctx, unsigned r, unsigned k)
+{
+	struct fixture *x = ctx;
+
+	(void)r;
+	(void)k;
+	x->f.forgets++;
+}
+
+static void fk_reinit(void *ctx, uint32_t slot)
+{
+	struct fixture *x = ctx;
+
+	(void)slot;
+	x->f.reinits++;
+}
+
+static uint64_t fk_seen(void *ctx)
+{
+	return ((struct fixture *)ctx)->m.version;
+}
+
+static const struct shmr_ctl_life_ops fake_ops = {
+	.spawn = fk_spawn,
+	.stop = fk_stop,
+	.added = fk_added,
+	.forget = fk_forget,
+	.reinit = fk_reinit,
+	.seen_version = fk_seen,
+};
+
+static void conf_route(struct shmr_conf_router *r, const char *name)
+{
+	struct shmr_conf_route *q = &r->routes[r->nroutes++];
+
+	snprintf(q->name, sizeof(q->name), "%s", name);
+	snprintf(q->program, sizeof(q->program), "worker-%s", name);
+}
+
+/* Router "events" with routes a, b, c, each running (as after init). */
+static int setup(void **state)
+{
+	struct fixture *x = calloc(1, sizeof(*x));
+	struct shmr_conf_router *r;
+
+	assert_non_null(x);
+	strcpy(x->cfg.domain, "unit");
+	r = &x->cfg.routers[x->cfg.nrouters++];
+	strcpy(r->name, "events");
+	r->behaviour = SHMR_BEH_TYPE;
+	conf_route(r, "a");
+	conf_route(r, "b");
+	conf_route(r, "c");
+	assert_int_equal(shmr_ctl_model_init(&x->m, &x->cfg), 0);
+	x->l = (struct shmr_ctl_life){ &x->m, &fake_ops, x };
+	x->f.next_pid = 100;
+	for (unsigned k = 0; k < 3; k++)
+		shmr_ctl_model_route_set(&x->m, &x->m.routers[0].routes[k],
+					 x->f.next_pid++);
+	x->m.version = 1;
+	x->m.dirty = 0;
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	free(*state);
+	return 0;
+}
+
+static struct shmr_ctl_route *route(struct fixture *x, const char *name)
+{
+	int k = shmr_ctl_model_route_index(&x->m.routers[0], name);
+
+	return k < 0 ? NULL : &x->m.routers[0].routes[k];
+}
+
+/* The worker of @p name was seen to exit (as spawn.c reports it). */
+static int worker_exits(struct fixture *x, const char *name)
+{
+	int k = shmr_ctl_model_route_index(&x->m.routers[0], name);
+
+	assert_true(k >= 0);
+	shmr_ctl_model_route_set(&x->m, &x->m.routers[0].routes[k], 0);
+	return shmr_ctl_life_exited(&x->l, 0, (unsigned)k);
+}
+
+static struct shmr_conf_route spec_of(const char *name, const char *program,
+				      const char *arg)
+{
+	struct shmr_conf_route s;
+
+	memset(&s, 0, sizeof(s));
+	snprintf(s.name, sizeof(s.name), "%s", name);
+	snprintf(s.program, sizeof(s.program), "%s", program);
+	if (arg) {
+		snprintf(s.args[0], sizeof(s.args[0]), "%s", arg);
+		s.nargs = 1;
+	}
+	return s;
+}
+
+/* The state the dataplane is given for @p name (-1: not in the spec). */
+static int spec_state(struct fixture *x, const char *name)
+{
+	shmr_ctl_model_spec_build(&x->m, &x->spec);
+	for (unsigned k = 0; k < x->spec.routers[0].nroutes; k++)
+		if (strcmp(x->spec.routers[0].routes[k].name, name) == 0)
+			return (int)x->spec.routers[0].routes[k].state;
+	return -1;
+}
+
+/* ---- add ------------------------------------------------------------ */
+
+static void test_add_appends_a_running_route(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route s = spec_of("d", "worker-d", "--x");
+
+	assert_int_equal(shmr_ctl_life_add(&x->l, "events", &s), 0);
+	assert_non_null(route(x, "d"));
+	assert_int_equal(route(x, "d")->state, SHMR_ROUTE_RUNNING);
+	assert_true(route(x, "d")->os_pid > 0);
+	assert_int_equal(route(x, "d")->restarts, 0);
+	assert_string_equal(x->f.last_program, "worker-d");
+	assert_int_equal(x->m.routers[0].nroutes, 4);
+	assert_true(x->m.dirty);
+	assert_int_equal(spec_state(x, "d"), SHMR_ROUTE_RUNNING);
+}
+
+static void test_add_duplicate_name_is_route_duplicate(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route s = spec_of("b", "other", NULL);
+
+	assert_int_equal(shmr_ctl_life_add(&x->l, "events", &s),
+			 -SHMR_E_ROUTE_DUPLICATE);
+	assert_int_equal(x->m.routers[0].nroutes, 3);
+	assert_int_equal(x->f.spawns, 0);
+}
+
+static void test_add_whose_worker_fails_to_start_is_not_added(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route s = spec_of("d", "/no/such", NULL);
+	uint32_t used = x->m.alloc.nused;
+
+	x->f.fail_spawn = -ENOENT;
+	assert_int_equal(shmr_ctl_life_add(&x->l, "events", &s), -ENOENT);
+	assert_null(route(x, "d"));
+	assert_int_equal(x->m.routers[0].nroutes, 3);
+	assert_int_equal(x->m.alloc.nused, used); /* inbox given back */
+	assert_int_equal(x->f.forgets, 1);
+	assert_int_equal(spec_state(x, "d"), -1);
+}
+
+static void test_add_to_unknown_router_is_no_route(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route s = spec_of("d", "w", NULL);
+
+	assert_int_equal(shmr_ctl_life_add(&x->l, "nope", &s),
+			 -SHMR_E_NO_ROUTE);
+}
+
+static void test_add_with_bad_name_or_empty_program_is_name(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route s = spec_of("bad name", "w", NULL);
+
+	assert_int_equal(shmr_ctl_life_add(&x->l, "events", &s),
+			 -SHMR_E_NAME);
+	s = spec_of("d", "", NULL);
+	assert_int_equal(shmr_ctl_life_add(&x->l, "events", &s),
+			 -SHMR_E_NAME);
+}
+
+/* ---- remove --------------------------------------------------------- */
+
+static void test_remove_of_unknown_name_is_success(void **state)
+{
+	struct fixture *x = *state;
+
+	assert_int_equal(shmr_ctl_life_remove(&x->l, "events", "zz"), 0);
+	assert_int_equal(x->m.routers[0].nroutes, 3);
+}
+
+static void test_remove_of_live_worker_is_pending_until_exit(void **state)
+{
+	struct fixture *x = *state;
+	int32_t old = route(x, "b")->os_pid;
+	struct shmr_pid inbox = route(x, "b")->pid;
+
+	assert_int_equal(shmr_ctl_life_remove(&x->l, "events", "b"), 0);
+	assert_int_equal(x->f.stops, 1);
+	assert_int_equal(route(x, "b")->state, SHMR_ROUTE_PENDING_REMOVE);
+	assert_int_equal(route(x, "b")->os_pid, old); /* the old pid shows */
+	assert_int_equal(spec_state(x, "b"), SHMR_ROUTE_PENDING_REMOVE);
+	assert_int_equal(worker_exits(x, "b"), 0); /* no restart */
+	assert_null(route(x, "b"));
+	assert_int_equal(x->m.routers[0].nroutes, 2);
+	assert_string_equal(x->m.routers[0].routes[1].conf->name, "c");
+	assert_ptr_equal(x->m.routers[0].routes[1].conf,
+			 &x->m.routers[0].routes[1].spec);
+	assert_int_equal(spec_state(x, "b"), -1);
+	assert_int_equal(x->f.spawns, 0);
+	/* The inbox is freed for deferred reuse: not before every lcore
+	 * has applied the spec that drops it. */
+	assert_int_equal(x->m.alloc.slots[inbox.slot].state,
+			 SHMR_CTL_SLOT_DEFERRED);
+	assert_int_equal(x->m.alloc.slots[inbox.slot].freed_version,
+			 x->m.version + 1);
+}
+
+static void test_remove_of_dead_route_completes_at_once(void **state)
+{
+	struct fixture *x = *state;
+
+	worker_exits(x, "a"); /* wants a restart; the test does not do it */
+	assert_int_equal(shmr_ctl_life_remove(&x->l, "events", "a"), 0);
+	assert_int_equal(x->f.stops, 0);
+	assert_null(route(x, "a"));
+}
+
+static void test_remove_of_disabled_route_completes_at_once(void **state)
+{
+	struct fixture *x = *state;
+
+	worker_exits(x, "a");
+	assert_int_equal(shmr_ctl_life_disable(&x->l, "events", "a"), 0);
+	assert_int_equal(shmr_ctl_life_remove(&x->l, "events", "a"), 0);
+	assert_null(route(x, "a"));
+}
+
+/* ---- unknown and pending --------------------------------------------- */
+
+static void test_mutators_on_unknown_route_are_no_route(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route s = spec_of("zz", "w", NULL);
+
+	assert_int_equal(shmr_ctl_life_disable(&x->l, "events", "zz"),
+			 -SHMR_E_NO_ROUTE);
+	assert_int_equal(shmr_ctl_life_enable(&x->l, "events", "zz"),
+			 -SHMR_E_NO_ROUTE);
+	assert_int_equal(shmr_ctl_life_replace(&x->l, "events", "zz", &s),
+			 -SHMR_E_NO_ROUTE);
+	assert_int_equal(shmr_ctl_life_respawn(&x->l, "events", "zz"),
+			 -SHMR_E_NO_ROUTE);
+	assert_int_equal(shmr_ctl_life_disable(&x->l, "nope", "a"),
+			 -SHMR_E_NO_ROUTE);
+}
+
+static void test_mutators_on_pending_route_are_busy(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route s = spec_of("a", "w2", NULL);
+	const uint32_t pendings[] = { SHMR_ROUTE_PENDING_DISABLE,
+				      SHMR_ROUTE_PENDING_REPLACE,
+				      SHMR_ROUTE_PENDING_REMOVE };
+
+	for (unsigned i = 0; i < 3; i++) {
+		route(x, "a")->state = pendings[i];
+		assert_int_equal(shmr_ctl_life_remove(&x->l, "events", "a"),
+				 -SHMR_E_BUSY);
+		assert_int_equal(shmr_ctl_life_disable(&x->l, "events", "a"),
+				 -SHMR_E_BUSY);
+		assert_int_equal(shmr_ctl_life_enable(&x->l, "events", "a"),
+				 -SHMR_E_BUSY);
+		assert_int_equal(
+			shmr_ctl_life_replace(&x->l, "events", "a", &s),
+			-SHMR_E_BUSY);
+		assert_int_equal(shmr_ctl_life_respawn(&x->l, "events", "a"),
+				 -SHMR_E_BUSY);
+		assert_int_equal(route(x, "a")->state, pendings[i]);
+	}
+	assert_string_equal(route(x, "a")->conf->program, "worker-a");
+	assert_int_equal(x->f.stops + x->f.spawns, 0);
+}
+
+/* ---- respawn ---------------------------------------------------------- */
+
+static void test_respawn_of_live_worker_is_route_running(void **state)
+{
+	struct fixture *x = *state;
+
+	assert_int_equal(shmr_ctl_life_respawn(&x->l, "events", "a"),
+			 -SHMR_E_ROUTE_RUNNING);
+	assert_int_equal(x->f.spawns, 0);
+}
+
+static void test_respawn_of_disabled_route_is_disabled(void **state)
+{
+	struct fixture *x = *state;
+
+	worker_exits(x, "a");
+	assert_int_equal(shmr_ctl_life_disable(&x->l, "events", "a"), 0);
+	assert_int_equal(shmr_ctl_life_respawn(&x->l, "events", "a"),
+			 -SHMR_E_DISABLED);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DISABLED);
+}
+
+static void test_respawn_wakes_a_dead_route(void **state)
+{
+	struct fixture *x = *state;
+
+	worker_exits(x, "a");
+	x->f.fail_spawn = -EAGAIN; /* the transient failure ... */
+	assert_int_equal(shmr_ctl_life_restart(&x->l, 0, 0), -EAGAIN);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DEAD);
+	x->f.fail_spawn = 0; /* ... is fixed */
+	assert_int_equal(shmr_ctl_life_respawn(&x->l, "events", "a"), 0);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_RUNNING);
+	assert_int_equal(route(x, "a")->restarts, 0);
+}
+
+/* ---- disable / enable ------------------------------------------------ */
+
+static void test_disable_of_live_worker_is_pending_until_exit(void **state)
+{
+	struct fixture *x = *state;
+	int32_t old = route(x, "a")->os_pid;
+
+	assert_int_equal(shmr_ctl_life_disable(&x->l, "events", "a"), 0);
+	assert_int_equal(x->f.stops, 1);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_PENDING_DISABLE);
+	assert_int_equal(route(x, "a")->os_pid, old);
+	assert_int_equal(spec_state(x, "a"), SHMR_ROUTE_PENDING_DISABLE);
+	assert_int_equal(worker_exits(x, "a"), 0); /* no restart */
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DISABLED);
+	assert_int_equal(route(x, "a")->os_pid, 0);
+	assert_int_equal(spec_state(x, "a"), SHMR_ROUTE_DISABLED);
+	assert_int_equal(x->f.spawns, 0);
+}
+
+static void test_disable_of_dead_route_completes_at_once(void **state)
+{
+	struct fixture *x = *state;
+
+	worker_exits(x, "a");
+	assert_int_equal(shmr_ctl_life_disable(&x->l, "events", "a"), 0);
+	assert_int_equal(x->f.stops, 0);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DISABLED);
+	/* A retry that was scheduled finds it disabled and does nothing. */
+	assert_int_equal(shmr_ctl_life_restart(&x->l, 0, 0), 0);
+	assert_int_equal(x->f.spawns, 0);
+}
+
+static void test_disable_and_enable_are_idempotent(void **state)
+{
+	struct fixture *x = *state;
+
+	worker_exits(x, "a");
+	assert_int_equal(shmr_ctl_life_disable(&x->l, "events", "a"), 0);
+	assert_int_equal(shmr_ctl_life_disable(&x->l, "events", "a"), 0);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DISABLED);
+	assert_int_equal(shmr_ctl_life_enable(&x->l, "events", "a"), 0);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_RUNNING);
+	assert_int_equal(shmr_ctl_life_enable(&x->l, "events", "a"), 0);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_RUNNING);
+	assert_int_equal(x->f.spawns, 1);
+	assert_int_equal(route(x, "a")->restarts, 0);
+}
+
+static void test_enable_does_not_spawn_an_enabled_dead_route(void **state)
+{
+	struct fixture *x = *state;
+
+	worker_exits(x, "a");
+	assert_int_equal(shmr_ctl_life_enable(&x->l, "events", "a"), 0);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DEAD);
+	assert_int_equal(x->f.spawns, 0);
+}
+
+static void test_enable_whose_start_fails_stays_disabled(void **state)
+{
+	struct fixture *x = *state;
+
+	worker_exits(x, "a");
+	assert_int_equal(shmr_ctl_life_disable(&x->l, "events", "a"), 0);
+	x->f.fail_spawn = -ENOENT;
+	assert_int_equal(shmr_ctl_life_enable(&x->l, "events", "a"), -ENOENT);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DISABLED);
+}
+
+/* ---- replace --------------------------------------------------------- */
+
+static void test_replace_of_live_worker_is_pending_until_exit(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route s = spec_of("ignored", "worker-v2", "--v2");
+	int32_t old = route(x, "a")->os_pid;
+	struct shmr_pid inbox = route(x, "a")->pid;
+
+	assert_int_equal(shmr_ctl_life_replace(&x->l, "events", "a", &s), 0);
+	assert_int_equal(x->f.stops, 1);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_PENDING_REPLACE);
+	assert_int_equal(route(x, "a")->os_pid, old);
+	assert_int_equal(spec_state(x, "a"), SHMR_ROUTE_PENDING_REPLACE);
+	assert_int_equal(x->f.spawns, 0);
+	assert_int_equal(worker_exits(x, "a"), 0);
+	assert_int_equal(x->f.spawns, 1);
+	assert_string_equal(x->f.last_program, "worker-v2");
+	assert_string_equal(route(x, "a")->conf->args[0], "--v2");
+	assert_string_equal(route(x, "a")->conf->name, "a"); /* stable */
+	assert_int_equal(route(x, "a")->pid.slot, inbox.slot);
+	assert_int_equal(route(x, "a")->pid.gen, inbox.gen);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_RUNNING);
+	assert_int_not_equal(route(x, "a")->os_pid, old);
+	assert_int_equal(route(x, "a")->restarts, 0);
+}
+
+static void test_replace_of_dead_route_starts_the_new_spec(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route s = spec_of("a", "worker-v2", NULL);
+
+	worker_exits(x, "a");
+	assert_int_equal(shmr_ctl_life_replace(&x->l, "events", "a", &s), 0);
+	assert_int_equal(x->f.stops, 0);
+	assert_string_equal(x->f.last_program, "worker-v2");
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_RUNNING);
+}
+
+static void test_replace_whose_start_fails_keeps_the_old_spec(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route s = spec_of("a", "/no/such", NULL);
+
+	worker_exits(x, "a");
+	x->f.fail_spawn = -ENOENT;
+	assert_int_equal(shmr_ctl_life_replace(&x->l, "events", "a", &s),
+			 -ENOENT);
+	assert_string_equal(route(x, "a")->conf->program, "worker-a");
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DEAD);
+}
+
+static void test_replace_on_disabled_route_swaps_spec_only(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route s = spec_of("a", "worker-v2", NULL);
+
+	worker_exits(x, "a");
+	assert_int_equal(shmr_ctl_life_disable(&x->l, "events", "a"), 0);
+	assert_int_equal(shmr_ctl_life_replace(&x->l, "events", "a", &s), 0);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DISABLED);
+	assert_int_equal(x->f.spawns, 0);
+	assert_int_equal(shmr_ctl_life_enable(&x->l, "events", "a"), 0);
+	assert_string_equal(x->f.last_program, "worker-v2");
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_RUNNING);
+}
+
+/* ---- restarts -------------------------------------------------------- */
+
+static void test_exit_with_nothing_pending_restarts_eagerly(void **state)
+{
+	struct fixture *x = *state;
+
+	assert_int_equal(worker_exits(x, "a"), 1);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DEAD);
+	assert_true(shmr_ctl_life_restart(&x->l, 0, 0) > 0);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_RUNNING);
+	assert_int_equal(route(x, "a")->restarts, 1);
+}
+
+static void test_failed_restart_leaves_the_slot_empty(void **state)
+{
+	struct fixture *x = *state;
+
+	worker_exits(x, "a");
+	x->f.fail_spawn = -ENOENT;
+	assert_int_equal(shmr_ctl_life_restart(&x->l, 0, 0), -ENOENT);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DEAD);
+	assert_int_equal(route(x, "a")->os_pid, 0);
+	assert_int_equal(route(x, "a")->restarts, 0);
+	assert_int_equal(spec_state(x, "a"), SHMR_ROUTE_DEAD);
+}
+
+static void test_restarts_do_not_count_add_enable_replace_respawn(
+	void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route d = spec_of("d", "worker-d", NULL);
+	struct shmr_conf_route v2 = spec_of("a", "worker-v2", NULL);
+
+	assert_int_equal(shmr_ctl_life_add(&x->l, "events", &d), 0);
+	worker_exits(x, "a");
+	assert_int_equal(shmr_ctl_life_respawn(&x->l, "events", "a"), 0);
+	assert_int_equal(shmr_ctl_life_replace(&x->l, "events", "a", &v2), 0);
+	worker_exits(x, "a");
+	assert_int_equal(shmr_ctl_life_disable(&x->l, "events", "b"), 0);
+	worker_exits(x, "b");
+	assert_int_equal(shmr_ctl_life_enable(&x->l, "events", "b"), 0);
+	for (unsigned k = 0; k < x->m.routers[0].nroutes; k++)
+		assert_int_equal(x->m.routers[0].routes[k].restarts, 0);
+}
+
+/* ---- the model around it --------------------------------------------- */
+
+static void test_added_route_reuses_a_freed_inbox_when_seen(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route d = spec_of("d", "worker-d", NULL);
+	struct shmr_pid old = route(x, "c")->pid;
+
+	worker_exits(x, "c");
+	assert_int_equal(shmr_ctl_life_remove(&x->l, "events", "c"), 0);
+	x->m.version++; /* published, and (fk_seen) applied everywhere */
+	assert_int_equal(shmr_ctl_life_add(&x->l, "events", &d), 0);
+	assert_int_equal(route(x, "d")->pid.slot, old.slot);
+	assert_int_not_equal(route(x, "d")->pid.gen, old.gen);
+	assert_int_equal(x->f.reinits, 1);
+	assert_string_equal(x->m.alloc.slots[old.slot].name, "d");
+}
+
+static void test_removed_route_name_stops_resolving(void **state)
+{
+	struct fixture *x = *state;
+	uint32_t slot = route(x, "b")->pid.slot;
+
+	worker_exits(x, "b");
+	assert_int_equal(shmr_ctl_life_remove(&x->l, "events", "b"), 0);
+	shmr_ctl_model_spec_build(&x->m, &x->spec);
+	assert_int_equal(x->spec.routers[0].nroutes, 2);
+	for (unsigned k = 0; k < x->spec.routers[0].nroutes; k++)
+		assert_string_not_equal(x->spec.routers[0].routes[k].name,
+					"b");
+	for (unsigned k = 0; k < x->spec.nreg; k++)
+		assert_string_not_equal(x->spec.registry[k].name, "b");
+	for (unsigned k = 0; k < x->spec.nactive; k++)
+		assert_int_not_equal(x->spec.active[k], slot);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_add_appends_a_running_route),
+		T(test_add_duplicate_name_is_route_duplicate),
+		T(test_add_whose_worker_fails_to_start_is_not_added),
+		T(test_add_to_unknown_router_is_no_route),
+		T(test_add_with_bad_name_or_empty_program_is_name),
+		T(test_remove_of_unknown_name_is_success),
+		T(test_remove_of_live_worker_is_pending_until_exit),
+		T(test_remove_of_dead_route_completes_at_once),
+		T(test_remove_of_disabled_route_completes_at_once),
+		T(test_mutators_on_unknown_route_are_no_route),
+		T(test_mutators_on_pending_route_are_busy),
+		T(test_respawn_of_live_worker_is_route_running),
+		T(test_respawn_of_disabled_route_is_disabled),
+		T(test_respawn_wakes_a_dead_route),
+		T(test_disable_of_live_worker_is_pending_until_exit),
+		T(test_disable_of_dead_route_completes_at_once),
+		T(test_disable_and_enable_are_idempotent),
+		T(test_enable_does_not_spawn_an_enabled_dead_route),
+		T(test_enable_whose_start_fails_stays_disabled),
+		T(test_replace_of_live_worker_is_pending_until_exit),
+		T(test_replace_of_dead_route_starts_the_new_spec),
+		T(test_replace_whose_start_fails_keeps_the_old_spec),
+		T(test_replace_on_disabled_route_swaps_spec_only),
+		T(test_exit_with_nothing_pending_restarts_eagerly),
+		T(test_failed_restart_leaves_the_slot_empty),
+		T(test_restarts_do_not_count_add_enable_replace_respawn),
+		T(test_added_route_reuses_a_freed_inbox_when_seen),
+		T(test_removed_route_name_stops_resolving),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
