@@ -67,9 +67,10 @@ demo() {
     local ready; ready=$(mktemp -u /tmp/shmr-ready.XXXXXX); mkfifo "$ready"
     build/control/shmr-control --run-dir "$run_dir" --ready-fd 4 4>"$ready" &
     local control=$!
-    local load=""
+    local load="" watcher=""
     stop() {
         trap - INT TERM
+        [ -n "$watcher" ] && kill -TERM "$watcher" 2>/dev/null && wait "$watcher" 2>/dev/null || true
         [ -n "$load" ] && kill -TERM "$load" 2>/dev/null && wait "$load" 2>/dev/null || true
         kill -TERM "$control" 2>/dev/null && wait "$control" 2>/dev/null || true
         rm -f "$ready"
@@ -83,7 +84,11 @@ demo() {
     [ "$duration" -gt 0 ] && dur=(--duration "$duration")
     build/perf/shmr-perf load --domain shmr-demo --router events --types 1,2,3 "${dur[@]}" &
     load=$!
-    build/control/shmrctl -d shmr-demo watch events --interval 1 "${dur[@]}" || true
+    # In the background and waited for, so SIGTERM to this script runs the
+    # trap at once instead of after the watch ends.
+    build/control/shmrctl -d shmr-demo watch events --interval 1 "${dur[@]}" &
+    watcher=$!
+    wait "$watcher" || true
     stop
 }
 

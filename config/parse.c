@@ -524,12 +524,13 @@ static int parse_route(struct pctx *p, const config_setting_t *g,
 	return get_cpus(p, g, path, "cpus", r->cpus);
 }
 
+/* One entry of a type map (types or call_types) of @p n entries so far. */
 static int type_entry(struct pctx *p, const config_setting_t *g,
-		      const struct fpath *path, struct shmr_conf_router *rt,
-		      int *type_lines)
+		      const struct fpath *path, struct shmr_conf_type *map,
+		      unsigned n, int *type_lines)
 {
 	static const char *const keys[] = { "type", "route", NULL };
-	struct shmr_conf_type *t = &rt->types[rt->ntypes];
+	struct shmr_conf_type *t = &map[n];
 	config_setting_t *s;
 	struct fpath f;
 	int rc;
@@ -542,20 +543,21 @@ static int type_entry(struct pctx *p, const config_setting_t *g,
 	if (rc == 0)
 		return missing(p, g, path, "type",
 			       "the message type, a number > 0");
-	for (unsigned i = 0; i < rt->ntypes; i++)
-		if (rt->types[i].type == t->type) {
+	for (unsigned i = 0; i < n; i++)
+		if (map[i].type == t->type) {
 			fp_key(&f, path, "type");
 			return fail(p, s, 0, f.s,
 				    "duplicate type %" PRIu32 " (first at line %d)",
 				    t->type, type_lines[i]);
 		}
-	type_lines[rt->ntypes] = config_setting_source_line(s);
+	type_lines[n] = config_setting_source_line(s);
 	return get_name(p, g, path, "route",
 			"a route or registry name", t->route, NULL);
 }
 
 static const char *const router_keys[] = {
-	"name", "behaviour", "types", "hash", "dso", "dso_arg", "routes", NULL
+	"name", "behaviour", "types", "hash", "dso", "dso_arg", "routes",
+	"call_types", NULL
 };
 
 /* Settings that belong to one behaviour only. */
@@ -576,41 +578,57 @@ static int not_for(struct pctx *p, const config_setting_t *g,
 	return 0;
 }
 
+/*
+ * Type map @p key ("types" or "call_types") into @p map / @p n.
+ * Returns 1 when read, 0 when absent, -EINVAL when wrong or empty.
+ */
+static int type_map(struct pctx *p, const config_setting_t *g,
+		    const struct fpath *path, const char *key,
+		    struct shmr_conf_type *map, unsigned *n)
+{
+	int lines[SHMR_MAX_TYPES];
+	config_setting_t *lst;
+	char what[32];
+	struct fpath f;
+	int rc;
+
+	rc = member(p, g, path, key, CONFIG_TYPE_LIST, &lst);
+	if (rc <= 0)
+		return rc;
+	fp_key(&f, path, key);
+	snprintf(what, sizeof(what), "%s entries", key);
+	if ((rc = group_list(p, lst, &f, SHMR_MAX_TYPES, what)) < 0)
+		return rc;
+	if (config_setting_length(lst) == 0)
+		return fail(p, lst, 0, f.s,
+			    "a type map needs at least one entry ( { type = N; route = \"name\"; }, ... )");
+	for (int i = 0; i < config_setting_length(lst); i++) {
+		struct fpath e;
+
+		fp_index(&e, &f, (unsigned)i);
+		rc = type_entry(p, config_setting_get_elem(lst, i), &e, map,
+				*n, lines);
+		if (rc < 0)
+			return rc;
+		(*n)++;
+	}
+	return 1;
+}
+
 static int parse_type_map(struct pctx *p, const config_setting_t *g,
 			  const struct fpath *path,
 			  struct shmr_conf_router *rt)
 {
 	static const char *const others[] = { "hash", "dso", "dso_arg", NULL };
-	int lines[SHMR_MAX_TYPES];
-	config_setting_t *lst;
-	struct fpath f;
 	int rc;
 
 	if ((rc = not_for(p, g, path, "type", others)) < 0)
 		return rc;
-	rc = member(p, g, path, "types", CONFIG_TYPE_LIST, &lst);
-	if (rc < 0)
-		return rc;
+	rc = type_map(p, g, path, "types", rt->types, &rt->ntypes);
 	if (rc == 0)
 		return missing(p, g, path, "types",
 			       "behaviour \"type\" needs types = ( { type = N; route = \"name\"; }, ... )");
-	fp_key(&f, path, "types");
-	if ((rc = group_list(p, lst, &f, SHMR_MAX_TYPES, "types entries")) < 0)
-		return rc;
-	if (config_setting_length(lst) == 0)
-		return fail(p, lst, 0, f.s,
-			    "behaviour \"type\" needs at least one entry");
-	for (int i = 0; i < config_setting_length(lst); i++) {
-		struct fpath e;
-
-		fp_index(&e, &f, (unsigned)i);
-		rc = type_entry(p, config_setting_get_elem(lst, i), &e, rt,
-				lines);
-		if (rc < 0)
-			return rc;
-		rt->ntypes++;
-	}
-	return 0;
+	return rc < 0 ? rc : 0;
 }
 
 static int parse_hash(struct pctx *p, const config_setting_t *g,
@@ -640,7 +658,8 @@ static int parse_hash(struct pctx *p, const config_setting_t *g,
 static int parse_dso(struct pctx *p, const config_setting_t *g,
 		     const struct fpath *path, struct shmr_conf_router *rt)
 {
-	static const char *const others[] = { "types", "hash", NULL };
+	static const char *const others[] = { "types", "hash", "call_types",
+					      NULL };
 	char raw[SHMR_DSO_PATH_MAX];
 	config_setting_t *s;
 	struct fpath f;
@@ -722,6 +741,14 @@ static int parse_router(struct pctx *p, const config_setting_t *g,
 	}
 	if (rc < 0)
 		return rc;
+	/* Calls by type, sends by the behaviour (type or hash; a dso routes
+	 * calls itself, and refused call_types above). */
+	if (rt->behaviour != SHMR_BEH_DSO) {
+		rc = type_map(p, g, path, "call_types", rt->call_types,
+			      &rt->ncall_types);
+		if (rc < 0)
+			return rc;
+	}
 
 	/* No routes is a "free" router: every name resolves through the
 	 * registry. */

@@ -43,6 +43,10 @@ struct shmr_conf_router {
 	unsigned nroutes;
 	struct shmr_conf_route routes[SHMR_MAX_ROUTES];
 	int line;
+	/* behaviour "type" or "hash": calls are routed by type through this
+	 * map when it has entries (sends keep the behaviour's own map) */
+	unsigned ncall_types;
+	struct shmr_conf_type call_types[SHMR_MAX_TYPES];
 };
 
 struct shmr_config {

@@ -720,6 +720,9 @@ static int run_loop(struct shmr_ctl *c)
 			case SHMR_CTL_TAG_CHILD:
 				shmr_ctl_reap(c);
 				break;
+			case SHMR_CTL_TAG_ADMIN:
+				shmr_ctl_admin_event(c);
+				break;
 			default:
 				break;
 			}
@@ -751,6 +754,7 @@ int main(int argc, char **argv)
 	c->life = (struct shmr_ctl_life){ &c->model, &shmr_ctl_life_daemon_ops,
 					  c };
 	c->memfd = c->epfd = c->sigfd = c->timerfd = c->lfd = -1;
+	c->admin_kick = c->admin_done = -1;
 	c->dp.pidfd = -1;
 	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++)
 		for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++)
@@ -858,6 +862,13 @@ int main(int argc, char **argv)
 		shmr_ctl_server_close_listener(c);
 		return EXIT_RUNTIME;
 	}
+	rc = shmr_ctl_admin_open(c);
+	if (rc < 0) {
+		shmr_ctl_warn("cannot allocate the admin endpoint: %s",
+			      shmr_strerror(rc));
+		shmr_ctl_server_close_listener(c);
+		return EXIT_RUNTIME;
+	}
 	shmr_ctl_publish(c);
 	if (hwloc_topology_init(&c->topo) < 0 ||
 	    hwloc_topology_load(c->topo) < 0) {
@@ -870,6 +881,8 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	rc = setup_loop(c);
+	if (rc == 0)
+		rc = shmr_ctl_admin_start(c);
 	if (rc < 0) {
 		shmr_ctl_warn("event loop: %s", strerror(-rc));
 		shmr_ctl_server_close_listener(c);

@@ -339,6 +339,8 @@ enum shmr_ctl_verb {
 	SHMR_REQ_ENABLE,
 	SHMR_REQ_REPLACE,
 	SHMR_REQ_RESPAWN,
+	SHMR_REQ_DLQ_LIST,
+	SHMR_REQ_DLQ_REPLAY,
 };
 
 struct shmr_ctl_req {
@@ -346,7 +348,7 @@ struct shmr_ctl_req {
 	uint32_t version;  /* ATTACH */
 	struct shmr_pid pid; /* CLAIM, CLOSE, REGISTER, UNREGISTER */
 	char name[SHMR_NAME_MAX]; /* REGISTER, UNREGISTER: the name; ROUTES,
-				   * INSPECT: the router */
+				   * INSPECT, DLQ_*: the router */
 	int json;          /* INSPECT ... json */
 	char route[SHMR_NAME_MAX]; /* ROUTE and the lifecycle verbs */
 	struct shmr_conf_route spec; /* ADD, REPLACE: name, program, args,
@@ -425,6 +427,9 @@ struct shmr_ctl_counters {
 	uint64_t failed[SHMR_MAX_ENDPOINTS];
 	uint64_t delivered[SHMR_MAX_ENDPOINTS]; /* ep_delivered */
 	uint64_t queued[SHMR_MAX_ENDPOINTS];    /* count over inbound lanes */
+	uint64_t dlq_size[SHMR_MAX_ENDPOINTS];  /* by router slot: records in
+						 * its dead-letter file (set
+						 * by the daemon for INSPECT) */
 };
 
 /* Key/value writer: "key value" lines, or one JSON object of strings. */
@@ -471,6 +476,49 @@ int shmr_ctl_format_route(const struct shmr_ctl_route *q,
 int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 			    const struct shmr_ctl_counters *c, int json,
 			    char *buf, size_t cap);
+
+/* ------------------------------------------------------------------ */
+/* Dead-letter files (dlq.c; format in its header comment)             */
+/* ------------------------------------------------------------------ */
+
+/** FNV-1a 32 of @p n bytes: a record's check word. */
+uint32_t shmr_ctl_dlq_check(const void *p, size_t n);
+
+/**
+ * Append the MessageRouteFailed slot @p m (of a domain with @p slot_size
+ * byte slots) to the open file @p fd as one record, in one write().
+ * Context: blocking I/O.  Errors: -errno, -ENOSPC (short write),
+ *          -EINVAL (slot size out of range).
+ */
+int shmr_ctl_dlq_append(int fd, const struct shmr_msg *m, size_t slot_size);
+
+/**
+ * Read the record at @p off of a file image @p buf of @p size bytes into
+ * @p slot (SHMR_SLOT_MAX bytes, aligned for struct shmr_msg).
+ * Returns: the record's size (> 0; the next one starts there), 0 at the
+ *          end, -SHMR_E_PROTO for a truncated or corrupted record (bad
+ *          length, check word, or payload length).
+ */
+int shmr_ctl_dlq_next(const unsigned char *buf, size_t size, size_t off,
+		      struct shmr_msg *slot, uint32_t *slen);
+
+/** The name the router chose (SHMR_F_ROUTE_NAME), or "?" without one. */
+void shmr_ctl_dlq_name(const struct shmr_msg *slot, uint32_t slen,
+		       char out[SHMR_NAME_MAX]);
+
+/** "SHMR_E_PROCESS_UNKNOWN", ... for a record's status; "SHMR_E_OTHER". */
+const char *shmr_ctl_dlq_reason(int32_t status);
+
+/**
+ * DLQ_LIST body: one line per record, "<index> reason=<R> name=<N>
+ * type=T key=K from=S:G len=L"; stops at the first bad record (*corrupt
+ * = 1).  Returns the length, or -ENOSPC.
+ */
+int shmr_ctl_dlq_format(const unsigned char *buf, size_t size, char *out,
+			size_t cap, unsigned *count, int *corrupt);
+
+/** Sound records at the start of @p buf. */
+long shmr_ctl_dlq_count(const unsigned char *buf, size_t size);
 
 /* ------------------------------------------------------------------ */
 /* The daemon (shmr-control only; not in control_core)                 */
@@ -530,6 +578,12 @@ struct shmr_ctl {
 	uint64_t next_conn_id;
 	int stop_requested;
 	int stopping;
+	/* admin path (admin.c) */
+	struct shmr_pid admin;   /* the admin endpoint */
+	int admin_kick, admin_done; /* eventfds: thread -> loop, loop -> thread */
+	int dlq_fd[SHMR_MAX_ROUTERS]; /* append descriptors, -1: not open */
+	uint64_t admin_msgs[SHMR_MAX_ROUTERS]; /* admin-path slots handled */
+	uint64_t admin_log_next[3], admin_log_suppressed[3];
 };
 
 /* epoll tags: data.u64 = tag << 32 | index */
@@ -539,6 +593,7 @@ enum shmr_ctl_tag {
 	SHMR_CTL_TAG_TIMER,
 	SHMR_CTL_TAG_CONN,   /* index: conns[] */
 	SHMR_CTL_TAG_CHILD,  /* any child's pidfd: reap */
+	SHMR_CTL_TAG_ADMIN,  /* the admin endpoint has slots */
 };
 
 /* control.c */
@@ -567,6 +622,26 @@ void shmr_ctl_server_event(struct shmr_ctl *c, unsigned idx, uint32_t ev);
 /** Stop accepting: close the listener and unlink the socket. */
 void shmr_ctl_server_close_listener(struct shmr_ctl *c);
 void shmr_ctl_server_close_all(struct shmr_ctl *c);
+
+/* admin.c */
+/** Allocate the admin endpoint and publish it (hdr.admin_pid).
+ *  Context: start-up, after the domain is created.  Errors: -SHMR_E_NO_ENDPOINT. */
+int shmr_ctl_admin_open(struct shmr_ctl *c);
+/** Start the bell thread and watch its eventfd.  Errors: -errno. */
+int shmr_ctl_admin_start(struct shmr_ctl *c);
+/** The admin endpoint has slots: handle them all. */
+void shmr_ctl_admin_event(struct shmr_ctl *c);
+/** "<run_dir>/<domain>.<router>.dlq" of router @p r. */
+void shmr_ctl_dlq_path(const struct shmr_ctl *c, unsigned r, char *out,
+		       size_t cap);
+/** Read router @p r's dead-letter file (malloc'd; none: NULL, 0).
+ *  Errors: -errno, -EFBIG. */
+int shmr_ctl_dlq_load(struct shmr_ctl *c, unsigned r, unsigned char **buf,
+		      size_t *size);
+/** Re-send router @p r's dead letters from the admin endpoint and drop
+ *  those sent from the file.  Errors: -errno (the file was not rewritten). */
+int shmr_ctl_dlq_replay(struct shmr_ctl *c, unsigned r, unsigned *sent,
+			unsigned *left);
 
 /* spawn.c */
 /** Start the dataplane; 0 or -errno (the message printed by the caller). */

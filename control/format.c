@@ -203,6 +203,7 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 	shmr_ctl_kv_add(&kv, "shmr:discarded", "%" PRIu64, c->discarded[rs]);
 	shmr_ctl_kv_add(&kv, "shmr:failed", "%" PRIu64, c->failed[rs]);
 	shmr_ctl_kv_add(&kv, "shmr:restarts", "%" PRIu64, restarts);
+	shmr_ctl_kv_add(&kv, "shmr:dlq_size", "%" PRIu64, c->dlq_size[rs]);
 	for (unsigned k = 0; k < r->nroutes; k++) {
 		const struct shmr_ctl_route *q = &r->routes[k];
 		const char *nm = q->conf->name;

@@ -345,6 +345,14 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 						      : c->nhash;
 		for (unsigned k = 0; k < s->nhash; k++)
 			name_set(s->hash[k], c->hash[k]);
+		s->ncall_types = c->ncall_types > SHMR_MAX_TYPES
+					 ? SHMR_MAX_TYPES
+					 : c->ncall_types;
+		for (unsigned k = 0; k < s->ncall_types; k++) {
+			s->call_types[k].type = c->call_types[k].type;
+			name_set(s->call_types[k].target,
+				 c->call_types[k].route);
+		}
 		memcpy(s->dso, c->dso, sizeof(s->dso));
 		s->dso[sizeof(s->dso) - 1] = '\0';
 		memcpy(s->dso_arg, c->dso_arg, sizeof(s->dso_arg));

@@ -37,6 +37,8 @@ static const struct verb_info verbs[] = {
 	{ "ENABLE", SHMR_REQ_ENABLE, 2, 2 },
 	{ "REPLACE", SHMR_REQ_REPLACE, 3, 3 + SHMR_CONF_ARGS_MAX },
 	{ "RESPAWN", SHMR_REQ_RESPAWN, 2, 2 },
+	{ "DLQ_LIST", SHMR_REQ_DLQ_LIST, 1, 1 },
+	{ "DLQ_REPLAY", SHMR_REQ_DLQ_REPLAY, 1, 1 },
 };
 
 int shmr_ctl_name_valid(const char *s)
@@ -250,6 +252,8 @@ int shmr_ctl_req_parse(const char *buf, size_t len, struct shmr_ctl_req *out,
 		}
 		/* fallthrough */
 	case SHMR_REQ_ROUTES:
+	case SHMR_REQ_DLQ_LIST:
+	case SHMR_REQ_DLQ_REPLAY:
 		if (parse_name(w[1], wl[1], out->name) < 0) {
 			*why = "bad name";
 			return -SHMR_E_NAME;

@@ -322,6 +322,42 @@ static int lifecycle(struct shmr_ctl *c, const struct shmr_ctl_conn *k,
 	return rc;
 }
 
+/* DLQ_LIST / DLQ_REPLAY of router @p ri (see shmr/proto.h). */
+static int dlq_request(struct shmr_ctl *c, struct shmr_ctl_conn *k,
+		       const struct shmr_ctl_req *req, unsigned ri)
+{
+	unsigned char *buf;
+	size_t size;
+	unsigned count, sent, left;
+	int rc, n, corrupt;
+
+	if (req->verb == SHMR_REQ_DLQ_REPLAY) {
+		rc = shmr_ctl_dlq_replay(c, ri, &sent, &left);
+		if (rc < 0)
+			return send_err(k->fd, rc, "%s", strerror(-rc));
+		n = snprintf(answer, sizeof(answer), "OK %u %u", sent, left);
+		return send_answer(k->fd, answer, (size_t)n, -1);
+	}
+	rc = shmr_ctl_dlq_load(c, ri, &buf, &size);
+	if (rc < 0)
+		return send_err(k->fd, rc, "%s", strerror(-rc));
+	/* Room for the first line; the records follow it. */
+	n = shmr_ctl_dlq_format(buf, size, answer + 32, sizeof(answer) - 32,
+				&count, &corrupt);
+	free(buf);
+	if (n < 0)
+		return send_err(k->fd, SHMR_E_TOO_BIG, "%s", "answer too large");
+	{
+		char head[32];
+		int h = snprintf(head, sizeof(head), "OK %u %s\n", count,
+				 corrupt ? "corrupt" : "ok");
+
+		memmove(answer + h, answer + 32, (size_t)n);
+		memcpy(answer, head, (size_t)h);
+		return send_answer(k->fd, answer, (size_t)(h + n), -1);
+	}
+}
+
 static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 		  const char *pkt, size_t len)
 {
@@ -407,6 +443,17 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
 					req.name);
 		shmr_ctl_counters_read(c, &counters);
+		if (req.verb == SHMR_REQ_INSPECT) {
+			unsigned char *dlq;
+			size_t dsz;
+
+			if (shmr_ctl_dlq_load(c, (unsigned)(r - c->model.routers),
+					      &dlq, &dsz) == 0) {
+				counters.dlq_size[r->pid.slot] =
+					(uint64_t)shmr_ctl_dlq_count(dlq, dsz);
+				free(dlq);
+			}
+		}
 		memcpy(answer, "OK\n", 3);
 		if (req.verb == SHMR_REQ_ROUTES)
 			n = shmr_ctl_format_routes(r, &counters, answer + 3,
@@ -452,6 +499,13 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 					rc <= -SHMR_E_BASE ? shmr_strerror(rc)
 							   : strerror(-rc));
 		break;
+	case SHMR_REQ_DLQ_LIST:
+	case SHMR_REQ_DLQ_REPLAY:
+		r = shmr_ctl_model_router(&c->model, req.name);
+		if (!r)
+			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
+					req.name);
+		return dlq_request(c, k, &req, (unsigned)(r - c->model.routers));
 	case SHMR_REQ_STATUS:
 		memcpy(answer, "OK\n", 3);
 		n = answer_status(c, answer + 3, sizeof(answer) - 3);

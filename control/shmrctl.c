@@ -14,6 +14,12 @@
  *     status                             the domain
  *     stop                               stop the appliance; returns once
  *                                        the control plane has exited
+ *     dlq list ROUTER                    dead letters (MessageRouteFailed
+ *                                        kept by the admin handler), one
+ *                                        line each; a corrupted record
+ *                                        ends the list, exit 1
+ *     dlq replay ROUTER                  send them to the router again;
+ *                                        prints "resent N left M"
  *     watch ROUTER [--interval SEC] [--duration SEC]
  *                                        a header line "route msgs/s total",
  *                                        then msgs/s per route, once per
@@ -49,7 +55,7 @@ static const char usage_line[] =
 	"[--json] | status | stop | watch ROUTER [--interval SEC] "
 	"[--duration SEC] | route ROUTER NAME | add ROUTER NAME PROGRAM "
 	"[ARG...] [--cpus LIST] | remove|disable|enable|respawn ROUTER NAME | "
-	"replace ROUTER NAME PROGRAM [ARG...]}\n";
+	"replace ROUTER NAME PROGRAM [ARG...] | dlq list|replay ROUTER}\n";
 
 static char ans[SHMR_PROTO_MAX + 1];
 static const char *domain;
@@ -85,6 +91,12 @@ static void help(void)
 	       "                       a live worker complete when it exits\n"
 	       "  replace ROUTER NAME PROGRAM [ARG...]\n"
 	       "                       new program and args for the route\n"
+	       "  dlq list ROUTER      dead letters: INDEX reason=R name=N "
+	       "type=T key=K\n"
+	       "                       from=S:G len=L (exit 1 at a "
+	       "corrupted record)\n"
+	       "  dlq replay ROUTER    re-send them to the router; sent ones "
+	       "leave the file\n"
 	       "  status               the domain: size, hugepages, "
 	       "dataplane, endpoints, ...\n"
 	       "  stop                 stop the appliance; returns when the "
@@ -388,6 +400,59 @@ static int watch(int fd, const char *router, double interval,
 	return 0;
 }
 
+/*
+ * dlq list|replay ROUTER.  list: one line per record "INDEX REASON NAME
+ * type=T key=K from=S:G len=L"; a corrupted or truncated record is
+ * reported and ends the listing with exit status 1.  replay: "resent N
+ * left M".
+ */
+static int dlq(int argc, char **argv, int i)
+{
+	const char *sub, *router, *body;
+	char req[128];
+	unsigned count = 0;
+	int fd, corrupt;
+
+	if (argc - i != 2)
+		usage("dlq: list|replay ROUTER");
+	sub = argv[i];
+	router = argv[i + 1];
+	if (strcmp(sub, "list") && strcmp(sub, "replay"))
+		usage("dlq: list|replay ROUTER");
+	if (!*router || strlen(router) >= SHMR_NAME_MAX ||
+	    strpbrk(router, " \t\n"))
+		usage("bad ROUTER name");
+	fd = connect_or_die();
+	snprintf(req, sizeof(req), "%s %s",
+		 sub[0] == 'l' ? "DLQ_LIST" : "DLQ_REPLAY", router);
+	body = request(fd, req);
+	close(fd);
+	if (sub[0] == 'r') {
+		unsigned sent = 0, left = 0;
+
+		if (sscanf(ans, "OK %u %u", &sent, &left) != 2)
+			die("protocol error");
+		printf("resent %u left %u\n", sent, left);
+		return 0;
+	}
+	{
+		char word[16] = "";
+
+		if (sscanf(ans, "OK %u %15s", &count, word) != 2)
+			die("protocol error");
+		corrupt = strcmp(word, "ok") != 0;
+	}
+	fputs(body, stdout);
+	if (corrupt) {
+		fprintf(stderr,
+			"shmrctl: record %u: corrupted or truncated; listing "
+			"stops\n",
+			count);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -434,6 +499,8 @@ int main(int argc, char **argv)
 	}
 	if (lifecycle(cmd, argc, argv, optind))
 		return 0;
+	if (strcmp(cmd, "dlq") == 0)
+		return dlq(argc, argv, optind);
 
 	if (strcmp(cmd, "routes") == 0 || strcmp(cmd, "inspect") == 0 ||
 	    strcmp(cmd, "watch") == 0) {

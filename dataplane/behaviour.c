@@ -1,6 +1,9 @@
 /*
  * Routing decisions: the built-in `type` and `hash` behaviours, custom
- * behaviours loaded from a shared object, and routers of routers.
+ * behaviours loaded from a shared object, and routers of routers.  A
+ * built-in router with a call map (`call_types`) routes calls by type
+ * through it and sends by its behaviour, so commands and queries can be
+ * routed apart (CQRS) without a DSO.
  *
  * The built-ins never compare a string per message: the table resolved
  * every name they can return when it was built, so a decision is a binary
@@ -88,16 +91,16 @@ void shmr_dp_behaviour_unload(struct shmr_dp_router *r)
 }
 
 static const struct shmr_dp_target *
-type_lookup(const struct shmr_dp_router *r, uint32_t type)
+type_lookup(const struct shmr_dp_type_ent *map, uint32_t n, uint32_t type)
 {
-	uint32_t lo = 0, hi = r->ntypes;
+	uint32_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (r->types[mid].type == type)
-			return &r->types[mid].target;
-		if (r->types[mid].type < type)
+		if (map[mid].type == type)
+			return &map[mid].target;
+		if (map[mid].type < type)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -115,9 +118,18 @@ decide_one(const struct shmr_dp_table *t, unsigned ri,
 	const char *(*fn)(void *, const struct shmr_msg *);
 	const char *s;
 
+	/* A router with a call map routes calls (queries) by type and sends
+	 * (commands) by its behaviour: the CQRS split of route_call and
+	 * route_message. */
+	if (r->ncall_types > 0 && m->kind == SHMR_KIND_CALL &&
+	    r->behaviour != SHMR_BEH_DSO) {
+		tgt = type_lookup(r->call_types, r->ncall_types, m->type);
+		*name = tgt->name;
+		return tgt;
+	}
 	switch (r->behaviour) {
 	case SHMR_BEH_TYPE:
-		tgt = type_lookup(r, m->type);
+		tgt = type_lookup(r->types, r->ntypes, m->type);
 		*name = tgt->name;
 		return tgt;
 	case SHMR_BEH_HASH:

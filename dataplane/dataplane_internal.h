@@ -171,6 +171,9 @@ struct shmr_dp_router {
 	struct shmr_dp_dict_ent route_dict[SHMR_DP_DICT_ROUTES];
 	struct shmr_dp_type_ent types[SHMR_MAX_TYPES]; /* sorted by type */
 	struct shmr_dp_target hash_tgt[SHMR_MAX_ROUTES];
+	/* calls by type, when ncall_types > 0 (type and hash behaviours) */
+	uint32_t ncall_types;
+	struct shmr_dp_type_ent call_types[SHMR_MAX_TYPES]; /* sorted */
 	/* SHMR_BEH_DSO */
 	void *dl;
 	const struct shmr_behaviour *ops; /* NULL: discard everything */

@@ -18,6 +18,16 @@
  *     enqueued), so a slot held back by backpressure is never counted
  *     twice.
  *
+ * The admin path: a high/max-priority send or call to a router, and a send
+ * that failed routing (flagged SHMR_F_ROUTE_FAILED, status = the reason,
+ * the chosen name after the payload when it fits), go unchanged otherwise
+ * into the inbound lane of the control plane's admin endpoint
+ * (hdr.admin_pid).  That lane never holds a burst back: when it is full
+ * the slot is dropped and counted in admin_dropped.  Failed calls still
+ * get their error reply and nothing else.  Without an admin endpoint,
+ * high priority to a router fails with -SHMR_E_NOT_ALLOWED and failed
+ * sends are only counted.
+ *
  * Why a buggy peer cannot take the dataplane down:
  *   - Before each burst the source lane's geometry is compared with the
  *     dataplane's private copy and its head/tail words are checked; before
@@ -54,6 +64,9 @@ enum meta_what {
 	META_REPLY,      /* enqueued to the caller as an error reply */
 	META_DROP,       /* a failed or discarded send: nothing enqueued */
 	META_BAD,        /* a malformed slot: counted, dropped */
+	META_ADMIN,      /* high/max priority to a router: admin endpoint */
+	META_ADMIN_FAILED, /* a send that failed routing: to the admin
+			    * endpoint, marked SHMR_F_ROUTE_FAILED */
 };
 
 enum bad_why { BAD_KIND = 1, BAD_LEN, BAD_PRIO, BAD_FROM, BAD_TO };
@@ -282,6 +295,61 @@ static uint32_t refuse(struct shmr_dp_lcore *lc, struct shmr_msg *m,
 }
 
 /*
+ * The control plane's admin endpoint, when it has one that the table knows
+ * as live and whose inbound lane of this lcore is sound; else NO_TARGET.
+ */
+static uint32_t admin_slot(struct shmr_dp_lcore *lc,
+			   const struct shmr_dp_table *t)
+{
+	/* Acquire: pairs with shmr-control's release store of admin_pid. */
+	uint64_t v = atomic_load_explicit(
+		&((struct shmr_domain_hdr *)lc->env->base)->admin_pid,
+		memory_order_acquire);
+	uint32_t slot = (uint32_t)v, gen = (uint32_t)(v >> 32);
+
+	if (gen == 0 || slot >= t->max_endpoints ||
+	    t->ep[slot].state != SHMR_EP_ACTIVE || t->ep[slot].gen != gen ||
+	    t->ep[slot].router >= 0 || !target_sound(lc, slot))
+		return NO_TARGET;
+	return slot;
+}
+
+/*
+ * A send that failed routing becomes a MessageRouteFailed for the admin
+ * endpoint: the slot stays the sender's (type, key, from, ref, payload),
+ * `to` stays the router it was sent to; flags and status say why, and the
+ * chosen name follows the payload when it fits.  Returns NO_TARGET: the
+ * slot is put by admin_put() once everything before it is enqueued.
+ */
+static uint32_t route_failed(struct shmr_dp_lcore *lc,
+			     const struct shmr_dp_table *t, struct shmr_msg *m,
+			     struct shmr_dp_meta *meta, int32_t err)
+{
+	uint32_t slot = admin_slot(lc, t);
+	size_t room = lc->env->slot_size - SHMR_HDR_SIZE - m->len;
+
+	meta->verdict = SHMR_DP_FAIL;
+	meta->err = err;
+	meta->what = META_DROP;
+	if (slot == NO_TARGET)
+		return NO_TARGET;
+	m->flags = (uint8_t)(m->flags | SHMR_F_ROUTE_FAILED);
+	m->status = err;
+	if (meta->name) {
+		size_t n = strnlen(meta->name, SHMR_NAME_MAX - 1);
+
+		if (n + 1 <= room) {
+			memcpy(m->data + m->len, meta->name, n);
+			m->data[m->len + n] = 0;
+			m->flags = (uint8_t)(m->flags | SHMR_F_ROUTE_NAME);
+		}
+	}
+	meta->what = META_ADMIN_FAILED;
+	meta->target = slot;
+	return NO_TARGET;
+}
+
+/*
  * Decide one slot.  Returns the endpoint slot whose inbound lane it goes
  * to (rewritten in place when needed), or NO_TARGET when it is only
  * counted.  Has no effect outside @p m and @p meta but the quarantine mark
@@ -326,17 +394,29 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		if (m->to.gen != r->pid.gen)
 			return refuse(lc, m, meta, SHMR_DP_FAIL,
 				      -SHMR_E_PROCESS_UNKNOWN);
-		/* Replies never go to a router; high and max priority are
-		 * the admin path, which the control plane will serve. */
-		if (m->kind == SHMR_KIND_REPLY ||
-		    m->priority != SHMR_PRIO_NORMAL)
+		/* Replies never go to a router. */
+		if (m->kind == SHMR_KIND_REPLY)
 			return refuse(lc, m, meta, SHMR_DP_FAIL,
 				      -SHMR_E_NOT_ALLOWED);
+		/* High and max priority are the admin path: the control
+		 * plane serves them, unchanged, from its admin endpoint. */
+		if (m->priority != SHMR_PRIO_NORMAL) {
+			uint32_t a = admin_slot(lc, t);
+
+			if (a == NO_TARGET)
+				return refuse(lc, m, meta, SHMR_DP_FAIL,
+					      -SHMR_E_NOT_ALLOWED);
+			meta->what = META_ADMIN;
+			meta->target = a;
+			return NO_TARGET;
+		}
 		shmr_dp_decide_rcu(t, (unsigned)dst->router, m, &d);
 		meta->nrouters = (uint8_t)d.nrouters;
 		for (uint32_t i = 0; i < d.nrouters; i++)
 			meta->routers[i] = t->routers[d.routers[i]].pid.slot;
 		meta->name = d.name;
+		if (d.verdict == SHMR_DP_FAIL && m->kind == SHMR_KIND_SEND)
+			return route_failed(lc, t, m, meta, d.err);
 		if (d.verdict != SHMR_DP_DELIVER)
 			return refuse(lc, m, meta, (uint8_t)d.verdict, d.err);
 		target = d.slot;
@@ -357,6 +437,9 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 			      "lcore %u: endpoint %u quarantined: inbound "
 			      "lane %u corrupted",
 			      lc->index, target, lc->index);
+		if (meta->nrouters && m->kind == SHMR_KIND_SEND)
+			return route_failed(lc, t, m, meta,
+					    -SHMR_E_PROCESS_UNKNOWN);
 		return refuse(lc, m, meta, SHMR_DP_FAIL,
 			      -SHMR_E_PROCESS_UNKNOWN);
 	}
@@ -386,6 +469,8 @@ static inline void commit(struct shmr_dp_lcore *lc,
 			      lc->index, p->slot, bad_names[meta->why],
 			      m->kind, m->len, m->from.slot, m->from.gen,
 			      m->to.slot, m->to.gen);
+		return;
+	case META_ADMIN: /* counted by admin_put() */
 		return;
 	case META_FORWARD: /* forwarded: counted per run by flush() */
 		for (uint32_t i = 0; i < meta->nrouters; i++)
@@ -423,6 +508,34 @@ static inline void commit(struct shmr_dp_lcore *lc,
 }
 
 /* ---- a burst -------------------------------------------------------- */
+
+/*
+ * Put a slot meant for the admin endpoint into its inbound lane of this
+ * lcore.  Never holds the burst back: when that lane is full the slot is
+ * dropped and counted (admin_dropped), so a slow control plane cannot
+ * stall routing.
+ */
+static void admin_put(struct shmr_dp_lcore *lc, const struct shmr_msg *m,
+		      const struct shmr_dp_meta *meta)
+{
+	const struct shmr_dp_env *env = lc->env;
+
+	if (put_burst(shmr_dp_lane(env, meta->target, lc->index),
+		      (const unsigned char *)m, env->slot_size, 1) == 1) {
+		shmr_dp_count(&lc->stats->admin, 1);
+		shmr_dp_count(&lc->stats->ep_delivered[meta->target], 1);
+		note_bell(lc, meta->target);
+		return;
+	}
+	shmr_dp_count(&lc->stats->admin_dropped, 1);
+	shmr_dp_event(lc, SHMR_DP_EV_FAILED,
+		      "lcore %u: admin endpoint %u full: %s from %u.%u "
+		      "(type %u) dropped",
+		      lc->index, meta->target,
+		      meta->what == META_ADMIN ? "admin message"
+					       : "MessageRouteFailed",
+		      m->from.slot, m->from.gen, m->type);
+}
 
 struct run {
 	unsigned start, len;
@@ -496,6 +609,9 @@ unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
 		if (!flush(lc, p, &run, &handled))
 			goto full;
 		if (target == NO_TARGET) {
+			if (lc->meta[i].what == META_ADMIN ||
+			    lc->meta[i].what == META_ADMIN_FAILED)
+				admin_put(lc, m, &lc->meta[i]);
 			commit(lc, p, m, &lc->meta[i]);
 			handled = i + 1;
 		} else {

@@ -220,6 +220,8 @@ static void sanitize(struct shmr_dp_table *t)
 			r->ntypes = SHMR_MAX_TYPES;
 		if (r->nhash > SHMR_MAX_ROUTES)
 			r->nhash = SHMR_MAX_ROUTES;
+		if (r->ncall_types > SHMR_MAX_TYPES)
+			r->ncall_types = SHMR_MAX_TYPES;
 		terminate_name(r->name, SHMR_NAME_MAX);
 		terminate_name(r->dso, SHMR_DSO_PATH_MAX);
 		terminate_name(r->dso_arg, SHMR_DSO_PATH_MAX);
@@ -227,8 +229,10 @@ static void sanitize(struct shmr_dp_table *t)
 			terminate_name(r->routes[j].name, SHMR_NAME_MAX);
 			terminate_name(r->hash[j], SHMR_NAME_MAX);
 		}
-		for (uint32_t j = 0; j < SHMR_MAX_TYPES; j++)
+		for (uint32_t j = 0; j < SHMR_MAX_TYPES; j++) {
 			terminate_name(r->types[j].target, SHMR_NAME_MAX);
+			terminate_name(r->call_types[j].target, SHMR_NAME_MAX);
+		}
 	}
 }
 
@@ -302,6 +306,41 @@ static struct shmr_dp_target name_target(const struct shmr_dp_table *t,
 	return tgt;
 }
 
+/*
+ * Sort type map @p src (@p n entries) into @p dst by type, each name
+ * resolved now; the first entry for a type wins.  Returns the entries kept.
+ */
+static uint32_t build_type_map(const struct shmr_dp_env *env,
+			       const struct shmr_dp_table *t, unsigned ri,
+			       const struct shmr_spec_type *src, uint32_t n,
+			       struct shmr_dp_type_ent *dst, const char *what)
+{
+	uint32_t kept = 0;
+
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t type = src[j].type, k = kept;
+		int dup = 0;
+
+		for (uint32_t x = 0; x < kept; x++)
+			dup |= dst[x].type == type;
+		if (dup) {
+			shmr_dp_log(env, SHMR_DP_LOG_WARNING,
+				    "router %s: %s type %u mapped twice: "
+				    "the first mapping wins",
+				    t->routers[ri].name, what, type);
+			continue;
+		}
+		while (k > 0 && dst[k - 1].type > type) {
+			dst[k] = dst[k - 1];
+			k--;
+		}
+		dst[k].type = type;
+		dst[k].target = name_target(t, ri, src[j].target);
+		kept++;
+	}
+	return kept;
+}
+
 static void build_router(const struct shmr_dp_env *env,
 			 struct shmr_dp_table *t, unsigned ri)
 {
@@ -326,29 +365,8 @@ static void build_router(const struct shmr_dp_env *env,
 
 	switch (sr->behaviour) {
 	case SHMR_BEH_TYPE:
-		/* Insertion sort by type; the first entry for a type wins. */
-		for (uint32_t j = 0; j < sr->ntypes; j++) {
-			uint32_t type = sr->types[j].type, k = r->ntypes;
-			int dup = 0;
-
-			for (uint32_t x = 0; x < r->ntypes; x++)
-				dup |= r->types[x].type == type;
-			if (dup) {
-				shmr_dp_log(env, SHMR_DP_LOG_WARNING,
-					    "router %s: type %u mapped twice: "
-					    "the first mapping wins",
-					    r->name, type);
-				continue;
-			}
-			while (k > 0 && r->types[k - 1].type > type) {
-				r->types[k] = r->types[k - 1];
-				k--;
-			}
-			r->types[k].type = type;
-			r->types[k].target =
-				name_target(t, ri, sr->types[j].target);
-			r->ntypes++;
-		}
+		r->ntypes = build_type_map(env, t, ri, sr->types, sr->ntypes,
+					   r->types, "send");
 		break;
 	case SHMR_BEH_HASH:
 		r->nhash = sr->nhash;
@@ -370,6 +388,11 @@ static void build_router(const struct shmr_dp_env *env,
 			    r->name, sr->behaviour);
 		break;
 	}
+	/* Calls by type (CQRS); a DSO decides calls itself. */
+	if (sr->behaviour == SHMR_BEH_TYPE || sr->behaviour == SHMR_BEH_HASH)
+		r->ncall_types = build_type_map(env, t, ri, sr->call_types,
+						sr->ncall_types, r->call_types,
+						"call");
 }
 
 /* Only what no legitimate peer ever writes after creation. */

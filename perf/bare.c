@@ -15,6 +15,15 @@
  * back on another; the partner echoes.  Pinger on the client's CPU, ponger
  * on the dataplane's: the two-ring ping-pong of ARCHITECTURE.md.
  *
+ * Three-process round trip: the router call's shape without its code.
+ * Pinger (client's CPU) -> forwarder (dataplane's) -> echoer (the sinks')
+ * -> forwarder -> pinger, four hops over four SPSC rings.  The pinger waits
+ * as shmr_call() does (pause, and sched_yield() every 8th poll), the echoer
+ * as the sink does (perf_backoff()), the forwarder busy-polls both inbound
+ * rings like the dataplane in busy mode.  With two cores the echoer shares
+ * the pinger's core, so each round trip pays the same two context switches
+ * a router call pays; the difference to the call is shmrouter's own cost.
+ *
  * The parent forks, releases all children at once through a pipe (EOF on
  * the "go" pipe) and then blocks in waitpid: it never wakes while they run.
  */
@@ -40,9 +49,11 @@ struct bare_ctl {
 	alignas(64) uint64_t t_start_ns; /* producer, before its first enqueue */
 	alignas(64) uint64_t t_end_ns;   /* consumer, after the last dequeue */
 	uint64_t received, gaps, reorders;
-	alignas(64) uint64_t rtt_ticks_p50, rtt_ticks_p99, rtt_ticks_p999,
-		rtt_ticks_max;
-	unsigned rtt_done;
+	/* One per round-trip run: [RTT_PINGPONG], [RTT_THREE]. */
+	struct {
+		alignas(64) uint64_t p50, p99, p999, max;
+		unsigned done;
+	} rtt[2];
 };
 _Static_assert(sizeof(struct bare_ctl) <= CTL_BYTES, "ctl page");
 
@@ -58,9 +69,29 @@ struct bare {
 	int memfd;
 	size_t size, ring_bytes;
 	int go[2], ready[2];
+	unsigned rtt_run; /* RTT_*: where the pinger leaves its figures */
 };
 
-enum { RING_P2F, RING_F2C, RING_PING, RING_PONG, RING_COUNT };
+enum { RTT_PINGPONG, RTT_THREE };
+
+/*
+ * Throughput: P2F, F2C.  Two-process round trip: PING, PONG.  Three-process
+ * round trip: P2F, F2C (emptied by the throughput run), then back on C2F,
+ * F2P: the client's, the worker's and the dataplane's lanes of a call.
+ */
+enum {
+	RING_P2F,
+	RING_F2C,
+	RING_PING,
+	RING_PONG,
+	RING_C2F,
+	RING_F2P,
+	RING_COUNT
+};
+
+/* bare_elem.from of an echo: the pinger must only ever see these. */
+#define FROM_PINGER 1u
+#define FROM_ECHOER 3u
 
 struct bare_map {
 	void *base;
@@ -236,6 +267,22 @@ static void consumer(struct bare *b, struct bare_map *m)
 #define PING_WARMUP 1000u
 #define PING_STOP UINT64_MAX
 
+/* Sort the pinger's o->rtt samples and leave the percentiles for the
+ * parent (as TSC ticks: the parent converts). */
+static void pinger_report(struct bare *b, struct bare_map *m,
+			  uint64_t *ticks)
+{
+	unsigned n = b->o->rtt;
+	struct perf_result r;
+
+	perf_latency_summary(ticks, n, &r);
+	m->ctl->rtt[b->rtt_run].p50 = ticks[n / 2];
+	m->ctl->rtt[b->rtt_run].p99 = ticks[(uint64_t)n * 99 / 100];
+	m->ctl->rtt[b->rtt_run].p999 = ticks[(uint64_t)n * 999 / 1000];
+	m->ctl->rtt[b->rtt_run].max = ticks[n ? n - 1 : 0];
+	m->ctl->rtt[b->rtt_run].done = n;
+}
+
 static void pinger(struct bare *b, struct bare_map *m)
 {
 	const struct perf_opts *o = b->o;
@@ -244,7 +291,6 @@ static void pinger(struct bare *b, struct bare_map *m)
 	unsigned total = PING_WARMUP + o->rtt;
 	uint64_t *ticks = calloc(o->rtt ? o->rtt : 1, sizeof(*ticks));
 	struct perf_stall st = { 0 };
-	struct perf_result r;
 
 	if (!tx || !rx || !ticks)
 		child_fail("pinger", "out of memory");
@@ -272,12 +318,7 @@ static void pinger(struct bare *b, struct bare_map *m)
 	((struct bare_elem *)tx)->seq = PING_STOP;
 	while (rte_ring_enqueue_elem(out, tx, o->slot) != 0)
 		rte_pause();
-	perf_latency_summary(ticks, o->rtt, &r);
-	m->ctl->rtt_ticks_p50 = ticks[o->rtt / 2];
-	m->ctl->rtt_ticks_p99 = ticks[(uint64_t)o->rtt * 99 / 100];
-	m->ctl->rtt_ticks_p999 = ticks[(uint64_t)o->rtt * 999 / 1000];
-	m->ctl->rtt_ticks_max = ticks[o->rtt ? o->rtt - 1 : 0];
-	m->ctl->rtt_done = o->rtt;
+	pinger_report(b, m, ticks);
 	_exit(PERF_EXIT_OK);
 }
 
@@ -303,6 +344,166 @@ static void ponger(struct bare *b, struct bare_map *m)
 			break;
 		while (rte_ring_enqueue_elem(out, buf, o->slot) != 0)
 			rte_pause();
+	}
+	_exit(PERF_EXIT_OK);
+}
+
+/*
+ * The three-process round trip's client: send one slot, wait for its echo
+ * the way shmr_call()'s wait_input() does, check it is the echo of this
+ * very slot.  One slot in flight, so a lost echo stalls (and fails after
+ * PERF_STALL_NS) and a duplicated or reordered one carries the wrong seq.
+ */
+static void pinger3(struct bare *b, struct bare_map *m)
+{
+	const struct perf_opts *o = b->o;
+	struct rte_ring *out = m->ring[RING_P2F], *in = m->ring[RING_F2P];
+	unsigned char *tx = calloc(1, o->slot), *rx = calloc(1, o->slot);
+	unsigned total = PING_WARMUP + o->rtt;
+	uint64_t *ticks = calloc(o->rtt ? o->rtt : 1, sizeof(*ticks));
+	struct bare_elem *e = (struct bare_elem *)tx;
+	const struct bare_elem *echo = (const struct bare_elem *)rx;
+	struct perf_stall st = { 0 };
+
+	if (!tx || !rx || !ticks)
+		child_fail("pinger", "out of memory");
+	perf_tsc_per_us(); /* calibrate before the clock starts */
+	child_sync(b);
+	e->from = FROM_PINGER;
+	for (unsigned i = 0; i < total; i++) {
+		uint64_t t0 = rte_rdtsc(), t1;
+
+		e->seq = i;
+		e->type = 1;
+		/* Never full: one slot in flight on a lane of >= 64. */
+		if (rte_ring_enqueue_elem(out, tx, o->slot) != 0)
+			child_fail("pinger", "lane full with one in flight");
+		for (unsigned w = 0; rte_ring_dequeue_elem(in, rx, o->slot) != 0;
+		     w++) {
+			if (perf_stalled(&st))
+				child_fail("pinger", "no echo (lost)");
+			/* libshmr's wait_input(): the echoer may need this
+			 * core to answer. */
+			if ((w & 7) == 7)
+				sched_yield();
+			else
+				rte_pause();
+		}
+		t1 = rte_rdtsc();
+		perf_progress(&st);
+		if (echo->seq != i || echo->from != FROM_ECHOER) {
+			fprintf(stderr, "shmr-perf bare: pinger: sent %u, got "
+					"seq %llu from %u\n",
+				i, (unsigned long long)echo->seq, echo->from);
+			child_fail("pinger", "echo lost, duplicated or "
+					     "reordered");
+		}
+		if (i >= PING_WARMUP)
+			ticks[i - PING_WARMUP] = t1 - t0;
+	}
+	e->seq = PING_STOP;
+	if (rte_ring_enqueue_elem(out, tx, o->slot) != 0)
+		child_fail("pinger", "lane full at stop");
+	pinger_report(b, m, ticks);
+	_exit(PERF_EXIT_OK);
+}
+
+/* Move up to a burst from @p in to @p out; returns the count moved. */
+static unsigned relay(struct rte_ring *in, struct rte_ring *out,
+		      unsigned char *buf, const struct perf_opts *o,
+		      struct perf_stall *st, int *stop)
+{
+	unsigned n = rte_ring_dequeue_burst_elem(in, buf, o->slot, o->burst,
+						 NULL);
+	unsigned done = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (((const struct bare_elem *)(buf + (size_t)i * o->slot))
+			    ->seq == PING_STOP)
+			*stop = 1;
+	while (done < n) {
+		done += rte_ring_enqueue_burst_elem(
+			out, buf + (size_t)done * o->slot, o->slot, n - done,
+			NULL);
+		if (done < n) {
+			if (perf_stalled(st))
+				child_fail("forwarder", "lane stayed full");
+			rte_pause();
+		}
+	}
+	return n;
+}
+
+/* The dataplane's part in busy mode: poll both inbound lanes, forward,
+ * never yield.  Stops after passing the pinger's stop on to the echoer. */
+static void forwarder3(struct bare *b, struct bare_map *m)
+{
+	const struct perf_opts *o = b->o;
+	unsigned char *buf = calloc(o->burst, o->slot);
+	struct perf_stall st = { 0 };
+	int stop = 0;
+
+	if (!buf)
+		child_fail("forwarder", "out of memory");
+	child_sync(b);
+	while (!stop) {
+		unsigned n = relay(m->ring[RING_P2F], m->ring[RING_F2C], buf, o,
+				   &st, &stop);
+
+		n += relay(m->ring[RING_C2F], m->ring[RING_F2P], buf, o, &st,
+			   &stop);
+		if (n) {
+			perf_progress(&st);
+			continue;
+		}
+		if (perf_stalled(&st))
+			child_fail("forwarder", "pinger stopped");
+		rte_pause();
+	}
+	_exit(PERF_EXIT_OK);
+}
+
+/* The worker's part: wait like shmr-perf-sink, check each ping is the next
+ * one, mark it as an echo and send it back. */
+static void echoer3(struct bare *b, struct bare_map *m)
+{
+	const struct perf_opts *o = b->o;
+	struct rte_ring *in = m->ring[RING_F2C], *out = m->ring[RING_C2F];
+	unsigned char *buf = calloc(1, o->slot);
+	struct bare_elem *e = (struct bare_elem *)buf;
+	struct perf_stall st = { 0 };
+	unsigned idle = 0;
+	uint64_t expect = 0;
+
+	if (!buf)
+		child_fail("echoer", "out of memory");
+	child_sync(b);
+	for (;;) {
+		if (rte_ring_dequeue_elem(in, buf, o->slot) != 0) {
+			if (perf_stalled(&st))
+				child_fail("echoer", "pinger stopped");
+			perf_backoff(&idle, PERF_SPIN_SHARED);
+			continue;
+		}
+		idle = 0;
+		perf_progress(&st);
+		if (e->seq == PING_STOP)
+			break;
+		if (e->seq != expect++ || e->from != FROM_PINGER)
+			child_fail("echoer", "ping lost or reordered");
+		e->from = FROM_ECHOER;
+#ifdef PERF_FAULT_ECHO
+		/* Test builds only (perf/meson.build): break one echo, so
+		 * the run must fail: 1 loses it, 2 sends it twice. */
+		if (e->seq == PING_WARMUP + 10) {
+			if (PERF_FAULT_ECHO == 1)
+				continue;
+			if (rte_ring_enqueue_elem(out, buf, o->slot) != 0)
+				child_fail("echoer", "lane full");
+		}
+#endif
+		if (rte_ring_enqueue_elem(out, buf, o->slot) != 0)
+			child_fail("echoer", "lane full with one in flight");
 	}
 	_exit(PERF_EXIT_OK);
 }
@@ -358,19 +559,37 @@ static int run_children(struct bare *b,
 			kill(pids[i], SIGKILL);
 	close(b->go[1]);
 	close(b->ready[0]);
-	for (int i = 0; i < started; i++) {
-		int status;
+	/* Reap in the order they end; the first failure stops the others,
+	 * which would otherwise wait PERF_STALL_NS for it. */
+	for (int left = started; left > 0;) {
+		int status, i;
+		pid_t p = waitpid(-1, &status, 0);
 
-		while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR)
+		if (p < 0) {
+			if (errno == EINTR)
+				continue;
+			break; /* ECHILD: nothing of ours left */
+		}
+		for (i = 0; i < started && pids[i] != p; i++)
 			;
-		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (i == started)
+			continue;
+		pids[i] = 0;
+		left--;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			continue;
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL ||
+		    !failed)
 			fprintf(stderr, "shmr-perf bare: %s failed (%s %d)\n",
 				names[i],
 				WIFEXITED(status) ? "exit" : "signal",
 				WIFEXITED(status) ? WEXITSTATUS(status)
 						  : WTERMSIG(status));
-			failed = 1;
-		}
+		if (!failed)
+			for (int j = 0; j < started; j++)
+				if (pids[j] > 0)
+					kill(pids[j], SIGKILL);
+		failed = 1;
 	}
 	return failed ? -1 : 0;
 }
@@ -437,13 +656,35 @@ int perf_bare_run(const struct perf_opts *o, struct perf_result *r)
 		const char *const names[] = { "ponger", "pinger" };
 		double per_us = perf_tsc_per_us();
 
+		b.rtt_run = RTT_PINGPONG;
 		if (run_children(&b, roles, cpus, names, 2) < 0)
 			goto unmap;
-		r->rtt = m.ctl->rtt_done;
-		r->p50_us = (double)m.ctl->rtt_ticks_p50 / per_us;
-		r->p99_us = (double)m.ctl->rtt_ticks_p99 / per_us;
-		r->p999_us = (double)m.ctl->rtt_ticks_p999 / per_us;
-		r->max_us = (double)m.ctl->rtt_ticks_max / per_us;
+		r->rtt = m.ctl->rtt[RTT_PINGPONG].done;
+		r->p50_us = (double)m.ctl->rtt[RTT_PINGPONG].p50 / per_us;
+		r->p99_us = (double)m.ctl->rtt[RTT_PINGPONG].p99 / per_us;
+		r->p999_us = (double)m.ctl->rtt[RTT_PINGPONG].p999 / per_us;
+		r->max_us = (double)m.ctl->rtt[RTT_PINGPONG].max / per_us;
+	}
+	if (o->rtt) {
+		/* Started in the router's order: the hub, the worker, then
+		 * the client (shmr-control starts the dataplane first). */
+		void (*const roles[])(struct bare *, struct bare_map *) = {
+			forwarder3, echoer3, pinger3
+		};
+		const int cpus[] = { o->cpu_hub, o->cpu_sink, o->cpu_client };
+		const char *const names[] = { "3-proc forwarder",
+					      "3-proc echoer",
+					      "3-proc pinger" };
+		double per_us = perf_tsc_per_us();
+
+		b.rtt_run = RTT_THREE;
+		if (run_children(&b, roles, cpus, names, 3) < 0)
+			goto unmap;
+		r->rtt3 = m.ctl->rtt[RTT_THREE].done;
+		r->rtt3_p50_us = (double)m.ctl->rtt[RTT_THREE].p50 / per_us;
+		r->rtt3_p99_us = (double)m.ctl->rtt[RTT_THREE].p99 / per_us;
+		r->rtt3_p999_us = (double)m.ctl->rtt[RTT_THREE].p999 / per_us;
+		r->rtt3_max_us = (double)m.ctl->rtt[RTT_THREE].max / per_us;
 	}
 	rc = 0;
 unmap:

@@ -31,6 +31,7 @@ struct perf_opts {
 	int cpu_sink;         /* consumer / sink workers */
 	unsigned routes;      /* sink routes behind the router */
 	int poll_busy;        /* router: poll_mode busy (else adaptive) */
+	unsigned polls;       /* router, compare: PERF_POLL_* bits to run */
 	int by_type;          /* router: behaviour "type" (else "hash") */
 	unsigned lcores;      /* router: routing lcores */
 	unsigned reps;        /* compare: repetitions of each */
@@ -38,6 +39,10 @@ struct perf_opts {
 	int wait_idle;        /* compare: wait for a quiet machine each run */
 	int verbose;
 };
+
+/* --poll: which of the domain's poll modes the router runs use. */
+#define PERF_POLL_BUSY 1u
+#define PERF_POLL_ADAPTIVE 2u
 
 /* What one run measured. */
 struct perf_result {
@@ -48,6 +53,9 @@ struct perf_result {
 	double mps;        /* messages per second */
 	double p50_us, p99_us, p999_us, max_us; /* round trip */
 	unsigned rtt;      /* round trips measured */
+	/* bare only: the three-process round trip (the call's shape). */
+	double rtt3_p50_us, rtt3_p99_us, rtt3_p999_us, rtt3_max_us;
+	unsigned rtt3;
 };
 
 /* ---- timing ---------------------------------------------------------- */
@@ -117,7 +125,9 @@ static inline void perf_backoff(unsigned *idle, unsigned spin)
  * for this long gives up (a lost message must not hang the benchmark).
  * The clock is read once per 65536 empty polls, never on the work path.
  */
+#ifndef PERF_STALL_NS /* -D for the fault-injection tests */
 #define PERF_STALL_NS (10ull * 1000 * 1000 * 1000)
+#endif
 
 struct perf_stall {
 	uint64_t polls;
@@ -149,8 +159,10 @@ static inline int perf_stalled(struct perf_stall *s)
 
 /**
  * The bare baseline: producer -> forwarder -> consumer over two SPSC
- * rte_rings in a memfd, then a ping-pong over two more.  Forks its
- * processes and blocks in waitpid while they run.
+ * rte_rings in a memfd, then a ping-pong over two more, then a round trip
+ * pinger -> forwarder -> echoer -> forwarder -> pinger (the router call's
+ * three processes, pinning and waits).  Forks its processes and blocks in
+ * waitpid while they run.
  * Returns 0, or -1 when a child failed (message printed).
  */
 int perf_bare_run(const struct perf_opts *o, struct perf_result *r);

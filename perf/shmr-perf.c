@@ -3,8 +3,10 @@
  *
  *   shmr-perf [compare] [flags]   bare and router runs interleaved, medians,
  *                                 ratios against the issue's bars
- *   shmr-perf bare [flags]        two-hop SPSC chain + two-ring ping-pong
- *   shmr-perf router [flags]      the same through shmr-control/-dataplane
+ *   shmr-perf bare [flags]        two-hop SPSC chain, two-ring ping-pong,
+ *                                 three-process round trip
+ *   shmr-perf router [flags]      the same through shmr-control/-dataplane,
+ *                                 in busy and/or adaptive poll mode
  *   shmr-perf load --domain D ... paced load into a running appliance
  *
  * Every run checks what it measured: the consumer (bare) or the sinks
@@ -23,13 +25,16 @@
 #define BAR_THROUGHPUT 0.5 /* router >= 0.5 x bare */
 #define BAR_LATENCY 3.0    /* router call p50 <= 3 x bare ping-pong p50 */
 
+static const unsigned poll_bit[2] = { PERF_POLL_BUSY, PERF_POLL_ADAPTIVE };
+static const char *const poll_name[2] = { "busy", "adaptive" };
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: shmr-perf [compare|bare|router] [--slot BYTES] "
 		"[--burst N] [--count N] [--cpus A,B[,C]]\n"
 		"                 [--rtt N] [--lane N] [--routes N] "
-		"[--poll busy|adaptive] [--behaviour hash|type]\n"
+		"[--poll busy|adaptive|both] [--behaviour hash|type]\n"
 		"                 [--lcores N] [--reps N] [--wait-idle] "
 		"[--keep] [-v]\n"
 		"       shmr-perf load [--domain D] [--run-dir DIR] "
@@ -109,6 +114,7 @@ static int parse_opts(int argc, char **argv, int first, struct perf_opts *o)
 		.slot = 64, .burst = 32, .count = 10000000, .rtt = 100000,
 		.lane = 1024, .cpu_client = 0, .cpu_hub = 1, .cpu_sink = 0,
 		.routes = 1, .poll_busy = 1, .by_type = 0, .lcores = 1,
+		.polls = PERF_POLL_BUSY | PERF_POLL_ADAPTIVE,
 		.reps = 3,
 	};
 	for (int i = first; i < argc; i++) {
@@ -136,9 +142,14 @@ static int parse_opts(int argc, char **argv, int first, struct perf_opts *o)
 		else if (strcmp(a, "--cpus") == 0)
 			bad = !v || parse_cpus(v, o) < 0;
 		else if (strcmp(a, "--poll") == 0) {
-			bad = !v || (strcmp(v, "busy") && strcmp(v, "adaptive"));
+			bad = !v || (strcmp(v, "busy") && strcmp(v, "adaptive") &&
+				     strcmp(v, "both"));
 			if (!bad)
-				o->poll_busy = strcmp(v, "busy") == 0;
+				o->polls = strcmp(v, "busy") == 0 ? PERF_POLL_BUSY
+					   : strcmp(v, "adaptive") == 0
+						   ? PERF_POLL_ADAPTIVE
+						   : PERF_POLL_BUSY |
+							     PERF_POLL_ADAPTIVE;
 		} else if (strcmp(a, "--behaviour") == 0 ||
 			   strcmp(a, "--behavior") == 0) {
 			bad = !v || (strcmp(v, "hash") && strcmp(v, "type"));
@@ -201,14 +212,17 @@ static void print_setup(const char *mode, const struct perf_opts *o)
 		printf("; router: %u %s route%s, %s poll, %u lcore%s",
 		       o->routes, o->by_type ? "type" : "hash",
 		       o->routes == 1 ? "" : "s",
-		       o->poll_busy ? "busy" : "adaptive", o->lcores,
+		       o->polls == PERF_POLL_BUSY     ? "busy"
+		       : o->polls == PERF_POLL_ADAPTIVE ? "adaptive"
+							: "busy and adaptive",
+		       o->lcores,
 		       o->lcores == 1 ? "" : "s");
 	printf("\n");
 }
 
 static void print_result(const char *what, const struct perf_result *r)
 {
-	printf("%-6s %8.2f M msg/s  (%llu msgs, lost %llu, gaps %llu, "
+	printf("%-15s %8.2f M msg/s  (%llu msgs, lost %llu, gaps %llu, "
 	       "reordered %llu)",
 	       what, r->mps / 1e6, (unsigned long long)r->sent,
 	       (unsigned long long)(r->sent - r->received),
@@ -218,6 +232,12 @@ static void print_result(const char *what, const struct perf_result *r)
 		       "max %.1f us (%u)",
 		       r->p50_us, r->p99_us, r->p999_us, r->max_us, r->rtt);
 	printf("\n");
+	if (r->rtt3)
+		printf("%-15s pinger -> forwarder -> echoer -> forwarder -> "
+		       "pinger: round trip p50 %.2f us, p99 %.2f us, "
+		       "p99.9 %.2f us, max %.1f us (%u, every echo checked)\n",
+		       "bare 3-proc rtt", r->rtt3_p50_us, r->rtt3_p99_us,
+		       r->rtt3_p999_us, r->rtt3_max_us, r->rtt3);
 	fflush(stdout);
 }
 
@@ -240,80 +260,168 @@ static double median(const double *v, unsigned n)
 static int run_one(const char *mode, const struct perf_opts *o)
 {
 	struct perf_result r;
-	int rc;
+	int rc, ret = PERF_EXIT_OK;
 
-	print_setup(mode, o);
-	rc = strcmp(mode, "bare") == 0 ? perf_bare_run(o, &r)
-				       : perf_router_run(o, &r);
-	if (rc == -PERF_EXIT_SKIP)
-		return PERF_EXIT_SKIP;
-	if (rc < 0)
-		return PERF_EXIT_FAIL;
-	print_result(mode, &r);
-	return result_ok(mode, &r) ? PERF_EXIT_OK : PERF_EXIT_FAIL;
+	if (strcmp(mode, "bare") == 0) {
+		print_setup(mode, o);
+		if (perf_bare_run(o, &r) < 0)
+			return PERF_EXIT_FAIL;
+		print_result(mode, &r);
+		return result_ok(mode, &r) ? PERF_EXIT_OK : PERF_EXIT_FAIL;
+	}
+	for (unsigned m = 0; m < 2; m++) {
+		struct perf_opts one = *o;
+		char what[32];
+
+		if (!(o->polls & poll_bit[m]))
+			continue;
+		one.polls = poll_bit[m];
+		one.poll_busy = poll_bit[m] == PERF_POLL_BUSY;
+		snprintf(what, sizeof(what), "router %s", poll_name[m]);
+		print_setup(mode, &one);
+		rc = perf_router_run(&one, &r);
+		if (rc == -PERF_EXIT_SKIP)
+			return PERF_EXIT_SKIP;
+		if (rc < 0)
+			return PERF_EXIT_FAIL;
+		print_result(what, &r);
+		if (!result_ok(what, &r))
+			ret = PERF_EXIT_FAIL;
+	}
+	return ret;
 }
 
+/* One row of compare's table; a negative figure prints as "-". */
+static void row(const char *rep, const char *run, double mps, double p50,
+		double p99, const char *note)
+{
+	char m[16] = "-", a[16] = "-", b[16] = "-";
+
+	if (mps >= 0)
+		snprintf(m, sizeof(m), "%.2f", mps / 1e6);
+	if (p50 >= 0)
+		snprintf(a, sizeof(a), "%.2f", p50);
+	if (p99 >= 0)
+		snprintf(b, sizeof(b), "%.2f", p99);
+	printf("%-4s %-16s %8s %11s %11s  %s\n", rep, run, m, a, b, note);
+	fflush(stdout);
+}
+
+static void wait_quiet(const struct perf_opts *o)
+{
+	if (o->wait_idle && perf_wait_idle(120) < 0)
+		printf("note: the machine did not go idle\n");
+}
+
+/*
+ * Interleaved repetitions of: bare (throughput, two-process ping-pong,
+ * three-process round trip), then the router in each asked-for poll mode.
+ * Medians, then the issue's two bars per mode, and the call against the
+ * three-process baseline as the explanation of the latency bar.
+ */
 static int compare(const struct perf_opts *o)
 {
-	double bm[101], rm[101], bp50[101], bp99[101], rp50[101], rp99[101];
-	struct perf_result b, r;
-	double bare_mps, router_mps, tput, lat;
-	int failed = 0;
+	double bm[101], bp50[101], bp99[101], tp50[101], tp99[101];
+	double rm[2][101], rp50[2][101], rp99[2][101];
+	double bare_mps;
+	int failed = 0, rtt = o->rtt != 0;
 
 	print_setup("compare", o);
-	printf("%-4s %12s %12s %22s %22s\n", "rep", "bare M/s", "router M/s",
-	       "bare ping p50/p99 us", "router call p50/p99 us");
+	printf("%-4s %-16s %8s %11s %11s  %s\n", "rep", "run", "M msg/s",
+	       "rtt p50 us", "rtt p99 us", "round trip");
 	for (unsigned i = 0; i < o->reps; i++) {
-		int rc;
+		struct perf_result b, r;
+		char rep[8];
 
-		if (o->wait_idle && perf_wait_idle(120) < 0)
-			printf("note: the machine did not go idle\n");
+		snprintf(rep, sizeof(rep), "%u", i + 1);
+		wait_quiet(o);
 		if (perf_bare_run(o, &b) < 0)
 			return PERF_EXIT_FAIL;
 		if (!result_ok("bare", &b))
 			failed = 1;
-		if (o->wait_idle && perf_wait_idle(120) < 0)
-			printf("note: the machine did not go idle\n");
-		rc = perf_router_run(o, &r);
-		if (rc == -PERF_EXIT_SKIP) {
-			printf("%-4u %12.2f %12s %10.2f / %-9.2f %22s\n",
-			       i + 1, b.mps / 1e6, "pending", b.p50_us,
-			       b.p99_us, "pending");
-			printf("router: the appliance is not built (see above); "
-			       "router figures pending\n");
-			return PERF_EXIT_FAIL;
-		}
-		if (rc < 0)
-			return PERF_EXIT_FAIL;
-		if (!result_ok("router", &r))
-			failed = 1;
 		bm[i] = b.mps;
-		rm[i] = r.mps;
 		bp50[i] = b.p50_us;
 		bp99[i] = b.p99_us;
-		rp50[i] = r.p50_us;
-		rp99[i] = r.p99_us;
-		printf("%-4u %12.2f %12.2f %10.2f / %-9.2f %10.2f / %-9.2f\n",
-		       i + 1, bm[i] / 1e6, rm[i] / 1e6, bp50[i], bp99[i],
-		       rp50[i], rp99[i]);
-		fflush(stdout);
-	}
-	bare_mps = median(bm, o->reps);
-	router_mps = median(rm, o->reps);
-	tput = bare_mps > 0 ? router_mps / bare_mps : 0;
-	printf("%-4s %12.2f %12.2f %10.2f / %-9.2f %10.2f / %-9.2f\n",
-	       "med", bare_mps / 1e6, router_mps / 1e6, median(bp50, o->reps),
-	       median(bp99, o->reps), median(rp50, o->reps),
-	       median(rp99, o->reps));
-	printf("throughput: router / bare = %.2f  (bar >= %.1f): %s\n", tput,
-	       BAR_THROUGHPUT, tput >= BAR_THROUGHPUT ? "PASS" : "BELOW");
-	if (o->rtt) {
-		double bp = median(bp50, o->reps), rp = median(rp50, o->reps);
+		tp50[i] = b.rtt3_p50_us;
+		tp99[i] = b.rtt3_p99_us;
+		row(rep, "bare", bm[i], rtt ? bp50[i] : -1, rtt ? bp99[i] : -1,
+		    "2-proc ping-pong (cpu A <-> cpu B)");
+		if (rtt)
+			row(rep, "bare 3-proc rtt", -1, tp50[i], tp99[i],
+			    "pinger -> fwd -> echoer -> fwd -> pinger");
+		for (unsigned m = 0; m < 2; m++) {
+			struct perf_opts one = *o;
+			char run[32];
+			int rc;
 
-		lat = bp > 0 ? rp / bp : 0;
-		printf("latency: router call p50 / bare ping-pong p50 = %.2f  "
-		       "(bar <= %.1f): %s\n",
-		       lat, BAR_LATENCY, lat <= BAR_LATENCY ? "PASS" : "BELOW");
+			if (!(o->polls & poll_bit[m]))
+				continue;
+			one.polls = poll_bit[m];
+			one.poll_busy = poll_bit[m] == PERF_POLL_BUSY;
+			snprintf(run, sizeof(run), "router %s", poll_name[m]);
+			wait_quiet(o);
+			rc = perf_router_run(&one, &r);
+			if (rc == -PERF_EXIT_SKIP) {
+				row(rep, run, -1, -1, -1, "pending");
+				printf("router: the appliance is not built (see "
+				       "above); router figures pending\n");
+				return PERF_EXIT_FAIL;
+			}
+			if (rc < 0)
+				return PERF_EXIT_FAIL;
+			if (!result_ok(run, &r))
+				failed = 1;
+			rm[m][i] = r.mps;
+			rp50[m][i] = r.p50_us;
+			rp99[m][i] = r.p99_us;
+			row(rep, run, rm[m][i], rtt ? rp50[m][i] : -1,
+			    rtt ? rp99[m][i] : -1,
+			    "call: client -> dp -> worker -> dp -> client");
+		}
+	}
+
+	bare_mps = median(bm, o->reps);
+	row("med", "bare", bare_mps, rtt ? median(bp50, o->reps) : -1,
+	    rtt ? median(bp99, o->reps) : -1, "2-proc ping-pong");
+	if (rtt)
+		row("med", "bare 3-proc rtt", -1, median(tp50, o->reps),
+		    median(tp99, o->reps), "the call's shape, no shmrouter");
+	for (unsigned m = 0; m < 2; m++) {
+		char run[32];
+
+		if (!(o->polls & poll_bit[m]))
+			continue;
+		snprintf(run, sizeof(run), "router %s", poll_name[m]);
+		row("med", run, median(rm[m], o->reps),
+		    rtt ? median(rp50[m], o->reps) : -1,
+		    rtt ? median(rp99[m], o->reps) : -1, "call");
+	}
+	for (unsigned m = 0; m < 2; m++) {
+		double router_mps, tput;
+
+		if (!(o->polls & poll_bit[m]))
+			continue;
+		router_mps = median(rm[m], o->reps);
+		tput = bare_mps > 0 ? router_mps / bare_mps : 0;
+		printf("throughput (%s): router / bare = %.2f  (bar >= %.1f): "
+		       "%s\n",
+		       poll_name[m], tput, BAR_THROUGHPUT,
+		       tput >= BAR_THROUGHPUT ? "PASS" : "BELOW");
+		if (rtt) {
+			double bp = median(bp50, o->reps);
+			double tp = median(tp50, o->reps);
+			double rp = median(rp50[m], o->reps);
+			double lat = bp > 0 ? rp / bp : 0;
+
+			printf("latency (%s): router call p50 / bare ping-pong "
+			       "p50 = %.2f  (bar <= %.1f): %s\n",
+			       poll_name[m], lat, BAR_LATENCY,
+			       lat <= BAR_LATENCY ? "PASS" : "BELOW");
+			printf("  explanation (%s): router call p50 / bare "
+			       "3-proc rtt p50 = %.2f  (same 3 processes, "
+			       "pinning and waits, no shmrouter code)\n",
+			       poll_name[m], tp > 0 ? rp / tp : 0);
+		}
 	}
 	{
 		double lo = bm[0], hi = bm[0];

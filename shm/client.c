@@ -710,6 +710,15 @@ int shmr_call(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 	      uint64_t key, const void *req, size_t len, void *reply,
 	      size_t cap, int timeout_ms)
 {
+	return shmr_call_prio(ep, to, SHMR_PRIO_NORMAL, type, key, req, len,
+			      reply, cap, timeout_ms);
+}
+
+int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
+		   enum shmr_priority prio, uint32_t type, uint64_t key,
+		   const void *req, size_t len, void *reply, size_t cap,
+		   int timeout_ms)
+{
 	size_t ss = ep->d->slot_size;
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	uint64_t ref = ++ep->next_ref;
@@ -718,8 +727,8 @@ int shmr_call(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 	/* Nothing undelivered: the last burst was handled, release it. */
 	if (ep->backlog_len == 0 || ep->backlog_given)
 		release_all(ep);
-	rc = send_one(ep, SHMR_KIND_CALL, SHMR_PRIO_NORMAL, to, type, key, ref,
-		      0, req, len);
+	rc = send_one(ep, SHMR_KIND_CALL, prio, to, type, key, ref, 0, req,
+		      len);
 	if (rc < 0)
 		return rc;
 	for (;;) {

@@ -54,6 +54,14 @@ enum shmr_priority {
 
 /** Flags (struct shmr_msg.flags). */
 #define SHMR_F_REDELIVERED 0x01u /**< may have been received before a crash */
+/** Set by the dataplane on a send it could not route, handed to the
+ *  control plane's admin endpoint (MessageRouteFailed): type, key, from,
+ *  ref and payload are the original's, to is the router it was sent to and
+ *  status the reason (-SHMR_E_*).  Never seen by workers. */
+#define SHMR_F_ROUTE_FAILED 0x02u
+/** With SHMR_F_ROUTE_FAILED: the name the router chose follows the
+ *  payload (data[len], NUL-terminated) because there was room for it. */
+#define SHMR_F_ROUTE_NAME 0x04u
 
 /**
  * A received message, exactly as it sits in its ring slot: a 48-byte header
@@ -211,6 +219,16 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 int shmr_call(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 	      uint64_t key, const void *req, size_t len, void *reply,
 	      size_t cap, int timeout_ms);
+
+/**
+ * As shmr_call() with a priority: a high or max priority call to a router
+ * is answered by the router's admin handler in the control plane (the
+ * built-in one answers "stats"; see shmr-control), never by a worker.
+ */
+int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
+		   enum shmr_priority prio, uint32_t type, uint64_t key,
+		   const void *req, size_t len, void *reply, size_t cap,
+		   int timeout_ms);
 
 /**
  * Receive up to @p n messages, waiting up to @p timeout_ms (0: do not wait,

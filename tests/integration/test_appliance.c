@@ -208,11 +208,15 @@ static void test_registry_fallback(void **state)
 		send_all(c, 5, 77);
 		n = shmr_recv_burst(ext, m, 8, 100);
 	}
-	assert_int_equal(n, 1);
-	assert_int_equal(m[0]->type, 5);
-	assert_int_equal(m[0]->key, 77);
-	assert_int_equal(m[0]->from.slot, me.slot);
-	assert_int_equal(m[0]->from.gen, me.gen);
+	/* A slow machine may deliver an earlier try late, with a later one:
+	 * every one that arrives is ours, unchanged. */
+	assert_true(n >= 1);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(m[i]->type, 5);
+		assert_int_equal(m[i]->key, 77);
+		assert_int_equal(m[i]->from.slot, me.slot);
+		assert_int_equal(m[i]->from.gen, me.gen);
+	}
 	struct shmr_pid looked;
 	assert_int_equal(shmr_lookup(c->d, "ext", &looked), 0);
 	assert_int_equal(looked.slot, shmr_endpoint_pid(ext).slot);
@@ -256,7 +260,7 @@ static void test_bad_slots_dropped(void **state)
 	/* Map the domain ourselves, as a buggy peer with its own view. */
 	sock = shmr_proto_connect(c->app.sock);
 	assert_true(sock >= 0);
-	assert_int_equal(shmr_proto_request(sock, "ATTACH 1", ans, sizeof(ans),
+	assert_int_equal(shmr_proto_request(sock, "ATTACH 2", ans, sizeof(ans),
 					    &fd),
 			 0);
 	assert_true(fd >= 0 && fstat(fd, &sb) == 0);

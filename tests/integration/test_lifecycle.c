@@ -310,6 +310,9 @@ static void test_shmrctl_lifecycle_commands(void **state)
 		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
 	}
 	wait_call(c, -SHMR_E_DISABLED);
+	/* Calls fail from the moment the disable is pending; enable is
+	 * accepted once the worker's exit completed it. */
+	wait_state(c, "disabled", -2);
 	{
 		char *argv[] = { ctl, "-s", c->app.sock, "enable", "events",
 				 "w", NULL };

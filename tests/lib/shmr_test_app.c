@@ -117,6 +117,61 @@ int shmr_test_app_start(struct shmr_test_app *app, const char *tag,
 	return 0;
 }
 
+/* "  domain = ..." or "run_dir = ...": a line the test replaces. */
+static int placement_line(const char *line)
+{
+	static const char *const keys[] = { "domain", "run_dir" };
+
+	while (*line == ' ' || *line == '\t')
+		line++;
+	for (unsigned i = 0; i < 2; i++) {
+		size_t n = strlen(keys[i]);
+		const char *p = line + n;
+
+		if (strncmp(line, keys[i], n) != 0)
+			continue;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '=' || *p == ':')
+			return 1;
+	}
+	return 0;
+}
+
+int shmr_test_app_start_file(struct shmr_test_app *app, const char *tag,
+			     const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024], *body = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (!f) {
+		fprintf(stderr, "test: cannot read %s\n", path);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+		char *b;
+
+		if (placement_line(line))
+			continue;
+		b = realloc(body, len + n + 1);
+		if (!b) {
+			free(body);
+			fclose(f);
+			return -1;
+		}
+		body = b;
+		memcpy(body + len, line, n + 1);
+		len += n;
+	}
+	fclose(f);
+	rc = shmr_test_app_start(app, tag, body ? body : "");
+	free(body);
+	return rc;
+}
+
 /* Children of ours (reparented orphans included) still alive. */
 static int reap_all(int sig)
 {

@@ -35,6 +35,15 @@ int shmr_test_app_start(struct shmr_test_app *app, const char *tag,
 			const char *conf_body);
 
 /**
+ * As shmr_test_app_start(), from the configuration file at @p path (an
+ * operator's example): its own `domain` and `run_dir` lines are dropped so
+ * that the test's private ones apply; everything else is used as written.
+ * Returns: 0 when up; -1 (with a message on stderr) otherwise.
+ */
+int shmr_test_app_start_file(struct shmr_test_app *app, const char *tag,
+			     const char *path);
+
+/**
  * Stop the appliance and reap everything it started.
  * Returns: the number of processes that had to be killed after the
  *          control plane's own shutdown (0 when it cleaned up after itself).

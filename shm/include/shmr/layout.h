@@ -41,7 +41,7 @@
 #include <shmr/shmr.h>
 
 #define SHMR_MAGIC 0x314d4f44524d4853ull /* "SHMRDOM1" little-endian */
-#define SHMR_LAYOUT_VERSION 1u
+#define SHMR_LAYOUT_VERSION 2u /* 2: admin_pid, admin counters */
 
 #define SHMR_CACHE_LINE 64
 
@@ -154,6 +154,11 @@ struct shmr_spec_router {
 	struct shmr_spec_route routes[SHMR_MAX_ROUTES];
 	struct shmr_spec_type types[SHMR_MAX_TYPES];
 	char hash[SHMR_MAX_ROUTES][SHMR_NAME_MAX];
+	/* SHMR_BEH_TYPE and SHMR_BEH_HASH: when ncall_types > 0, calls are
+	 * routed by type through call_types[] and sends as the behaviour
+	 * says (CQRS: commands by key, queries by type). */
+	uint32_t ncall_types;
+	struct shmr_spec_type call_types[SHMR_MAX_TYPES];
 };
 
 struct shmr_spec_reg {
@@ -199,6 +204,8 @@ struct shmr_lcore_stats {
 	_Atomic uint64_t bad;       /* slots with a bad length/kind/target */
 	_Atomic uint64_t sleeps;
 	_Atomic uint64_t table_version; /* version this lcore last saw */
+	_Atomic uint64_t admin;         /* slots put into the admin endpoint */
+	_Atomic uint64_t admin_dropped; /* meant for it, but its lane was full */
 	_Atomic uint64_t router_forwarded[SHMR_MAX_ENDPOINTS];
 	_Atomic uint64_t router_discarded[SHMR_MAX_ENDPOINTS];
 	_Atomic uint64_t router_failed[SHMR_MAX_ENDPOINTS];
@@ -241,6 +248,12 @@ struct shmr_domain_hdr {
 	_Atomic int32_t control_pid;   /* OS pids, for shmrctl and tests */
 	_Atomic int32_t dataplane_pid;
 	_Atomic uint64_t dataplane_starts;
+	/* The control plane's admin endpoint (slot | gen << 32; 0: none),
+	 * where the dataplane puts high/max-priority messages to a router
+	 * and sends that failed routing (SHMR_F_ROUTE_FAILED).  Stored once
+	 * by shmr-control with release before it starts the dataplane;
+	 * loaded with acquire by the lcores. */
+	_Atomic uint64_t admin_pid;
 	/* The dataplane's lcores sleep on these; endpoints ring them after
 	 * enqueueing to an outbound lane of an endpoint that lcore polls
 	 * (slot % nlcores). */

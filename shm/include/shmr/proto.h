@@ -45,6 +45,20 @@
  *                                    ROUTE_RUNNING, errno)
  *   REMOVE, DISABLE and REPLACE of a live worker answer OK at once: the
  *   route is pending (ROUTE shows state=pending_*) until the worker exits.
+ *
+ * Dead letters (MessageRouteFailed records of <run_dir>/<domain>.<router>.dlq,
+ * format in control/dlq.c):
+ *   DLQ_LIST <router>             -> OK <records> ok|corrupt\n<one line per
+ *                                    record: "<index> reason=<SHMR_E_*>
+ *                                    name=<name|?> type=N key=N
+ *                                    from=<slot>:<gen> len=N">; "corrupt":
+ *                                    the record after the last line is
+ *                                    truncated or fails its check
+ *   DLQ_REPLAY <router>           -> OK <resent> <left>: each record's
+ *                                    message is sent again to the router
+ *                                    (original type, key, payload; from =
+ *                                    the control plane's admin endpoint);
+ *                                    re-sent records leave the file
  */
 #ifndef SHMR_PROTO_H
 #define SHMR_PROTO_H

@@ -467,6 +467,75 @@ static void test_behaviour_needs(void **state)
 		   NULL);
 }
 
+/* call_types: calls by type beside sends by key (hash) or by the send map
+ * (type); refused by a dso router, checked like types. */
+static void test_call_types(void **state)
+{
+	struct shmr_config *c;
+	const struct shmr_conf_router *r;
+	(void)state;
+
+	c = expect_ok("routers = (\n"
+		      "  { name = \"orders\"; behaviour = \"hash\";\n"
+		      "    hash = [ \"w:0\", \"w:1\" ];\n"
+		      "    call_types = ( { type = 1; route = \"view\"; },\n"
+		      "                   { type = 2; route = \"stats\"; } ); },\n"
+		      "  { name = \"t\"; behaviour = \"type\";\n"
+		      "    types = ( { type = 1; route = \"a\"; } );\n"
+		      "    call_types = ( { type = 1; route = \"b\"; } ); },\n"
+		      "  { name = \"plain\"; behaviour = \"type\";\n"
+		      "    types = ( { type = 1; route = \"a\"; } ); }\n"
+		      ");\n");
+	r = &c->routers[0];
+	assert_int_equal(r->nhash, 2);
+	assert_int_equal(r->ncall_types, 2);
+	assert_int_equal(r->call_types[0].type, 1);
+	assert_string_equal(r->call_types[0].route, "view");
+	assert_int_equal(r->call_types[1].type, 2);
+	assert_string_equal(r->call_types[1].route, "stats");
+	r = &c->routers[1];
+	assert_int_equal(r->ntypes, 1);
+	assert_int_equal(r->ncall_types, 1);
+	assert_string_equal(r->types[0].route, "a");
+	assert_string_equal(r->call_types[0].route, "b");
+	assert_int_equal(c->routers[2].ncall_types, 0);
+	free(c);
+
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"dso\"; dso = \"/x.so\";\n"
+		   "    call_types = ( { type = 1; route = \"a\"; } ); }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].call_types: not used by behaviour \"dso\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"hash\"; hash = [ \"a\" ];\n"
+		   "    call_types = ( ); }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].call_types: ", "at least one");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"hash\"; hash = [ \"a\" ];\n"
+		   "    call_types = ( { type = 4; route = \"a\"; },\n"
+		   "                   { type = 4; route = \"b\"; } ); }\n"
+		   ");\n",
+		   "t.conf:4: routers.[0].call_types.[1].type: duplicate type 4",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"hash\"; hash = [ \"a\" ];\n"
+		   "    call_types = ( { type = 0; route = \"a\"; } ); }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].call_types.[0].type: ", "out of range");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"hash\"; hash = [ \"a\" ];\n"
+		   "    call_types = ( { type = 1; route = \"a b\"; } ); }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].call_types.[0].route: ", "outside");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"hash\"; hash = [ \"a\" ];\n"
+		   "    call_types = [ 1, 2 ]; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].call_types: expected a list", NULL);
+}
+
 /* ---- routes ------------------------------------------------------------- */
 
 static void test_route_fields(void **state)
@@ -873,6 +942,33 @@ static void test_example_dso(void **state)
 	free(c);
 }
 
+/* Every use-case example parses; the CQRS one routes calls by type. */
+static void test_examples_use_cases(void **state)
+{
+	static const char *const files[] = {
+		"content.conf", "shard-pools.conf", "cqrs.conf",
+		"router-of-routers.conf", "circuit-breaker.conf",
+		"hot-deploy.conf", "mixed.conf",
+	};
+	struct shmr_config *c;
+	(void)state;
+
+	for (unsigned i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		free(load_example(files[i]));
+	c = load_example("cqrs.conf");
+	assert_int_equal(c->routers[0].behaviour, SHMR_BEH_HASH);
+	assert_int_equal(c->routers[0].nhash, 4);
+	assert_int_equal(c->routers[0].ncall_types, 3);
+	free(c);
+	c = load_example("shard-pools.conf");
+	assert_int_equal(c->routers[0].nroutes, 0); /* a free router */
+	free(c);
+	c = load_example("router-of-routers.conf");
+	assert_int_equal(c->nrouters, 3);
+	assert_string_equal(c->routers[0].types[2].route, "billing");
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -887,6 +983,7 @@ int main(void)
 		cmocka_unit_test(test_legal_overlaps),
 		cmocka_unit_test(test_type_numbers),
 		cmocka_unit_test(test_behaviour_needs),
+		cmocka_unit_test(test_call_types),
 		cmocka_unit_test(test_route_fields),
 		cmocka_unit_test(test_cpu_lists),
 		cmocka_unit_test(test_geometry_and_values),
@@ -897,6 +994,7 @@ int main(void)
 		cmocka_unit_test(test_string_dso_as_given),
 		cmocka_unit_test(test_example_hash),
 		cmocka_unit_test(test_example_dso),
+		cmocka_unit_test(test_examples_use_cases),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -291,7 +291,7 @@ static void app_connect(struct app *a)
 	a->fd = shmr_proto_connect(a->sock);
 	assert_true(a->fd >= 0);
 	assert_int_equal(
-		shmr_proto_request(a->fd, "ATTACH 1", ans, sizeof(ans), &mfd),
+		shmr_proto_request(a->fd, "ATTACH 2", ans, sizeof(ans), &mfd),
 		0);
 	assert_true(mfd >= 0);
 	assert_int_equal(fstat(mfd, &st), 0);
@@ -793,8 +793,9 @@ static void bad_requests_over_the_wire(void **state)
 	assert_int_equal(req(&a, "REGISTER x 1 1", ans, sizeof(ans)),
 			 -SHMR_E_NO_ENDPOINT);
 
-	/* Still served after all that. */
-	assert_int_equal(status_value(&a, "endpoints"), 3);
+	/* Still served after all that (endpoints count the control plane's
+	 * admin endpoint). */
+	assert_int_equal(status_value(&a, "endpoints"), 4);
 	assert_int_equal(status_value(&a, "nlcores"), 2);
 
 	/* OPEN, REGISTER, duplicates, CLOSE. */
@@ -813,7 +814,7 @@ static void bad_requests_over_the_wire(void **state)
 			 -SHMR_E_ROUTE_DUPLICATE);
 	assert_int_equal(req(&a, "UNREGISTER worker-a 3 1", ans, sizeof(ans)),
 			 -SHMR_E_PERM);
-	assert_int_equal(status_value(&a, "endpoints"), 4);
+	assert_int_equal(status_value(&a, "endpoints"), 5);
 	assert_int_equal(
 		atomic_load(&shmr_ep_at(a.base, 3)->state), SHMR_EP_ACTIVE);
 	assert_int_equal(shmr_ep_at(a.base, 3)->kind, SHMR_EPK_CLIENT);
@@ -828,14 +829,14 @@ static void bad_requests_over_the_wire(void **state)
 	assert_int_equal(shmr_proto_request(fd2, "REGISTER other 4 1", ans,
 					    sizeof(ans), NULL),
 			 0);
-	assert_int_equal(status_value(&a, "endpoints"), 5);
+	assert_int_equal(status_value(&a, "endpoints"), 6);
 	close(fd2);
 	{
 		struct reg_wait w = { &a, "other", 0 };
 
 		assert_true(wait_for(reg_is, &w));
 	}
-	assert_int_equal(status_value(&a, "endpoints"), 4);
+	assert_int_equal(status_value(&a, "endpoints"), 5);
 
 	/* A message waits in slot 3's inbound lane: sent by a libshmr client
 	 * to client-1, delivered by the dataplane.  Then slot 3 closes. */
@@ -852,10 +853,10 @@ static void bad_requests_over_the_wire(void **state)
 		shmr_endpoint_close(ep);
 		shmr_detach(d);
 	}
-	assert_int_equal(status_value(&a, "endpoints"), 4);
+	assert_int_equal(status_value(&a, "endpoints"), 5);
 	assert_int_equal(req(&a, "CLOSE 3 1", ans, sizeof(ans)), 0);
 	assert_false(registered(&a, "client-1"));
-	assert_int_equal(status_value(&a, "endpoints"), 3);
+	assert_int_equal(status_value(&a, "endpoints"), 4);
 	assert_int_equal(atomic_load(&shmr_ep_at(a.base, 3)->state),
 			 SHMR_EP_FREE);
 

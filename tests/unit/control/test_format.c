@@ -109,6 +109,7 @@ static void inspect_text(void **state)
 	has_line(f->buf, "shmr:discarded 7");
 	has_line(f->buf, "shmr:failed 3");
 	has_line(f->buf, "shmr:restarts 3");
+	has_line(f->buf, "shmr:dlq_size 0");
 	has_line(f->buf, "shmr:route:payments:pid 1:1");
 	has_line(f->buf, "shmr:route:payments:forwarded 600");
 	has_line(f->buf, "shmr:route:payments:os_pid 101");

@@ -28,7 +28,7 @@ static void good_requests(void **state)
 {
 	struct shmr_ctl_req r;
 
-	assert_int_equal(parse("ATTACH 1", &r), 0);
+	assert_int_equal(parse("ATTACH 2", &r), 0);
 	assert_int_equal(r.verb, SHMR_REQ_ATTACH);
 	assert_int_equal(r.version, SHMR_LAYOUT_VERSION);
 	assert_int_equal(parse("OPEN", &r), 0);
@@ -58,6 +58,12 @@ static void good_requests(void **state)
 	assert_int_equal(r.json, 1);
 	assert_int_equal(parse("STATUS", &r), 0);
 	assert_int_equal(r.verb, SHMR_REQ_STATUS);
+	assert_int_equal(parse("DLQ_LIST events", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_DLQ_LIST);
+	assert_string_equal(r.name, "events");
+	assert_int_equal(parse("DLQ_REPLAY events", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_DLQ_REPLAY);
+	assert_string_equal(r.name, "events");
 	assert_int_equal(parse("STOP", &r), 0);
 	assert_int_equal(r.verb, SHMR_REQ_STOP);
 	/* One trailing newline is tolerated. */
@@ -132,7 +138,10 @@ static void bad_requests(void **state)
 		{ "UNREGISTER ok 1 0", SHMR_E_NO_ENDPOINT },
 		/* another layout: SHMR_E_VERSION */
 		{ "ATTACH 0", SHMR_E_VERSION },
-		{ "ATTACH 2", SHMR_E_VERSION },
+		{ "ATTACH 1", SHMR_E_VERSION },
+		{ "DLQ_LIST", SHMR_E_PROTO },
+		{ "DLQ_LIST a b", SHMR_E_PROTO },
+		{ "DLQ_REPLAY bad/name", SHMR_E_NAME },
 		{ "ATTACH 4294967295", SHMR_E_VERSION },
 	};
 	struct shmr_ctl_req r;

@@ -23,7 +23,7 @@ struct fixture {
 	struct dp_dom d;
 	struct shmr_dp_lcore lc;
 	struct shmr_dp_table *t;
-	struct shmr_pid a, c, router, work, b;
+	struct shmr_pid a, c, router, work, b, admin;
 	unsigned ri;
 };
 
@@ -40,6 +40,9 @@ static int setup(void **state)
 	f->router = dp_ep(&f->d, 2, 1, SHMR_EPK_ROUTER);
 	f->work = dp_ep(&f->d, 5, 2, SHMR_EPK_ROUTE);
 	f->b = dp_ep(&f->d, 7, 1, SHMR_EPK_CLIENT);
+	/* The control plane's admin endpoint; published only by the admin
+	 * tests (set_admin()). */
+	f->admin = dp_ep(&f->d, 11, 1, SHMR_EPK_CLIENT);
 	ri = dp_router(&f->d, "events", f->router, SHMR_BEH_TYPE);
 	dp_route(&f->d, ri, "work", f->work, SHMR_ROUTE_RUNNING);
 	dp_route(&f->d, ri, "off", f->b, SHMR_ROUTE_DISABLED);
@@ -382,8 +385,9 @@ static void test_corrupt_target(void **state)
 	dst->capacity = 63;
 }
 
-/* High and max priority to a router are the admin path: not routed.
- * The high lane is served before the normal one. */
+/* High and max priority to a router are the admin path: not routed
+ * (without an admin endpoint they fail as not allowed).  The high lane is
+ * served before the normal one. */
 static void test_priority(void **state)
 {
 	struct fixture *f = *state;
@@ -414,6 +418,160 @@ static void test_priority(void **state)
 	assert_int_equal(STAT(f, failed), 2);
 	assert_int_equal(STAT(f, forwarded), 2);
 	assert_int_equal(rte_ring_count(lane(f, f->work, LC)), 0);
+}
+
+static void set_admin(struct fixture *f)
+{
+	atomic_store(&shmr_hdr(f->d.base)->admin_pid,
+		     (uint64_t)f->admin.slot | (uint64_t)f->admin.gen << 32);
+}
+
+/* With an admin endpoint, high and max priority to a router reach it
+ * unchanged (From, Ref, payload); direct high-priority sends are not
+ * affected; no error reply, nothing counted failed. */
+static void test_admin_priority(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *hi = lane(f, f->a, SHMR_LANE_OUT_HIGH(2));
+	unsigned char slot[SS], got[64 * SS];
+	struct shmr_msg *m;
+
+	set_admin(f);
+	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 5, 2);
+	m->priority = SHMR_PRIO_HIGH;
+	m->len = 3;
+	memcpy(m->data, "cmd", 3);
+	put(hi, m);
+	m = dp_msg(slot, SHMR_KIND_CALL, f->a, f->router, 1, 0, 3);
+	m->priority = SHMR_PRIO_MAX;
+	put(hi, m);
+	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 0, 0, 4);
+	m->priority = SHMR_PRIO_HIGH;
+	put(hi, m);
+
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 3);
+	assert_int_equal(take(lane(f, f->admin, LC), got, 64), 2);
+	m = at(got, 0);
+	assert_int_equal(m->kind, SHMR_KIND_SEND);
+	assert_int_equal(m->priority, SHMR_PRIO_HIGH);
+	assert_int_equal(m->flags, 0);
+	assert_int_equal(m->status, 0);
+	assert_int_equal(m->hops, 0);
+	assert_pid(m->from, f->a);
+	assert_pid(m->to, f->router);
+	assert_int_equal(m->ref, 2);
+	assert_int_equal(m->key, 5);
+	assert_int_equal(m->len, 3);
+	assert_memory_equal(m->data, "cmd", 3);
+	m = at(got, 1);
+	assert_int_equal(m->kind, SHMR_KIND_CALL);
+	assert_int_equal(m->ref, 3);
+	assert_pid(m->from, f->a);
+	assert_pid(m->to, f->router);
+	assert_int_equal(take(lane(f, f->b, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->ref, 4);
+	assert_int_equal(rte_ring_count(lane(f, f->a, LC)), 0);
+	assert_int_equal(rte_ring_count(lane(f, f->work, LC)), 0);
+	assert_int_equal(STAT(f, admin), 2);
+	assert_int_equal(STAT(f, failed), 0);
+	assert_int_equal(STAT(f, admin_dropped), 0);
+}
+
+/* A send that fails routing becomes a MessageRouteFailed on the admin
+ * endpoint: the original slot, flagged, status the reason, the chosen name
+ * after the payload when it fits.  A failed call gets its error reply
+ * only. */
+static void test_admin_route_failed(void **state)
+{
+	struct fixture *f = *state;
+	struct shmr_lcore_stats *st = shmr_stats_of(f->d.base, LC);
+	struct rte_ring *src = out_lane(f, f->a);
+	unsigned char slot[SS], got[64 * SS];
+	struct shmr_msg *m;
+
+	set_admin(f);
+	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 3, 9, 20);
+	m->len = 3;
+	memcpy(m->data, "abc", 3);
+	put(src, m); /* unknown name */
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 2, 0, 21));
+	/* disabled route */
+	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 3, 0, 22);
+	m->len = SS - SHMR_HDR_SIZE;
+	memset(m->data, 'z', m->len);
+	put(src, m); /* no room for the name */
+	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, f->router, 3, 0, 23));
+	/* a call: error reply */
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 0, 24));
+	/* routed */
+
+	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t,
+						   poll_of(f, f->a), src),
+			 5);
+	assert_int_equal(take(lane(f, f->admin, LC), got, 64), 3);
+	m = at(got, 0);
+	assert_int_equal(m->kind, SHMR_KIND_SEND);
+	assert_int_equal(m->flags, SHMR_F_ROUTE_FAILED | SHMR_F_ROUTE_NAME);
+	assert_int_equal(m->status, -SHMR_E_PROCESS_UNKNOWN);
+	assert_pid(m->from, f->a);
+	assert_pid(m->to, f->router);
+	assert_int_equal(m->type, 3);
+	assert_int_equal(m->key, 9);
+	assert_int_equal(m->ref, 20);
+	assert_int_equal(m->len, 3);
+	assert_memory_equal(m->data, "abc", 3);
+	assert_string_equal((const char *)m->data + 3, "nosuch");
+	m = at(got, 1);
+	assert_int_equal(m->status, -SHMR_E_DISABLED);
+	assert_string_equal((const char *)m->data + m->len, "off");
+	m = at(got, 2);
+	assert_int_equal(m->flags, SHMR_F_ROUTE_FAILED);
+	assert_int_equal(m->len, SS - SHMR_HDR_SIZE);
+	assert_int_equal(m->data[0], 'z');
+
+	assert_int_equal(take(lane(f, f->a, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->kind, SHMR_KIND_REPLY);
+	assert_int_equal(at(got, 0)->ref, 23);
+	assert_int_equal(at(got, 0)->status, -SHMR_E_PROCESS_UNKNOWN);
+	assert_int_equal(rte_ring_count(lane(f, f->work, LC)), 1);
+
+	assert_int_equal(STAT(f, failed), 4);
+	assert_int_equal(atomic_load(&st->router_failed[f->router.slot]), 4);
+	assert_int_equal(STAT(f, forwarded), 1);
+	assert_int_equal(STAT(f, admin), 3);
+}
+
+/* A full admin lane never holds routing back: the slot is dropped and
+ * counted; what follows it is forwarded in the same round. */
+static void test_admin_full(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *hi = lane(f, f->a, SHMR_LANE_OUT_HIGH(2));
+	unsigned char slot[SS], got[64 * SS];
+	struct shmr_msg *m;
+
+	set_admin(f);
+	for (unsigned i = 0; i < 63; i++)
+		put(lane(f, f->admin, LC),
+		    dp_msg(slot, SHMR_KIND_SEND, f->c, f->admin, 0, 0, 0));
+	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 0, 1);
+	m->priority = SHMR_PRIO_HIGH;
+	put(hi, m);
+	put(out_lane(f, f->a),
+	    dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 3, 0, 2));
+	put(out_lane(f, f->a),
+	    dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 0, 0, 3));
+
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 3);
+	assert_int_equal(f->lc.nblocked, 0);
+	assert_int_equal(rte_ring_count(hi), 0);
+	assert_int_equal(rte_ring_count(out_lane(f, f->a)), 0);
+	assert_int_equal(STAT(f, admin_dropped), 2);
+	assert_int_equal(STAT(f, admin), 0);
+	assert_int_equal(STAT(f, failed), 1);
+	assert_int_equal(take(lane(f, f->b, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->ref, 3);
+	assert_int_equal(rte_ring_count(lane(f, f->admin, LC)), 63);
 }
 
 /* One burst per lane per round. */
@@ -497,6 +655,9 @@ int main(void)
 		T(test_burst_size),
 		T(test_bells),
 		T(test_has_work),
+		T(test_admin_priority),
+		T(test_admin_route_failed),
+		T(test_admin_full),
 #undef T
 	};
 

@@ -267,6 +267,78 @@ static void test_hash_decision(void **state)
 	shmr_dp_table_free(t);
 }
 
+/* A call-map entry (spec field call_types), set by hand. */
+static void call_type(struct fixture *f, unsigned ri, uint32_t type,
+		      const char *name)
+{
+	struct shmr_spec_router *r = &dp_spec(&f->d)->routers[ri];
+	struct shmr_spec_type *e = &r->call_types[r->ncall_types++];
+
+	e->type = type;
+	snprintf(e->target, sizeof(e->target), "%s", name);
+}
+
+/* CQRS: with a call map, calls route by type and sends by the behaviour
+ * (hash: key % N; type: the send map); without one, calls follow sends. */
+static void test_calls_route_apart_from_sends(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const shard[] = { "payments", "shipments" };
+	struct shmr_pid pids[2] = { f->payments, f->shipments };
+	struct shmr_dp_decision d;
+	struct shmr_dp_table *t;
+	unsigned cqrs, typed;
+
+	dp_spec_begin(&f->d);
+	cqrs = dp_router(&f->d, "orders", f->router, SHMR_BEH_HASH);
+	for (int i = 0; i < 2; i++) {
+		dp_route(&f->d, cqrs, shard[i], pids[i], SHMR_ROUTE_RUNNING);
+		dp_hash(&f->d, cqrs, shard[i]);
+	}
+	dp_route(&f->d, cqrs, "reports", f->reports, SHMR_ROUTE_RUNNING);
+	call_type(f, cqrs, 9, "audit");   /* a registry name */
+	call_type(f, cqrs, 2, "reports");
+	call_type(f, cqrs, 2, "payments"); /* a duplicate: first wins */
+	dp_reg(&f->d, "audit", f->audit);
+	typed = dp_router(&f->d, "typed",
+			  dp_ep(&f->d, 3, 1, SHMR_EPK_ROUTER), SHMR_BEH_TYPE);
+	dp_route(&f->d, typed, "payments", f->payments, SHMR_ROUTE_RUNNING);
+	dp_route(&f->d, typed, "shipments", f->shipments, SHMR_ROUTE_RUNNING);
+	dp_type(&f->d, typed, 1, "payments");
+	call_type(f, typed, 1, "shipments");
+	dp_spec_end(&f->d);
+	t = build(f);
+
+	for (uint64_t key = 0; key < 10; key++) {
+		/* Commands: by key, whatever the type. */
+		decide(t, cqrs, SHMR_KIND_SEND, 2, key, &d);
+		assert_int_equal(d.verdict, SHMR_DP_DELIVER);
+		assert_int_equal(d.slot, pids[key % 2].slot);
+		assert_string_equal(d.name, shard[key % 2]);
+		/* Queries: by type, whatever the key. */
+		decide(t, cqrs, SHMR_KIND_CALL, 2, key, &d);
+		assert_int_equal(d.verdict, SHMR_DP_DELIVER);
+		assert_int_equal(d.slot, f->reports.slot);
+		assert_string_equal(d.name, "reports");
+	}
+	decide(t, cqrs, SHMR_KIND_CALL, 9, 1, &d);
+	assert_int_equal(d.verdict, SHMR_DP_DELIVER);
+	assert_int_equal(d.slot, f->audit.slot);
+	/* A query type with no entry is discarded, not hashed. */
+	decide(t, cqrs, SHMR_KIND_CALL, 3, 1, &d);
+	assert_int_equal(d.verdict, SHMR_DP_DISCARD);
+
+	/* behaviour "type": sends by types, calls by call_types. */
+	decide(t, typed, SHMR_KIND_SEND, 1, 0, &d);
+	assert_int_equal(d.slot, f->payments.slot);
+	decide(t, typed, SHMR_KIND_CALL, 1, 0, &d);
+	assert_int_equal(d.slot, f->shipments.slot);
+	assert_string_equal(d.name, "shipments");
+	decide(t, typed, SHMR_KIND_CALL, 2, 0, &d);
+	assert_int_equal(d.verdict, SHMR_DP_DISCARD);
+	shmr_dp_table_free(t);
+}
+
 static unsigned dso_router(struct fixture *f, struct shmr_pid pid,
 			   const char *name, const char *path,
 			   const char *arg)
@@ -566,6 +638,7 @@ int main(void)
 		T(test_route_states),
 		T(test_type_decision),
 		T(test_hash_decision),
+		T(test_calls_route_apart_from_sends),
 		T(test_dso_decision),
 		T(test_router_of_routers),
 		T(test_hop_limit),

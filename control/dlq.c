@@ -1,0 +1,190 @@
+/*
+ * The dead-letter file of a router: <run_dir>/<domain>.<router>.dlq, one
+ * record per MessageRouteFailed the default admin handler kept.
+ *
+ * Record (host byte order; the file never leaves the machine):
+ *   u32 len    bytes of the slot that follow, SHMR_HDR_SIZE..SHMR_SLOT_MAX
+ *   u32 check  FNV-1a 32 of those bytes
+ *   len bytes  the slot as the dataplane handed it over: struct shmr_msg
+ *              (flags SHMR_F_ROUTE_FAILED, status = the reason, to = the
+ *              router), its payload and, with SHMR_F_ROUTE_NAME, the name
+ *              the router chose, NUL-terminated, right after the payload.
+ * Records are appended with one write() each; no fsync per record (a crash
+ * may lose or truncate the last ones, which the reader reports).
+ *
+ * Pure: buffers and descriptors only; unit-tested in tests/unit/control.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control_internal.h"
+
+uint32_t shmr_ctl_dlq_check(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/* Bytes of @p m worth keeping: header, payload, and the name if any. */
+static size_t slot_used(const struct shmr_msg *m, size_t slot_size)
+{
+	size_t n = SHMR_HDR_SIZE + m->len;
+
+	if (n > slot_size)
+		return slot_size;
+	if (m->flags & SHMR_F_ROUTE_NAME) {
+		const unsigned char *end = memchr(m->data + m->len, 0,
+						  slot_size - n);
+
+		n = end ? (size_t)(end - (const unsigned char *)m) + 1
+			: slot_size;
+	}
+	return n;
+}
+
+int shmr_ctl_dlq_append(int fd, const struct shmr_msg *m, size_t slot_size)
+{
+	unsigned char rec[8 + SHMR_SLOT_MAX];
+	uint32_t len, check;
+	size_t total;
+	ssize_t w;
+
+	if (slot_size < SHMR_HDR_SIZE || slot_size > SHMR_SLOT_MAX)
+		return -EINVAL;
+	len = (uint32_t)slot_used(m, slot_size);
+	check = shmr_ctl_dlq_check(m, len);
+	memcpy(rec, &len, 4);
+	memcpy(rec + 4, &check, 4);
+	memcpy(rec + 8, m, len);
+	total = 8 + (size_t)len;
+	do
+		w = write(fd, rec, total);
+	while (w < 0 && errno == EINTR);
+	if (w < 0)
+		return -errno;
+	if ((size_t)w != total)
+		return -ENOSPC;
+	return 0;
+}
+
+int shmr_ctl_dlq_next(const unsigned char *buf, size_t size, size_t off,
+		      struct shmr_msg *slot, uint32_t *slen)
+{
+	uint32_t len, check;
+
+	if (off >= size)
+		return 0;
+	if (size - off < 8)
+		return -SHMR_E_PROTO;
+	memcpy(&len, buf + off, 4);
+	memcpy(&check, buf + off + 4, 4);
+	if (len < SHMR_HDR_SIZE || len > SHMR_SLOT_MAX || size - off - 8 < len)
+		return -SHMR_E_PROTO;
+	if (shmr_ctl_dlq_check(buf + off + 8, len) != check)
+		return -SHMR_E_PROTO;
+	memcpy(slot, buf + off + 8, len);
+	if (slot->len > len - SHMR_HDR_SIZE)
+		return -SHMR_E_PROTO;
+	*slen = len;
+	return (int)(8 + len);
+}
+
+void shmr_ctl_dlq_name(const struct shmr_msg *slot, uint32_t slen,
+		       char out[SHMR_NAME_MAX])
+{
+	size_t at = SHMR_HDR_SIZE + (size_t)slot->len;
+	const char *p = (const char *)slot + at;
+	size_t n;
+
+	out[0] = '?';
+	out[1] = '\0';
+	if (!(slot->flags & SHMR_F_ROUTE_NAME) || at >= slen)
+		return;
+	n = strnlen(p, slen - at);
+	if (n == 0 || n >= SHMR_NAME_MAX || n == slen - at)
+		return;
+	memcpy(out, p, n + 1);
+}
+
+const char *shmr_ctl_dlq_reason(int32_t status)
+{
+	static const char *const names[] = {
+		[SHMR_E_PROCESS_UNKNOWN - SHMR_E_BASE] =
+			"SHMR_E_PROCESS_UNKNOWN",
+		[SHMR_E_NO_ROUTE - SHMR_E_BASE] = "SHMR_E_NO_ROUTE",
+		[SHMR_E_DISABLED - SHMR_E_BASE] = "SHMR_E_DISABLED",
+		[SHMR_E_BUSY - SHMR_E_BASE] = "SHMR_E_BUSY",
+		[SHMR_E_MAILBOX_FULL - SHMR_E_BASE] = "SHMR_E_MAILBOX_FULL",
+		[SHMR_E_NOT_ALLOWED - SHMR_E_BASE] = "SHMR_E_NOT_ALLOWED",
+	};
+	int e = -status - SHMR_E_BASE;
+
+	if (e > 0 && e < (int)(sizeof(names) / sizeof(names[0])) && names[e])
+		return names[e];
+	return "SHMR_E_OTHER";
+}
+
+int shmr_ctl_dlq_format(const unsigned char *buf, size_t size, char *out,
+			size_t cap, unsigned *count, int *corrupt)
+{
+	union {
+		struct shmr_msg m;
+		unsigned char b[SHMR_SLOT_MAX];
+	} slot;
+	size_t off = 0, len = 0;
+	uint32_t slen;
+	int rc;
+
+	*count = 0;
+	*corrupt = 0;
+	if (cap)
+		out[0] = '\0';
+	while ((rc = shmr_ctl_dlq_next(buf, size, off, &slot.m, &slen)) > 0) {
+		char name[SHMR_NAME_MAX];
+		int n;
+
+		shmr_ctl_dlq_name(&slot.m, slen, name);
+		n = snprintf(out + len, cap - len,
+			     "%u reason=%s name=%s type=%" PRIu32
+			     " key=%" PRIu64 " from=%" PRIu32 ":%" PRIu32
+			     " len=%" PRIu32 "\n",
+			     *count, shmr_ctl_dlq_reason(slot.m.status), name,
+			     slot.m.type, slot.m.key, slot.m.from.slot,
+			     slot.m.from.gen, slot.m.len);
+		if (n < 0 || (size_t)n >= cap - len)
+			return -ENOSPC;
+		len += (size_t)n;
+		off += (size_t)rc;
+		(*count)++;
+	}
+	if (rc < 0)
+		*corrupt = 1;
+	return (int)len;
+}
+
+long shmr_ctl_dlq_count(const unsigned char *buf, size_t size)
+{
+	union {
+		struct shmr_msg m;
+		unsigned char b[SHMR_SLOT_MAX];
+	} slot;
+	size_t off = 0;
+	uint32_t slen;
+	long n = 0;
+	int rc;
+
+	while ((rc = shmr_ctl_dlq_next(buf, size, off, &slot.m, &slen)) > 0) {
+		off += (size_t)rc;
+		n++;
+	}
+	return n;
+}

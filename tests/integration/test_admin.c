@@ -1,0 +1,201 @@
+/*
+ * The admin path against the real daemons: high and max priority to a
+ * router reach the control plane, never a worker; a send that fails
+ * routing is kept as a dead letter that `shmrctl dlq list` shows and
+ * `shmrctl dlq replay` delivers once the name resolves.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shmr_test_app.h"
+#include "test_worker.h"
+
+#define CONF                                                                   \
+	"routers = ( { name = \"events\"; behaviour = \"type\";\n"             \
+	"  types = ( { type = 1; route = \"work\"; },\n"                        \
+	"            { type = 2; route = \"later\"; },\n"                      \
+	"            { type = 4; route = \"never\"; } );\n"                     \
+	"  routes = ( { name = \"work\"; program = \"shmr-test-worker\";\n"     \
+	"               args = [ \"--expect-type\", \"1\" ]; } ); } );\n"
+
+struct ctx {
+	struct shmr_test_app app;
+	struct shmr_domain *d;
+	struct shmr_endpoint *ep;
+	struct shmr_pid router;
+	char out[8192];
+};
+
+static int ctl(struct ctx *c, const char *sub)
+{
+	char *argv[] = { getenv("SHMRCTL"), "-s", c->app.sock, "dlq",
+			 (char *)sub, "events", NULL };
+
+	return shmr_test_run(argv, c->out, sizeof(c->out));
+}
+
+/* `dlq list` shows a record. */
+static int listed(void *arg)
+{
+	struct ctx *c = arg;
+
+	return ctl(c, "list") == 0 && strchr(c->out, '\n') != NULL;
+}
+
+/* What the worker of route "work" has counted (a normal call). */
+static struct shmr_test_stats work_stats(struct ctx *c)
+{
+	struct shmr_test_stats st;
+
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(shmr_call(c->ep, c->router, 1, 0, "?", 1, &st,
+				   sizeof(st), 30000),
+			 (int)sizeof(st));
+	return st;
+}
+
+static void start(struct ctx *c, const char *tag)
+{
+	memset(c, 0, sizeof(*c));
+	assert_int_equal(shmr_test_app_start(&c->app, tag, CONF), 0);
+	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
+	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
+	assert_int_equal(shmr_lookup(c->d, "events", &c->router), 0);
+	(void)work_stats(c); /* the worker is up */
+}
+
+static void stop(struct ctx *c)
+{
+	shmr_endpoint_close(c->ep);
+	shmr_detach(c->d);
+	assert_int_equal(shmr_test_app_stop(&c->app), 0);
+}
+
+/* A send to an unknown name is a dead letter with its reason; once the
+ * name is registered, replay delivers the original message there and
+ * empties the file. */
+static void test_dead_letter_listed_and_replayed(void **state)
+{
+	struct ctx c;
+	struct shmr_endpoint *later;
+	const struct shmr_msg *m[4];
+	char want[128];
+	int n;
+	(void)state;
+
+	start(&c, "dlq");
+	assert_int_equal(shmr_send(c.ep, c.router, 2, 77, "hello", 5), 0);
+	assert_true(shmr_test_wait(listed, &c, 30000));
+	snprintf(want, sizeof(want),
+		 "0 reason=SHMR_E_PROCESS_UNKNOWN name=later type=2 key=77 "
+		 "from=%u:%u len=5\n",
+		 shmr_endpoint_pid(c.ep).slot, shmr_endpoint_pid(c.ep).gen);
+	assert_string_equal(c.out, want);
+	{
+		char ans[4096];
+
+		assert_int_equal(shmr_test_ctl(&c.app, "INSPECT events", ans,
+					       sizeof(ans)),
+				 0);
+		assert_int_equal(shmr_test_value(ans, "shmr:dlq_size"), 1);
+		assert_int_equal(shmr_test_value(ans, "shmr:failed"), 1);
+	}
+
+	assert_int_equal(shmr_endpoint_open(c.d, &later), 0);
+	assert_int_equal(shmr_register(later, "later"), 0);
+	assert_int_equal(ctl(&c, "replay"), 0);
+	assert_string_equal(c.out, "resent 1 left 0\n");
+	n = shmr_recv_burst(later, m, 4, 30000);
+	assert_int_equal(n, 1);
+	assert_int_equal(m[0]->kind, SHMR_KIND_SEND);
+	assert_int_equal(m[0]->type, 2);
+	assert_int_equal(m[0]->key, 77);
+	assert_int_equal(m[0]->len, 5);
+	assert_memory_equal(m[0]->data, "hello", 5);
+	assert_int_equal(m[0]->flags & SHMR_F_ROUTE_FAILED, 0);
+	assert_int_equal(ctl(&c, "list"), 0);
+	assert_string_equal(c.out, "");
+
+	/* A torn record (a crash mid-append) is reported: exit 1. */
+	assert_int_equal(shmr_send(c.ep, c.router, 4, 5, "x", 1), 0);
+	assert_true(shmr_test_wait(listed, &c, 30000));
+	{
+		char path[600];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s.events.dlq", c.app.dir,
+			 c.app.domain);
+		f = fopen(path, "a");
+		assert_non_null(f);
+		fputs("\x40\0\0", f);
+		fclose(f);
+	}
+	assert_int_equal(ctl(&c, "list"), 1);
+	assert_non_null(strstr(c.out, "0 reason=SHMR_E_PROCESS_UNKNOWN "
+				      "name=never type=4 key=5"));
+	assert_non_null(strstr(c.out, "record 1: corrupted or truncated"));
+
+	shmr_endpoint_close(later);
+	stop(&c);
+}
+
+/* A high-priority call "stats" is answered by the control plane with the
+ * router's counters; an unknown admin command is refused; neither reaches
+ * the worker, and neither does a high-priority send. */
+static void test_admin_call_and_send(void **state)
+{
+	struct ctx c;
+	struct shmr_test_stats st;
+	char reply[80];
+	int rc;
+	(void)state;
+
+	start(&c, "adm");
+	assert_int_equal(shmr_send(c.ep, c.router, 1, 0, "x", 1), 0);
+	memset(reply, 0, sizeof(reply));
+	rc = shmr_call_prio(c.ep, c.router, SHMR_PRIO_HIGH, 1, 0, "stats", 5,
+			    reply, sizeof(reply) - 1, 30000);
+	assert_true(rc > 0);
+	/* Two calls and a send were routed to the worker before. */
+	assert_non_null(strstr(reply, "forwarded="));
+	assert_non_null(strstr(reply, "failed=0"));
+	assert_int_equal(shmr_call_prio(c.ep, c.router, SHMR_PRIO_MAX, 1, 0,
+					 "reboot", 6, reply, sizeof(reply),
+					 30000),
+			 -SHMR_E_NOT_ALLOWED);
+
+	assert_int_equal(shmr_send_prio(c.ep, c.router, SHMR_PRIO_HIGH, 1, 0,
+					"admin", 5),
+			 0);
+	assert_int_equal(shmr_send_prio(c.ep, c.router, SHMR_PRIO_MAX, 1, 0,
+					"admin", 5),
+			 0);
+	/* The high lane is served before the normal one: had the worker
+	 * been given them, it would have counted them before this call. */
+	st = work_stats(&c);
+	assert_int_equal(st.count, 1);
+	assert_int_equal(st.misrouted, 0);
+	/* ... and the control plane counted them. */
+	memset(reply, 0, sizeof(reply));
+	assert_true(shmr_call_prio(c.ep, c.router, SHMR_PRIO_HIGH, 1, 0,
+				   "stats", 5, reply, sizeof(reply) - 1,
+				   30000) > 0);
+	assert_non_null(strstr(reply, " admin=2"));
+	stop(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dead_letter_listed_and_replayed),
+		cmocka_unit_test(test_admin_call_and_send),
+	};
+	return cmocka_run_group_tests_name("admin", tests, NULL, NULL);
+}
