@@ -47,7 +47,12 @@ setup() {
     elif [ $# -gt 0 ]; then
         meson configure "$dir" "$@" >/dev/null
     fi
-    ninja -C "$dir" >/dev/null
+    local log="$dir/build.log"
+    if ! ninja -C "$dir" >"$log" 2>&1; then
+        grep -E 'error|FAILED' -A4 "$log" | head -40 >&2
+        say "build in $dir failed; the whole log is $log"
+        exit 1
+    fi
 }
 
 demo() {

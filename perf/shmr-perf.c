@@ -331,7 +331,7 @@ static int compare(const struct perf_opts *o)
 	       "rtt p50 us", "rtt p99 us", "round trip");
 	for (unsigned i = 0; i < o->reps; i++) {
 		struct perf_result b, r;
-		char rep[8];
+		char rep[16];
 
 		snprintf(rep, sizeof(rep), "%u", i + 1);
 		wait_quiet(o);
