@@ -55,6 +55,23 @@ static struct shmr_ctl_route *route_at(struct shmr_ctl_life *l, unsigned r,
 	return &l->m->routers[r].routes[k];
 }
 
+/*
+ * The route a mutator acts on: -SHMR_E_NO_ROUTE when router or route is
+ * unknown, -SHMR_E_BUSY while a pending operation is in flight (mutators
+ * are exclusive per route).
+ */
+static int find_settled(struct shmr_ctl_life *l, const char *router,
+			const char *name, unsigned *r, unsigned *k,
+			struct shmr_ctl_route **q)
+{
+	int rc = find(l, router, name, r, k);
+
+	if (rc < 0)
+		return rc;
+	*q = route_at(l, *r, *k);
+	return is_pending((*q)->state) ? -SHMR_E_BUSY : 0;
+}
+
 /* Start the worker of a DEAD route; on success it is RUNNING. */
 static int start(struct shmr_ctl_life *l, unsigned r, unsigned k)
 {
@@ -152,14 +169,15 @@ int shmr_ctl_life_remove(struct shmr_ctl_life *l, const char *router,
 {
 	unsigned r, k;
 	struct shmr_ctl_route *q;
+	int rc;
 
 	if (!shmr_ctl_model_router(l->m, router))
 		return -SHMR_E_NO_ROUTE;
-	if (find(l, router, name, &r, &k) < 0)
+	rc = find_settled(l, router, name, &r, &k, &q);
+	if (rc == -SHMR_E_NO_ROUTE)
 		return 0; /* idempotent */
-	q = route_at(l, r, k);
-	if (is_pending(q->state))
-		return -SHMR_E_BUSY;
+	if (rc < 0)
+		return rc;
 	if (q->os_pid) {
 		stop(l, r, k, SHMR_ROUTE_PENDING_REMOVE);
 		return 0;
@@ -173,13 +191,10 @@ int shmr_ctl_life_disable(struct shmr_ctl_life *l, const char *router,
 {
 	unsigned r, k;
 	struct shmr_ctl_route *q;
-	int rc = find(l, router, name, &r, &k);
+	int rc = find_settled(l, router, name, &r, &k, &q);
 
 	if (rc < 0)
 		return rc;
-	q = route_at(l, r, k);
-	if (is_pending(q->state))
-		return -SHMR_E_BUSY;
 	if (q->state == SHMR_ROUTE_DISABLED)
 		return 0;
 	if (q->os_pid) {
@@ -196,13 +211,10 @@ int shmr_ctl_life_enable(struct shmr_ctl_life *l, const char *router,
 {
 	unsigned r, k;
 	struct shmr_ctl_route *q;
-	int rc = find(l, router, name, &r, &k);
+	int rc = find_settled(l, router, name, &r, &k, &q);
 
 	if (rc < 0)
 		return rc;
-	q = route_at(l, r, k);
-	if (is_pending(q->state))
-		return -SHMR_E_BUSY;
 	if (q->state != SHMR_ROUTE_DISABLED)
 		return 0; /* enabled already, live or not: respawn wakes it */
 	rc = start(l, r, k);
@@ -232,12 +244,9 @@ int shmr_ctl_life_replace(struct shmr_ctl_life *l, const char *router,
 
 	if (!spec_valid(spec))
 		return -SHMR_E_NAME;
-	rc = find(l, router, name, &r, &k);
+	rc = find_settled(l, router, name, &r, &k, &q);
 	if (rc < 0)
 		return rc;
-	q = route_at(l, r, k);
-	if (is_pending(q->state))
-		return -SHMR_E_BUSY;
 	old = q->spec;
 	swap_spec(q, spec);
 	if (q->state == SHMR_ROUTE_DISABLED)
@@ -260,13 +269,10 @@ int shmr_ctl_life_respawn(struct shmr_ctl_life *l, const char *router,
 {
 	unsigned r, k;
 	struct shmr_ctl_route *q;
-	int rc = find(l, router, name, &r, &k);
+	int rc = find_settled(l, router, name, &r, &k, &q);
 
 	if (rc < 0)
 		return rc;
-	q = route_at(l, r, k);
-	if (is_pending(q->state))
-		return -SHMR_E_BUSY;
 	if (q->state == SHMR_ROUTE_DISABLED)
 		return -SHMR_E_DISABLED;
 	if (q->os_pid)
