@@ -222,7 +222,8 @@ static void reply(struct shmr_ctl *c, const struct shmr_msg *req,
 	m->type = req->type;
 	m->status = status;
 	m->len = (uint32_t)n;
-	memcpy(m->data, text, n);
+	if (n)
+		memcpy(m->data, text, n);
 	if (admin_put(c, m) < 0)
 		admin_log(c, 2, "admin: reply to %u:%u lost: lane full",
 			  req->from.slot, req->from.gen);
