@@ -219,6 +219,21 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 		snprintf(key, sizeof(key), "shmr:route:%s:state", nm);
 		shmr_ctl_kv_add(&kv, key, "%s",
 				shmr_ctl_route_state_name(q->state));
+		/* The reference's per-route keys: disabled once a disable
+		 * has completed; pending only while an operation waits for
+		 * the worker's exit. */
+		snprintf(key, sizeof(key), "shmr:route:%s:disabled", nm);
+		shmr_ctl_kv_add(&kv, key, "%s",
+				q->state == SHMR_ROUTE_DISABLED ? "true"
+								: "false");
+		if (q->state == SHMR_ROUTE_PENDING_DISABLE ||
+		    q->state == SHMR_ROUTE_PENDING_REPLACE ||
+		    q->state == SHMR_ROUTE_PENDING_REMOVE) {
+			snprintf(key, sizeof(key), "shmr:route:%s:pending", nm);
+			shmr_ctl_kv_add(&kv, key, "%s",
+					shmr_ctl_route_state_name(q->state) +
+						strlen("pending_"));
+		}
 		snprintf(key, sizeof(key), "shmr:route:%s:restarts", nm);
 		shmr_ctl_kv_add(&kv, key, "%" PRIu64, q->restarts);
 		snprintf(key, sizeof(key), "shmr:route:%s:queued", nm);

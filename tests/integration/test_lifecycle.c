@@ -217,6 +217,17 @@ static void test_pending_route_is_busy(void **state)
 	assert_int_equal(shmr_route_disable(c->d, "events", "w"), 0);
 	assert_int_equal(route_info(c, st, sizeof(st)), pid);
 	assert_string_equal(st, "pending_disable");
+	{
+		/* inspect: pending while it waits, not yet disabled */
+		char ans[SHMR_PROTO_MAX];
+
+		assert_int_equal(shmr_test_ctl(&c->app, "INSPECT events", ans,
+					       sizeof(ans)),
+				 0);
+		assert_non_null(strstr(ans, "shmr:route:w:pending disable\n"));
+		assert_non_null(strstr(ans, "shmr:route:w:disabled false\n"));
+		assert_non_null(strstr(ans, "shmr:routes_pending 1\n"));
+	}
 	assert_int_equal(shmr_route_disable(c->d, "events", "w"),
 			 -SHMR_E_BUSY);
 	assert_int_equal(shmr_route_enable(c->d, "events", "w"),

@@ -118,7 +118,26 @@ static void inspect_text(void **state)
 	has_line(f->buf, "shmr:route:payments:cpus 1");
 	has_line(f->buf, "shmr:route:shipments:cpus 0,2-3");
 	has_line(f->buf, "shmr:route:reports:cpus any");
+	has_line(f->buf, "shmr:route:payments:disabled false");
+	assert_null(strstr(f->buf, ":pending "));
 	assert_int_equal(strncmp(f->buf, "shmr:type type\n", 15), 0);
+}
+
+/* disabled only once a disable completed; pending only while pending. */
+static void inspect_disabled_and_pending(void **state)
+{
+	struct fixture *f = *state;
+
+	f->m.routers[0].routes[0].state = SHMR_ROUTE_PENDING_DISABLE;
+	f->m.routers[0].routes[2].state = SHMR_ROUTE_DISABLED;
+	assert_true(shmr_ctl_format_inspect(&f->m.routers[0], &f->c, 0, f->buf,
+					    sizeof(f->buf)) > 0);
+	has_line(f->buf, "shmr:route:payments:pending disable");
+	has_line(f->buf, "shmr:route:payments:disabled false");
+	has_line(f->buf, "shmr:route:reports:disabled true");
+	has_line(f->buf, "shmr:routes_pending 1");
+	has_line(f->buf, "shmr:routes_disabled 1");
+	assert_null(strstr(f->buf, "shmr:route:reports:pending"));
 }
 
 static void inspect_json(void **state)
@@ -196,6 +215,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(routes_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(inspect_text, setup, teardown),
+		cmocka_unit_test_setup_teardown(inspect_disabled_and_pending, setup, teardown),
 		cmocka_unit_test_setup_teardown(inspect_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(too_small, setup, teardown),
 		cmocka_unit_test(kv_escapes),
