@@ -132,6 +132,32 @@ static void child_fail(const char *who, const char *what)
 	_exit(PERF_EXIT_FAIL);
 }
 
+/*
+ * Enqueue all @p n slots of @p buf, backing off while @p out is full; a
+ * consumer that stops taking for the stall bound fails the run as @p who.
+ */
+static void push_all(struct rte_ring *out, const unsigned char *buf,
+		     unsigned n, const struct perf_opts *o,
+		     struct perf_stall *st, unsigned *idle, unsigned spin,
+		     const char *who, const char *what)
+{
+	unsigned done = 0;
+
+	while (done < n) {
+		unsigned k = rte_ring_enqueue_burst_elem(
+			out, buf + (size_t)done * o->slot, o->slot, n - done,
+			NULL);
+		if (k) {
+			done += k;
+			perf_progress(st);
+			continue;
+		}
+		if (perf_stalled(st))
+			child_fail(who, what);
+		perf_backoff(idle, spin);
+	}
+}
+
 static void producer(struct bare *b, struct bare_map *m)
 {
 	const struct perf_opts *o = b->o;
@@ -146,7 +172,7 @@ static void producer(struct bare *b, struct bare_map *m)
 	child_sync(b);
 	m->ctl->t_start_ns = perf_now_ns();
 	while (seq < o->count) {
-		unsigned n = o->burst, done = 0;
+		unsigned n = o->burst;
 
 		if (o->count - seq < n)
 			n = (unsigned)(o->count - seq);
@@ -157,19 +183,8 @@ static void producer(struct bare *b, struct bare_map *m)
 			e->from = 1;
 			e->type = 1;
 		}
-		while (done < n) {
-			unsigned k = rte_ring_enqueue_burst_elem(
-				out, buf + (size_t)done * o->slot, o->slot,
-				n - done, NULL);
-			if (k) {
-				done += k;
-				perf_progress(&st);
-				continue;
-			}
-			if (perf_stalled(&st))
-				child_fail("producer", "forwarder stopped taking");
-			perf_backoff(&idle, PERF_SPIN_SHARED);
-		}
+		push_all(out, buf, n, o, &st, &idle, PERF_SPIN_SHARED,
+			 "producer", "forwarder stopped taking");
 		seq += n;
 	}
 	_exit(PERF_EXIT_OK);
@@ -190,7 +205,6 @@ static void forwarder(struct bare *b, struct bare_map *m)
 	while (fwd < o->count) {
 		unsigned n = rte_ring_dequeue_burst_elem(in, buf, o->slot,
 							 o->burst, NULL);
-		unsigned done = 0;
 
 		if (n == 0) {
 			if (perf_stalled(&st))
@@ -199,19 +213,8 @@ static void forwarder(struct bare *b, struct bare_map *m)
 			continue;
 		}
 		perf_progress(&st);
-		while (done < n) {
-			unsigned k = rte_ring_enqueue_burst_elem(
-				out, buf + (size_t)done * o->slot, o->slot,
-				n - done, NULL);
-			if (k) {
-				done += k;
-				perf_progress(&st);
-				continue;
-			}
-			if (perf_stalled(&st))
-				child_fail("forwarder", "consumer stopped");
-			perf_backoff(&idle, PERF_SPIN_ALONE);
-		}
+		push_all(out, buf, n, o, &st, &idle, PERF_SPIN_ALONE,
+			 "forwarder", "consumer stopped");
 		fwd += n;
 	}
 	_exit(PERF_EXIT_OK);
