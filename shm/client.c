@@ -213,6 +213,37 @@ static int parse_pid(const char *s, struct shmr_pid *pid)
 	return 0;
 }
 
+/*
+ * Wait until every routing lcore has adopted the routing spec as it is now
+ * (the one our OPEN or REGISTER just changed), so that what the caller
+ * does next (give its PID to a peer, expect a router to reach the name)
+ * is already routable.  Bounded: a dataplane being restarted takes the
+ * change up when it starts, so after the bound we return anyway.
+ * Acquire on table_version pairs with the lcore's release store of it.
+ */
+static void wait_adopted(struct shmr_domain *d)
+{
+	const struct shmr_spec *s = shmr_spec_of(d->base);
+	uint64_t want, seq;
+	struct timespec pause = { 0, 200000 }; /* 0.2 ms */
+
+	do {
+		seq = shmr_spec_read_begin(s);
+		want = s->version;
+	} while (shmr_spec_read_retry(s, seq));
+	for (int tries = 0; tries < 5000; tries++) { /* about 1 s */
+		uint32_t ok = 0;
+
+		for (uint32_t l = 0; l < d->nlcores; l++)
+			ok += atomic_load_explicit(
+				      &shmr_stats_of(d->base, l)->table_version,
+				      memory_order_acquire) >= want;
+		if (ok == d->nlcores)
+			return;
+		nanosleep(&pause, NULL);
+	}
+}
+
 int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out)
 {
 	char ans[128], req[64];
@@ -232,6 +263,7 @@ int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out)
 		return rc;
 	}
 	d->nendpoints++;
+	wait_adopted(d);
 	return 0;
 }
 
@@ -370,7 +402,11 @@ static int name_request(struct shmr_endpoint *ep, const char *verb,
 
 int shmr_register(struct shmr_endpoint *ep, const char *name)
 {
-	return name_request(ep, "REGISTER", name);
+	int rc = name_request(ep, "REGISTER", name);
+
+	if (rc == 0)
+		wait_adopted(ep->d);
+	return rc;
 }
 
 int shmr_unregister(struct shmr_endpoint *ep, const char *name)

@@ -149,7 +149,9 @@ size_t shmr_payload_max(const struct shmr_domain *d);
 
 /**
  * Open a new endpoint (a client or an unmanaged worker).  It lives until
- * shmr_endpoint_close() or this process's exit.
+ * shmr_endpoint_close() or this process's exit.  Returns once the
+ * dataplane routes to it (bounded to about a second while the dataplane
+ * restarts), so its PID can be handed out at once.
  *
  * Errors: -SHMR_E_NO_ENDPOINT (domain full), -SHMR_E_PROTO, -errno.
  */
@@ -255,8 +257,8 @@ int shmr_reply(struct shmr_endpoint *ep, const struct shmr_msg *req,
 
 /**
  * Register @p name for this endpoint in the domain's registry, so routers
- * and clients can resolve it.  Dropped when the endpoint closes or its
- * process dies.
+ * and clients can resolve it (returns once the dataplane routes to it).
+ * Dropped when the endpoint closes or its process dies.
  *
  * Errors: -SHMR_E_ROUTE_DUPLICATE (taken), -SHMR_E_NAME, -SHMR_E_PROTO.
  */
