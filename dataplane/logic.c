@@ -1,0 +1,189 @@
+/*
+ * The pure routing logics (see logic.h).
+ *
+ * The picks are arithmetic on values the caller read; they hold no state
+ * of their own, so the same code serves every lcore and every router.
+ *
+ * The consistent-hash ring.  Each routee owns `vnodes` points on a 32-bit
+ * circle, at rte_jhash("<name>#<v>"); a key belongs to the routee of the
+ * first point at or after the key's hash, wrapping at the top.  What makes
+ * it consistent:
+ *   - A point depends only on its routee's name and v, never on the other
+ *     routees or their order, so adding a routee adds its points and moves
+ *     exactly the keys that now fall just before one of them, all to it;
+ *     keys between two old routees stay where they are.  Removing it takes
+ *     the same points away and restores the old mapping exactly.
+ *   - Equal points (two 32-bit hashes colliding: likely somewhere in a ring
+ *     of thousands of points) are ordered by routee name, not by list
+ *     position, so a collision resolves the same way whatever the order
+ *     of the list and whoever else is in it.  The lookup takes the first
+ *     of equal points, the smaller name.
+ * The ring lives in caller memory as one sorted array, built once on the
+ * update thread and immutable afterwards: a lookup is a binary search with
+ * no writes, safe from any number of lcores at once.
+ */
+#include <errno.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_jhash.h>
+
+#include "logic.h"
+
+int shmr_logic_rr_pick(uint64_t *counter, uint32_t n)
+{
+	if (n == 0)
+		return -SHMR_E_NO_ROUTEES;
+	return (int)((*counter)++ % n);
+}
+
+int shmr_logic_random_pick(uint64_t r, uint32_t n)
+{
+	uint64_t hi = r >> 32, lo = r & 0xffffffffu;
+
+	if (n == 0)
+		return -SHMR_E_NO_ROUTEES;
+	/* floor(r * n / 2^64) without a 128-bit type: hi * n < 2^64 and the
+	 * carry from lo * n is under 2^32, so the sum cannot overflow. */
+	return (int)((hi * n + ((lo * n) >> 32)) >> 32);
+}
+
+int shmr_logic_smallest_mailbox_pick(const struct shmr_logic_load *load,
+				     uint32_t n)
+{
+	uint32_t best = 0, i;
+	int busy_empty = -1;
+
+	if (n == 0)
+		return -SHMR_E_NO_ROUTEES;
+	for (i = 0; i < n; i++) {
+		uint32_t d = load[i].depth;
+
+		if (d == 0) {
+			if (!load[i].busy)
+				return (int)i;
+			if (busy_empty < 0)
+				busy_empty = (int)i;
+		} else if (d < load[best].depth) {
+			best = i;
+		}
+	}
+	/* best may still be index 0 with depth 0 (busy): then busy_empty
+	 * is 0 as well, so the answer is the same. */
+	return busy_empty >= 0 ? busy_empty : (int)best;
+}
+
+size_t shmr_logic_chash_size(uint32_t nroutees, uint32_t vnodes)
+{
+	if (nroutees > SHMR_LOGIC_CHASH_MAX_ROUTEES || vnodes == 0 ||
+	    vnodes > SHMR_LOGIC_CHASH_VNODES_MAX)
+		return 0;
+	return sizeof(struct shmr_logic_chash) +
+	       (size_t)nroutees * vnodes *
+		       sizeof(struct shmr_logic_chash_point);
+}
+
+/* Sort by point, then by name rank (held in .routee while sorting). */
+static int point_cmp(const void *a, const void *b)
+{
+	const struct shmr_logic_chash_point *x = a, *y = b;
+
+	if (x->point != y->point)
+		return x->point < y->point ? -1 : 1;
+	return (x->routee > y->routee) - (x->routee < y->routee);
+}
+
+int shmr_logic_chash_build(void *mem, size_t size, const char *const *names,
+			   uint32_t nroutees, uint32_t vnodes)
+{
+	/* rank[i]: how many names sort before names[i]; by_rank inverts it. */
+	uint32_t rank[SHMR_LOGIC_CHASH_MAX_ROUTEES];
+	uint32_t by_rank[SHMR_LOGIC_CHASH_MAX_ROUTEES];
+	struct shmr_logic_chash *ring = mem;
+	size_t need = shmr_logic_chash_size(nroutees, vnodes);
+	uint32_t i, j, v, k = 0;
+
+	if (!mem || need == 0 || (nroutees > 0 && !names) ||
+	    (uintptr_t)mem % alignof(struct shmr_logic_chash) != 0)
+		return -EINVAL;
+	for (i = 0; i < nroutees; i++) {
+		size_t len = names[i] ? strnlen(names[i], SHMR_NAME_MAX) : 0;
+
+		if (len == 0 || len >= SHMR_NAME_MAX)
+			return -EINVAL;
+	}
+	for (i = 0; i < nroutees; i++) {
+		rank[i] = 0;
+		for (j = 0; j < nroutees; j++) {
+			int c = strcmp(names[j], names[i]);
+
+			if (c == 0 && j != i)
+				return -EINVAL;
+			rank[i] += c < 0;
+		}
+		by_rank[rank[i]] = i;
+	}
+	if (size < need)
+		return -ENOSPC;
+
+	for (i = 0; i < nroutees; i++) {
+		for (v = 0; v < vnodes; v++) {
+			/* name (< SHMR_NAME_MAX) + '#' + up to 10 digits */
+			char buf[SHMR_NAME_MAX + 12];
+			int len = snprintf(buf, sizeof(buf), "%s#%u",
+					   names[i], v);
+
+			ring->points[k].point = rte_jhash(
+				buf, (uint32_t)len, SHMR_LOGIC_CHASH_SEED);
+			ring->points[k].routee = rank[i];
+			k++;
+		}
+	}
+	qsort(ring->points, k, sizeof(ring->points[0]), point_cmp);
+	for (i = 0; i < k; i++)
+		ring->points[i].routee = by_rank[ring->points[i].routee];
+	ring->nroutees = nroutees;
+	ring->vnodes = vnodes;
+	ring->npoints = k;
+	ring->reserved = 0;
+	return (int)k;
+}
+
+uint32_t shmr_logic_chash_key_hash(uint64_t key)
+{
+	unsigned char b[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		b[i] = (unsigned char)(key >> (8 * i));
+	return rte_jhash(b, sizeof(b), SHMR_LOGIC_CHASH_SEED);
+}
+
+int shmr_logic_chash_lookup_hash(const struct shmr_logic_chash *ring,
+				 uint32_t hash)
+{
+	uint32_t lo = 0, hi = ring->npoints;
+
+	if (hi == 0)
+		return -SHMR_E_NO_ROUTEES;
+	/* The first point >= hash (lower bound). */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (ring->points[mid].point < hash)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == ring->npoints)
+		lo = 0; /* past the top point: wrap to the first */
+	return (int)ring->points[lo].routee;
+}
+
+int shmr_logic_chash_lookup(const struct shmr_logic_chash *ring, uint64_t key)
+{
+	return shmr_logic_chash_lookup_hash(ring,
+					    shmr_logic_chash_key_hash(key));
+}
