@@ -45,6 +45,7 @@
 #define CONF_FILE_MAX (1u << 20) /* a configuration is text, not data */
 #define CPU_MAX 1023u            /* highest cpu number a list may name */
 #define STOP_GRACE_MAX 3600000u  /* one hour */
+#define BACKOFF_MAX 3600000u     /* one hour */
 #define SUN_PATH_MAX 108u        /* sizeof(struct sockaddr_un.sun_path) */
 
 /* Everything one parse needs to report an error. */
@@ -557,7 +558,7 @@ static int type_entry(struct pctx *p, const config_setting_t *g,
 
 static const char *const router_keys[] = {
 	"name", "behaviour", "types", "hash", "dso", "dso_arg", "routes",
-	"call_types", NULL
+	"call_types", "mailbox_full", NULL
 };
 
 /* Settings that belong to one behaviour only. */
@@ -750,6 +751,22 @@ static int parse_router(struct pctx *p, const config_setting_t *g,
 			return rc;
 	}
 
+	rc = member(p, g, path, "mailbox_full", CONFIG_TYPE_STRING, &s);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		const char *m = config_setting_get_string(s);
+
+		if (strcmp(m, "fail") == 0) {
+			rt->fail_when_full = 1;
+		} else if (strcmp(m, "backpressure") != 0) {
+			fp_key(&f, path, "mailbox_full");
+			return fail(p, s, 0, f.s,
+				    "unknown policy \"%s\" (expected \"backpressure\" or \"fail\")",
+				    m);
+		}
+	}
+
 	/* No routes is a "free" router: every name resolves through the
 	 * registry. */
 	rc = member(p, g, path, "routes", CONFIG_TYPE_LIST, &lst);
@@ -772,7 +789,8 @@ static int parse_router(struct pctx *p, const config_setting_t *g,
 
 static const char *const top_keys[] = {
 	"domain", "run_dir", "slot_size", "lane_size", "lcores", "poll_mode",
-	"dataplane_cpus", "socket_group", "stop_grace_ms", "routers", NULL
+	"dataplane_cpus", "socket_group", "stop_grace_ms", "restart_backoff_ms",
+	"restart_backoff_max_ms", "routers", NULL
 };
 
 /* A group name for the control socket: like a user name, no ':'. */
@@ -894,6 +912,15 @@ static int parse_root(struct pctx *p, const config_setting_t *root,
 	if ((rc = get_u32(p, root, NULL, "stop_grace_ms", 0, STOP_GRACE_MAX,
 			  &c->stop_grace_ms, NULL)) < 0)
 		return rc;
+	if ((rc = get_u32(p, root, NULL, "restart_backoff_ms", 0,
+			  BACKOFF_MAX, &c->restart_backoff_ms, NULL)) < 0 ||
+	    (rc = get_u32(p, root, NULL, "restart_backoff_max_ms", 0,
+			  BACKOFF_MAX, &c->restart_backoff_max_ms, &s)) < 0)
+		return rc;
+	if (c->restart_backoff_max_ms < c->restart_backoff_ms)
+		return fail(p, s ? s : root, 0, "restart_backoff_max_ms",
+			    "%u is below restart_backoff_ms (%u)",
+			    c->restart_backoff_max_ms, c->restart_backoff_ms);
 
 	rc = member(p, root, NULL, "routers", CONFIG_TYPE_LIST, &lst);
 	if (rc < 0)
@@ -929,6 +956,7 @@ static void set_defaults(struct shmr_config *c, const char *source)
 	c->lcores = 1;
 	c->poll_mode = SHMR_POLL_ADAPTIVE;
 	c->stop_grace_ms = 2000;
+	c->restart_backoff_max_ms = 5000;
 }
 
 static int parse_text(struct pctx *p, const char *text, size_t len,

@@ -47,6 +47,9 @@ struct shmr_conf_router {
 	 * map when it has entries (sends keep the behaviour's own map) */
 	unsigned ncall_types;
 	struct shmr_conf_type call_types[SHMR_MAX_TYPES];
+	/* "mailbox_full": 0 = "backpressure" (default: the sender waits),
+	 * 1 = "fail" (SHMR_E_MAILBOX_FULL) */
+	int fail_when_full;
 };
 
 struct shmr_config {
@@ -60,6 +63,12 @@ struct shmr_config {
 	char dataplane_cpus[SHMR_CONF_CPUS_MAX]; /* "" = picked by the control plane */
 	char socket_group[SHMR_NAME_MAX];        /* "" = mode 0600 */
 	uint32_t stop_grace_ms;          /* SIGTERM -> SIGKILL, default 2000 */
+	/* A worker that keeps failing (it exits within a second of its start,
+	 * or cannot be started) waits before each further restart: first
+	 * restart_backoff_ms, doubling up to restart_backoff_max_ms.  0 (the
+	 * default) is no backoff: restart at once, as the reference does. */
+	uint32_t restart_backoff_ms;
+	uint32_t restart_backoff_max_ms; /* default 5000 */
 	unsigned nrouters;
 	struct shmr_conf_router routers[SHMR_MAX_ROUTERS];
 };

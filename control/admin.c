@@ -292,8 +292,13 @@ void shmr_ctl_admin_event(struct shmr_ctl *c)
 
 		while (rte_ring_dequeue_burst_elem(lane, buf, h->slot_size, 1,
 						   NULL) == 1) {
-			int r = router_of(c, m->to);
+			int r;
 
+			if (m->flags & SHMR_F_WANT_WORKER) {
+				shmr_ctl_want_worker(c, m->to);
+				continue;
+			}
+			r = router_of(c, m->to);
 			if (m->kind == SHMR_KIND_CALL)
 				handle_call(c, r, m);
 			else if (m->kind == SHMR_KIND_SEND)

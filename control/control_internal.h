@@ -113,6 +113,8 @@ struct shmr_ctl_route {
 struct shmr_ctl_router {
 	const struct shmr_conf_router *conf;
 	struct shmr_pid pid; /* the router's endpoint (served by the dataplane) */
+	int stopped;         /* a handler failed (or it was told to stop):
+			      * workers stopped, mutators refused, reads work */
 	unsigned nroutes;
 	struct shmr_ctl_route routes[SHMR_MAX_ROUTES];
 };
@@ -309,11 +311,22 @@ int shmr_ctl_life_respawn(struct shmr_ctl_life *l, const char *router,
  */
 int shmr_ctl_life_exited(struct shmr_ctl_life *l, unsigned r, unsigned k);
 /**
- * Restart the DEAD route @p k of router @p r after an exit (eager, or a
- * retry); counts in restarts.  A route no longer DEAD is left alone.
+ * Restart the DEAD route @p k of router @p r after an exit (eager, lazy,
+ * or a timed retry); counts in restarts.  A REPLACE_WAIT route starts its
+ * new spec (not counted: it completes the replace).  Any other route is
+ * left alone.
  * Returns: the OS pid, 0 when nothing was to do, or the spawn's -errno.
  */
 int shmr_ctl_life_restart(struct shmr_ctl_life *l, unsigned r, unsigned k);
+
+/**
+ * The wait before the next start of a worker that failed @p quick_fails
+ * times in a row (exited within a second of its start, or could not be
+ * started): none after the first failure, then @p first doubling up to
+ * @p max; none at all when @p first is 0 (no backoff).  Pure.
+ */
+uint64_t shmr_ctl_backoff_ms(unsigned quick_fails, uint64_t first,
+			     uint64_t max);
 
 /* ------------------------------------------------------------------ */
 /* Control-socket requests                                             */
@@ -651,6 +664,9 @@ int shmr_ctl_spawn_worker(struct shmr_ctl *c, unsigned r, unsigned k,
 			  const char **what);
 /** Reap every exited child; repair, restart. */
 void shmr_ctl_reap(struct shmr_ctl *c);
+/** The dataplane routed a message to route inbox @p inbox, which has no
+ *  worker: start one now (lazy restart), unless a backoff is waiting. */
+void shmr_ctl_want_worker(struct shmr_ctl *c, struct shmr_pid inbox);
 /** The retry timer fired. */
 void shmr_ctl_retry_due(struct shmr_ctl *c);
 /** The lifecycle's process operations (spawn.c); ctx is the shmr_ctl. */

@@ -123,8 +123,27 @@ const char *shmr_ctl_route_state_name(uint32_t state)
 		return "pending_replace";
 	case SHMR_ROUTE_PENDING_REMOVE:
 		return "pending_remove";
+	case SHMR_ROUTE_REPLACE_WAIT:
+		return "replace_wait";
 	default:
 		return "unknown";
+	}
+}
+
+/* The reference's pending operation of a route in @p state, or NULL.  A
+ * replace whose new worker has not started yet is still pending. */
+static const char *pending_op(uint32_t state)
+{
+	switch (state) {
+	case SHMR_ROUTE_PENDING_DISABLE:
+		return "disable";
+	case SHMR_ROUTE_PENDING_REPLACE:
+	case SHMR_ROUTE_REPLACE_WAIT:
+		return "replace";
+	case SHMR_ROUTE_PENDING_REMOVE:
+		return "remove";
+	default:
+		return NULL;
 	}
 }
 
@@ -184,9 +203,7 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 			active++;
 		if (q->state == SHMR_ROUTE_DISABLED)
 			disabled++;
-		if (q->state == SHMR_ROUTE_PENDING_DISABLE ||
-		    q->state == SHMR_ROUTE_PENDING_REPLACE ||
-		    q->state == SHMR_ROUTE_PENDING_REMOVE)
+		if (pending_op(q->state))
 			pending++;
 		mailbox += c->queued[q->pid.slot];
 		restarts += q->restarts;
@@ -226,13 +243,9 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 		shmr_ctl_kv_add(&kv, key, "%s",
 				q->state == SHMR_ROUTE_DISABLED ? "true"
 								: "false");
-		if (q->state == SHMR_ROUTE_PENDING_DISABLE ||
-		    q->state == SHMR_ROUTE_PENDING_REPLACE ||
-		    q->state == SHMR_ROUTE_PENDING_REMOVE) {
+		if (pending_op(q->state)) {
 			snprintf(key, sizeof(key), "shmr:route:%s:pending", nm);
-			shmr_ctl_kv_add(&kv, key, "%s",
-					shmr_ctl_route_state_name(q->state) +
-						strlen("pending_"));
+			shmr_ctl_kv_add(&kv, key, "%s", pending_op(q->state));
 		}
 		snprintf(key, sizeof(key), "shmr:route:%s:restarts", nm);
 		shmr_ctl_kv_add(&kv, key, "%" PRIu64, q->restarts);

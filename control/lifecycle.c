@@ -9,7 +9,10 @@
  *   DEAD --spawn--> RUNNING --exit--> DEAD (eager restart, counted)
  *   RUNNING --disable/replace/remove--> PENDING_* (worker asked to stop)
  *   PENDING_DISABLE --exit--> DISABLED
- *   PENDING_REPLACE --exit--> DEAD --spawn new spec--> RUNNING
+ *   PENDING_REPLACE --exit--> spawn new spec --> RUNNING, or when that
+ *                   fails REPLACE_WAIT (no worker; messages get BUSY)
+ *   REPLACE_WAIT --retry (restart: lazy, timer; respawn; replace)--> RUNNING
+ *                --disable/remove--> as a DEAD route (nothing to wait for)
  *   PENDING_REMOVE  --exit--> gone (inbox freed, deferred reuse)
  *   DEAD --disable--> DISABLED, --remove--> gone, --replace--> spawn new
  *   DISABLED --enable--> spawn, --replace--> spec swapped only, --remove--> gone
@@ -294,8 +297,13 @@ int shmr_ctl_life_exited(struct shmr_ctl_life *l, unsigned r, unsigned k)
 		return 0;
 	case SHMR_ROUTE_PENDING_REPLACE:
 		q->state = SHMR_ROUTE_DEAD;
-		/* A failed start leaves the slot empty; respawn wakes it. */
-		(void)start(l, r, k);
+		/* A failed start waits for a retry (the next message routed
+		 * there, the backoff timer, respawn or replace); meanwhile
+		 * messages fail with SHMR_E_BUSY. */
+		if (start(l, r, k) < 0) {
+			q->state = SHMR_ROUTE_REPLACE_WAIT;
+			l->m->dirty = 1;
+		}
 		return 0;
 	case SHMR_ROUTE_DISABLED:
 		return 0;
@@ -310,11 +318,32 @@ int shmr_ctl_life_restart(struct shmr_ctl_life *l, unsigned r, unsigned k)
 	struct shmr_ctl_route *q = route_at(l, r, k);
 	int rc;
 
-	if (q->state != SHMR_ROUTE_DEAD || q->os_pid)
+	if (q->os_pid || (q->state != SHMR_ROUTE_DEAD &&
+			  q->state != SHMR_ROUTE_REPLACE_WAIT))
 		return 0;
+	if (q->state == SHMR_ROUTE_REPLACE_WAIT) {
+		/* Completing a replace is not a restart. */
+		rc = start(l, r, k);
+		if (rc < 0) {
+			q->state = SHMR_ROUTE_REPLACE_WAIT;
+			return rc;
+		}
+		return q->os_pid;
+	}
 	rc = start(l, r, k);
 	if (rc < 0)
 		return rc;
 	q->restarts++;
 	return q->os_pid;
+}
+
+uint64_t shmr_ctl_backoff_ms(unsigned quick_fails, uint64_t first,
+			     uint64_t max)
+{
+	uint64_t d;
+
+	if (quick_fails <= 1 || first == 0)
+		return 0;
+	d = first << (quick_fails - 2 > 20 ? 20 : quick_fails - 2);
+	return d > max ? max : d;
 }

@@ -329,6 +329,8 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 		name_set(s->name, c->name);
 		s->pid = r->pid;
 		s->behaviour = c->behaviour;
+		s->flags = (c->fail_when_full ? SHMR_RF_FAIL_WHEN_FULL : 0) |
+			   (r->stopped ? SHMR_RF_STOPPED : 0);
 		s->nroutes = r->nroutes;
 		for (unsigned k = 0; k < r->nroutes; k++) {
 			name_set(s->routes[k].name, r->routes[k].conf->name);

@@ -280,16 +280,18 @@ static void describe(int status, char *buf, size_t cap)
 		snprintf(buf, cap, "ended (status 0x%x)", status);
 }
 
+/* The dataplane's: always on (it is the appliance, not a user program). */
 static uint64_t backoff_ms(unsigned quick_fails)
 {
-	uint64_t d;
+	return shmr_ctl_backoff_ms(quick_fails, BACKOFF_FIRST_MS, BACKOFF_MAX_MS);
+}
 
-	if (quick_fails <= 1)
-		return 0;
-	d = (uint64_t)BACKOFF_FIRST_MS << (quick_fails - 2 > 10
-						   ? 10
-						   : quick_fails - 2);
-	return d > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : d;
+/* A route's: as configured (restart_backoff_ms, 0 = none). */
+static uint64_t worker_backoff_ms(const struct shmr_ctl *c,
+				  unsigned quick_fails)
+{
+	return shmr_ctl_backoff_ms(quick_fails, c->cfg.restart_backoff_ms,
+			  c->cfg.restart_backoff_max_ms);
 }
 
 static void arm_timer(struct shmr_ctl *c)
@@ -323,23 +325,61 @@ static void restart_worker(struct shmr_ctl *c, unsigned r, unsigned k)
 	struct shmr_ctl_proc *p = &c->workers[r][k];
 	int rc;
 
-	if (q->state != SHMR_ROUTE_DEAD)
+	uint64_t wait;
+
+	if ((q->state != SHMR_ROUTE_DEAD &&
+	     q->state != SHMR_ROUTE_REPLACE_WAIT) ||
+	    c->model.routers[r].stopped)
 		return; /* disabled, pending or running meanwhile */
 	rc = shmr_ctl_life_restart(&c->life, r, k); /* warns on failure */
 	if (rc == 0)
 		return;
 	if (rc > 0) {
-		shmr_ctl_log(c, "route %s: restarted as process %d (restarts %"
-			     PRIu64 ")", q->conf->name, (int)p->pid,
+		shmr_ctl_log(c, "route %s: %s as process %d (restarts %"
+			     PRIu64 ")", q->conf->name,
+			     q->restarts ? "restarted" : "started", (int)p->pid,
 			     q->restarts);
 		return;
 	}
+	/* The slot stays empty; the next message routed there asks again
+	 * (lazy restart).  With a backoff the timer retries too. */
 	p->quick_fails++;
+	p->started_ms = shmr_ctl_now_ms();
+	wait = worker_backoff_ms(c, p->quick_fails);
+	if (c->cfg.restart_backoff_ms == 0) {
+		shmr_ctl_warn("route %s: left without a worker; the next "
+			      "message routed to it retries", q->conf->name);
+		return;
+	}
 	p->retry_at_ms = shmr_ctl_now_ms() +
-			 (backoff_ms(p->quick_fails) ? backoff_ms(p->quick_fails)
-						     : BACKOFF_FIRST_MS);
-	shmr_ctl_warn("route %s: retrying in %" PRIu64 " ms", q->conf->name,
-		      p->retry_at_ms - shmr_ctl_now_ms());
+			 (wait ? wait : c->cfg.restart_backoff_ms);
+	shmr_ctl_warn("route %s: retrying in %" PRIu64 " ms (or when a "
+		      "message is routed to it, whichever is later)",
+		      q->conf->name, p->retry_at_ms - shmr_ctl_now_ms());
+}
+
+void shmr_ctl_want_worker(struct shmr_ctl *c, struct shmr_pid inbox)
+{
+	struct shmr_ctl_route *q;
+	unsigned r;
+
+	if (c->stopping)
+		return;
+	q = shmr_ctl_model_route_of_slot(&c->model, inbox.slot, &r);
+	if (!q || q->pid.gen != inbox.gen || q->os_pid)
+		return;
+	unsigned k = (unsigned)(q - c->model.routers[r].routes);
+	struct shmr_ctl_proc *p = &c->workers[r][k];
+
+	/* A backoff in progress decides when the next start is. */
+	if (p->retry_at_ms)
+		return;
+	if (q->state == SHMR_ROUTE_DEAD || q->state == SHMR_ROUTE_REPLACE_WAIT)
+		shmr_ctl_log(c, "route %s: a message was routed to it: "
+			     "starting its worker (lazy restart)",
+			     q->conf->name);
+	restart_worker(c, r, k);
+	arm_timer(c);
 }
 
 static void restart_dataplane(struct shmr_ctl *c)
@@ -415,9 +455,22 @@ static void worker_exited(struct shmr_ctl *c, unsigned r, unsigned k,
 		      q->conf->name, (int)pid, how, handed_back);
 	if (!shmr_ctl_life_exited(&c->life, r, k))
 		return;
-	schedule(p, shmr_ctl_now_ms());
-	if (backoff_ms(p->quick_fails) == 0)
+	if (c->model.routers[r].stopped)
+		return;
+	if (shmr_ctl_now_ms() - p->started_ms >= QUICK_EXIT_MS)
+		p->quick_fails = 0;
+	else
+		p->quick_fails++;
+	if (worker_backoff_ms(c, p->quick_fails) == 0) {
 		restart_worker(c, r, k);
+		return;
+	}
+	p->retry_at_ms = shmr_ctl_now_ms() +
+			 worker_backoff_ms(c, p->quick_fails);
+	shmr_ctl_warn("route %s: exited %u time(s) in a row within a second "
+		      "of its start: restarting in %" PRIu64 " ms",
+		      q->conf->name, p->quick_fails,
+		      p->retry_at_ms - shmr_ctl_now_ms());
 }
 
 static void dataplane_exited(struct shmr_ctl *c, int status)

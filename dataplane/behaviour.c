@@ -172,6 +172,8 @@ void shmr_dp_decide_rcu(const struct shmr_dp_table *t, unsigned router,
 	d->nrouters = 0;
 	d->err = 0;
 	d->name = NULL;
+	d->ask_slot = UINT32_MAX;
+	d->flags = 0;
 	for (;;) {
 		const struct shmr_dp_target *tgt;
 		const char *name = NULL;
@@ -187,8 +189,16 @@ void shmr_dp_decide_rcu(const struct shmr_dp_table *t, unsigned router,
 		}
 		hops++;
 		d->routers[d->nrouters++] = router;
+		d->flags = t->routers[router].flags;
+		if (d->flags & SHMR_RF_STOPPED) {
+			d->verdict = SHMR_DP_FAIL;
+			d->err = -SHMR_E_NOT_ALLOWED;
+			return;
+		}
 		tgt = decide_one(t, router, m, &name);
 		d->name = name;
+		if (tgt->ask)
+			d->ask_slot = tgt->slot;
 		switch (tgt->verdict) {
 		case SHMR_DP_DISCARD:
 			d->verdict = SHMR_DP_DISCARD;

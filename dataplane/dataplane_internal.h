@@ -130,7 +130,10 @@ enum shmr_dp_verdict {
 struct shmr_dp_target {
 	uint8_t verdict; /* enum shmr_dp_verdict */
 	int8_t router;   /* DELIVER: >= 0 when the target is a router */
-	uint16_t pad;
+	uint8_t ask;     /* a route with no worker: ask the control plane for
+			  * one (slot is then the route's inbox, whatever
+			  * the verdict) */
+	uint8_t pad;
 	int32_t err;     /* FAIL: -SHMR_E_* */
 	uint32_t slot, gen;
 	const char *name; /* the name it came from (inside the table), or NULL */
@@ -165,6 +168,7 @@ struct shmr_dp_router {
 	char name[SHMR_NAME_MAX];
 	struct shmr_pid pid;
 	uint32_t behaviour; /* enum shmr_behaviour_kind */
+	uint32_t flags;     /* SHMR_RF_* */
 	uint32_t nroutes, ntypes, nhash;
 	const struct shmr_spec_route *routes; /* in the table's spec copy */
 	struct shmr_dp_target route_tgt[SHMR_MAX_ROUTES];
@@ -251,6 +255,9 @@ struct shmr_dp_decision {
 	uint32_t verdict; /* enum shmr_dp_verdict */
 	int32_t err;      /* FAIL: -SHMR_E_* */
 	uint32_t slot, gen; /* DELIVER: the endpoint it goes to */
+	uint32_t ask_slot;  /* a route inbox with no worker that the message
+			     * was routed to (lazy restart), or UINT32_MAX */
+	uint32_t flags;     /* SHMR_RF_* of the last router that decided */
 	uint32_t nrouters;  /* routers that decided, first to last */
 	uint32_t routers[SHMR_DP_MAX_HOPS];
 	const char *name; /* the last name chosen (NULL on discard) */
@@ -350,6 +357,9 @@ struct shmr_dp_meta {
 	uint8_t verdict;  /* refused: SHMR_DP_DISCARD or SHMR_DP_FAIL */
 	uint8_t nrouters;
 	uint8_t why;      /* bad: which check failed */
+	uint8_t fail_full; /* routed by a router with SHMR_RF_FAIL_WHEN_FULL:
+			    * a full target fails it, never holds it back */
+	uint8_t pad[3];
 	int32_t err;      /* refused: -SHMR_E_* */
 	uint32_t target;  /* slot it is enqueued to */
 	uint32_t routers[SHMR_DP_MAX_HOPS]; /* router endpoint slots */
@@ -367,6 +377,9 @@ struct shmr_dp_lcore {
 	uint64_t checked[SHMR_MAX_ENDPOINTS / 64]; /* inbound lanes found
 						      sound this burst */
 	unsigned nblocked; /* lanes left blocked by backpressure this round */
+	uint64_t ask_next_ns[SHMR_MAX_ENDPOINTS]; /* lazy-restart asks: the
+						   * next one for a slot not
+						   * before then */
 	struct shmr_dp_ratelimit rl[SHMR_DP_EV_MAX];
 };
 

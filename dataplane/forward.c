@@ -78,6 +78,9 @@ static const char *const bad_names[] = {
 
 #define NO_TARGET UINT32_MAX
 
+static void admin_put(struct shmr_dp_lcore *lc, const struct shmr_msg *m,
+		      const struct shmr_dp_meta *meta);
+
 /* ---- ring access -------------------------------------------------- */
 
 /*
@@ -349,11 +352,46 @@ static uint32_t route_failed(struct shmr_dp_lcore *lc,
 	return NO_TARGET;
 }
 
+#define ASK_EVERY_NS 50000000u /* 50 ms: per slot and lcore */
+
+/*
+ * A message was routed to a route with no worker: tell the control plane
+ * (lazy restart), at most once per ASK_EVERY_NS per route and lcore.  The
+ * note is a header-only slot flagged SHMR_F_WANT_WORKER, `to` the route's
+ * inbox, put straight into the admin endpoint (dropped and counted when
+ * its lane is full, like every admin slot); it does not wait for the
+ * message's own fate, since an extra ask costs nothing.
+ */
+static void ask_worker(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
+		       uint32_t slot)
+{
+	uint64_t buf[SHMR_SLOT_MAX / sizeof(uint64_t)];
+	struct shmr_msg *note = (struct shmr_msg *)buf;
+	struct shmr_dp_meta meta = { .what = META_ADMIN };
+	struct timespec ts;
+	uint64_t now;
+
+	/* The coarse clock is read from the vDSO: no syscall. */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (now < lc->ask_next_ns[slot])
+		return;
+	meta.target = admin_slot(lc, t);
+	if (meta.target == NO_TARGET)
+		return;
+	lc->ask_next_ns[slot] = now + ASK_EVERY_NS;
+	memset(note, 0, SHMR_HDR_SIZE);
+	note->kind = SHMR_KIND_SEND;
+	note->flags = SHMR_F_WANT_WORKER;
+	note->to = (struct shmr_pid){ slot, t->ep[slot].gen };
+	admin_put(lc, note, &meta);
+}
+
 /*
  * Decide one slot.  Returns the endpoint slot whose inbound lane it goes
  * to (rewritten in place when needed), or NO_TARGET when it is only
  * counted.  Has no effect outside @p m and @p meta but the quarantine mark
- * of a target whose lane is corrupted.
+ * of a target whose lane is corrupted and a lazy-restart ask.
  */
 static uint32_t classify(struct shmr_dp_lcore *lc,
 			 const struct shmr_dp_table *t,
@@ -384,6 +422,10 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		meta->what = META_BAD;
 		return NO_TARGET;
 	}
+	meta->fail_full = 0;
+	/* Only the dataplane sets these, on what it puts into the admin
+	 * endpoint: a client cannot forge a dead letter or an ask. */
+	m->flags = (uint8_t)(m->flags & ~SHMR_F_INTERNAL_MASK);
 
 	dst = &t->ep[m->to.slot];
 	if (dst->router >= 0) {
@@ -411,6 +453,9 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 			return NO_TARGET;
 		}
 		shmr_dp_decide_rcu(t, (unsigned)dst->router, m, &d);
+		if (d.ask_slot != UINT32_MAX)
+			ask_worker(lc, t, d.ask_slot);
+		meta->fail_full = (d.flags & SHMR_RF_FAIL_WHEN_FULL) != 0;
 		meta->nrouters = (uint8_t)d.nrouters;
 		for (uint32_t i = 0; i < d.nrouters; i++)
 			meta->routers[i] = t->routers[d.routers[i]].pid.slot;
@@ -542,9 +587,46 @@ struct run {
 	uint32_t target;
 };
 
-/* Enqueue a run; returns 1 when all of it went in. */
-static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_poll *p,
-		 struct run *run, unsigned *handled)
+/*
+ * Slot @p i of the burst did not fit into its route's full inbox, and its
+ * router fails such messages (SHMR_RF_FAIL_WHEN_FULL): a call gets
+ * SHMR_E_MAILBOX_FULL as its reply, a send becomes a MessageRouteFailed.
+ * Returns 1 when handled, 0 when the caller's own lane is full too (the
+ * burst stops there, and the slot is decided afresh next round).
+ */
+static int fail_full(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
+		     const struct shmr_dp_poll *p, unsigned i)
+{
+	struct shmr_msg *m = (struct shmr_msg *)(lc->buf +
+						 (size_t)i * lc->env->slot_size);
+	struct shmr_dp_meta *meta = &lc->meta[i];
+	uint32_t to;
+
+	if (m->kind == SHMR_KIND_SEND) {
+		(void)route_failed(lc, t, m, meta, -SHMR_E_MAILBOX_FULL);
+		if (meta->what == META_ADMIN_FAILED)
+			admin_put(lc, m, meta);
+		commit(lc, p, m, meta);
+		return 1;
+	}
+	to = refuse(lc, m, meta, SHMR_DP_FAIL, -SHMR_E_MAILBOX_FULL);
+	if (to != NO_TARGET) {
+		if (put_burst(shmr_dp_lane(lc->env, to, lc->index),
+			      (const unsigned char *)m, lc->env->slot_size,
+			      1) != 1)
+			return 0;
+		shmr_dp_count(&lc->stats->ep_delivered[to], 1);
+		note_bell(lc, to);
+	}
+	commit(lc, p, m, meta);
+	return 1;
+}
+
+/* Enqueue a run; returns 1 when all of it went in (or what did not was
+ * failed as its router asks). */
+static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
+		 const struct shmr_dp_poll *p, struct run *run,
+		 unsigned *handled)
 {
 	const struct shmr_dp_env *env = lc->env;
 	uint32_t ss = env->slot_size;
@@ -571,6 +653,10 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_poll *p,
 		shmr_dp_count(&lc->stats->ep_delivered[run->target], k);
 		note_bell(lc, run->target);
 	}
+	for (; k < run->len; k++)
+		if (!lc->meta[run->start + k].fail_full ||
+		    !fail_full(lc, t, p, run->start + k))
+			break;
 	*handled = run->start + k;
 	if (k < run->len)
 		return 0;
@@ -606,7 +692,7 @@ unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
 			run.len++;
 			continue;
 		}
-		if (!flush(lc, p, &run, &handled))
+		if (!flush(lc, t, p, &run, &handled))
 			goto full;
 		if (target == NO_TARGET) {
 			if (lc->meta[i].what == META_ADMIN ||
@@ -618,7 +704,7 @@ unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
 			run = (struct run){ i, 1, target };
 		}
 	}
-	if (!flush(lc, p, &run, &handled))
+	if (!flush(lc, t, p, &run, &handled))
 		goto full;
 	goto done;
 full:

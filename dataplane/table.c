@@ -273,10 +273,25 @@ static struct shmr_dp_target route_target(const struct shmr_dp_table *t,
 
 	tgt.name = rt->name;
 	switch (rt->state) {
+	case SHMR_ROUTE_DEAD:
+		/* The inbox keeps queueing, and the message asks for a worker
+		 * (lazy restart): restart, then forward. */
+		tgt = pid_target(t, rt->pid, rt->name);
+		if (tgt.verdict == SHMR_DP_DELIVER)
+			tgt.ask = 1;
+		return tgt;
 	case SHMR_ROUTE_RUNNING:
-	case SHMR_ROUTE_DEAD:           /* the inbox keeps queueing */
 	case SHMR_ROUTE_PENDING_REPLACE: /* best effort, to the current one */
 		return pid_target(t, rt->pid, rt->name);
+	case SHMR_ROUTE_REPLACE_WAIT:
+		/* Old worker gone, new one not started: busy, and ask. */
+		tgt.err = -SHMR_E_BUSY;
+		if (rt->pid.slot < t->max_endpoints) {
+			tgt.ask = 1;
+			tgt.slot = rt->pid.slot;
+			tgt.gen = rt->pid.gen;
+		}
+		return tgt;
 	case SHMR_ROUTE_DISABLED:
 	case SHMR_ROUTE_PENDING_DISABLE:
 		tgt.err = -SHMR_E_DISABLED;
@@ -492,6 +507,7 @@ int shmr_dp_table_build(const struct shmr_dp_env *env,
 		memcpy(r->name, sr->name, SHMR_NAME_MAX);
 		r->pid = sr->pid;
 		r->behaviour = sr->behaviour;
+		r->flags = sr->flags;
 		if (sr->pid.slot >= t->max_endpoints ||
 		    t->ep[sr->pid.slot].router >= 0) {
 			shmr_dp_log(env, SHMR_DP_LOG_WARNING,

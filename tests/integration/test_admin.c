@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -61,14 +64,19 @@ static struct shmr_test_stats work_stats(struct ctx *c)
 	return st;
 }
 
-static void start(struct ctx *c, const char *tag)
+static void start_conf(struct ctx *c, const char *tag, const char *conf)
 {
 	memset(c, 0, sizeof(*c));
-	assert_int_equal(shmr_test_app_start(&c->app, tag, CONF), 0);
+	assert_int_equal(shmr_test_app_start(&c->app, tag, conf), 0);
 	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
 	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
 	assert_int_equal(shmr_lookup(c->d, "events", &c->router), 0);
 	(void)work_stats(c); /* the worker is up */
+}
+
+static void start(struct ctx *c, const char *tag)
+{
+	start_conf(c, tag, CONF);
 }
 
 static void stop(struct ctx *c)
@@ -191,11 +199,100 @@ static void test_admin_call_and_send(void **state)
 	stop(&c);
 }
 
+/* `dlq list` shows at least want_lines records. */
+static unsigned want_lines;
+
+static int listed_n(void *arg)
+{
+	struct ctx *c = arg;
+	unsigned n = 0;
+
+	if (ctl(c, "list") != 0)
+		return 0;
+	for (const char *p = c->out; (p = strchr(p, '\n')); p++)
+		n++;
+	return n >= want_lines;
+}
+
+static int call_fits(void *arg)
+{
+	struct ctx *c = arg;
+	struct shmr_test_stats st;
+
+	return shmr_call(c->ep, c->router, 1, 0, "?", 1, &st, sizeof(st),
+			 30000) == (int)sizeof(st);
+}
+
+/* mailbox_full = "fail": while the worker is stopped (SIGSTOP) its inbox
+ * fills; what the router routes there beyond that fails with
+ * SHMR_E_MAILBOX_FULL, as dead letters for sends and as the error for a
+ * call, and the sender is never held back.  Nothing that fitted is lost:
+ * once the worker runs again it gets exactly those. */
+static void test_mailbox_full_fails_instead_of_waiting(void **state)
+{
+	struct ctx c;
+	struct shmr_test_stats st0, st;
+	char ans[4096], reply[8];
+	const char *p;
+	pid_t pid;
+	(void)state;
+
+	start_conf(&c, "full",
+		   "lane_size = 64;\n"
+		   "routers = ( { name = \"events\"; behaviour = \"type\";\n"
+		   "  mailbox_full = \"fail\";\n"
+		   "  types = ( { type = 1; route = \"work\"; } );\n"
+		   "  routes = ( { name = \"work\";\n"
+		   "               program = \"shmr-test-worker\"; } ); } );\n");
+	st0 = work_stats(&c);
+	assert_int_equal(shmr_test_ctl(&c.app, "ROUTE events work", ans,
+				       sizeof(ans)),
+			 0);
+	p = strstr(ans, " os_pid=");
+	assert_non_null(p);
+	pid = (pid_t)atoi(p + 8);
+	assert_true(pid > 0);
+
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	/* One lcore, so one inbound lane of 63 slots.  Our own outbound lane
+	 * is as small: -EAGAIN there only means the dataplane has not taken
+	 * the last ones yet. */
+	for (unsigned i = 0; i < 70; i++) {
+		int rc;
+
+		while ((rc = shmr_send(c.ep, c.router, 1, i, "m", 1)) ==
+		       -EAGAIN)
+			usleep(100);
+		assert_int_equal(rc, 0);
+	}
+	want_lines = 7;
+	assert_true(shmr_test_wait(listed_n, &c, 30000));
+	assert_non_null(strstr(c.out, "reason=SHMR_E_MAILBOX_FULL name=work "
+				      "type=1 key=63 "));
+	assert_non_null(strstr(c.out, "key=69 "));
+	assert_int_equal(shmr_call(c.ep, c.router, 1, 0, "?", 1, reply,
+				   sizeof(reply), 30000),
+			 -SHMR_E_MAILBOX_FULL);
+	assert_int_equal(shmr_test_ctl(&c.app, "INSPECT events", ans,
+				       sizeof(ans)),
+			 0);
+	assert_int_equal(shmr_test_value(ans, "shmr:failed"), 8);
+	assert_int_equal(shmr_test_value(ans, "shmr:dlq_size"), 7);
+
+	/* Calls fail until the worker has made room: retried, bounded. */
+	assert_int_equal(kill(pid, SIGCONT), 0);
+	assert_true(shmr_test_wait(call_fits, &c, 30000));
+	st = work_stats(&c);
+	assert_int_equal(st.count - st0.count, 63);
+	stop(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dead_letter_listed_and_replayed),
 		cmocka_unit_test(test_admin_call_and_send),
+		cmocka_unit_test(test_mailbox_full_fails_instead_of_waiting),
 	};
 	return cmocka_run_group_tests_name("admin", tests, NULL, NULL);
 }

@@ -288,7 +288,7 @@ static void test_bad_slots_dropped(void **state)
 	/* Map the domain ourselves, as a buggy peer with its own view. */
 	sock = shmr_proto_connect(c->app.sock);
 	assert_true(sock >= 0);
-	assert_int_equal(shmr_proto_request(sock, "ATTACH 2", ans, sizeof(ans),
+	assert_int_equal(shmr_proto_request(sock, "ATTACH " SHMR_LAYOUT_VERSION_TEXT, ans, sizeof(ans),
 					    &fd),
 			 0);
 	assert_true(fd >= 0 && fstat(fd, &sb) == 0);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -41,25 +42,31 @@ struct ctx {
 	struct shmr_test_stats st;
 };
 
-static struct ctx *start_grace(const char *tag, unsigned grace_ms)
+static struct ctx *start_with(const char *tag, unsigned grace_ms,
+			      const char *extra)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
 	char conf[1024];
 
 	assert_non_null(c);
 	snprintf(conf, sizeof(conf),
-		 "stop_grace_ms = %u;\n"
+		 "%s\nstop_grace_ms = %u;\n"
 		 "routers = ( { name = \"events\"; behaviour = \"type\";\n"
 		 "  types = ( { type = 1; route = \"w\"; },\n"
 		 "            { type = 2; route = \"base\"; } );\n"
 		 "  routes = ( { name = \"base\";\n"
 		 "               program = \"shmr-test-worker\"; } );\n"
-		 "} );\n", grace_ms);
+		 "} );\n", extra, grace_ms);
 	assert_int_equal(shmr_test_app_start(&c->app, tag, conf), 0);
 	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
 	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
 	assert_int_equal(shmr_lookup(c->d, "events", &c->router), 0);
 	return c;
+}
+
+static struct ctx *start_grace(const char *tag, unsigned grace_ms)
+{
+	return start_with(tag, grace_ms, "");
 }
 
 static struct ctx *start(const char *tag)
@@ -276,6 +283,134 @@ static void test_pending_completes_after_kill_at_grace(void **state)
 	stop(c);
 }
 
+/* A wrapper for the test worker at @p path, executable or not. */
+static void wrapper(const char *path, int executable)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs("#!/bin/sh\nexec shmr-test-worker \"$@\"\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, executable ? 0755 : 0644), 0);
+}
+
+static long long route_restarts(struct ctx *c)
+{
+	char ans[SHMR_PROTO_MAX];
+	const char *p;
+
+	assert_int_equal(shmr_test_ctl(&c->app, "ROUTE events w", ans,
+				       sizeof(ans)),
+			 0);
+	p = strstr(ans, " restarts=");
+	assert_non_null(p);
+	return atoll(p + 10);
+}
+
+/* A worker dies and its restart fails (the program cannot be run): the
+ * slot stays empty and nothing retries it (no backoff configured); the
+ * router keeps running.  The next message routed there starts a worker
+ * (lazy restart, counted) and is delivered to it. */
+static void test_lazy_restart_on_next_message(void **state)
+{
+	struct ctx *c = start("lazy");
+	char prog[600], st[32];
+	long long pid;
+	(void)state;
+
+	snprintf(prog, sizeof(prog), "%s/worker.sh", c->app.dir);
+	wrapper(prog, 1);
+	assert_int_equal(shmr_route_add(c->d, "events", "w", prog, NULL, 0,
+					NULL),
+			 0);
+	wait_call(c, (int)sizeof(c->st));
+	pid = route_info(c, NULL, 0);
+	assert_true(pid > 0);
+
+	wrapper(prog, 0); /* the restart will fail: not executable */
+	assert_int_equal(kill((pid_t)pid, SIGKILL), 0);
+	wait_state(c, "dead", -2);
+	assert_int_equal(route_info(c, NULL, 0), 0);
+	assert_int_equal(route_restarts(c), 0);
+	/* The router still routes elsewhere. */
+	assert_int_equal(call(c, 2), (int)sizeof(c->st));
+
+	/* Fixed; nothing has retried it, and the next message does. */
+	wrapper(prog, 1);
+	assert_int_equal(route_info(c, st, sizeof(st)), 0);
+	assert_string_equal(st, "dead");
+	assert_int_equal(call(c, 1), (int)sizeof(c->st));
+	assert_string_equal(c->st.tag, "w");
+	assert_true(route_info(c, NULL, 0) > 0);
+	assert_int_equal(route_restarts(c), 1);
+	stop(c);
+}
+
+static int restarted_twice(void *arg)
+{
+	return route_restarts(arg) >= 2;
+}
+
+/* restart_backoff_ms: a program that exits at once is restarted (the
+ * liveness bound: twice within the wait), but spaced out: with 300 ms
+ * doubling, far fewer than the hundreds a second it would get without a
+ * backoff (the bound is generous: a slow machine only restarts less). */
+static void test_restart_backoff_spaces_a_failing_program(void **state)
+{
+	struct ctx *c = start_with("backoff", 30000,
+				   "restart_backoff_ms = 300;");
+	long long before;
+	(void)state;
+
+	assert_int_equal(shmr_route_add(c->d, "events", "w", "/bin/false",
+					NULL, 0, NULL),
+			 0);
+	assert_true(shmr_test_wait(restarted_twice, c, WAIT_MS));
+	before = route_restarts(c);
+	usleep(1500 * 1000);
+	assert_true(route_restarts(c) - before <= 10);
+	/* Still managed: remove completes. */
+	assert_int_equal(shmr_route_remove(c->d, "events", "w"), 0);
+	wait_state(c, "none", -2);
+	stop(c);
+}
+
+/* Replace whose new program cannot start: the old worker exits, the route
+ * waits with no worker (replace_wait, still pending "replace" in inspect)
+ * and routed calls fail with SHMR_E_BUSY.  Another replace, with a program
+ * that starts, completes it. */
+static void test_replace_with_no_worker_is_busy(void **state)
+{
+	struct ctx *c = start("rwait");
+	char ans[SHMR_PROTO_MAX];
+	(void)state;
+
+	assert_int_equal(shmr_route_add(c->d, "events", "w",
+					"shmr-test-worker", NULL, 0, NULL),
+			 0);
+	wait_call(c, (int)sizeof(c->st));
+	assert_int_equal(shmr_route_replace(c->d, "events", "w",
+					    "/nonexistent/shmr-worker", NULL,
+					    0),
+			 0);
+	wait_state(c, "replace_wait", -2);
+	assert_int_equal(route_info(c, NULL, 0), 0);
+	wait_call(c, -SHMR_E_BUSY);
+	assert_int_equal(shmr_test_ctl(&c->app, "INSPECT events", ans,
+				       sizeof(ans)),
+			 0);
+	assert_non_null(strstr(ans, "shmr:route:w:pending replace\n"));
+	assert_non_null(strstr(ans, "shmr:routes_pending 1\n"));
+
+	assert_int_equal(shmr_route_replace(c->d, "events", "w",
+					    "shmr-test-worker", NULL, 0),
+			 0);
+	wait_call(c, (int)sizeof(c->st));
+	wait_state(c, "running", 0);
+	assert_int_equal(route_restarts(c), 0);
+	stop(c);
+}
+
 /* shmrctl: the lifecycle commands, their errors and usage. */
 static void test_shmrctl_lifecycle_commands(void **state)
 {
@@ -383,6 +518,9 @@ int main(void)
 		cmocka_unit_test(test_pending_route_is_busy),
 		cmocka_unit_test(test_pending_completes_after_kill_at_grace),
 		cmocka_unit_test(test_shmrctl_lifecycle_commands),
+		cmocka_unit_test(test_lazy_restart_on_next_message),
+		cmocka_unit_test(test_replace_with_no_worker_is_busy),
+		cmocka_unit_test(test_restart_backoff_spaces_a_failing_program),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,7 +41,9 @@
 #include <shmr/shmr.h>
 
 #define SHMR_MAGIC 0x314d4f44524d4853ull /* "SHMRDOM1" little-endian */
-#define SHMR_LAYOUT_VERSION 2u /* 2: admin_pid, admin counters */
+#define SHMR_LAYOUT_VERSION_TEXT "3" /* as ATTACH sends it */
+#define SHMR_LAYOUT_VERSION 3u /* 2: admin_pid, admin counters; 3: replace
+				* wait, router flags, restart asks */
 
 #define SHMR_CACHE_LINE 64
 
@@ -126,7 +128,30 @@ enum shmr_route_state {
 	SHMR_ROUTE_PENDING_DISABLE = 3,
 	SHMR_ROUTE_PENDING_REPLACE = 4,
 	SHMR_ROUTE_PENDING_REMOVE = 5,
+	/* A pending replace whose old worker is gone and whose new one has
+	 * not started (its start failed): fail with SHMR_E_BUSY, and ask the
+	 * control plane to try the start again. */
+	SHMR_ROUTE_REPLACE_WAIT = 6,
 };
+
+/*
+ * Flags of a slot that only the dataplane sets, on slots it puts into the
+ * control plane's admin endpoint (see include/shmr/shmr.h for the public
+ * ones).  The dataplane clears all three on every slot a client sends
+ * directly to an endpoint, so a client cannot forge them.
+ */
+#define SHMR_F_INTERNAL_MASK                                              \
+	(SHMR_F_ROUTE_FAILED | SHMR_F_ROUTE_NAME | SHMR_F_WANT_WORKER)
+/* A message was routed to a route with no worker (DEAD or REPLACE_WAIT):
+ * `to` is the route's inbox.  No payload.  The lazy restart's trigger. */
+#define SHMR_F_WANT_WORKER 0x40u
+
+/* Router flags (struct shmr_spec_router.flags). */
+#define SHMR_RF_FAIL_WHEN_FULL 0x1u /* a full route inbox fails the message
+				      * with SHMR_E_MAILBOX_FULL instead of
+				      * holding the sender back */
+#define SHMR_RF_STOPPED 0x2u /* the router is stopped: everything sent to
+			       * it fails with SHMR_E_NOT_ALLOWED */
 
 struct shmr_spec_route {
 	char name[SHMR_NAME_MAX];
@@ -146,6 +171,7 @@ struct shmr_spec_router {
 	char name[SHMR_NAME_MAX];
 	struct shmr_pid pid; /* the router's endpoint: clients send here */
 	uint32_t behaviour;  /* enum shmr_behaviour_kind */
+	uint32_t flags;      /* SHMR_RF_* */
 	uint32_t nroutes;
 	uint32_t ntypes;     /* SHMR_BEH_TYPE: entries in types[] */
 	uint32_t nhash;      /* SHMR_BEH_HASH: entries in hash[] */

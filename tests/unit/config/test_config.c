@@ -123,6 +123,8 @@ static void test_default_parses(void **state)
 	assert_string_equal(c->dataplane_cpus, "");
 	assert_string_equal(c->socket_group, "");
 	assert_int_equal(c->stop_grace_ms, 2000);
+	assert_int_equal(c->restart_backoff_max_ms, 5000);
+	assert_int_equal(c->routers[0].fail_when_full, 0);
 
 	assert_int_equal(c->nrouters, 1);
 	r = &c->routers[0];
@@ -619,13 +621,26 @@ static void test_geometry_and_values(void **state)
 		   "t.conf:1: stop_grace_ms: -1 is out of range", NULL);
 	expect_err("socket_group = \"a:b\";\nrouters = ( " ROUTER_OK " );\n",
 		   "t.conf:1: socket_group: ", "group name");
+	expect_err("restart_backoff_ms = 500;\nrestart_backoff_max_ms = 100;\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:2: restart_backoff_max_ms: 100 is below "
+		   "restart_backoff_ms (500)", NULL);
+	expect_err("restart_backoff_ms = -5;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: restart_backoff_ms: -5 is out of range", NULL);
+	expect_err("routers = ( { name = \"r\"; behaviour = \"type\";\n"
+		   "types = ( { type = 1; route = \"a\"; } );\n"
+		   "mailbox_full = \"drop\"; } );\n",
+		   "t.conf:3: routers.[0].mailbox_full: unknown policy "
+		   "\"drop\"", NULL);
 
 	struct shmr_config *c = expect_ok(
 		"domain = \"d.1:x-y_z\"; run_dir = \"/tmp/x\";\n"
 		"slot_size = 4096; lane_size = 64; lcores = 4;\n"
 		"poll_mode = \"busy\"; socket_group = \"shmr-users\";\n"
-		"stop_grace_ms = 0;\n"
-		"routers = ( " ROUTER_OK " );\n");
+		"stop_grace_ms = 0; restart_backoff_ms = 50;\n"
+		"routers = ( { name = \"r\"; behaviour = \"type\";\n"
+		"  types = ( { type = 1; route = \"a\"; } );\n"
+		"  mailbox_full = \"fail\"; } );\n");
 	assert_string_equal(c->domain, "d.1:x-y_z");
 	assert_string_equal(c->run_dir, "/tmp/x");
 	assert_int_equal(c->slot_size, 4096);
@@ -634,6 +649,9 @@ static void test_geometry_and_values(void **state)
 	assert_int_equal(c->poll_mode, SHMR_POLL_BUSY);
 	assert_string_equal(c->socket_group, "shmr-users");
 	assert_int_equal(c->stop_grace_ms, 0);
+	assert_int_equal(c->restart_backoff_ms, 50);
+	assert_int_equal(c->restart_backoff_max_ms, 5000);
+	assert_int_equal(c->routers[0].fail_when_full, 1);
 	free(c);
 }
 

@@ -291,7 +291,7 @@ static void app_connect(struct app *a)
 	a->fd = shmr_proto_connect(a->sock);
 	assert_true(a->fd >= 0);
 	assert_int_equal(
-		shmr_proto_request(a->fd, "ATTACH 2", ans, sizeof(ans), &mfd),
+		shmr_proto_request(a->fd, "ATTACH " SHMR_LAYOUT_VERSION_TEXT, ans, sizeof(ans), &mfd),
 		0);
 	assert_true(mfd >= 0);
 	assert_int_equal(fstat(mfd, &st), 0);

@@ -481,6 +481,38 @@ static void test_replace_of_live_worker_is_pending_until_exit(void **state)
 	assert_int_equal(route(x, "a")->restarts, 0);
 }
 
+/* The old worker is gone and the new one cannot start: the replace waits
+ * with no worker (messages get SHMR_E_BUSY), a retry completes it without
+ * counting a restart, and remove or disable still act on it. */
+static void test_replace_whose_new_worker_fails_waits_busy(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route s = spec_of("a", "worker-v2", NULL);
+
+	assert_int_equal(shmr_ctl_life_replace(&x->l, "events", "a", &s), 0);
+	x->f.fail_spawn = -ENOENT;
+	assert_int_equal(worker_exits(x, "a"), 0);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_REPLACE_WAIT);
+	assert_int_equal(route(x, "a")->os_pid, 0);
+	assert_int_equal(spec_state(x, "a"), SHMR_ROUTE_REPLACE_WAIT);
+	/* A retry that fails again keeps it waiting. */
+	assert_int_equal(shmr_ctl_life_restart(&x->l, 0, 0), -ENOENT);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_REPLACE_WAIT);
+	x->f.fail_spawn = 0;
+	assert_true(shmr_ctl_life_restart(&x->l, 0, 0) > 0);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_RUNNING);
+	assert_string_equal(x->f.last_program, "worker-v2");
+	assert_int_equal(route(x, "a")->restarts, 0);
+
+	/* Nothing left to wait for: remove completes at once. */
+	assert_int_equal(shmr_ctl_life_replace(&x->l, "events", "b", &s), 0);
+	x->f.fail_spawn = -ENOENT;
+	worker_exits(x, "b");
+	assert_int_equal(route(x, "b")->state, SHMR_ROUTE_REPLACE_WAIT);
+	assert_int_equal(shmr_ctl_life_remove(&x->l, "events", "b"), 0);
+	assert_null(route(x, "b"));
+}
+
 static void test_replace_of_dead_route_starts_the_new_spec(void **state)
 {
 	struct fixture *x = *state;
@@ -545,6 +577,30 @@ static void test_failed_restart_leaves_the_slot_empty(void **state)
 	assert_int_equal(route(x, "a")->os_pid, 0);
 	assert_int_equal(route(x, "a")->restarts, 0);
 	assert_int_equal(spec_state(x, "a"), SHMR_ROUTE_DEAD);
+}
+
+/* restart_backoff_ms: none for the first quick failure, then doubling
+ * from the configured first wait up to the maximum; 0 turns it off. */
+static void test_restart_backoff_doubles_up_to_the_maximum(void **state)
+{
+	static const struct {
+		unsigned fails;
+		uint64_t first, max, want;
+	} rows[] = {
+		{ 0, 100, 5000, 0 },   { 1, 100, 5000, 0 },
+		{ 2, 100, 5000, 100 }, { 3, 100, 5000, 200 },
+		{ 4, 100, 5000, 400 }, { 7, 100, 5000, 3200 },
+		{ 8, 100, 5000, 5000 }, { 60, 100, 5000, 5000 },
+		{ 9, 0, 5000, 0 },     { 2, 250, 250, 250 },
+		{ 3, 250, 250, 250 },  { 1000000, 1, 3600000, 1048576 },
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		assert_int_equal(shmr_ctl_backoff_ms(rows[i].fails,
+						     rows[i].first,
+						     rows[i].max),
+				 rows[i].want);
 }
 
 static void test_restarts_do_not_count_add_enable_replace_respawn(
@@ -625,6 +681,8 @@ int main(void)
 		T(test_disable_of_dead_route_completes_at_once),
 		T(test_disable_and_enable_are_idempotent),
 		T(test_enable_does_not_spawn_an_enabled_dead_route),
+		T(test_replace_whose_new_worker_fails_waits_busy),
+		cmocka_unit_test(test_restart_backoff_doubles_up_to_the_maximum),
 		T(test_enable_whose_start_fails_stays_disabled),
 		T(test_replace_of_live_worker_is_pending_until_exit),
 		T(test_replace_of_dead_route_starts_the_new_spec),

@@ -27,8 +27,10 @@ static int parse(const char *s, struct shmr_ctl_req *r)
 static void good_requests(void **state)
 {
 	struct shmr_ctl_req r;
+	char att[32];
 
-	assert_int_equal(parse("ATTACH 2", &r), 0);
+	snprintf(att, sizeof(att), "ATTACH %u", SHMR_LAYOUT_VERSION);
+	assert_int_equal(parse(att, &r), 0);
 	assert_int_equal(r.verb, SHMR_REQ_ATTACH);
 	assert_int_equal(r.version, SHMR_LAYOUT_VERSION);
 	assert_int_equal(parse("OPEN", &r), 0);

@@ -574,6 +574,175 @@ static void test_admin_full(void **state)
 	assert_int_equal(rte_ring_count(lane(f, f->admin, LC)), 63);
 }
 
+/* Change the router's flags and route "work"'s state; rebuild. */
+static void respec(struct fixture *f, uint32_t flags, uint32_t work_state)
+{
+	struct shmr_spec_router *r = &dp_spec(&f->d)->routers[f->ri];
+
+	dp_spec_begin(&f->d);
+	r->flags = flags;
+	r->routes[0].state = work_state;
+	dp_spec_end(&f->d);
+	shmr_dp_table_free(f->t);
+	assert_int_equal(shmr_dp_table_build(&f->d.env, &f->t), 0);
+}
+
+/* Messages routed to a route with no worker still reach its inbox, and
+ * ask the control plane for a worker (lazy restart): a header-only note
+ * on the admin endpoint, flagged SHMR_F_WANT_WORKER, `to` the inbox.  The
+ * asks are rate-limited, not one per message. */
+static void test_dead_route_asks_for_a_worker(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *src = out_lane(f, f->a);
+	unsigned char slot[SS], got[64 * SS];
+	unsigned notes;
+
+	set_admin(f);
+	respec(f, 0, SHMR_ROUTE_DEAD);
+	for (uint64_t k = 0; k < 30; k++)
+		put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, k,
+				k));
+	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t,
+						   poll_of(f, f->a), src),
+			 30);
+	assert_int_equal(take(lane(f, f->work, LC), got, 64), 30);
+	notes = take(lane(f, f->admin, LC), got, 64);
+	assert_true(notes >= 1 && notes < 30);
+	for (unsigned i = 0; i < notes; i++) {
+		assert_int_equal(at(got, i)->flags, SHMR_F_WANT_WORKER);
+		assert_pid(at(got, i)->to, f->work);
+		assert_int_equal(at(got, i)->len, 0);
+	}
+	assert_int_equal(STAT(f, forwarded), 30);
+	assert_int_equal(STAT(f, failed), 0);
+
+	/* A live route never asks. */
+	respec(f, 0, SHMR_ROUTE_RUNNING);
+	f->lc.ask_next_ns[f->work.slot] = 0;
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 0, 0));
+	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t,
+						   poll_of(f, f->a), src),
+			 1);
+	assert_int_equal(rte_ring_count(lane(f, f->admin, LC)), 0);
+}
+
+/* A replace whose new worker is not up: sends fail with SHMR_E_BUSY (a
+ * MessageRouteFailed), calls get it as their reply, and both ask. */
+static void test_replace_wait_is_busy(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *src = out_lane(f, f->a);
+	unsigned char slot[SS], got[64 * SS];
+	unsigned n, dead = 0, asks = 0;
+
+	set_admin(f);
+	respec(f, 0, SHMR_ROUTE_REPLACE_WAIT);
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 0, 1));
+	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, f->router, 1, 0, 2));
+	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t,
+						   poll_of(f, f->a), src),
+			 2);
+	assert_int_equal(rte_ring_count(lane(f, f->work, LC)), 0);
+	n = take(lane(f, f->admin, LC), got, 64);
+	for (unsigned i = 0; i < n; i++) {
+		if (at(got, i)->flags & SHMR_F_WANT_WORKER) {
+			asks++;
+			assert_pid(at(got, i)->to, f->work);
+		} else {
+			dead++;
+			assert_int_equal(at(got, i)->status, -SHMR_E_BUSY);
+			assert_int_equal(at(got, i)->ref, 1);
+		}
+	}
+	assert_int_equal(dead, 1);
+	assert_true(asks >= 1);
+	assert_int_equal(take(lane(f, f->a, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->status, -SHMR_E_BUSY);
+	assert_int_equal(at(got, 0)->ref, 2);
+	assert_int_equal(STAT(f, failed), 2);
+}
+
+/* A client cannot forge what only the dataplane marks: flags of a dead
+ * letter or an ask are cleared on every slot it sends. */
+static void test_internal_flags_cleared(void **state)
+{
+	struct fixture *f = *state;
+	unsigned char slot[SS], got[64 * SS];
+	struct shmr_msg *m;
+
+	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 0, 0, 1);
+	m->flags = SHMR_F_ROUTE_FAILED | SHMR_F_ROUTE_NAME |
+		   SHMR_F_WANT_WORKER | SHMR_F_REDELIVERED;
+	put(out_lane(f, f->a), m);
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 1);
+	assert_int_equal(take(lane(f, f->b, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->flags, SHMR_F_REDELIVERED);
+}
+
+/* mailbox_full = "fail": a full route inbox fails what its router routes
+ * there (SHMR_E_MAILBOX_FULL: a MessageRouteFailed for a send, the reply
+ * of a call) instead of holding the sender back; a direct send to the
+ * same inbox still waits for room. */
+static void test_mailbox_full_fails(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *src = out_lane(f, f->a);
+	struct rte_ring *dst = lane(f, f->work, LC);
+	struct shmr_dp_poll *p = poll_of(f, f->a);
+	unsigned char slot[SS], got[64 * SS];
+
+	set_admin(f);
+	respec(f, SHMR_RF_FAIL_WHEN_FULL, SHMR_ROUTE_RUNNING);
+	for (unsigned i = 0; i < 62; i++)
+		put(dst, dp_msg(slot, SHMR_KIND_SEND, f->b, f->work, 0, i, 0));
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 0, 1));
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 0, 2));
+	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, f->router, 1, 0, 3));
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->work, 0, 0, 4));
+
+	/* ref 1 fits; 2 and 3 fail; the direct 4 is held back. */
+	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t, p, src), 3);
+	assert_true(p->blocked);
+	assert_int_equal(rte_ring_count(src), 1);
+	assert_int_equal(take(lane(f, f->admin, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->ref, 2);
+	assert_int_equal(at(got, 0)->flags,
+			 SHMR_F_ROUTE_FAILED | SHMR_F_ROUTE_NAME);
+	assert_int_equal(at(got, 0)->status, -SHMR_E_MAILBOX_FULL);
+	assert_int_equal(take(lane(f, f->a, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->ref, 3);
+	assert_int_equal(at(got, 0)->status, -SHMR_E_MAILBOX_FULL);
+	assert_int_equal(STAT(f, failed), 2);
+	assert_int_equal(STAT(f, forwarded), 1);
+
+	assert_int_equal(take(dst, got, 64), 63);
+	assert_int_equal(at(got, 62)->ref, 1);
+	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t, p, src), 1);
+	assert_int_equal(take(dst, got, 64), 1);
+	assert_int_equal(at(got, 0)->ref, 4);
+}
+
+/* A stopped router refuses everything with SHMR_E_NOT_ALLOWED. */
+static void test_stopped_router_refuses(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *src = out_lane(f, f->a);
+	unsigned char slot[SS], got[64 * SS];
+
+	set_admin(f);
+	respec(f, SHMR_RF_STOPPED, SHMR_ROUTE_RUNNING);
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 0, 1));
+	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, f->router, 1, 0, 2));
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 2);
+	assert_int_equal(rte_ring_count(lane(f, f->work, LC)), 0);
+	assert_int_equal(take(lane(f, f->admin, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->status, -SHMR_E_NOT_ALLOWED);
+	assert_int_equal(take(lane(f, f->a, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->status, -SHMR_E_NOT_ALLOWED);
+	assert_int_equal(STAT(f, failed), 2);
+}
+
 /* One burst per lane per round. */
 static void test_burst_size(void **state)
 {
@@ -652,6 +821,11 @@ int main(void)
 		T(test_corrupt_source),
 		T(test_corrupt_target),
 		T(test_priority),
+		T(test_dead_route_asks_for_a_worker),
+		T(test_replace_wait_is_busy),
+		T(test_internal_flags_cleared),
+		T(test_mailbox_full_fails),
+		T(test_stopped_router_refuses),
 		T(test_burst_size),
 		T(test_bells),
 		T(test_has_work),

@@ -155,9 +155,22 @@ static void test_route_states(void **state)
 	dp_route(&f->d, ri, "stale", (struct shmr_pid){ 10, 2 },
 		 SHMR_ROUTE_RUNNING);
 	dp_route(&f->d, ri, "weird", f->reports, 77);
+	dp_route(&f->d, ri, "r-wait", f->audit, SHMR_ROUTE_REPLACE_WAIT);
 	dp_reg(&f->d, "disabled", f->audit); /* the route still wins */
 	dp_spec_end(&f->d);
 	t = build(f);
+
+	/* A route with no worker asks for one: a dead route still queues
+	 * (lazy restart: start, then forward); a replace whose new worker
+	 * is not up is busy.  A live or disabled route never asks. */
+	assert_int_equal(shmr_dp_resolve_rcu(t, ri, "dead")->ask, 1);
+	assert_fail(shmr_dp_resolve_rcu(t, ri, "r-wait"), -SHMR_E_BUSY);
+	assert_int_equal(shmr_dp_resolve_rcu(t, ri, "r-wait")->ask, 1);
+	assert_int_equal(shmr_dp_resolve_rcu(t, ri, "r-wait")->slot,
+			 f->audit.slot);
+	assert_int_equal(shmr_dp_resolve_rcu(t, ri, "running")->ask, 0);
+	assert_int_equal(shmr_dp_resolve_rcu(t, ri, "p-replace")->ask, 0);
+	assert_int_equal(shmr_dp_resolve_rcu(t, ri, "disabled")->ask, 0);
 
 	assert_deliver(shmr_dp_resolve_rcu(t, ri, "running"), f->payments);
 	assert_deliver(shmr_dp_resolve_rcu(t, ri, "dead"), f->shipments);
