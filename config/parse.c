@@ -558,7 +558,7 @@ static int type_entry(struct pctx *p, const config_setting_t *g,
 
 static const char *const router_keys[] = {
 	"name", "behaviour", "types", "hash", "dso", "dso_arg", "routes",
-	"call_types", "mailbox_full", NULL
+	"call_types", "mailbox_full", "handlers", "handlers_arg", NULL
 };
 
 /* Settings that belong to one behaviour only. */
@@ -656,40 +656,53 @@ static int parse_hash(struct pctx *p, const config_setting_t *g,
 			rt);
 }
 
+/*
+ * Optional shared-object path @p key into @p dst (SHMR_DSO_PATH_MAX):
+ * relative to the file that names it, so a configuration and its objects
+ * can move together (a string has no directory).  Returns 1 when set, 0
+ * when absent, or the error.
+ */
+static int get_object(struct pctx *p, const config_setting_t *g,
+		      const struct fpath *path, const char *key, char *dst)
+{
+	char raw[SHMR_DSO_PATH_MAX];
+	config_setting_t *s;
+	struct fpath f;
+	int rc = get_str(p, g, path, key, raw, sizeof(raw), &s);
+
+	if (rc <= 0)
+		return rc;
+	fp_key(&f, path, key);
+	if (!raw[0])
+		return fail(p, s, 0, f.s, "empty path");
+	if (raw[0] != '/' && p->dir) {
+		int n = snprintf(dst, SHMR_DSO_PATH_MAX, "%s/%s", p->dir, raw);
+
+		if (n < 0 || (size_t)n >= SHMR_DSO_PATH_MAX)
+			return fail(p, s, 0, f.s,
+				    "path \"%s/%s\" is too long (at most %u characters)",
+				    p->dir, raw, SHMR_DSO_PATH_MAX - 1);
+	} else {
+		memcpy(dst, raw, sizeof(raw));
+	}
+	return 1;
+}
+
 static int parse_dso(struct pctx *p, const config_setting_t *g,
 		     const struct fpath *path, struct shmr_conf_router *rt)
 {
 	static const char *const others[] = { "types", "hash", "call_types",
 					      NULL };
-	char raw[SHMR_DSO_PATH_MAX];
-	config_setting_t *s;
-	struct fpath f;
 	int rc;
 
 	if ((rc = not_for(p, g, path, "dso", others)) < 0)
 		return rc;
-	rc = get_str(p, g, path, "dso", raw, sizeof(raw), &s);
+	rc = get_object(p, g, path, "dso", rt->dso);
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
 		return missing(p, g, path, "dso",
 			       "behaviour \"dso\" needs dso = \"path/to/behaviour.so\"");
-	fp_key(&f, path, "dso");
-	if (!raw[0])
-		return fail(p, s, 0, f.s, "empty path");
-	/* Relative to the file that names it, so a configuration and its
-	 * behaviour can move together; a string has no directory. */
-	if (raw[0] != '/' && p->dir) {
-		int n = snprintf(rt->dso, sizeof(rt->dso), "%s/%s", p->dir,
-				 raw);
-
-		if (n < 0 || (size_t)n >= sizeof(rt->dso))
-			return fail(p, s, 0, f.s,
-				    "path \"%s/%s\" is too long (at most %u characters)",
-				    p->dir, raw, SHMR_DSO_PATH_MAX - 1);
-	} else {
-		memcpy(rt->dso, raw, sizeof(raw));
-	}
 	rc = get_str(p, g, path, "dso_arg", rt->dso_arg, sizeof(rt->dso_arg),
 		     NULL);
 	return rc < 0 ? rc : 0;
@@ -750,6 +763,22 @@ static int parse_router(struct pctx *p, const config_setting_t *g,
 		if (rc < 0)
 			return rc;
 	}
+
+	/* The admin path's handlers: a shared object of their own, else the
+	 * behaviour's when it is one (it may have none: the defaults). */
+	rc = get_object(p, g, path, "handlers", rt->handlers);
+	if (rc < 0)
+		return rc;
+	if (rc == 0 && rt->behaviour == SHMR_BEH_DSO)
+		memcpy(rt->handlers, rt->dso, sizeof(rt->handlers));
+	rc = get_str(p, g, path, "handlers_arg", rt->handlers_arg,
+		     sizeof(rt->handlers_arg), NULL);
+	if (rc < 0)
+		return rc;
+	if (rc == 0 && rt->behaviour == SHMR_BEH_DSO &&
+	    strcmp(rt->handlers, rt->dso) == 0)
+		memcpy(rt->handlers_arg, rt->dso_arg,
+		       sizeof(rt->handlers_arg));
 
 	rc = member(p, g, path, "mailbox_full", CONFIG_TYPE_STRING, &s);
 	if (rc < 0)

@@ -50,6 +50,11 @@ struct shmr_conf_router {
 	/* "mailbox_full": 0 = "backpressure" (default: the sender waits),
 	 * 1 = "fail" (SHMR_E_MAILBOX_FULL) */
 	int fail_when_full;
+	/* the admin path's handlers (handle_message, handle_call,
+	 * handle_inspect): "handlers", defaulting to the dso of a "dso"
+	 * router; "" = the control plane's defaults */
+	char handlers[SHMR_DSO_PATH_MAX];
+	char handlers_arg[SHMR_DSO_PATH_MAX];
 };
 
 struct shmr_config {

@@ -13,8 +13,8 @@
  * bell and re-checks.  So the thread never reads a lane while the main
  * thread dequeues from it, and the loop stays single-threaded.
  *
- * Default handlers (TODO: a behaviour DSO's handle_message/handle_call
- * hooks, once behaviour.h has them):
+ * Each slot goes to the router's handlers (handlers.c: a shared object's
+ * hooks, or these defaults when it has none):
  *   - MessageRouteFailed: one log line (at most one a second, with a count
  *     of those suppressed) and a record appended to the router's dead-
  *     letter file <run_dir>/<domain>.<router>.dlq (dlq.c);
@@ -204,16 +204,15 @@ static int admin_put(struct shmr_ctl *c, const struct shmr_msg *m)
 	return 0;
 }
 
-static void reply(struct shmr_ctl *c, const struct shmr_msg *req,
-		  int32_t status, const char *text)
+int shmr_ctl_admin_reply(struct shmr_ctl *c, const struct shmr_msg *req,
+			 int32_t status, const void *data, size_t n)
 {
 	uint64_t buf[SHMR_SLOT_MAX / sizeof(uint64_t)];
 	struct shmr_msg *m = (struct shmr_msg *)buf;
 	size_t max = shmr_hdr(c->base)->slot_size - SHMR_HDR_SIZE;
-	size_t n = text ? strlen(text) : 0;
 
 	if (n > max)
-		n = max;
+		return -SHMR_E_TOO_BIG;
 	memset(m, 0, SHMR_HDR_SIZE);
 	m->kind = SHMR_KIND_REPLY;
 	m->from = c->admin;
@@ -223,19 +222,33 @@ static void reply(struct shmr_ctl *c, const struct shmr_msg *req,
 	m->status = status;
 	m->len = (uint32_t)n;
 	if (n)
-		memcpy(m->data, text, n);
-	if (admin_put(c, m) < 0)
+		memcpy(m->data, data, n);
+	if (admin_put(c, m) < 0) {
 		admin_log(c, 2, "admin: reply to %u:%u lost: lane full",
 			  req->from.slot, req->from.gen);
+		return -EAGAIN;
+	}
+	return 0;
 }
 
-static void handle_call(struct shmr_ctl *c, int r, const struct shmr_msg *m)
+/* A text reply, cut to the slot. */
+static void reply(struct shmr_ctl *c, const struct shmr_msg *req,
+		  int32_t status, const char *text)
+{
+	size_t max = shmr_hdr(c->base)->slot_size - SHMR_HDR_SIZE;
+	size_t n = text ? strlen(text) : 0;
+
+	(void)shmr_ctl_admin_reply(c, req, status, text, n > max ? max : n);
+}
+
+void shmr_ctl_admin_default_call(struct shmr_ctl *c, unsigned r,
+				 const struct shmr_msg *m)
 {
 	static struct shmr_ctl_counters cnt;
 	char text[200];
 	uint32_t s;
 
-	if (r < 0 || m->len != 5 || memcmp(m->data, "stats", 5) != 0) {
+	if (m->len != 5 || memcmp(m->data, "stats", 5) != 0) {
 		reply(c, m, -SHMR_E_NOT_ALLOWED, NULL);
 		return;
 	}
@@ -249,17 +262,15 @@ static void handle_call(struct shmr_ctl *c, int r, const struct shmr_msg *m)
 	reply(c, m, 0, text);
 }
 
-static void handle_message(struct shmr_ctl *c, int r, const struct shmr_msg *m)
+void shmr_ctl_admin_default_message(struct shmr_ctl *c, unsigned r,
+				    const struct shmr_msg *m)
 {
-	const char *rname = r >= 0 ? c->model.routers[r].conf->name : "?";
+	const char *rname = c->model.routers[r].conf->name;
 	uint32_t ss = shmr_hdr(c->base)->slot_size;
 
-	if (r < 0)
-		return;
-	c->admin_msgs[r]++;
 	if (m->flags & SHMR_F_ROUTE_FAILED) {
 		char name[SHMR_NAME_MAX];
-		int fd = dlq_fd(c, (unsigned)r), rc;
+		int fd = dlq_fd(c, r), rc;
 
 		shmr_ctl_dlq_name(m, ss, name);
 		rc = fd < 0 ? -errno : shmr_ctl_dlq_append(fd, m, ss);
@@ -299,10 +310,17 @@ void shmr_ctl_admin_event(struct shmr_ctl *c)
 				continue;
 			}
 			r = router_of(c, m->to);
-			if (m->kind == SHMR_KIND_CALL)
-				handle_call(c, r, m);
-			else if (m->kind == SHMR_KIND_SEND)
-				handle_message(c, r, m);
+			if (r < 0) {
+				if (m->kind == SHMR_KIND_CALL)
+					reply(c, m, -SHMR_E_NOT_ALLOWED, NULL);
+				continue;
+			}
+			if (m->kind == SHMR_KIND_CALL) {
+				shmr_ctl_handlers_call(c, (unsigned)r, m);
+			} else if (m->kind == SHMR_KIND_SEND) {
+				c->admin_msgs[r]++;
+				shmr_ctl_handlers_message(c, (unsigned)r, m);
+			}
 		}
 	}
 	if (write(c->admin_done, &one, sizeof(one)) < 0)

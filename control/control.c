@@ -880,6 +880,11 @@ int main(int argc, char **argv)
 		shmr_ctl_server_close_listener(c);
 		return EXIT_RUNTIME;
 	}
+	if (shmr_ctl_handlers_load(c) < 0) {
+		shmr_ctl_handlers_unload(c);
+		shmr_ctl_server_close_listener(c);
+		return EXIT_RUNTIME;
+	}
 	rc = setup_loop(c);
 	if (rc == 0)
 		rc = shmr_ctl_admin_start(c);
@@ -938,6 +943,7 @@ int main(int argc, char **argv)
 	shmr_ctl_server_close_listener(c);
 	shmr_ctl_stop_children(c);
 	shmr_ctl_server_close_all(c);
+	shmr_ctl_handlers_unload(c);
 	shmr_ctl_log(c, "domain %s stopped", c->cfg.domain);
 	return rc;
 }

@@ -22,6 +22,7 @@
 
 #include <hwloc.h>
 
+#include <shmr/behaviour.h>
 #include <shmr/layout.h>
 #include <shmr/shmr.h>
 
@@ -264,6 +265,9 @@ struct shmr_ctl_life_ops {
 	void (*reinit)(void *ctx, uint32_t slot);
 	/** min over routing lcores of the spec version applied. */
 	uint64_t (*seen_version)(void *ctx);
+	/** Watch the live worker of a draining route: once its inbox is
+	 *  empty, stop it as stop() does. */
+	void (*drain)(void *ctx, unsigned r, unsigned k);
 };
 
 struct shmr_ctl_life {
@@ -297,6 +301,16 @@ int shmr_ctl_life_enable(struct shmr_ctl_life *l, const char *router,
  *  the spawn's -errno for a dead route (the old spec is kept). */
 int shmr_ctl_life_replace(struct shmr_ctl_life *l, const char *router,
 			  const char *name, const struct shmr_conf_route *spec);
+/**
+ * DRAIN: disable the route, but let its live worker finish what is queued
+ * in its inbox first: new messages fail with SHMR_E_DISABLED at once (the
+ * route is PENDING_DISABLE), and the worker is asked to stop only when
+ * its inbox is empty (ops->drain); its exit completes the disable.  A
+ * dead route is disabled at once, a disabled one is left alone.
+ * Errors: -SHMR_E_NO_ROUTE, -SHMR_E_BUSY, -SHMR_E_NOT_ALLOWED.
+ */
+int shmr_ctl_life_drain(struct shmr_ctl_life *l, const char *router,
+			const char *name);
 /** RESPAWN a dead route.  Errors: -SHMR_E_NO_ROUTE, -SHMR_E_BUSY,
  *  -SHMR_E_ROUTE_RUNNING, -SHMR_E_DISABLED, the spawn's -errno. */
 int shmr_ctl_life_respawn(struct shmr_ctl_life *l, const char *router,
@@ -318,6 +332,14 @@ int shmr_ctl_life_exited(struct shmr_ctl_life *l, unsigned r, unsigned k);
  * Returns: the OS pid, 0 when nothing was to do, or the spawn's -errno.
  */
 int shmr_ctl_life_restart(struct shmr_ctl_life *l, unsigned r, unsigned k);
+
+/**
+ * Stop router @p r (a handler failed): it is marked stopped (the spec
+ * tells the dataplane to refuse everything sent to it), each live worker
+ * is asked to stop and none is restarted.  Every mutator on a stopped
+ * router returns -SHMR_E_NOT_ALLOWED; reads keep working.  Idempotent.
+ */
+void shmr_ctl_life_stop_router(struct shmr_ctl_life *l, unsigned r);
 
 /**
  * The wait before the next start of a worker that failed @p quick_fails
@@ -354,6 +376,7 @@ enum shmr_ctl_verb {
 	SHMR_REQ_RESPAWN,
 	SHMR_REQ_DLQ_LIST,
 	SHMR_REQ_DLQ_REPLAY,
+	SHMR_REQ_DRAIN,
 };
 
 struct shmr_ctl_req {
@@ -445,13 +468,28 @@ struct shmr_ctl_counters {
 						 * by the daemon for INSPECT) */
 };
 
-/* Key/value writer: "key value" lines, or one JSON object of strings. */
+/* Keys a router's handle_inspect hook added (see behaviour.h). */
+#define SHMR_CTL_KV_EXTRA_MAX 64
+struct shmr_ctl_kv_pair {
+	char key[96];
+	char value[160];
+	int used; /* emitted (as an override or on its own) */
+};
+struct shmr_ctl_kv_extra {
+	unsigned n;
+	struct shmr_ctl_kv_pair p[SHMR_CTL_KV_EXTRA_MAX];
+};
+
+/* Key/value writer: "key value" lines, or one JSON object of strings.
+ * With @c extra set, a key added that one of the extras names takes the
+ * extra's value, and the extras left are added by shmr_ctl_kv_end(). */
 struct shmr_ctl_kv {
 	char *buf;
 	size_t cap, len;
 	int json;
 	unsigned n;
 	int overflow;
+	struct shmr_ctl_kv_extra *extra; /* NULL: none */
 };
 
 void shmr_ctl_kv_begin(struct shmr_ctl_kv *kv, char *buf, size_t cap,
@@ -483,11 +521,15 @@ int shmr_ctl_format_route(const struct shmr_ctl_route *q,
 			  size_t cap);
 
 /**
- * INSPECT body, keys prefixed "shmr:" (see control.c's header comment).
+ * INSPECT body, keys prefixed "shmr:" (see control.c's header comment),
+ * with @p extra (a handle_inspect hook's keys, or NULL) merged on top: an
+ * extra key equal to a built-in one ("shmr:..." only) replaces its value,
+ * the others follow the built-in keys.
  * Returns the length, or -ENOSPC.
  */
 int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
-			    const struct shmr_ctl_counters *c, int json,
+			    const struct shmr_ctl_counters *c,
+			    struct shmr_ctl_kv_extra *extra, int json,
 			    char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ */
@@ -548,6 +590,7 @@ struct shmr_ctl_proc {
 	unsigned quick_fails; /* exits within 1 s of start, in a row */
 	uint64_t retry_at_ms; /* 0: no restart scheduled */
 	uint64_t kill_at_ms;  /* asked to stop: SIGKILL then; 0: none */
+	uint64_t drain_at_ms; /* draining: look at its inbox then; 0: not */
 };
 
 struct shmr_ctl_conn {
@@ -557,6 +600,19 @@ struct shmr_ctl_conn {
 	uid_t uid;
 	gid_t gid;
 	int denied;  /* credentials refused: answer ERR PERM, then close */
+};
+
+/* A router's admin-path handlers (handlers.c). */
+struct shmr_ctl_hrouter {
+	struct shmr_admin admin; /* what the hooks get (ops find the rest) */
+	struct shmr_ctl *c;
+	unsigned r;              /* router index */
+	void *dl;                /* dlopen handle, NULL: none */
+	const struct shmr_handlers *h; /* NULL: the defaults */
+	int initialised;         /* init ran (fini is owed) */
+	struct shmr_ctl_kv_extra *inspect; /* during handle_inspect */
+	uint64_t call_ref;       /* the call handle_call is running for */
+	int replied;             /* ...and it has been answered */
 };
 
 struct shmr_ctl {
@@ -597,6 +653,7 @@ struct shmr_ctl {
 	int dlq_fd[SHMR_MAX_ROUTERS]; /* append descriptors, -1: not open */
 	uint64_t admin_msgs[SHMR_MAX_ROUTERS]; /* admin-path slots handled */
 	uint64_t admin_log_next[3], admin_log_suppressed[3];
+	struct shmr_ctl_hrouter hnd[SHMR_MAX_ROUTERS];
 };
 
 /* epoll tags: data.u64 = tag << 32 | index */
@@ -655,6 +712,39 @@ int shmr_ctl_dlq_load(struct shmr_ctl *c, unsigned r, unsigned char **buf,
  *  those sent from the file.  Errors: -errno (the file was not rewritten). */
 int shmr_ctl_dlq_replay(struct shmr_ctl *c, unsigned r, unsigned *sent,
 			unsigned *left);
+
+/** Answer the call @p req (status, @p n bytes of @p data) from the admin
+ *  endpoint.  Errors: -SHMR_E_TOO_BIG, -EAGAIN (its lane is full). */
+int shmr_ctl_admin_reply(struct shmr_ctl *c, const struct shmr_msg *req,
+			 int32_t status, const void *data, size_t n);
+/** The default handlers: a MessageRouteFailed is logged and kept as a
+ *  dead letter, another admin send logged; the call "stats" answered,
+ *  any other refused (-SHMR_E_NOT_ALLOWED). */
+void shmr_ctl_admin_default_message(struct shmr_ctl *c, unsigned r,
+				    const struct shmr_msg *m);
+void shmr_ctl_admin_default_call(struct shmr_ctl *c, unsigned r,
+				 const struct shmr_msg *m);
+
+/* handlers.c */
+/** Load every router's handlers object and run its init.
+ *  Context: start-up.  Errors: -ENOENT, -EPROTO, init's error (logged). */
+int shmr_ctl_handlers_load(struct shmr_ctl *c);
+/** fini and dlclose every one.  Context: shutdown. */
+void shmr_ctl_handlers_unload(struct shmr_ctl *c);
+/** An admin send or MessageRouteFailed for router @p r: its hook, or the
+ *  default; a failing hook stops the router. */
+void shmr_ctl_handlers_message(struct shmr_ctl *c, unsigned r,
+			       const struct shmr_msg *m);
+/** An admin call for router @p r, likewise (a stopped router refuses it
+ *  with -SHMR_E_NOT_ALLOWED). */
+void shmr_ctl_handlers_call(struct shmr_ctl *c, unsigned r,
+			    const struct shmr_msg *m);
+/** INSPECT: the hook's keys into @p extra (emptied first). */
+void shmr_ctl_handlers_inspect(struct shmr_ctl *c, unsigned r,
+			       struct shmr_ctl_kv_extra *extra);
+/** Stop router @p r because @p hook returned @p err (logged). */
+void shmr_ctl_router_stop(struct shmr_ctl *c, unsigned r, const char *hook,
+			  int err);
 
 /* spawn.c */
 /** Start the dataplane; 0 or -errno (the message printed by the caller). */

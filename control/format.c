@@ -57,6 +57,9 @@ void shmr_ctl_kv_begin(struct shmr_ctl_kv *kv, char *buf, size_t cap,
 		put(kv, "{", 1);
 }
 
+static void emit(struct shmr_ctl_kv *kv, const char *key, const char *val,
+		 size_t n);
+
 void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
 		     const char *fmt, ...)
 {
@@ -71,6 +74,22 @@ void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
 		kv->overflow = 1;
 		return;
 	}
+	/* A behaviour's key of the same name overrides a built-in one. */
+	for (unsigned i = 0; kv->extra && i < kv->extra->n; i++) {
+		struct shmr_ctl_kv_pair *e = &kv->extra->p[i];
+
+		if (!e->used && strcmp(e->key, key) == 0) {
+			e->used = 1;
+			n = snprintf(val, sizeof(val), "%s", e->value);
+			break;
+		}
+	}
+	emit(kv, key, val, (size_t)n);
+}
+
+static void emit(struct shmr_ctl_kv *kv, const char *key, const char *val,
+		 size_t n)
+{
 	if (kv->json) {
 		put(kv, kv->n ? ",\n  " : "\n  ", kv->n ? 4 : 3);
 		put_json_string(kv, key);
@@ -79,7 +98,7 @@ void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
 	} else {
 		put(kv, key, strlen(key));
 		put(kv, " ", 1);
-		put(kv, val, (size_t)n);
+		put(kv, val, n);
 		put(kv, "\n", 1);
 	}
 	kv->n++;
@@ -87,6 +106,15 @@ void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
 
 int shmr_ctl_kv_end(struct shmr_ctl_kv *kv)
 {
+	/* The behaviour's own keys, after the built-in ones. */
+	for (unsigned i = 0; kv->extra && i < kv->extra->n; i++) {
+		struct shmr_ctl_kv_pair *e = &kv->extra->p[i];
+
+		if (!e->used) {
+			e->used = 1;
+			emit(kv, e->key, e->value, strlen(e->value));
+		}
+	}
 	if (kv->json)
 		put(kv, kv->n ? "\n}\n" : "}\n", kv->n ? 3 : 2);
 	if (kv->overflow)
@@ -187,7 +215,8 @@ int shmr_ctl_format_routes(const struct shmr_ctl_router *r,
 }
 
 int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
-			    const struct shmr_ctl_counters *c, int json,
+			    const struct shmr_ctl_counters *c,
+			    struct shmr_ctl_kv_extra *extra, int json,
 			    char *buf, size_t cap)
 {
 	struct shmr_ctl_kv kv;
@@ -209,8 +238,11 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 		restarts += q->restarts;
 	}
 	shmr_ctl_kv_begin(&kv, buf, cap, json);
+	kv.extra = extra;
 	shmr_ctl_kv_add(&kv, "shmr:type", "%s",
 			shmr_ctl_behaviour_name(r->conf->behaviour));
+	shmr_ctl_kv_add(&kv, "shmr:state", "%s",
+			r->stopped ? "stopped" : "running");
 	shmr_ctl_kv_add(&kv, "shmr:routes_total", "%u", r->nroutes);
 	shmr_ctl_kv_add(&kv, "shmr:routes_active", "%u", active);
 	shmr_ctl_kv_add(&kv, "shmr:routes_disabled", "%u", disabled);

@@ -44,6 +44,8 @@ static int find(struct shmr_ctl_life *l, const char *router, const char *name,
 	r = shmr_ctl_model_router(l->m, router);
 	if (!r)
 		return -SHMR_E_NO_ROUTE;
+	if (r->stopped)
+		return -SHMR_E_NOT_ALLOWED;
 	*ri = (unsigned)(r - l->m->routers);
 	k = shmr_ctl_model_route_index(r, name);
 	if (k < 0)
@@ -136,6 +138,8 @@ int shmr_ctl_life_add(struct shmr_ctl_life *l, const char *router,
 	ro = shmr_ctl_model_router(l->m, router);
 	if (!ro)
 		return -SHMR_E_NO_ROUTE;
+	if (ro->stopped)
+		return -SHMR_E_NOT_ALLOWED;
 	if (shmr_ctl_model_route_index(ro, spec->name) >= 0)
 		return -SHMR_E_ROUTE_DUPLICATE;
 	if (ro->nroutes >= SHMR_MAX_ROUTES)
@@ -174,8 +178,12 @@ int shmr_ctl_life_remove(struct shmr_ctl_life *l, const char *router,
 	struct shmr_ctl_route *q;
 	int rc;
 
-	if (!shmr_ctl_model_router(l->m, router))
+	struct shmr_ctl_router *ro = shmr_ctl_model_router(l->m, router);
+
+	if (!ro)
 		return -SHMR_E_NO_ROUTE;
+	if (ro->stopped)
+		return -SHMR_E_NOT_ALLOWED;
 	rc = find_settled(l, router, name, &r, &k, &q);
 	if (rc == -SHMR_E_NO_ROUTE)
 		return 0; /* idempotent */
@@ -202,6 +210,28 @@ int shmr_ctl_life_disable(struct shmr_ctl_life *l, const char *router,
 		return 0;
 	if (q->os_pid) {
 		stop(l, r, k, SHMR_ROUTE_PENDING_DISABLE);
+		return 0;
+	}
+	q->state = SHMR_ROUTE_DISABLED;
+	l->m->dirty = 1;
+	return 0;
+}
+
+int shmr_ctl_life_drain(struct shmr_ctl_life *l, const char *router,
+			const char *name)
+{
+	unsigned r, k;
+	struct shmr_ctl_route *q;
+	int rc = find_settled(l, router, name, &r, &k, &q);
+
+	if (rc < 0)
+		return rc;
+	if (q->state == SHMR_ROUTE_DISABLED)
+		return 0;
+	if (q->os_pid) {
+		q->state = SHMR_ROUTE_PENDING_DISABLE;
+		l->m->dirty = 1;
+		l->ops->drain(l->ctx, r, k);
 		return 0;
 	}
 	q->state = SHMR_ROUTE_DISABLED;
@@ -335,6 +365,19 @@ int shmr_ctl_life_restart(struct shmr_ctl_life *l, unsigned r, unsigned k)
 		return rc;
 	q->restarts++;
 	return q->os_pid;
+}
+
+void shmr_ctl_life_stop_router(struct shmr_ctl_life *l, unsigned r)
+{
+	struct shmr_ctl_router *ro = &l->m->routers[r];
+
+	if (ro->stopped)
+		return;
+	ro->stopped = 1;
+	l->m->dirty = 1;
+	for (unsigned k = 0; k < ro->nroutes; k++)
+		if (ro->routes[k].os_pid)
+			l->ops->stop(l->ctx, r, k);
 }
 
 uint64_t shmr_ctl_backoff_ms(unsigned quick_fails, uint64_t first,

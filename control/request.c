@@ -39,6 +39,7 @@ static const struct verb_info verbs[] = {
 	{ "RESPAWN", SHMR_REQ_RESPAWN, 2, 2 },
 	{ "DLQ_LIST", SHMR_REQ_DLQ_LIST, 1, 1 },
 	{ "DLQ_REPLAY", SHMR_REQ_DLQ_REPLAY, 1, 1 },
+	{ "DRAIN", SHMR_REQ_DRAIN, 2, 2 },
 };
 
 int shmr_ctl_name_valid(const char *s)
@@ -263,6 +264,7 @@ int shmr_ctl_req_parse(const char *buf, size_t len, struct shmr_ctl_req *out,
 	case SHMR_REQ_ADD:
 	case SHMR_REQ_REMOVE:
 	case SHMR_REQ_DISABLE:
+	case SHMR_REQ_DRAIN:
 	case SHMR_REQ_ENABLE:
 	case SHMR_REQ_REPLACE:
 	case SHMR_REQ_RESPAWN:

@@ -285,6 +285,7 @@ static int lifecycle(struct shmr_ctl *c, const struct shmr_ctl_conn *k,
 		[SHMR_REQ_ADD] = "add", [SHMR_REQ_REMOVE] = "remove",
 		[SHMR_REQ_DISABLE] = "disable", [SHMR_REQ_ENABLE] = "enable",
 		[SHMR_REQ_REPLACE] = "replace", [SHMR_REQ_RESPAWN] = "respawn",
+		[SHMR_REQ_DRAIN] = "drain",
 	};
 	struct shmr_ctl_life *l = &c->life;
 	int rc;
@@ -300,6 +301,9 @@ static int lifecycle(struct shmr_ctl *c, const struct shmr_ctl_conn *k,
 		break;
 	case SHMR_REQ_DISABLE:
 		rc = shmr_ctl_life_disable(l, req->name, req->route);
+		break;
+	case SHMR_REQ_DRAIN:
+		rc = shmr_ctl_life_drain(l, req->name, req->route);
 		break;
 	case SHMR_REQ_ENABLE:
 		rc = shmr_ctl_life_enable(l, req->name, req->route);
@@ -458,10 +462,15 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 		if (req.verb == SHMR_REQ_ROUTES)
 			n = shmr_ctl_format_routes(r, &counters, answer + 3,
 						   sizeof(answer) - 3);
-		else
-			n = shmr_ctl_format_inspect(r, &counters, req.json,
-						    answer + 3,
+		else {
+			static struct shmr_ctl_kv_extra extra;
+
+			shmr_ctl_handlers_inspect(
+				c, (unsigned)(r - c->model.routers), &extra);
+			n = shmr_ctl_format_inspect(r, &counters, &extra,
+						    req.json, answer + 3,
 						    sizeof(answer) - 3);
+		}
 		if (n < 0)
 			return send_err(k->fd, SHMR_E_TOO_BIG, "%s",
 					"answer too large");
@@ -489,6 +498,7 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 	case SHMR_REQ_ADD:
 	case SHMR_REQ_REMOVE:
 	case SHMR_REQ_DISABLE:
+	case SHMR_REQ_DRAIN:
 	case SHMR_REQ_ENABLE:
 	case SHMR_REQ_REPLACE:
 	case SHMR_REQ_RESPAWN:

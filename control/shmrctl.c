@@ -6,7 +6,8 @@
  *     route ROUTER NAME                  that route's line
  *     add ROUTER NAME PROGRAM [ARG...] [--cpus LIST]
  *     remove|disable|enable|respawn ROUTER NAME
- *     replace ROUTER NAME PROGRAM [ARG...]
+ *     replace [--drain] ROUTER NAME PROGRAM [ARG...]
+ *     disable --drain ROUTER NAME        (see replace_drained())
  *                                        the route lifecycle (see
  *                                        shmr/proto.h); an error answer
  *                                        prints "shmrctl: <what>", exit 1
@@ -55,7 +56,8 @@ static const char usage_line[] =
 	"[--json] | status | stop | watch ROUTER [--interval SEC] "
 	"[--duration SEC] | route ROUTER NAME | add ROUTER NAME PROGRAM "
 	"[ARG...] [--cpus LIST] | remove|disable|enable|respawn ROUTER NAME | "
-	"replace ROUTER NAME PROGRAM [ARG...] | dlq list|replay ROUTER}\n";
+	"disable --drain ROUTER NAME | replace [--drain] ROUTER NAME PROGRAM "
+	"[ARG...] | dlq list|replay ROUTER}\n";
 
 static char ans[SHMR_PROTO_MAX + 1];
 static const char *domain;
@@ -91,6 +93,13 @@ static void help(void)
 	       "                       a live worker complete when it exits\n"
 	       "  replace ROUTER NAME PROGRAM [ARG...]\n"
 	       "                       new program and args for the route\n"
+	       "  disable --drain ROUTER NAME\n"
+	       "                       refuse new messages, let the worker "
+	       "finish its inbox,\n"
+	       "                       then stop it\n"
+	       "  replace --drain ROUTER NAME PROGRAM [ARG...]\n"
+	       "                       disable --drain, wait for the exit, "
+	       "replace, enable\n"
 	       "  dlq list ROUTER      dead letters: INDEX reason=R name=N "
 	       "type=T key=K\n"
 	       "                       from=S:G len=L (exit 1 at a "
@@ -189,6 +198,57 @@ static void life_request(int fd, const char *req)
 	die(rc > -SHMR_E_BASE ? strerror(-rc) : "protocol error");
 }
 
+/* The state= word of ROUTE @p router @p name into @p out. */
+static void route_state(int fd, const char *router, const char *name,
+			char *out, size_t cap)
+{
+	char req[128];
+	const char *p;
+
+	snprintf(req, sizeof(req), "ROUTE %s %s", router, name);
+	p = strstr(request(fd, req), " state=");
+	if (!p || sscanf(p + 7, "%31s", out) != 1 || cap < 32)
+		die("unexpected ROUTE answer");
+}
+
+/*
+ * replace --drain: disable the route letting its worker finish what is
+ * queued (DRAIN), wait until it has exited, replace the program, enable
+ * it again.  A route disabled before is only replaced (and stays so).
+ * No message is handled by both programs, none by the new one that was
+ * queued for the old one, and the two never run side by side; what is
+ * sent meanwhile fails with SHMR_E_DISABLED (kept as dead letters).
+ */
+static void replace_drained(int fd, const char *router, const char *name,
+			    const char *replace_req)
+{
+	char req[128], state[32];
+	int was_disabled;
+
+	route_state(fd, router, name, state, sizeof(state));
+	was_disabled = strcmp(state, "disabled") == 0;
+	if (!was_disabled) {
+		snprintf(req, sizeof(req), "DRAIN %s %s", router, name);
+		life_request(fd, req);
+		for (;;) {
+			route_state(fd, router, name, state, sizeof(state));
+			if (strcmp(state, "disabled") == 0)
+				break;
+			if (strcmp(state, "pending_disable") != 0)
+				die("the route changed while draining");
+			usleep(20 * 1000);
+		}
+	}
+	life_request(fd, replace_req);
+	if (was_disabled) {
+		printf("replaced %s (it stays disabled)\n", name);
+		return;
+	}
+	snprintf(req, sizeof(req), "ENABLE %s %s", router, name);
+	life_request(fd, req);
+	printf("drained, replaced and enabled %s\n", name);
+}
+
 static int word_ok(const char *s, size_t max)
 {
 	return *s && strlen(s) < max && !strpbrk(s, " \t\n");
@@ -207,13 +267,23 @@ static int lifecycle(const char *cmd, int argc, char **argv, int optind_)
 	size_t len;
 	int add = strcmp(cmd, "add") == 0;
 	int replace = strcmp(cmd, "replace") == 0;
-	int i = optind_, nargs = 0, fd;
+	int i = optind_, nargs = 0, fd, drain = 0;
 
 	for (unsigned j = 0; j < sizeof(simple) / sizeof(simple[0]); j++)
 		if (strcmp(cmd, simple[j][0]) == 0)
 			verb = simple[j][1];
 	if (!verb && !add && !replace)
 		return 0;
+	/* --drain right after the command: disable and replace only (a
+	 * replace's later words are the program's own arguments). */
+	if (i < argc && strcmp(argv[i], "--drain") == 0) {
+		if (strcmp(cmd, "disable") != 0 && !replace)
+			usage("--drain: only with disable or replace");
+		drain = 1;
+		i++;
+		if (!replace)
+			verb = "DRAIN";
+	}
 	if (argc - i < 2)
 		usage("missing ROUTER or NAME");
 	router = argv[i++];
@@ -261,6 +331,8 @@ static int lifecycle(const char *cmd, int argc, char **argv, int optind_)
 	fd = connect_or_die();
 	if (strcmp(cmd, "route") == 0)
 		fputs(request(fd, req), stdout);
+	else if (replace && drain)
+		replace_drained(fd, router, name, req);
 	else
 		life_request(fd, req);
 	close(fd);

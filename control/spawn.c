@@ -49,12 +49,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <rte_ring.h>
+
 #include <shmr/domain.h>
 #include <shmr/proto.h>
 
 #include "control_internal.h"
 
 #define QUICK_EXIT_MS 1000u
+#define DRAIN_POLL_MS 10u
 #define BACKOFF_FIRST_MS 100u
 #define BACKOFF_MAX_MS 5000u
 
@@ -187,6 +190,7 @@ static void proc_gone(struct shmr_ctl *c, struct shmr_ctl_proc *p)
 	p->pidfd = -1;
 	p->pid = 0;
 	p->kill_at_ms = 0;
+	p->drain_at_ms = 0;
 }
 
 int shmr_ctl_spawn_dataplane(struct shmr_ctl *c)
@@ -305,11 +309,14 @@ static void arm_timer(struct shmr_ctl *c)
 		for (unsigned k = 0; k < c->model.routers[i].nroutes; k++) {
 			uint64_t t = c->workers[i][k].retry_at_ms;
 			uint64_t kt = c->workers[i][k].kill_at_ms;
+			uint64_t dt = c->workers[i][k].drain_at_ms;
 
 			if (t && (!next || t < next))
 				next = t;
 			if (kt && (!next || kt < next))
 				next = kt;
+			if (dt && (!next || dt < next))
+				next = dt;
 		}
 	if (next) {
 		its.it_value.tv_sec = (time_t)(next / 1000);
@@ -534,6 +541,42 @@ void shmr_ctl_reap(struct shmr_ctl *c)
 	arm_timer(c);
 }
 
+/* What is queued for route @p k of router @p r, taken or not: a burst
+ * the worker holds still counts until it asks for the next one. */
+static uint64_t inbox_queued(const struct shmr_ctl *c, unsigned r, unsigned k)
+{
+	const struct shmr_domain_hdr *h = shmr_hdr(c->base);
+	uint32_t slot = c->model.routers[r].routes[k].pid.slot;
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < h->nlcores; i++)
+		n += rte_ring_count(shmr_lane_at(c->base, slot, i));
+	return n;
+}
+
+static void op_stop(void *ctx, unsigned r, unsigned k);
+
+/* A draining worker: stop it once its inbox is empty, else look again
+ * in DRAIN_POLL_MS.  Polling only while an operator drains a route. */
+static void drain_check(struct shmr_ctl *c, unsigned r, unsigned k,
+			uint64_t now)
+{
+	struct shmr_ctl_proc *p = &c->workers[r][k];
+
+	if (c->model.routers[r].routes[k].state != SHMR_ROUTE_PENDING_DISABLE) {
+		p->drain_at_ms = 0;
+		return;
+	}
+	if (inbox_queued(c, r, k) != 0) {
+		p->drain_at_ms = now + DRAIN_POLL_MS;
+		return;
+	}
+	p->drain_at_ms = 0;
+	shmr_ctl_log(c, "route %s: inbox drained: stopping worker %d",
+		     c->model.routers[r].routes[k].conf->name, (int)p->pid);
+	op_stop(c, r, k);
+}
+
 void shmr_ctl_retry_due(struct shmr_ctl *c)
 {
 	uint64_t now = shmr_ctl_now_ms(), exp;
@@ -557,6 +600,8 @@ void shmr_ctl_retry_due(struct shmr_ctl *c)
 				kill(p->pid, SIGKILL);
 				p->kill_at_ms = 0;
 			}
+			if (p->pid && p->drain_at_ms && p->drain_at_ms <= now)
+				drain_check(c, i, k, now);
 			if (p->pid == 0 && p->retry_at_ms &&
 			    p->retry_at_ms <= now) {
 				p->retry_at_ms = 0;
@@ -661,7 +706,20 @@ static uint64_t op_seen_version(void *ctx)
 	return shmr_ctl_seen_version(ctx);
 }
 
+static void op_drain(void *ctx, unsigned r, unsigned k)
+{
+	struct shmr_ctl *c = ctx;
+	struct shmr_ctl_proc *p = &c->workers[r][k];
+
+	if (p->pid == 0)
+		return;
+	p->retry_at_ms = 0;
+	p->drain_at_ms = shmr_ctl_now_ms();
+	arm_timer(c);
+}
+
 const struct shmr_ctl_life_ops shmr_ctl_life_daemon_ops = {
+	.drain = op_drain,
 	.spawn = op_spawn,
 	.stop = op_stop,
 	.added = op_added,

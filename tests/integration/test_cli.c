@@ -125,6 +125,22 @@ static void test_worker_that_cannot_start_fails_init(void **state)
 	assert_non_null(strstr(out, "/nonexistent/worker"));
 }
 
+/* Handlers that cannot be loaded fail the start: exit 1, naming the
+ * router and the object. */
+static void test_handlers_that_cannot_load_fail_the_start(void **state)
+{
+	char out[4096];
+	(void)state;
+	const char *p = write_conf("nohandlers.conf",
+				   "domain = \"cli\";\n"
+				   "routers = ( { name = \"events\"; behaviour = \"hash\";\n"
+				   "  hash = [\"a\"]; handlers = \"/nonexistent/h.so\";\n"
+				   "  routes = ( { name = \"a\"; program = \"shmr-test-worker\"; } ); } );\n");
+
+	assert_int_equal(run_control(p, NULL, out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "router events: handlers /nonexistent/h.so"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -133,6 +149,7 @@ int main(void)
 		cmocka_unit_test(test_check_mode),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_worker_that_cannot_start_fails_init),
+		cmocka_unit_test(test_handlers_that_cannot_load_fail_the_start),
 	};
 	if (!mkdtemp(dir))
 		return 1;

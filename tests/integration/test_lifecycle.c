@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -375,6 +377,79 @@ static void test_restart_backoff_spaces_a_failing_program(void **state)
 	stop(c);
 }
 
+#define RECN 128 /* keys a --record file counts */
+
+/* A --record file of RECN keys in the app's dir, mapped. */
+static unsigned char *record_file(struct ctx *c, const char *name,
+				  char *path, size_t cap)
+{
+	unsigned char *m;
+	int fd;
+
+	snprintf(path, cap, "%s/%s", c->app.dir, name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 2 * RECN), 0);
+	m = mmap(NULL, 2 * RECN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	close(fd);
+	return m;
+}
+
+static unsigned char *new_rec;
+
+static int new_program_got_them(void *arg)
+{
+	(void)arg;
+	for (unsigned k = 110; k < 120; k++)
+		if (__atomic_load_n(&new_rec[k], __ATOMIC_ACQUIRE) != 1)
+			return 0;
+	return 1;
+}
+
+/* replace --drain, the reference's strict draining: the old program
+ * handles everything queued for it, the new one only what comes after,
+ * never one message twice and never both at once. */
+static void test_replace_drain_hands_over_cleanly(void **state)
+{
+	struct ctx *c = start("drain");
+	char oldp[600], newp[600], out[4096];
+	unsigned char *old_rec;
+	const char *slow[4] = { "--record", oldp, "--spin-ns", "2000000" };
+	(void)state;
+
+	old_rec = record_file(c, "old.rec", oldp, sizeof(oldp));
+	new_rec = record_file(c, "new.rec", newp, sizeof(newp));
+	assert_int_equal(shmr_route_add(c->d, "events", "w",
+					"shmr-test-worker", slow, 4, NULL),
+			 0);
+	wait_call(c, (int)sizeof(c->st));
+	/* 100 messages at 2 ms each: a queue the old program works off. */
+	for (uint64_t k = 1; k <= 100; k++)
+		assert_int_equal(shmr_send(c->ep, c->router, 1, k, "m", 1), 0);
+	{
+		char *argv[] = { getenv("SHMRCTL"), "-s", c->app.sock,
+				 "replace", "--drain", "events", "w",
+				 "shmr-test-worker", "--record", newp, NULL };
+
+		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
+		assert_string_equal(out, "drained, replaced and enabled w\n");
+	}
+	for (unsigned k = 1; k <= 100; k++) {
+		assert_int_equal(old_rec[k], 1);
+		assert_int_equal(new_rec[k], 0);
+	}
+	wait_state(c, "running", 0);
+	for (uint64_t k = 110; k < 120; k++)
+		assert_int_equal(shmr_send(c->ep, c->router, 1, k, "m", 1), 0);
+	assert_true(shmr_test_wait(new_program_got_them, NULL, WAIT_MS));
+	for (unsigned k = 110; k < 120; k++)
+		assert_int_equal(old_rec[k], 0);
+	munmap(old_rec, 2 * RECN);
+	munmap(new_rec, 2 * RECN);
+	stop(c);
+}
+
 /* Replace whose new program cannot start: the old worker exits, the route
  * waits with no worker (replace_wait, still pending "replace" in inspect)
  * and routed calls fail with SHMR_E_BUSY.  Another replace, with a program
@@ -520,6 +595,7 @@ int main(void)
 		cmocka_unit_test(test_shmrctl_lifecycle_commands),
 		cmocka_unit_test(test_lazy_restart_on_next_message),
 		cmocka_unit_test(test_replace_with_no_worker_is_busy),
+		cmocka_unit_test(test_replace_drain_hands_over_cleanly),
 		cmocka_unit_test(test_restart_backoff_spaces_a_failing_program),
 	};
 

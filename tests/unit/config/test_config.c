@@ -625,6 +625,10 @@ static void test_geometry_and_values(void **state)
 		   "routers = ( " ROUTER_OK " );\n",
 		   "t.conf:2: restart_backoff_max_ms: 100 is below "
 		   "restart_backoff_ms (500)", NULL);
+	expect_err("routers = ( { name = \"r\"; behaviour = \"type\";\n"
+		   "types = ( { type = 1; route = \"a\"; } );\n"
+		   "handlers = \"\"; } );\n",
+		   "t.conf:3: routers.[0].handlers: empty path", NULL);
 	expect_err("restart_backoff_ms = -5;\nrouters = ( " ROUTER_OK " );\n",
 		   "t.conf:1: restart_backoff_ms: -5 is out of range", NULL);
 	expect_err("routers = ( { name = \"r\"; behaviour = \"type\";\n"
@@ -820,6 +824,7 @@ static void test_full_file(void **state)
 		   "        args = [ \"--tag\", \"payments\" ]; cpus = \"0\"; }\n"
 		   "    ); },\n"
 		   "  { name = \"shards\"; behaviour = \"hash\";\n"
+		   "    handlers = \"h.so\"; handlers_arg = \"trip=2\";\n"
 		   "    hash = [ \"shard:0\", \"shard:1\" ];\n"
 		   "    routes = ( { name = \"shard:0\"; program = \"w\"; },\n"
 		   "               { name = \"shard:1\"; program = \"w\"; } ); },\n"
@@ -856,6 +861,13 @@ static void test_full_file(void **state)
 	assert_int_equal(r->nhash, 2);
 	assert_string_equal(r->hash[1], "shard:1");
 	assert_int_equal(r->nroutes, 2);
+	/* handlers: resolved like a dso; a dso router's default to its dso */
+	assert_non_null(realpath(dir, real));
+	snprintf(want, sizeof(want), "%s/h.so", real);
+	assert_string_equal(r->handlers, want);
+	assert_string_equal(r->handlers_arg, "trip=2");
+	assert_string_equal(c->routers[0].handlers, "");
+	assert_string_equal(c->routers[3].handlers, "/opt/beh.so");
 
 	/* A relative dso is resolved against the file's directory. */
 	r = &c->routers[2];

@@ -95,7 +95,7 @@ static void has_line(const char *body, const char *line)
 static void inspect_text(void **state)
 {
 	struct fixture *f = *state;
-	int n = shmr_ctl_format_inspect(&f->m.routers[0], &f->c, 0, f->buf,
+	int n = shmr_ctl_format_inspect(&f->m.routers[0], &f->c, NULL, 0, f->buf,
 					sizeof(f->buf));
 
 	assert_true(n > 0);
@@ -130,7 +130,7 @@ static void inspect_disabled_and_pending(void **state)
 
 	f->m.routers[0].routes[0].state = SHMR_ROUTE_PENDING_DISABLE;
 	f->m.routers[0].routes[2].state = SHMR_ROUTE_DISABLED;
-	assert_true(shmr_ctl_format_inspect(&f->m.routers[0], &f->c, 0, f->buf,
+	assert_true(shmr_ctl_format_inspect(&f->m.routers[0], &f->c, NULL, 0, f->buf,
 					    sizeof(f->buf)) > 0);
 	has_line(f->buf, "shmr:route:payments:pending disable");
 	has_line(f->buf, "shmr:route:payments:disabled false");
@@ -140,10 +140,43 @@ static void inspect_disabled_and_pending(void **state)
 	assert_null(strstr(f->buf, "shmr:route:reports:pending"));
 }
 
+/* A handle_inspect hook's keys: one naming a built-in key with the prefix
+ * overrides it in place; one without the prefix is its own key (after the
+ * built-in ones) and overrides nothing. */
+static void inspect_merges_behaviour_keys(void **state)
+{
+	struct fixture *f = *state;
+	struct shmr_ctl_kv_extra x = { .n = 3 };
+	char *own, *state_line;
+
+	snprintf(x.p[0].key, sizeof(x.p[0].key), "shmr:type");
+	snprintf(x.p[0].value, sizeof(x.p[0].value), "breaker");
+	snprintf(x.p[1].key, sizeof(x.p[1].key), "failed");
+	snprintf(x.p[1].value, sizeof(x.p[1].value), "not mine");
+	snprintf(x.p[2].key, sizeof(x.p[2].key), "breaker:tripped");
+	snprintf(x.p[2].value, sizeof(x.p[2].value), "2");
+	assert_true(shmr_ctl_format_inspect(&f->m.routers[0], &f->c, &x, 0,
+					    f->buf, sizeof(f->buf)) > 0);
+	assert_int_equal(strncmp(f->buf, "shmr:type breaker\n", 18), 0);
+	assert_null(strstr(f->buf, "shmr:type type"));
+	has_line(f->buf, "shmr:failed 3");
+	has_line(f->buf, "failed not mine");
+	has_line(f->buf, "breaker:tripped 2");
+	has_line(f->buf, "shmr:state running");
+	own = strstr(f->buf, "\nbreaker:tripped");
+	state_line = strstr(f->buf, "shmr:route:reports:cpus");
+	assert_true(own && state_line && own > state_line);
+
+	f->m.routers[0].stopped = 1;
+	assert_true(shmr_ctl_format_inspect(&f->m.routers[0], &f->c, NULL, 0,
+					    f->buf, sizeof(f->buf)) > 0);
+	has_line(f->buf, "shmr:state stopped");
+}
+
 static void inspect_json(void **state)
 {
 	struct fixture *f = *state;
-	int n = shmr_ctl_format_inspect(&f->m.routers[0], &f->c, 1, f->buf,
+	int n = shmr_ctl_format_inspect(&f->m.routers[0], &f->c, NULL, 1, f->buf,
 					sizeof(f->buf));
 
 	assert_true(n > 0);
@@ -166,7 +199,7 @@ static void too_small(void **state)
 {
 	struct fixture *f = *state;
 
-	assert_int_equal(shmr_ctl_format_inspect(&f->m.routers[0], &f->c, 0,
+	assert_int_equal(shmr_ctl_format_inspect(&f->m.routers[0], &f->c, NULL, 0,
 						 f->buf, 64),
 			 -ENOSPC);
 	assert_int_equal(shmr_ctl_format_routes(&f->m.routers[0], &f->c,
@@ -216,6 +249,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(routes_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(inspect_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(inspect_disabled_and_pending, setup, teardown),
+		cmocka_unit_test_setup_teardown(inspect_merges_behaviour_keys, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(inspect_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(too_small, setup, teardown),
 		cmocka_unit_test(kv_escapes),

@@ -23,6 +23,7 @@ struct fake {
 	int fail_spawn;   /* -errno the next spawns return; 0: succeed */
 	unsigned spawns;  /* successful */
 	unsigned stops;
+	unsigned drains;
 	unsigned forgets;
 	unsigned addeds;
 	unsigned reinits;
@@ -56,6 +57,15 @@ static void fk_stop(void *ctx, unsigned r, unsigned k)
 	(void)r;
 	(void)k;
 	x->f.stops++;
+}
+
+static void fk_drain(void *ctx, unsigned r, unsigned k)
+{
+	struct fixture *x = ctx;
+
+	(void)r;
+	(void)k;
+	x->f.drains++;
 }
 
 static int fk_added(void *ctx, unsigned r, unsigned k)
@@ -93,6 +103,7 @@ static uint64_t fk_seen(void *ctx)
 static const struct shmr_ctl_life_ops fake_ops = {
 	.spawn = fk_spawn,
 	.stop = fk_stop,
+	.drain = fk_drain,
 	.added = fk_added,
 	.forget = fk_forget,
 	.reinit = fk_reinit,
@@ -579,6 +590,74 @@ static void test_failed_restart_leaves_the_slot_empty(void **state)
 	assert_int_equal(spec_state(x, "a"), SHMR_ROUTE_DEAD);
 }
 
+/* A stopped router: its live workers are asked to stop, an exit is not
+ * restarted, every mutator is NOT_ALLOWED, reads (the model) still work. */
+static void test_stopped_router_refuses_mutators(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route s = spec_of("d", "worker-d", NULL);
+	unsigned live = 0;
+
+	for (unsigned k = 0; k < x->m.routers[0].nroutes; k++)
+		live += x->m.routers[0].routes[k].os_pid != 0;
+	shmr_ctl_life_stop_router(&x->l, 0);
+	assert_int_equal(x->f.stops, live);
+	assert_true(x->m.routers[0].stopped);
+	assert_true(x->m.dirty);
+	shmr_ctl_model_spec_build(&x->m, &x->spec);
+	assert_true(x->spec.routers[0].flags & SHMR_RF_STOPPED);
+	shmr_ctl_life_stop_router(&x->l, 0); /* idempotent */
+	assert_int_equal(x->f.stops, live);
+
+	assert_int_equal(shmr_ctl_life_add(&x->l, "events", &s),
+			 -SHMR_E_NOT_ALLOWED);
+	assert_int_equal(shmr_ctl_life_remove(&x->l, "events", "a"),
+			 -SHMR_E_NOT_ALLOWED);
+	assert_int_equal(shmr_ctl_life_remove(&x->l, "events", "nosuch"),
+			 -SHMR_E_NOT_ALLOWED);
+	assert_int_equal(shmr_ctl_life_disable(&x->l, "events", "a"),
+			 -SHMR_E_NOT_ALLOWED);
+	assert_int_equal(shmr_ctl_life_enable(&x->l, "events", "a"),
+			 -SHMR_E_NOT_ALLOWED);
+	assert_int_equal(shmr_ctl_life_replace(&x->l, "events", "a", &s),
+			 -SHMR_E_NOT_ALLOWED);
+	assert_int_equal(shmr_ctl_life_respawn(&x->l, "events", "a"),
+			 -SHMR_E_NOT_ALLOWED);
+	/* The unknown router is still NO_ROUTE. */
+	assert_int_equal(shmr_ctl_life_disable(&x->l, "nosuch", "a"),
+			 -SHMR_E_NO_ROUTE);
+	assert_int_equal(x->f.spawns, 0);
+	assert_non_null(route(x, "a"));
+}
+
+/* DRAIN: a live worker is not asked to stop but watched (the daemon
+ * stops it once its inbox is empty); the route refuses new messages
+ * meanwhile (PENDING_DISABLE, so mutators are BUSY) and the exit
+ * completes the disable.  A dead route is disabled at once. */
+static void test_drain_waits_for_the_inbox_then_disables(void **state)
+{
+	struct fixture *x = *state;
+
+	assert_int_equal(shmr_ctl_life_drain(&x->l, "events", "a"), 0);
+	assert_int_equal(x->f.drains, 1);
+	assert_int_equal(x->f.stops, 0);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_PENDING_DISABLE);
+	assert_int_equal(spec_state(x, "a"), SHMR_ROUTE_PENDING_DISABLE);
+	assert_int_equal(shmr_ctl_life_drain(&x->l, "events", "a"),
+			 -SHMR_E_BUSY);
+	assert_int_equal(worker_exits(x, "a"), 0);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DISABLED);
+	assert_int_equal(shmr_ctl_life_drain(&x->l, "events", "a"), 0);
+	assert_int_equal(x->f.drains, 1);
+
+	worker_exits(x, "b");
+	assert_int_equal(shmr_ctl_life_drain(&x->l, "events", "b"), 0);
+	assert_int_equal(route(x, "b")->state, SHMR_ROUTE_DISABLED);
+	assert_int_equal(x->f.drains, 1);
+	assert_int_equal(shmr_ctl_life_drain(&x->l, "events", "nosuch"),
+			 -SHMR_E_NO_ROUTE);
+}
+
 /* restart_backoff_ms: none for the first quick failure, then doubling
  * from the configured first wait up to the maximum; 0 turns it off. */
 static void test_restart_backoff_doubles_up_to_the_maximum(void **state)
@@ -683,6 +762,8 @@ int main(void)
 		T(test_enable_does_not_spawn_an_enabled_dead_route),
 		T(test_replace_whose_new_worker_fails_waits_busy),
 		cmocka_unit_test(test_restart_backoff_doubles_up_to_the_maximum),
+		T(test_stopped_router_refuses_mutators),
+		T(test_drain_waits_for_the_inbox_then_disables),
 		T(test_enable_whose_start_fails_stays_disabled),
 		T(test_replace_of_live_worker_is_pending_until_exit),
 		T(test_replace_of_dead_route_starts_the_new_spec),

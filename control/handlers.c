@@ -1,0 +1,321 @@
+/*
+ * A router's admin-path handlers (include/shmr/behaviour.h, second half):
+ * loaded from the shared object its configuration names, run in the
+ * control plane's single thread for the admin endpoint's slots and for
+ * INSPECT, and the router's stop when one of them fails.
+ *
+ * Each router has a struct shmr_ctl_hrouter whose first member is the
+ * public struct shmr_admin the hooks receive; the ops given to them find
+ * the rest from it.  A hook runs to completion before the loop does
+ * anything else, so no state here is shared with another thread.
+ *
+ * A stopped router's hooks are never run again: what still reaches its
+ * admin path gets the defaults (dead letters are kept, calls refused).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <shmr/domain.h>
+
+#include "control_internal.h"
+
+static struct shmr_ctl_hrouter *of(struct shmr_admin *a)
+{
+	return (struct shmr_ctl_hrouter *)((char *)a -
+					   offsetof(struct shmr_ctl_hrouter,
+						    admin));
+}
+
+static int op_reply(struct shmr_admin *a, const struct shmr_msg *call,
+		    int32_t status, const void *data, size_t len)
+{
+	struct shmr_ctl_hrouter *h = of(a);
+	int rc = shmr_ctl_admin_reply(h->c, call, status, data, len);
+
+	if (rc == 0 && call->ref == h->call_ref)
+		h->replied = 1;
+	return rc;
+}
+
+static int op_default_message(struct shmr_admin *a, const struct shmr_msg *m)
+{
+	struct shmr_ctl_hrouter *h = of(a);
+
+	shmr_ctl_admin_default_message(h->c, h->r, m);
+	return 0;
+}
+
+static int op_default_call(struct shmr_admin *a, const struct shmr_msg *m)
+{
+	struct shmr_ctl_hrouter *h = of(a);
+
+	shmr_ctl_admin_default_call(h->c, h->r, m);
+	if (m->ref == h->call_ref)
+		h->replied = 1;
+	return 0;
+}
+
+static void op_failed_name(struct shmr_admin *a, const struct shmr_msg *m,
+			   char out[SHMR_NAME_MAX])
+{
+	struct shmr_ctl_hrouter *h = of(a);
+
+	shmr_ctl_dlq_name(m, shmr_hdr(h->c->base)->slot_size, out);
+}
+
+static const char *router_name(struct shmr_ctl_hrouter *h)
+{
+	return h->c->model.routers[h->r].conf->name;
+}
+
+static int op_disable(struct shmr_admin *a, const char *route)
+{
+	struct shmr_ctl_hrouter *h = of(a);
+
+	return shmr_ctl_life_disable(&h->c->life, router_name(h), route);
+}
+
+static int op_enable(struct shmr_admin *a, const char *route)
+{
+	struct shmr_ctl_hrouter *h = of(a);
+
+	return shmr_ctl_life_enable(&h->c->life, router_name(h), route);
+}
+
+static int op_remove(struct shmr_admin *a, const char *route)
+{
+	struct shmr_ctl_hrouter *h = of(a);
+
+	return shmr_ctl_life_remove(&h->c->life, router_name(h), route);
+}
+
+static int op_respawn(struct shmr_admin *a, const char *route)
+{
+	struct shmr_ctl_hrouter *h = of(a);
+
+	return shmr_ctl_life_respawn(&h->c->life, router_name(h), route);
+}
+
+/* A route spec from a hook's arguments; -SHMR_E_NAME when one does not
+ * fit (as the control socket's limits say). */
+static int spec_of(struct shmr_conf_route *q, const char *route,
+		   const char *program, const char *const *args,
+		   unsigned nargs)
+{
+	memset(q, 0, sizeof(*q));
+	if (!route || !program || strlen(route) >= sizeof(q->name) ||
+	    strlen(program) >= sizeof(q->program) ||
+	    nargs > SHMR_CONF_ARGS_MAX || (nargs && !args))
+		return -SHMR_E_NAME;
+	memcpy(q->name, route, strlen(route));
+	memcpy(q->program, program, strlen(program));
+	for (unsigned i = 0; i < nargs; i++) {
+		if (!args[i] || strlen(args[i]) >= sizeof(q->args[i]))
+			return -SHMR_E_NAME;
+		memcpy(q->args[i], args[i], strlen(args[i]));
+	}
+	q->nargs = nargs;
+	return 0;
+}
+
+static int op_add(struct shmr_admin *a, const char *route,
+		  const char *program, const char *const *args, unsigned nargs)
+{
+	struct shmr_ctl_hrouter *h = of(a);
+	struct shmr_conf_route q;
+	int rc = spec_of(&q, route, program, args, nargs);
+
+	return rc < 0 ? rc : shmr_ctl_life_add(&h->c->life, router_name(h), &q);
+}
+
+static int op_replace(struct shmr_admin *a, const char *route,
+		      const char *program, const char *const *args,
+		      unsigned nargs)
+{
+	struct shmr_ctl_hrouter *h = of(a);
+	struct shmr_conf_route q;
+	int rc = spec_of(&q, route, program, args, nargs);
+
+	return rc < 0 ? rc
+		      : shmr_ctl_life_replace(&h->c->life, router_name(h),
+					      route, &q);
+}
+
+static void op_inspect_add(struct shmr_admin *a, const char *key,
+			   const char *value)
+{
+	struct shmr_ctl_hrouter *h = of(a);
+	struct shmr_ctl_kv_extra *x = h->inspect;
+	struct shmr_ctl_kv_pair *p;
+
+	if (!x || !key || !value || x->n >= SHMR_CTL_KV_EXTRA_MAX)
+		return;
+	p = &x->p[x->n++];
+	snprintf(p->key, sizeof(p->key), "%s", key);
+	snprintf(p->value, sizeof(p->value), "%s", value);
+	p->used = 0;
+}
+
+static const struct shmr_admin_ops admin_ops = {
+	.reply = op_reply,
+	.default_message = op_default_message,
+	.default_call = op_default_call,
+	.failed_name = op_failed_name,
+	.route_disable = op_disable,
+	.route_enable = op_enable,
+	.route_remove = op_remove,
+	.route_respawn = op_respawn,
+	.route_add = op_add,
+	.route_replace = op_replace,
+	.inspect_add = op_inspect_add,
+};
+
+int shmr_ctl_handlers_load(struct shmr_ctl *c)
+{
+	for (unsigned i = 0; i < c->model.nrouters; i++) {
+		const struct shmr_conf_router *rc = c->model.routers[i].conf;
+		struct shmr_ctl_hrouter *h = &c->hnd[i];
+		/* A "dso" router's object may have routing only. */
+		int optional = rc->behaviour == SHMR_BEH_DSO &&
+			       strcmp(rc->handlers, rc->dso) == 0;
+		int err;
+
+		memset(h, 0, sizeof(*h));
+		h->c = c;
+		h->r = i;
+		h->admin.router = rc->name;
+		h->admin.ops = &admin_ops;
+		if (!rc->handlers[0])
+			continue;
+		h->dl = dlopen(rc->handlers, RTLD_NOW | RTLD_LOCAL);
+		if (!h->dl) {
+			shmr_ctl_warn("router %s: handlers %s: %s", rc->name,
+				      rc->handlers, dlerror());
+			return -ENOENT;
+		}
+		h->h = dlsym(h->dl, "shmr_handlers");
+		if (!h->h) {
+			dlclose(h->dl);
+			h->dl = NULL;
+			if (optional)
+				continue;
+			shmr_ctl_warn("router %s: handlers %s: no symbol "
+				      "shmr_handlers",
+				      rc->name, rc->handlers);
+			return -ENOENT;
+		}
+		if (h->h->abi != SHMR_HANDLERS_ABI) {
+			shmr_ctl_warn("router %s: handlers %s: ABI %u, this "
+				      "control plane has %u",
+				      rc->name, rc->handlers, h->h->abi,
+				      SHMR_HANDLERS_ABI);
+			return -EPROTO;
+		}
+		err = h->h->init ? h->h->init(&h->admin, rc->handlers_arg) : 0;
+		if (err < 0) {
+			shmr_ctl_warn("router %s: handlers %s: init(\"%s\") "
+				      "failed: %d",
+				      rc->name, rc->handlers, rc->handlers_arg,
+				      err);
+			return err;
+		}
+		h->initialised = 1;
+		shmr_ctl_log(c, "router %s: handlers from %s", rc->name,
+			     rc->handlers);
+	}
+	return 0;
+}
+
+void shmr_ctl_handlers_unload(struct shmr_ctl *c)
+{
+	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++) {
+		struct shmr_ctl_hrouter *h = &c->hnd[i];
+
+		if (h->initialised && h->h->fini)
+			h->h->fini(&h->admin);
+		if (h->dl)
+			dlclose(h->dl);
+		memset(h, 0, sizeof(*h));
+	}
+}
+
+/* The hooks of router @p r that may run now, or NULL. */
+static struct shmr_ctl_hrouter *live(struct shmr_ctl *c, unsigned r)
+{
+	struct shmr_ctl_hrouter *h = &c->hnd[r];
+
+	if (!h->h || c->model.routers[r].stopped)
+		return NULL;
+	return h;
+}
+
+void shmr_ctl_router_stop(struct shmr_ctl *c, unsigned r, const char *hook,
+			  int err)
+{
+	shmr_ctl_warn("router %s: %s returned %d (%s): stopping the router "
+		      "and its workers",
+		      c->model.routers[r].conf->name, hook, err,
+		      err <= -SHMR_E_BASE ? shmr_strerror(err)
+					  : strerror(-err));
+	shmr_ctl_life_stop_router(&c->life, r);
+}
+
+void shmr_ctl_handlers_message(struct shmr_ctl *c, unsigned r,
+			       const struct shmr_msg *m)
+{
+	struct shmr_ctl_hrouter *h = live(c, r);
+	int rc;
+
+	if (!h || !h->h->handle_message) {
+		shmr_ctl_admin_default_message(c, r, m);
+		return;
+	}
+	rc = h->h->handle_message(&h->admin, m);
+	if (rc < 0)
+		shmr_ctl_router_stop(c, r, "handle_message", rc);
+}
+
+void shmr_ctl_handlers_call(struct shmr_ctl *c, unsigned r,
+			    const struct shmr_msg *m)
+{
+	struct shmr_ctl_hrouter *h = live(c, r);
+	int rc;
+
+	if (c->model.routers[r].stopped) {
+		(void)shmr_ctl_admin_reply(c, m, -SHMR_E_NOT_ALLOWED, NULL, 0);
+		return;
+	}
+	if (!h || !h->h->handle_call) {
+		shmr_ctl_admin_default_call(c, r, m);
+		return;
+	}
+	h->call_ref = m->ref;
+	h->replied = 0;
+	rc = h->h->handle_call(&h->admin, m);
+	h->call_ref = 0;
+	if (rc < 0) {
+		if (!h->replied)
+			(void)shmr_ctl_admin_reply(c, m, -SHMR_E_NOT_ALLOWED,
+						   NULL, 0);
+		shmr_ctl_router_stop(c, r, "handle_call", rc);
+	}
+}
+
+void shmr_ctl_handlers_inspect(struct shmr_ctl *c, unsigned r,
+			       struct shmr_ctl_kv_extra *extra)
+{
+	struct shmr_ctl_hrouter *h = live(c, r);
+	int rc;
+
+	extra->n = 0;
+	if (!h || !h->h->handle_inspect)
+		return;
+	h->inspect = extra;
+	rc = h->h->handle_inspect(&h->admin);
+	h->inspect = NULL;
+	if (rc < 0)
+		shmr_ctl_router_stop(c, r, "handle_inspect", rc);
+}
