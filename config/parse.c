@@ -26,6 +26,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -481,6 +482,9 @@ static const char *const route_keys[] = {
 	"name", "program", "args", "cpus", NULL
 };
 
+static int route_body(struct pctx *p, const config_setting_t *g,
+		      const struct fpath *path, struct shmr_conf_route *r);
+
 static int parse_route(struct pctx *p, const config_setting_t *g,
 		       const struct fpath *path, struct shmr_conf_router *rt)
 {
@@ -502,8 +506,18 @@ static int parse_route(struct pctx *p, const config_setting_t *g,
 				    "duplicate route name \"%s\" (first at line %d)",
 				    r->name, rt->routes[i].line);
 		}
-	rc = get_str(p, g, path, "program", r->program, sizeof(r->program),
-		     &s);
+	return route_body(p, g, path, r);
+}
+
+/* What a route and a pool's routees share: program, args, cpus. */
+static int route_body(struct pctx *p, const config_setting_t *g,
+		      const struct fpath *path, struct shmr_conf_route *r)
+{
+	config_setting_t *s;
+	struct fpath f;
+	int rc = get_str(p, g, path, "program", r->program, sizeof(r->program),
+			 &s);
+
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
@@ -558,7 +572,8 @@ static int type_entry(struct pctx *p, const config_setting_t *g,
 
 static const char *const router_keys[] = {
 	"name", "behaviour", "types", "hash", "dso", "dso_arg", "routes",
-	"call_types", "mailbox_full", "handlers", "handlers_arg", NULL
+	"call_types", "mailbox_full", "handlers", "handlers_arg", "routees",
+	"virtual_nodes", "pool", "resizer", "optimal_resizer", "on_kill", NULL
 };
 
 /* Settings that belong to one behaviour only. */
@@ -620,7 +635,9 @@ static int parse_type_map(struct pctx *p, const config_setting_t *g,
 			  const struct fpath *path,
 			  struct shmr_conf_router *rt)
 {
-	static const char *const others[] = { "hash", "dso", "dso_arg", NULL };
+	static const char *const others[] = { "hash", "dso", "dso_arg",
+					      "routees", "virtual_nodes",
+					      NULL };
 	int rc;
 
 	if ((rc = not_for(p, g, path, "type", others)) < 0)
@@ -635,7 +652,9 @@ static int parse_type_map(struct pctx *p, const config_setting_t *g,
 static int parse_hash(struct pctx *p, const config_setting_t *g,
 		      const struct fpath *path, struct shmr_conf_router *rt)
 {
-	static const char *const others[] = { "types", "dso", "dso_arg", NULL };
+	static const char *const others[] = { "types", "dso", "dso_arg",
+					      "routees", "virtual_nodes",
+					      NULL };
 	config_setting_t *lst;
 	struct fpath f;
 	int rc;
@@ -692,6 +711,7 @@ static int parse_dso(struct pctx *p, const config_setting_t *g,
 		     const struct fpath *path, struct shmr_conf_router *rt)
 {
 	static const char *const others[] = { "types", "hash", "call_types",
+					      "routees", "virtual_nodes",
 					      NULL };
 	int rc;
 
@@ -706,6 +726,303 @@ static int parse_dso(struct pctx *p, const config_setting_t *g,
 	rc = get_str(p, g, path, "dso_arg", rt->dso_arg, sizeof(rt->dso_arg),
 		     NULL);
 	return rc < 0 ? rc : 0;
+}
+
+/* The routing logics, as the configuration spells them. */
+static const struct {
+	const char *name;
+	uint32_t behaviour;
+} logics[] = {
+	{ "round-robin", SHMR_BEH_ROUND_ROBIN },
+	{ "random", SHMR_BEH_RANDOM },
+	{ "smallest-mailbox", SHMR_BEH_SMALLEST_MAILBOX },
+	{ "broadcast", SHMR_BEH_BROADCAST },
+	{ "consistent-hash", SHMR_BEH_CONSISTENT_HASH },
+};
+
+#define BEHAVIOURS                                                        \
+	"\"type\", \"hash\", \"dso\", \"round-robin\", \"random\", "          \
+	"\"smallest-mailbox\", \"broadcast\" or \"consistent-hash\""
+
+static int routee_elem(struct pctx *p, const config_setting_t *s,
+		       const char *field, const char *val, unsigned i,
+		       void *arg)
+{
+	struct shmr_conf_router *r = arg;
+	int rc = copy_name(p, s, field, val, r->hash[i]);
+
+	if (rc < 0)
+		return rc;
+	for (unsigned j = 0; j < i; j++)
+		if (strcmp(r->hash[j], r->hash[i]) == 0)
+			return fail(p, s, 0, field,
+				    "duplicate routee name \"%s\" (first at .[%u])",
+				    val, j);
+	r->nhash = i + 1;
+	return 0;
+}
+
+/*
+ * A routing logic @p beh: an optional routee list (absent: the router's
+ * own routes, in order) and, for consistent-hash only, virtual_nodes.
+ */
+static int parse_logic(struct pctx *p, const config_setting_t *g,
+		       const struct fpath *path, struct shmr_conf_router *rt,
+		       const char *beh)
+{
+	static const char *const others[] = { "types", "hash", "dso",
+					      "dso_arg", NULL };
+	static const char *const chash_only[] = { "virtual_nodes", NULL };
+	config_setting_t *lst;
+	struct fpath f;
+	int rc;
+
+	if ((rc = not_for(p, g, path, beh, others)) < 0)
+		return rc;
+	if (rt->behaviour == SHMR_BEH_CONSISTENT_HASH) {
+		rt->vnodes = SHMR_CHASH_VNODES_DEFAULT;
+		rc = get_u32(p, g, path, "virtual_nodes", 1,
+			     SHMR_CHASH_VNODES_MAX, &rt->vnodes, NULL);
+		if (rc < 0)
+			return rc;
+	} else if ((rc = not_for(p, g, path, beh, chash_only)) < 0) {
+		return rc;
+	}
+	rc = member(p, g, path, "routees", CONFIG_TYPE_ARRAY, &lst);
+	if (rc <= 0)
+		return rc;
+	fp_key(&f, path, "routees");
+	if (config_setting_length(lst) == 0)
+		return fail(p, lst, 0, f.s,
+			    "needs at least one name (leave it out to use the router's own routes)");
+	return str_list(p, lst, &f, SHMR_MAX_ROUTES, "routees", routee_elem,
+			rt);
+}
+
+/* An optional string member that is @p no (*dst = 0, the default) or
+ * @p yes (*dst = 1). */
+static int get_choice(struct pctx *p, const config_setting_t *g,
+		      const struct fpath *path, const char *key,
+		      const char *no, const char *yes, int *dst)
+{
+	config_setting_t *s;
+	struct fpath f;
+	const char *m;
+	int rc = member(p, g, path, key, CONFIG_TYPE_STRING, &s);
+
+	if (rc <= 0)
+		return rc;
+	m = config_setting_get_string(s);
+	if (strcmp(m, yes) == 0) {
+		*dst = 1;
+		return 1;
+	}
+	if (strcmp(m, no) == 0)
+		return 1;
+	fp_key(&f, path, key);
+	return fail(p, s, 0, f.s, "unknown choice \"%s\" (expected \"%s\" or \"%s\")",
+		    m, no, yes);
+}
+
+/* An optional number member (integer or float) into @p dst. */
+static int get_double(struct pctx *p, const config_setting_t *grp,
+		      const struct fpath *path, const char *key, double *dst)
+{
+	config_setting_t *s = config_setting_get_member(grp, key);
+	struct fpath f;
+	int t;
+
+	if (!s)
+		return 0;
+	t = config_setting_type(s);
+	if (t == CONFIG_TYPE_FLOAT) {
+		*dst = config_setting_get_float(s);
+		return 1;
+	}
+	if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) {
+		*dst = (double)config_setting_get_int64(s);
+		return 1;
+	}
+	fp_key(&f, path, key);
+	return fail(p, s, 0, f.s, "expected a number, found %s",
+		    type_word(t));
+}
+
+/* An optional integer member in [lo, hi] into @p dst (signed). */
+static int get_int(struct pctx *p, const config_setting_t *grp,
+		   const struct fpath *path, const char *key, long long lo,
+		   long long hi, int *dst)
+{
+	config_setting_t *s;
+	struct fpath f;
+	long long v;
+	int rc = member(p, grp, path, key, CONFIG_TYPE_INT, &s);
+
+	if (rc <= 0)
+		return rc;
+	v = config_setting_get_int64(s);
+	if (v < lo || v > hi) {
+		fp_key(&f, path, key);
+		return fail(p, s, 0, f.s, "%lld is out of range (%lld to %lld)",
+			    v, lo, hi);
+	}
+	*dst = (int)v;
+	return 1;
+}
+
+/*
+ * pool = { size = N; program = ...; args = [...]; cpus = ...; }: N routes
+ * "<router>:0" .. "<router>:N-1" of one program (a router with a pool has
+ * no routes of its own in the file).
+ */
+static int parse_pool(struct pctx *p, const config_setting_t *g,
+		      const struct fpath *path, struct shmr_conf_router *rt)
+{
+	static const char *const keys[] = { "size", "program", "args",
+					    "cpus", NULL };
+	config_setting_t *s;
+	struct fpath f, pf;
+	uint32_t size = 0;
+	int rc = member(p, g, path, "pool", CONFIG_TYPE_GROUP, &s);
+
+	if (rc <= 0)
+		return rc;
+	fp_key(&pf, path, "pool");
+	if (rt->behaviour == SHMR_BEH_TYPE || rt->behaviour == SHMR_BEH_HASH ||
+	    rt->behaviour == SHMR_BEH_DSO)
+		return fail(p, s, 0, pf.s,
+			    "a pool needs a routing logic (behaviour = \"round-robin\", ...)");
+	if (config_setting_get_member(g, "routes")) {
+		fp_key(&f, path, "routes");
+		return fail(p, config_setting_get_member(g, "routes"), 0, f.s,
+			    "a router with a pool has no routes of its own (its routees are the pool's)");
+	}
+	if ((rc = check_keys(p, s, &pf, keys)) < 0)
+		return rc;
+	rc = get_u32(p, s, &pf, "size", 1, SHMR_MAX_ROUTES, &size, NULL);
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return missing(p, s, &pf, "size", "how many routees to start");
+	rt->pool.line = config_setting_source_line(s);
+	if ((rc = route_body(p, s, &pf, &rt->pool.tmpl)) < 0)
+		return rc;
+	rt->pool.size = size;
+	for (unsigned i = 0; i < size; i++) {
+		struct shmr_conf_route *q = &rt->routes[i];
+		int n;
+
+		*q = rt->pool.tmpl;
+		n = snprintf(q->name, sizeof(q->name), "%s:%u", rt->name, i);
+		if (n < 0 || (size_t)n >= sizeof(q->name))
+			return fail(p, s, 0, pf.s,
+				    "routee name \"%s:%u\" is too long (router names of a pool: at most %u characters)",
+				    rt->name, i, SHMR_NAME_MAX - 5);
+		q->line = rt->pool.line;
+	}
+	rt->nroutes = size;
+	return 0;
+}
+
+/*
+ * resizer = { ... } (Pekko's default resizer) or optimal_resizer = { ... }
+ * (its optimal-size exploring one), for a pool; keys as Pekko's with '_'
+ * for '-'.  Absent keys stay "unset" (INT_MIN, NaN, UINT64_MAX): the
+ * control plane fills in Pekko's defaults and checks the ranges.
+ */
+static int parse_resizer(struct pctx *p, const config_setting_t *g,
+			 const struct fpath *path, struct shmr_conf_router *rt)
+{
+	static const char *const dkeys[] = {
+		"lower_bound", "upper_bound", "pressure_threshold",
+		"rampup_rate", "backoff_threshold", "backoff_rate",
+		"messages_per_resize", NULL
+	};
+	static const char *const okeys[] = {
+		"lower_bound", "upper_bound",
+		"chance_of_ramping_down_when_full", "action_interval_ms",
+		"downsize_after_underutilized_for_ms", "explore_step_size",
+		"chance_of_exploration", "downsize_ratio", "optimization_range",
+		"weight_of_latest_metric", NULL
+	};
+	struct shmr_conf_resizer *z = &rt->resizer;
+	config_setting_t *d, *o, *s, *v;
+	struct fpath f;
+	int rc;
+
+	if ((rc = member(p, g, path, "resizer", CONFIG_TYPE_GROUP, &d)) < 0 ||
+	    (rc = member(p, g, path, "optimal_resizer", CONFIG_TYPE_GROUP,
+			 &o)) < 0)
+		return rc;
+	if (!d && !o)
+		return 0;
+	s = d ? d : o;
+	fp_key(&f, path, o ? "optimal_resizer" : "resizer");
+	if (d && o)
+		return fail(p, o, 0, f.s, "a pool has one resizer: resizer or optimal_resizer");
+	fp_key(&f, path, d ? "resizer" : "optimal_resizer");
+	if (rt->pool.size == 0)
+		return fail(p, s, 0, f.s, "only a pool (pool = { ... }) has a resizer");
+	if ((rc = check_keys(p, s, &f, d ? dkeys : okeys)) < 0)
+		return rc;
+	z->kind = d ? SHMR_RESIZER_DEFAULT : SHMR_RESIZER_OPTIMAL;
+	z->line = config_setting_source_line(s);
+	z->lower_bound = z->upper_bound = INT_MIN;
+	z->pressure_threshold = z->messages_per_resize = INT_MIN;
+	z->optimization_range = INT_MIN;
+	z->rampup_rate = z->backoff_threshold = z->backoff_rate = NAN;
+	z->chance_of_ramping_down_when_full = z->explore_step_size = NAN;
+	z->chance_of_exploration = z->downsize_ratio = NAN;
+	z->weight_of_latest_metric = NAN;
+	z->action_interval_ms = UINT64_MAX;
+	z->downsize_after_underutilized_for_ms = UINT64_MAX;
+	if ((rc = get_int(p, s, &f, "lower_bound", 0, SHMR_MAX_ROUTES,
+			  &z->lower_bound)) < 0 ||
+	    (rc = get_int(p, s, &f, "upper_bound", 0, SHMR_MAX_ROUTES,
+			  &z->upper_bound)) < 0 ||
+	    (rc = get_int(p, s, &f, "pressure_threshold", -1000000, 1000000,
+			  &z->pressure_threshold)) < 0 ||
+	    (rc = get_int(p, s, &f, "messages_per_resize", 1, 1000000000,
+			  &z->messages_per_resize)) < 0 ||
+	    (rc = get_int(p, s, &f, "optimization_range", 2, 1000000,
+			  &z->optimization_range)) < 0 ||
+	    (rc = get_double(p, s, &f, "rampup_rate", &z->rampup_rate)) < 0 ||
+	    (rc = get_double(p, s, &f, "backoff_threshold",
+			     &z->backoff_threshold)) < 0 ||
+	    (rc = get_double(p, s, &f, "backoff_rate", &z->backoff_rate)) < 0 ||
+	    (rc = get_double(p, s, &f, "chance_of_ramping_down_when_full",
+			     &z->chance_of_ramping_down_when_full)) < 0 ||
+	    (rc = get_double(p, s, &f, "explore_step_size",
+			     &z->explore_step_size)) < 0 ||
+	    (rc = get_double(p, s, &f, "chance_of_exploration",
+			     &z->chance_of_exploration)) < 0 ||
+	    (rc = get_double(p, s, &f, "downsize_ratio",
+			     &z->downsize_ratio)) < 0 ||
+	    (rc = get_double(p, s, &f, "weight_of_latest_metric",
+			     &z->weight_of_latest_metric)) < 0)
+		return rc;
+	for (int i = 0; i < 2; i++) {
+		const char *key = i ? "downsize_after_underutilized_for_ms"
+				    : "action_interval_ms";
+		uint64_t *dst = i ? &z->downsize_after_underutilized_for_ms
+				  : &z->action_interval_ms;
+
+		if ((rc = member(p, s, &f, key, CONFIG_TYPE_INT, &v)) < 0)
+			return rc;
+		if (rc) {
+			long long x = config_setting_get_int64(v);
+			struct fpath kf;
+
+			if (x < 1) {
+				fp_key(&kf, &f, key);
+				return fail(p, v, 0, kf.s,
+					    "%lld is out of range (at least 1)",
+					    x);
+			}
+			*dst = (uint64_t)x;
+		}
+	}
+	return 0;
 }
 
 static int parse_router(struct pctx *p, const config_setting_t *g,
@@ -735,8 +1052,7 @@ static int parse_router(struct pctx *p, const config_setting_t *g,
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
-		return missing(p, g, path, "behaviour",
-			       "\"type\", \"hash\" or \"dso\"");
+		return missing(p, g, path, "behaviour", BEHAVIOURS);
 	beh = config_setting_get_string(s);
 	if (strcmp(beh, "type") == 0) {
 		rt->behaviour = SHMR_BEH_TYPE;
@@ -748,15 +1064,26 @@ static int parse_router(struct pctx *p, const config_setting_t *g,
 		rt->behaviour = SHMR_BEH_DSO;
 		rc = parse_dso(p, g, path, rt);
 	} else {
-		fp_key(&f, path, "behaviour");
-		rc = fail(p, s, 0, f.s,
-			  "unknown behaviour \"%s\" (expected \"type\", \"hash\" or \"dso\")",
-			  beh);
+		rc = 1;
+		for (unsigned i = 0; i < sizeof(logics) / sizeof(logics[0]);
+		     i++)
+			if (strcmp(beh, logics[i].name) == 0) {
+				rt->behaviour = logics[i].behaviour;
+				rc = parse_logic(p, g, path, rt, beh);
+				break;
+			}
+		if (rc == 1) {
+			fp_key(&f, path, "behaviour");
+			rc = fail(p, s, 0, f.s,
+				  "unknown behaviour \"%s\" (expected "
+				  BEHAVIOURS ")",
+				  beh);
+		}
 	}
 	if (rc < 0)
 		return rc;
-	/* Calls by type, sends by the behaviour (type or hash; a dso routes
-	 * calls itself, and refused call_types above). */
+	/* Calls by type, sends by the behaviour (every built-in one; a dso
+	 * routes calls itself, and refused call_types above). */
 	if (rt->behaviour != SHMR_BEH_DSO) {
 		rc = type_map(p, g, path, "call_types", rt->call_types,
 			      &rt->ncall_types);
@@ -780,21 +1107,13 @@ static int parse_router(struct pctx *p, const config_setting_t *g,
 		memcpy(rt->handlers_arg, rt->dso_arg,
 		       sizeof(rt->handlers_arg));
 
-	rc = member(p, g, path, "mailbox_full", CONFIG_TYPE_STRING, &s);
-	if (rc < 0)
+	if ((rc = get_choice(p, g, path, "on_kill", "restart", "stop",
+			     &rt->on_kill_stop)) < 0 ||
+	    (rc = parse_pool(p, g, path, rt)) < 0 ||
+	    (rc = parse_resizer(p, g, path, rt)) < 0 ||
+	    (rc = get_choice(p, g, path, "mailbox_full", "backpressure",
+			     "fail", &rt->fail_when_full)) < 0)
 		return rc;
-	if (rc) {
-		const char *m = config_setting_get_string(s);
-
-		if (strcmp(m, "fail") == 0) {
-			rt->fail_when_full = 1;
-		} else if (strcmp(m, "backpressure") != 0) {
-			fp_key(&f, path, "mailbox_full");
-			return fail(p, s, 0, f.s,
-				    "unknown policy \"%s\" (expected \"backpressure\" or \"fail\")",
-				    m);
-		}
-	}
 
 	/* No routes is a "free" router: every name resolves through the
 	 * registry. */

@@ -31,13 +31,49 @@ struct shmr_conf_type {
 	char route[SHMR_NAME_MAX]; /* route or registry name */
 };
 
+struct shmr_conf_pool {
+	unsigned size;               /* routees at start; 0: not a pool */
+	struct shmr_conf_route tmpl; /* program, args, cpus of every routee */
+	int line;
+};
+
+enum shmr_conf_resizer_kind {
+	SHMR_RESIZER_NONE = 0,
+	SHMR_RESIZER_DEFAULT = 1, /* "resizer": Pekko's DefaultResizer */
+	SHMR_RESIZER_OPTIMAL = 2, /* "optimal_resizer": OptimalSizeExploring */
+};
+
+/* A pool's resizer, with Pekko's keys (dashes as underscores).  Absent
+ * keys hold Pekko's defaults; the control plane validates the values
+ * (shmr_ctl_conf_check()). */
+struct shmr_conf_resizer {
+	int kind; /* enum shmr_conf_resizer_kind */
+	int line;
+	/* both */
+	int lower_bound, upper_bound;
+	/* default */
+	int pressure_threshold, messages_per_resize;
+	double rampup_rate, backoff_threshold, backoff_rate;
+	/* optimal */
+	uint64_t action_interval_ms, downsize_after_underutilized_for_ms;
+	int optimization_range;
+	double chance_of_ramping_down_when_full, explore_step_size,
+		chance_of_exploration, downsize_ratio, weight_of_latest_metric;
+};
+
 struct shmr_conf_router {
 	char name[SHMR_NAME_MAX];
 	uint32_t behaviour; /* enum shmr_behaviour_kind */
 	unsigned ntypes;
 	struct shmr_conf_type types[SHMR_MAX_TYPES];
+	/* behaviour "hash": its list; a routing logic ("round-robin",
+	 * "random", "smallest-mailbox", "broadcast", "consistent-hash"): its
+	 * "routees", route or registry names (0: the router's own routes) */
 	unsigned nhash;
 	char hash[SHMR_MAX_ROUTES][SHMR_NAME_MAX];
+	/* "consistent-hash": "virtual_nodes", default
+	 * SHMR_CHASH_VNODES_DEFAULT; 0 for other behaviours */
+	uint32_t vnodes;
 	char dso[SHMR_DSO_PATH_MAX];     /* behaviour = "dso" */
 	char dso_arg[SHMR_DSO_PATH_MAX]; /* optional */
 	unsigned nroutes;
@@ -55,6 +91,12 @@ struct shmr_conf_router {
 	 * router; "" = the control plane's defaults */
 	char handlers[SHMR_DSO_PATH_MAX];
 	char handlers_arg[SHMR_DSO_PATH_MAX];
+	/* "pool": the router's routes are `size` copies of one program,
+	 * named "<router>:0" .. "<router>:size-1" (expanded into routes[] by
+	 * the parser); 0: not a pool */
+	struct shmr_conf_pool pool;
+	struct shmr_conf_resizer resizer; /* "resizer" or "optimal_resizer" */
+	int on_kill_stop; /* "on_kill": 0 = "restart" (default), 1 = "stop" */
 };
 
 struct shmr_config {

@@ -315,6 +315,14 @@ void shmr_ctl_admin_event(struct shmr_ctl *c)
 					reply(c, m, -SHMR_E_NOT_ALLOWED, NULL);
 				continue;
 			}
+			/* The router's own messages, whatever the priority
+			 * (a dead letter of one is still a dead letter). */
+			if (m->type >= SHMR_TYPE_RESERVED &&
+			    !(m->flags & SHMR_F_ROUTE_FAILED) &&
+			    m->kind != SHMR_KIND_REPLY) {
+				shmr_ctl_manage_msg(c, (unsigned)r, m);
+				continue;
+			}
 			if (m->kind == SHMR_KIND_CALL) {
 				shmr_ctl_handlers_call(c, (unsigned)r, m);
 			} else if (m->kind == SHMR_KIND_SEND) {

@@ -460,6 +460,31 @@ static void check_config(struct shmr_ctl *c)
 			      cfg->domain);
 		exit(EXIT_USAGE);
 	}
+	for (unsigned i = 0; i < cfg->nrouters; i++) {
+		const struct shmr_conf_resizer *z = &cfg->routers[i].resizer;
+		struct shmr_ctl_resizer_cfg d;
+		struct shmr_ctl_optimal_cfg o;
+		const char *field = "?";
+
+		if (shmr_ctl_resizer_from_conf(z, &d, &o, &field) < 0) {
+			char key[64];
+
+			/* Pekko's key, as this configuration spells it. */
+			snprintf(key, sizeof(key), "%s", field);
+			for (char *k = key; *k; k++)
+				if (*k == '-')
+					*k = '_';
+			field = key;
+			shmr_ctl_warn("%s:%d: routers.[%u].%s.%s: out of "
+				      "range (see docs/pools.md)",
+				      cfg->source, z->line, i,
+				      z->kind == SHMR_RESIZER_DEFAULT
+					      ? "resizer"
+					      : "optimal_resizer",
+				      field);
+			exit(EXIT_USAGE);
+		}
+	}
 	rc = shmr_ctl_model_init(&c->model, cfg);
 	if (rc < 0) {
 		shmr_ctl_warn("%s: routers: %s", cfg->source,
@@ -938,6 +963,11 @@ int main(int argc, char **argv)
 		close(ready_fd);
 	}
 
+	/* The pools' resizers, if any, look from now on (the first tick
+	 * finds out whether there are any). */
+	c->rng_state = (uint64_t)getpid() ^ shmr_ctl_now_ms();
+	c->resize_at_ms = shmr_ctl_now_ms() + 1;
+	shmr_ctl_arm_timer(c);
 	rc = run_loop(c);
 	c->stopping = 1;
 	shmr_ctl_server_close_listener(c);

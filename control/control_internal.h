@@ -26,6 +26,7 @@
 #include <shmr/layout.h>
 #include <shmr/shmr.h>
 
+#include "resizer.h"
 #include "shmr_config.h"
 
 /* ------------------------------------------------------------------ */
@@ -116,6 +117,17 @@ struct shmr_ctl_router {
 	struct shmr_pid pid; /* the router's endpoint (served by the dataplane) */
 	int stopped;         /* a handler failed (or it was told to stop):
 			      * workers stopped, mutators refused, reads work */
+	/* The routee list of a routing logic when it is one of its own
+	 * (configured "routees", or changed by AddRoutee/RemoveRoutee);
+	 * listed == 0: the router's own routes, in order (pool.c). */
+	int listed;
+	unsigned nroutees;
+	char routees[SHMR_MAX_ROUTES][SHMR_NAME_MAX];
+	/* A pool's resizer (pool.c) */
+	uint64_t rs_seen;        /* default: messages routed when it last looked */
+	uint64_t rs_processed;   /* optimal: messages taken by the routees */
+	struct shmr_ctl_optimal optimal;
+	struct shmr_ctl_resizer_cfg rcfg;
 	unsigned nroutes;
 	struct shmr_ctl_route routes[SHMR_MAX_ROUTES];
 };
@@ -265,6 +277,9 @@ struct shmr_ctl_life_ops {
 	void (*reinit)(void *ctx, uint32_t slot);
 	/** min over routing lcores of the spec version applied. */
 	uint64_t (*seen_version)(void *ctx);
+	/** Kill the live worker at once (SIGKILL); its exit comes back
+	 *  through shmr_ctl_life_exited(). */
+	void (*kill)(void *ctx, unsigned r, unsigned k);
 	/** Watch the live worker of a draining route: once its inbox is
 	 *  empty, stop it as stop() does. */
 	void (*drain)(void *ctx, unsigned r, unsigned k);
@@ -311,6 +326,23 @@ int shmr_ctl_life_replace(struct shmr_ctl_life *l, const char *router,
  */
 int shmr_ctl_life_drain(struct shmr_ctl_life *l, const char *router,
 			const char *name);
+/**
+ * REMOVE, letting a live worker finish its inbox first (a pool shrinking,
+ * RemoveRoutee): the route is PENDING_REMOVE (messages routed to it fail
+ * with SHMR_E_NO_ROUTE; a routing logic leaves it out), and the worker is
+ * asked to stop once its inbox is empty (ops->drain).  Unknown route:
+ * success.  Errors: -SHMR_E_NO_ROUTE (router), -SHMR_E_BUSY,
+ * -SHMR_E_NOT_ALLOWED.
+ */
+int shmr_ctl_life_remove_drained(struct shmr_ctl_life *l, const char *router,
+				 const char *name);
+/**
+ * Kill: the router fails.  Its live workers are killed at once (SIGKILL)
+ * and, as after any crash, restarted into the same routes, so the pool
+ * comes back at the same size; with on_kill = "stop" the router is
+ * stopped instead (nothing restarted).  A stopped router: nothing.
+ */
+void shmr_ctl_life_kill_router(struct shmr_ctl_life *l, unsigned r);
 /** RESPAWN a dead route.  Errors: -SHMR_E_NO_ROUTE, -SHMR_E_BUSY,
  *  -SHMR_E_ROUTE_RUNNING, -SHMR_E_DISABLED, the spawn's -errno. */
 int shmr_ctl_life_respawn(struct shmr_ctl_life *l, const char *router,
@@ -351,6 +383,51 @@ uint64_t shmr_ctl_backoff_ms(unsigned quick_fails, uint64_t first,
 			     uint64_t max);
 
 /* ------------------------------------------------------------------ */
+/* Pools, routee lists, management messages (pool.c)                   */
+/* ------------------------------------------------------------------ */
+
+/** 1 for the routing logics (round-robin, ...), 0 for type/hash/dso. */
+int shmr_ctl_is_logic(uint32_t behaviour);
+/** A pool's size bounds: [1, SHMR_MAX_ROUTES], or its resizer's. */
+void shmr_ctl_pool_bounds(const struct shmr_ctl_router *r, unsigned *lo,
+			  unsigned *hi);
+/**
+ * AdjustPoolSize(@p delta): grow by routes with the lowest free index, or
+ * shrink by removing the newest routees after their queue; the size is
+ * clamped to shmr_ctl_pool_bounds().
+ * Returns: the size it goes to (>= 0); -SHMR_E_NOT_ALLOWED (not a pool, or
+ *          stopped), -SHMR_E_NO_ROUTE, or a start's error (the routees
+ *          started before it stay).
+ */
+int shmr_ctl_pool_adjust(struct shmr_ctl_life *l, unsigned ri, int delta);
+/** GetRoutees body: one name per line, in creation order.
+ *  Returns the length, or -ENOSPC. */
+int shmr_ctl_routees_format(const struct shmr_ctl_router *r, char *buf,
+			    size_t cap);
+/**
+ * AddRoutee @p name (a route or registry name) to a routing logic's list;
+ * already there: success.  Errors: -SHMR_E_NOT_ALLOWED (not a routing
+ * logic, or stopped), -SHMR_E_NAME, -SHMR_E_NO_ENDPOINT (list full).
+ */
+int shmr_ctl_routee_add(struct shmr_ctl_life *l, unsigned ri,
+			const char *name);
+/** RemoveRoutee @p name: out of the list; a pool's own routee is removed
+ *  after its queue.  Unknown: success.  Errors as shmr_ctl_routee_add(). */
+int shmr_ctl_routee_remove(struct shmr_ctl_life *l, unsigned ri,
+			   const char *name);
+/** Start every router's routee list and resizer from its configuration. */
+void shmr_ctl_routees_init(struct shmr_ctl_model *m);
+/**
+ * A pool's resizer settings: Pekko's defaults, then what the configuration
+ * set, into @p d (resizer) or @p o (optimal_resizer), checked.
+ * Returns: 0, or -EINVAL with *@p field the Pekko key at fault.
+ */
+int shmr_ctl_resizer_from_conf(const struct shmr_conf_resizer *z,
+			       struct shmr_ctl_resizer_cfg *d,
+			       struct shmr_ctl_optimal_cfg *o,
+			       const char **field);
+
+/* ------------------------------------------------------------------ */
 /* Control-socket requests                                             */
 /* ------------------------------------------------------------------ */
 
@@ -377,6 +454,13 @@ enum shmr_ctl_verb {
 	SHMR_REQ_DLQ_LIST,
 	SHMR_REQ_DLQ_REPLAY,
 	SHMR_REQ_DRAIN,
+	SHMR_REQ_ROUTEES,      /* ROUTEES ROUTER */
+	SHMR_REQ_ROUTEE_ADD,   /* ROUTEE_ADD ROUTER NAME */
+	SHMR_REQ_ROUTEE_REMOVE, /* ROUTEE_REMOVE ROUTER NAME */
+	SHMR_REQ_POOL_ADJUST,  /* POOL_ADJUST ROUTER +N|-N */
+	SHMR_REQ_KILL,         /* KILL ROUTER */
+	SHMR_REQ_POISON,       /* POISON ROUTER */
+	SHMR_REQ_RETIRE,       /* RETIRE SLOT GEN: a worker got a PoisonPill */
 };
 
 struct shmr_ctl_req {
@@ -386,7 +470,9 @@ struct shmr_ctl_req {
 	char name[SHMR_NAME_MAX]; /* REGISTER, UNREGISTER: the name; ROUTES,
 				   * INSPECT, DLQ_*: the router */
 	int json;          /* INSPECT ... json */
-	char route[SHMR_NAME_MAX]; /* ROUTE and the lifecycle verbs */
+	char route[SHMR_NAME_MAX]; /* ROUTE and the lifecycle verbs;
+				    * ROUTEE_ADD/REMOVE: the routee */
+	int32_t delta;     /* POOL_ADJUST: -SHMR_MAX_ROUTES..+SHMR_MAX_ROUTES */
 	struct shmr_conf_route spec; /* ADD, REPLACE: name, program, args,
 				      * cpus ("" = the control plane picks) */
 };
@@ -404,6 +490,8 @@ struct shmr_ctl_req {
  *   -SHMR_E_NAME         a name not matching [A-Za-z0-9_.:-]{1,31}
  *   -SHMR_E_NO_ENDPOINT  a slot >= SHMR_MAX_ENDPOINTS or a gen of 0
  *   -SHMR_E_VERSION      ATTACH with a layout version other than ours
+ *   POOL_ADJUST: -SHMR_E_PROTO for a change that is not a sign and
+ *   decimal digits within +-SHMR_MAX_ROUTES.
  *   ADD/REPLACE: -SHMR_E_PROTO for more than SHMR_CONF_ARGS_MAX args, an
  *   arg of SHMR_CONF_ARG_MAX bytes or more, a program of
  *   SHMR_CONF_PATH_MAX or more, a bad cpu list.
@@ -654,6 +742,8 @@ struct shmr_ctl {
 	uint64_t admin_msgs[SHMR_MAX_ROUTERS]; /* admin-path slots handled */
 	uint64_t admin_log_next[3], admin_log_suppressed[3];
 	struct shmr_ctl_hrouter hnd[SHMR_MAX_ROUTERS];
+	uint64_t resize_at_ms; /* next look of the pools' resizers; 0: none */
+	uint64_t rng_state;    /* the optimal resizer's random source */
 };
 
 /* epoll tags: data.u64 = tag << 32 | index */
@@ -746,7 +836,29 @@ void shmr_ctl_handlers_inspect(struct shmr_ctl *c, unsigned r,
 void shmr_ctl_router_stop(struct shmr_ctl *c, unsigned r, const char *hook,
 			  int err);
 
+/* manage.c */
+/**
+ * Router @p r's management or special message @p type (SHMR_TYPE_*), with
+ * @p name (ADD/REMOVE_ROUTEE) or @p delta (ADJUST_POOL_SIZE); text for the
+ * answer (GetRoutees' names, the new pool size) into @p text.
+ * Returns: the text's length (>= 0), or -SHMR_E_NOT_ALLOWED (a stopped
+ *          router, another type), or the operation's error.
+ */
+int shmr_ctl_manage(struct shmr_ctl *c, unsigned r, uint32_t type,
+		    const char *name, int64_t delta, char *text, size_t cap);
+/** The same for a message on the admin path; a call gets the answer. */
+void shmr_ctl_manage_msg(struct shmr_ctl *c, unsigned r,
+			 const struct shmr_msg *m);
+
+/** The pools' resizers look at their routees (every 100 ms while a pool
+ *  has one): the default resizer every messages_per_resize messages
+ *  routed, the optimal one every action_interval; each adjusts its pool.
+ *  Sets c->resize_at_ms to the next look (0: no resizer left). */
+void shmr_ctl_resize_tick(struct shmr_ctl *c, uint64_t now_ms);
+
 /* spawn.c */
+/** Re-arm the timer for the earliest of its deadlines. */
+void shmr_ctl_arm_timer(struct shmr_ctl *c);
 /** Start the dataplane; 0 or -errno (the message printed by the caller). */
 int shmr_ctl_spawn_dataplane(struct shmr_ctl *c);
 /** Start route @p k of router @p r; 0 or -errno, *what says which step. */

@@ -131,6 +131,16 @@ const char *shmr_ctl_behaviour_name(uint32_t behaviour)
 		return "hash";
 	case SHMR_BEH_DSO:
 		return "dso";
+	case SHMR_BEH_ROUND_ROBIN:
+		return "round-robin";
+	case SHMR_BEH_RANDOM:
+		return "random";
+	case SHMR_BEH_SMALLEST_MAILBOX:
+		return "smallest-mailbox";
+	case SHMR_BEH_BROADCAST:
+		return "broadcast";
+	case SHMR_BEH_CONSISTENT_HASH:
+		return "consistent-hash";
 	default:
 		return "unknown";
 	}

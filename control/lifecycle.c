@@ -117,6 +117,13 @@ static void stop(struct shmr_ctl_life *l, unsigned r, unsigned k,
 	l->ops->stop(l->ctx, r, k);
 }
 
+/* A pool (without a resizer) that has lost its last routee. */
+static int ro_pool_empty(const struct shmr_ctl_router *ro)
+{
+	return ro->conf->pool.size > 0 &&
+	       ro->conf->resizer.kind == SHMR_RESIZER_NONE && ro->nroutes == 0;
+}
+
 static int spec_valid(const struct shmr_conf_route *spec)
 {
 	return spec->program[0] != '\0' &&
@@ -194,6 +201,8 @@ int shmr_ctl_life_remove(struct shmr_ctl_life *l, const char *router,
 		return 0;
 	}
 	drop(l, r, k);
+	if (ro_pool_empty(&l->m->routers[r]))
+		shmr_ctl_life_stop_router(l, r);
 	return 0;
 }
 
@@ -237,6 +246,44 @@ int shmr_ctl_life_drain(struct shmr_ctl_life *l, const char *router,
 	q->state = SHMR_ROUTE_DISABLED;
 	l->m->dirty = 1;
 	return 0;
+}
+
+int shmr_ctl_life_remove_drained(struct shmr_ctl_life *l, const char *router,
+				 const char *name)
+{
+	unsigned r, k;
+	struct shmr_ctl_route *q;
+	int rc = find_settled(l, router, name, &r, &k, &q);
+
+	if (rc == -SHMR_E_NO_ROUTE && shmr_ctl_model_router(l->m, router))
+		return 0; /* idempotent, as remove */
+	if (rc < 0)
+		return rc;
+	if (q->os_pid) {
+		q->state = SHMR_ROUTE_PENDING_REMOVE;
+		l->m->dirty = 1;
+		l->ops->drain(l->ctx, r, k);
+		return 0;
+	}
+	drop(l, r, k);
+	if (ro_pool_empty(&l->m->routers[r]))
+		shmr_ctl_life_stop_router(l, r);
+	return 0;
+}
+
+void shmr_ctl_life_kill_router(struct shmr_ctl_life *l, unsigned r)
+{
+	struct shmr_ctl_router *ro = &l->m->routers[r];
+
+	if (ro->stopped)
+		return;
+	if (ro->conf->on_kill_stop) {
+		ro->stopped = 1;
+		l->m->dirty = 1;
+	}
+	for (unsigned k = 0; k < ro->nroutes; k++)
+		if (ro->routes[k].os_pid)
+			l->ops->kill(l->ctx, r, k);
 }
 
 int shmr_ctl_life_enable(struct shmr_ctl_life *l, const char *router,
@@ -324,6 +371,9 @@ int shmr_ctl_life_exited(struct shmr_ctl_life *l, unsigned r, unsigned k)
 		return 0;
 	case SHMR_ROUTE_PENDING_REMOVE:
 		drop(l, r, k);
+		/* A pool without a resizer stops with its last routee. */
+		if (ro_pool_empty(&l->m->routers[r]))
+			shmr_ctl_life_stop_router(l, r);
 		return 0;
 	case SHMR_ROUTE_PENDING_REPLACE:
 		q->state = SHMR_ROUTE_DEAD;

@@ -83,6 +83,7 @@ int shmr_ctl_model_init(struct shmr_ctl_model *m,
 			r->nroutes = k + 1;
 		}
 	}
+	shmr_ctl_routees_init(m);
 	m->dirty = 1;
 	return 0;
 }
@@ -343,10 +344,20 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 			s->types[k].type = c->types[k].type;
 			name_set(s->types[k].target, c->types[k].route);
 		}
+		/* The hash list, or a routing logic's routee names (none:
+		 * its own routes, which the dataplane reads from routes[]). */
 		s->nhash = c->nhash > SHMR_MAX_ROUTES ? SHMR_MAX_ROUTES
 						      : c->nhash;
 		for (unsigned k = 0; k < s->nhash; k++)
 			name_set(s->hash[k], c->hash[k]);
+		/* A routing logic's list as AddRoutee/RemoveRoutee left it
+		 * (pool.c), or its own routes (nhash 0). */
+		if (shmr_ctl_is_logic(c->behaviour)) {
+			s->nhash = r->listed ? r->nroutees : 0;
+			for (unsigned k = 0; k < s->nhash; k++)
+				name_set(s->hash[k], r->routees[k]);
+		}
+		s->vnodes = c->vnodes;
 		s->ncall_types = c->ncall_types > SHMR_MAX_TYPES
 					 ? SHMR_MAX_TYPES
 					 : c->ncall_types;

@@ -40,6 +40,13 @@ static const struct verb_info verbs[] = {
 	{ "DLQ_LIST", SHMR_REQ_DLQ_LIST, 1, 1 },
 	{ "DLQ_REPLAY", SHMR_REQ_DLQ_REPLAY, 1, 1 },
 	{ "DRAIN", SHMR_REQ_DRAIN, 2, 2 },
+	{ "ROUTEES", SHMR_REQ_ROUTEES, 1, 1 },
+	{ "ROUTEE_ADD", SHMR_REQ_ROUTEE_ADD, 2, 2 },
+	{ "ROUTEE_REMOVE", SHMR_REQ_ROUTEE_REMOVE, 2, 2 },
+	{ "POOL_ADJUST", SHMR_REQ_POOL_ADJUST, 2, 2 },
+	{ "KILL", SHMR_REQ_KILL, 1, 1 },
+	{ "POISON", SHMR_REQ_POISON, 1, 1 },
+	{ "RETIRE", SHMR_REQ_RETIRE, 2, 2 },
 };
 
 int shmr_ctl_name_valid(const char *s)
@@ -158,6 +165,18 @@ static int parse_program(const char *const *w, const size_t *wl, unsigned n,
 	return 0;
 }
 
+/* "+N" or "-N", N decimal, |N| <= SHMR_MAX_ROUTES. */
+static int parse_delta(const char *w, size_t n, int32_t *out)
+{
+	uint32_t v;
+
+	if (n < 2 || (w[0] != '+' && w[0] != '-') ||
+	    parse_u32(w + 1, n - 1, &v) < 0 || v > SHMR_MAX_ROUTES)
+		return -1;
+	*out = w[0] == '-' ? -(int32_t)v : (int32_t)v;
+	return 0;
+}
+
 int shmr_ctl_req_parse(const char *buf, size_t len, struct shmr_ctl_req *out,
 		       const char **why)
 {
@@ -223,6 +242,16 @@ int shmr_ctl_req_parse(const char *buf, size_t len, struct shmr_ctl_req *out,
 	}
 	out->verb = vi->verb;
 	switch (vi->verb) {
+	case SHMR_REQ_POOL_ADJUST:
+		if (parse_name(w[1], wl[1], out->name) < 0) {
+			*why = "bad name";
+			return -SHMR_E_NAME;
+		}
+		if (parse_delta(w[2], wl[2], &out->delta) < 0) {
+			*why = "bad pool size change (+N or -N)";
+			return -SHMR_E_PROTO;
+		}
+		break;
 	case SHMR_REQ_ATTACH:
 		if (parse_u32(w[1], wl[1], &out->version) < 0) {
 			*why = "bad number";
@@ -235,6 +264,7 @@ int shmr_ctl_req_parse(const char *buf, size_t len, struct shmr_ctl_req *out,
 		break;
 	case SHMR_REQ_CLAIM:
 	case SHMR_REQ_CLOSE:
+	case SHMR_REQ_RETIRE:
 		return parse_pid(w[1], wl[1], w[2], wl[2], &out->pid, why);
 	case SHMR_REQ_REGISTER:
 	case SHMR_REQ_UNREGISTER:
@@ -252,6 +282,9 @@ int shmr_ctl_req_parse(const char *buf, size_t len, struct shmr_ctl_req *out,
 			out->json = 1;
 		}
 		/* fallthrough */
+	case SHMR_REQ_ROUTEES:
+	case SHMR_REQ_KILL:
+	case SHMR_REQ_POISON:
 	case SHMR_REQ_ROUTES:
 	case SHMR_REQ_DLQ_LIST:
 	case SHMR_REQ_DLQ_REPLAY:
@@ -263,6 +296,8 @@ int shmr_ctl_req_parse(const char *buf, size_t len, struct shmr_ctl_req *out,
 	case SHMR_REQ_ROUTE:
 	case SHMR_REQ_ADD:
 	case SHMR_REQ_REMOVE:
+	case SHMR_REQ_ROUTEE_ADD:
+	case SHMR_REQ_ROUTEE_REMOVE:
 	case SHMR_REQ_DISABLE:
 	case SHMR_REQ_DRAIN:
 	case SHMR_REQ_ENABLE:

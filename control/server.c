@@ -408,6 +408,33 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 			return send_err(k->fd, rc, "%s",
 					"no such route endpoint");
 		break;
+	case SHMR_REQ_RETIRE: {
+		/* The worker of a route got a PoisonPill: the route goes once
+		 * its inbox is empty (as a pool shrinking). */
+		struct shmr_ctl_route *q;
+		unsigned ri;
+
+		q = shmr_ctl_model_route_of_slot(&c->model, req.pid.slot, &ri);
+		if (!q || q->pid.gen != req.pid.gen || q->claimed_by != k->id)
+			return send_err(k->fd, SHMR_E_PERM, "%s",
+					"not this connection's route");
+		{
+			char name[SHMR_NAME_MAX];
+
+			/* q may move once the route is dropped. */
+			memcpy(name, q->conf->name, SHMR_NAME_MAX);
+			rc = shmr_ctl_life_remove_drained(
+				&c->life, c->model.routers[ri].conf->name,
+				name);
+			shmr_ctl_log(c, "route %s: PoisonPill: retiring after "
+				     "its inbox: %s",
+				     name, rc < 0 ? shmr_strerror(rc) : "ok");
+		}
+		shmr_ctl_publish(c);
+		if (rc < 0)
+			return send_err(k->fd, rc, "%s", shmr_strerror(rc));
+		break;
+	}
 	case SHMR_REQ_CLOSE:
 		rc = shmr_ctl_model_close(&c->model, k->id, req.pid);
 		if (rc < 0)
@@ -509,6 +536,39 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 					rc <= -SHMR_E_BASE ? shmr_strerror(rc)
 							   : strerror(-rc));
 		break;
+	case SHMR_REQ_ROUTEES:
+	case SHMR_REQ_ROUTEE_ADD:
+	case SHMR_REQ_ROUTEE_REMOVE:
+	case SHMR_REQ_POOL_ADJUST:
+	case SHMR_REQ_KILL:
+	case SHMR_REQ_POISON: {
+		static const uint32_t type_of[] = {
+			[SHMR_REQ_ROUTEES] = SHMR_TYPE_GET_ROUTEES,
+			[SHMR_REQ_ROUTEE_ADD] = SHMR_TYPE_ADD_ROUTEE,
+			[SHMR_REQ_ROUTEE_REMOVE] = SHMR_TYPE_REMOVE_ROUTEE,
+			[SHMR_REQ_POOL_ADJUST] = SHMR_TYPE_ADJUST_POOL_SIZE,
+			[SHMR_REQ_KILL] = SHMR_TYPE_KILL,
+			[SHMR_REQ_POISON] = SHMR_TYPE_POISON_PILL,
+		};
+
+		r = shmr_ctl_model_router(&c->model, req.name);
+		if (!r)
+			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
+					req.name);
+		if (c->stopping)
+			return send_err(k->fd, SHMR_E_NOT_ALLOWED, "%s",
+					"stopping");
+		rc = shmr_ctl_manage(c, (unsigned)(r - c->model.routers),
+				     type_of[req.verb], req.route, req.delta,
+				     answer + 3, sizeof(answer) - 3);
+		shmr_ctl_publish(c);
+		if (rc < 0)
+			return send_err(k->fd, rc, "%s",
+					rc <= -SHMR_E_BASE ? shmr_strerror(rc)
+							   : strerror(-rc));
+		memcpy(answer, "OK\n", 3);
+		return send_answer(k->fd, answer, (size_t)rc + 3, -1);
+	}
 	case SHMR_REQ_DLQ_LIST:
 	case SHMR_REQ_DLQ_REPLAY:
 		r = shmr_ctl_model_router(&c->model, req.name);

@@ -19,6 +19,9 @@
  *                                        kept by the admin handler), one
  *                                        line each; a corrupted record
  *                                        ends the list, exit 1
+ *     routees ROUTER | routee add|remove ROUTER NAME | pool ROUTER +N|-N
+ *     | kill ROUTER | poison ROUTER      the router's management messages
+ *                                        (see SHMR_TYPE_* in shmr/shmr.h)
  *     dlq replay ROUTER                  send them to the router again;
  *                                        prints "resent N left M"
  *     watch ROUTER [--interval SEC] [--duration SEC]
@@ -57,7 +60,8 @@ static const char usage_line[] =
 	"[--duration SEC] | route ROUTER NAME | add ROUTER NAME PROGRAM "
 	"[ARG...] [--cpus LIST] | remove|disable|enable|respawn ROUTER NAME | "
 	"disable --drain ROUTER NAME | replace [--drain] ROUTER NAME PROGRAM "
-	"[ARG...] | dlq list|replay ROUTER}\n";
+	"[ARG...] | dlq list|replay ROUTER | routees ROUTER | routee add|remove "
+	"ROUTER NAME | pool ROUTER +N|-N | kill ROUTER | poison ROUTER}\n";
 
 static char ans[SHMR_PROTO_MAX + 1];
 static const char *domain;
@@ -106,6 +110,17 @@ static void help(void)
 	       "corrupted record)\n"
 	       "  dlq replay ROUTER    re-send them to the router; sent ones "
 	       "leave the file\n"
+	       "  routees ROUTER       its routees, one per line, in "
+	       "creation order (GetRoutees)\n"
+	       "  routee add|remove ROUTER NAME\n"
+	       "                       AddRoutee / RemoveRoutee (a pool's own "
+	       "routee finishes\n"
+	       "                       its queue first)\n"
+	       "  pool ROUTER +N|-N    AdjustPoolSize; prints the new size\n"
+	       "  kill ROUTER          Kill: the pool restarts (or the router "
+	       "stops: on_kill)\n"
+	       "  poison ROUTER        PoisonPill: stop the router and its "
+	       "pool\n"
 	       "  status               the domain: size, hugepages, "
 	       "dataplane, endpoints, ...\n"
 	       "  stop                 stop the appliance; returns when the "
@@ -473,6 +488,62 @@ static int watch(int fd, const char *router, double interval,
 }
 
 /*
+ * The router's management commands: routees ROUTER, routee add|remove
+ * ROUTER NAME, pool ROUTER +N|-N, kill ROUTER, poison ROUTER.  Returns 0
+ * when @p cmd is not one of them.
+ */
+static int manage(const char *cmd, int argc, char **argv, int i)
+{
+	const char *verb = NULL, *router, *extra = NULL;
+	char req[160];
+	int fd, nargs = 1;
+
+	if (strcmp(cmd, "routees") == 0) {
+		verb = "ROUTEES";
+	} else if (strcmp(cmd, "kill") == 0) {
+		verb = "KILL";
+	} else if (strcmp(cmd, "poison") == 0) {
+		verb = "POISON";
+	} else if (strcmp(cmd, "pool") == 0) {
+		verb = "POOL_ADJUST";
+		nargs = 2;
+	} else if (strcmp(cmd, "routee") == 0) {
+		if (i >= argc || (strcmp(argv[i], "add") &&
+				  strcmp(argv[i], "remove")))
+			usage("routee: add|remove ROUTER NAME");
+		verb = argv[i++][0] == 'a' ? "ROUTEE_ADD" : "ROUTEE_REMOVE";
+		nargs = 2;
+	} else {
+		return 0;
+	}
+	if (argc - i != nargs)
+		usage(nargs == 1 ? "expected ROUTER"
+				 : strcmp(verb, "POOL_ADJUST") == 0
+					   ? "pool: ROUTER +N|-N"
+					   : "routee: add|remove ROUTER NAME");
+	router = argv[i];
+	if (!word_ok(router, SHMR_NAME_MAX))
+		usage("bad ROUTER name");
+	if (nargs == 2) {
+		extra = argv[i + 1];
+		if (!word_ok(extra, SHMR_NAME_MAX))
+			usage("bad NAME or change");
+		if (strcmp(verb, "POOL_ADJUST") == 0 &&
+		    ((extra[0] != '+' && extra[0] != '-') || !extra[1] ||
+		     strspn(extra + 1, "0123456789") != strlen(extra + 1)))
+			usage("pool: the change is +N or -N");
+	}
+	snprintf(req, sizeof(req), "%s %s%s%s", verb, router,
+		 extra ? " " : "", extra ? extra : "");
+	fd = connect_or_die();
+	fputs(request(fd, req), stdout);
+	if (strcmp(verb, "POOL_ADJUST") == 0)
+		putchar('\n');
+	close(fd);
+	return 1;
+}
+
+/*
  * dlq list|replay ROUTER.  list: one line per record "INDEX REASON NAME
  * type=T key=K from=S:G len=L"; a corrupted or truncated record is
  * reported and ends the listing with exit status 1.  replay: "resent N
@@ -573,6 +644,8 @@ int main(int argc, char **argv)
 		return 0;
 	if (strcmp(cmd, "dlq") == 0)
 		return dlq(argc, argv, optind);
+	if (manage(cmd, argc, argv, optind))
+		return 0;
 
 	if (strcmp(cmd, "routes") == 0 || strcmp(cmd, "inspect") == 0 ||
 	    strcmp(cmd, "watch") == 0) {

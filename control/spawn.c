@@ -305,6 +305,8 @@ static void arm_timer(struct shmr_ctl *c)
 
 	if (c->dp.retry_at_ms)
 		next = c->dp.retry_at_ms;
+	if (c->resize_at_ms && (!next || c->resize_at_ms < next))
+		next = c->resize_at_ms;
 	for (unsigned i = 0; i < c->model.nrouters; i++)
 		for (unsigned k = 0; k < c->model.routers[i].nroutes; k++) {
 			uint64_t t = c->workers[i][k].retry_at_ms;
@@ -562,8 +564,10 @@ static void drain_check(struct shmr_ctl *c, unsigned r, unsigned k,
 			uint64_t now)
 {
 	struct shmr_ctl_proc *p = &c->workers[r][k];
+	uint32_t st = c->model.routers[r].routes[k].state;
 
-	if (c->model.routers[r].routes[k].state != SHMR_ROUTE_PENDING_DISABLE) {
+	if (st != SHMR_ROUTE_PENDING_DISABLE &&
+	    st != SHMR_ROUTE_PENDING_REMOVE) {
 		p->drain_at_ms = 0;
 		return;
 	}
@@ -583,6 +587,8 @@ void shmr_ctl_retry_due(struct shmr_ctl *c)
 
 	while (read(c->timerfd, &exp, sizeof(exp)) > 0)
 		;
+	if (!c->stopping && c->resize_at_ms && c->resize_at_ms <= now)
+		shmr_ctl_resize_tick(c, now);
 	if (!c->stopping && c->dp.retry_at_ms && c->dp.retry_at_ms <= now) {
 		c->dp.retry_at_ms = 0;
 		restart_dataplane(c);
@@ -608,6 +614,11 @@ void shmr_ctl_retry_due(struct shmr_ctl *c)
 				restart_worker(c, i, k);
 			}
 		}
+	arm_timer(c);
+}
+
+void shmr_ctl_arm_timer(struct shmr_ctl *c)
+{
 	arm_timer(c);
 }
 
@@ -706,6 +717,15 @@ static uint64_t op_seen_version(void *ctx)
 	return shmr_ctl_seen_version(ctx);
 }
 
+static void op_kill(void *ctx, unsigned r, unsigned k)
+{
+	struct shmr_ctl *c = ctx;
+	struct shmr_ctl_proc *p = &c->workers[r][k];
+
+	if (p->pid)
+		kill(p->pid, SIGKILL);
+}
+
 static void op_drain(void *ctx, unsigned r, unsigned k)
 {
 	struct shmr_ctl *c = ctx;
@@ -720,6 +740,7 @@ static void op_drain(void *ctx, unsigned r, unsigned k)
 
 const struct shmr_ctl_life_ops shmr_ctl_life_daemon_ops = {
 	.drain = op_drain,
+	.kill = op_kill,
 	.spawn = op_spawn,
 	.stop = op_stop,
 	.added = op_added,

@@ -1,15 +1,23 @@
 /*
- * Routing decisions: the built-in `type` and `hash` behaviours, custom
- * behaviours loaded from a shared object, and routers of routers.  A
- * built-in router with a call map (`call_types`) routes calls by type
- * through it and sends by its behaviour, so commands and queries can be
- * routed apart (CQRS) without a DSO.
+ * Routing decisions: the built-in `type` and `hash` behaviours, the
+ * routing logics (round-robin, random, smallest-mailbox, broadcast,
+ * consistent-hash), custom behaviours loaded from a shared object, and
+ * routers of routers.  A built-in router with a call map (`call_types`)
+ * routes calls by type through it and sends by its behaviour, so commands
+ * and queries can be routed apart (CQRS) without a DSO.
  *
  * The built-ins never compare a string per message: the table resolved
  * every name they can return when it was built, so a decision is a binary
- * search over at most SHMR_MAX_TYPES integers (type) or one modulo (hash),
- * and it yields a target directly.  A DSO returns a name, which is looked
- * up by hash in the router's routes, then the registry.
+ * search over at most SHMR_MAX_TYPES integers (type), one modulo (hash,
+ * round-robin), one multiplication (random), a binary search of the ring
+ * (consistent-hash) or a scan of the routees' lane indices (smallest-
+ * mailbox), and it yields a target directly.  Broadcast yields the router
+ * itself: forward.c delivers to each routee.  A DSO returns a name, which
+ * is looked up by hash in the router's routes, then the registry.
+ *
+ * What the logics keep between messages (round-robin's counters) is the
+ * calling lcore's own struct shmr_dp_pick: no shared write per message.
+ * Random draws from rte_rand(), whose state is per lcore under EAL.
  *
  * A DSO is loaded once per table (dlopen reference-counts the object) and
  * its init() runs on the update thread; its fini() runs when that table is
@@ -21,11 +29,20 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_random.h>
+#include <rte_ring.h>
+
 #include "dataplane_internal.h"
 
 static const struct shmr_dp_target discard_target = {
 	.verdict = SHMR_DP_DISCARD,
 	.router = -1,
+};
+
+static const struct shmr_dp_target no_routees_target = {
+	.verdict = SHMR_DP_FAIL,
+	.router = -1,
+	.err = -SHMR_E_NO_ROUTEES,
 };
 
 int shmr_dp_behaviour_load(struct shmr_dp_router *r, const char *path,
@@ -108,15 +125,106 @@ type_lookup(const struct shmr_dp_type_ent *map, uint32_t n, uint32_t type)
 	return &discard_target; /* an unmapped type is discarded */
 }
 
+/*
+ * Messages queued for routee @p e and not yet taken by its worker: over
+ * every lcore's lane, what the lcore published (prod.tail) past what the
+ * worker peeked (cons.head); plus what this lcore decided for it in the
+ * open run of its burst and has not enqueued yet.
+ */
+static uint32_t routee_depth(const struct shmr_dp_table *t,
+			     const struct shmr_dp_pick *pk,
+			     const struct shmr_dp_routee *e)
+{
+	uint32_t depth = 0;
+
+	for (uint32_t l = 0; l < t->nlcores; l++) {
+		/* cons.head first, then prod.tail: the consumer never passes
+		 * the producer and both only grow, so the difference is never
+		 * negative.  The acquire only keeps the second load after the
+		 * first; it has no partner: the depth is a load estimate that
+		 * nothing is read on the strength of.  A value past capacity
+		 * (indices moved on between the loads, or scribbled) is
+		 * clamped. */
+		uint32_t ch = __atomic_load_n(&e->in[l]->cons.head,
+					      __ATOMIC_ACQUIRE);
+		uint32_t pt = __atomic_load_n(&e->in[l]->prod.tail,
+					      __ATOMIC_RELAXED);
+		uint32_t d = pt - ch;
+
+		depth += d <= t->lane_cap ? d : t->lane_cap;
+	}
+	if (pk->pend_n && *pk->pend_slot == e->tgt.slot)
+		depth += *pk->pend_n;
+	return depth;
+}
+
+/* Smallest-mailbox over router @p r's routees (logic.h for the order). */
+static int smallest_mailbox(const struct shmr_dp_table *t,
+			    const struct shmr_dp_pick *pk,
+			    const struct shmr_dp_router *r)
+{
+	struct shmr_logic_load load[SHMR_MAX_ROUTES];
+
+	for (uint32_t i = 0; i < r->nroutees; i++) {
+		const struct shmr_dp_routee *e = &r->routees[i];
+
+		load[i].busy = 0;
+		if (!e->ep) { /* a router: its inbox is not one ring */
+			load[i].depth = SHMR_LOGIC_DEPTH_UNKNOWN;
+			continue;
+		}
+		load[i].depth = routee_depth(t, pk, e);
+		if (load[i].depth != 0)
+			continue; /* busy only tells empty inboxes apart */
+		/* No partner: the worker's hint (layout.h). */
+		load[i].busy = atomic_load_explicit(&e->ep->busy,
+						    memory_order_relaxed) != 0;
+		/* Idle and empty wins at once, as the pick itself would:
+		 * no routee after it needs reading. */
+		if (!load[i].busy)
+			return (int)i;
+	}
+	return shmr_logic_smallest_mailbox_pick(load, r->nroutees);
+}
+
+/* The routee index a routing logic picks, or -SHMR_E_NO_ROUTEES. */
+static int logic_pick(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
+		      const struct shmr_dp_router *r, const struct shmr_msg *m)
+{
+	switch (r->behaviour) {
+	case SHMR_BEH_ROUND_ROBIN:
+		return shmr_logic_rr_pick(
+			&pk->rr[r->pid.slot % SHMR_MAX_ENDPOINTS], r->nroutees);
+	case SHMR_BEH_RANDOM:
+		if (r->nroutees == 0)
+			return -SHMR_E_NO_ROUTEES;
+		return shmr_logic_random_pick(rte_rand(), r->nroutees);
+	case SHMR_BEH_SMALLEST_MAILBOX:
+		return smallest_mailbox(t, pk, r);
+	case SHMR_BEH_CONSISTENT_HASH:
+		if (!r->ring)
+			return -SHMR_E_NO_ROUTEES;
+		/* The message's key field; a behaviour's key function is
+		 * shmr_logic_msg_key()'s business once the ABI has one.  The
+		 * index answers as shmr_logic_chash_lookup() would. */
+		return shmr_logic_chash_lookup_indexed(
+			r->ring, r->ring_ix,
+			shmr_logic_chash_key_hash(shmr_logic_msg_key(NULL, m)));
+	default:
+		return -SHMR_E_NO_ROUTEES;
+	}
+}
+
 /* The one decision of router @p ri; @p name gets the name it chose. */
 static const struct shmr_dp_target *
-decide_one(const struct shmr_dp_table *t, unsigned ri,
-	   const struct shmr_msg *m, const char **name)
+decide_one(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
+	   unsigned ri, const struct shmr_msg *m, const char **name)
 {
 	const struct shmr_dp_router *r = &t->routers[ri];
 	const struct shmr_dp_target *tgt;
 	const char *(*fn)(void *, const struct shmr_msg *);
 	const char *s;
+	int idx;
 
 	/* A router with a call map routes calls (queries) by type and sends
 	 * (commands) by its behaviour: the CQRS split of route_call and
@@ -138,6 +246,18 @@ decide_one(const struct shmr_dp_table *t, unsigned ri,
 		tgt = &r->hash_tgt[m->key % r->nhash];
 		*name = tgt->name;
 		return tgt;
+	case SHMR_BEH_ROUND_ROBIN:
+	case SHMR_BEH_RANDOM:
+	case SHMR_BEH_SMALLEST_MAILBOX:
+	case SHMR_BEH_CONSISTENT_HASH:
+		idx = logic_pick(t, pk, r, m);
+		if (idx < 0)
+			return &no_routees_target;
+		tgt = &r->routees[idx].tgt;
+		*name = tgt->name;
+		return tgt;
+	case SHMR_BEH_BROADCAST:
+		return r->nroutees ? &r->bcast_tgt : &no_routees_target;
 	case SHMR_BEH_DSO:
 		if (!r->ops)
 			return &discard_target;
@@ -156,16 +276,18 @@ decide_one(const struct shmr_dp_table *t, unsigned ri,
 }
 
 const struct shmr_dp_target *
-shmr_dp_behaviour_decide_rcu(const struct shmr_dp_table *t, unsigned router,
+shmr_dp_behaviour_decide_rcu(const struct shmr_dp_table *t,
+			     struct shmr_dp_pick *pk, unsigned router,
 			     const struct shmr_msg *m)
 {
 	const char *name = NULL;
 
-	return decide_one(t, router, m, &name);
+	return decide_one(t, pk, router, m, &name);
 }
 
-void shmr_dp_decide_rcu(const struct shmr_dp_table *t, unsigned router,
-			const struct shmr_msg *m, struct shmr_dp_decision *d)
+void shmr_dp_decide_rcu(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
+			unsigned router, const struct shmr_msg *m,
+			struct shmr_dp_decision *d)
 {
 	unsigned hops = m->hops;
 
@@ -195,7 +317,7 @@ void shmr_dp_decide_rcu(const struct shmr_dp_table *t, unsigned router,
 			d->err = -SHMR_E_NOT_ALLOWED;
 			return;
 		}
-		tgt = decide_one(t, router, m, &name);
+		tgt = decide_one(t, pk, router, m, &name);
 		d->name = name;
 		if (tgt->ask)
 			d->ask_slot = tgt->slot;
@@ -207,6 +329,10 @@ void shmr_dp_decide_rcu(const struct shmr_dp_table *t, unsigned router,
 		case SHMR_DP_FAIL:
 			d->verdict = SHMR_DP_FAIL;
 			d->err = tgt->err;
+			return;
+		case SHMR_DP_BROADCAST:
+			d->verdict = SHMR_DP_BROADCAST;
+			d->bcast = (uint32_t)tgt->router;
 			return;
 		default:
 			break;

@@ -31,6 +31,8 @@
 #include <shmr/domain.h>
 #include <shmr/layout.h>
 
+#include "logic.h"
+
 struct rte_ring;
 
 #define SHMR_DP_BURST 32u    /* slots peeked per lane per round */
@@ -125,6 +127,7 @@ enum shmr_dp_verdict {
 	SHMR_DP_DELIVER = 0, /* to slot/gen, or into router `router` */
 	SHMR_DP_DISCARD = 1, /* the decision discarded it */
 	SHMR_DP_FAIL = 2,    /* err says why */
+	SHMR_DP_BROADCAST = 3, /* to every routee of router `router` */
 };
 
 struct shmr_dp_target {
@@ -164,6 +167,18 @@ struct shmr_dp_type_ent {
 	struct shmr_dp_target target;
 };
 
+/*
+ * One routee of a routing-logic router: a name that resolved, at build, to
+ * a deliverable target (a running or dead route, a live registry name).
+ * For smallest-mailbox, where its load is read: its inbound lanes (one per
+ * lcore) and its shared endpoint line; NULL when the target is a router.
+ */
+struct shmr_dp_routee {
+	struct shmr_dp_target tgt;
+	const struct shmr_ep_shared *ep;
+	const struct rte_ring *in[SHMR_MAX_LCORES];
+};
+
 struct shmr_dp_router {
 	char name[SHMR_NAME_MAX];
 	struct shmr_pid pid;
@@ -175,9 +190,16 @@ struct shmr_dp_router {
 	struct shmr_dp_dict_ent route_dict[SHMR_DP_DICT_ROUTES];
 	struct shmr_dp_type_ent types[SHMR_MAX_TYPES]; /* sorted by type */
 	struct shmr_dp_target hash_tgt[SHMR_MAX_ROUTES];
-	/* calls by type, when ncall_types > 0 (type and hash behaviours) */
+	/* calls by type, when ncall_types > 0 (every built-in behaviour) */
 	uint32_t ncall_types;
 	struct shmr_dp_type_ent call_types[SHMR_MAX_TYPES]; /* sorted */
+	/* The routing logics: the routees taking part, in list order (a
+	 * pool's routees, in creation order, once pools fill the list). */
+	uint32_t nroutees;
+	struct shmr_dp_routee routees[SHMR_MAX_ROUTES];
+	struct shmr_logic_chash *ring; /* consistent-hash; owned, or NULL */
+	struct shmr_logic_chash_index *ring_ix; /* in ring's allocation */
+	struct shmr_dp_target bcast_tgt; /* broadcast: BROADCAST into us */
 	/* SHMR_BEH_DSO */
 	void *dl;
 	const struct shmr_behaviour *ops; /* NULL: discard everything */
@@ -205,6 +227,7 @@ struct shmr_dp_table {
 	uint64_t seq;     /* spec seqcount value it was read at */
 	uint32_t nlcores, max_endpoints;
 	uint32_t nrouters, nreg;
+	uint32_t lane_cap; /* entries an inbound lane holds (lane_size - 1) */
 	struct shmr_dp_ep ep[SHMR_MAX_ENDPOINTS];
 	struct shmr_dp_router routers[SHMR_MAX_ROUTERS];
 	struct shmr_dp_target reg_tgt[SHMR_MAX_REGISTRY];
@@ -250,11 +273,30 @@ const struct shmr_dp_target *
 shmr_dp_resolve_rcu(const struct shmr_dp_table *t, unsigned router,
 		    const char *name);
 
+/*
+ * What one routing lcore keeps for the routing logics between messages.
+ * Private to that lcore: no shared write per message.
+ */
+struct shmr_dp_pick {
+	/* round-robin: one counter per router, by the router's endpoint
+	 * slot, so a table swap keeps the sequence going */
+	uint64_t rr[SHMR_MAX_ENDPOINTS];
+	/* smallest-mailbox: *pend_n slots this lcore has decided for
+	 * endpoint *pend_slot and not enqueued yet (the open run of the burst
+	 * being forwarded), counted as queued there.  Set once per burst to
+	 * the run's own fields, so the forwarding loop stores nothing per
+	 * slot; NULL outside a burst. */
+	const uint32_t *pend_slot;
+	const unsigned *pend_n;
+};
+
 /** What a routing decision (with its router-of-routers hops) came to. */
 struct shmr_dp_decision {
 	uint32_t verdict; /* enum shmr_dp_verdict */
 	int32_t err;      /* FAIL: -SHMR_E_* */
 	uint32_t slot, gen; /* DELIVER: the endpoint it goes to */
+	uint32_t bcast;     /* BROADCAST: index of the router whose routees
+			     * all get it */
 	uint32_t ask_slot;  /* a route inbox with no worker that the message
 			     * was routed to (lazy restart), or UINT32_MAX */
 	uint32_t flags;     /* SHMR_RF_* of the last router that decided */
@@ -268,12 +310,19 @@ struct shmr_dp_decision {
  * route_call for a call), following routers of routers in the same pass.
  * A message may pass at most SHMR_DP_MAX_HOPS routers in all (m->hops
  * counts those it passed before); one more fails with -SHMR_E_NO_ROUTE.
+ * A broadcast router ends the pass with SHMR_DP_BROADCAST: the caller
+ * delivers to each of its routees.
  *
- * Context: inside the read-side section that holds @p t.  Wait-free for
- *          the built-in behaviours; a DSO behaviour runs its callback.
+ * Context:     inside the read-side section that holds @p t.  Wait-free
+ *              for the built-in behaviours; a DSO behaviour runs its
+ *              callback.
+ * Concurrency: @p pk is the calling lcore's own (round-robin counters);
+ *              smallest-mailbox reads routees' lane indices and busy
+ *              flags, relaxed.  random draws from rte_rand(), per lcore.
  */
-void shmr_dp_decide_rcu(const struct shmr_dp_table *t, unsigned router,
-			const struct shmr_msg *m, struct shmr_dp_decision *d);
+void shmr_dp_decide_rcu(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
+			unsigned router, const struct shmr_msg *m,
+			struct shmr_dp_decision *d);
 
 /**
  * dlopen() the behaviour at @p path, check its ABI and run its init() with
@@ -291,12 +340,15 @@ void shmr_dp_behaviour_unload(struct shmr_dp_router *r);
 
 /**
  * One decision of router @p router alone (no router-of-routers hop).
- * Context: inside the read-side section that holds @p t.
- * Returns: its target (DELIVER may name another router); never NULL.
+ * Context: as shmr_dp_decide_rcu().
+ * Returns: its target (DELIVER may name another router, BROADCAST names
+ *          the router itself); never NULL.
  */
 const struct shmr_dp_target *
-shmr_dp_behaviour_decide_rcu(const struct shmr_dp_table *t, unsigned router,
+shmr_dp_behaviour_decide_rcu(const struct shmr_dp_table *t,
+			     struct shmr_dp_pick *pk, unsigned router,
 			     const struct shmr_msg *m);
+
 
 /* ------------------------------------------------------------------ */
 /* Publication (the table swap)                                        */
@@ -359,7 +411,8 @@ struct shmr_dp_meta {
 	uint8_t why;      /* bad: which check failed */
 	uint8_t fail_full; /* routed by a router with SHMR_RF_FAIL_WHEN_FULL:
 			    * a full target fails it, never holds it back */
-	uint8_t pad[3];
+	uint8_t bcast;    /* META_BCAST: index of the broadcasting router */
+	uint8_t pad[2];
 	int32_t err;      /* refused: -SHMR_E_* */
 	uint32_t target;  /* slot it is enqueued to */
 	uint32_t routers[SHMR_DP_MAX_HOPS]; /* router endpoint slots */
@@ -381,6 +434,21 @@ struct shmr_dp_lcore {
 						   * next one for a slot not
 						   * before then */
 	struct shmr_dp_ratelimit rl[SHMR_DP_EV_MAX];
+	struct shmr_dp_pick pick; /* the routing logics' own state */
+	/* Broadcast progress, by source endpoint slot: the head slot of its
+	 * lane (ring position pos) was held back by a full routee after
+	 * reaching the routees whose inbox slots are marked in `served`.
+	 * Applies only while that same slot is broadcast by the same
+	 * router again, so a table swap in between cannot make a routee
+	 * get it twice (see forward.c). */
+	struct shmr_dp_bcast_progress {
+		uint8_t active;
+		uint8_t high;        /* on the high-priority lane */
+		uint32_t gen;        /* the source endpoint's gen */
+		uint32_t pos;        /* ring position of the held slot */
+		uint32_t router;     /* broadcasting router's endpoint slot */
+		uint64_t served[SHMR_MAX_ENDPOINTS / 64];
+	} bcast[SHMR_MAX_ENDPOINTS];
 };
 
 /**

@@ -153,6 +153,54 @@ int shmr_logic_chash_lookup_hash(const struct shmr_logic_chash *ring,
 				 uint32_t hash);
 
 /**
+ * An index over a ring that makes a lookup O(1) instead of a binary
+ * search: the circle is cut into 2^bits equal buckets (at least as many as
+ * points, at most 2^SHMR_LOGIC_CHASH_INDEX_BITS_MAX), and first[b] is the
+ * position of the first point at or after bucket b's start.  A lookup
+ * starts there and steps over the few points of its bucket below the
+ * hash.  Built from a ring and immutable afterwards, like the ring.
+ */
+struct shmr_logic_chash_index {
+	uint32_t shift;    /**< 32 - bits: bucket of h is h >> shift */
+	uint32_t nbuckets; /**< 2^bits */
+	uint32_t first[];
+};
+
+#define SHMR_LOGIC_CHASH_INDEX_BITS_MAX 16u
+
+/**
+ * Bytes an index over a ring of @p npoints points needs (header included).
+ * Context: any thread.
+ */
+size_t shmr_logic_chash_index_size(uint32_t npoints);
+
+/**
+ * Build the index of @p ring in @p mem.
+ *
+ * Context:     the update thread, after shmr_logic_chash_build().
+ * Concurrency: writes all of mem; publish it with the ring.
+ * Ownership:   mem is the caller's, aligned for the struct; @p ring is
+ *              only read.
+ * Errors:      -EINVAL (NULL or misaligned), -ENOSPC (size below
+ *              shmr_logic_chash_index_size(ring->npoints)).
+ * Returns:     the number of buckets.
+ */
+int shmr_logic_chash_index_build(void *mem, size_t size,
+				 const struct shmr_logic_chash *ring);
+
+/**
+ * As shmr_logic_chash_lookup_hash(), through @p ix (built from @p ring):
+ * the same answer for every hash.
+ *
+ * Context:     as shmr_logic_chash_lookup().
+ * Concurrency: wait-free; reads of an immutable ring and index.
+ * Returns:     a routee index, or -SHMR_E_NO_ROUTEES for an empty ring.
+ */
+int shmr_logic_chash_lookup_indexed(const struct shmr_logic_chash *ring,
+				    const struct shmr_logic_chash_index *ix,
+				    uint32_t hash);
+
+/**
  * Where a consistent-hash router gets a message's key: a behaviour's key
  * function when it has one, else the message's key field.  (Hook for the
  * behaviour ABI; nothing installs one yet.)

@@ -20,6 +20,15 @@
  *   - Resolution order is the router's owned routes, then the registry;
  *     an owned route shadows a registry entry of the same name whatever
  *     the route's state.
+ *   - A routing-logic router's routees are the names of its list (or its
+ *     own routes) that resolve to something deliverable when the table
+ *     is built: running or dead routes (a dead one queues and asks for a
+ *     worker), live registry names.  Disabled, pending-disable/remove
+ *     and replace-wait routes and unknown names are left out until a
+ *     rebuild finds them deliverable; so is a router named as a
+ *     broadcast routee.  A consistent-hash ring is built here from the
+ *     routees' names (the only allocation besides the table) and freed
+ *     with the table.
  *   - Nothing read from the spec is trusted: counts are clamped, names are
  *     forced to end in NUL, PIDs are checked against the endpoint table,
  *     and a bad entry is logged and left out.
@@ -36,6 +45,12 @@
 #include "dataplane_internal.h"
 
 #define SNAPSHOT_TRIES 2000
+
+/* The configuration's range of virtual_nodes is the ring's. */
+static_assert(SHMR_CHASH_VNODES_DEFAULT == SHMR_LOGIC_CHASH_VNODES_DEFAULT,
+	      "vnodes default");
+static_assert(SHMR_CHASH_VNODES_MAX == SHMR_LOGIC_CHASH_VNODES_MAX,
+	      "vnodes range");
 
 static const struct shmr_dp_target unknown_target = {
 	.verdict = SHMR_DP_FAIL,
@@ -356,8 +371,111 @@ static uint32_t build_type_map(const struct shmr_dp_env *env,
 	return kept;
 }
 
-static void build_router(const struct shmr_dp_env *env,
+static int is_logic(uint32_t behaviour)
+{
+	return behaviour >= SHMR_BEH_ROUND_ROBIN &&
+	       behaviour <= SHMR_BEH_CONSISTENT_HASH;
+}
+
+/*
+ * The routee list of routing-logic router @p ri (see the essay above).
+ * Returns 0, or -ENOMEM when its ring cannot be allocated.
+ */
+static int build_routees(const struct shmr_dp_env *env,
 			 struct shmr_dp_table *t, unsigned ri)
+{
+	struct shmr_spec_router *sr = &t->spec.routers[ri];
+	struct shmr_dp_router *r = &t->routers[ri];
+	const char *names[SHMR_MAX_ROUTES];
+	uint32_t n = sr->nhash ? sr->nhash : sr->nroutes, vnodes;
+	size_t size;
+	int rc;
+
+	r->bcast_tgt = (struct shmr_dp_target){
+		.verdict = SHMR_DP_BROADCAST,
+		.router = (int8_t)ri,
+	};
+	for (uint32_t j = 0; j < n; j++) {
+		const char *name = sr->nhash ? sr->hash[j] : sr->routes[j].name;
+		struct shmr_dp_routee *e = &r->routees[r->nroutees];
+		struct shmr_dp_target tgt;
+		int dup = 0;
+
+		if (name[0] == '\0')
+			continue;
+		for (uint32_t k = 0; k < r->nroutees; k++)
+			dup |= strcmp(names[k], name) == 0;
+		if (dup) {
+			shmr_dp_log(env, SHMR_DP_LOG_WARNING,
+				    "router %s: routee \"%s\" listed twice: "
+				    "it takes part once",
+				    r->name, name);
+			continue;
+		}
+		tgt = *shmr_dp_resolve_rcu(t, ri, name);
+		tgt.name = name;
+		if (tgt.verdict != SHMR_DP_DELIVER) {
+			shmr_dp_log(env, SHMR_DP_LOG_DEBUG,
+				    "router %s: routee \"%s\" left out (%s)",
+				    r->name, name, shmr_strerror(tgt.err));
+			continue;
+		}
+		if (tgt.router >= 0 && sr->behaviour == SHMR_BEH_BROADCAST) {
+			shmr_dp_log(env, SHMR_DP_LOG_WARNING,
+				    "router %s: routee \"%s\" is a router, "
+				    "which a broadcast cannot deliver to: left "
+				    "out",
+				    r->name, name);
+			continue;
+		}
+		memset(e, 0, sizeof(*e));
+		e->tgt = tgt;
+		if (tgt.router < 0) {
+			e->ep = shmr_dp_ep(env, tgt.slot);
+			for (uint32_t l = 0; l < env->nlcores; l++)
+				e->in[l] = shmr_dp_lane(env, tgt.slot, l);
+		}
+		names[r->nroutees++] = name;
+	}
+	if (sr->behaviour != SHMR_BEH_CONSISTENT_HASH)
+		return 0;
+	vnodes = sr->vnodes;
+	if (vnodes == 0 || vnodes > SHMR_CHASH_VNODES_MAX) {
+		if (vnodes)
+			shmr_dp_log(env, SHMR_DP_LOG_WARNING,
+				    "router %s: %u virtual nodes is out of "
+				    "range: %u used",
+				    r->name, vnodes, SHMR_CHASH_VNODES_DEFAULT);
+		vnodes = SHMR_CHASH_VNODES_DEFAULT;
+	}
+	/* The ring, then its lookup index, in one allocation. */
+	size = (shmr_logic_chash_size(r->nroutees, vnodes) + 7) & ~(size_t)7;
+	r->ring = malloc(size + shmr_logic_chash_index_size(
+					r->nroutees * vnodes));
+	if (!r->ring)
+		return -ENOMEM;
+	r->ring_ix = (struct shmr_logic_chash_index *)((char *)r->ring + size);
+	/* Cannot fail: names are non-empty, terminated and distinct, and
+	 * the sizes are the functions' own. */
+	rc = shmr_logic_chash_build(r->ring, size, names, r->nroutees, vnodes);
+	if (rc >= 0)
+		rc = shmr_logic_chash_index_build(
+			r->ring_ix,
+			shmr_logic_chash_index_size(r->ring->npoints), r->ring);
+	if (rc < 0) {
+		shmr_dp_log(env, SHMR_DP_LOG_ERROR,
+			    "router %s: ring not built (%s): the router fails "
+			    "every message",
+			    r->name, strerror(-rc));
+		free(r->ring);
+		r->ring = NULL;
+		r->ring_ix = NULL;
+	}
+	return 0;
+}
+
+static int build_router(const struct shmr_dp_env *env,
+			struct shmr_dp_table *t, unsigned ri)
 {
 	struct shmr_spec_router *sr = &t->spec.routers[ri];
 	struct shmr_dp_router *r = &t->routers[ri];
@@ -396,6 +514,14 @@ static void build_router(const struct shmr_dp_env *env,
 				    "the router discards every message",
 				    r->name, sr->dso, why);
 		break;
+	case SHMR_BEH_ROUND_ROBIN:
+	case SHMR_BEH_RANDOM:
+	case SHMR_BEH_SMALLEST_MAILBOX:
+	case SHMR_BEH_BROADCAST:
+	case SHMR_BEH_CONSISTENT_HASH:
+		if (build_routees(env, t, ri) < 0)
+			return -ENOMEM;
+		break;
 	default:
 		shmr_dp_log(env, SHMR_DP_LOG_ERROR,
 			    "router %s: unknown behaviour %u: the router "
@@ -404,10 +530,12 @@ static void build_router(const struct shmr_dp_env *env,
 		break;
 	}
 	/* Calls by type (CQRS); a DSO decides calls itself. */
-	if (sr->behaviour == SHMR_BEH_TYPE || sr->behaviour == SHMR_BEH_HASH)
+	if (sr->behaviour == SHMR_BEH_TYPE || sr->behaviour == SHMR_BEH_HASH ||
+	    is_logic(sr->behaviour))
 		r->ncall_types = build_type_map(env, t, ri, sr->call_types,
 						sr->ncall_types, r->call_types,
 						"call");
+	return 0;
 }
 
 /* Only what no legitimate peer ever writes after creation. */
@@ -495,6 +623,7 @@ int shmr_dp_table_build(const struct shmr_dp_env *env,
 	t->version = t->spec.version;
 	t->nlcores = env->nlcores;
 	t->max_endpoints = env->max_endpoints;
+	t->lane_cap = env->lane_size - 1;
 	for (uint32_t e = 0; e < SHMR_MAX_ENDPOINTS; e++)
 		t->ep[e].router = -1;
 
@@ -545,8 +674,12 @@ int shmr_dp_table_build(const struct shmr_dp_env *env,
 	/* Each router builds its own routes' dictionary before resolving
 	 * its built-in entries: names resolve in the deciding router's
 	 * routes, then the registry (complete by now). */
-	for (uint32_t i = 0; i < t->nrouters; i++)
-		build_router(env, t, i);
+	for (uint32_t i = 0; i < t->nrouters; i++) {
+		if (build_router(env, t, i) < 0) {
+			shmr_dp_table_free(t);
+			return -ENOMEM;
+		}
+	}
 	build_lists(env, t);
 	*out = t;
 	return 0;
@@ -558,8 +691,12 @@ void shmr_dp_table_free(struct shmr_dp_table *t)
 		return;
 	if (t->magic != SHMR_DP_TABLE_MAGIC)
 		abort(); /* a double free: a broken invariant */
-	for (uint32_t i = 0; i < t->nrouters; i++)
+	for (uint32_t i = 0; i < t->nrouters; i++) {
 		shmr_dp_behaviour_unload(&t->routers[i]);
+		free(t->routers[i].ring); /* and its index */
+		t->routers[i].ring = NULL;
+		t->routers[i].ring_ix = NULL;
+	}
 	/* Poison first: a reader that still held it sees a dead table. */
 	memset(t, 0x5a, sizeof(*t));
 	t->magic = SHMR_DP_TABLE_POISON;

@@ -33,6 +33,10 @@ struct perf_opts {
 	int poll_busy;        /* router: poll_mode busy (else adaptive) */
 	unsigned polls;       /* router, compare: PERF_POLL_* bits to run */
 	int by_type;          /* router: behaviour "type" (else "hash") */
+	const char *logic;    /* router: this routing logic over the routes
+			       * instead (round-robin, ..., broadcast) */
+	const char *logics;   /* logics: comma-separated list to run */
+	unsigned vnodes;      /* consistent-hash: virtual_nodes (0: default) */
 	unsigned lcores;      /* router: routing lcores */
 	unsigned reps;        /* compare: repetitions of each */
 	int keep;             /* router: keep the temporary run directory */
@@ -51,6 +55,8 @@ struct perf_result {
 	uint64_t gaps;     /* a key/sequence skipped forward */
 	uint64_t reorders; /* a key/sequence at or below the last one seen */
 	double mps;        /* messages per second */
+	double dps;        /* logic runs: deliveries per second (broadcast:
+			    * mps times the routes) */
 	double p50_us, p99_us, p999_us, max_us; /* round trip */
 	unsigned rtt;      /* round trips measured */
 	/* bare only: the three-process round trip (the call's shape). */
@@ -175,6 +181,20 @@ int perf_bare_run(const struct perf_opts *o, struct perf_result *r);
  * appliance binaries cannot be found.
  */
 int perf_router_run(const struct perf_opts *o, struct perf_result *r);
+
+/**
+ * `shmr-perf logics`: each routing logic in turn over o->routes sinks,
+ * interleaved with the bare two-hop baseline, o->reps times; prints each
+ * run and the medians with their ratio to the baseline.
+ * Returns an exit code.
+ */
+int perf_logics_main(const struct perf_opts *o);
+
+/**
+ * `shmr-perf decide`: the dataplane's routing decision alone, per logic,
+ * timed in this process over o->routes routees.  Returns an exit code.
+ */
+int perf_decide_main(const struct perf_opts *o);
 
 /** `shmr-perf load ...`: the demo load generator.  Returns an exit code. */
 int perf_load_main(int argc, char **argv);

@@ -4,7 +4,8 @@
  *
  * A call carries struct perf_req; the reply carries struct perf_ans.  Sends
  * carry the sender's sequence in the key: the sink checks, per sender, that
- * each key is the last one plus the stride it was started with.
+ * each key is the last one plus the stride it was started with (stride 0:
+ * only that keys grow, for routing logics that may pick any sink).
  */
 #ifndef SHMR_PERF_PROTO_H
 #define SHMR_PERF_PROTO_H
@@ -20,6 +21,9 @@ enum perf_op {
 			     * when the expected count was reached, else 0} */
 	PERF_OP_ERRORS = 4, /* ans: {gaps, reorders} from the caller */
 	PERF_OP_TOTAL = 5,  /* ans: {sends from anyone, redelivered} */
+	PERF_OP_LAST = 6,   /* ans: {received from caller, ns (CLOCK_MONOTONIC)
+			     * after the last burst holding a send; kept by a
+			     * sink started with --stride 0 only} */
 };
 
 struct perf_req {

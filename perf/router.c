@@ -16,6 +16,13 @@
  * Afterwards each sink is asked what it received and whether a key ever
  * skipped or went backwards; a call queues behind our sends on the same
  * lanes, so its answer covers all of them.
+ *
+ * With o->logic (shmr-perf logics) the router is that routing logic over
+ * the routes, and which sink gets which key is the logic's business: each
+ * sink registers "perf.s<j>" and is asked directly, by PID, what it got
+ * and when its last burst arrived (PERF_OP_LAST); sinks check only that
+ * keys grow.  The clock ends at the latest sink's last burst; broadcast
+ * delivers count x routes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -144,8 +151,12 @@ static int write_config(struct app *a, const struct perf_opts *o)
 		"    behaviour = \"%s\";\n",
 		a->domain, a->dir, o->slot, o->lane, o->lcores,
 		o->poll_busy ? "busy" : "adaptive", o->cpu_hub,
-		o->by_type ? "type" : "hash");
-	if (o->by_type) {
+		o->logic ? o->logic : o->by_type ? "type" : "hash");
+	if (o->logic) {
+		/* no list: the routes below, in order */
+		if (o->vnodes && strcmp(o->logic, "consistent-hash") == 0)
+			fprintf(f, "    virtual_nodes = %u;\n", o->vnodes);
+	} else if (o->by_type) {
 		fprintf(f, "    types = (");
 		for (unsigned j = 0; j < o->routes; j++)
 			fprintf(f, "%s { type = %u; route = \"s%u\"; }",
@@ -161,9 +172,10 @@ static int write_config(struct app *a, const struct perf_opts *o)
 	for (unsigned j = 0; j < o->routes; j++)
 		fprintf(f,
 			"      { name = \"s%u\"; program = \"shmr-perf-sink\"; "
-			"args = [ \"--stride\", \"%u\", \"--burst\", \"%u\" ]; "
+			"args = [ \"--stride\", \"%u\", \"--burst\", \"%u\", "
+			"\"--register\", \"perf.s%u\" ]; "
 			"cpus = \"%d\"; }%s\n",
-			j, o->routes, o->burst, o->cpu_sink,
+			j, o->logic ? 0 : o->routes, o->burst, j, o->cpu_sink,
 			j + 1 < o->routes ? "," : "");
 	fprintf(f, "    );\n  }\n);\n");
 	return fclose(f) == 0 ? 0 : -1;
@@ -442,6 +454,98 @@ static int collect(struct shmr_endpoint *ep, struct shmr_pid router,
 	return 0;
 }
 
+/* A question to sink @p pid directly (not routed). */
+static int pid_call(struct shmr_endpoint *ep, struct shmr_pid pid,
+		    unsigned j, uint32_t op, struct perf_ans *ans)
+{
+	struct perf_req req = { .op = op };
+	int rc;
+
+	memset(ans, 0, sizeof(*ans));
+	rc = shmr_call(ep, pid, 0, 0, &req, sizeof(req), ans, sizeof(*ans),
+		       CALL_TIMEOUT_MS);
+	if (rc < 0) {
+		fprintf(stderr, "shmr-perf logics: call to sink s%u: %s\n", j,
+			shmr_strerror(rc));
+		return rc;
+	}
+	return rc == (int)sizeof(*ans) ? 0 : -1;
+}
+
+/*
+ * The logic run's measurement (see the essay): find the sinks, reset
+ * them, push, then ask each what arrived and when.
+ */
+static int logic_measure(struct shmr_domain *d, struct shmr_endpoint *ep,
+			 struct shmr_pid router, const struct perf_opts *o,
+			 struct perf_result *r)
+{
+	struct shmr_pid sink[32];
+	struct perf_ans ans;
+	uint64_t t0 = 0, t_end = 0, want;
+	int bcast = strcmp(o->logic, "broadcast") == 0;
+
+	for (unsigned j = 0; j < o->routes; j++) {
+		char name[32];
+		int rc, waited = 0;
+
+		snprintf(name, sizeof(name), "perf.s%u", j);
+		/* Registered by the sink once it runs: start-up, not the
+		 * measured part. */
+		while ((rc = shmr_lookup(d, name, &sink[j])) < 0 &&
+		       waited < READY_TIMEOUT_MS) {
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+			waited++;
+		}
+		if (rc < 0) {
+			fprintf(stderr, "shmr-perf logics: sink %s never "
+					"registered\n", name);
+			return -1;
+		}
+		if (pid_call(ep, sink[j], j, PERF_OP_EXPECT, &ans) < 0)
+			return -1;
+		if (ans.a != j) {
+			fprintf(stderr, "shmr-perf logics: %s is route s%llu\n",
+				name, (unsigned long long)ans.a);
+			return -1;
+		}
+	}
+	want = bcast ? o->count * o->routes : o->count;
+	r->sent = want;
+	if (push_all(ep, router, o, &t0) < 0)
+		return -1;
+	/* Each question queues behind our sends to that sink, on the same
+	 * lanes: one round of answers covers them all. */
+	for (unsigned j = 0; j < o->routes; j++) {
+		uint64_t got;
+
+		if (pid_call(ep, sink[j], j, PERF_OP_LAST, &ans) < 0)
+			return -1;
+		got = ans.a;
+		r->received += got;
+		if (ans.b > t_end)
+			t_end = ans.b;
+		if (pid_call(ep, sink[j], j, PERF_OP_ERRORS, &ans) < 0)
+			return -1;
+		r->gaps += ans.a;
+		r->reorders += ans.b;
+		if (o->verbose)
+			fprintf(stderr, "shmr-perf logics: %s: sink s%u got "
+					"%llu\n",
+				o->logic, j, (unsigned long long)got);
+	}
+	if (r->received != want)
+		fprintf(stderr, "shmr-perf logics: %s: %llu of %llu "
+				"delivered\n",
+			o->logic, (unsigned long long)r->received,
+			(unsigned long long)want);
+	if (t_end > t0 && r->received == want) {
+		r->mps = (double)o->count * 1e9 / (double)(t_end - t0);
+		r->dps = (double)want * 1e9 / (double)(t_end - t0);
+	}
+	return 0;
+}
+
 static int time_calls(struct shmr_endpoint *ep, struct shmr_pid router,
 		      const struct perf_opts *o, struct perf_result *r)
 {
@@ -504,6 +608,10 @@ int perf_router_run(const struct perf_opts *o, struct perf_result *r)
 	if (rc < 0) {
 		fprintf(stderr, "shmr-perf router: pin to cpu %d: %s\n",
 			o->cpu_client, strerror(-rc));
+		goto out;
+	}
+	if (o->logic) {
+		ret = logic_measure(d, ep, router, o, r);
 		goto out;
 	}
 	/* Tell each sink what to expect; this also waits for it to be up

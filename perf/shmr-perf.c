@@ -7,6 +7,11 @@
  *                                 three-process round trip
  *   shmr-perf router [flags]      the same through shmr-control/-dataplane,
  *                                 in busy and/or adaptive poll mode
+ *   shmr-perf logics [flags]      each routing logic over --routes sinks
+ *                                 (default 16) beside the bare two-hop
+ *                                 baseline of the same run
+ *   shmr-perf decide [flags]      each logic's routing decision alone, in
+ *                                 this process, ns per decision
  *   shmr-perf load --domain D ... paced load into a running appliance
  *
  * Every run checks what it measured: the consumer (bare) or the sinks
@@ -31,12 +36,15 @@ static const char *const poll_name[2] = { "busy", "adaptive" };
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: shmr-perf [compare|bare|router] [--slot BYTES] "
+		"usage: shmr-perf [compare|bare|router|logics|decide] "
+		"[--slot BYTES] "
 		"[--burst N] [--count N] [--cpus A,B[,C]]\n"
 		"                 [--rtt N] [--lane N] [--routes N] "
 		"[--poll busy|adaptive|both] [--behaviour hash|type]\n"
 		"                 [--lcores N] [--reps N] [--wait-idle] "
 		"[--keep] [-v]\n"
+		"                 [--logics hash,round-robin,random,"
+		"smallest-mailbox,consistent-hash,broadcast] [--vnodes N]\n"
 		"       shmr-perf load [--domain D] [--run-dir DIR] "
 		"[--router NAME] [--types 1,2,3] [--rate N] [--duration SEC]\n"
 		"  --cpus A,B[,C]  A: producer/client/pinger, B: forwarder/"
@@ -108,7 +116,35 @@ static int parse_cpus(const char *s, struct perf_opts *o)
 	return 0;
 }
 
-static int parse_opts(int argc, char **argv, int first, struct perf_opts *o)
+#define LOGICS_ALL \
+	"hash,round-robin,random,smallest-mailbox,consistent-hash,broadcast"
+
+/* Every name of a --logics list is one shmr-perf logics knows. */
+static int logics_ok(const char *s)
+{
+	static const char *const known[] = {
+		"hash", "round-robin", "random", "smallest-mailbox",
+		"consistent-hash", "broadcast",
+	};
+
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		int ok = 0;
+
+		for (unsigned i = 0; i < 6; i++)
+			ok |= strlen(known[i]) == n &&
+			      strncmp(known[i], s, n) == 0;
+		if (!ok)
+			return 0;
+		s += n;
+		if (*s == ',' && *++s == '\0')
+			return 0;
+	}
+	return 1;
+}
+
+static int parse_opts(int argc, char **argv, int first, const char *mode,
+		      struct perf_opts *o)
 {
 	*o = (struct perf_opts){
 		.slot = 64, .burst = 32, .count = 10000000, .rtt = 100000,
@@ -117,6 +153,13 @@ static int parse_opts(int argc, char **argv, int first, struct perf_opts *o)
 		.polls = PERF_POLL_BUSY | PERF_POLL_ADAPTIVE,
 		.reps = 3,
 	};
+	if (strcmp(mode, "logics") == 0 || strcmp(mode, "decide") == 0) {
+		o->routes = 16;
+		o->count = 2000000;
+		o->rtt = 0;
+		o->polls = PERF_POLL_BUSY;
+		o->logics = LOGICS_ALL;
+	}
 	for (int i = first; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int bad = 0, takes = 1;
@@ -155,6 +198,12 @@ static int parse_opts(int argc, char **argv, int first, struct perf_opts *o)
 			bad = !v || (strcmp(v, "hash") && strcmp(v, "type"));
 			if (!bad)
 				o->by_type = strcmp(v, "type") == 0;
+		} else if (strcmp(a, "--vnodes") == 0) {
+			bad = parse_uint(v, 1, 1024, &o->vnodes);
+		} else if (strcmp(a, "--logics") == 0) {
+			bad = !v || !*v || !logics_ok(v);
+			if (!bad)
+				o->logics = v;
 		} else if (strcmp(a, "--wait-idle") == 0) {
 			o->wait_idle = 1;
 			takes = 0;
@@ -456,12 +505,13 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "load") == 0)
 		return perf_load_main(argc - 1, argv + 1);
 	if (strcmp(mode, "compare") && strcmp(mode, "bare") &&
-	    strcmp(mode, "router")) {
+	    strcmp(mode, "router") && strcmp(mode, "logics") &&
+	    strcmp(mode, "decide")) {
 		fprintf(stderr, "shmr-perf: unknown mode '%s'\n", mode);
 		usage(stderr);
 		return PERF_EXIT_USAGE;
 	}
-	if (parse_opts(argc, argv, first, &o) < 0) {
+	if (parse_opts(argc, argv, first, mode, &o) < 0) {
 		usage(stderr);
 		return PERF_EXIT_USAGE;
 	}
@@ -469,5 +519,9 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(mode, "compare") == 0)
 		return compare(&o);
+	if (strcmp(mode, "logics") == 0)
+		return perf_logics_main(&o);
+	if (strcmp(mode, "decide") == 0)
+		return perf_decide_main(&o);
 	return run_one(mode, &o);
 }

@@ -4,10 +4,14 @@
  * Counts the sends it receives per sender and checks each sender's order by
  * the key: every key must be the previous one plus the stride (the number
  * of routes the sender spreads over).  A key that skips forward is a gap, a
- * key at or below the previous one a reorder.  Calls are questions about
- * those counts (perf_proto.h), answered with shmr_reply().
+ * key at or below the previous one a reorder.  With --stride 0 (a routing
+ * logic may pick any sink for any key) only reorders are counted, and the
+ * time after each burst that held a send is kept for PERF_OP_LAST.  Calls
+ * are questions about those counts (perf_proto.h), answered with
+ * shmr_reply().  --register NAME registers NAME for the route's endpoint,
+ * so the harness can ask this sink directly, whatever the router picks.
  *
- *     shmr-perf-sink [--stride N] [--burst N]
+ *     shmr-perf-sink [--stride N] [--burst N] [--register NAME]
  *
  * It waits for work like the bare consumer (spin briefly, then yield the
  * core); after a longer idle spell it blocks in shmr_recv_burst() so an
@@ -32,6 +36,7 @@ struct sender {
 	int seen; /* a key has been seen since the last reset */
 	uint64_t count, last, gaps, reorders;
 	uint64_t expect, done_ns;
+	uint64_t last_ns; /* --stride 0: after its last burst with a send */
 };
 
 static struct sender senders[SENDERS + 1]; /* last: slots out of range */
@@ -59,7 +64,7 @@ static void on_send(const struct shmr_msg *m, uint64_t stride)
 	if (s->seen) {
 		if (m->key <= s->last)
 			s->reorders++;
-		else if (m->key != s->last + stride)
+		else if (stride && m->key != s->last + stride)
 			s->gaps++;
 	}
 	if (!s->seen || m->key > s->last)
@@ -101,6 +106,10 @@ static void on_call(struct shmr_endpoint *ep, const struct shmr_msg *m,
 		ans.a = total;
 		ans.b = redelivered;
 		break;
+	case PERF_OP_LAST:
+		ans.a = s->count;
+		ans.b = s->last_ns;
+		break;
 	default:
 		status = -EINVAL;
 	}
@@ -112,13 +121,14 @@ static void on_call(struct shmr_endpoint *ep, const struct shmr_msg *m,
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: shmr-perf-sink [--stride N] [--burst N]\n");
+	fprintf(stderr, "usage: shmr-perf-sink [--stride N] [--burst N] "
+			"[--register NAME]\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
-	const char *rname = getenv("SHMR_ROUTE");
+	const char *rname = getenv("SHMR_ROUTE"), *reg = NULL;
 	unsigned long stride = 1, burst = 32;
 	uint64_t route = 0, idle_since = 0;
 	struct shmr_domain *d;
@@ -133,6 +143,10 @@ int main(int argc, char **argv)
 
 		if (i + 1 >= argc)
 			return usage();
+		if (strcmp(argv[i], "--register") == 0) {
+			reg = argv[++i];
+			continue;
+		}
 		if (strcmp(argv[i], "--stride") == 0)
 			dst = &stride;
 		else if (strcmp(argv[i], "--burst") == 0)
@@ -140,7 +154,7 @@ int main(int argc, char **argv)
 		else
 			return usage();
 		*dst = strtoul(argv[++i], &end, 10);
-		if (*end || *dst == 0)
+		if (*end || (*dst == 0 && dst != &stride))
 			return usage();
 	}
 	if (burst > 256)
@@ -152,6 +166,11 @@ int main(int argc, char **argv)
 	rc = shmr_attach_env(&d, &ep);
 	if (rc < 0) {
 		fprintf(stderr, "shmr-perf-sink: %s\n", shmr_strerror(rc));
+		return 1;
+	}
+	if (reg && (rc = shmr_register(ep, reg)) < 0) {
+		fprintf(stderr, "shmr-perf-sink: register %s: %s\n", reg,
+			shmr_strerror(rc));
 		return 1;
 	}
 	while (!shmr_stopping()) {
@@ -189,12 +208,21 @@ int main(int argc, char **argv)
 		idle = 0;
 		empties = 0;
 		idle_since = 0;
+		const struct shmr_msg *last_send = NULL;
+
 		for (int i = 0; i < n; i++) {
-			if (msgs[i]->kind == SHMR_KIND_CALL)
+			if (msgs[i]->kind == SHMR_KIND_CALL) {
 				on_call(ep, msgs[i], route);
-			else
+			} else {
 				on_send(msgs[i], stride);
+				last_send = msgs[i];
+			}
 		}
+		/* Once per burst, and only when the harness cannot know the
+		 * count to expect: the clock stays off the measured path of
+		 * the stride runs. */
+		if (last_send && stride == 0)
+			sender_of(last_send->from)->last_ns = perf_now_ns();
 	}
 	shmr_endpoint_close(ep);
 	shmr_detach(d);

@@ -55,6 +55,7 @@ struct shmr_endpoint {
 	struct shmr_domain *d;
 	struct shmr_pid pid;
 	int claimed; /* a route's inbox: never CLOSEd by us */
+	int retiring; /* a PoisonPill came: RETIRE was asked */
 	struct shmr_ep_shared *sh;
 	struct rte_ring *in[SHMR_MAX_LCORES];
 	struct rte_ring *out, *out_high;
@@ -64,6 +65,7 @@ struct shmr_endpoint {
 	unsigned rr;
 	uint64_t next_ref;
 	uint64_t stale_replies;
+	uint32_t busy; /* what we last stored in sh->busy; UINT32_MAX: none */
 	/* Messages returned by the last receive (peeked, not yet released). */
 	unsigned char *rx;
 	/* Messages that arrived during calls, not yet given to the app. */
@@ -178,6 +180,7 @@ static int endpoint_make(struct shmr_domain *d, struct shmr_pid pid,
 	ep->dp_bell = &d->hdr->lcore_bell[pid.slot % d->nlcores];
 	ep->bell_needed = d->hdr->poll_mode != SHMR_POLL_BUSY;
 	ep->next_ref = ((uint64_t)pid.gen << 40) | ((uint64_t)pid.slot << 32);
+	ep->busy = UINT32_MAX; /* whatever a predecessor left: rewrite it */
 	ep->backlog_cap = d->nlcores * d->hdr->lane_size;
 	ep->rx = malloc(RX_BURST_MAX * ss);
 	ep->backlog = malloc((size_t)ep->backlog_cap * ss);
@@ -686,6 +689,46 @@ static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n)
 	return got;
 }
 
+/*
+ * The endpoint's busy flag (layout.h), which the dataplane's
+ * smallest-mailbox reads: 1 from the receive that returns messages until
+ * the one that finds none.  Stored only when it changes, so a worker under
+ * load writes its line once, not per burst.  Relaxed, no partner: a hint.
+ */
+static void set_busy(struct shmr_endpoint *ep, uint32_t busy)
+{
+	if (ep->busy == busy)
+		return;
+	ep->busy = busy;
+	atomic_store_explicit(&ep->sh->busy, busy, memory_order_relaxed);
+}
+
+/*
+ * A PoisonPill reached a route's worker (Pekko's Broadcast(PoisonPill) to
+ * a pool): it is not handed to the program.  The control plane is asked
+ * to retire the route (RETIRE): it takes no new messages, and once its
+ * inbox is empty the worker is stopped as for any remove, so everything
+ * queued before (and after) the pill is still handled.  Returns 1 when
+ * @p m is such a pill.
+ */
+static int poison_pill(struct shmr_endpoint *ep, const struct shmr_msg *m)
+{
+	char req[64], ans[64];
+
+	if (!ep->claimed || m->kind != SHMR_KIND_SEND ||
+	    m->type != SHMR_TYPE_POISON_PILL)
+		return 0;
+	if (!ep->retiring) {
+		ep->retiring = 1;
+		snprintf(req, sizeof(req), "RETIRE %u %u", ep->pid.slot,
+			 ep->pid.gen);
+		/* Nothing to do on failure: the worker just goes on. */
+		(void)shmr_proto_request(ep->d->sock, req, ans, sizeof(ans),
+					 NULL);
+	}
+	return 1;
+}
+
 int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
 		    unsigned n, int timeout_ms)
 {
@@ -701,12 +744,21 @@ int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
 	if (ep->backlog_len && !ep->backlog_given) {
 		/* Messages that arrived during calls come first, in order. */
 		out = 0;
-		while (out < n && ep->backlog_pos < ep->backlog_len)
-			msgs[out++] = (const struct shmr_msg *)(ep->backlog +
-						ep->backlog_pos++ * ss);
+		while (out < n && ep->backlog_pos < ep->backlog_len) {
+			const struct shmr_msg *m =
+				(const struct shmr_msg *)(ep->backlog +
+							  ep->backlog_pos++ *
+								  ss);
+
+			if (!poison_pill(ep, m))
+				msgs[out++] = m;
+		}
 		if (ep->backlog_pos == ep->backlog_len)
 			ep->backlog_given = 1;
-		return (int)out;
+		if (out) {
+			set_busy(ep, 1);
+			return (int)out;
+		}
 	}
 	/* The previous burst (or the whole backlog) has been handled. */
 	release_all(ep);
@@ -721,14 +773,21 @@ int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
 				ep->stale_replies++;
 				continue;
 			}
+			if (poison_pill(ep, m))
+				continue;
 			msgs[out++] = m;
 		}
-		if (out)
+		if (out) {
+			set_busy(ep, 1);
 			return (int)out;
+		}
 		if (got) {
 			release_all(ep);
 			continue;
 		}
+		/* Came back for more and found nothing: idle, also while it
+		 * waits. */
+		set_busy(ep, 0);
 		if (timeout_ms == 0)
 			return 0;
 		/* The clock is read only when we have to wait. */

@@ -62,6 +62,42 @@ enum shmr_priority {
 /** With SHMR_F_ROUTE_FAILED: the name the router chose follows the
  *  payload (data[len], NUL-terminated) because there was room for it. */
 #define SHMR_F_ROUTE_NAME 0x04u
+/** Pekko's Broadcast envelope: a send to a router with this flag goes to
+ *  every one of its routees, whatever its logic (the flag stays set on
+ *  each copy). */
+#define SHMR_F_BROADCAST 0x08u
+
+/**
+ * Management and special messages (Pekko's), by type, sent to a router at
+ * any priority: the router itself handles them (on the admin path, in the
+ * control plane), they are never routed.  Types from SHMR_TYPE_RESERVED
+ * up are the appliance's own; another reserved type fails with
+ * -SHMR_E_NOT_ALLOWED.
+ *
+ *   GET_ROUTEES       call: the reply is the routees' names, one per line
+ *                     ("name\n"), in creation order
+ *   ADD_ROUTEE        payload: a route or registry name; call or send
+ *   REMOVE_ROUTEE     payload: the name; a pool's own routee finishes its
+ *                     queue and goes
+ *   ADJUST_POOL_SIZE  key: the change, a two's-complement int64 (+2, -1);
+ *                     a call's reply is the new size as text; clamped to
+ *                     at least 1, or to the resizer's bounds
+ *   POISON_PILL       stops the router and its pool; with SHMR_F_BROADCAST
+ *                     each routee gets it after what is queued for it, and
+ *                     its worker exits there (shmr_recv_burst() returns
+ *                     what came before, then shmr_stopping() is true), and
+ *                     the router stops when the last is gone
+ *   KILL              the router fails: its pool is restarted at the same
+ *                     size (or stopped: on_kill = "stop")
+ * A call gets status 0 (or the error); a send's error is only logged.
+ */
+#define SHMR_TYPE_RESERVED 0xffffff00u
+#define SHMR_TYPE_GET_ROUTEES 0xffffff01u
+#define SHMR_TYPE_ADD_ROUTEE 0xffffff02u
+#define SHMR_TYPE_REMOVE_ROUTEE 0xffffff03u
+#define SHMR_TYPE_ADJUST_POOL_SIZE 0xffffff04u
+#define SHMR_TYPE_POISON_PILL 0xffffff05u
+#define SHMR_TYPE_KILL 0xffffff06u
 
 /**
  * A received message, exactly as it sits in its ring slot: a 48-byte header

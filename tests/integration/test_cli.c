@@ -141,6 +141,24 @@ static void test_handlers_that_cannot_load_fail_the_start(void **state)
 	assert_non_null(strstr(out, "router events: handlers /nonexistent/h.so"));
 }
 
+/* A resizer value out of Pekko's ranges stops the start: exit 2, naming
+ * the file, the line and the key. */
+static void test_resizer_out_of_range_is_a_config_error(void **state)
+{
+	char out[4096], want[512];
+	(void)state;
+	const char *p = write_conf("resizer.conf",
+				   "domain = \"cli\";\n"
+				   "routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
+				   "  pool = { size = 1; program = \"shmr-test-worker\"; };\n"
+				   "  resizer = { rampup_rate = -1.0; }; } );\n");
+
+	assert_int_equal(run_control(p, "--check", out, sizeof(out)), 2);
+	snprintf(want, sizeof(want), "%s:4: routers.[0].resizer.rampup_rate: "
+		 "out of range", p);
+	assert_non_null(strstr(out, want));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -150,6 +168,7 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_worker_that_cannot_start_fails_init),
 		cmocka_unit_test(test_handlers_that_cannot_load_fail_the_start),
+		cmocka_unit_test(test_resizer_out_of_range_is_a_config_error),
 	};
 	if (!mkdtemp(dir))
 		return 1;

@@ -16,11 +16,20 @@
  *                     works normally
  *   --ignore-term-ms N  after SIGTERM keep serving N ms more before exiting
  *                     (a worker slow to stop: its route stays pending)
+ *   --gate FIFO       a worker held busy until a test releases it: after
+ *                     each burst arrives, and before handling it, open FIFO
+ *                     (a named pipe the test made) for reading; open(2)
+ *                     blocks until the test opens it for writing, and each
+ *                     such opening releases one burst.  Meanwhile the burst
+ *                     is unreleased in the ring and libshmr's busy flag is
+ *                     set.  SIGTERM interrupts the wait (the worker stops)
+ *   --gate-count N    gate only the first N bursts (default: every burst)
  *
  * Any call is answered with struct shmr_test_stats (see test_worker.h).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +86,31 @@ static void hold(void)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+/*
+ * Wait at the gate: until a writer opens @p fifo (returns 0), or SIGTERM
+ * (returns -1).  The writer's end is drained to EOF, so one opening
+ * releases exactly one wait.
+ */
+static int gate_wait(const char *fifo)
+{
+	char buf[64];
+	int fd;
+
+	while ((fd = open(fifo, O_RDONLY | O_CLOEXEC)) < 0) {
+		if (errno != EINTR || shmr_stopping())
+			return -1;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf, sizeof(buf));
+
+		if (r > 0 || (r < 0 && errno == EINTR && !shmr_stopping()))
+			continue;
+		break;
+	}
+	close(fd);
+	return 0;
+}
+
 static uint64_t mono_ms(void)
 {
 	struct timespec ts;
@@ -94,7 +128,8 @@ int main(int argc, char **argv)
 	uint64_t nrec = 0;
 	long expect = -1, spin_ns = 0, ignore_term_ms = 0;
 	uint64_t term_at = 0;
-	const char *reg = NULL, *hold_file = NULL;
+	const char *reg = NULL, *hold_file = NULL, *gate = NULL;
+	long gate_count = LONG_MAX;
 	int have_from = 0, rc;
 
 	memset(&st, 0, sizeof(st));
@@ -111,6 +146,10 @@ int main(int argc, char **argv)
 			reg = argv[i + 1];
 		else if (strcmp(argv[i], "--hold-once") == 0)
 			hold_file = argv[i + 1];
+		else if (strcmp(argv[i], "--gate") == 0)
+			gate = argv[i + 1];
+		else if (strcmp(argv[i], "--gate-count") == 0)
+			gate_count = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--record") == 0) {
 			struct stat sb;
 			int fd = open(argv[i + 1], O_RDWR);
@@ -160,6 +199,11 @@ int main(int argc, char **argv)
 			continue; /* SIGTERM: decided at the top */
 		if (n < 0)
 			break;
+		if (gate && n > 0 && gate_count > 0) {
+			gate_count--;
+			if (gate_wait(gate) < 0)
+				break; /* SIGTERM at the gate */
+		}
 		for (int i = 0; i < n; i++) {
 			const struct shmr_msg *m = msgs[i];
 

@@ -36,14 +36,17 @@
 #include <assert.h>
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <shmr/shmr.h>
 
 #define SHMR_MAGIC 0x314d4f44524d4853ull /* "SHMRDOM1" little-endian */
-#define SHMR_LAYOUT_VERSION_TEXT "3" /* as ATTACH sends it */
-#define SHMR_LAYOUT_VERSION 3u /* 2: admin_pid, admin counters; 3: replace
-				* wait, router flags, restart asks */
+#define SHMR_LAYOUT_VERSION_TEXT "4" /* as ATTACH sends it */
+#define SHMR_LAYOUT_VERSION 4u /* 2: admin_pid, admin counters; 3: replace
+				* wait, router flags, restart asks; 4: the
+				* routing logics (routee list, vnodes), the
+				* endpoint's busy line */
 
 #define SHMR_CACHE_LINE 64
 
@@ -98,7 +101,8 @@ enum shmr_ep_kind {
 /*
  * One endpoint slot.  The first line is written by the control plane only
  * (under the spec seqcount when it changes gen/state); `bell` is the wake-up
- * word of the endpoint's receiver; `dp` is written by the dataplane only.
+ * word of the endpoint's receiver; the third line is written by the
+ * dataplane only; the last line by the endpoint's owner (libshmr) only.
  */
 struct shmr_ep_shared {
 	alignas(SHMR_CACHE_LINE) _Atomic uint32_t state; /* enum shmr_ep_state */
@@ -110,15 +114,37 @@ struct shmr_ep_shared {
 	alignas(SHMR_CACHE_LINE) _Atomic uint32_t quarantined; /* dataplane */
 	uint32_t pad0;
 	_Atomic uint64_t bad_slots; /* dataplane: slots dropped from its lanes */
+	/* Owner: 1 while the worker holds a received burst (from the
+	 * shmr_recv_burst() that returned it until the one that finds
+	 * nothing), else 0.  Stored only when it changes, relaxed; read
+	 * relaxed by the dataplane's smallest-mailbox.  No partner: a load
+	 * hint, nothing is read on the strength of it.  A worker that dies
+	 * busy leaves 1 until its replacement's first empty receive. */
+	alignas(SHMR_CACHE_LINE) _Atomic uint32_t busy;
 };
-static_assert(sizeof(struct shmr_ep_shared) == 3 * SHMR_CACHE_LINE, "ep size");
+static_assert(sizeof(struct shmr_ep_shared) == 4 * SHMR_CACHE_LINE, "ep size");
+static_assert(offsetof(struct shmr_ep_shared, busy) == 3 * SHMR_CACHE_LINE,
+	      "the owner's line is its own");
 
 /* Routing behaviours. */
 enum shmr_behaviour_kind {
 	SHMR_BEH_TYPE = 1, /* message type -> route name */
 	SHMR_BEH_HASH = 2, /* key % nhash -> route name */
 	SHMR_BEH_DSO = 3,  /* shared object's route_message/route_call */
+	/* The routing logics (Pekko's), over the router's routee list:
+	 * hash[]/nhash names the routees, or nhash == 0: its own routes in
+	 * order.  Routees that resolve to no deliverable target are left out;
+	 * none left fails with SHMR_E_NO_ROUTEES. */
+	SHMR_BEH_ROUND_ROBIN = 4,     /* per lcore counter % routees */
+	SHMR_BEH_RANDOM = 5,          /* uniform */
+	SHMR_BEH_SMALLEST_MAILBOX = 6, /* least queued, idle first */
+	SHMR_BEH_BROADCAST = 7,       /* every routee, exactly once each */
+	SHMR_BEH_CONSISTENT_HASH = 8, /* ring of vnodes per routee, by key */
 };
+
+/* virtual_nodes of a consistent-hash router (Pekko's default factor). */
+#define SHMR_CHASH_VNODES_DEFAULT 10u
+#define SHMR_CHASH_VNODES_MAX 1024u
 
 /* Route states as the dataplane sees them. */
 enum shmr_route_state {
@@ -174,17 +200,22 @@ struct shmr_spec_router {
 	uint32_t flags;      /* SHMR_RF_* */
 	uint32_t nroutes;
 	uint32_t ntypes;     /* SHMR_BEH_TYPE: entries in types[] */
-	uint32_t nhash;      /* SHMR_BEH_HASH: entries in hash[] */
+	uint32_t nhash;      /* entries in hash[]: SHMR_BEH_HASH's list, or
+			      * the routing logics' routee names (0: the
+			      * router's own routes) */
 	char dso[SHMR_DSO_PATH_MAX];  /* SHMR_BEH_DSO: path of the object */
 	char dso_arg[SHMR_DSO_PATH_MAX]; /* passed to its init hook */
 	struct shmr_spec_route routes[SHMR_MAX_ROUTES];
 	struct shmr_spec_type types[SHMR_MAX_TYPES];
 	char hash[SHMR_MAX_ROUTES][SHMR_NAME_MAX];
-	/* SHMR_BEH_TYPE and SHMR_BEH_HASH: when ncall_types > 0, calls are
-	 * routed by type through call_types[] and sends as the behaviour
-	 * says (CQRS: commands by key, queries by type). */
+	/* Every built-in behaviour (not SHMR_BEH_DSO): when ncall_types > 0,
+	 * calls are routed by type through call_types[] and sends as the
+	 * behaviour says (CQRS: commands by key, queries by type). */
 	uint32_t ncall_types;
 	struct shmr_spec_type call_types[SHMR_MAX_TYPES];
+	/* SHMR_BEH_CONSISTENT_HASH: ring points per routee, 1 to
+	 * SHMR_CHASH_VNODES_MAX (0 or out of range: the default). */
+	uint32_t vnodes;
 };
 
 struct shmr_spec_reg {

@@ -422,10 +422,10 @@ static void test_behaviour_needs(void **state)
 {
 	expect_err("routers = (\n"
 		   "  { name = \"r\";\n"
-		   "    behaviour = \"round-robin\"; }\n"
+		   "    behaviour = \"round-robbin\"; }\n"
 		   ");\n",
-		   "t.conf:3: routers.[0].behaviour: unknown behaviour \"round-robin\"",
-		   NULL);
+		   "t.conf:3: routers.[0].behaviour: unknown behaviour \"round-robbin\"",
+		   "\"smallest-mailbox\", \"broadcast\" or \"consistent-hash\"");
 	expect_err("routers = (\n"
 		   "  { name = \"r\"; }\n"
 		   ");\n",
@@ -466,6 +466,242 @@ static void test_behaviour_needs(void **state)
 		   "    types = ( { type = 1; route = \"a\"; } ); }\n"
 		   ");\n",
 		   "t.conf:3: routers.[0].types: not used by behaviour \"hash\"",
+		   NULL);
+}
+
+/* ---- the routing logics -------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	uint32_t behaviour;
+} logic_names[] = {
+	{ "round-robin", SHMR_BEH_ROUND_ROBIN },
+	{ "random", SHMR_BEH_RANDOM },
+	{ "smallest-mailbox", SHMR_BEH_SMALLEST_MAILBOX },
+	{ "broadcast", SHMR_BEH_BROADCAST },
+	{ "consistent-hash", SHMR_BEH_CONSISTENT_HASH },
+};
+
+/* Each logic by name; without routees it routes over its own routes
+ * (nhash 0); with them, over the names given, in order. */
+static void test_logics_parse(void **state)
+{
+	struct shmr_config *c;
+	struct text t;
+	(void)state;
+
+	for (unsigned i = 0; i < 5; i++) {
+		int chash = logic_names[i].behaviour == SHMR_BEH_CONSISTENT_HASH;
+
+		t = (struct text){ 0 };
+		add(&t, "routers = (\n"
+			"  { name = \"own\"; behaviour = \"%s\";\n"
+			"    routes = ( { name = \"a\"; program = \"w\"; },\n"
+			"               { name = \"b\"; program = \"w\"; } ); },\n"
+			"  { name = \"group\"; behaviour = \"%s\";\n"
+			"    routees = [ \"b\", \"reg:1\", \"a\" ];\n"
+			"    routes = ( { name = \"a\"; program = \"w\"; } ); }\n"
+			");\n",
+		    logic_names[i].name, logic_names[i].name);
+		c = expect_ok(t.s);
+		free(t.s);
+		assert_int_equal(c->nrouters, 2);
+		assert_int_equal(c->routers[0].behaviour,
+				 logic_names[i].behaviour);
+		assert_int_equal(c->routers[0].nhash, 0);
+		assert_int_equal(c->routers[0].nroutes, 2);
+		assert_int_equal(c->routers[0].vnodes,
+				 chash ? SHMR_CHASH_VNODES_DEFAULT : 0);
+		assert_int_equal(c->routers[1].behaviour,
+				 logic_names[i].behaviour);
+		assert_int_equal(c->routers[1].nhash, 3);
+		assert_string_equal(c->routers[1].hash[0], "b");
+		assert_string_equal(c->routers[1].hash[1], "reg:1");
+		assert_string_equal(c->routers[1].hash[2], "a");
+		free(c);
+	}
+
+	/* virtual_nodes: honoured, at both ends of its range. */
+	c = expect_ok("routers = (\n"
+		      "  { name = \"one\"; behaviour = \"consistent-hash\";\n"
+		      "    virtual_nodes = 1; },\n"
+		      "  { name = \"most\"; behaviour = \"consistent-hash\";\n"
+		      "    virtual_nodes = 1024; routees = [ \"x\" ]; }\n"
+		      ");\n");
+	assert_int_equal(c->routers[0].vnodes, 1);
+	assert_int_equal(c->routers[0].nroutes, 0);
+	assert_int_equal(c->routers[1].vnodes, 1024);
+	free(c);
+
+	/* Calls by type beside sends by a logic; the admin-path settings are
+	 * every router's. */
+	c = expect_ok("routers = (\n"
+		      "  { name = \"r\"; behaviour = \"round-robin\";\n"
+		      "    call_types = ( { type = 1; route = \"view\"; } );\n"
+		      "    mailbox_full = \"fail\"; }\n"
+		      ");\n");
+	assert_int_equal(c->routers[0].ncall_types, 1);
+	assert_int_equal(c->routers[0].fail_when_full, 1);
+	free(c);
+}
+
+/* Every bad value of the logics' settings, and every setting in the wrong
+ * behaviour, gives one line naming the file, line and field. */
+static void test_logics_errors(void **state)
+{
+	struct text t = { 0 };
+	(void)state;
+
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"consistent-hash\";\n"
+		   "    virtual_nodes = 0; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].virtual_nodes: ",
+		   "0 is out of range (1 to 1024)");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"consistent-hash\";\n"
+		   "    virtual_nodes = 1025; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].virtual_nodes: ",
+		   "1025 is out of range (1 to 1024)");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"consistent-hash\";\n"
+		   "    virtual_nodes = -3; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].virtual_nodes: ", "out of range");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"consistent-hash\";\n"
+		   "    virtual_nodes = \"10\"; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].virtual_nodes: expected an integer",
+		   NULL);
+	/* virtual_nodes belongs to consistent-hash alone. */
+	for (unsigned i = 0; i < 4; i++) {
+		char want[128];
+
+		t = (struct text){ 0 };
+		add(&t, "routers = (\n"
+			"  { name = \"r\"; behaviour = \"%s\";\n"
+			"    virtual_nodes = 10; }\n"
+			");\n",
+		    logic_names[i].name);
+		snprintf(want, sizeof(want),
+			 "t.conf:3: routers.[0].virtual_nodes: not used by "
+			 "behaviour \"%s\"",
+			 logic_names[i].name);
+		expect_err(t.s, want, NULL);
+		free(t.s);
+	}
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"hash\"; hash = [ \"a\" ];\n"
+		   "    virtual_nodes = 10; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].virtual_nodes: not used by behaviour \"hash\"",
+		   NULL);
+
+	/* routees */
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"round-robin\";\n"
+		   "    routees = [ ]; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].routees: ", "at least one name");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"broadcast\";\n"
+		   "    routees = [ \"a\",\n"
+		   "                \"a\" ]; }\n"
+		   ");\n",
+		   "t.conf:4: routers.[0].routees.[1]: duplicate routee name \"a\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"random\";\n"
+		   "    routees = [ \"a b\" ]; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].routees.[0]: ", "outside");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"random\";\n"
+		   "    routees = [ \"\" ]; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].routees.[0]: empty name", NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"smallest-mailbox\";\n"
+		   "    routees = ( \"a\", 7 ); }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].routees.[1]: expected a string", NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"smallest-mailbox\";\n"
+		   "    routees = \"a\"; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].routees: expected an array", NULL);
+	/* One routee more than a router holds: the 33rd on line 36 (libconfig
+	 * dates an array element by the token after it, so "]" stays on the
+	 * element's line). */
+	t = (struct text){ 0 };
+	add(&t, "routers = (\n  { name = \"r\"; behaviour = \"round-robin\";\n"
+		"    routees = [\n");
+	for (unsigned i = 0; i <= SHMR_MAX_ROUTES; i++)
+		add(&t, "      \"w%u\"%s\n", i,
+		    i < SHMR_MAX_ROUTES ? "," : " ]; }");
+	add(&t, ");\n");
+	expect_err(t.s, "t.conf:36: routers.[0].routees.[32]: too many routees (at most 32)",
+		   NULL);
+	free(t.s);
+	/* routees belongs to the logics. */
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 1; route = \"a\"; } );\n"
+		   "    routees = [ \"a\" ]; }\n"
+		   ");\n",
+		   "t.conf:4: routers.[0].routees: not used by behaviour \"type\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"hash\"; hash = [ \"a\" ];\n"
+		   "    routees = [ \"a\" ]; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].routees: not used by behaviour \"hash\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"dso\"; dso = \"/x.so\";\n"
+		   "    routees = [ \"a\" ]; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].routees: not used by behaviour \"dso\"",
+		   NULL);
+	/* Another behaviour's settings in a logic. */
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"round-robin\";\n"
+		   "    hash = [ \"a\" ]; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].hash: not used by behaviour \"round-robin\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"broadcast\";\n"
+		   "    types = ( { type = 1; route = \"a\"; } ); }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].types: not used by behaviour \"broadcast\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"random\";\n"
+		   "    dso = \"/x.so\"; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].dso: not used by behaviour \"random\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"consistent-hash\";\n"
+		   "    dso_arg = \"x\"; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].dso_arg: not used by behaviour \"consistent-hash\"",
+		   NULL);
+	/* The names are exact. */
+	expect_err("routers = (\n"
+		   "  { name = \"r\";\n"
+		   "    behaviour = \"Round-Robin\"; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].behaviour: unknown behaviour \"Round-Robin\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\";\n"
+		   "    behaviour = \"consistent_hash\"; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].behaviour: unknown behaviour \"consistent_hash\"",
 		   NULL);
 }
 
@@ -634,7 +870,7 @@ static void test_geometry_and_values(void **state)
 	expect_err("routers = ( { name = \"r\"; behaviour = \"type\";\n"
 		   "types = ( { type = 1; route = \"a\"; } );\n"
 		   "mailbox_full = \"drop\"; } );\n",
-		   "t.conf:3: routers.[0].mailbox_full: unknown policy "
+		   "t.conf:3: routers.[0].mailbox_full: unknown choice "
 		   "\"drop\"", NULL);
 
 	struct shmr_config *c = expect_ok(
@@ -657,6 +893,79 @@ static void test_geometry_and_values(void **state)
 	assert_int_equal(c->restart_backoff_max_ms, 5000);
 	assert_int_equal(c->routers[0].fail_when_full, 1);
 	free(c);
+}
+
+/* pool = { ... }: expanded into "<router>:<i>" routes of one program;
+ * resizer/optimal_resizer only on a pool, one of them; on_kill. */
+static void test_pools_and_resizers(void **state)
+{
+	struct shmr_config *c;
+	(void)state;
+
+	c = expect_ok("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
+		      "  pool = { size = 3; program = \"p\"; args = [ \"-x\" ];"
+		      " cpus = \"0\"; };\n"
+		      "  resizer = { upper_bound = 6; rampup_rate = 0.5; };\n"
+		      "  on_kill = \"stop\"; } );\n");
+	assert_int_equal(c->routers[0].pool.size, 3);
+	assert_int_equal(c->routers[0].nroutes, 3);
+	assert_string_equal(c->routers[0].routes[0].name, "w:0");
+	assert_string_equal(c->routers[0].routes[2].name, "w:2");
+	assert_string_equal(c->routers[0].routes[2].program, "p");
+	assert_string_equal(c->routers[0].routes[2].args[0], "-x");
+	assert_string_equal(c->routers[0].routes[1].cpus, "0");
+	assert_int_equal(c->routers[0].resizer.kind, SHMR_RESIZER_DEFAULT);
+	assert_int_equal(c->routers[0].resizer.upper_bound, 6);
+	assert_true(c->routers[0].resizer.rampup_rate == 0.5);
+	assert_true(c->routers[0].resizer.lower_bound == INT_MIN); /* unset */
+	assert_int_equal(c->routers[0].on_kill_stop, 1);
+	free(c);
+	c = expect_ok("routers = ( { name = \"w\"; behaviour = \"random\";\n"
+		      "  pool = { size = 1; program = \"p\"; };\n"
+		      "  optimal_resizer = { action_interval_ms = 100; }; } );\n");
+	assert_int_equal(c->routers[0].resizer.kind, SHMR_RESIZER_OPTIMAL);
+	assert_int_equal(c->routers[0].resizer.action_interval_ms, 100);
+	free(c);
+
+	expect_err("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
+		   "  pool = { size = 0; program = \"p\"; }; } );\n",
+		   "t.conf:2: routers.[0].pool.size: 0 is out of range", NULL);
+	expect_err("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
+		   "  pool = { size = 2; }; } );\n",
+		   "t.conf:2: routers.[0].pool.program: required setting is missing",
+		   NULL);
+	expect_err("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
+		   "  pool = { size = 2; program = \"p\"; };\n"
+		   "  routes = ( { name = \"a\"; program = \"p\"; } ); } );\n",
+		   "t.conf:3: routers.[0].routes: a router with a pool has no routes",
+		   NULL);
+	expect_err("routers = ( { name = \"w\"; behaviour = \"type\";\n"
+		   "  types = ( { type = 1; route = \"a\"; } );\n"
+		   "  pool = { size = 2; program = \"p\"; }; } );\n",
+		   "t.conf:3: routers.[0].pool: a pool needs a routing logic", NULL);
+	expect_err("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
+		   "  routees = [ \"a\" ];\n"
+		   "  resizer = { upper_bound = 3; }; } );\n",
+		   "t.conf:3: routers.[0].resizer: only a pool", NULL);
+	expect_err("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
+		   "  pool = { size = 2; program = \"p\"; };\n"
+		   "  resizer = { upper_bound = 3; };\n"
+		   "  optimal_resizer = { upper_bound = 3; }; } );\n",
+		   "t.conf:4: routers.[0].optimal_resizer: a pool has one resizer",
+		   NULL);
+	expect_err("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
+		   "  pool = { size = 2; program = \"p\"; };\n"
+		   "  resizer = { rampup = 3; }; } );\n",
+		   "t.conf:3: routers.[0].resizer.rampup: unknown setting", NULL);
+	expect_err("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
+		   "  pool = { size = 2; program = \"p\"; };\n"
+		   "  resizer = { rampup_rate = \"fast\"; }; } );\n",
+		   "t.conf:3: routers.[0].resizer.rampup_rate: expected a number",
+		   NULL);
+	expect_err("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
+		   "  pool = { size = 2; program = \"p\"; };\n"
+		   "  on_kill = \"ignore\"; } );\n",
+		   "t.conf:3: routers.[0].on_kill: unknown choice", NULL);
 }
 
 static void test_needs_a_router(void **state)
@@ -999,6 +1308,37 @@ static void test_examples_use_cases(void **state)
 	free(c);
 }
 
+/* One example per routing logic; each parses to what its comment says. */
+static void test_examples_logics(void **state)
+{
+	static const struct {
+		const char *file;
+		uint32_t behaviour;
+		unsigned nroutes, nroutees, vnodes;
+	} ex[] = {
+		{ "round-robin.conf", SHMR_BEH_ROUND_ROBIN, 3, 0, 0 },
+		{ "random.conf", SHMR_BEH_RANDOM, 2, 3, 0 },
+		{ "smallest-mailbox.conf", SHMR_BEH_SMALLEST_MAILBOX, 3, 0, 0 },
+		{ "broadcast.conf", SHMR_BEH_BROADCAST, 3, 0, 0 },
+		{ "consistent-hash.conf", SHMR_BEH_CONSISTENT_HASH, 3, 0, 100 },
+	};
+	(void)state;
+
+	for (unsigned i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {
+		struct shmr_config *c = load_example(ex[i].file);
+
+		assert_int_equal(c->nrouters, 1);
+		assert_int_equal(c->routers[0].behaviour, ex[i].behaviour);
+		assert_int_equal(c->routers[0].nroutes, ex[i].nroutes);
+		assert_int_equal(c->routers[0].nhash, ex[i].nroutees);
+		assert_int_equal(c->routers[0].vnodes, ex[i].vnodes);
+		for (unsigned j = 0; j < c->routers[0].nroutes; j++)
+			assert_string_equal(c->routers[0].routes[j].program,
+					    "shmr-echo-worker");
+		free(c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1014,10 +1354,13 @@ int main(void)
 		cmocka_unit_test(test_type_numbers),
 		cmocka_unit_test(test_behaviour_needs),
 		cmocka_unit_test(test_call_types),
+		cmocka_unit_test(test_logics_parse),
+		cmocka_unit_test(test_logics_errors),
 		cmocka_unit_test(test_route_fields),
 		cmocka_unit_test(test_cpu_lists),
 		cmocka_unit_test(test_geometry_and_values),
 		cmocka_unit_test(test_needs_a_router),
+		cmocka_unit_test(test_pools_and_resizers),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_full_file),
@@ -1025,6 +1368,7 @@ int main(void)
 		cmocka_unit_test(test_example_hash),
 		cmocka_unit_test(test_example_dso),
 		cmocka_unit_test(test_examples_use_cases),
+		cmocka_unit_test(test_examples_logics),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,6 +24,7 @@ struct fake {
 	unsigned spawns;  /* successful */
 	unsigned stops;
 	unsigned drains;
+	unsigned kills;
 	unsigned forgets;
 	unsigned addeds;
 	unsigned reinits;
@@ -68,6 +69,15 @@ static void fk_drain(void *ctx, unsigned r, unsigned k)
 	x->f.drains++;
 }
 
+static void fk_kill(void *ctx, unsigned r, unsigned k)
+{
+	struct fixture *x = ctx;
+
+	(void)r;
+	(void)k;
+	x->f.kills++;
+}
+
 static int fk_added(void *ctx, unsigned r, unsigned k)
 {
 	struct fixture *x = ctx;
@@ -104,6 +114,7 @@ static const struct shmr_ctl_life_ops fake_ops = {
 	.spawn = fk_spawn,
 	.stop = fk_stop,
 	.drain = fk_drain,
+	.kill = fk_kill,
 	.added = fk_added,
 	.forget = fk_forget,
 	.reinit = fk_reinit,
@@ -132,11 +143,28 @@ static int setup(void **state)
 	conf_route(r, "a");
 	conf_route(r, "b");
 	conf_route(r, "c");
+	/* Router "pool": a round-robin pool of two (as the parser expands
+	 * it); router "group": round-robin over two registry names. */
+	r = &x->cfg.routers[x->cfg.nrouters++];
+	strcpy(r->name, "pool");
+	r->behaviour = SHMR_BEH_ROUND_ROBIN;
+	r->pool.size = 2;
+	strcpy(r->pool.tmpl.program, "pool-worker");
+	conf_route(r, "pool:0");
+	conf_route(r, "pool:1");
+	r = &x->cfg.routers[x->cfg.nrouters++];
+	strcpy(r->name, "group");
+	r->behaviour = SHMR_BEH_ROUND_ROBIN;
+	strcpy(r->hash[r->nhash++], "x");
+	strcpy(r->hash[r->nhash++], "y");
 	assert_int_equal(shmr_ctl_model_init(&x->m, &x->cfg), 0);
 	x->l = (struct shmr_ctl_life){ &x->m, &fake_ops, x };
 	x->f.next_pid = 100;
 	for (unsigned k = 0; k < 3; k++)
 		shmr_ctl_model_route_set(&x->m, &x->m.routers[0].routes[k],
+					 x->f.next_pid++);
+	for (unsigned k = 0; k < 2; k++)
+		shmr_ctl_model_route_set(&x->m, &x->m.routers[1].routes[k],
 					 x->f.next_pid++);
 	x->m.version = 1;
 	x->m.dirty = 0;
@@ -658,6 +686,145 @@ static void test_drain_waits_for_the_inbox_then_disables(void **state)
 			 -SHMR_E_NO_ROUTE);
 }
 
+/* ---- pools and routee lists ------------------------------------------ */
+
+static struct shmr_ctl_route *pool_route(struct fixture *x, const char *n)
+{
+	int k = shmr_ctl_model_route_index(&x->m.routers[1], n);
+
+	return k < 0 ? NULL : &x->m.routers[1].routes[k];
+}
+
+static const char *routees(struct fixture *x, unsigned ri)
+{
+	static char buf[1024];
+
+	assert_true(shmr_ctl_routees_format(&x->m.routers[ri], buf,
+					    sizeof(buf)) >= 0);
+	return buf;
+}
+
+/* AdjustPoolSize: growth appends "<router>:<lowest free index>" from the
+ * pool's program; shrinking drains and removes the newest; the size stays
+ * at least 1 without a resizer; GetRoutees is in creation order. */
+static void test_pool_adjust_grows_and_shrinks_newest_first(void **state)
+{
+	struct fixture *x = *state;
+
+	assert_string_equal(routees(x, 1), "pool:0\npool:1\n");
+	assert_int_equal(shmr_ctl_pool_adjust(&x->l, 1, +2), 4);
+	assert_string_equal(x->f.last_program, "pool-worker");
+	assert_string_equal(routees(x, 1),
+			    "pool:0\npool:1\npool:2\npool:3\n");
+	assert_int_equal(pool_route(x, "pool:3")->state, SHMR_ROUTE_RUNNING);
+
+	/* Shrink: the newest drain first (not stopped yet), and leave the
+	 * routees at once. */
+	assert_int_equal(shmr_ctl_pool_adjust(&x->l, 1, -1), 3);
+	assert_int_equal(x->f.drains, 1);
+	assert_int_equal(x->f.stops, 0);
+	assert_int_equal(pool_route(x, "pool:3")->state,
+			 SHMR_ROUTE_PENDING_REMOVE);
+	assert_string_equal(routees(x, 1), "pool:0\npool:1\npool:2\n");
+	x->m.routers[1].routes[3].os_pid = 0;
+	assert_int_equal(shmr_ctl_life_exited(&x->l, 1, 3), 0);
+	assert_null(pool_route(x, "pool:3"));
+
+	/* Clamped at 1 without a resizer. */
+	assert_int_equal(shmr_ctl_pool_adjust(&x->l, 1, -10), 1);
+	assert_string_equal(routees(x, 1), "pool:0\n");
+	/* The lowest free index is reused once its route is gone. */
+	for (unsigned k = 1; k < x->m.routers[1].nroutes;)
+		if (x->m.routers[1].routes[k].state ==
+		    SHMR_ROUTE_PENDING_REMOVE) {
+			x->m.routers[1].routes[k].os_pid = 0;
+			shmr_ctl_life_exited(&x->l, 1, k);
+		} else {
+			k++;
+		}
+	assert_int_equal(shmr_ctl_pool_adjust(&x->l, 1, +1), 2);
+	assert_string_equal(routees(x, 1), "pool:0\npool:1\n");
+	/* Not a pool. */
+	assert_int_equal(shmr_ctl_pool_adjust(&x->l, 0, +1),
+			 -SHMR_E_NOT_ALLOWED);
+}
+
+/* With a resizer the bounds are its own (lower may be 0, and the pool
+ * does not stop when empty); without one, the pool stops with its last
+ * routee. */
+static void test_pool_bounds_and_stop_with_last_routee(void **state)
+{
+	struct fixture *x = *state;
+
+	x->cfg.routers[1].resizer.kind = SHMR_RESIZER_DEFAULT;
+	x->cfg.routers[1].resizer.lower_bound = 0;
+	x->cfg.routers[1].resizer.upper_bound = 3;
+	assert_int_equal(shmr_ctl_pool_adjust(&x->l, 1, +5), 3);
+	assert_int_equal(shmr_ctl_pool_adjust(&x->l, 1, -5), 0);
+	for (unsigned k = 0; k < x->m.routers[1].nroutes;) {
+		x->m.routers[1].routes[k].os_pid = 0;
+		shmr_ctl_life_exited(&x->l, 1, k);
+	}
+	assert_int_equal(x->m.routers[1].nroutes, 0);
+	assert_false(x->m.routers[1].stopped);
+
+	x->cfg.routers[1].resizer.kind = SHMR_RESIZER_NONE;
+	assert_int_equal(shmr_ctl_pool_adjust(&x->l, 1, +1), 1);
+	assert_int_equal(shmr_ctl_routee_remove(&x->l, 1, "pool:0"), 0);
+	assert_false(x->m.routers[1].stopped); /* still draining */
+	x->m.routers[1].routes[0].os_pid = 0;
+	shmr_ctl_life_exited(&x->l, 1, 0);
+	assert_true(x->m.routers[1].stopped);
+	assert_int_equal(shmr_ctl_pool_adjust(&x->l, 1, +1),
+			 -SHMR_E_NOT_ALLOWED);
+}
+
+/* A group's list: AddRoutee appends (idempotent), RemoveRoutee drops
+ * (unknown: success); on a router routing to its own routes, the first
+ * AddRoutee starts the list from them. */
+static void test_routee_lists(void **state)
+{
+	struct fixture *x = *state;
+
+	assert_string_equal(routees(x, 2), "x\ny\n");
+	assert_int_equal(shmr_ctl_routee_add(&x->l, 2, "z"), 0);
+	assert_int_equal(shmr_ctl_routee_add(&x->l, 2, "x"), 0);
+	assert_string_equal(routees(x, 2), "x\ny\nz\n");
+	assert_int_equal(shmr_ctl_routee_remove(&x->l, 2, "x"), 0);
+	assert_int_equal(shmr_ctl_routee_remove(&x->l, 2, "nosuch"), 0);
+	assert_string_equal(routees(x, 2), "y\nz\n");
+	assert_int_equal(shmr_ctl_routee_add(&x->l, 2, "bad name"),
+			 -SHMR_E_NAME);
+	assert_true(x->m.dirty);
+
+	assert_int_equal(shmr_ctl_routee_add(&x->l, 1, "outside"), 0);
+	assert_string_equal(routees(x, 1), "pool:0\npool:1\noutside\n");
+	/* Growing a listed pool lists the new routee too. */
+	assert_int_equal(shmr_ctl_pool_adjust(&x->l, 1, +1), 3);
+	assert_string_equal(routees(x, 1),
+			    "pool:0\npool:1\noutside\npool:2\n");
+	/* A type router has no routee list. */
+	assert_int_equal(shmr_ctl_routee_add(&x->l, 0, "z"),
+			 -SHMR_E_NOT_ALLOWED);
+}
+
+/* Kill: every live worker is killed (restarted as after a crash); with
+ * on_kill = "stop" the router stops instead. */
+static void test_kill_router(void **state)
+{
+	struct fixture *x = *state;
+
+	shmr_ctl_life_kill_router(&x->l, 1);
+	assert_int_equal(x->f.kills, 2);
+	assert_false(x->m.routers[1].stopped);
+	x->cfg.routers[1].on_kill_stop = 1;
+	shmr_ctl_life_kill_router(&x->l, 1);
+	assert_int_equal(x->f.kills, 4);
+	assert_true(x->m.routers[1].stopped);
+	shmr_ctl_life_kill_router(&x->l, 1);
+	assert_int_equal(x->f.kills, 4);
+}
+
 /* restart_backoff_ms: none for the first quick failure, then doubling
  * from the configured first wait up to the maximum; 0 turns it off. */
 static void test_restart_backoff_doubles_up_to_the_maximum(void **state)
@@ -764,6 +931,10 @@ int main(void)
 		cmocka_unit_test(test_restart_backoff_doubles_up_to_the_maximum),
 		T(test_stopped_router_refuses_mutators),
 		T(test_drain_waits_for_the_inbox_then_disables),
+		T(test_pool_adjust_grows_and_shrinks_newest_first),
+		T(test_pool_bounds_and_stop_with_last_routee),
+		T(test_routee_lists),
+		T(test_kill_router),
 		T(test_enable_whose_start_fails_stays_disabled),
 		T(test_replace_of_live_worker_is_pending_until_exit),
 		T(test_replace_of_dead_route_starts_the_new_spec),

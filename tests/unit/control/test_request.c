@@ -237,6 +237,61 @@ static void lifecycle_requests(void **state)
 	assert_int_equal(strlen(r.spec.args[0]), SHMR_CONF_ARG_MAX - 1);
 }
 
+/* The routers' management requests (shmrctl routees/routee/pool/kill/
+ * poison) and DRAIN. */
+static void management_requests(void **state)
+{
+	static const struct {
+		const char *req;
+		int code;
+	} bad[] = {
+		{ "POOL_ADJUST work 2", SHMR_E_PROTO },
+		{ "POOL_ADJUST work +", SHMR_E_PROTO },
+		{ "POOL_ADJUST work +33", SHMR_E_PROTO },
+		{ "POOL_ADJUST work -1x", SHMR_E_PROTO },
+		{ "POOL_ADJUST work", SHMR_E_PROTO },
+		{ "POOL_ADJUST bad/name +1", SHMR_E_NAME },
+		{ "ROUTEE_ADD work", SHMR_E_PROTO },
+		{ "ROUTEE_ADD work bad/name", SHMR_E_NAME },
+		{ "ROUTEES", SHMR_E_PROTO },
+		{ "KILL work now", SHMR_E_PROTO },
+		{ "DRAIN events", SHMR_E_PROTO },
+	};
+	struct shmr_ctl_req r;
+	(void)state;
+
+	assert_int_equal(parse("POOL_ADJUST work +3", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_POOL_ADJUST);
+	assert_string_equal(r.name, "work");
+	assert_int_equal(r.delta, 3);
+	assert_int_equal(parse("POOL_ADJUST work -32", &r), 0);
+	assert_int_equal(r.delta, -32);
+	assert_int_equal(parse("ROUTEES work", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_ROUTEES);
+	assert_int_equal(parse("ROUTEE_ADD work outside", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_ROUTEE_ADD);
+	assert_string_equal(r.route, "outside");
+	assert_int_equal(parse("ROUTEE_REMOVE work work:1", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_ROUTEE_REMOVE);
+	assert_int_equal(parse("KILL work", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_KILL);
+	assert_int_equal(parse("POISON work", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_POISON);
+	assert_int_equal(parse("DRAIN events w", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_DRAIN);
+	/* INSPECT is not confused with its neighbours. */
+	assert_int_equal(parse("INSPECT work json", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_INSPECT);
+	assert_int_equal(r.json, 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = parse(bad[i].req, &r);
+
+		if (rc != -bad[i].code)
+			fail_msg("\"%s\": got %d, want %d", bad[i].req, rc,
+				 -bad[i].code);
+	}
+}
+
 static void embedded_nul(void **state)
 {
 	static const char req[] = "ROUTES ev\0ents";
@@ -299,6 +354,7 @@ int main(void)
 		cmocka_unit_test(good_requests),
 		cmocka_unit_test(bad_requests),
 		cmocka_unit_test(lifecycle_requests),
+		cmocka_unit_test(management_requests),
 		cmocka_unit_test(embedded_nul),
 		cmocka_unit_test(too_long),
 		cmocka_unit_test(every_byte_is_safe),

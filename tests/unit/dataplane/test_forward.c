@@ -689,11 +689,12 @@ static void test_mailbox_full_fails(void **state)
 	struct fixture *f = *state;
 	struct rte_ring *src = out_lane(f, f->a);
 	struct rte_ring *dst = lane(f, f->work, LC);
-	struct shmr_dp_poll *p = poll_of(f, f->a);
+	struct shmr_dp_poll *p;
 	unsigned char slot[SS], got[64 * SS];
 
 	set_admin(f);
 	respec(f, SHMR_RF_FAIL_WHEN_FULL, SHMR_ROUTE_RUNNING);
+	p = poll_of(f, f->a); /* the new table's */
 	for (unsigned i = 0; i < 62; i++)
 		put(dst, dp_msg(slot, SHMR_KIND_SEND, f->b, f->work, 0, i, 0));
 	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 0, 1));

@@ -641,6 +641,71 @@ static void test_msg_key(void **state)
 	assert_int_equal(shmr_logic_msg_key(&fn, &m), 1007);
 }
 
+/* --- consistent hash: the lookup index -------------------------------- */
+
+/* The indexed lookup agrees with the binary search for every hash tried:
+ * each point, its neighbours, every bucket boundary, the ends, a sweep. */
+static void check_index(const struct shmr_logic_chash *r)
+{
+	size_t size = shmr_logic_chash_index_size(r->npoints);
+	struct shmr_logic_chash_index *ix = malloc(size);
+	uint32_t h;
+	int rc;
+
+	assert_non_null(ix);
+	assert_int_equal(shmr_logic_chash_index_build(ix, size - 1, r),
+			 -ENOSPC);
+	assert_int_equal(shmr_logic_chash_index_build(NULL, size, r), -EINVAL);
+	rc = shmr_logic_chash_index_build(ix, size, r);
+	assert_int_equal(rc, (int)ix->nbuckets);
+	assert_true(ix->nbuckets >= r->npoints ||
+		    ix->nbuckets == 1u << SHMR_LOGIC_CHASH_INDEX_BITS_MAX);
+	assert_int_equal(ix->nbuckets, 1u << (32 - ix->shift));
+	for (uint32_t i = 0; i < r->npoints; i++)
+		for (int d = -1; d <= 1; d++) {
+			h = r->points[i].point + (uint32_t)d;
+			assert_int_equal(shmr_logic_chash_lookup_indexed(r, ix, h),
+					 shmr_logic_chash_lookup_hash(r, h));
+		}
+	for (uint64_t b = 0; b < ix->nbuckets; b++)
+		for (int d = -1; d <= 1; d++) {
+			h = (uint32_t)((b << ix->shift) + (uint64_t)(int64_t)d);
+			assert_int_equal(shmr_logic_chash_lookup_indexed(r, ix, h),
+					 shmr_logic_chash_lookup_hash(r, h));
+		}
+	for (uint64_t x = 0; x <= UINT32_MAX; x += 65521) {
+		h = (uint32_t)x;
+		assert_int_equal(shmr_logic_chash_lookup_indexed(r, ix, h),
+				 shmr_logic_chash_lookup_hash(r, h));
+	}
+	assert_int_equal(shmr_logic_chash_lookup_indexed(r, ix, UINT32_MAX),
+			 shmr_logic_chash_lookup_hash(r, UINT32_MAX));
+	free(ix);
+}
+
+static void test_chash_index(void **state)
+{
+	static const char *const one[] = { "solo" };
+	struct shmr_logic_chash *r;
+
+	(void)state;
+	r = ring_new(NULL, 0, 10);
+	check_index(r);
+	free(r);
+	r = ring_new(one, 1, 1); /* one point, one bucket: shift 32 */
+	check_index(r);
+	free(r);
+	r = ring_new(abc, 3, 2);
+	check_index(r);
+	free(r);
+	r = ring_new(workers, 9, SHMR_LOGIC_CHASH_VNODES_DEFAULT);
+	check_index(r);
+	free(r);
+	r = ring_new(workers, 9, SHMR_LOGIC_CHASH_VNODES_MAX);
+	check_index(r);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -663,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_chash_add_remove),
 		cmocka_unit_test(test_chash_remove_middle),
 		cmocka_unit_test(test_msg_key),
+		cmocka_unit_test(test_chash_index),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -83,12 +83,15 @@ static struct shmr_msg msg(uint8_t kind, uint32_t type, uint64_t key)
 	return m;
 }
 
+/* The routing logics' per-lcore state, as one lcore would hold it. */
+static struct shmr_dp_pick pick;
+
 static void decide(struct shmr_dp_table *t, unsigned ri, uint8_t kind,
 		   uint32_t type, uint64_t key, struct shmr_dp_decision *d)
 {
 	struct shmr_msg m = msg(kind, type, key);
 
-	shmr_dp_decide_rcu(t, ri, &m, d);
+	shmr_dp_decide_rcu(t, &pick, ri, &m, d);
 }
 
 /* Owned routes first, then the registry; unknown names fail. */
@@ -520,15 +523,15 @@ static void test_hop_limit(void **state)
 	/* The same chain for a message that already passed a router. */
 	m = msg(SHMR_KIND_SEND, 1, 0);
 	m.hops = 1;
-	shmr_dp_decide_rcu(t, ri[0], &m, &d);
+	shmr_dp_decide_rcu(t, &pick, ri[0], &m, &d);
 	assert_int_equal(d.verdict, SHMR_DP_FAIL);
 	assert_int_equal(d.err, -SHMR_E_NO_ROUTE);
 	assert_int_equal(d.nrouters, 3);
 	/* Three hops left: r1 -> r2 -> r3 -> payments fits. */
-	shmr_dp_decide_rcu(t, ri[1], &m, &d);
+	shmr_dp_decide_rcu(t, &pick, ri[1], &m, &d);
 	assert_int_equal(d.verdict, SHMR_DP_DELIVER);
 	m.hops = 4;
-	shmr_dp_decide_rcu(t, ri[3], &m, &d);
+	shmr_dp_decide_rcu(t, &pick, ri[3], &m, &d);
 	assert_int_equal(d.verdict, SHMR_DP_FAIL);
 	assert_int_equal(d.nrouters, 1);
 	assert_int_equal(d.routers[0], ri[3]);

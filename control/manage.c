@@ -1,0 +1,180 @@
+/*
+ * The management and special messages of a router (include/shmr/shmr.h,
+ * SHMR_TYPE_*), the same whether they come as messages on the admin path
+ * or as shmrctl's requests on the control socket: GetRoutees, AddRoutee,
+ * RemoveRoutee, AdjustPoolSize, PoisonPill and Kill.  The work is pool.c's
+ * and lifecycle.c's; this file maps a request to it and logs what changed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <shmr/domain.h>
+
+#include "control_internal.h"
+
+int shmr_ctl_manage(struct shmr_ctl *c, unsigned r, uint32_t type,
+		    const char *name, int64_t delta, char *text, size_t cap)
+{
+	struct shmr_ctl_router *ro = &c->model.routers[r];
+	const char *rn = ro->conf->name;
+	int rc;
+
+	if (cap)
+		text[0] = '\0';
+	if (type == SHMR_TYPE_GET_ROUTEES)
+		return shmr_ctl_routees_format(ro, text, cap);
+	if (ro->stopped)
+		return -SHMR_E_NOT_ALLOWED;
+	switch (type) {
+	case SHMR_TYPE_ADD_ROUTEE:
+		rc = shmr_ctl_routee_add(&c->life, r, name);
+		shmr_ctl_log(c, "router %s: AddRoutee %s: %s", rn, name,
+			     rc < 0 ? shmr_strerror(rc) : "ok");
+		return rc;
+	case SHMR_TYPE_REMOVE_ROUTEE:
+		rc = shmr_ctl_routee_remove(&c->life, r, name);
+		shmr_ctl_log(c, "router %s: RemoveRoutee %s: %s", rn, name,
+			     rc < 0 ? shmr_strerror(rc) : "ok");
+		return rc;
+	case SHMR_TYPE_ADJUST_POOL_SIZE:
+		if (delta > SHMR_MAX_ROUTES)
+			delta = SHMR_MAX_ROUTES;
+		if (delta < -(int64_t)SHMR_MAX_ROUTES)
+			delta = -(int64_t)SHMR_MAX_ROUTES;
+		rc = shmr_ctl_pool_adjust(&c->life, r, (int)delta);
+		shmr_ctl_log(c, "router %s: AdjustPoolSize(%+" PRId64 "): %s%d",
+			     rn, delta, rc < 0 ? "" : "size ",
+			     rc < 0 ? 0 : rc);
+		if (rc >= 0)
+			snprintf(text, cap, "%d", rc);
+		return rc < 0 ? rc : (int)strlen(text);
+	case SHMR_TYPE_POISON_PILL:
+		shmr_ctl_log(c, "router %s: PoisonPill: stopping the router "
+			     "and its pool", rn);
+		shmr_ctl_life_stop_router(&c->life, r);
+		return 0;
+	case SHMR_TYPE_KILL:
+		shmr_ctl_log(c, "router %s: Kill: %s", rn,
+			     ro->conf->on_kill_stop
+				     ? "stopping the router (on_kill = stop)"
+				     : "restarting its routees");
+		shmr_ctl_life_kill_router(&c->life, r);
+		return 0;
+	default:
+		return -SHMR_E_NOT_ALLOWED;
+	}
+}
+
+#define RESIZE_TICK_MS 100u
+
+/* The load of router @p ri's routees: busy flags and inbox depths. */
+static unsigned loads(struct shmr_ctl *c, unsigned ri,
+		      const struct shmr_ctl_counters *cnt,
+		      struct shmr_ctl_routee_load *out, uint64_t *taken)
+{
+	const struct shmr_ctl_router *r = &c->model.routers[ri];
+	unsigned n = 0;
+
+	*taken = 0;
+	for (unsigned k = 0; k < r->nroutes; k++) {
+		uint32_t s = r->routes[k].pid.slot;
+
+		if (r->routes[k].state == SHMR_ROUTE_PENDING_REMOVE)
+			continue;
+		/* Relaxed: a hint the worker's library keeps; no partner. */
+		out[n].busy = atomic_load_explicit(&shmr_ep_at(c->base, s)->busy,
+						   memory_order_relaxed);
+		out[n].depth = cnt->queued[s] > UINT32_MAX
+				       ? UINT32_MAX
+				       : (uint32_t)cnt->queued[s];
+		if (cnt->delivered[s] > cnt->queued[s])
+			*taken += cnt->delivered[s] - cnt->queued[s];
+		n++;
+	}
+	return n;
+}
+
+void shmr_ctl_resize_tick(struct shmr_ctl *c, uint64_t now)
+{
+	static struct shmr_ctl_counters cnt;
+	struct shmr_ctl_routee_load ld[SHMR_MAX_ROUTES];
+	const struct shmr_ctl_rng rng = { shmr_ctl_rng_splitmix, &c->rng_state };
+	int any = 0;
+
+	c->resize_at_ms = 0;
+	shmr_ctl_counters_read(c, &cnt);
+	for (unsigned ri = 0; ri < c->model.nrouters; ri++) {
+		struct shmr_ctl_router *r = &c->model.routers[ri];
+		const struct shmr_conf_router *cr = r->conf;
+		uint64_t fwd = cnt.forwarded[r->pid.slot], taken;
+		unsigned n, mpr;
+		int delta = 0;
+
+		if (cr->resizer.kind == SHMR_RESIZER_NONE || r->stopped)
+			continue;
+		any = 1;
+		n = loads(c, ri, &cnt, ld, &taken);
+		if (cr->resizer.kind == SHMR_RESIZER_DEFAULT) {
+			/* Pekko looks when a message numbered a multiple of
+			 * messages_per_resize arrives; this looks when such a
+			 * multiple has been passed since the last look. */
+			mpr = (unsigned)r->rcfg.messages_per_resize;
+			if (fwd / mpr == r->rs_seen / mpr)
+				continue;
+			r->rs_seen = fwd;
+			delta = shmr_ctl_resizer_capacity(&r->rcfg, ld, n);
+		} else {
+			if (!shmr_ctl_optimal_is_time(&r->optimal, now))
+				continue;
+			shmr_ctl_optimal_report(&r->optimal, now, ld, n,
+						taken >= r->rs_processed
+							? taken - r->rs_processed
+							: 0);
+			r->rs_processed = taken;
+			delta = shmr_ctl_optimal_resize(&r->optimal, now, n, &rng,
+							NULL);
+		}
+		if (delta == 0)
+			continue;
+		shmr_ctl_log(c, "router %s: resizer: %+d routee(s) (size %u)",
+			     cr->name, delta, n);
+		(void)shmr_ctl_pool_adjust(&c->life, ri, delta);
+	}
+	if (any)
+		c->resize_at_ms = now + RESIZE_TICK_MS;
+}
+
+void shmr_ctl_manage_msg(struct shmr_ctl *c, unsigned r,
+			 const struct shmr_msg *m)
+{
+	char name[SHMR_NAME_MAX] = "";
+	char text[1024];
+	uint32_t ss = shmr_hdr(c->base)->slot_size;
+	int rc;
+
+	if ((m->type == SHMR_TYPE_ADD_ROUTEE ||
+	     m->type == SHMR_TYPE_REMOVE_ROUTEE) &&
+	    (m->len == 0 || m->len >= SHMR_NAME_MAX ||
+	     memchr(m->data, '\0', m->len))) {
+		rc = -SHMR_E_NAME;
+	} else {
+		if (m->type == SHMR_TYPE_ADD_ROUTEE ||
+		    m->type == SHMR_TYPE_REMOVE_ROUTEE)
+			memcpy(name, m->data, m->len);
+		rc = shmr_ctl_manage(c, r, m->type, name, (int64_t)m->key,
+				     text,
+				     ss - SHMR_HDR_SIZE < sizeof(text)
+					     ? ss - SHMR_HDR_SIZE
+					     : sizeof(text));
+	}
+	if (m->kind == SHMR_KIND_CALL)
+		(void)shmr_ctl_admin_reply(c, m, rc < 0 ? rc : 0, text,
+					   rc > 0 ? (size_t)rc : 0);
+	else if (rc < 0)
+		shmr_ctl_warn("router %s: management message type 0x%" PRIx32
+			      " from %u:%u: %s",
+			      c->model.routers[r].conf->name, m->type,
+			      m->from.slot, m->from.gen, shmr_strerror(rc));
+}

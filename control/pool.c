@@ -1,0 +1,334 @@
+/*
+ * Pools, routee lists and the management messages (Pekko's GetRoutees,
+ * AddRoutee, RemoveRoutee, AdjustPoolSize), over the model and the route
+ * lifecycle; pure logic like lifecycle.c (process operations injected).
+ *
+ * A pool is a router whose routes are copies of one program, named
+ * "<router>:<i>" (the parser expands `pool = { size = N; ... }` into N
+ * routes).  Its routees are its routes, in creation order: growing appends
+ * routes with the lowest free index, shrinking removes the newest ones,
+ * each after it has handled what is queued for it (remove_drained).  Its
+ * size is kept within [1, upper] without a resizer, within the resizer's
+ * bounds with one; without a resizer it stops with its last routee.
+ *
+ * A routing logic over an explicit list (a group: `routees = [...]`, or
+ * any router once AddRoutee/RemoveRoutee changed its list) keeps the names
+ * in shmr_ctl_router.routees; "listed" is 0 while the router's own routes
+ * are its routees.  The first AddRoutee on such a router starts the list
+ * from its current routes, so nothing it routed to is lost.  RemoveRoutee
+ * of one of the router's own routes removes the route (after its queue).
+ *
+ * Ordering: management messages reach the control plane through the admin
+ * endpoint in the order each sender sent them, and each is applied to the
+ * model before the next is read, so a GetRoutees after an AddRoutee from
+ * the same sender sees the addition.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "control_internal.h"
+
+int shmr_ctl_is_logic(uint32_t behaviour)
+{
+	return behaviour != SHMR_BEH_TYPE && behaviour != SHMR_BEH_HASH &&
+	       behaviour != SHMR_BEH_DSO;
+}
+
+/* Routes that are routees now: not on their way out. */
+static unsigned members(const struct shmr_ctl_router *r)
+{
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < r->nroutes; k++)
+		n += r->routes[k].state != SHMR_ROUTE_PENDING_REMOVE;
+	return n;
+}
+
+void shmr_ctl_pool_bounds(const struct shmr_ctl_router *r, unsigned *lo,
+			  unsigned *hi)
+{
+	const struct shmr_conf_resizer *z = &r->conf->resizer;
+
+	*lo = 1;
+	*hi = SHMR_MAX_ROUTES;
+	if (z->kind != SHMR_RESIZER_NONE) {
+		*lo = z->lower_bound < 0 ? 0 : (unsigned)z->lower_bound;
+		*hi = z->upper_bound < 0 ? 0 : (unsigned)z->upper_bound;
+		if (*hi > SHMR_MAX_ROUTES)
+			*hi = SHMR_MAX_ROUTES;
+		if (*lo > *hi)
+			*lo = *hi;
+	}
+}
+
+static int listed_index(const struct shmr_ctl_router *r, const char *name)
+{
+	for (unsigned i = 0; i < r->nroutees; i++)
+		if (strncmp(r->routees[i], name, SHMR_NAME_MAX) == 0)
+			return (int)i;
+	return -1;
+}
+
+static void list_append(struct shmr_ctl_model *m, struct shmr_ctl_router *r,
+			const char *name)
+{
+	if (!r->listed || listed_index(r, name) >= 0 ||
+	    r->nroutees >= SHMR_MAX_ROUTES)
+		return;
+	snprintf(r->routees[r->nroutees++], SHMR_NAME_MAX, "%s", name);
+	m->dirty = 1;
+}
+
+static void list_drop(struct shmr_ctl_model *m, struct shmr_ctl_router *r,
+		      const char *name)
+{
+	int i = listed_index(r, name);
+
+	if (!r->listed || i < 0)
+		return;
+	memmove(r->routees[i], r->routees[i + 1],
+		(r->nroutees - (unsigned)i - 1) * SHMR_NAME_MAX);
+	r->nroutees--;
+	m->dirty = 1;
+}
+
+/* A mutable router: known, not stopped. */
+static int router_at(struct shmr_ctl_life *l, unsigned ri,
+		     struct shmr_ctl_router **r)
+{
+	if (ri >= l->m->nrouters)
+		return -SHMR_E_NO_ROUTE;
+	*r = &l->m->routers[ri];
+	return (*r)->stopped ? -SHMR_E_NOT_ALLOWED : 0;
+}
+
+/* Grow the pool by one: "<router>:<lowest free index>". */
+static int grow_one(struct shmr_ctl_life *l, struct shmr_ctl_router *r)
+{
+	struct shmr_conf_route spec = r->conf->pool.tmpl;
+	int rc;
+
+	for (unsigned i = 0; i < 2 * SHMR_MAX_ROUTES; i++) {
+		int n = snprintf(spec.name, sizeof(spec.name), "%s:%u",
+				 r->conf->name, i);
+
+		if (n < 0 || (size_t)n >= sizeof(spec.name))
+			return -SHMR_E_NAME;
+		if (shmr_ctl_model_route_index(r, spec.name) < 0)
+			break;
+	}
+	rc = shmr_ctl_life_add(l, r->conf->name, &spec);
+	if (rc == 0)
+		list_append(l->m, r, spec.name);
+	return rc;
+}
+
+/* Shrink by one: the newest routee, after its inbox drained. */
+static int shrink_one(struct shmr_ctl_life *l, struct shmr_ctl_router *r)
+{
+	char name[SHMR_NAME_MAX];
+
+	for (unsigned k = r->nroutes; k-- > 0;) {
+		if (r->routes[k].state == SHMR_ROUTE_PENDING_REMOVE)
+			continue;
+		snprintf(name, sizeof(name), "%s", r->routes[k].conf->name);
+		list_drop(l->m, r, name);
+		return shmr_ctl_life_remove_drained(l, r->conf->name, name);
+	}
+	return 0;
+}
+
+int shmr_ctl_pool_adjust(struct shmr_ctl_life *l, unsigned ri, int delta)
+{
+	struct shmr_ctl_router *r;
+	unsigned lo, hi, size, want;
+	int rc = router_at(l, ri, &r);
+
+	if (rc < 0)
+		return rc;
+	if (r->conf->pool.size == 0)
+		return -SHMR_E_NOT_ALLOWED; /* not a pool */
+	shmr_ctl_pool_bounds(r, &lo, &hi);
+	size = members(r);
+	if (delta < 0 && (unsigned)-delta > size)
+		want = 0;
+	else
+		want = (unsigned)((int)size + delta);
+	if (want < lo)
+		want = lo;
+	if (want > hi)
+		want = hi;
+	while (size < want) {
+		rc = grow_one(l, r);
+		if (rc < 0)
+			return rc;
+		size++;
+	}
+	while (size > want) {
+		rc = shrink_one(l, r);
+		if (rc < 0)
+			return rc;
+		size--;
+	}
+	return (int)size;
+}
+
+int shmr_ctl_routees_format(const struct shmr_ctl_router *r, char *buf,
+			    size_t cap)
+{
+	size_t len = 0;
+
+	if (cap)
+		buf[0] = '\0';
+	for (unsigned i = 0;; i++) {
+		const char *name;
+		int n;
+
+		if (r->listed) {
+			if (i >= r->nroutees)
+				break;
+			name = r->routees[i];
+		} else {
+			if (i >= r->nroutes)
+				break;
+			if (r->routes[i].state == SHMR_ROUTE_PENDING_REMOVE)
+				continue;
+			name = r->routes[i].conf->name;
+		}
+		n = snprintf(buf + len, cap - len, "%s\n", name);
+		if (n < 0 || (size_t)n >= cap - len)
+			return -ENOSPC;
+		len += (size_t)n;
+	}
+	return (int)len;
+}
+
+/* The router of an AddRoutee/RemoveRoutee: mutable, a routing logic, and
+ * a valid name. */
+static int list_router(struct shmr_ctl_life *l, unsigned ri, const char *name,
+		       struct shmr_ctl_router **r)
+{
+	int rc = router_at(l, ri, r);
+
+	if (rc < 0)
+		return rc;
+	if (!shmr_ctl_is_logic((*r)->conf->behaviour))
+		return -SHMR_E_NOT_ALLOWED;
+	return shmr_ctl_name_valid(name) ? 0 : -SHMR_E_NAME;
+}
+
+int shmr_ctl_routee_add(struct shmr_ctl_life *l, unsigned ri,
+			const char *name)
+{
+	struct shmr_ctl_router *r;
+	int rc = list_router(l, ri, name, &r);
+
+	if (rc < 0)
+		return rc;
+	if (!r->listed) {
+		/* From now on the list is the router's own. */
+		r->listed = 1;
+		r->nroutees = 0;
+		for (unsigned k = 0; k < r->nroutes; k++)
+			if (r->routes[k].state != SHMR_ROUTE_PENDING_REMOVE)
+				list_append(l->m, r, r->routes[k].conf->name);
+	}
+	if (listed_index(r, name) >= 0)
+		return 0;
+	if (r->nroutees >= SHMR_MAX_ROUTES)
+		return -SHMR_E_NO_ENDPOINT;
+	list_append(l->m, r, name);
+	return 0;
+}
+
+int shmr_ctl_routee_remove(struct shmr_ctl_life *l, unsigned ri,
+			   const char *name)
+{
+	struct shmr_ctl_router *r;
+	int rc = list_router(l, ri, name, &r);
+
+	if (rc < 0)
+		return rc;
+	list_drop(l->m, r, name);
+	/* One of the router's own routes (a pool's routee) goes away, after
+	 * its queue: its routes are its routees. */
+	if (shmr_ctl_model_route_index(r, name) >= 0)
+		return shmr_ctl_life_remove_drained(l, r->conf->name, name);
+	return 0;
+}
+
+int shmr_ctl_resizer_from_conf(const struct shmr_conf_resizer *z,
+			       struct shmr_ctl_resizer_cfg *d,
+			       struct shmr_ctl_optimal_cfg *o,
+			       const char **field)
+{
+#define SET_INT(dst, v)                                                    \
+	do {                                                               \
+		if ((v) != INT_MIN)                                        \
+			(dst) = (v);                                       \
+	} while (0)
+#define SET_DBL(dst, v)                                                    \
+	do {                                                               \
+		if (!isnan(v))                                             \
+			(dst) = (v);                                       \
+	} while (0)
+	shmr_ctl_resizer_cfg_defaults(d);
+	shmr_ctl_optimal_cfg_defaults(o);
+	if (z->kind == SHMR_RESIZER_DEFAULT) {
+		SET_INT(d->lower_bound, z->lower_bound);
+		SET_INT(d->upper_bound, z->upper_bound);
+		SET_INT(d->pressure_threshold, z->pressure_threshold);
+		SET_INT(d->messages_per_resize, z->messages_per_resize);
+		SET_DBL(d->rampup_rate, z->rampup_rate);
+		SET_DBL(d->backoff_threshold, z->backoff_threshold);
+		SET_DBL(d->backoff_rate, z->backoff_rate);
+		return shmr_ctl_resizer_check(d, field);
+	}
+	if (z->kind == SHMR_RESIZER_OPTIMAL) {
+		SET_INT(o->lower_bound, z->lower_bound);
+		SET_INT(o->upper_bound, z->upper_bound);
+		SET_INT(o->optimization_range, z->optimization_range);
+		SET_DBL(o->chance_of_ramping_down_when_full,
+			z->chance_of_ramping_down_when_full);
+		SET_DBL(o->explore_step_size, z->explore_step_size);
+		SET_DBL(o->chance_of_exploration, z->chance_of_exploration);
+		SET_DBL(o->downsize_ratio, z->downsize_ratio);
+		SET_DBL(o->weight_of_latest_metric, z->weight_of_latest_metric);
+		if (z->action_interval_ms != UINT64_MAX)
+			o->action_interval_ms = z->action_interval_ms;
+		if (z->downsize_after_underutilized_for_ms != UINT64_MAX)
+			o->downsize_after_underutilized_for_ms =
+				z->downsize_after_underutilized_for_ms;
+		return shmr_ctl_optimal_check(o, field);
+	}
+#undef SET_INT
+#undef SET_DBL
+	return 0;
+}
+
+void shmr_ctl_routees_init(struct shmr_ctl_model *m)
+{
+	for (unsigned i = 0; i < m->nrouters; i++) {
+		struct shmr_ctl_router *r = &m->routers[i];
+		const struct shmr_conf_router *cr = r->conf;
+
+		r->listed = shmr_ctl_is_logic(cr->behaviour) && cr->nhash > 0;
+		r->nroutees = r->listed ? cr->nhash : 0;
+		for (unsigned k = 0; k < r->nroutees; k++)
+			snprintf(r->routees[k], SHMR_NAME_MAX, "%s",
+				 cr->hash[k]);
+		/* Checked by the daemon before the model is built. */
+		if (cr->resizer.kind != SHMR_RESIZER_NONE) {
+			struct shmr_ctl_optimal_cfg o;
+
+			if (shmr_ctl_resizer_from_conf(&cr->resizer, &r->rcfg,
+						       &o, NULL) == 0 &&
+			    cr->resizer.kind == SHMR_RESIZER_OPTIMAL)
+				(void)shmr_ctl_optimal_init(&r->optimal, &o,
+							    NULL);
+		}
+	}
+}

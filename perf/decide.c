@@ -1,0 +1,210 @@
+/*
+ * `shmr-perf decide`: the routing decision alone, per logic, in this
+ * process: the dataplane's own table and decision code (dp_core) over
+ * --routes routees in a domain in heap memory, no other process, no ring
+ * traffic.  What a routing lcore spends deciding one message, apart from
+ * moving it (the logics run's end-to-end figures include that, and the
+ * sinks).
+ *
+ * Keys are 0, 1, 2, ...  smallest-mailbox is timed twice: every routee
+ * idle and empty (the first one wins at once), and every inbox holding
+ * one message (every routee read, the worst case); its lanes are real
+ * rings of this domain, filled once.  broadcast's decision only names the
+ * router (the copies are forward.c's business), so it is left out.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include <shmr/domain.h>
+
+#include "dataplane_internal.h"
+#include "perf_internal.h"
+
+#define DECISIONS 10000000u
+
+struct dom {
+	void *base;
+	struct shmr_dp_env env;
+};
+
+static int dom_init(struct dom *d, const struct perf_opts *o)
+{
+	struct shmr_geometry g = { o->slot, o->lane, 1, SHMR_POLL_BUSY, 0 };
+	struct shmr_domain_hdr plan;
+	int64_t size = shmr_layout_plan(&g, &plan);
+
+	if (size < 0)
+		return -EINVAL;
+	d->base = aligned_alloc(4096, ((size_t)size + 4095) & ~(size_t)4095);
+	if (!d->base)
+		return -ENOMEM;
+	memset(d->base, 0, (size_t)size);
+	if (shmr_layout_init(d->base, &g, "perf-decide") < 0)
+		return -EINVAL;
+	return shmr_dp_env_init(&d->env, d->base, (size_t)size);
+}
+
+/* Router "perf" at endpoint 0 over routes s0.. at endpoints 1.., with
+ * behaviour @p beh (hash: over the same names, in order). */
+static void spec(struct dom *d, uint32_t beh, unsigned n, uint32_t vnodes)
+{
+	struct shmr_spec *s = shmr_spec_of(d->base);
+	struct shmr_spec_router *r = &s->routers[0];
+
+	shmr_spec_write_begin(s);
+	memset(r, 0, sizeof(*r));
+	s->nrouters = 1;
+	s->nactive = 0;
+	shmr_name_copy(r->name, "perf");
+	r->pid = (struct shmr_pid){ 0, 1 };
+	r->behaviour = beh;
+	r->vnodes = vnodes;
+	for (unsigned j = 0; j < n; j++) {
+		struct shmr_spec_route *rt = &r->routes[r->nroutes++];
+
+		snprintf(rt->name, sizeof(rt->name), "s%u", j);
+		rt->pid = (struct shmr_pid){ j + 1, 1 };
+		rt->state = SHMR_ROUTE_RUNNING;
+		s->active[s->nactive++] = j + 1;
+		if (beh == SHMR_BEH_HASH)
+			memcpy(r->hash[r->nhash++], rt->name, SHMR_NAME_MAX);
+	}
+	s->version++;
+	shmr_spec_write_end(s);
+}
+
+static void endpoints(struct dom *d, unsigned n)
+{
+	for (uint32_t e = 0; e <= n; e++) {
+		struct shmr_ep_shared *ep = shmr_ep_at(d->base, e);
+
+		ep->gen = 1;
+		ep->kind = e ? SHMR_EPK_ROUTE : SHMR_EPK_ROUTER;
+		atomic_store(&ep->state, SHMR_EP_ACTIVE);
+	}
+}
+
+/* ns per decision of router 0 for DECISIONS keys; -1 on failure. */
+static double time_decisions(struct dom *d)
+{
+	struct shmr_dp_table *t = NULL;
+	struct shmr_dp_pick pk;
+	struct shmr_dp_decision dec;
+	struct shmr_msg m;
+	uint64_t sum = 0, t0, t1;
+
+	if (shmr_dp_table_build(&d->env, &t) < 0)
+		return -1;
+	memset(&pk, 0, sizeof(pk));
+	memset(&m, 0, sizeof(m));
+	m.kind = SHMR_KIND_SEND;
+	m.to = (struct shmr_pid){ 0, 1 };
+	t0 = perf_now_ns();
+	for (uint64_t i = 0; i < DECISIONS; i++) {
+		m.key = i;
+		shmr_dp_decide_rcu(t, &pk, 0, &m, &dec);
+		sum += dec.slot; /* keeps the work */
+	}
+	t1 = perf_now_ns();
+	shmr_dp_table_free(t);
+	if (dec.verdict != SHMR_DP_DELIVER || sum == 0)
+		return -1;
+	return (double)(t1 - t0) / DECISIONS;
+}
+
+/* One message in every routee's inbound lane (or none). */
+static void load(struct dom *d, const struct perf_opts *o, unsigned n,
+		 int on)
+{
+	unsigned char slot[SHMR_SLOT_MAX];
+
+	memset(slot, 0, sizeof(slot));
+	for (uint32_t j = 1; j <= n; j++) {
+		struct rte_ring *r = shmr_lane_at(d->base, j, 0);
+
+		if (on)
+			rte_ring_enqueue_burst_elem(r, slot, o->slot, 1, NULL);
+		else
+			rte_ring_dequeue_burst_elem(r, slot, o->slot, 1, NULL);
+	}
+}
+
+int perf_decide_main(const struct perf_opts *o)
+{
+	static const struct {
+		const char *name;
+		uint32_t beh;
+		int loaded;
+	} runs[] = {
+		{ "hash", SHMR_BEH_HASH, 0 },
+		{ "round-robin", SHMR_BEH_ROUND_ROBIN, 0 },
+		{ "random", SHMR_BEH_RANDOM, 0 },
+		{ "smallest-mailbox", SHMR_BEH_SMALLEST_MAILBOX, 0 },
+		{ "smallest-mailbox", SHMR_BEH_SMALLEST_MAILBOX, 1 },
+		{ "consistent-hash", SHMR_BEH_CONSISTENT_HASH, 0 },
+	};
+	double ns[sizeof(runs) / sizeof(runs[0])][101];
+	struct dom d;
+	int rc;
+
+	if (o->routes + 1 > SHMR_MAX_ENDPOINTS) {
+		fprintf(stderr, "shmr-perf decide: too many routes\n");
+		return PERF_EXIT_USAGE;
+	}
+	rc = dom_init(&d, o);
+	if (rc < 0) {
+		fprintf(stderr, "shmr-perf decide: domain: %s\n",
+			strerror(-rc));
+		return PERF_EXIT_FAIL;
+	}
+	endpoints(&d, o->routes);
+	if (perf_pin(o->cpu_hub) < 0)
+		fprintf(stderr, "shmr-perf decide: not pinned to cpu %d\n",
+			o->cpu_hub);
+	printf("shmr-perf decide: %u routees, %u decisions per run, keys "
+	       "0, 1, ...; cpu %d (the dataplane's)\n",
+	       o->routes, DECISIONS, o->cpu_hub);
+	for (unsigned i = 0; i < o->reps; i++) {
+		for (unsigned k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+			spec(&d, runs[k].beh, o->routes, o->vnodes);
+			if (runs[k].loaded)
+				load(&d, o, o->routes, 1);
+			ns[k][i] = time_decisions(&d);
+			if (runs[k].loaded)
+				load(&d, o, o->routes, 0);
+			if (ns[k][i] < 0) {
+				fprintf(stderr, "shmr-perf decide: %s failed\n",
+					runs[k].name);
+				free(d.base);
+				return PERF_EXIT_FAIL;
+			}
+		}
+	}
+	printf("%-34s %10s\n", "logic", "ns/decision (median)");
+	for (unsigned k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+		double s[101];
+		char what[64];
+
+		memcpy(s, ns[k], o->reps * sizeof(double));
+		for (unsigned a = 1; a < o->reps; a++) /* insertion sort */
+			for (unsigned b = a; b > 0 && s[b - 1] > s[b]; b--) {
+				double x = s[b];
+
+				s[b] = s[b - 1];
+				s[b - 1] = x;
+			}
+		snprintf(what, sizeof(what), "%s%s", runs[k].name,
+			 runs[k].beh == SHMR_BEH_SMALLEST_MAILBOX
+				 ? (runs[k].loaded ? " (all queued)"
+						   : " (first idle)")
+				 : "");
+		printf("%-34s %10.1f\n", what, s[o->reps / 2]);
+	}
+	free(d.base);
+	return PERF_EXIT_OK;
+}

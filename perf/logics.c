@@ -1,0 +1,152 @@
+/*
+ * `shmr-perf logics`: what each routing logic costs per message.
+ *
+ * Each repetition runs the bare two-hop chain (producer -> forwarder ->
+ * consumer over SPSC rte_rings, bare.c, no round trips) and then, for each
+ * logic asked for, the router run (router.c) with router "perf" set to
+ * that logic over --routes shmr-perf-sink routes (16 by default): one
+ * client pushes --count messages with keys 0, 1, 2, ... and the run ends
+ * when the last sink has its last message.  `hash` (key % N, the built-in
+ * behaviour of the spine) runs over the same sinks as the reference: the
+ * difference between a logic and hash is the logic's own cost, the
+ * difference between hash and bare is the appliance's and the 16 sinks'.
+ *
+ * Every run is checked: each sink got its messages in key order and the
+ * total is exact (count, or count x routes for broadcast); a run that lost
+ * or reordered anything fails the exit status.  Figures are medians over
+ * --reps; nothing is enforced.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf_internal.h"
+
+#define LOGICS_MAX 8
+#define REPS_MAX 101
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, unsigned n)
+{
+	double s[REPS_MAX];
+
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static int checked(const char *what, const struct perf_result *r)
+{
+	if (r->received == r->sent && r->gaps == 0 && r->reorders == 0)
+		return 1;
+	fprintf(stderr,
+		"shmr-perf logics %s: LOSS/ORDER: sent %llu, received %llu, "
+		"gaps %llu, reordered %llu\n",
+		what, (unsigned long long)r->sent,
+		(unsigned long long)r->received, (unsigned long long)r->gaps,
+		(unsigned long long)r->reorders);
+	return 0;
+}
+
+static void row(const char *rep, const char *run, double mps, double dps,
+		double bare)
+{
+	printf("%-4s %-18s %9.2f %11.2f %8.3f %9.1f\n", rep, run, mps / 1e6,
+	       dps / 1e6, bare > 0 ? mps / bare : 0,
+	       mps > 0 ? 1e9 / mps : 0);
+	fflush(stdout);
+}
+
+int perf_logics_main(const struct perf_opts *o)
+{
+	static double bare[REPS_MAX], mps[LOGICS_MAX][REPS_MAX],
+		dps[LOGICS_MAX][REPS_MAX];
+	const char *name[LOGICS_MAX];
+	char list[256], *save = NULL;
+	unsigned n = 0;
+	int failed = 0, busy = (o->polls & PERF_POLL_BUSY) != 0;
+	double bare_med, hash_med = 0;
+
+	snprintf(list, sizeof(list), "%s", o->logics);
+	for (char *t = strtok_r(list, ",", &save); t && n < LOGICS_MAX;
+	     t = strtok_r(NULL, ",", &save))
+		name[n++] = t;
+	printf("shmr-perf logics: %u routees (shmr-perf-sink), slot %u B, "
+	       "burst %u, count %llu, lane %u, %s poll, %u lcore%s, "
+	       "virtual_nodes %u; cpus: client %d, dataplane %d, sinks %d\n",
+	       o->routes, o->slot, o->burst, (unsigned long long)o->count,
+	       o->lane, busy ? "busy" : "adaptive", o->lcores,
+	       o->lcores == 1 ? "" : "s", o->vnodes ? o->vnodes : 10,
+	       o->cpu_client, o->cpu_hub, o->cpu_sink);
+	printf("%-4s %-18s %9s %11s %8s %9s\n", "rep", "run", "M msg/s",
+	       "M deliv/s", "vs bare", "ns/msg");
+	for (unsigned i = 0; i < o->reps; i++) {
+		struct perf_opts b = *o;
+		struct perf_result r;
+		char rep[16];
+
+		snprintf(rep, sizeof(rep), "%u", i + 1);
+		if (o->wait_idle && perf_wait_idle(120) < 0)
+			printf("note: the machine did not go idle\n");
+		b.rtt = 0;
+		if (perf_bare_run(&b, &r) < 0)
+			return PERF_EXIT_FAIL;
+		failed |= !checked("bare", &r);
+		bare[i] = r.mps;
+		row(rep, "bare two-hop", r.mps, r.mps, r.mps);
+		for (unsigned l = 0; l < n; l++) {
+			struct perf_opts one = *o;
+			char what[40];
+			int rc;
+
+			one.rtt = 0;
+			one.by_type = 0;
+			one.polls = busy ? PERF_POLL_BUSY : PERF_POLL_ADAPTIVE;
+			one.poll_busy = busy;
+			one.logic = strcmp(name[l], "hash") ? name[l] : NULL;
+			if (o->wait_idle && perf_wait_idle(120) < 0)
+				printf("note: the machine did not go idle\n");
+			rc = perf_router_run(&one, &r);
+			if (rc == -PERF_EXIT_SKIP)
+				return PERF_EXIT_SKIP;
+			if (rc < 0)
+				return PERF_EXIT_FAIL;
+			if (!one.logic)
+				r.dps = r.mps;
+			failed |= !checked(name[l], &r);
+			mps[l][i] = r.mps;
+			dps[l][i] = r.dps;
+			snprintf(what, sizeof(what), "%s", name[l]);
+			row(rep, what, r.mps, r.dps, bare[i]);
+		}
+	}
+	bare_med = median(bare, o->reps);
+	row("med", "bare two-hop", bare_med, bare_med, bare_med);
+	for (unsigned l = 0; l < n; l++) {
+		double m = median(mps[l], o->reps);
+
+		row("med", name[l], m, median(dps[l], o->reps), bare_med);
+		if (strcmp(name[l], "hash") == 0)
+			hash_med = m;
+	}
+	if (hash_med > 0) {
+		printf("per message, beyond hash over the same sinks:");
+		for (unsigned l = 0; l < n; l++) {
+			double m = median(mps[l], o->reps);
+
+			if (strcmp(name[l], "hash") != 0 && m > 0)
+				printf(" %s %+.1f ns;", name[l],
+				       1e9 / m - 1e9 / hash_med);
+		}
+		printf("\n");
+	}
+	if (failed)
+		printf("messages were lost or reordered: see above\n");
+	return failed ? PERF_EXIT_FAIL : PERF_EXIT_OK;
+}

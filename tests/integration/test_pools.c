@@ -1,0 +1,430 @@
+/*
+ * Pools and the management messages against the real daemons: a pool
+ * starts N copies of one program as routees "<router>:0".., GetRoutees /
+ * AddRoutee / RemoveRoutee / AdjustPoolSize on the admin path and through
+ * shmrctl, Kill and PoisonPill, and the default resizer growing a pool
+ * under load.  Barriers are GetRoutees answers and routed calls, never
+ * sleeps.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <shmr/proto.h>
+
+#include "shmr_test_app.h"
+#include "test_worker.h"
+
+#define WAIT_MS 30000
+
+struct ctx {
+	struct shmr_test_app app;
+	struct shmr_domain *d;
+	struct shmr_endpoint *ep;
+	struct shmr_pid router;
+	char ans[SHMR_PROTO_MAX];
+	const char *want;
+	struct shmr_endpoint *outside;
+};
+
+static void start(struct ctx *c, const char *tag, const char *extra,
+		  unsigned size)
+{
+	char conf[1024];
+
+	memset(c, 0, sizeof(*c));
+	snprintf(conf, sizeof(conf),
+		 "stop_grace_ms = 500;\n"
+		 "routers = ( { name = \"work\"; behaviour = \"round-robin\";\n"
+		 "  pool = { size = %u; program = \"shmr-test-worker\"; };\n"
+		 "  %s } );\n",
+		 size, extra);
+	assert_int_equal(shmr_test_app_start(&c->app, tag, conf), 0);
+	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
+	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
+	assert_int_equal(shmr_lookup(c->d, "work", &c->router), 0);
+}
+
+static void stop(struct ctx *c)
+{
+	shmr_endpoint_close(c->ep);
+	shmr_detach(c->d);
+	assert_int_equal(shmr_test_app_stop(&c->app), 0);
+}
+
+/* A routed call: the tag of the routee that answered, or the error. */
+static int call(struct ctx *c, char tag[8])
+{
+	struct shmr_test_stats st;
+	int rc = shmr_call(c->ep, c->router, 1, 0, "?", 1, &st, sizeof(st),
+			   WAIT_MS);
+
+	if (rc == (int)sizeof(st))
+		memcpy(tag, st.tag, 8);
+	return rc;
+}
+
+/* A management message as a high-priority call; the reply text in ans. */
+static int manage(struct ctx *c, uint32_t type, uint64_t key,
+		  const char *payload)
+{
+	int rc;
+
+	memset(c->ans, 0, sizeof(c->ans));
+	rc = shmr_call_prio(c->ep, c->router, SHMR_PRIO_HIGH, type, key,
+			    payload, payload ? strlen(payload) : 0, c->ans,
+			    sizeof(c->ans) - 1, WAIT_MS);
+	return rc;
+}
+
+static int routees_are(void *arg)
+{
+	struct ctx *c = arg;
+
+	return manage(c, SHMR_TYPE_GET_ROUTEES, 0, NULL) >= 0 &&
+	       strcmp(c->ans, c->want) == 0;
+}
+
+static void wait_routees(struct ctx *c, const char *want)
+{
+	c->want = want;
+	if (!shmr_test_wait(routees_are, c, WAIT_MS))
+		fail_msg("routees \"%s\", wanted \"%s\"", c->ans, want);
+}
+
+static int ctl(struct ctx *c, const char *a, const char *b, const char *d)
+{
+	char *argv[] = { getenv("SHMRCTL"), "-s", c->app.sock, (char *)a,
+			 (char *)b, (char *)d, NULL };
+
+	return shmr_test_run(argv, c->ans, sizeof(c->ans));
+}
+
+/* Every routee answers in turn: k*N calls give each exactly k. */
+static void assert_round_robin(struct ctx *c, unsigned n)
+{
+	char tags[16][8];
+	unsigned count[16] = { 0 };
+	char tag[8];
+
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(tags[i], 8, "work:%u", i);
+	}
+	for (unsigned i = 0; i < 3 * n; i++) {
+		assert_int_equal(call(c, tag), (int)sizeof(struct shmr_test_stats));
+		for (unsigned j = 0; j < n; j++)
+			if (strncmp(tag, tags[j], 8) == 0)
+				count[j]++;
+	}
+	for (unsigned j = 0; j < n; j++)
+		assert_int_equal(count[j], 3);
+}
+
+/* A pool of three: routees work:0..2 in creation order; round-robin over
+ * them; AdjustPoolSize grows (lowest free index) and shrinks (newest
+ * first, each after its queue), clamped at 1. */
+static void test_pool_starts_and_adjusts(void **state)
+{
+	struct ctx c;
+	(void)state;
+
+	start(&c, "pool", "", 3);
+	wait_routees(&c, "work:0\nwork:1\nwork:2\n");
+	assert_round_robin(&c, 3);
+
+	assert_int_equal(manage(&c, SHMR_TYPE_ADJUST_POOL_SIZE, 2, NULL), 1);
+	assert_string_equal(c.ans, "5");
+	wait_routees(&c, "work:0\nwork:1\nwork:2\nwork:3\nwork:4\n");
+	assert_int_equal(manage(&c, SHMR_TYPE_ADJUST_POOL_SIZE,
+				(uint64_t)(int64_t)-10, NULL),
+			 1);
+	assert_string_equal(c.ans, "1");
+	wait_routees(&c, "work:0\n");
+	/* shmrctl: the same through the control socket. */
+	assert_int_equal(ctl(&c, "pool", "work", "+1"), 0);
+	assert_string_equal(c.ans, "2\n");
+	assert_int_equal(ctl(&c, "routees", "work", NULL), 0);
+	assert_string_equal(c.ans, "work:0\nwork:1\n");
+	assert_int_equal(ctl(&c, "pool", "work", "7"), 2); /* usage */
+	assert_int_equal(ctl(&c, "routees", "nosuch", NULL), 1);
+	stop(&c);
+}
+
+static int outside_reached(void *arg)
+{
+	struct ctx *c = arg;
+	const struct shmr_msg *m[8];
+
+	assert_int_equal(shmr_send(c->ep, c->router, 1, 99, "m", 1), 0);
+	return shmr_recv_burst(c->outside, m, 8, 20) > 0;
+}
+
+/* AddRoutee then GetRoutees from the same sender sees the addition (no
+ * barrier in between); RemoveRoutee takes it out again. */
+static void test_add_then_get_routees_sees_it(void **state)
+{
+	struct ctx c;
+	struct shmr_endpoint *outside;
+	char tag[8];
+	int outside_hits = 0;
+	(void)state;
+
+	start(&c, "routees", "", 1);
+	assert_int_equal(shmr_endpoint_open(c.d, &outside), 0);
+	assert_int_equal(shmr_register(outside, "outside"), 0);
+	assert_int_equal(shmr_send_prio(c.ep, c.router, SHMR_PRIO_HIGH,
+					SHMR_TYPE_ADD_ROUTEE, 0, "outside", 7),
+			 0);
+	assert_true(manage(&c, SHMR_TYPE_GET_ROUTEES, 0, NULL) > 0);
+	assert_string_equal(c.ans, "work:0\noutside\n");
+	/* Once the dataplane has the new list (sends until one arrives,
+	 * bounded), sends alternate between work:0 and the outside one. */
+	c.outside = outside;
+	assert_true(shmr_test_wait(outside_reached, &c, WAIT_MS));
+	for (unsigned i = 0; i < 4; i++)
+		assert_int_equal(shmr_send(c.ep, c.router, 1, i, "m", 1), 0);
+	while (outside_hits < 2) {
+		const struct shmr_msg *m[8];
+		int n = shmr_recv_burst(outside, m, 8, WAIT_MS);
+
+		assert_true(n > 0);
+		outside_hits += n;
+	}
+	assert_int_equal(outside_hits, 2);
+	assert_int_equal(manage(&c, SHMR_TYPE_REMOVE_ROUTEE, 0, "outside"), 0);
+	wait_routees(&c, "work:0\n");
+	assert_int_equal(call(&c, tag), (int)sizeof(struct shmr_test_stats));
+	assert_int_equal(strncmp(tag, "work:0", 8), 0);
+	/* Errors: a bad name, an unknown reserved type. */
+	assert_int_equal(manage(&c, SHMR_TYPE_ADD_ROUTEE, 0, "bad name"),
+			 -SHMR_E_NAME);
+	assert_int_equal(manage(&c, SHMR_TYPE_RESERVED + 0x77, 0, NULL),
+			 -SHMR_E_NOT_ALLOWED);
+	/* shmrctl routee add / remove. */
+	assert_int_equal(ctl(&c, "routee", "add", "work"), 2); /* usage */
+	shmr_endpoint_close(outside);
+	stop(&c);
+}
+
+static long long restarts_of(struct ctx *c)
+{
+	char ans[SHMR_PROTO_MAX];
+
+	assert_int_equal(shmr_test_ctl(&c->app, "INSPECT work", ans,
+				       sizeof(ans)),
+			 0);
+	return shmr_test_value(ans, "shmr:restarts");
+}
+
+static int restarted_two(void *arg)
+{
+	return restarts_of(arg) >= 2;
+}
+
+static int state_stopped(void *arg)
+{
+	struct ctx *c = arg;
+
+	assert_int_equal(shmr_test_ctl(&c->app, "INSPECT work", c->ans,
+				       sizeof(c->ans)),
+			 0);
+	return strstr(c->ans, "\nshmr:state stopped\n") != NULL &&
+	       strstr(c->ans, "\nshmr:routes_active 0\n") != NULL;
+}
+
+/* Kill: the router fails and its pool comes back at the same size (each
+ * routee restarted, counted); on_kill = "stop" stops it instead. */
+static void test_kill_restarts_the_pool_or_stops(void **state)
+{
+	struct ctx c;
+	char tag[8];
+	(void)state;
+
+	start(&c, "kill", "", 2);
+	wait_routees(&c, "work:0\nwork:1\n");
+	assert_int_equal(manage(&c, SHMR_TYPE_KILL, 0, NULL), 0);
+	assert_true(shmr_test_wait(restarted_two, &c, WAIT_MS));
+	wait_routees(&c, "work:0\nwork:1\n");
+	assert_int_equal(call(&c, tag), (int)sizeof(struct shmr_test_stats));
+	stop(&c);
+
+	start(&c, "killstop", "on_kill = \"stop\";", 2);
+	assert_int_equal(ctl(&c, "kill", "work", NULL), 0);
+	assert_true(shmr_test_wait(state_stopped, &c, WAIT_MS));
+	assert_int_equal(call(&c, tag), -SHMR_E_NOT_ALLOWED);
+	assert_int_equal(restarts_of(&c), 0);
+	stop(&c);
+}
+
+/* PoisonPill to the router stops the router and its pool. */
+static void test_poison_pill_stops_router_and_pool(void **state)
+{
+	struct ctx c;
+	char tag[8];
+	(void)state;
+
+	start(&c, "poison", "", 2);
+	wait_routees(&c, "work:0\nwork:1\n");
+	assert_int_equal(manage(&c, SHMR_TYPE_POISON_PILL, 0, NULL), 0);
+	assert_true(shmr_test_wait(state_stopped, &c, WAIT_MS));
+	assert_int_equal(call(&c, tag), -SHMR_E_NOT_ALLOWED);
+	/* Reads still answer. */
+	assert_int_equal(ctl(&c, "routees", "work", NULL), 0);
+	assert_int_equal(ctl(&c, "pool", "work", "+1"), 1);
+	stop(&c);
+}
+
+static int grew(void *arg)
+{
+	struct ctx *c = arg;
+
+	/* Keep the pressure on: the resizer looks every 10 messages, and a
+	 * look while the routee has not yet picked up its first burst sees
+	 * no pressure. */
+	for (unsigned i = 0; i < 10; i++)
+		assert_int_equal(shmr_send(c->ep, c->router, 1, i, "m", 1), 0);
+	return ctl(c, "routees", "work", NULL) == 0 &&
+	       strstr(c->ans, "work:1\n") != NULL;
+}
+
+/* The default resizer: a pool of one whose routee is always busy with
+ * messages waiting (pressure 1 of 1) grows, within upper_bound. */
+static void test_default_resizer_grows_a_pressed_pool(void **state)
+{
+	struct ctx c;
+	char conf_extra[256];
+	(void)state;
+
+	snprintf(conf_extra, sizeof(conf_extra),
+		 "resizer = { lower_bound = 1; upper_bound = 3; "
+		 "messages_per_resize = 10; };");
+	memset(&c, 0, sizeof(c));
+	{
+		char conf[1024];
+
+		snprintf(conf, sizeof(conf),
+			 "routers = ( { name = \"work\"; behaviour = "
+			 "\"round-robin\";\n"
+			 "  pool = { size = 1; program = \"shmr-test-worker\";"
+			 " args = [ \"--spin-ns\", \"20000000\" ]; };\n"
+			 "  %s } );\n",
+			 conf_extra);
+		assert_int_equal(shmr_test_app_start(&c.app, "resize", conf),
+				 0);
+		assert_int_equal(shmr_attach_path(c.app.sock, &c.d), 0);
+		assert_int_equal(shmr_endpoint_open(c.d, &c.ep), 0);
+		assert_int_equal(shmr_lookup(c.d, "work", &c.router), 0);
+	}
+	/* 20 ms a message: 40 messages keep work:0 busy with a queue. */
+	for (unsigned i = 0; i < 40; i++)
+		assert_int_equal(shmr_send(c.ep, c.router, 1, i, "m", 1), 0);
+	assert_true(shmr_test_wait(grew, &c, WAIT_MS));
+	assert_null(strstr(c.ans, "work:3\n")); /* upper_bound 3 */
+	stop(&c);
+}
+
+/* The reference's "router + pool per shard": a free router hashes keys to
+ * shard names that its registry resolves to pool routers (router names
+ * are registered), each a round-robin pool; both decisions run in the
+ * same dataplane pass.  Key k is served by shard k % 2, by both of its
+ * workers in turn. */
+static void test_pool_per_shard_behind_a_free_router(void **state)
+{
+	struct ctx c;
+	struct shmr_pid orders;
+	unsigned seen[2][2] = { { 0 } };
+	(void)state;
+
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(
+		shmr_test_app_start(
+			&c.app, "shards",
+			"routers = (\n"
+			"  { name = \"orders\"; behaviour = \"hash\";\n"
+			"    hash = [ \"s0\", \"s1\" ]; },\n"
+			"  { name = \"s0\"; behaviour = \"round-robin\";\n"
+			"    pool = { size = 2; program = \"shmr-test-worker\"; }; },\n"
+			"  { name = \"s1\"; behaviour = \"round-robin\";\n"
+			"    pool = { size = 2; program = \"shmr-test-worker\"; }; }\n"
+			");\n"),
+		0);
+	assert_int_equal(shmr_attach_path(c.app.sock, &c.d), 0);
+	assert_int_equal(shmr_endpoint_open(c.d, &c.ep), 0);
+	assert_int_equal(shmr_lookup(c.d, "orders", &orders), 0);
+	for (uint64_t key = 0; key < 8; key++) {
+		struct shmr_test_stats st;
+		unsigned shard, worker;
+
+		assert_int_equal(shmr_call(c.ep, orders, 1, key, "?", 1, &st,
+					   sizeof(st), WAIT_MS),
+				 (int)sizeof(st));
+		assert_int_equal(sscanf(st.tag, "s%u:%u", &shard, &worker), 2);
+		assert_int_equal(shard, key % 2);
+		assert_true(worker < 2);
+		seen[shard][worker]++;
+	}
+	for (unsigned s = 0; s < 2; s++)
+		for (unsigned w = 0; w < 2; w++)
+			assert_int_equal(seen[s][w], 2);
+	stop(&c);
+}
+
+/* The inbox PID of route @p name (ROUTE's pid=SLOT:GEN). */
+static struct shmr_pid inbox_of(struct ctx *c, const char *name)
+{
+	char req[64];
+	struct shmr_pid pid = { 0, 0 };
+	const char *p;
+
+	snprintf(req, sizeof(req), "ROUTE work %s", name);
+	assert_int_equal(shmr_test_ctl(&c->app, req, c->ans, sizeof(c->ans)),
+			 0);
+	p = strstr(c->ans, " pid=");
+	assert_non_null(p);
+	assert_int_equal(sscanf(p + 5, "%u:%u", &pid.slot, &pid.gen), 2);
+	return pid;
+}
+
+/* A PoisonPill that reaches a routee (here sent to its inbox directly)
+ * is not given to its program: the routee finishes what is queued and
+ * leaves the pool; the pool stops with its last routee. */
+static void test_poison_pill_retires_a_routee(void **state)
+{
+	struct ctx c;
+	struct shmr_pid w1;
+	(void)state;
+
+	start(&c, "pill", "", 2);
+	wait_routees(&c, "work:0\nwork:1\n");
+	w1 = inbox_of(&c, "work:1");
+	assert_int_equal(shmr_send(c.ep, w1, SHMR_TYPE_POISON_PILL, 0, NULL, 0),
+			 0);
+	wait_routees(&c, "work:0\n");
+	assert_int_equal(shmr_send(c.ep, inbox_of(&c, "work:0"),
+				   SHMR_TYPE_POISON_PILL, 0, NULL, 0),
+			 0);
+	assert_true(shmr_test_wait(state_stopped, &c, WAIT_MS));
+	stop(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pool_starts_and_adjusts),
+		cmocka_unit_test(test_add_then_get_routees_sees_it),
+		cmocka_unit_test(test_kill_restarts_the_pool_or_stops),
+		cmocka_unit_test(test_poison_pill_stops_router_and_pool),
+		cmocka_unit_test(test_default_resizer_grows_a_pressed_pool),
+		cmocka_unit_test(test_pool_per_shard_behind_a_free_router),
+		cmocka_unit_test(test_poison_pill_retires_a_routee),
+	};
+	return cmocka_run_group_tests_name("pools", tests, NULL, NULL);
+}
