@@ -573,7 +573,8 @@ static int type_entry(struct pctx *p, const config_setting_t *g,
 static const char *const router_keys[] = {
 	"name", "behaviour", "types", "hash", "dso", "dso_arg", "routes",
 	"call_types", "mailbox_full", "handlers", "handlers_arg", "routees",
-	"virtual_nodes", "pool", "resizer", "optimal_resizer", "on_kill", NULL
+	"virtual_nodes", "pool", "resizer", "optimal_resizer", "on_kill",
+	"within_ms", "interval_ms", NULL
 };
 
 /* Settings that belong to one behaviour only. */
@@ -637,6 +638,7 @@ static int parse_type_map(struct pctx *p, const config_setting_t *g,
 {
 	static const char *const others[] = { "hash", "dso", "dso_arg",
 					      "routees", "virtual_nodes",
+					      "within_ms", "interval_ms",
 					      NULL };
 	int rc;
 
@@ -654,6 +656,7 @@ static int parse_hash(struct pctx *p, const config_setting_t *g,
 {
 	static const char *const others[] = { "types", "dso", "dso_arg",
 					      "routees", "virtual_nodes",
+					      "within_ms", "interval_ms",
 					      NULL };
 	config_setting_t *lst;
 	struct fpath f;
@@ -712,6 +715,7 @@ static int parse_dso(struct pctx *p, const config_setting_t *g,
 {
 	static const char *const others[] = { "types", "hash", "call_types",
 					      "routees", "virtual_nodes",
+					      "within_ms", "interval_ms",
 					      NULL };
 	int rc;
 
@@ -738,11 +742,15 @@ static const struct {
 	{ "smallest-mailbox", SHMR_BEH_SMALLEST_MAILBOX },
 	{ "broadcast", SHMR_BEH_BROADCAST },
 	{ "consistent-hash", SHMR_BEH_CONSISTENT_HASH },
+	{ "scatter-gather", SHMR_BEH_SCATTER_GATHER },
+	{ "tail-chopping", SHMR_BEH_TAIL_CHOPPING },
+	{ "balancing", SHMR_BEH_BALANCING },
 };
 
 #define BEHAVIOURS                                                        \
 	"\"type\", \"hash\", \"dso\", \"round-robin\", \"random\", "          \
-	"\"smallest-mailbox\", \"broadcast\" or \"consistent-hash\""
+	"\"smallest-mailbox\", \"broadcast\", \"consistent-hash\", "           \
+	"\"scatter-gather\", \"tail-chopping\" or \"balancing\""
 
 static int routee_elem(struct pctx *p, const config_setting_t *s,
 		       const char *field, const char *val, unsigned i,
@@ -763,8 +771,59 @@ static int routee_elem(struct pctx *p, const config_setting_t *s,
 }
 
 /*
+ * within_ms (and, for tail-chopping, interval_ms) of a scatter-gather or
+ * tail-chopping router: both required, within 1 to SHMR_WITHIN_MS_MAX,
+ * interval 1 to within.
+ */
+static int parse_timing(struct pctx *p, const config_setting_t *g,
+			const struct fpath *path, struct shmr_conf_router *rt,
+			const char *beh)
+{
+	static const char *const interval_key[] = { "interval_ms", NULL };
+	int tail = rt->behaviour == SHMR_BEH_TAIL_CHOPPING;
+	config_setting_t *s;
+	struct fpath f;
+	int rc;
+
+	rc = get_u32(p, g, path, "within_ms", 1, SHMR_WITHIN_MS_MAX,
+		     &rt->within_ms, NULL);
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return missing(p, g, path, "within_ms",
+			       tail ? "behaviour \"tail-chopping\" needs within_ms = N (how long a call waits for a reply, 1 to 3600000)"
+				    : "behaviour \"scatter-gather\" needs within_ms = N (how long a call waits for a reply, 1 to 3600000)");
+	if (!tail)
+		return not_for(p, g, path, beh, interval_key);
+	rc = member(p, g, path, "interval_ms", CONFIG_TYPE_INT, &s);
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return missing(p, g, path, "interval_ms",
+			       "behaviour \"tail-chopping\" needs interval_ms = N (the wait before the next routee is tried, 1 to within_ms)");
+	rc = get_u32(p, g, path, "interval_ms", 1, rt->within_ms,
+		     &rt->interval_ms, NULL);
+	if (rc < 0) {
+		/* Say why the upper end is what it is. */
+		long long v = config_setting_get_int64(s);
+
+		if (v > (long long)rt->within_ms) {
+			fp_key(&f, path, "interval_ms");
+			return fail(p, s, 0, f.s,
+				    "%lld is longer than within_ms (%" PRIu32
+				    "): every routee after the first would be tried too late",
+				    v, rt->within_ms);
+		}
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/*
  * A routing logic @p beh: an optional routee list (absent: the router's
- * own routes, in order) and, for consistent-hash only, virtual_nodes.
+ * own routes, in order); for consistent-hash only, virtual_nodes; for
+ * scatter-gather and tail-chopping, within_ms (and interval_ms).  Those
+ * two and balancing route calls themselves: no call_types.  Balancing's
+ * routees are its pool's: no routee list (parse_router checks the pool).
  */
 static int parse_logic(struct pctx *p, const config_setting_t *g,
 		       const struct fpath *path, struct shmr_conf_router *rt,
@@ -773,6 +832,12 @@ static int parse_logic(struct pctx *p, const config_setting_t *g,
 	static const char *const others[] = { "types", "hash", "dso",
 					      "dso_arg", NULL };
 	static const char *const chash_only[] = { "virtual_nodes", NULL };
+	static const char *const timing[] = { "within_ms", "interval_ms",
+					      NULL };
+	static const char *const own_calls[] = { "call_types", NULL };
+	static const char *const balancing[] = { "routees", NULL };
+	int collect = rt->behaviour == SHMR_BEH_SCATTER_GATHER ||
+		      rt->behaviour == SHMR_BEH_TAIL_CHOPPING;
 	config_setting_t *lst;
 	struct fpath f;
 	int rc;
@@ -788,6 +853,17 @@ static int parse_logic(struct pctx *p, const config_setting_t *g,
 	} else if ((rc = not_for(p, g, path, beh, chash_only)) < 0) {
 		return rc;
 	}
+	if (collect)
+		rc = parse_timing(p, g, path, rt, beh);
+	else
+		rc = not_for(p, g, path, beh, timing);
+	if (rc < 0)
+		return rc;
+	if ((collect || rt->behaviour == SHMR_BEH_BALANCING) &&
+	    (rc = not_for(p, g, path, beh, own_calls)) < 0)
+		return rc;
+	if (rt->behaviour == SHMR_BEH_BALANCING)
+		return not_for(p, g, path, beh, balancing);
 	rc = member(p, g, path, "routees", CONFIG_TYPE_ARRAY, &lst);
 	if (rc <= 0)
 		return rc;
@@ -1118,6 +1194,14 @@ static int parse_router(struct pctx *p, const config_setting_t *g,
 	    (rc = get_choice(p, g, path, "mailbox_full", "backpressure",
 			     "fail", &rt->fail_when_full)) < 0)
 		return rc;
+
+	/* Pekko's BalancingPool has no group variant: the dataplane hands
+	 * work to routees it knows the inboxes of, a pool's. */
+	if (rt->behaviour == SHMR_BEH_BALANCING && rt->pool.size == 0) {
+		fp_key(&f, path, "pool");
+		return fail(p, g, 0, f.s,
+			    "behaviour \"balancing\" needs a pool (pool = { size = N; program = \"...\"; }): there is no balancing group");
+	}
 
 	/* No routes is a "free" router: every name resolves through the
 	 * registry. */

@@ -67,13 +67,19 @@ struct shmr_conf_router {
 	unsigned ntypes;
 	struct shmr_conf_type types[SHMR_MAX_TYPES];
 	/* behaviour "hash": its list; a routing logic ("round-robin",
-	 * "random", "smallest-mailbox", "broadcast", "consistent-hash"): its
-	 * "routees", route or registry names (0: the router's own routes) */
+	 * "random", "smallest-mailbox", "broadcast", "consistent-hash",
+	 * "scatter-gather", "tail-chopping"): its "routees", route or
+	 * registry names (0: the router's own routes; always 0 for
+	 * "balancing", whose routees are its pool's) */
 	unsigned nhash;
 	char hash[SHMR_MAX_ROUTES][SHMR_NAME_MAX];
 	/* "consistent-hash": "virtual_nodes", default
 	 * SHMR_CHASH_VNODES_DEFAULT; 0 for other behaviours */
 	uint32_t vnodes;
+	/* "scatter-gather", "tail-chopping": "within_ms" (required, 1 to
+	 * SHMR_WITHIN_MS_MAX); "tail-chopping": "interval_ms" (required, 1
+	 * to within_ms).  0 for other behaviours. */
+	uint32_t within_ms, interval_ms;
 	char dso[SHMR_DSO_PATH_MAX];     /* behaviour = "dso" */
 	char dso_arg[SHMR_DSO_PATH_MAX]; /* optional */
 	unsigned nroutes;

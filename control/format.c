@@ -141,6 +141,12 @@ const char *shmr_ctl_behaviour_name(uint32_t behaviour)
 		return "broadcast";
 	case SHMR_BEH_CONSISTENT_HASH:
 		return "consistent-hash";
+	case SHMR_BEH_SCATTER_GATHER:
+		return "scatter-gather";
+	case SHMR_BEH_TAIL_CHOPPING:
+		return "tail-chopping";
+	case SHMR_BEH_BALANCING:
+		return "balancing";
 	default:
 		return "unknown";
 	}

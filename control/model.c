@@ -358,6 +358,8 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 				name_set(s->hash[k], r->routees[k]);
 		}
 		s->vnodes = c->vnodes;
+		s->within_ms = c->within_ms;
+		s->interval_ms = c->interval_ms;
 		s->ncall_types = c->ncall_types > SHMR_MAX_TYPES
 					 ? SHMR_MAX_TYPES
 					 : c->ncall_types;

@@ -1,8 +1,8 @@
 /*
  * Routing decisions: the built-in `type` and `hash` behaviours, the
  * routing logics (round-robin, random, smallest-mailbox, broadcast,
- * consistent-hash), custom behaviours loaded from a shared object, and
- * routers of routers.  A built-in router with a call map (`call_types`)
+ * consistent-hash, scatter-gather, tail-chopping, balancing), custom
+ * behaviours loaded from a shared object, and routers of routers.  A built-in router with a call map (`call_types`)
  * routes calls by type through it and sends by its behaviour, so commands
  * and queries can be routed apart (CQRS) without a DSO.
  *
@@ -12,7 +12,9 @@
  * round-robin), one multiplication (random), a binary search of the ring
  * (consistent-hash) or a scan of the routees' lane indices (smallest-
  * mailbox), and it yields a target directly.  Broadcast yields the router
- * itself: forward.c delivers to each routee.  A DSO returns a name, which
+ * itself: forward.c delivers to each routee; so do a scatter-gather or
+ * tail-chopping call (forward.c hands it to the lcore's reply collector)
+ * and a message to a balancing router (forward.c queues it).  A DSO returns a name, which
  * is looked up by hash in the router's routes, then the registry.
  *
  * What the logics keep between messages (round-robin's counters) is the
@@ -257,7 +259,25 @@ decide_one(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
 		*name = tgt->name;
 		return tgt;
 	case SHMR_BEH_BROADCAST:
-		return r->nroutees ? &r->bcast_tgt : &no_routees_target;
+		return r->nbc ? &r->bcast_tgt : &no_routees_target;
+	case SHMR_BEH_SCATTER_GATHER:
+		/* A call is collected; a send goes to every routee. */
+		if (r->nbc == 0)
+			return &no_routees_target;
+		return m->kind == SHMR_KIND_CALL ? &r->collect_tgt
+						 : &r->bcast_tgt;
+	case SHMR_BEH_TAIL_CHOPPING:
+		/* A call is collected; a send goes to one routee picked at
+		 * random (the first try of a call, and no more). */
+		if (r->nbc == 0)
+			return &no_routees_target;
+		if (m->kind == SHMR_KIND_CALL)
+			return &r->collect_tgt;
+		tgt = &r->bc[shmr_logic_random_pick(rte_rand(), r->nbc)];
+		*name = tgt->name;
+		return tgt;
+	case SHMR_BEH_BALANCING:
+		return r->nbc ? &r->balance_tgt : &no_routees_target;
 	case SHMR_BEH_DSO:
 		if (!r->ops)
 			return &discard_target;
@@ -331,7 +351,9 @@ void shmr_dp_decide_rcu(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
 			d->err = tgt->err;
 			return;
 		case SHMR_DP_BROADCAST:
-			d->verdict = SHMR_DP_BROADCAST;
+		case SHMR_DP_COLLECT:
+		case SHMR_DP_BALANCE:
+			d->verdict = tgt->verdict;
 			d->bcast = (uint32_t)tgt->router;
 			return;
 		default:

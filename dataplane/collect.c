@@ -204,7 +204,7 @@ static uint32_t pick_untried(uint64_t tried, uint32_t n, uint64_t r)
 }
 
 /* The live entry @p ref names, or NULL. */
-static struct shmr_dp_collect_entry *lookup(struct shmr_dp_collector *c,
+static struct shmr_dp_collect_entry *lookup(const struct shmr_dp_collector *c,
 					    uint64_t ref)
 {
 	uint32_t idx = shmr_dp_collect_ref_index(ref);
@@ -302,6 +302,17 @@ int shmr_dp_collect_cancel(struct shmr_dp_collector *c, uint64_t ref)
 		return -ENOENT;
 	entry_free(c, shmr_dp_collect_ref_index(ref));
 	c->st.cancelled++;
+	return 0;
+}
+
+int shmr_dp_collect_caller(const struct shmr_dp_collector *c, uint64_t ref,
+			   struct shmr_pid *caller)
+{
+	const struct shmr_dp_collect_entry *e = lookup(c, ref);
+
+	if (!e)
+		return -ENOENT;
+	*caller = e->caller;
 	return 0;
 }
 

@@ -233,6 +233,17 @@ int shmr_dp_collect_start(struct shmr_dp_collector *c, struct shmr_msg *call,
 int shmr_dp_collect_cancel(struct shmr_dp_collector *c, uint64_t ref);
 
 /**
+ * The caller that live entry @p ref will answer, without changing
+ * anything: so a reply can be held back (its caller's inbox full) before
+ * on_reply() frees the entry.
+ *
+ * Context: the owning lcore.  Wait-free; no side effect.
+ * Errors:  -ENOENT (no live entry has that ref: on_reply() would DROP).
+ */
+int shmr_dp_collect_caller(const struct shmr_dp_collector *c, uint64_t ref,
+			   struct shmr_pid *caller);
+
+/**
  * A reply addressed to the router came back (the caller has checked that
  * reply->to is the router and that its ref's owner is this collector).
  *   - DELIVER: the first reply, before the deadline (whatever its status):

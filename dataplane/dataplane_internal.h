@@ -31,6 +31,8 @@
 #include <shmr/domain.h>
 #include <shmr/layout.h>
 
+#include "balance.h"
+#include "collect.h"
 #include "logic.h"
 
 struct rte_ring;
@@ -128,6 +130,9 @@ enum shmr_dp_verdict {
 	SHMR_DP_DISCARD = 1, /* the decision discarded it */
 	SHMR_DP_FAIL = 2,    /* err says why */
 	SHMR_DP_BROADCAST = 3, /* to every routee of router `router` */
+	SHMR_DP_COLLECT = 4,   /* a call router `router` collects the reply
+				* of (scatter-gather, tail-chopping) */
+	SHMR_DP_BALANCE = 5,   /* into router `router`'s balancing queue */
 };
 
 struct shmr_dp_target {
@@ -200,6 +205,18 @@ struct shmr_dp_router {
 	struct shmr_logic_chash *ring; /* consistent-hash; owned, or NULL */
 	struct shmr_logic_chash_index *ring_ix; /* in ring's allocation */
 	struct shmr_dp_target bcast_tgt; /* broadcast: BROADCAST into us */
+	struct shmr_dp_target collect_tgt; /* scatter-gather, tail-chopping
+					    * calls: COLLECT into us (or FAIL
+					    * when within is out of range) */
+	struct shmr_dp_target balance_tgt; /* balancing: BALANCE into us */
+	/* What a broadcast delivers to, one copy each (the broadcast and
+	 * scatter-gather logics, the Broadcast envelope), and what
+	 * tail-chopping and balancing pick from: the routees taking part,
+	 * or a type/hash/dso router's own deliverable routes; never a
+	 * router, never one inbox twice. */
+	uint32_t nbc;
+	struct shmr_dp_target bc[SHMR_MAX_ROUTES];
+	uint64_t within_ns, interval_ns; /* scatter-gather, tail-chopping */
 	/* SHMR_BEH_DSO */
 	void *dl;
 	const struct shmr_behaviour *ops; /* NULL: discard everything */
@@ -295,8 +312,9 @@ struct shmr_dp_decision {
 	uint32_t verdict; /* enum shmr_dp_verdict */
 	int32_t err;      /* FAIL: -SHMR_E_* */
 	uint32_t slot, gen; /* DELIVER: the endpoint it goes to */
-	uint32_t bcast;     /* BROADCAST: index of the router whose routees
-			     * all get it */
+	uint32_t bcast;     /* BROADCAST, COLLECT, BALANCE: index of the
+			     * router whose routees all get it, that
+			     * collects its reply, that queues it */
 	uint32_t ask_slot;  /* a route inbox with no worker that the message
 			     * was routed to (lazy restart), or UINT32_MAX */
 	uint32_t flags;     /* SHMR_RF_* of the last router that decided */
@@ -411,13 +429,31 @@ struct shmr_dp_meta {
 	uint8_t why;      /* bad: which check failed */
 	uint8_t fail_full; /* routed by a router with SHMR_RF_FAIL_WHEN_FULL:
 			    * a full target fails it, never holds it back */
-	uint8_t bcast;    /* META_BCAST: index of the broadcasting router */
+	uint8_t bcast;    /* META_BCAST: index of the broadcasting router;
+			   * META_COLLECT, META_BALANCE, META_COLLECTED: of
+			   * the collecting or balancing router */
 	uint8_t pad[2];
 	int32_t err;      /* refused: -SHMR_E_* */
 	uint32_t target;  /* slot it is enqueued to */
 	uint32_t routers[SHMR_DP_MAX_HOPS]; /* router endpoint slots */
 	const char *name; /* the name the last router chose */
 };
+
+/* A balancing router's queue on one lcore (balance.h), in private memory
+ * allocated at the router's first message on this lcore. */
+struct shmr_dp_bal {
+	struct shmr_pid router; /* whose queue it is */
+	void *mem;              /* NULL: not allocated yet */
+	struct shmr_dp_balance q;
+};
+
+/* Messages a balancing routee may hold from one lcore (K): 1, so a worker
+ * is handed its next message only once it is done with the last. */
+#define SHMR_DP_BALANCE_CREDIT 1u
+
+/* Entries of a ring between two lcores (replies for a collector of the
+ * other lcore). */
+#define SHMR_DP_XRING_SIZE 256u
 
 /** One routing lcore's private state. */
 struct shmr_dp_lcore {
@@ -449,6 +485,26 @@ struct shmr_dp_lcore {
 		uint32_t router;     /* broadcasting router's endpoint slot */
 		uint64_t served[SHMR_MAX_ENDPOINTS / 64];
 	} bcast[SHMR_MAX_ENDPOINTS];
+	/* Scatter-gather and tail-chopping: the calls in flight whose
+	 * replies this lcore collects (collect.h); its memory. */
+	struct shmr_dp_collector coll;
+	void *coll_mem;
+	/* Time for the collector: CLOCK_MONOTONIC in ns (vDSO, no syscall);
+	 * a test may put its own clock here. */
+	uint64_t (*clock_ns)(void);
+	/* Replies that reached this lcore for another lcore's collector go
+	 * to that lcore over xout[owner]; xin[j] brings lcore j's to us.
+	 * In-process SPSC rings (shmr_dp_lcores_link()); NULL with one
+	 * lcore.  xbells: lcores owed a bell for what we put in xout. */
+	struct rte_ring *xin[SHMR_MAX_LCORES];
+	struct rte_ring *xout[SHMR_MAX_LCORES];
+	uint32_t xin_any; /* some xin[] exists */
+	uint32_t xheld;   /* xin[j] stopped last round on a full caller lane */
+	uint32_t xbells;
+	/* Balancing queues, by router index; bal_active: those holding
+	 * messages (bit i: router i). */
+	struct shmr_dp_bal bal[SHMR_MAX_ROUTERS];
+	uint32_t bal_active;
 };
 
 /**
@@ -458,6 +514,31 @@ struct shmr_dp_lcore {
 int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
 		       uint32_t index);
 void shmr_dp_lcore_fini(struct shmr_dp_lcore *lc);
+
+/**
+ * Give every pair of the @p n routing lcores @p lcs (index i at lcs[i]) a
+ * ring each way, so a reply polled by one lcore reaches the lcore whose
+ * collector waits for it.  The rings are private memory of this process
+ * between two of its threads, initialised in place with rte_ring_init()
+ * (single producer, single consumer): nothing crosses a process, and no
+ * EAL memzone is needed.  Freed by shmr_dp_lcore_fini() of the receiver
+ * (so the lcores are finished together).
+ *
+ * Context: before the lcores run.  Blocking (allocation).
+ * Errors:  -ENOMEM, -EINVAL (n beyond SHMR_MAX_LCORES or an index that
+ *          does not match its place).
+ */
+int shmr_dp_lcores_link(struct shmr_dp_lcore *const *lcs, unsigned n);
+
+/**
+ * How long an idle lcore may sleep: @p ms, shortened to wake for the
+ * collector's next timer (rounded up to a whole ms) and to
+ * BLOCKED-style 1 ms polling while a balancing queue holds messages
+ * (a worker that frees up rings no bell).  0: do not sleep, a timer is
+ * due.
+ * Context: the lcore itself.  Reads the clock only with calls in flight.
+ */
+int shmr_dp_sleep_ms(struct shmr_dp_lcore *lc, int ms);
 
 /**
  * Forward one burst from @p src, an outbound lane of polled endpoint @p p:

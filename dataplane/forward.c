@@ -18,7 +18,8 @@
  *     enqueued), so a slot held back by backpressure is never counted
  *     twice.
  *
- * Broadcast (a router whose routees all get every message) is the one
+ * Broadcast (a router whose routees all get every message, and any
+ * router's Broadcast envelope: a send flagged SHMR_F_BROADCAST) is the one
  * case where a slot has many targets, so "stop at the slot that did not
  * fit" alone would deliver it twice to the routees that had room.  So:
  *   - A run of consecutive slots broadcast by one router goes, as far as
@@ -40,7 +41,28 @@
  *     and the slot goes on to the others; a call that reached no routee
  *     at all gets the error as its reply.
  *
- * The admin path: a high/max-priority send or call to a router, and a send
+ * Scatter-gather and tail-chopping calls are the one case where the router
+ * stands in the reply path (collect.h).  The lcore's collector takes the
+ * call in and rewrites its private copy (from = the router, ref = a
+ * collector ref); scatter-gather first reserves one slot in every
+ * routee's lane (enqueue start), so the call goes to all of them or, when
+ * one is full, stays whole in its source lane.  Replies addressed to the
+ * router come back through the collector: the caller's lane is reserved
+ * before the entry is freed, so a full caller holds the reply back rather
+ * than losing the answer.  A reply polled by another lcore than the one
+ * whose collector the ref names (its owner byte) crosses over an
+ * in-process SPSC ring (shmr_dp_lcores_link()) and is delivered by the
+ * owner.  The collector's timers (timeouts, later tries) run once per
+ * poll loop while calls are in flight, and bound the lcore's sleep.
+ *
+ * Balancing: a message to a balancing router is copied into the lcore's
+ * queue for that router (balance.h) and released from its source lane;
+ * once per poll loop the queue hands messages to routees that hold none
+ * from this lcore.  A full queue is backpressure like a full inbox.
+ *
+ * The admin path: a high/max-priority send or call to a router, one of
+ * the router's own messages (a type from SHMR_TYPE_RESERVED up) at any
+ * priority unless it is a send in a Broadcast envelope, and a send
  * that failed routing (flagged SHMR_F_ROUTE_FAILED, status = the reason,
  * the chosen name after the payload when it fits), go unchanged otherwise
  * into the inbound lane of the control plane's admin endpoint
@@ -64,7 +86,9 @@
  *
  * Hot path rules: no syscall, lock or allocation while there is work.  The
  * only syscalls are the futex wakes of bells whose owner sleeps, and a
- * rate-limited log line when something is dropped.
+ * rate-limited log line when something is dropped.  (The clock is read
+ * from the vDSO; a balancing queue is allocated once, at its router's
+ * first message on the lcore.)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -74,6 +98,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <rte_random.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 #include <rte_ring_peek.h>
@@ -90,6 +115,10 @@ enum meta_what {
 	META_ADMIN_FAILED, /* a send that failed routing: to the admin
 			    * endpoint, marked SHMR_F_ROUTE_FAILED */
 	META_BCAST,      /* to every routee of router meta.bcast */
+	META_COLLECT,    /* a call for router meta.bcast's reply collector */
+	META_COLLECTED,  /* a reply to router meta.bcast: its collector's */
+	META_BALANCE,    /* into router meta.bcast's balancing queue */
+	META_QUIET,      /* handled and counted where it was handled */
 };
 
 enum bad_why { BAD_KIND = 1, BAD_LEN, BAD_PRIO, BAD_FROM, BAD_TO };
@@ -101,6 +130,8 @@ static const char *const bad_names[] = {
 
 #define NO_TARGET UINT32_MAX
 #define BCAST_TARGET (UINT32_MAX - 1) /* classify(): see meta.bcast */
+#define ALONE_TARGET (UINT32_MAX - 2) /* classify(): handled on its own,
+				       * by meta.what (special()) */
 
 static void admin_put(struct shmr_dp_lcore *lc, const struct shmr_msg *m,
 		      const struct shmr_dp_meta *meta);
@@ -116,8 +147,8 @@ static void admin_put(struct shmr_dp_lcore *lc, const struct shmr_msg *m,
  * source until rte_ring_dequeue_zc_elem_finish(), and an enqueue publishes
  * with the release store of prod.tail in rte_ring_enqueue_zc_elem_finish().
  */
-static inline unsigned peek_burst(struct rte_ring *r, unsigned char *buf,
-				  uint32_t ss, unsigned n)
+static inline __attribute__((always_inline)) unsigned
+peek_burst(struct rte_ring *r, unsigned char *buf, uint32_t ss, unsigned n)
 {
 	struct rte_ring_zc_data zcd;
 
@@ -189,19 +220,43 @@ int shmr_dp_lane_sound_sp(const struct rte_ring *r, uint32_t lane_size)
 
 /* ---- lcore state and logging -------------------------------------- */
 
+/* The collector's clock (lc->clock_ns): read from the vDSO, no syscall. */
+static uint64_t clock_mono_ns(void)
+{
+	struct timespec ts;
+
+	/* vDSO: no syscall. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+
 int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
 		       uint32_t index)
 {
+	size_t size;
+
 	memset(lc, 0, sizeof(*lc));
 	if (index >= env->nlcores)
 		return -EINVAL;
 	lc->env = env;
 	lc->index = index;
 	lc->stats = shmr_dp_stats(env, index);
+	lc->clock_ns = clock_mono_ns;
 	lc->buf = aligned_alloc(SHMR_CACHE_LINE,
 				(size_t)SHMR_DP_BURST * env->slot_size);
-	if (!lc->buf)
+	size = (shmr_dp_collect_mem_size(SHMR_DP_COLLECT_CAP_DEFAULT,
+					 env->slot_size) +
+		SHMR_CACHE_LINE - 1) &
+	       ~(size_t)(SHMR_CACHE_LINE - 1);
+	lc->coll_mem = aligned_alloc(SHMR_CACHE_LINE, size);
+	if (!lc->buf || !lc->coll_mem ||
+	    shmr_dp_collect_init(&lc->coll, lc->coll_mem, size,
+				 SHMR_DP_COLLECT_CAP_DEFAULT, env->slot_size,
+				 index) < 0) {
+		shmr_dp_lcore_fini(lc);
 		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -209,6 +264,62 @@ void shmr_dp_lcore_fini(struct shmr_dp_lcore *lc)
 {
 	free(lc->buf);
 	lc->buf = NULL;
+	free(lc->coll_mem);
+	lc->coll_mem = NULL;
+	for (uint32_t j = 0; j < SHMR_MAX_LCORES; j++) {
+		free(lc->xin[j]); /* ours: we are its consumer */
+		lc->xin[j] = NULL;
+		lc->xout[j] = NULL;
+	}
+	lc->xin_any = 0;
+	for (uint32_t i = 0; i < SHMR_MAX_ROUTERS; i++) {
+		free(lc->bal[i].mem);
+		lc->bal[i].mem = NULL;
+	}
+	lc->bal_active = 0;
+}
+
+int shmr_dp_lcores_link(struct shmr_dp_lcore *const *lcs, unsigned n)
+{
+	uint32_t ss;
+	size_t size;
+
+	if (n > SHMR_MAX_LCORES)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		if (lcs[i]->index != i)
+			return -EINVAL;
+	if (n < 2)
+		return 0;
+	ss = lcs[0]->env->slot_size;
+	size = (size_t)rte_ring_get_memsize_elem(ss, SHMR_DP_XRING_SIZE);
+	size = (size + SHMR_CACHE_LINE - 1) & ~(size_t)(SHMR_CACHE_LINE - 1);
+	for (unsigned to = 0; to < n; to++) {
+		for (unsigned from = 0; from < n; from++) {
+			char name[32];
+			struct rte_ring *r;
+
+			if (from == to)
+				continue;
+			r = aligned_alloc(SHMR_CACHE_LINE, size);
+			if (!r)
+				return -ENOMEM; /* fini frees what was made */
+			snprintf(name, sizeof(name), "shmr-x%u-%u", from, to);
+			/* In place, as the domain's lanes are: no EAL
+			 * memzone, no registry.  Single producer (lcore
+			 * from), single consumer (lcore to), both threads of
+			 * this process. */
+			if (rte_ring_init(r, name, SHMR_DP_XRING_SIZE,
+					  RING_F_SP_ENQ | RING_F_SC_DEQ) < 0) {
+				free(r);
+				return -EINVAL;
+			}
+			lcs[to]->xin[from] = r;
+			lcs[to]->xin_any = 1;
+			lcs[from]->xout[to] = r;
+		}
+	}
+	return 0;
 }
 
 static const int event_level[SHMR_DP_EV_MAX] = {
@@ -427,6 +538,7 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 	struct shmr_dp_decision d;
 	uint32_t target;
 	unsigned add_hops = 0;
+	int envelope;
 
 	meta->nrouters = 0;
 	meta->name = NULL;
@@ -460,13 +572,32 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		if (m->to.gen != r->pid.gen)
 			return refuse(lc, m, meta, SHMR_DP_FAIL,
 				      -SHMR_E_PROCESS_UNKNOWN);
-		/* Replies never go to a router. */
-		if (m->kind == SHMR_KIND_REPLY)
-			return refuse(lc, m, meta, SHMR_DP_FAIL,
-				      -SHMR_E_NOT_ALLOWED);
-		/* High and max priority are the admin path: the control
-		 * plane serves them, unchanged, from its admin endpoint. */
-		if (m->priority != SHMR_PRIO_NORMAL) {
+		/* A reply comes to a router only from a routee answering a
+		 * call that router collects (scatter-gather, tail-chopping):
+		 * its collector decides.  Other replies never go to a
+		 * router. */
+		if (m->kind == SHMR_KIND_REPLY) {
+			if (r->behaviour != SHMR_BEH_SCATTER_GATHER &&
+			    r->behaviour != SHMR_BEH_TAIL_CHOPPING)
+				return refuse(lc, m, meta, SHMR_DP_FAIL,
+					      -SHMR_E_NOT_ALLOWED);
+			meta->what = META_COLLECTED;
+			meta->bcast = (uint8_t)dst->router;
+			return ALONE_TARGET;
+		}
+		/* The Broadcast envelope is a send's; a call's flag means
+		 * nothing and does not travel on. */
+		envelope = (m->flags & SHMR_F_BROADCAST) != 0;
+		if (m->kind == SHMR_KIND_CALL && envelope) {
+			m->flags = (uint8_t)(m->flags & ~SHMR_F_BROADCAST);
+			envelope = 0;
+		}
+		/* The admin path: high and max priority, and the router's
+		 * own messages (reserved types) at any priority but in a
+		 * Broadcast envelope.  The control plane serves them,
+		 * unchanged, from its admin endpoint. */
+		if (m->priority != SHMR_PRIO_NORMAL ||
+		    (m->type >= SHMR_TYPE_RESERVED && !envelope)) {
 			uint32_t a = admin_slot(lc, t);
 
 			if (a == NO_TARGET)
@@ -475,6 +606,21 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 			meta->what = META_ADMIN;
 			meta->target = a;
 			return NO_TARGET;
+		}
+		if (envelope) {
+			/* Every routee gets the message, whatever the
+			 * router's logic, flag and all (one hop). */
+			if (r->flags & SHMR_RF_STOPPED)
+				return route_failed(lc, t, m, meta,
+						    -SHMR_E_NOT_ALLOWED);
+			if (r->nbc == 0)
+				return route_failed(lc, t, m, meta,
+						    -SHMR_E_NO_ROUTEES);
+			meta->fail_full = (r->flags & SHMR_RF_FAIL_WHEN_FULL) != 0;
+			m->hops = (uint8_t)(m->hops + 1);
+			meta->what = META_BCAST;
+			meta->bcast = (uint8_t)dst->router;
+			return BCAST_TARGET;
 		}
 		shmr_dp_decide_rcu(t, &lc->pick, (unsigned)dst->router, m, &d);
 		if (d.ask_slot != UINT32_MAX)
@@ -490,6 +636,14 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 			meta->what = META_BCAST;
 			meta->bcast = (uint8_t)d.bcast;
 			return BCAST_TARGET;
+		}
+		if (d.verdict == SHMR_DP_COLLECT ||
+		    d.verdict == SHMR_DP_BALANCE) {
+			m->hops = (uint8_t)(m->hops + d.nrouters);
+			meta->what = d.verdict == SHMR_DP_COLLECT ? META_COLLECT
+								  : META_BALANCE;
+			meta->bcast = (uint8_t)d.bcast;
+			return ALONE_TARGET;
 		}
 		if (d.verdict == SHMR_DP_FAIL && m->kind == SHMR_KIND_SEND)
 			return route_failed(lc, t, m, meta, d.err);
@@ -553,10 +707,15 @@ static inline void commit(struct shmr_dp_lcore *lc,
 			shmr_dp_count(&st->router_forwarded[meta->routers[i]],
 				      1);
 		return;
+	case META_QUIET:
+		return;
 	case META_BCAST:
+	case META_COLLECT:
+	case META_BALANCE:
 		/* Its copies were counted as they were enqueued
-		 * (bcast_put_count()); the routers before the broadcasting
-		 * one forwarded it once. */
+		 * (bcast_put_count()), or will be as it is handed out of a
+		 * balancing queue; the routers before the broadcasting,
+		 * collecting or balancing one forwarded it once. */
 		for (uint32_t i = 0; i + 1 < meta->nrouters; i++)
 			shmr_dp_count(&st->router_forwarded[meta->routers[i]],
 				      1);
@@ -727,8 +886,8 @@ static int bcast_slot(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		for (unsigned w = 0; w < SHMR_MAX_ENDPOINTS / 64; w++)
 			reached |= served[w] != 0;
 	}
-	for (uint32_t j = 0; j < r->nroutees; j++) {
-		const struct shmr_dp_target *tgt = &r->routees[j].tgt;
+	for (uint32_t j = 0; j < r->nbc; j++) {
+		const struct shmr_dp_target *tgt = &r->bc[j];
 		uint32_t slot = tgt->slot;
 		uint64_t bit = 1ull << (slot % 64);
 
@@ -813,12 +972,12 @@ static unsigned bcast_batch(struct shmr_dp_lcore *lc,
 
 	if (fail_full)
 		return 0;
-	for (j = 0; j < r->nroutees; j++)
-		if (!target_sound(lc, r->routees[j].tgt.slot))
+	for (j = 0; j < r->nbc; j++)
+		if (!target_sound(lc, r->bc[j].slot))
 			return 0;
-	for (j = 0; j < r->nroutees && k; j++) {
+	for (j = 0; j < r->nbc && k; j++) {
 		unsigned got = rte_ring_enqueue_zc_burst_elem_start(
-			shmr_dp_lane(env, r->routees[j].tgt.slot, lc->index),
+			shmr_dp_lane(env, r->bc[j].slot, lc->index),
 			ss, k, &zcd[j], NULL);
 
 		if (got < k)
@@ -826,7 +985,7 @@ static unsigned bcast_batch(struct shmr_dp_lcore *lc,
 	}
 	/* Routees [0, j) hold reservations of at least k. */
 	for (uint32_t x = 0; x < j; x++) {
-		const struct shmr_dp_target *tgt = &r->routees[x].tgt;
+		const struct shmr_dp_target *tgt = &r->bc[x];
 		struct rte_ring *lane = shmr_dp_lane(env, tgt->slot, lc->index);
 
 		if (k) {
@@ -884,6 +1043,38 @@ static int flush_bcast(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 }
 
 /*
+ * Fail slot @p m (of the burst, with @p meta) with @p err now: a call gets
+ * the error as its reply, a send becomes a MessageRouteFailed.  Returns 1
+ * when handled, 0 when the caller's own lane is full (the burst stops
+ * there, and the slot is decided afresh next round).
+ */
+static int refuse_now(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
+		      const struct shmr_dp_poll *p, struct shmr_msg *m,
+		      struct shmr_dp_meta *meta, int32_t err)
+{
+	uint32_t to;
+
+	if (m->kind == SHMR_KIND_SEND) {
+		(void)route_failed(lc, t, m, meta, err);
+		if (meta->what == META_ADMIN_FAILED)
+			admin_put(lc, m, meta);
+		commit(lc, p, m, meta);
+		return 1;
+	}
+	to = refuse(lc, m, meta, SHMR_DP_FAIL, err);
+	if (to != NO_TARGET) {
+		if (put_burst(shmr_dp_lane(lc->env, to, lc->index),
+			      (const unsigned char *)m, lc->env->slot_size,
+			      1) != 1)
+			return 0;
+		shmr_dp_count(&lc->stats->ep_delivered[to], 1);
+		note_bell(lc, to);
+	}
+	commit(lc, p, m, meta);
+	return 1;
+}
+
+/*
  * Slot @p i of the burst did not fit into its route's full inbox, and its
  * router fails such messages (SHMR_RF_FAIL_WHEN_FULL): a call gets
  * SHMR_E_MAILBOX_FULL as its reply, a send becomes a MessageRouteFailed.
@@ -895,27 +1086,8 @@ static int fail_full(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 {
 	struct shmr_msg *m = (struct shmr_msg *)(lc->buf +
 						 (size_t)i * lc->env->slot_size);
-	struct shmr_dp_meta *meta = &lc->meta[i];
-	uint32_t to;
 
-	if (m->kind == SHMR_KIND_SEND) {
-		(void)route_failed(lc, t, m, meta, -SHMR_E_MAILBOX_FULL);
-		if (meta->what == META_ADMIN_FAILED)
-			admin_put(lc, m, meta);
-		commit(lc, p, m, meta);
-		return 1;
-	}
-	to = refuse(lc, m, meta, SHMR_DP_FAIL, -SHMR_E_MAILBOX_FULL);
-	if (to != NO_TARGET) {
-		if (put_burst(shmr_dp_lane(lc->env, to, lc->index),
-			      (const unsigned char *)m, lc->env->slot_size,
-			      1) != 1)
-			return 0;
-		shmr_dp_count(&lc->stats->ep_delivered[to], 1);
-		note_bell(lc, to);
-	}
-	commit(lc, p, m, meta);
-	return 1;
+	return refuse_now(lc, t, p, m, &lc->meta[i], -SHMR_E_MAILBOX_FULL);
 }
 
 /* Enqueue a run; returns 1 when all of it went in (or what did not was
@@ -962,6 +1134,600 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	return 1;
 }
 
+/* ---- the reply collector (scatter-gather, tail-chopping) ------------- */
+
+/*
+ * Enqueue the first @p bytes of @p m as one slot into @p lane (reserve,
+ * copy, publish): for messages kept in buffers shorter than a slot.
+ * Returns 1, or 0 when the lane is full.
+ */
+static inline unsigned put_one(struct rte_ring *lane, const struct shmr_msg *m,
+			       uint32_t ss, size_t bytes)
+{
+	struct rte_ring_zc_data zcd;
+
+	if (rte_ring_enqueue_zc_burst_elem_start(lane, ss, 1, &zcd, NULL) != 1)
+		return 0;
+	memcpy(zcd.ptr1, m, bytes);
+	rte_ring_enqueue_zc_elem_finish(lane, 1);
+	return 1;
+}
+
+/* A live client endpoint of the table, whose inbound lane of this lcore
+ * is sound: somewhere an answer can go. */
+static int answerable(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
+		      struct shmr_pid pid)
+{
+	return pid.slot < t->max_endpoints && pid.gen != 0 &&
+	       t->ep[pid.slot].router < 0 &&
+	       t->ep[pid.slot].state == SHMR_EP_ACTIVE &&
+	       t->ep[pid.slot].gen == pid.gen && target_sound(lc, pid.slot);
+}
+
+/* A reply for a collected call that reaches no caller (late, a duplicate,
+ * or its caller is gone): counted as discarded by router endpoint @p rs. */
+static void reply_dropped(struct shmr_dp_lcore *lc, uint32_t rs)
+{
+	shmr_dp_count(&lc->stats->discarded, 1);
+	shmr_dp_count(&lc->stats->router_discarded[rs % SHMR_MAX_ENDPOINTS],
+		      1);
+}
+
+/* The error the caller of a call that start() refused gets. */
+static int32_t start_error(int rc)
+{
+	if (rc == -ENOSPC)
+		return SHMR_DP_COLLECT_FULL_STATUS;
+	return rc == -SHMR_E_NO_ROUTEES ? rc : -SHMR_E_NOT_ALLOWED;
+}
+
+/*
+ * Slot @p i, a call to scatter-gather or tail-chopping router meta.bcast:
+ * the collector takes it in (from = the router, ref = a collector ref) and
+ * it goes to every routee (scatter-gather) or to one picked at random
+ * (tail-chopping; tick() sends the later tries).  Scatter-gather reserves
+ * room in every routee's lane before it starts, so the call goes to all of
+ * them or, when one is full, is held back whole (backpressure: the ring's
+ * original is decided afresh next round).  With mailbox_full = "fail" a
+ * full routee is left out, and a call that reaches nobody fails.
+ * Returns 1 when handled, 0 when held back.
+ */
+static int collect_call(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
+			const struct shmr_dp_poll *p, unsigned i)
+{
+	const struct shmr_dp_env *env = lc->env;
+	uint32_t ss = env->slot_size;
+	struct shmr_msg *m = (struct shmr_msg *)(lc->buf + (size_t)i * ss);
+	struct shmr_dp_meta *meta = &lc->meta[i];
+	const struct shmr_dp_router *r = &t->routers[meta->bcast];
+	struct shmr_dp_collect_args a = {
+		.kind = r->behaviour == SHMR_BEH_TAIL_CHOPPING
+				? SHMR_DP_COLLECT_TAIL
+				: SHMR_DP_COLLECT_SCATTER,
+		.nroutees = r->nbc,
+		.within_ns = r->within_ns,
+		.interval_ns = r->interval_ns,
+	};
+	struct rte_ring_zc_data zcd[SHMR_MAX_ROUTES];
+	uint8_t got[SHMR_MAX_ROUTES];
+	const struct shmr_pid caller = m->from, to = m->to;
+	const uint64_t ref = m->ref;
+	int32_t err = -SHMR_E_NO_ROUTEES;
+	unsigned reserved = 0;
+	uint32_t first, j;
+	int rc, held = 0;
+
+	/* The routees answer the collecting router (also when the call
+	 * came through another router first). */
+	m->to = r->pid;
+	if (a.kind == SHMR_DP_COLLECT_TAIL) {
+		const struct shmr_dp_target *tgt;
+
+		a.rnd = rte_rand();
+		rc = shmr_dp_collect_start(&lc->coll, m, &a, lc->clock_ns(),
+					   &first);
+		if (rc < 0) {
+			err = start_error(rc);
+			goto refused;
+		}
+		tgt = &r->bc[first];
+		if (!target_sound(lc, tgt->slot)) {
+			err = -SHMR_E_PROCESS_UNKNOWN;
+		} else if (put_burst(shmr_dp_lane(env, tgt->slot, lc->index),
+				     (const unsigned char *)m, ss, 1) == 1) {
+			bcast_put_count(lc, t, r, tgt, 1);
+			commit(lc, p, m, meta);
+			return 1;
+		} else if (!meta->fail_full) {
+			held = 1;
+		} else {
+			err = -SHMR_E_MAILBOX_FULL;
+		}
+		(void)shmr_dp_collect_cancel(&lc->coll, m->ref);
+		if (held)
+			return 0;
+		goto refused;
+	}
+
+	for (j = 0; j < r->nbc && !held; j++) {
+		const struct shmr_dp_target *tgt = &r->bc[j];
+
+		got[j] = 0;
+		if (!target_sound(lc, tgt->slot)) {
+			/* No partner: a flag for display (quarantine()). */
+			atomic_store_explicit(
+				&shmr_dp_ep(env, tgt->slot)->quarantined, 1,
+				memory_order_relaxed);
+			err = -SHMR_E_PROCESS_UNKNOWN;
+			bcast_copy_failed(lc, t, r, m, tgt, err);
+			continue;
+		}
+		if (rte_ring_enqueue_zc_burst_elem_start(
+			    shmr_dp_lane(env, tgt->slot, lc->index), ss, 1,
+			    &zcd[j], NULL) == 1) {
+			got[j] = 1;
+			reserved++;
+		} else if (meta->fail_full) {
+			err = -SHMR_E_MAILBOX_FULL;
+			bcast_copy_failed(lc, t, r, m, tgt, err);
+		} else {
+			held = 1;
+		}
+	}
+	rc = 0;
+	if (!held && reserved) {
+		rc = shmr_dp_collect_start(&lc->coll, m, &a, lc->clock_ns(),
+					   &first);
+		if (rc < 0)
+			err = start_error(rc);
+	}
+	/* Routees [0, j) were looked at: publish or give back. */
+	for (uint32_t x = 0; x < j; x++) {
+		struct rte_ring *lane;
+		int go;
+
+		if (!got[x])
+			continue;
+		go = !held && rc == 0;
+		lane = shmr_dp_lane(env, r->bc[x].slot, lc->index);
+		if (go)
+			memcpy(zcd[x].ptr1, m, ss);
+		rte_ring_enqueue_zc_elem_finish(lane, go ? 1 : 0);
+		if (go)
+			bcast_put_count(lc, t, r, &r->bc[x], 1);
+	}
+	if (held)
+		return 0;
+	if (reserved && rc == 0) {
+		commit(lc, p, m, meta);
+		return 1;
+	}
+refused:
+	/* The caller hears why, as the ring's original asked. */
+	m->from = caller;
+	m->to = to;
+	m->ref = ref;
+	return refuse_now(lc, t, p, m, meta, err);
+}
+
+/*
+ * Reply @p m (a private copy, addressed to the collecting router) for a
+ * call of this lcore's collector: to its caller, with the caller's ref
+ * (first reply before the deadline), or as the caller's SHMR_E_TIMEOUT
+ * (at or after it), or dropped (late, a duplicate, or the caller gone).
+ * The caller's lane is reserved before the collector frees the entry, so
+ * a full one holds the reply back instead of losing the answer.
+ * Returns 1 when handled, 0 when held back.
+ */
+static int deliver_collected(struct shmr_dp_lcore *lc,
+			     const struct shmr_dp_table *t, struct shmr_msg *m)
+{
+	const struct shmr_dp_env *env = lc->env;
+	uint32_t ss = env->slot_size, rs = m->to.slot;
+	struct rte_ring_zc_data zcd;
+	struct rte_ring *lane;
+	struct shmr_pid caller;
+	int v;
+
+	if (shmr_dp_collect_caller(&lc->coll, m->ref, &caller) < 0) {
+		(void)shmr_dp_collect_on_reply(&lc->coll, m, lc->clock_ns());
+		reply_dropped(lc, rs);
+		return 1;
+	}
+	if (!answerable(lc, t, caller)) {
+		/* Nobody left to answer: the call ends here. */
+		(void)shmr_dp_collect_on_reply(&lc->coll, m, lc->clock_ns());
+		reply_dropped(lc, rs);
+		return 1;
+	}
+	lane = shmr_dp_lane(env, caller.slot, lc->index);
+	if (rte_ring_enqueue_zc_burst_elem_start(lane, ss, 1, &zcd, NULL) != 1)
+		return 0;
+	v = shmr_dp_collect_on_reply(&lc->coll, m, lc->clock_ns());
+	memcpy(zcd.ptr1, m, SHMR_HDR_SIZE + (size_t)m->len);
+	rte_ring_enqueue_zc_elem_finish(lane, 1);
+	shmr_dp_count(&lc->stats->ep_delivered[caller.slot], 1);
+	note_bell(lc, caller.slot);
+	if (v == SHMR_DP_COLLECT_DELIVER) {
+		shmr_dp_count(&lc->stats->forwarded, 1);
+		return 1;
+	}
+	/* Past the deadline: the caller got its timeout, the routee's
+	 * reply is dropped. */
+	shmr_dp_count(&lc->stats->failed, 1);
+	shmr_dp_count(&lc->stats->router_failed[rs % SHMR_MAX_ENDPOINTS], 1);
+	reply_dropped(lc, rs);
+	return 1;
+}
+
+/*
+ * Slot @p i, a reply to a collecting router: to this lcore's collector,
+ * or to the lcore whose collector the ref names (over xout).  Returns 1
+ * when handled, 0 when held back (the caller's lane or the ring to the
+ * other lcore is full).
+ */
+static int collected_reply(struct shmr_dp_lcore *lc,
+			   const struct shmr_dp_table *t,
+			   const struct shmr_dp_poll *p, unsigned i)
+{
+	uint32_t ss = lc->env->slot_size;
+	struct shmr_msg *m = (struct shmr_msg *)(lc->buf + (size_t)i * ss);
+	struct shmr_dp_meta *meta = &lc->meta[i];
+	uint32_t owner = shmr_dp_collect_ref_owner(m->ref);
+
+	meta->what = META_QUIET;
+	if (owner == lc->index) {
+		if (!deliver_collected(lc, t, m))
+			return 0;
+	} else if (owner < t->nlcores && lc->xout[owner]) {
+		if (put_burst(lc->xout[owner], (const unsigned char *)m, ss,
+			      1) != 1)
+			return 0;
+		lc->xbells |= 1u << owner;
+	} else {
+		reply_dropped(lc, m->to.slot); /* no such collector */
+	}
+	commit(lc, p, m, meta);
+	return 1;
+}
+
+/* Replies other lcores polled for our collector.  Returns slots handled. */
+static __attribute__((noinline)) unsigned
+drain_xin(struct shmr_dp_lcore *lc,
+			  const struct shmr_dp_table *t)
+{
+	uint32_t ss = lc->env->slot_size;
+	unsigned total = 0;
+
+	lc->xheld = 0;
+	for (uint32_t j = 0; j < lc->env->nlcores; j++) {
+		struct rte_ring *r = lc->xin[j];
+		unsigned n, k;
+
+		if (!r || shmr_lane_pending_sc(r) == 0)
+			continue;
+		n = peek_burst(r, lc->buf, ss, SHMR_DP_BURST);
+		for (k = 0; k < n; k++)
+			if (!deliver_collected(
+				    lc, t,
+				    (struct shmr_msg *)(lc->buf +
+							(size_t)k * ss)))
+				break;
+		rte_ring_dequeue_zc_elem_finish(r, k);
+		total += k;
+		if (k < n) {
+			/* A caller's lane is full: as a blocked lane, look
+			 * again after a short sleep, not in a spin. */
+			lc->xheld |= 1u << j;
+			lc->nblocked++;
+		}
+	}
+	return total;
+}
+
+struct tick_ctx {
+	struct shmr_dp_lcore *lc;
+	const struct shmr_dp_table *t;
+};
+
+static uint64_t tick_random(void *ctx)
+{
+	(void)ctx;
+	return rte_rand();
+}
+
+/*
+ * A later try of tail-chopping: @p call (from = the router) to its
+ * routee @p routee of the current table.  A router or routee that is gone
+ * counts as tried (0); a full lane is retried on the next tick (-1).
+ */
+static int tick_send(void *ctx, uint32_t routee, const struct shmr_msg *call)
+{
+	struct tick_ctx *k = ctx;
+	struct shmr_dp_lcore *lc = k->lc;
+	const struct shmr_dp_table *t = k->t;
+	const struct shmr_dp_router *r;
+	const struct shmr_dp_target *tgt;
+	int ri;
+
+	if (call->from.slot >= t->max_endpoints)
+		return 0;
+	ri = t->ep[call->from.slot].router;
+	if (ri < 0 || t->routers[ri].pid.gen != call->from.gen)
+		return 0;
+	r = &t->routers[ri];
+	if (routee >= r->nbc)
+		return 0;
+	tgt = &r->bc[routee];
+	if (!target_sound(lc, tgt->slot))
+		return 0;
+	/* The kept call is a slot's size (collect.c's stride). */
+	if (put_burst(shmr_dp_lane(lc->env, tgt->slot, lc->index),
+		      (const unsigned char *)call, lc->env->slot_size, 1) != 1)
+		return -1;
+	bcast_put_count(lc, t, r, tgt, 1);
+	return 0;
+}
+
+/* A call timed out: its caller gets SHMR_E_TIMEOUT from the router. */
+static void tick_expire(void *ctx, const struct shmr_msg *reply)
+{
+	struct tick_ctx *k = ctx;
+	struct shmr_dp_lcore *lc = k->lc;
+	uint32_t rs = reply->from.slot % SHMR_MAX_ENDPOINTS;
+
+	shmr_dp_count(&lc->stats->failed, 1);
+	shmr_dp_count(&lc->stats->router_failed[rs], 1);
+	if (!answerable(lc, k->t, reply->to))
+		return;
+	/* The reply is a header only (collect.h). */
+	if (!put_one(shmr_dp_lane(lc->env, reply->to.slot, lc->index), reply,
+		     lc->env->slot_size, SHMR_HDR_SIZE)) {
+		shmr_dp_event(lc, SHMR_DP_EV_FAILED,
+			      "lcore %u: the timeout of a call from %u.%u "
+			      "(type %u) found its lane full: dropped",
+			      lc->index, reply->to.slot, reply->to.gen,
+			      reply->type);
+		return;
+	}
+	shmr_dp_count(&lc->stats->ep_delivered[reply->to.slot], 1);
+	note_bell(lc, reply->to.slot);
+}
+
+/* Run the collector's timers that fell due. */
+static __attribute__((noinline)) void
+collect_tick(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t)
+{
+	struct tick_ctx k = { lc, t };
+	const struct shmr_dp_collect_ops ops = {
+		.random = tick_random,
+		.send = tick_send,
+		.expire = tick_expire,
+		.ctx = &k,
+	};
+	uint64_t now = lc->clock_ns();
+
+	if (shmr_dp_collect_next_due(&lc->coll) > now)
+		return;
+	memset(lc->checked, 0, sizeof(lc->checked));
+	(void)shmr_dp_collect_tick(&lc->coll, now, &ops);
+}
+
+/* ---- balancing ------------------------------------------------------- */
+
+/*
+ * Router @p ri's queue on this lcore, made at its first message: NULL
+ * when that fails, or when the slot still holds another router's
+ * messages (a router at that index replaced: they are failed first).
+ */
+static struct shmr_dp_balance *bal_queue(struct shmr_dp_lcore *lc,
+					 const struct shmr_dp_router *r,
+					 unsigned ri)
+{
+	struct shmr_dp_bal *b = &lc->bal[ri];
+	uint32_t cap = lc->env->lane_size, ss = lc->env->slot_size;
+	size_t size;
+
+	if (b->mem) {
+		if (b->router.slot == r->pid.slot &&
+		    b->router.gen == r->pid.gen)
+			return &b->q;
+		if (shmr_dp_balance_count(&b->q) != 0)
+			return NULL;
+		b->router = r->pid;
+		return &b->q;
+	}
+	size = (shmr_dp_balance_mem_size(cap, ss) + SHMR_CACHE_LINE - 1) &
+	       ~(size_t)(SHMR_CACHE_LINE - 1);
+	/* Once per router and lcore, never per message. */
+	b->mem = aligned_alloc(SHMR_CACHE_LINE, size);
+	if (!b->mem)
+		return NULL;
+	if (shmr_dp_balance_init(&b->q, b->mem, size, cap, ss) < 0) {
+		free(b->mem);
+		b->mem = NULL;
+		return NULL;
+	}
+	b->router = r->pid;
+	return &b->q;
+}
+
+/*
+ * Slot @p i, for balancing router meta.bcast: into its queue (handed out
+ * by balance_dispatch()).  A full queue holds the slot back in its source
+ * lane, as a full inbox does (or fails it with mailbox_full = "fail").
+ * Returns 1 when handled, 0 when held back.
+ */
+static int balance_push(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
+			const struct shmr_dp_poll *p, unsigned i)
+{
+	uint32_t ss = lc->env->slot_size;
+	struct shmr_msg *m = (struct shmr_msg *)(lc->buf + (size_t)i * ss);
+	struct shmr_dp_meta *meta = &lc->meta[i];
+	unsigned ri = meta->bcast;
+	struct shmr_dp_balance *q = bal_queue(lc, &t->routers[ri], ri);
+
+	if (q && shmr_dp_balance_push(q, m) == 0) {
+		lc->bal_active |= 1u << ri;
+		commit(lc, p, m, meta);
+		return 1;
+	}
+	if (q && !meta->fail_full)
+		return 0;
+	return refuse_now(lc, t, p, m, meta, -SHMR_E_MAILBOX_FULL);
+}
+
+struct bal_ctx {
+	struct shmr_dp_lcore *lc;
+	const struct shmr_dp_table *t;
+	const struct shmr_dp_router *r;
+};
+
+static int bal_send(void *ctx, uint32_t w, const struct shmr_msg *m)
+{
+	struct bal_ctx *k = ctx;
+	const struct shmr_dp_target *tgt = &k->r->bc[w];
+
+	if (put_burst(shmr_dp_lane(k->lc->env, tgt->slot, k->lc->index),
+		      (const unsigned char *)m, k->lc->env->slot_size,
+		      1) != 1)
+		return -1;
+	bcast_put_count(k->lc, k->t, k->r, tgt, 1);
+	return 0;
+}
+
+/*
+ * The queue of a router that can no longer take its messages (stopped, no
+ * routees, gone): each fails with @p err as routing failures do.  Stops
+ * at a call whose caller's lane is full (retried next round).
+ */
+static unsigned balance_fail(struct shmr_dp_lcore *lc,
+			     const struct shmr_dp_table *t,
+			     struct shmr_dp_bal *b, int32_t err)
+{
+	uint32_t ss = lc->env->slot_size, rs = b->router.slot;
+	struct shmr_msg *m = (struct shmr_msg *)lc->buf;
+	const struct shmr_msg *front;
+	unsigned n = 0;
+
+	while ((front = shmr_dp_balance_front(&b->q)) != NULL) {
+		struct shmr_dp_meta meta = { .name = NULL };
+
+		memcpy(m, front, ss);
+		if (m->kind == SHMR_KIND_CALL) {
+			struct shmr_pid caller = m->from;
+
+			make_reply(m, err);
+			if (answerable(lc, t, caller)) {
+				if (put_burst(shmr_dp_lane(lc->env, caller.slot,
+							   lc->index),
+					      (const unsigned char *)m, ss,
+					      1) != 1)
+					break; /* its lane is full: later */
+				shmr_dp_count(&lc->stats->ep_delivered
+						       [caller.slot],
+					      1);
+				note_bell(lc, caller.slot);
+			}
+		} else {
+			(void)route_failed(lc, t, m, &meta, err);
+			if (meta.what == META_ADMIN_FAILED)
+				admin_put(lc, m, &meta);
+		}
+		(void)shmr_dp_balance_pop(&b->q, NULL);
+		shmr_dp_count(&lc->stats->failed, 1);
+		shmr_dp_count(&lc->stats->router_failed[rs % SHMR_MAX_ENDPOINTS],
+			      1);
+		n++;
+	}
+	if (n)
+		shmr_dp_event(lc, SHMR_DP_EV_FAILED,
+			      "lcore %u: %u queued message(s) of balancing "
+			      "router endpoint %u failed: %s",
+			      lc->index, n, rs, shmr_strerror(err));
+	return n;
+}
+
+/*
+ * Hand queued messages to the routees with credit: fewer than
+ * SHMR_DP_BALANCE_CREDIT outstanding in their inbound lane of this lcore
+ * (prod.tail, ours, minus cons.tail, which the worker stores with release
+ * when it is done with a burst: the acquire below pairs with it).  A
+ * routee without a worker gets nothing (its replacement finds what it had)
+ * and is asked for one.  Returns messages handed out or failed.
+ */
+static __attribute__((noinline)) unsigned
+balance_dispatch(struct shmr_dp_lcore *lc,
+				 const struct shmr_dp_table *t)
+{
+	uint32_t act = lc->bal_active;
+	unsigned total = 0;
+
+	memset(lc->checked, 0, sizeof(lc->checked));
+	while (act) {
+		unsigned ri = (unsigned)__builtin_ctz(act);
+		struct shmr_dp_bal *b = &lc->bal[ri];
+		const struct shmr_dp_router *r = &t->routers[ri];
+		uint32_t queued[SHMR_MAX_ROUTES];
+
+		act &= act - 1;
+		if (ri >= t->nrouters || r->pid.slot != b->router.slot ||
+		    r->pid.gen != b->router.gen ||
+		    r->behaviour != SHMR_BEH_BALANCING) {
+			total += balance_fail(lc, t, b, -SHMR_E_NO_ROUTE);
+		} else if (r->flags & SHMR_RF_STOPPED) {
+			total += balance_fail(lc, t, b, -SHMR_E_NOT_ALLOWED);
+		} else if (r->nbc == 0) {
+			total += balance_fail(lc, t, b, -SHMR_E_NO_ROUTEES);
+		} else {
+			struct bal_ctx k = { lc, t, r };
+
+			for (uint32_t j = 0; j < r->nbc; j++) {
+				const struct shmr_dp_target *tgt = &r->bc[j];
+				const struct rte_ring *lane;
+
+				queued[j] = SHMR_DP_BALANCE_NO_ROOM;
+				if (tgt->ask) {
+					ask_worker(lc, t, tgt->slot);
+					continue;
+				}
+				if (!target_sound(lc, tgt->slot))
+					continue;
+				lane = shmr_dp_lane(lc->env, tgt->slot,
+						    lc->index);
+				/* Our own tail: no partner.  cons.tail:
+				 * acquire, pairs with the worker's release
+				 * in dequeue finish. */
+				queued[j] = __atomic_load_n(&lane->prod.tail,
+							    __ATOMIC_RELAXED) -
+					    __atomic_load_n(&lane->cons.tail,
+							    __ATOMIC_ACQUIRE);
+			}
+			total += shmr_dp_balance_dispatch(
+				&b->q, queued, r->nbc, SHMR_DP_BALANCE_CREDIT,
+				bal_send, &k);
+		}
+		if (shmr_dp_balance_count(&b->q) == 0)
+			lc->bal_active &= ~(1u << ri);
+	}
+	return total;
+}
+
+/* A slot classify() left to be handled on its own (ALONE_TARGET).  Kept
+ * out of line: the forwarding loop stays as small as it was without it. */
+static __attribute__((noinline)) int special(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
+		   const struct shmr_dp_poll *p, unsigned i)
+{
+	switch (lc->meta[i].what) {
+	case META_COLLECT:
+		return collect_call(lc, t, p, i);
+	case META_COLLECTED:
+		return collected_reply(lc, t, p, i);
+	default: /* META_BALANCE */
+		return balance_push(lc, t, p, i);
+	}
+}
+
 unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
 				   const struct shmr_dp_table *t,
 				   struct shmr_dp_poll *p, struct rte_ring *src)
@@ -992,8 +1758,8 @@ unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
 							 (size_t)i * ss);
 		uint32_t target = classify(lc, t, p, m, &lc->meta[i]);
 
-		if (target != NO_TARGET && run.len != 0 &&
-		    run.target == target &&
+		if (target != NO_TARGET && target != ALONE_TARGET &&
+		    run.len != 0 && run.target == target &&
 		    (target != BCAST_TARGET ||
 		     run.router == lc->meta[i].bcast)) {
 			run.len++;
@@ -1006,6 +1772,10 @@ unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
 			    lc->meta[i].what == META_ADMIN_FAILED)
 				admin_put(lc, m, &lc->meta[i]);
 			commit(lc, p, m, &lc->meta[i]);
+			handled = i + 1;
+		} else if (target == ALONE_TARGET) {
+			if (!special(lc, t, p, i))
+				goto full;
 			handled = i + 1;
 		} else {
 			run = (struct run){ i, 1, target, lc->meta[i].bcast };
@@ -1030,15 +1800,24 @@ done:
 
 void shmr_dp_ring_bells(struct shmr_dp_lcore *lc)
 {
-	int any = 0;
+	int any = lc->xbells != 0;
 
 	for (unsigned w = 0; w < SHMR_MAX_ENDPOINTS / 64; w++)
 		any |= lc->bells[w] != 0;
 	if (!any)
 		return;
 	/* B2: our enqueues (prod.tail release stores) before the sleepers'
-	 * counts we read next; pairs with B1 in shmr_bell_prepare(). */
+	 * counts we read next; pairs with B1 in shmr_bell_prepare() (an
+	 * endpoint's, or another lcore's for what we put in its xin). */
 	atomic_thread_fence(memory_order_seq_cst);
+	while (lc->xbells) {
+		unsigned j = (unsigned)__builtin_ctz(lc->xbells);
+
+		lc->xbells &= lc->xbells - 1;
+		shmr_bell_ring_fenced(
+			&((struct shmr_domain_hdr *)lc->env->base)
+				 ->lcore_bell[j]);
+	}
 	for (unsigned w = 0; w < SHMR_MAX_ENDPOINTS / 64; w++) {
 		uint64_t bits = lc->bells[w];
 
@@ -1070,6 +1849,15 @@ unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
 		if (!p->quarantined)
 			total += shmr_dp_forward_burst_rcu(lc, t, p, p->out);
 	}
+	/* The routing logics' own work, each only when it has any: replies
+	 * other lcores polled for our collector, its timers, and the
+	 * balancing queues' hand-outs. */
+	if (lc->xin_any)
+		total += drain_xin(lc, t);
+	if (lc->coll.nlive)
+		collect_tick(lc, t);
+	if (lc->bal_active)
+		total += balance_dispatch(lc, t);
 	shmr_dp_count(&lc->stats->polls, 1);
 	shmr_dp_ring_bells(lc);
 	return total;
@@ -1089,5 +1877,26 @@ int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,
 		    shmr_lane_pending_sc(p->out))
 			return 1;
 	}
+	for (uint32_t j = 0; lc->xin_any && j < lc->env->nlcores; j++)
+		if (lc->xin[j] && !(lc->xheld & (1u << j)) &&
+		    shmr_lane_pending_sc(lc->xin[j]))
+			return 1;
 	return 0;
+}
+
+int shmr_dp_sleep_ms(struct shmr_dp_lcore *lc, int ms)
+{
+	uint64_t due, now, left;
+
+	/* A routee that frees up rings no bell: look again soon. */
+	if (lc->bal_active && ms > 1)
+		ms = 1;
+	if (lc->coll.nlive == 0)
+		return ms;
+	due = shmr_dp_collect_next_due(&lc->coll);
+	now = lc->clock_ns();
+	if (due <= now)
+		return 0;
+	left = (due - now + 999999u) / 1000000u;
+	return left < (uint64_t)ms ? (int)left : ms;
 }

@@ -176,8 +176,16 @@ static int lcore_main(void *arg)
 			empty = 0;
 			continue;
 		}
-		int timeout = lc->nblocked ? BLOCKED_SLEEP_MS : IDLE_SLEEP_MS;
+		/* Bounded by the collector's next timer (a scatter-gather or
+		 * tail-chopping call in flight), and short while a balancing
+		 * queue waits for a routee to free up. */
+		int timeout = shmr_dp_sleep_ms(
+			lc, lc->nblocked ? BLOCKED_SLEEP_MS : IDLE_SLEEP_MS);
 
+		if (timeout == 0) {
+			shmr_bell_cancel(bell);
+			continue;
+		}
 		shmr_dp_count(&lc->stats->sleeps, 1);
 		shmr_dp_offline();
 		shmr_bell_sleep(bell, seen, timeout);
@@ -628,6 +636,20 @@ int main(int argc, char **argv)
 		rc = shmr_dp_lcore_init(&g_lcores[i].lc, &g_env, i);
 		if (rc < 0) {
 			say(SHMR_DP_LOG_ERROR, "lcore %u: %s", i,
+			    strerror(-rc));
+			eal_done(runtime_dir);
+			return 1;
+		}
+	}
+
+	{
+		struct shmr_dp_lcore *lcs[SHMR_MAX_LCORES];
+
+		for (uint32_t i = 0; i < g_env.nlcores; i++)
+			lcs[i] = &g_lcores[i].lc;
+		rc = shmr_dp_lcores_link(lcs, g_env.nlcores);
+		if (rc < 0) {
+			say(SHMR_DP_LOG_ERROR, "lcore rings: %s",
 			    strerror(-rc));
 			eal_done(runtime_dir);
 			return 1;

@@ -25,10 +25,16 @@
  *     is built: running or dead routes (a dead one queues and asks for a
  *     worker), live registry names.  Disabled, pending-disable/remove
  *     and replace-wait routes and unknown names are left out until a
- *     rebuild finds them deliverable; so is a router named as a
- *     broadcast routee.  A consistent-hash ring is built here from the
- *     routees' names (the only allocation besides the table) and freed
- *     with the table.
+ *     rebuild finds them deliverable; so is a router named as a routee of
+ *     a logic that delivers only to inboxes (broadcast, scatter-gather,
+ *     tail-chopping, balancing).  A consistent-hash ring is built here
+ *     from the routees' names (the only allocation besides the table)
+ *     and freed with the table.
+ *   - Every router has a broadcast set (bc[]): the inboxes a Broadcast
+ *     envelope reaches, one copy each: a logic's routees that are not
+ *     routers, or a type/hash/dso router's own deliverable routes.  The
+ *     broadcast and scatter-gather logics deliver to it, tail-chopping
+ *     and balancing pick from it.
  *   - Nothing read from the spec is trusted: counts are clamped, names are
  *     forced to end in NUL, PIDs are checked against the endpoint table,
  *     and a bad entry is logged and left out.
@@ -374,7 +380,61 @@ static uint32_t build_type_map(const struct shmr_dp_env *env,
 static int is_logic(uint32_t behaviour)
 {
 	return behaviour >= SHMR_BEH_ROUND_ROBIN &&
-	       behaviour <= SHMR_BEH_CONSISTENT_HASH;
+	       behaviour <= SHMR_BEH_BALANCING;
+}
+
+/* The logics that deliver only to inboxes (copies, a rewritten call, a
+ * hand-out): a routee that is a router cannot take part. */
+static int inbox_only(uint32_t behaviour)
+{
+	return behaviour == SHMR_BEH_BROADCAST ||
+	       behaviour == SHMR_BEH_SCATTER_GATHER ||
+	       behaviour == SHMR_BEH_TAIL_CHOPPING ||
+	       behaviour == SHMR_BEH_BALANCING;
+}
+
+/* Add @p tgt to router @p r's broadcast set (see struct shmr_dp_router):
+ * deliverable, not a router, and not an inbox it holds already. */
+static void bc_add(struct shmr_dp_router *r, const struct shmr_dp_target *tgt)
+{
+	if (tgt->verdict != SHMR_DP_DELIVER || tgt->router >= 0)
+		return;
+	for (uint32_t k = 0; k < r->nbc; k++)
+		if (r->bc[k].slot == tgt->slot)
+			return;
+	r->bc[r->nbc++] = *tgt;
+}
+
+/*
+ * Scatter-gather and tail-chopping: the call target and the timings.  A
+ * within or interval out of range (the configuration refuses them) makes
+ * the router fail its calls.
+ */
+static void build_collect(const struct shmr_dp_env *env,
+			  struct shmr_dp_table *t, unsigned ri)
+{
+	const struct shmr_spec_router *sr = &t->spec.routers[ri];
+	struct shmr_dp_router *r = &t->routers[ri];
+	int tail = sr->behaviour == SHMR_BEH_TAIL_CHOPPING;
+
+	r->collect_tgt = (struct shmr_dp_target){
+		.verdict = SHMR_DP_COLLECT,
+		.router = (int8_t)ri,
+	};
+	if (sr->within_ms == 0 || sr->within_ms > SHMR_WITHIN_MS_MAX ||
+	    (tail && (sr->interval_ms == 0 ||
+		      sr->interval_ms > sr->within_ms))) {
+		shmr_dp_log(env, SHMR_DP_LOG_ERROR,
+			    "router %s: within_ms %u / interval_ms %u out of "
+			    "range: the router fails every call",
+			    r->name, sr->within_ms, sr->interval_ms);
+		r->collect_tgt.verdict = SHMR_DP_FAIL;
+		r->collect_tgt.router = -1;
+		r->collect_tgt.err = -SHMR_E_NOT_ALLOWED;
+		return;
+	}
+	r->within_ns = (uint64_t)sr->within_ms * 1000000u;
+	r->interval_ns = (uint64_t)sr->interval_ms * 1000000u;
 }
 
 /*
@@ -420,10 +480,10 @@ static int build_routees(const struct shmr_dp_env *env,
 				    r->name, name, shmr_strerror(tgt.err));
 			continue;
 		}
-		if (tgt.router >= 0 && sr->behaviour == SHMR_BEH_BROADCAST) {
+		if (tgt.router >= 0 && inbox_only(sr->behaviour)) {
 			shmr_dp_log(env, SHMR_DP_LOG_WARNING,
 				    "router %s: routee \"%s\" is a router, "
-				    "which a broadcast cannot deliver to: left "
+				    "which this logic cannot deliver to: left "
 				    "out",
 				    r->name, name);
 			continue;
@@ -436,6 +496,7 @@ static int build_routees(const struct shmr_dp_env *env,
 				e->in[l] = shmr_dp_lane(env, tgt.slot, l);
 		}
 		names[r->nroutees++] = name;
+		bc_add(r, &tgt);
 	}
 	if (sr->behaviour != SHMR_BEH_CONSISTENT_HASH)
 		return 0;
@@ -519,8 +580,18 @@ static int build_router(const struct shmr_dp_env *env,
 	case SHMR_BEH_SMALLEST_MAILBOX:
 	case SHMR_BEH_BROADCAST:
 	case SHMR_BEH_CONSISTENT_HASH:
+	case SHMR_BEH_SCATTER_GATHER:
+	case SHMR_BEH_TAIL_CHOPPING:
+	case SHMR_BEH_BALANCING:
 		if (build_routees(env, t, ri) < 0)
 			return -ENOMEM;
+		if (sr->behaviour == SHMR_BEH_SCATTER_GATHER ||
+		    sr->behaviour == SHMR_BEH_TAIL_CHOPPING)
+			build_collect(env, t, ri);
+		r->balance_tgt = (struct shmr_dp_target){
+			.verdict = SHMR_DP_BALANCE,
+			.router = (int8_t)ri,
+		};
 		break;
 	default:
 		shmr_dp_log(env, SHMR_DP_LOG_ERROR,
@@ -529,9 +600,16 @@ static int build_router(const struct shmr_dp_env *env,
 			    r->name, sr->behaviour);
 		break;
 	}
-	/* Calls by type (CQRS); a DSO decides calls itself. */
+	/* A Broadcast envelope to a type, hash or dso router reaches its
+	 * own routes (a logic's set was made with its routees). */
+	if (!is_logic(sr->behaviour))
+		for (uint32_t j = 0; j < sr->nroutes; j++)
+			bc_add(r, &r->route_tgt[j]);
+	/* Calls by type (CQRS); a DSO decides calls itself, and so do the
+	 * logics that exist for their calls (and balancing). */
 	if (sr->behaviour == SHMR_BEH_TYPE || sr->behaviour == SHMR_BEH_HASH ||
-	    is_logic(sr->behaviour))
+	    (is_logic(sr->behaviour) && !inbox_only(sr->behaviour)) ||
+	    sr->behaviour == SHMR_BEH_BROADCAST)
 		r->ncall_types = build_type_map(env, t, ri, sr->call_types,
 						sr->ncall_types, r->call_types,
 						"call");

@@ -12,9 +12,17 @@
  * difference between hash and bare is the appliance's and the 16 sinks'.
  *
  * Every run is checked: each sink got its messages in key order and the
- * total is exact (count, or count x routes for broadcast); a run that lost
- * or reordered anything fails the exit status.  Figures are medians over
+ * total is exact (count, or count x routes for broadcast and
+ * scatter-gather, whose sends go to every routee); a run that lost or
+ * reordered anything fails the exit status.  Figures are medians over
  * --reps; nothing is enforced.
+ *
+ * With --rtt N each run then times N calls through the router, one at a
+ * time (p50 and p99 of the round trip): what scatter-gather (every sink
+ * answers, the first reply wins) and tail-chopping (one try while its
+ * routee answers within the interval) cost on the call path, against
+ * hash's direct reply.  balancing is a pool of --routes sinks, each handed
+ * one message at a time: run it with a smaller --count.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +30,7 @@
 
 #include "perf_internal.h"
 
-#define LOGICS_MAX 8
+#define LOGICS_MAX 12
 #define REPS_MAX 101
 
 static int cmp_double(const void *a, const void *b)
@@ -55,18 +63,22 @@ static int checked(const char *what, const struct perf_result *r)
 }
 
 static void row(const char *rep, const char *run, double mps, double dps,
-		double bare)
+		double bare, double p50, double p99)
 {
-	printf("%-4s %-18s %9.2f %11.2f %8.3f %9.1f\n", rep, run, mps / 1e6,
+	printf("%-4s %-18s %9.2f %11.2f %8.3f %9.1f", rep, run, mps / 1e6,
 	       dps / 1e6, bare > 0 ? mps / bare : 0,
 	       mps > 0 ? 1e9 / mps : 0);
+	if (p50 > 0)
+		printf(" %10.2f %10.2f", p50, p99);
+	printf("\n");
 	fflush(stdout);
 }
 
 int perf_logics_main(const struct perf_opts *o)
 {
 	static double bare[REPS_MAX], mps[LOGICS_MAX][REPS_MAX],
-		dps[LOGICS_MAX][REPS_MAX];
+		dps[LOGICS_MAX][REPS_MAX], p50[LOGICS_MAX][REPS_MAX],
+		p99[LOGICS_MAX][REPS_MAX];
 	const char *name[LOGICS_MAX];
 	char list[256], *save = NULL;
 	unsigned n = 0;
@@ -84,8 +96,9 @@ int perf_logics_main(const struct perf_opts *o)
 	       o->lane, busy ? "busy" : "adaptive", o->lcores,
 	       o->lcores == 1 ? "" : "s", o->vnodes ? o->vnodes : 10,
 	       o->cpu_client, o->cpu_hub, o->cpu_sink);
-	printf("%-4s %-18s %9s %11s %8s %9s\n", "rep", "run", "M msg/s",
-	       "M deliv/s", "vs bare", "ns/msg");
+	printf("%-4s %-18s %9s %11s %8s %9s%s\n", "rep", "run", "M msg/s",
+	       "M deliv/s", "vs bare", "ns/msg",
+	       o->rtt ? "  call p50us  call p99us" : "");
 	for (unsigned i = 0; i < o->reps; i++) {
 		struct perf_opts b = *o;
 		struct perf_result r;
@@ -99,13 +112,16 @@ int perf_logics_main(const struct perf_opts *o)
 			return PERF_EXIT_FAIL;
 		failed |= !checked("bare", &r);
 		bare[i] = r.mps;
-		row(rep, "bare two-hop", r.mps, r.mps, r.mps);
+		row(rep, "bare two-hop", r.mps, r.mps, r.mps, 0, 0);
 		for (unsigned l = 0; l < n; l++) {
 			struct perf_opts one = *o;
 			char what[40];
 			int rc;
 
-			one.rtt = 0;
+			/* A broadcast call is answered by every routee and the
+			 * caller keeps the extra replies until it receives:
+			 * not timed (scatter-gather drops them itself). */
+			one.rtt = strcmp(name[l], "broadcast") ? o->rtt : 0;
 			one.by_type = 0;
 			one.polls = busy ? PERF_POLL_BUSY : PERF_POLL_ADAPTIVE;
 			one.poll_busy = busy;
@@ -122,16 +138,20 @@ int perf_logics_main(const struct perf_opts *o)
 			failed |= !checked(name[l], &r);
 			mps[l][i] = r.mps;
 			dps[l][i] = r.dps;
+			p50[l][i] = r.p50_us;
+			p99[l][i] = r.p99_us;
 			snprintf(what, sizeof(what), "%s", name[l]);
-			row(rep, what, r.mps, r.dps, bare[i]);
+			row(rep, what, r.mps, r.dps, bare[i], r.p50_us,
+			    r.p99_us);
 		}
 	}
 	bare_med = median(bare, o->reps);
-	row("med", "bare two-hop", bare_med, bare_med, bare_med);
+	row("med", "bare two-hop", bare_med, bare_med, bare_med, 0, 0);
 	for (unsigned l = 0; l < n; l++) {
 		double m = median(mps[l], o->reps);
 
-		row("med", name[l], m, median(dps[l], o->reps), bare_med);
+		row("med", name[l], m, median(dps[l], o->reps), bare_med,
+		    median(p50[l], o->reps), median(p99[l], o->reps));
 		if (strcmp(name[l], "hash") == 0)
 			hash_med = m;
 	}

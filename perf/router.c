@@ -44,6 +44,7 @@
 #include "perf_proto.h"
 
 #define CALL_TIMEOUT_MS 10000
+#define COLLECT_ROUNDS 10000 /* balancing: 1 ms apart */
 #define CALL_WARMUP 1000u
 #define READY_TIMEOUT_MS 30000
 #define STOP_TIMEOUT_MS 20000
@@ -152,10 +153,29 @@ static int write_config(struct app *a, const struct perf_opts *o)
 		a->domain, a->dir, o->slot, o->lane, o->lcores,
 		o->poll_busy ? "busy" : "adaptive", o->cpu_hub,
 		o->logic ? o->logic : o->by_type ? "type" : "hash");
+	if (o->logic && strcmp(o->logic, "balancing") == 0) {
+		/* A pool (balancing has no other kind): routees perf:<j>,
+		 * each registering perf.s<j>. */
+		fprintf(f,
+			"    pool = { size = %u; program = \"shmr-perf-sink\"; "
+			"args = [ \"--stride\", \"0\", \"--burst\", \"%u\", "
+			"\"--register\", \"perf.s*\" ]; cpus = \"%d\"; };\n"
+			"  }\n);\n",
+			o->routes, o->burst, o->cpu_sink);
+		return fclose(f) == 0 ? 0 : -1;
+	}
 	if (o->logic) {
 		/* no list: the routes below, in order */
 		if (o->vnodes && strcmp(o->logic, "consistent-hash") == 0)
 			fprintf(f, "    virtual_nodes = %u;\n", o->vnodes);
+		/* Calls wait for a reply for up to CALL_TIMEOUT_MS anyway;
+		 * tail-chopping tries one more routee only after a second,
+		 * so a call costs one try when its routee answers. */
+		if (strcmp(o->logic, "scatter-gather") == 0)
+			fprintf(f, "    within_ms = %u;\n", CALL_TIMEOUT_MS);
+		if (strcmp(o->logic, "tail-chopping") == 0)
+			fprintf(f, "    within_ms = %u;\n    interval_ms = 1000;\n",
+				CALL_TIMEOUT_MS);
 	} else if (o->by_type) {
 		fprintf(f, "    types = (");
 		for (unsigned j = 0; j < o->routes; j++)
@@ -483,7 +503,10 @@ static int logic_measure(struct shmr_domain *d, struct shmr_endpoint *ep,
 	struct shmr_pid sink[32];
 	struct perf_ans ans;
 	uint64_t t0 = 0, t_end = 0, want;
-	int bcast = strcmp(o->logic, "broadcast") == 0;
+	/* A send to scatter-gather goes to every routee, as broadcast. */
+	int bcast = strcmp(o->logic, "broadcast") == 0 ||
+		    strcmp(o->logic, "scatter-gather") == 0;
+	int balancing = strcmp(o->logic, "balancing") == 0;
 
 	for (unsigned j = 0; j < o->routes; j++) {
 		char name[32];
@@ -515,7 +538,22 @@ static int logic_measure(struct shmr_domain *d, struct shmr_endpoint *ep,
 	if (push_all(ep, router, o, &t0) < 0)
 		return -1;
 	/* Each question queues behind our sends to that sink, on the same
-	 * lanes: one round of answers covers them all. */
+	 * lanes: one round of answers covers them all.  Not with balancing,
+	 * whose sends wait in the dataplane's queue while our questions go
+	 * straight to the sinks: ask again until every message is in (or
+	 * for at most COLLECT_ROUNDS rounds). */
+	for (unsigned round = 0;; round++) {
+		uint64_t in = 0;
+
+		for (unsigned j = 0; j < o->routes; j++) {
+			if (pid_call(ep, sink[j], j, PERF_OP_LAST, &ans) < 0)
+				return -1;
+			in += ans.a;
+		}
+		if (!balancing || in >= want || round >= COLLECT_ROUNDS)
+			break;
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
 	for (unsigned j = 0; j < o->routes; j++) {
 		uint64_t got;
 
@@ -612,6 +650,9 @@ int perf_router_run(const struct perf_opts *o, struct perf_result *r)
 	}
 	if (o->logic) {
 		ret = logic_measure(d, ep, router, o, r);
+		/* Then calls through the logic, one at a time. */
+		if (ret == 0 && o->rtt && time_calls(ep, router, o, r) < 0)
+			ret = -1;
 		goto out;
 	}
 	/* Tell each sink what to expect; this also waits for it to be up

@@ -44,7 +44,9 @@ static void usage(FILE *f)
 		"                 [--lcores N] [--reps N] [--wait-idle] "
 		"[--keep] [-v]\n"
 		"                 [--logics hash,round-robin,random,"
-		"smallest-mailbox,consistent-hash,broadcast] [--vnodes N]\n"
+		"smallest-mailbox,consistent-hash,broadcast,\n"
+		"                  scatter-gather,tail-chopping,balancing] "
+		"[--vnodes N]\n"
 		"       shmr-perf load [--domain D] [--run-dir DIR] "
 		"[--router NAME] [--types 1,2,3] [--rate N] [--duration SEC]\n"
 		"  --cpus A,B[,C]  A: producer/client/pinger, B: forwarder/"
@@ -116,22 +118,24 @@ static int parse_cpus(const char *s, struct perf_opts *o)
 	return 0;
 }
 
-#define LOGICS_ALL \
-	"hash,round-robin,random,smallest-mailbox,consistent-hash,broadcast"
+#define LOGICS_ALL                                                          \
+	"hash,round-robin,random,smallest-mailbox,consistent-hash,broadcast," \
+	"scatter-gather,tail-chopping"
 
 /* Every name of a --logics list is one shmr-perf logics knows. */
 static int logics_ok(const char *s)
 {
 	static const char *const known[] = {
 		"hash", "round-robin", "random", "smallest-mailbox",
-		"consistent-hash", "broadcast",
+		"consistent-hash", "broadcast", "scatter-gather",
+		"tail-chopping", "balancing",
 	};
 
 	while (*s) {
 		size_t n = strcspn(s, ",");
 		int ok = 0;
 
-		for (unsigned i = 0; i < 6; i++)
+		for (unsigned i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 			ok |= strlen(known[i]) == n &&
 			      strncmp(known[i], s, n) == 0;
 		if (!ok)

@@ -9,7 +9,9 @@
  * time after each burst that held a send is kept for PERF_OP_LAST.  Calls
  * are questions about those counts (perf_proto.h), answered with
  * shmr_reply().  --register NAME registers NAME for the route's endpoint,
- * so the harness can ask this sink directly, whatever the router picks.
+ * so the harness can ask this sink directly, whatever the router picks;
+ * a "*" at its end stands for the route's index (the routees of a pool,
+ * "perf:3", share one argument list).
  *
  *     shmr-perf-sink [--stride N] [--burst N] [--register NAME]
  *
@@ -129,6 +131,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
 	const char *rname = getenv("SHMR_ROUTE"), *reg = NULL;
+	char regbuf[64];
 	unsigned long stride = 1, burst = 32;
 	uint64_t route = 0, idle_since = 0;
 	struct shmr_domain *d;
@@ -159,9 +162,16 @@ int main(int argc, char **argv)
 	}
 	if (burst > 256)
 		burst = 256;
-	/* Routes are called s<index> by shmr-perf. */
+	/* Routes are called s<index> by shmr-perf, a pool's perf:<index>. */
 	if (rname && rname[0] == 's')
 		route = strtoull(rname + 1, NULL, 10);
+	else if (rname && strchr(rname, ':'))
+		route = strtoull(strchr(rname, ':') + 1, NULL, 10);
+	if (reg && reg[0] && reg[strlen(reg) - 1] == '*') {
+		snprintf(regbuf, sizeof(regbuf), "%.*s%llu",
+			 (int)strlen(reg) - 1, reg, (unsigned long long)route);
+		reg = regbuf;
+	}
 
 	rc = shmr_attach_env(&d, &ep);
 	if (rc < 0) {

@@ -559,6 +559,20 @@ int shmr_send(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 			0, data, len);
 }
 
+int shmr_send_broadcast(struct shmr_endpoint *ep, struct shmr_pid router,
+			uint32_t type, uint64_t key, const void *data,
+			size_t len)
+{
+	struct shmr_msg *m = (struct shmr_msg *)ep->tx;
+
+	if (len > ep->d->slot_size - SHMR_HDR_SIZE)
+		return -SHMR_E_TOO_BIG;
+	fill_slot(ep, m, SHMR_KIND_SEND, SHMR_PRIO_NORMAL, router, type, key,
+		  0, 0, data, (uint32_t)len);
+	m->flags = SHMR_F_BROADCAST;
+	return push(ep, 0, 1) == 1 ? 0 : -EAGAIN;
+}
+
 int shmr_send_prio(struct shmr_endpoint *ep, struct shmr_pid to,
 		   enum shmr_priority prio, uint32_t type, uint64_t key,
 		   const void *data, size_t len)
@@ -832,33 +846,40 @@ int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
 		unsigned got = peek(ep, dst, room < RX_BURST_MAX ? room
 								 : RX_BURST_MAX);
 
+		int found = -1;
+		size_t n = 0;
+		int status = 0;
+		uint32_t mlen = 0;
+
+		/* Take our reply out; drop every other reply (to calls that
+		 * gave up, or the later answers of a broadcast call); keep the
+		 * rest of the burst queued for shmr_recv_burst(). */
 		for (unsigned i = 0; i < got; i++) {
 			struct shmr_msg *m = (struct shmr_msg *)(dst + i * ss);
 
-			if (m->kind == SHMR_KIND_REPLY && m->ref == ref) {
-				size_t n = m->len < cap ? m->len : cap;
-				int status = m->status;
-				uint32_t mlen = m->len;
-
+			if (m->kind != SHMR_KIND_REPLY)
+				continue;
+			if (m->ref == ref && found < 0) {
+				found = 1;
+				n = m->len < cap ? m->len : cap;
+				status = m->status;
+				mlen = m->len;
 				if (status == 0 && n)
 					memcpy(reply, m->data, n);
-				/* Keep the rest of this burst queued. */
-				memmove(dst + i * ss, dst + (i + 1) * ss,
-					(got - i - 1) * ss);
-				ep->backlog_len += got - 1;
-				if (ep->backlog_len == 0)
-					release_all(ep);
-				return status < 0 ? status : (int)mlen;
-			}
-			if (m->kind == SHMR_KIND_REPLY) {
+			} else {
 				ep->stale_replies++;
-				memmove(dst + i * ss, dst + (i + 1) * ss,
-					(got - i - 1) * ss);
-				got--;
-				i--;
 			}
+			memmove(dst + i * ss, dst + (i + 1) * ss,
+				(got - i - 1) * ss);
+			got--;
+			i--;
 		}
 		ep->backlog_len += got;
+		if (found > 0) {
+			if (ep->backlog_len == 0)
+				release_all(ep);
+			return status < 0 ? status : (int)mlen;
+		}
 		if (ep->backlog_len == ep->backlog_cap)
 			return -ENOBUFS;
 		if (got)

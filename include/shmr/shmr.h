@@ -217,6 +217,17 @@ int shmr_lookup(struct shmr_domain *d, const char *name, struct shmr_pid *out);
 int shmr_send(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 	      uint64_t key, const void *data, size_t len);
 
+/**
+ * Pekko's Broadcast envelope: send one message to @p router flagged
+ * SHMR_F_BROADCAST, which the router delivers to every one of its routees
+ * (exactly once each), whatever its logic.  Broadcast of
+ * SHMR_TYPE_POISON_PILL retires every routee after its queue.
+ * Errors: as shmr_send().
+ */
+int shmr_send_broadcast(struct shmr_endpoint *ep, struct shmr_pid router,
+			uint32_t type, uint64_t key, const void *data,
+			size_t len);
+
 /** As shmr_send() with a priority: high and max reach a router's admin path. */
 int shmr_send_prio(struct shmr_endpoint *ep, struct shmr_pid to,
 		   enum shmr_priority prio, uint32_t type, uint64_t key,

@@ -66,27 +66,12 @@ struct ctx {
 static struct ctx *start(const char *tag, const char *body)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
-	char ans[128];
-	struct stat sb;
-	int sock, fd = -1;
-
 	assert_non_null(c);
 	assert_int_equal(shmr_test_app_start(&c->app, tag, body), 0);
 	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
 	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
 	/* Map the domain ourselves to read the workers' busy flags. */
-	sock = shmr_proto_connect(c->app.sock);
-	assert_true(sock >= 0);
-	assert_int_equal(shmr_proto_request(sock,
-					    "ATTACH " SHMR_LAYOUT_VERSION_TEXT,
-					    ans, sizeof(ans), &fd),
-			 0);
-	close(sock);
-	assert_true(fd >= 0 && fstat(fd, &sb) == 0);
-	c->size = (size_t)sb.st_size;
-	c->base = mmap(NULL, c->size, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	assert_true(c->base != MAP_FAILED);
+	assert_int_equal(shmr_test_map(&c->app, 0, &c->base, &c->size), 0);
 	return c;
 }
 
@@ -111,16 +96,10 @@ static struct shmr_pid lookup(struct ctx *c, const char *name)
 static struct shmr_pid route_pid(struct ctx *c, const char *router,
 				 const char *route)
 {
-	char req[128], ans[SHMR_PROTO_MAX];
-	unsigned slot, gen;
-	const char *p;
+	struct shmr_pid pid;
 
-	snprintf(req, sizeof(req), "ROUTE %s %s", router, route);
-	assert_int_equal(shmr_test_ctl(&c->app, req, ans, sizeof(ans)), 0);
-	p = strstr(ans, " pid=");
-	assert_non_null(p);
-	assert_int_equal(sscanf(p, " pid=%u:%u", &slot, &gen), 2);
-	return (struct shmr_pid){ slot, gen };
+	assert_int_equal(shmr_test_route_pid(&c->app, router, route, &pid), 0);
+	return pid;
 }
 
 /* A worker's stats, asked directly (by PID: not routed). */

@@ -377,19 +377,12 @@ static void test_pool_per_shard_behind_a_free_router(void **state)
 	stop(&c);
 }
 
-/* The inbox PID of route @p name (ROUTE's pid=SLOT:GEN). */
+/* The inbox PID of route @p name of the pool "work". */
 static struct shmr_pid inbox_of(struct ctx *c, const char *name)
 {
-	char req[64];
-	struct shmr_pid pid = { 0, 0 };
-	const char *p;
+	struct shmr_pid pid;
 
-	snprintf(req, sizeof(req), "ROUTE work %s", name);
-	assert_int_equal(shmr_test_ctl(&c->app, req, c->ans, sizeof(c->ans)),
-			 0);
-	p = strstr(c->ans, " pid=");
-	assert_non_null(p);
-	assert_int_equal(sscanf(p + 5, "%u:%u", &pid.slot, &pid.gen), 2);
+	assert_int_equal(shmr_test_route_pid(&c->app, "work", name, &pid), 0);
 	return pid;
 }
 

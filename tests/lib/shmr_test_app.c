@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <shmr/layout.h>
 #include <shmr/proto_client.h>
 
 #include "shmr_test_app.h"
@@ -261,6 +263,51 @@ int shmr_test_ctl(const struct shmr_test_app *app, const char *req, char *ans,
 	rc = shmr_proto_request(fd, req, ans, cap, NULL);
 	close(fd);
 	return rc;
+}
+
+int shmr_test_map(const struct shmr_test_app *app, int writable, void **base,
+		  size_t *size)
+{
+	char ans[128];
+	struct stat sb;
+	int sock = shmr_proto_connect(app->sock), fd = -1, rc;
+
+	if (sock < 0)
+		return sock;
+	rc = shmr_proto_request(sock, "ATTACH " SHMR_LAYOUT_VERSION_TEXT, ans,
+				sizeof(ans), &fd);
+	close(sock);
+	if (rc < 0)
+		return rc;
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -EPROTO;
+	}
+	*size = (size_t)sb.st_size;
+	*base = mmap(NULL, *size, PROT_READ | (writable ? PROT_WRITE : 0),
+		     MAP_SHARED, fd, 0);
+	close(fd);
+	return *base == MAP_FAILED ? -errno : 0;
+}
+
+int shmr_test_route_pid(const struct shmr_test_app *app, const char *router,
+			const char *route, struct shmr_pid *pid)
+{
+	char req[128], ans[4096];
+	unsigned slot, gen;
+	const char *p;
+	int rc;
+
+	snprintf(req, sizeof(req), "ROUTE %s %s", router, route);
+	rc = shmr_test_ctl(app, req, ans, sizeof(ans));
+	if (rc < 0)
+		return rc;
+	p = strstr(ans, " pid=");
+	if (!p || sscanf(p, " pid=%u:%u", &slot, &gen) != 2)
+		return -SHMR_E_NO_ROUTE;
+	*pid = (struct shmr_pid){ slot, gen };
+	return 0;
 }
 
 long long shmr_test_value(const char *ans, const char *key)

@@ -57,6 +57,16 @@ int shmr_test_ctl(const struct shmr_test_app *app, const char *req, char *ans,
 /** Value of "key value" line @p key in an admin answer; -1 if absent. */
 long long shmr_test_value(const char *ans, const char *key);
 
+/** Map @p app's domain ourselves (as a peer with its own view), read-write
+ *  when @p writable.  0, or -errno / -SHMR_E_*. */
+int shmr_test_map(const struct shmr_test_app *app, int writable, void **base,
+		  size_t *size);
+
+/** The inbox PID of route @p route of @p router (ROUTE's pid=SLOT:GEN).
+ *  0, or -SHMR_E_NO_ROUTE / the request's error. */
+int shmr_test_route_pid(const struct shmr_test_app *app, const char *router,
+			const char *route, struct shmr_pid *pid);
+
 /** Run a command with stdout+stderr captured; returns its exit status. */
 int shmr_test_run(char *const argv[], char *out, size_t cap);
 

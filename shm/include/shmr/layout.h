@@ -42,11 +42,13 @@
 #include <shmr/shmr.h>
 
 #define SHMR_MAGIC 0x314d4f44524d4853ull /* "SHMRDOM1" little-endian */
-#define SHMR_LAYOUT_VERSION_TEXT "4" /* as ATTACH sends it */
-#define SHMR_LAYOUT_VERSION 4u /* 2: admin_pid, admin counters; 3: replace
+#define SHMR_LAYOUT_VERSION_TEXT "5" /* as ATTACH sends it */
+#define SHMR_LAYOUT_VERSION 5u /* 2: admin_pid, admin counters; 3: replace
 				* wait, router flags, restart asks; 4: the
 				* routing logics (routee list, vnodes), the
-				* endpoint's busy line */
+				* endpoint's busy line; 5: scatter-gather,
+				* tail-chopping and balancing (within_ms,
+				* interval_ms) */
 
 #define SHMR_CACHE_LINE 64
 
@@ -140,11 +142,25 @@ enum shmr_behaviour_kind {
 	SHMR_BEH_SMALLEST_MAILBOX = 6, /* least queued, idle first */
 	SHMR_BEH_BROADCAST = 7,       /* every routee, exactly once each */
 	SHMR_BEH_CONSISTENT_HASH = 8, /* ring of vnodes per routee, by key */
+	/* A call goes to every routee; the first reply (within within_ms)
+	 * goes to the caller, the rest are dropped; a send goes to every
+	 * routee, as broadcast. */
+	SHMR_BEH_SCATTER_GATHER = 9,
+	/* A call goes to one routee picked at random, then every
+	 * interval_ms to one more not tried yet, until the first reply or
+	 * within_ms; a send goes to one random routee. */
+	SHMR_BEH_TAIL_CHOPPING = 10,
+	/* A pool's shared mailbox, held by the dataplane: a message goes to
+	 * a routee only when it has nothing outstanding from that lcore. */
+	SHMR_BEH_BALANCING = 11,
 };
 
 /* virtual_nodes of a consistent-hash router (Pekko's default factor). */
 #define SHMR_CHASH_VNODES_DEFAULT 10u
 #define SHMR_CHASH_VNODES_MAX 1024u
+
+/* within_ms of a scatter-gather or tail-chopping router: at most 1 hour. */
+#define SHMR_WITHIN_MS_MAX 3600000u
 
 /* Route states as the dataplane sees them. */
 enum shmr_route_state {
@@ -216,6 +232,12 @@ struct shmr_spec_router {
 	/* SHMR_BEH_CONSISTENT_HASH: ring points per routee, 1 to
 	 * SHMR_CHASH_VNODES_MAX (0 or out of range: the default). */
 	uint32_t vnodes;
+	/* SHMR_BEH_SCATTER_GATHER and SHMR_BEH_TAIL_CHOPPING: a call's
+	 * reply must come within within_ms (1 to SHMR_WITHIN_MS_MAX);
+	 * tail-chopping tries one more routee every interval_ms (1 to
+	 * within_ms).  Out of range: the router fails its calls. */
+	uint32_t within_ms;
+	uint32_t interval_ms;
 };
 
 struct shmr_spec_reg {

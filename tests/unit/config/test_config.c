@@ -425,7 +425,8 @@ static void test_behaviour_needs(void **state)
 		   "    behaviour = \"round-robbin\"; }\n"
 		   ");\n",
 		   "t.conf:3: routers.[0].behaviour: unknown behaviour \"round-robbin\"",
-		   "\"smallest-mailbox\", \"broadcast\" or \"consistent-hash\"");
+		   "\"smallest-mailbox\", \"broadcast\", \"consistent-hash\", "
+		   "\"scatter-gather\", \"tail-chopping\" or \"balancing\"");
 	expect_err("routers = (\n"
 		   "  { name = \"r\"; }\n"
 		   ");\n",
@@ -772,6 +773,175 @@ static void test_call_types(void **state)
 		   "    call_types = [ 1, 2 ]; }\n"
 		   ");\n",
 		   "t.conf:3: routers.[0].call_types: expected a list", NULL);
+}
+
+/* Scatter-gather and tail-chopping: within_ms (and interval_ms) required
+ * and in range; balancing: a pool only.  Each mistake is one line naming
+ * the file, line and field. */
+static void test_collect_and_balancing(void **state)
+{
+	struct shmr_config *c;
+	(void)state;
+
+	c = expect_ok("routers = (\n"
+		      "  { name = \"sg\"; behaviour = \"scatter-gather\";\n"
+		      "    within_ms = 250; routees = [ \"a\", \"b\" ]; },\n"
+		      "  { name = \"tc\"; behaviour = \"tail-chopping\";\n"
+		      "    within_ms = 3600000; interval_ms = 3600000;\n"
+		      "    routes = ( { name = \"x\"; program = \"w\"; } ); },\n"
+		      "  { name = \"tc1\"; behaviour = \"tail-chopping\";\n"
+		      "    within_ms = 1; interval_ms = 1; },\n"
+		      "  { name = \"bal\"; behaviour = \"balancing\";\n"
+		      "    pool = { size = 3; program = \"w\"; }; }\n"
+		      ");\n");
+	assert_int_equal(c->routers[0].behaviour, SHMR_BEH_SCATTER_GATHER);
+	assert_int_equal(c->routers[0].within_ms, 250);
+	assert_int_equal(c->routers[0].interval_ms, 0);
+	assert_int_equal(c->routers[0].nhash, 2);
+	assert_int_equal(c->routers[1].behaviour, SHMR_BEH_TAIL_CHOPPING);
+	assert_int_equal(c->routers[1].within_ms, 3600000);
+	assert_int_equal(c->routers[1].interval_ms, 3600000);
+	assert_int_equal(c->routers[1].nroutes, 1);
+	assert_int_equal(c->routers[2].within_ms, 1);
+	assert_int_equal(c->routers[2].interval_ms, 1);
+	assert_int_equal(c->routers[3].behaviour, SHMR_BEH_BALANCING);
+	assert_int_equal(c->routers[3].nroutes, 3);
+	assert_string_equal(c->routers[3].routes[2].name, "bal:2");
+	assert_int_equal(c->routers[3].within_ms, 0);
+	free(c);
+
+	/* within_ms */
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"scatter-gather\"; }\n"
+		   ");\n",
+		   "t.conf:2: routers.[0].within_ms: required setting is missing",
+		   "scatter-gather");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"tail-chopping\";\n"
+		   "    interval_ms = 5; }\n"
+		   ");\n",
+		   "t.conf:2: routers.[0].within_ms: required setting is missing",
+		   "tail-chopping");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"scatter-gather\";\n"
+		   "    within_ms = 0; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].within_ms: ",
+		   "0 is out of range (1 to 3600000)");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"scatter-gather\";\n"
+		   "    within_ms = 3600001; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].within_ms: ",
+		   "3600001 is out of range (1 to 3600000)");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"scatter-gather\";\n"
+		   "    within_ms = \"1s\"; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].within_ms: expected an integer", NULL);
+	/* interval_ms */
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"tail-chopping\";\n"
+		   "    within_ms = 100; }\n"
+		   ");\n",
+		   "t.conf:2: routers.[0].interval_ms: required setting is missing",
+		   "tail-chopping");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"tail-chopping\";\n"
+		   "    within_ms = 100;\n"
+		   "    interval_ms = 101; }\n"
+		   ");\n",
+		   "t.conf:4: routers.[0].interval_ms: ",
+		   "101 is longer than within_ms (100)");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"tail-chopping\";\n"
+		   "    within_ms = 100;\n"
+		   "    interval_ms = 0; }\n"
+		   ");\n",
+		   "t.conf:4: routers.[0].interval_ms: ",
+		   "0 is out of range (1 to 100)");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"scatter-gather\";\n"
+		   "    within_ms = 100;\n"
+		   "    interval_ms = 10; }\n"
+		   ");\n",
+		   "t.conf:4: routers.[0].interval_ms: not used by behaviour \"scatter-gather\"",
+		   NULL);
+	/* ... and neither belongs to another behaviour. */
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"round-robin\";\n"
+		   "    within_ms = 100; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].within_ms: not used by behaviour \"round-robin\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"random\";\n"
+		   "    interval_ms = 100; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].interval_ms: not used by behaviour \"random\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\";\n"
+		   "    types = ( { type = 1; route = \"a\"; } );\n"
+		   "    within_ms = 100; }\n"
+		   ");\n",
+		   "t.conf:4: routers.[0].within_ms: not used by behaviour \"type\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"hash\"; hash = [ \"a\" ];\n"
+		   "    interval_ms = 100; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].interval_ms: not used by behaviour \"hash\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"dso\"; dso = \"/x.so\";\n"
+		   "    within_ms = 100; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].within_ms: not used by behaviour \"dso\"",
+		   NULL);
+	/* They route their calls themselves. */
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"scatter-gather\";\n"
+		   "    within_ms = 100;\n"
+		   "    call_types = ( { type = 1; route = \"a\"; } ); }\n"
+		   ");\n",
+		   "t.conf:4: routers.[0].call_types: not used by behaviour \"scatter-gather\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"balancing\";\n"
+		   "    pool = { size = 2; program = \"w\"; };\n"
+		   "    call_types = ( { type = 1; route = \"a\"; } ); }\n"
+		   ");\n",
+		   "t.conf:4: routers.[0].call_types: not used by behaviour \"balancing\"",
+		   NULL);
+	/* balancing: a pool, never a group. */
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"balancing\";\n"
+		   "    routes = ( { name = \"a\"; program = \"w\"; } ); }\n"
+		   ");\n",
+		   "t.conf:2: routers.[0].pool: ", "needs a pool");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"balancing\";\n"
+		   "    pool = { size = 2; program = \"w\"; };\n"
+		   "    routees = [ \"a\" ]; }\n"
+		   ");\n",
+		   "t.conf:4: routers.[0].routees: not used by behaviour \"balancing\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"balancing\";\n"
+		   "    pool = { size = 2; program = \"w\"; };\n"
+		   "    within_ms = 10; }\n"
+		   ");\n",
+		   "t.conf:4: routers.[0].within_ms: not used by behaviour \"balancing\"",
+		   NULL);
+	/* A resizer suits a balancing pool as any other. */
+	c = expect_ok("routers = (\n"
+		      "  { name = \"r\"; behaviour = \"balancing\";\n"
+		      "    pool = { size = 2; program = \"w\"; };\n"
+		      "    resizer = { upper_bound = 4; }; }\n"
+		      ");\n");
+	assert_int_equal(c->routers[0].resizer.kind, SHMR_RESIZER_DEFAULT);
+	free(c);
 }
 
 /* ---- routes ------------------------------------------------------------- */
@@ -1321,6 +1491,9 @@ static void test_examples_logics(void **state)
 		{ "smallest-mailbox.conf", SHMR_BEH_SMALLEST_MAILBOX, 3, 0, 0 },
 		{ "broadcast.conf", SHMR_BEH_BROADCAST, 3, 0, 0 },
 		{ "consistent-hash.conf", SHMR_BEH_CONSISTENT_HASH, 3, 0, 100 },
+		{ "scatter-gather.conf", SHMR_BEH_SCATTER_GATHER, 3, 0, 0 },
+		{ "tail-chopping.conf", SHMR_BEH_TAIL_CHOPPING, 3, 0, 0 },
+		{ "balancing.conf", SHMR_BEH_BALANCING, 4, 0, 0 },
 	};
 	(void)state;
 
@@ -1356,6 +1529,7 @@ int main(void)
 		cmocka_unit_test(test_call_types),
 		cmocka_unit_test(test_logics_parse),
 		cmocka_unit_test(test_logics_errors),
+		cmocka_unit_test(test_collect_and_balancing),
 		cmocka_unit_test(test_route_fields),
 		cmocka_unit_test(test_cpu_lists),
 		cmocka_unit_test(test_geometry_and_values),

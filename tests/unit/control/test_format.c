@@ -236,6 +236,11 @@ static void names_of_enums(void **state)
 	assert_string_equal(shmr_ctl_behaviour_name(SHMR_BEH_HASH), "hash");
 	assert_string_equal(shmr_ctl_behaviour_name(SHMR_BEH_DSO), "dso");
 	assert_string_equal(shmr_ctl_behaviour_name(77), "unknown");
+	/* Every behaviour the configuration accepts has its name. */
+	for (uint32_t b = SHMR_BEH_TYPE; b <= SHMR_BEH_BALANCING; b++)
+		assert_string_not_equal(shmr_ctl_behaviour_name(b), "unknown");
+	assert_string_equal(shmr_ctl_behaviour_name(SHMR_BEH_SCATTER_GATHER),
+			    "scatter-gather");
 	assert_string_equal(shmr_ctl_route_state_name(SHMR_ROUTE_DISABLED),
 			    "disabled");
 	assert_string_equal(

@@ -867,6 +867,34 @@ static void test_cancel(void **state)
 	fx_free(f);
 }
 
+/* caller() names the caller of a live entry and changes nothing; a freed
+ * or unknown ref has none. */
+static void test_caller_peek(void **state)
+{
+	struct fx *f = fx_new(4);
+	struct shmr_msg *m = call_new(7), *r;
+	struct shmr_pid who = { 0, 0 };
+	uint64_t ref;
+
+	(void)state;
+	ref = start_ok(f, m, SHMR_DP_COLLECT_SCATTER, 2, 0, 100, 0, 0, NULL);
+	assert_int_equal(shmr_dp_collect_caller(&f->c, ref, &who), 0);
+	assert_int_equal(who.slot, CALLER.slot);
+	assert_int_equal(who.gen, CALLER.gen);
+	assert_int_equal(f->c.nlive, 1);
+	assert_int_equal(f->c.st.dropped, 0);
+	assert_int_equal(shmr_dp_collect_caller(&f->c, ref + (1ull << 32),
+						&who),
+			 -ENOENT);
+	r = reply_new(m, 0, 0);
+	assert_int_equal(shmr_dp_collect_on_reply(&f->c, r, 1),
+			 SHMR_DP_COLLECT_DELIVER);
+	assert_int_equal(shmr_dp_collect_caller(&f->c, ref, &who), -ENOENT);
+	free(r);
+	free(m);
+	fx_free(f);
+}
+
 static void test_many_expire_in_one_tick(void **state)
 {
 	enum { N = 50 };
@@ -1169,6 +1197,7 @@ int main(void)
 		cmocka_unit_test(test_table_full),
 		cmocka_unit_test(test_stale_ref_after_reuse),
 		cmocka_unit_test(test_cancel),
+		cmocka_unit_test(test_caller_peek),
 		cmocka_unit_test(test_many_expire_in_one_tick),
 		cmocka_unit_test(test_against_a_model),
 	};

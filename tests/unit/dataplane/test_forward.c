@@ -811,6 +811,113 @@ static void test_has_work(void **state)
 	assert_int_equal(f->lc.nblocked, 0);
 }
 
+/* The router's own messages (types from SHMR_TYPE_RESERVED up) go to the
+ * admin path at any priority, unchanged and never routed; a Broadcast
+ * envelope's send of one goes to every routee instead (here the type
+ * router's own deliverable route "work"; "off" is disabled), flag kept,
+ * one hop; a call's Broadcast flag is dropped (the envelope is a send's). */
+static void test_reserved_types_any_priority(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *src = out_lane(f, f->a);
+	unsigned char slot[SS], got[64 * SS];
+	struct shmr_msg *m;
+
+	set_admin(f);
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router,
+			SHMR_TYPE_POISON_PILL, 0, 1));
+	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, f->router,
+			SHMR_TYPE_GET_ROUTEES, 0, 2));
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, SHMR_TYPE_KILL,
+			0, 3));
+	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, f->router,
+			SHMR_TYPE_RESERVED + 0x77, 0, 4));
+	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->router,
+		   SHMR_TYPE_POISON_PILL, 9, 5);
+	m->flags = SHMR_F_BROADCAST;
+	put(src, m);
+	m = dp_msg(slot, SHMR_KIND_CALL, f->a, f->router,
+		   SHMR_TYPE_GET_ROUTEES, 0, 6);
+	m->flags = SHMR_F_BROADCAST;
+	put(src, m);
+	/* An ordinary type at normal priority is still routed. */
+	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 0, 7));
+
+	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t,
+						   poll_of(f, f->a), src),
+			 7);
+	assert_int_equal(take(lane(f, f->admin, LC), got, 64), 5);
+	for (unsigned i = 0; i < 5; i++) {
+		static const uint64_t refs[] = { 1, 2, 3, 4, 6 };
+
+		m = at(got, i);
+		assert_int_equal(m->ref, refs[i]);
+		assert_int_equal(m->priority, SHMR_PRIO_NORMAL);
+		assert_int_equal(m->flags, 0);
+		assert_int_equal(m->hops, 0);
+		assert_pid(m->from, f->a);
+		assert_pid(m->to, f->router);
+	}
+	assert_int_equal(at(got, 1)->kind, SHMR_KIND_CALL);
+	assert_int_equal(at(got, 1)->type, SHMR_TYPE_GET_ROUTEES);
+	/* work: the envelope's pill, then the routed send. */
+	assert_int_equal(take(lane(f, f->work, LC), got, 64), 2);
+	m = at(got, 0);
+	assert_int_equal(m->type, SHMR_TYPE_POISON_PILL);
+	assert_int_equal(m->flags, SHMR_F_BROADCAST);
+	assert_int_equal(m->hops, 1);
+	assert_int_equal(m->key, 9);
+	assert_pid(m->from, f->a);
+	assert_int_equal(at(got, 1)->ref, 7);
+	assert_int_equal(rte_ring_count(lane(f, f->b, LC)), 0);
+	assert_int_equal(rte_ring_count(lane(f, f->a, LC)), 0);
+	assert_int_equal(STAT(f, admin), 5);
+	assert_int_equal(STAT(f, failed), 0);
+	assert_int_equal(STAT(f, forwarded), 2);
+
+	/* Without an admin endpoint a reserved call is refused, as high
+	 * priority is. */
+	atomic_store(&shmr_hdr(f->d.base)->admin_pid, 0);
+	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, f->router,
+			SHMR_TYPE_GET_ROUTEES, 0, 8));
+	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t,
+						   poll_of(f, f->a), src),
+			 1);
+	assert_int_equal(take(lane(f, f->a, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->ref, 8);
+	assert_int_equal(at(got, 0)->status, -SHMR_E_NOT_ALLOWED);
+	assert_int_equal(rte_ring_count(lane(f, f->work, LC)), 0);
+}
+
+/* A stopped router still hears its own messages at normal priority
+ * (GetRoutees answers), and fails a Broadcast envelope as it fails
+ * everything routed (a dead letter). */
+static void test_reserved_types_stopped_router(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *src = out_lane(f, f->a);
+	unsigned char slot[SS], got[64 * SS];
+	struct shmr_msg *m;
+
+	set_admin(f);
+	respec(f, SHMR_RF_STOPPED, SHMR_ROUTE_RUNNING);
+	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, f->router,
+			SHMR_TYPE_GET_ROUTEES, 0, 1));
+	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 5, 0, 2);
+	m->flags = SHMR_F_BROADCAST;
+	put(src, m);
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 2);
+	assert_int_equal(take(lane(f, f->admin, LC), got, 64), 2);
+	assert_int_equal(at(got, 0)->kind, SHMR_KIND_CALL);
+	assert_int_equal(at(got, 0)->flags, 0);
+	assert_int_equal(at(got, 1)->ref, 2);
+	assert_int_equal(at(got, 1)->flags,
+			 SHMR_F_BROADCAST | SHMR_F_ROUTE_FAILED);
+	assert_int_equal(at(got, 1)->status, -SHMR_E_NOT_ALLOWED);
+	assert_int_equal(rte_ring_count(lane(f, f->work, LC)), 0);
+	assert_int_equal(STAT(f, failed), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -833,6 +940,8 @@ int main(void)
 		T(test_admin_priority),
 		T(test_admin_route_failed),
 		T(test_admin_full),
+		T(test_reserved_types_any_priority),
+		T(test_reserved_types_stopped_router),
 #undef T
 	};
 
