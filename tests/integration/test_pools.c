@@ -128,6 +128,18 @@ static void assert_round_robin(struct ctx *c, unsigned n)
 		assert_int_equal(count[j], 3);
 }
 
+static int one_route_left(void *arg)
+{
+	struct ctx *c = arg;
+	unsigned lines = 0;
+
+	if (shmr_test_ctl(&c->app, "ROUTES work", c->ans, sizeof(c->ans)) < 0)
+		return 0;
+	for (const char *p = c->ans; (p = strchr(p, '\n')); p++)
+		lines++;
+	return lines == 2; /* "OK\n" and one route */
+}
+
 /* A pool of three: routees work:0..2 in creation order; round-robin over
  * them; AdjustPoolSize grows (lowest free index) and shrinks (newest
  * first, each after its queue), clamped at 1. */
@@ -148,6 +160,9 @@ static void test_pool_starts_and_adjusts(void **state)
 			 1);
 	assert_string_equal(c.ans, "1");
 	wait_routees(&c, "work:0\n");
+	/* The removed ones are gone once their inboxes drained: then the
+	 * lowest free index is 1 again. */
+	assert_true(shmr_test_wait(one_route_left, &c, WAIT_MS));
 	/* shmrctl: the same through the control socket. */
 	assert_int_equal(ctl(&c, "pool", "work", "+1"), 0);
 	assert_string_equal(c.ans, "2\n");
