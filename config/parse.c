@@ -747,6 +747,16 @@ static const struct {
 	{ "balancing", SHMR_BEH_BALANCING },
 };
 
+uint32_t shmr_config_logic_kind(const char *name)
+{
+	if (!name)
+		return 0;
+	for (unsigned i = 0; i < sizeof(logics) / sizeof(logics[0]); i++)
+		if (strcmp(name, logics[i].name) == 0)
+			return logics[i].behaviour;
+	return 0;
+}
+
 #define BEHAVIOURS                                                        \
 	"\"type\", \"hash\", \"dso\", \"round-robin\", \"random\", "          \
 	"\"smallest-mailbox\", \"broadcast\", \"consistent-hash\", "           \
@@ -829,8 +839,7 @@ static int parse_logic(struct pctx *p, const config_setting_t *g,
 		       const struct fpath *path, struct shmr_conf_router *rt,
 		       const char *beh)
 {
-	static const char *const others[] = { "types", "hash", "dso",
-					      "dso_arg", NULL };
+	static const char *const others[] = { "types", "hash", NULL };
 	static const char *const chash_only[] = { "virtual_nodes", NULL };
 	static const char *const timing[] = { "within_ms", "interval_ms",
 					      NULL };
@@ -844,8 +853,21 @@ static int parse_logic(struct pctx *p, const config_setting_t *g,
 
 	if ((rc = not_for(p, g, path, beh, others)) < 0)
 		return rc;
+	/* A dso: its defaults (and consistent-hash's key function). */
+	if ((rc = get_object(p, g, path, "dso", rt->dso)) < 0)
+		return rc;
+	if (rc == 0 && config_setting_get_member(g, "dso_arg")) {
+		fp_key(&f, path, "dso_arg");
+		return fail(p, config_setting_get_member(g, "dso_arg"), 0, f.s,
+			    "needs dso = \"path/to/object.so\"");
+	}
+	if ((rc = get_str(p, g, path, "dso_arg", rt->dso_arg,
+			  sizeof(rt->dso_arg), NULL)) < 0)
+		return rc;
 	if (rt->behaviour == SHMR_BEH_CONSISTENT_HASH) {
-		rt->vnodes = SHMR_CHASH_VNODES_DEFAULT;
+		/* Left out: the default, or the dso's (0 until the control
+		 * plane reads it). */
+		rt->vnodes = rt->dso[0] ? 0 : SHMR_CHASH_VNODES_DEFAULT;
 		rc = get_u32(p, g, path, "virtual_nodes", 1,
 			     SHMR_CHASH_VNODES_MAX, &rt->vnodes, NULL);
 		if (rc < 0)
@@ -864,6 +886,49 @@ static int parse_logic(struct pctx *p, const config_setting_t *g,
 		return rc;
 	if (rt->behaviour == SHMR_BEH_BALANCING)
 		return not_for(p, g, path, beh, balancing);
+	rc = member(p, g, path, "routees", CONFIG_TYPE_ARRAY, &lst);
+	if (rc <= 0)
+		return rc;
+	fp_key(&f, path, "routees");
+	if (config_setting_length(lst) == 0)
+		return fail(p, lst, 0, f.s,
+			    "needs at least one name (leave it out to use the router's own routes)");
+	return str_list(p, lst, &f, SHMR_MAX_ROUTES, "routees", routee_elem,
+			rt);
+}
+
+/*
+ * No behaviour, but a dso: the object's logic (or its route_message) decides,
+ * and the control plane reads it at start (struct shmr_behaviour).  What
+ * the file gives is checked here as far as it can be without the object:
+ * the settings of some routing logic, each in range; which of them the
+ * logic really uses is checked once it is known.
+ */
+static int parse_from_dso(struct pctx *p, const config_setting_t *g,
+			  const struct fpath *path,
+			  struct shmr_conf_router *rt)
+{
+	static const char *const others[] = { "types", "hash", NULL };
+	config_setting_t *lst;
+	struct fpath f;
+	int rc;
+
+	if ((rc = not_for(p, g, path, "dso", others)) < 0)
+		return rc;
+	if ((rc = get_object(p, g, path, "dso", rt->dso)) < 0)
+		return rc;
+	if ((rc = get_str(p, g, path, "dso_arg", rt->dso_arg,
+			  sizeof(rt->dso_arg), NULL)) < 0)
+		return rc;
+	rt->behaviour = SHMR_CONF_BEH_FROM_DSO;
+	if ((rc = get_u32(p, g, path, "virtual_nodes", 1,
+			  SHMR_CHASH_VNODES_MAX, &rt->vnodes, NULL)) < 0 ||
+	    (rc = get_u32(p, g, path, "within_ms", 1, SHMR_WITHIN_MS_MAX,
+			  &rt->within_ms, NULL)) < 0 ||
+	    (rc = get_u32(p, g, path, "interval_ms", 1,
+			  rt->within_ms ? rt->within_ms : SHMR_WITHIN_MS_MAX,
+			  &rt->interval_ms, NULL)) < 0)
+		return rc;
 	rc = member(p, g, path, "routees", CONFIG_TYPE_ARRAY, &lst);
 	if (rc <= 0)
 		return rc;
@@ -958,8 +1023,8 @@ static int parse_pool(struct pctx *p, const config_setting_t *g,
 					    "cpus", NULL };
 	config_setting_t *s;
 	struct fpath f, pf;
-	char rname[SHMR_NAME_MAX];
 	uint32_t size = 0;
+	unsigned bad = 0;
 	int rc = member(p, g, path, "pool", CONFIG_TYPE_GROUP, &s);
 
 	if (rc <= 0)
@@ -979,27 +1044,49 @@ static int parse_pool(struct pctx *p, const config_setting_t *g,
 	rc = get_u32(p, s, &pf, "size", 1, SHMR_MAX_ROUTES, &size, NULL);
 	if (rc < 0)
 		return rc;
-	if (rc == 0)
+	if (rc == 0 && !rt->dso[0])
 		return missing(p, s, &pf, "size", "how many routees to start");
 	rt->pool.line = config_setting_source_line(s);
 	if ((rc = route_body(p, s, &pf, &rt->pool.tmpl)) < 0)
 		return rc;
-	rt->pool.size = size;
+	if (size == 0) {
+		/* The dso's pool_size, read by the control plane at start. */
+		rt->pool.size_from_dso = 1;
+		return 0;
+	}
+	if (shmr_config_pool_expand(rt, size, &bad) < 0)
+		return fail(p, s, 0, pf.s,
+			    "routee name \"%s:%u\" is too long (router names of a pool: at most %u characters)",
+			    rt->name, bad, SHMR_NAME_MAX - 5);
+	return 0;
+}
+
+int shmr_config_pool_expand(struct shmr_conf_router *rt, unsigned size,
+			    unsigned *bad)
+{
+	char rname[SHMR_NAME_MAX];
+
+	if (size == 0 || size > SHMR_MAX_ROUTES)
+		return -EINVAL;
 	/* A copy: GCC cannot tell that routes[i].name is not the router's
 	 * name (-Wrestrict under the sanitizers). */
 	memcpy(rname, rt->name, sizeof(rname));
+	rname[sizeof(rname) - 1] = '\0';
 	for (unsigned i = 0; i < size; i++) {
 		struct shmr_conf_route *q = &rt->routes[i];
 		int n;
 
 		*q = rt->pool.tmpl;
 		n = snprintf(q->name, sizeof(q->name), "%s:%u", rname, i);
-		if (n < 0 || (size_t)n >= sizeof(q->name))
-			return fail(p, s, 0, pf.s,
-				    "routee name \"%s:%u\" is too long (router names of a pool: at most %u characters)",
-				    rt->name, i, SHMR_NAME_MAX - 5);
+		if (n < 0 || (size_t)n >= sizeof(q->name)) {
+			if (bad)
+				*bad = i;
+			rt->nroutes = 0;
+			return -ENAMETOOLONG;
+		}
 		q->line = rt->pool.line;
 	}
+	rt->pool.size = size;
 	rt->nroutes = size;
 	return 0;
 }
@@ -1041,7 +1128,7 @@ static int parse_resizer(struct pctx *p, const config_setting_t *g,
 	if (d && o)
 		return fail(p, o, 0, f.s, "a pool has one resizer: resizer or optimal_resizer");
 	fp_key(&f, path, d ? "resizer" : "optimal_resizer");
-	if (rt->pool.size == 0)
+	if (rt->pool.size == 0 && !rt->pool.size_from_dso)
 		return fail(p, s, 0, f.s, "only a pool (pool = { ... }) has a resizer");
 	if ((rc = check_keys(p, s, &f, d ? dkeys : okeys)) < 0)
 		return rc;
@@ -1131,10 +1218,13 @@ static int parse_router(struct pctx *p, const config_setting_t *g,
 	rc = member(p, g, path, "behaviour", CONFIG_TYPE_STRING, &s);
 	if (rc < 0)
 		return rc;
-	if (rc == 0)
-		return missing(p, g, path, "behaviour", BEHAVIOURS);
-	beh = config_setting_get_string(s);
-	if (strcmp(beh, "type") == 0) {
+	if (rc == 0 && !config_setting_get_member(g, "dso"))
+		return missing(p, g, path, "behaviour",
+			       BEHAVIOURS ", or a dso that names one");
+	beh = rc ? config_setting_get_string(s) : NULL;
+	if (!beh) {
+		rc = parse_from_dso(p, g, path, rt);
+	} else if (strcmp(beh, "type") == 0) {
 		rt->behaviour = SHMR_BEH_TYPE;
 		rc = parse_type_map(p, g, path, rt);
 	} else if (strcmp(beh, "hash") == 0) {
@@ -1197,7 +1287,8 @@ static int parse_router(struct pctx *p, const config_setting_t *g,
 
 	/* Pekko's BalancingPool has no group variant: the dataplane hands
 	 * work to routees it knows the inboxes of, a pool's. */
-	if (rt->behaviour == SHMR_BEH_BALANCING && rt->pool.size == 0) {
+	if (rt->behaviour == SHMR_BEH_BALANCING && rt->pool.size == 0 &&
+	    !rt->pool.size_from_dso) {
 		fp_key(&f, path, "pool");
 		return fail(p, g, 0, f.s,
 			    "behaviour \"balancing\" needs a pool (pool = { size = N; program = \"...\"; }): there is no balancing group");

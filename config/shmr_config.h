@@ -32,7 +32,12 @@ struct shmr_conf_type {
 };
 
 struct shmr_conf_pool {
-	unsigned size;               /* routees at start; 0: not a pool */
+	unsigned size;               /* routees at start; 0: not a pool,
+				      * unless size_from_dso */
+	/* "size" left out by a router with a dso: the object's pool_size,
+	 * filled in (and the routes expanded) by the control plane at start
+	 * (see struct shmr_behaviour); until then size and nroutes are 0. */
+	int size_from_dso;
 	struct shmr_conf_route tmpl; /* program, args, cpus of every routee */
 	int line;
 };
@@ -63,7 +68,10 @@ struct shmr_conf_resizer {
 
 struct shmr_conf_router {
 	char name[SHMR_NAME_MAX];
-	uint32_t behaviour; /* enum shmr_behaviour_kind */
+	/* enum shmr_behaviour_kind; SHMR_CONF_BEH_FROM_DSO (0) when the
+	 * router gives a dso and no behaviour: the object's logic, else
+	 * SHMR_BEH_DSO, filled in by the control plane at start */
+	uint32_t behaviour;
 	unsigned ntypes;
 	struct shmr_conf_type types[SHMR_MAX_TYPES];
 	/* behaviour "hash": its list; a routing logic ("round-robin",
@@ -74,13 +82,18 @@ struct shmr_conf_router {
 	unsigned nhash;
 	char hash[SHMR_MAX_ROUTES][SHMR_NAME_MAX];
 	/* "consistent-hash": "virtual_nodes", default
-	 * SHMR_CHASH_VNODES_DEFAULT; 0 for other behaviours */
+	 * SHMR_CHASH_VNODES_DEFAULT; 0 for other behaviours, and 0 when left
+	 * out by a router with a dso (the object's virtual_nodes, filled in
+	 * at start; 0 left there is the default) */
 	uint32_t vnodes;
 	/* "scatter-gather", "tail-chopping": "within_ms" (required, 1 to
 	 * SHMR_WITHIN_MS_MAX); "tail-chopping": "interval_ms" (required, 1
 	 * to within_ms).  0 for other behaviours. */
 	uint32_t within_ms, interval_ms;
-	char dso[SHMR_DSO_PATH_MAX];     /* behaviour = "dso" */
+	/* behaviour "dso" (required), or left out (required); a routing
+	 * logic's may name one too: its defaults, and consistent-hash's key
+	 * function (struct shmr_behaviour's message_key) */
+	char dso[SHMR_DSO_PATH_MAX];
 	char dso_arg[SHMR_DSO_PATH_MAX]; /* optional */
 	unsigned nroutes;
 	struct shmr_conf_route routes[SHMR_MAX_ROUTES];
@@ -125,6 +138,30 @@ struct shmr_config {
 	unsigned nrouters;
 	struct shmr_conf_router routers[SHMR_MAX_ROUTERS];
 };
+
+/* shmr_conf_router.behaviour of a router whose dso decides it. */
+#define SHMR_CONF_BEH_FROM_DSO 0u
+
+/**
+ * The behaviour kind (enum shmr_behaviour_kind) of routing logic @p name
+ * as the configuration spells it ("round-robin", ..., "balancing"), or 0
+ * when @p name is not a routing logic ("type", "hash" and "dso" are not).
+ * Context: any.
+ */
+uint32_t shmr_config_logic_kind(const char *name);
+
+/**
+ * Make @p rt's routes the @p size routees of its pool: "<router>:0" ..
+ * "<router>:size-1", each a copy of rt->pool.tmpl at rt->pool.line; sets
+ * rt->pool.size and rt->nroutes.  The parser uses it for a pool's size,
+ * the control plane for a size the router's dso gives.
+ * Context: any.
+ * Errors: -EINVAL (@p size is 0 or above SHMR_MAX_ROUTES),
+ *         -ENAMETOOLONG (a routee name does not fit; *bad, when not NULL,
+ *         is its index); @p rt is then left with no pool routes.
+ */
+int shmr_config_pool_expand(struct shmr_conf_router *rt, unsigned size,
+			    unsigned *bad);
 
 /**
  * Parse the file at @p path into @p out (fully overwritten).

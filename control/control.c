@@ -81,6 +81,7 @@
 #include <shmr/proto.h>
 
 #include "control_internal.h"
+#include "defaults.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -449,6 +450,7 @@ static void check_config(struct shmr_ctl *c)
 				   cfg->poll_mode, 0 };
 	hwloc_bitmap_t set;
 	const char *why;
+	char err[512];
 	int rc;
 
 	if (shmr_geometry_check(&g, &why) < 0) {
@@ -458,6 +460,12 @@ static void check_config(struct shmr_ctl *c)
 	if (!shmr_ctl_name_valid(cfg->domain)) {
 		shmr_ctl_warn("%s: domain: bad domain name '%s'", cfg->source,
 			      cfg->domain);
+		exit(EXIT_USAGE);
+	}
+	/* What the file leaves to a router's dso (defaults.c), before
+	 * anything is built from the routers. */
+	if (shmr_ctl_dso_defaults(&c->cfg, err, sizeof(err)) < 0) {
+		shmr_ctl_warn("%s", err);
 		exit(EXIT_USAGE);
 	}
 	for (unsigned i = 0; i < cfg->nrouters; i++) {

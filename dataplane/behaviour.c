@@ -21,6 +21,10 @@
  * calling lcore's own struct shmr_dp_pick: no shared write per message.
  * Random draws from rte_rand(), whose state is per lcore under EAL.
  *
+ * A consistent-hash router that names a dso hashes the object's
+ * message_key (ABI 2) instead of msg->key; the object is loaded for it as
+ * for a "dso" router.
+ *
  * A DSO is loaded once per table (dlopen reference-counts the object) and
  * its init() runs on the update thread; its fini() runs when that table is
  * freed, after a grace period, so no lcore can be inside a callback with
@@ -71,13 +75,16 @@ int shmr_dp_behaviour_load(struct shmr_dp_router *r, const char *path,
 		dlclose(dl);
 		return -ENOENT;
 	}
-	if (ops->abi != SHMR_BEHAVIOUR_ABI) {
-		snprintf(why, whylen, "ABI %u, this dataplane has %u",
+	/* ABI 1 objects end at route_call: the fields after it are read
+	 * only from ABI 2 on. */
+	if (ops->abi < 1 || ops->abi > SHMR_BEHAVIOUR_ABI) {
+		snprintf(why, whylen, "ABI %u, this dataplane reads 1 to %u",
 			 ops->abi, SHMR_BEHAVIOUR_ABI);
 		dlclose(dl);
 		return -EPROTO;
 	}
-	if (!ops->route_message && !ops->route_call) {
+	if (r->behaviour == SHMR_BEH_DSO && !ops->route_message &&
+	    !ops->route_call) {
 		snprintf(why, whylen, "neither route_message nor route_call");
 		dlclose(dl);
 		return -EINVAL;
@@ -94,6 +101,8 @@ int shmr_dp_behaviour_load(struct shmr_dp_router *r, const char *path,
 	r->dl = dl;
 	r->ops = ops;
 	r->state = state;
+	r->key.key = ops->abi >= 2 ? ops->message_key : NULL;
+	r->key.state = state;
 	return 0;
 }
 
@@ -107,6 +116,8 @@ void shmr_dp_behaviour_unload(struct shmr_dp_router *r)
 	r->dl = NULL;
 	r->ops = NULL;
 	r->state = NULL;
+	r->key.key = NULL;
+	r->key.state = NULL;
 }
 
 static const struct shmr_dp_target *
@@ -206,12 +217,12 @@ static int logic_pick(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
 	case SHMR_BEH_CONSISTENT_HASH:
 		if (!r->ring)
 			return -SHMR_E_NO_ROUTEES;
-		/* The message's key field; a behaviour's key function is
-		 * shmr_logic_msg_key()'s business once the ABI has one.  The
+		/* The dso's message_key when it has one, else the
+		 * message's key field (one branch, on r->key.key).  The
 		 * index answers as shmr_logic_chash_lookup() would. */
 		return shmr_logic_chash_lookup_indexed(
 			r->ring, r->ring_ix,
-			shmr_logic_chash_key_hash(shmr_logic_msg_key(NULL, m)));
+			shmr_logic_chash_key_hash(shmr_logic_msg_key(&r->key, m)));
 	default:
 		return -SHMR_E_NO_ROUTEES;
 	}

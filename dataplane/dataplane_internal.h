@@ -217,10 +217,13 @@ struct shmr_dp_router {
 	uint32_t nbc;
 	struct shmr_dp_target bc[SHMR_MAX_ROUTES];
 	uint64_t within_ns, interval_ns; /* scatter-gather, tail-chopping */
-	/* SHMR_BEH_DSO */
+	/* SHMR_BEH_DSO, and a consistent-hash router's dso */
 	void *dl;
 	const struct shmr_behaviour *ops; /* NULL: discard everything */
 	void *state;
+	/* consistent-hash: the object's message_key (ABI >= 2) and its
+	 * state; key.key NULL (no dso, or none in it): msg->key */
+	struct shmr_logic_key_fn key;
 };
 
 /* One polled endpoint of one lcore. */
@@ -343,8 +346,12 @@ void shmr_dp_decide_rcu(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
 			struct shmr_dp_decision *d);
 
 /**
- * dlopen() the behaviour at @p path, check its ABI and run its init() with
- * @p arg; on success r->dl, r->ops and r->state are set.
+ * dlopen() the behaviour at @p path, check its ABI (1 to
+ * SHMR_BEHAVIOUR_ABI) and run its init() with @p arg; on success r->dl,
+ * r->ops and r->state are set, and r->key to the object's message_key
+ * (ABI >= 2; NULL when it has none).  A "dso" router (r->behaviour
+ * SHMR_BEH_DSO) needs route_message or route_call; another router (a
+ * consistent-hash one, for its key function) does not.
  * Context:   the update thread, building a table.  Blocking.
  * Ownership: undone by shmr_dp_behaviour_unload() when the table is freed.
  * Errors:    -ENOENT (no object or no symbol), -EPROTO (other ABI),

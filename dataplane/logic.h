@@ -202,8 +202,8 @@ int shmr_logic_chash_lookup_indexed(const struct shmr_logic_chash *ring,
 
 /**
  * Where a consistent-hash router gets a message's key: a behaviour's key
- * function when it has one, else the message's key field.  (Hook for the
- * behaviour ABI; nothing installs one yet.)
+ * function when it has one, else the message's key field.  The dataplane
+ * installs a router's dso message_key (behaviour ABI 2) here.
  */
 struct shmr_logic_key_fn {
 	/**

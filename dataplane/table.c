@@ -575,11 +575,20 @@ static int build_router(const struct shmr_dp_env *env,
 				    "the router discards every message",
 				    r->name, sr->dso, why);
 		break;
+	case SHMR_BEH_CONSISTENT_HASH:
+		/* The dso's key function (message_key), if it names one. */
+		if (sr->dso[0] &&
+		    shmr_dp_behaviour_load(r, sr->dso, sr->dso_arg, why,
+					   sizeof(why)) < 0)
+			shmr_dp_log(env, SHMR_DP_LOG_ERROR,
+				    "router %s: dso %s not loaded (%s): the "
+				    "router hashes the message's key field",
+				    r->name, sr->dso, why);
+		/* fall through */
 	case SHMR_BEH_ROUND_ROBIN:
 	case SHMR_BEH_RANDOM:
 	case SHMR_BEH_SMALLEST_MAILBOX:
 	case SHMR_BEH_BROADCAST:
-	case SHMR_BEH_CONSISTENT_HASH:
 	case SHMR_BEH_SCATTER_GATHER:
 	case SHMR_BEH_TAIL_CHOPPING:
 	case SHMR_BEH_BALANCING:

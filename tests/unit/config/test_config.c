@@ -679,18 +679,13 @@ static void test_logics_errors(void **state)
 		   ");\n",
 		   "t.conf:3: routers.[0].types: not used by behaviour \"broadcast\"",
 		   NULL);
-	expect_err("routers = (\n"
-		   "  { name = \"r\"; behaviour = \"random\";\n"
-		   "    dso = \"/x.so\"; }\n"
-		   ");\n",
-		   "t.conf:3: routers.[0].dso: not used by behaviour \"random\"",
-		   NULL);
+	/* A logic may name a dso (test_dso_defaults); its argument alone
+	 * is a mistake. */
 	expect_err("routers = (\n"
 		   "  { name = \"r\"; behaviour = \"consistent-hash\";\n"
 		   "    dso_arg = \"x\"; }\n"
 		   ");\n",
-		   "t.conf:3: routers.[0].dso_arg: not used by behaviour \"consistent-hash\"",
-		   NULL);
+		   "t.conf:3: routers.[0].dso_arg: needs dso = ", NULL);
 	/* The names are exact. */
 	expect_err("routers = (\n"
 		   "  { name = \"r\";\n"
@@ -945,6 +940,165 @@ static void test_collect_and_balancing(void **state)
 }
 
 /* ---- routes ------------------------------------------------------------- */
+
+/*
+ * A behaviour shared object supplies defaults only: a router may leave out
+ * its behaviour (the dso's logic), its pool's size (the dso's pool_size)
+ * and consistent-hash's virtual_nodes (the dso's), and the parser records
+ * that they are left out for the control plane to fill in; what the file
+ * gives is kept.  A logic may name a dso (consistent-hash's key function).
+ */
+static void test_dso_defaults(void **state)
+{
+	struct shmr_config *c;
+	const struct shmr_conf_router *r;
+	unsigned bad = 99;
+
+	(void)state;
+	/* Only a dso and a pool with no size. */
+	c = expect_ok("routers = (\n"
+		      "  { name = \"k\"; dso = \"/x/key.so\"; dso_arg = \"a\";\n"
+		      "    pool = { program = \"w\"; args = [ \"-v\" ]; };\n"
+		      "    resizer = { upper_bound = 5; }; }\n"
+		      ");\n");
+	r = &c->routers[0];
+	assert_int_equal(r->behaviour, SHMR_CONF_BEH_FROM_DSO);
+	assert_string_equal(r->dso, "/x/key.so");
+	assert_string_equal(r->dso_arg, "a");
+	assert_int_equal(r->pool.size, 0);
+	assert_int_equal(r->pool.size_from_dso, 1);
+	assert_int_equal(r->pool.line, 3);
+	assert_string_equal(r->pool.tmpl.program, "w");
+	assert_int_equal(r->nroutes, 0);
+	assert_int_equal(r->vnodes, 0);
+	assert_int_equal(r->resizer.kind, SHMR_RESIZER_DEFAULT);
+	/* Handlers default to the object only once it is known to be a
+	 * "dso" router (the control plane's business). */
+	assert_string_equal(r->handlers, "");
+	/* What the control plane does with the object's pool_size: the
+	 * parser's own expansion. */
+	assert_int_equal(shmr_config_pool_expand(&c->routers[0], 3, &bad), 0);
+	assert_int_equal(r->pool.size, 3);
+	assert_int_equal(r->nroutes, 3);
+	assert_string_equal(r->routes[0].name, "k:0");
+	assert_string_equal(r->routes[2].name, "k:2");
+	assert_string_equal(r->routes[2].program, "w");
+	assert_string_equal(r->routes[2].args[0], "-v");
+	assert_int_equal(r->routes[2].line, 3);
+	assert_int_equal(shmr_config_pool_expand(&c->routers[0], 0, NULL),
+			 -EINVAL);
+	assert_int_equal(shmr_config_pool_expand(&c->routers[0],
+						 SHMR_MAX_ROUTES + 1, NULL),
+			 -EINVAL);
+	free(c);
+
+	/* A name too long for "name:10" fails at index 10. */
+	c = expect_ok("routers = (\n"
+		      "  { name = \"abcdefghijklmnopqrstuvwxyz012\"; dso = \"/x.so\";\n"
+		      "    pool = { program = \"w\"; }; }\n"
+		      ");\n");
+	assert_int_equal(shmr_config_pool_expand(&c->routers[0], 12, &bad),
+			 -ENAMETOOLONG);
+	assert_int_equal(bad, 10);
+	assert_int_equal(c->routers[0].nroutes, 0);
+	free(c);
+
+	/* The file wins: behaviour, size and virtual_nodes given. */
+	c = expect_ok("routers = (\n"
+		      "  { name = \"a\"; behaviour = \"round-robin\";\n"
+		      "    dso = \"/x.so\";\n"
+		      "    pool = { size = 2; program = \"w\"; }; },\n"
+		      "  { name = \"b\"; behaviour = \"consistent-hash\";\n"
+		      "    dso = \"/x.so\"; virtual_nodes = 7;\n"
+		      "    routes = ( { name = \"x\"; program = \"w\"; } ); },\n"
+		      "  { name = \"c\"; behaviour = \"consistent-hash\";\n"
+		      "    dso = \"/x.so\";\n"
+		      "    pool = { program = \"w\"; }; },\n"
+		      "  { name = \"d\"; behaviour = \"consistent-hash\";\n"
+		      "    routes = ( { name = \"x\"; program = \"w\"; } ); }\n"
+		      ");\n");
+	assert_int_equal(c->routers[0].behaviour, SHMR_BEH_ROUND_ROBIN);
+	assert_int_equal(c->routers[0].pool.size, 2);
+	assert_int_equal(c->routers[0].pool.size_from_dso, 0);
+	assert_int_equal(c->routers[0].nroutes, 2);
+	assert_string_equal(c->routers[0].routes[1].name, "a:1");
+	assert_string_equal(c->routers[0].dso, "/x.so");
+	assert_string_equal(c->routers[0].handlers, "");
+	assert_int_equal(c->routers[1].vnodes, 7);
+	/* Left out with a dso: 0 until the object is read; without one,
+	 * the default at once. */
+	assert_int_equal(c->routers[2].vnodes, 0);
+	assert_int_equal(c->routers[2].pool.size_from_dso, 1);
+	assert_int_equal(c->routers[3].vnodes, SHMR_CHASH_VNODES_DEFAULT);
+	free(c);
+
+	/* A "dso" router as before: handlers default to its object. */
+	c = expect_ok("routers = (\n"
+		      "  { name = \"d\"; behaviour = \"dso\"; dso = \"/x.so\"; }\n"
+		      ");\n");
+	assert_int_equal(c->routers[0].behaviour, SHMR_BEH_DSO);
+	assert_string_equal(c->routers[0].handlers, "/x.so");
+	free(c);
+
+	assert_int_equal(shmr_config_logic_kind("consistent-hash"),
+			 SHMR_BEH_CONSISTENT_HASH);
+	assert_int_equal(shmr_config_logic_kind("balancing"),
+			 SHMR_BEH_BALANCING);
+	assert_int_equal(shmr_config_logic_kind("dso"), 0);
+	assert_int_equal(shmr_config_logic_kind("Random"), 0);
+	assert_int_equal(shmr_config_logic_kind(NULL), 0);
+
+	/* Errors: each one line naming the field. */
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; dso_arg = \"x\"; }\n"
+		   ");\n",
+		   "t.conf:2: routers.[0].behaviour: required setting is missing",
+		   "or a dso that names one");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"random\";\n"
+		   "    pool = { program = \"w\"; }; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].pool.size: required setting is missing",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; dso = \"/x.so\";\n"
+		   "    types = ( { type = 1; route = \"a\"; } ); }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].types: not used by behaviour \"dso\"",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; dso = \"\"; }\n"
+		   ");\n",
+		   "t.conf:2: routers.[0].dso: empty path", NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; dso = \"/x.so\";\n"
+		   "    virtual_nodes = 0; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].virtual_nodes: 0 is out of range", NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; dso = \"/x.so\"; within_ms = 10;\n"
+		   "    interval_ms = 11; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].interval_ms: 11 is out of range", NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; dso = \"/x.so\";\n"
+		   "    pool = { size = 0; program = \"w\"; }; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].pool.size: 0 is out of range", NULL);
+	/* type, hash and dso routers name no pool, with a dso or not. */
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"dso\"; dso = \"/x.so\";\n"
+		   "    pool = { program = \"w\"; }; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].pool: a pool needs a routing logic",
+		   NULL);
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"hash\"; hash = [ \"a\" ];\n"
+		   "    dso = \"/x.so\"; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].dso: not used by behaviour \"hash\"",
+		   NULL);
+}
 
 static void test_route_fields(void **state)
 {
@@ -1519,6 +1673,7 @@ int main(void)
 		cmocka_unit_test(test_default_is_the_file),
 		cmocka_unit_test(test_defaults_of_omitted_settings),
 		cmocka_unit_test(test_syntax_error),
+		cmocka_unit_test(test_dso_defaults),
 		cmocka_unit_test(test_unknown_keys),
 		cmocka_unit_test(test_wrong_types),
 		cmocka_unit_test(test_bad_names),

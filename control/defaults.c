@@ -1,0 +1,248 @@
+/*
+ * A behaviour shared object's defaults for its router (see defaults.h and
+ * struct shmr_behaviour in <shmr/behaviour.h>): the configuration file
+ * wins, the object fills in what the file leaves out.
+ *
+ * The object is opened only for a router that leaves something to it, so
+ * a "dso" router that says everything itself is loaded by the dataplane
+ * alone, as before.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <shmr/behaviour.h>
+#include <shmr/layout.h>
+
+#include "defaults.h"
+
+/* What one object offers, copied out before it is closed. */
+struct offer {
+	int routes_itself; /* route_message or route_call */
+	int has_logic;
+	char logic[64];    /* as the object spells it (cut if longer) */
+	uint32_t pool_size, virtual_nodes;
+};
+
+/* One line "file:line: routers.[i].field: message" into @p err. */
+__attribute__((format(printf, 7, 8)))
+static int say(const struct shmr_config *cfg, int line, unsigned i,
+	       const char *field, char *err, size_t errlen, const char *fmt,
+	       ...)
+{
+	char msg[384];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (err && errlen) {
+		snprintf(err, errlen, "%s:%d: routers.[%u].%s: %s",
+			 cfg->source, line > 0 ? line : 1, i, field, msg);
+		for (char *c = err; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+	}
+	return -EINVAL;
+}
+
+/* Open router @p i's object and copy what it offers into @p o. */
+static int read_offer(const struct shmr_config *cfg, unsigned i,
+		      struct offer *o, char *err, size_t errlen)
+{
+	const struct shmr_conf_router *rt = &cfg->routers[i];
+	const struct shmr_behaviour *b;
+	const char *why;
+	void *dl;
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	dl = dlopen(rt->dso, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		why = dlerror();
+		say(cfg, rt->line, i, "dso", err, errlen, "cannot load: %s",
+		    why ? why : "dlopen failed");
+		return -ENOENT;
+	}
+	b = dlsym(dl, "shmr_behaviour");
+	if (!b) {
+		say(cfg, rt->line, i, "dso", err, errlen,
+		    "%s has no symbol shmr_behaviour", rt->dso);
+		rc = -ENOENT;
+		goto out;
+	}
+	if (b->abi < 1 || b->abi > SHMR_BEHAVIOUR_ABI) {
+		say(cfg, rt->line, i, "dso", err, errlen,
+		    "%s has ABI %u (this control plane reads 1 to %u)",
+		    rt->dso, b->abi, SHMR_BEHAVIOUR_ABI);
+		rc = -EPROTO;
+		goto out;
+	}
+	o->routes_itself = b->route_message || b->route_call;
+	/* ABI 1 ends at route_call: nothing past it is read. */
+	if (b->abi >= 2) {
+		if (b->logic) {
+			o->has_logic = 1;
+			snprintf(o->logic, sizeof(o->logic), "%s", b->logic);
+		}
+		o->pool_size = b->pool_size;
+		o->virtual_nodes = b->virtual_nodes;
+	}
+	rc = 0;
+out:
+	dlclose(dl);
+	return rc;
+}
+
+/* Whether logic @p beh uses the settings @p rt gives; 0 or -EINVAL. */
+static int fits_logic(const struct shmr_config *cfg, unsigned i,
+		      const struct shmr_conf_router *rt, const char *logic,
+		      char *err, size_t errlen)
+{
+	uint32_t beh = rt->behaviour;
+	int collect = beh == SHMR_BEH_SCATTER_GATHER ||
+		      beh == SHMR_BEH_TAIL_CHOPPING;
+	const char *unused = NULL;
+
+	if (rt->vnodes && beh != SHMR_BEH_CONSISTENT_HASH)
+		unused = "virtual_nodes";
+	else if (rt->within_ms && !collect)
+		unused = "within_ms";
+	else if (rt->interval_ms && beh != SHMR_BEH_TAIL_CHOPPING)
+		unused = "interval_ms";
+	else if (rt->ncall_types && (collect || beh == SHMR_BEH_BALANCING))
+		unused = "call_types";
+	else if (rt->nhash && beh == SHMR_BEH_BALANCING)
+		unused = "routees";
+	if (unused)
+		return say(cfg, rt->line, i, unused, err, errlen,
+			   "not used by behaviour \"%s\" (the logic of %s)",
+			   logic, rt->dso);
+	if (collect && rt->within_ms == 0)
+		return say(cfg, rt->line, i, "within_ms", err, errlen,
+			   "behaviour \"%s\" (the logic of %s) needs "
+			   "within_ms = N",
+			   logic, rt->dso);
+	if (beh == SHMR_BEH_TAIL_CHOPPING && rt->interval_ms == 0)
+		return say(cfg, rt->line, i, "interval_ms", err, errlen,
+			   "behaviour \"tail-chopping\" (the logic of %s) "
+			   "needs interval_ms = N",
+			   rt->dso);
+	if (beh == SHMR_BEH_BALANCING && rt->pool.size == 0 &&
+	    !rt->pool.size_from_dso)
+		return say(cfg, rt->line, i, "pool", err, errlen,
+			   "behaviour \"balancing\" (the logic of %s) needs "
+			   "a pool: there is no balancing group",
+			   rt->dso);
+	return 0;
+}
+
+/* Behaviour left out: the object's logic, or the object itself. */
+static int resolve_behaviour(struct shmr_config *cfg, unsigned i,
+			     const struct offer *o, char *err, size_t errlen)
+{
+	struct shmr_conf_router *rt = &cfg->routers[i];
+
+	if (o->has_logic) {
+		rt->behaviour = shmr_config_logic_kind(o->logic);
+		if (rt->behaviour == 0)
+			return say(cfg, rt->line, i, "behaviour", err, errlen,
+				   "left out, and %s names logic \"%s\", "
+				   "which is not a routing logic (expected "
+				   "\"round-robin\", \"random\", "
+				   "\"smallest-mailbox\", \"broadcast\", "
+				   "\"consistent-hash\", \"scatter-gather\", "
+				   "\"tail-chopping\" or \"balancing\")",
+				   rt->dso, o->logic);
+		return fits_logic(cfg, i, rt, o->logic, err, errlen);
+	}
+	if (!o->routes_itself)
+		return say(cfg, rt->line, i, "behaviour", err, errlen,
+			   "left out, and %s names no logic and has no "
+			   "route_message or route_call",
+			   rt->dso);
+	/* A "dso" router, as if the file had said so. */
+	rt->behaviour = SHMR_BEH_DSO;
+	if (rt->pool.size || rt->pool.size_from_dso)
+		return say(cfg, rt->line, i, "pool", err, errlen,
+			   "%s names no logic (it routes itself): a pool "
+			   "needs a routing logic",
+			   rt->dso);
+	if (rt->vnodes || rt->within_ms || rt->interval_ms || rt->nhash ||
+	    rt->ncall_types)
+		return say(cfg, rt->line, i,
+			   rt->vnodes        ? "virtual_nodes"
+			   : rt->within_ms   ? "within_ms"
+			   : rt->interval_ms ? "interval_ms"
+			   : rt->nhash       ? "routees"
+					     : "call_types",
+			   err, errlen,
+			   "not used by behaviour \"dso\" (%s names no logic)",
+			   rt->dso);
+	if (!rt->handlers[0]) {
+		memcpy(rt->handlers, rt->dso, sizeof(rt->handlers));
+		if (!rt->handlers_arg[0])
+			memcpy(rt->handlers_arg, rt->dso_arg,
+			       sizeof(rt->handlers_arg));
+	}
+	return 0;
+}
+
+int shmr_ctl_dso_defaults(struct shmr_config *cfg, char *err, size_t errlen)
+{
+	if (err && errlen)
+		err[0] = '\0';
+	for (unsigned i = 0; i < cfg->nrouters; i++) {
+		struct shmr_conf_router *rt = &cfg->routers[i];
+		struct offer o;
+		unsigned bad = 0;
+		int rc;
+
+		if (!rt->dso[0] ||
+		    (rt->behaviour != SHMR_CONF_BEH_FROM_DSO &&
+		     !rt->pool.size_from_dso &&
+		     !(rt->behaviour == SHMR_BEH_CONSISTENT_HASH &&
+		       rt->vnodes == 0)))
+			continue;
+		if ((rc = read_offer(cfg, i, &o, err, errlen)) < 0)
+			return rc;
+		if (rt->behaviour == SHMR_CONF_BEH_FROM_DSO &&
+		    (rc = resolve_behaviour(cfg, i, &o, err, errlen)) < 0)
+			return rc;
+		if (rt->pool.size_from_dso) {
+			if (o.pool_size == 0 || o.pool_size > SHMR_MAX_ROUTES)
+				return say(cfg, rt->pool.line, i, "pool.size",
+					   err, errlen,
+					   "left out, and %s gives %s (1 to "
+					   "%u)",
+					   rt->dso,
+					   o.pool_size ? "a pool_size out of range"
+						       : "no pool_size",
+					   SHMR_MAX_ROUTES);
+			if (shmr_config_pool_expand(rt, o.pool_size, &bad) < 0)
+				return say(cfg, rt->pool.line, i, "pool", err,
+					   errlen,
+					   "routee name \"%s:%u\" is too long "
+					   "(router names of a pool: at most "
+					   "%u characters)",
+					   rt->name, bad, SHMR_NAME_MAX - 5);
+			rt->pool.size_from_dso = 0;
+		}
+		if (rt->behaviour == SHMR_BEH_CONSISTENT_HASH &&
+		    rt->vnodes == 0) {
+			if (o.virtual_nodes > SHMR_CHASH_VNODES_MAX)
+				return say(cfg, rt->line, i, "virtual_nodes",
+					   err, errlen,
+					   "left out, and %s gives %u (1 to "
+					   "%u)",
+					   rt->dso, o.virtual_nodes,
+					   SHMR_CHASH_VNODES_MAX);
+			rt->vnodes = o.virtual_nodes
+					     ? o.virtual_nodes
+					     : SHMR_CHASH_VNODES_DEFAULT;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,36 @@
+/*
+ * What a router's behaviour shared object supplies as defaults (struct
+ * shmr_behaviour, ABI 2): the routing logic when the configuration gives
+ * no behaviour, the pool size when its pool gives no size, consistent-
+ * hash's virtual nodes when it gives none.  The parser cannot open the
+ * object; shmr-control fills these in when it checks the configuration
+ * (at start and for --check), before it builds anything from it.
+ */
+#ifndef SHMR_CTL_DEFAULTS_H
+#define SHMR_CTL_DEFAULTS_H
+
+#include <stddef.h>
+
+#include "shmr_config.h"
+
+/**
+ * Fill in every router's settings left to its dso: behaviour
+ * SHMR_CONF_BEH_FROM_DSO becomes the object's logic (or SHMR_BEH_DSO when
+ * it names none and routes itself; its handlers then default to the
+ * object, as for behaviour = "dso"), a pool with size_from_dso gets the
+ * object's pool_size and its routes, a consistent-hash router with
+ * vnodes 0 the object's virtual_nodes.  What the file gives is kept.  The
+ * object is dlopen()ed and read, never initialised (init() is the
+ * dataplane's), and closed again.
+ *
+ * Context:   shmr-control's thread, before the model is built.
+ * Ownership: @p cfg is updated in place.
+ * Errors:    -EINVAL (the object gives nothing usable, or the file's
+ *            settings do not fit the logic it names), -ENOENT (the object
+ *            cannot be loaded or has no shmr_behaviour), -EPROTO (its ABI
+ *            is not one this control plane reads).  @p err then holds one
+ *            line "file:line: routers.[i].field: what is wrong".
+ */
+int shmr_ctl_dso_defaults(struct shmr_config *cfg, char *err, size_t errlen);
+
+#endif
