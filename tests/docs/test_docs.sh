@@ -12,8 +12,8 @@ trap 'rm -rf "$tmp"' EXIT
 export PKG_CONFIG_PATH=$build/meson-uninstalled
 pass=0 fail=0
 
-for md in "$src"/docs/*.md "$src"/README.md; do
-    base=$(basename "$md" .md)
+for md in "$src"/docs/*.md "$src"/docs/*/*.md "$src"/README.md; do
+    base=$(basename "$(dirname "$md")")-$(basename "$md" .md)
     awk -v dir="$tmp" -v base="$base" '
         /^```(conf|c)$/ { lang = substr($0, 4); n++; f = dir "/" base "-" n "." lang; inb = 1; next }
         /^```/ && inb   { inb = 0; close(f); next }
