@@ -1097,6 +1097,22 @@ int shmr_config_pool_expand(struct shmr_conf_router *rt, unsigned size,
  * for '-'.  Absent keys stay "unset" (INT_MIN, NaN, UINT64_MAX): the
  * control plane fills in Pekko's defaults and checks the ranges.
  */
+void shmr_config_resizer_unset(struct shmr_conf_resizer *z, int kind,
+			       int line)
+{
+	z->kind = kind;
+	z->line = line;
+	z->lower_bound = z->upper_bound = INT_MIN;
+	z->pressure_threshold = z->messages_per_resize = INT_MIN;
+	z->optimization_range = INT_MIN;
+	z->rampup_rate = z->backoff_threshold = z->backoff_rate = NAN;
+	z->chance_of_ramping_down_when_full = z->explore_step_size = NAN;
+	z->chance_of_exploration = z->downsize_ratio = NAN;
+	z->weight_of_latest_metric = NAN;
+	z->action_interval_ms = UINT64_MAX;
+	z->downsize_after_underutilized_for_ms = UINT64_MAX;
+}
+
 static int parse_resizer(struct pctx *p, const config_setting_t *g,
 			 const struct fpath *path, struct shmr_conf_router *rt)
 {
@@ -1132,17 +1148,9 @@ static int parse_resizer(struct pctx *p, const config_setting_t *g,
 		return fail(p, s, 0, f.s, "only a pool (pool = { ... }) has a resizer");
 	if ((rc = check_keys(p, s, &f, d ? dkeys : okeys)) < 0)
 		return rc;
-	z->kind = d ? SHMR_RESIZER_DEFAULT : SHMR_RESIZER_OPTIMAL;
-	z->line = config_setting_source_line(s);
-	z->lower_bound = z->upper_bound = INT_MIN;
-	z->pressure_threshold = z->messages_per_resize = INT_MIN;
-	z->optimization_range = INT_MIN;
-	z->rampup_rate = z->backoff_threshold = z->backoff_rate = NAN;
-	z->chance_of_ramping_down_when_full = z->explore_step_size = NAN;
-	z->chance_of_exploration = z->downsize_ratio = NAN;
-	z->weight_of_latest_metric = NAN;
-	z->action_interval_ms = UINT64_MAX;
-	z->downsize_after_underutilized_for_ms = UINT64_MAX;
+	shmr_config_resizer_unset(z, d ? SHMR_RESIZER_DEFAULT
+				       : SHMR_RESIZER_OPTIMAL,
+				  config_setting_source_line(s));
 	if ((rc = get_int(p, s, &f, "lower_bound", 0, SHMR_MAX_ROUTES,
 			  &z->lower_bound)) < 0 ||
 	    (rc = get_int(p, s, &f, "upper_bound", 0, SHMR_MAX_ROUTES,

@@ -164,6 +164,15 @@ int shmr_config_pool_expand(struct shmr_conf_router *rt, unsigned size,
 			    unsigned *bad);
 
 /**
+ * A resizer of @p kind (enum shmr_conf_resizer_kind) declared at @p line
+ * with every key unset, so that each takes Pekko's default: what the
+ * parser does before it reads the keys given, and what the control plane
+ * does for a resizer a router's dso names.  Context: any.
+ */
+void shmr_config_resizer_unset(struct shmr_conf_resizer *z, int kind,
+			       int line);
+
+/**
  * Parse the file at @p path into @p out (fully overwritten).
  *
  * Errors: -ENOENT/-EACCES (cannot read), -EINVAL (syntax or a bad value).

@@ -24,6 +24,8 @@ struct offer {
 	int has_logic;
 	char logic[64];    /* as the object spells it (cut if longer) */
 	uint32_t pool_size, virtual_nodes;
+	int has_resizer;
+	char resizer[32];  /* as the object spells it (cut if longer) */
 };
 
 /* One line "file:line: routers.[i].field: message" into @p err. */
@@ -89,6 +91,11 @@ static int read_offer(const struct shmr_config *cfg, unsigned i,
 		}
 		o->pool_size = b->pool_size;
 		o->virtual_nodes = b->virtual_nodes;
+		if (b->resizer) {
+			o->has_resizer = 1;
+			snprintf(o->resizer, sizeof(o->resizer), "%s",
+				 b->resizer);
+		}
 	}
 	rc = 0;
 out:
@@ -200,11 +207,14 @@ int shmr_ctl_dso_defaults(struct shmr_config *cfg, char *err, size_t errlen)
 		unsigned bad = 0;
 		int rc;
 
+		int pool = rt->pool.size > 0 || rt->pool.size_from_dso;
+
 		if (!rt->dso[0] ||
 		    (rt->behaviour != SHMR_CONF_BEH_FROM_DSO &&
 		     !rt->pool.size_from_dso &&
 		     !(rt->behaviour == SHMR_BEH_CONSISTENT_HASH &&
-		       rt->vnodes == 0)))
+		       rt->vnodes == 0) &&
+		     !(pool && rt->resizer.kind == SHMR_RESIZER_NONE)))
 			continue;
 		if ((rc = read_offer(cfg, i, &o, err, errlen)) < 0)
 			return rc;
@@ -229,6 +239,24 @@ int shmr_ctl_dso_defaults(struct shmr_config *cfg, char *err, size_t errlen)
 					   "%u characters)",
 					   rt->name, bad, SHMR_NAME_MAX - 5);
 			rt->pool.size_from_dso = 0;
+		}
+		/* A pool without a resizer of its own takes the object's. */
+		if (pool && rt->resizer.kind == SHMR_RESIZER_NONE &&
+		    o.has_resizer) {
+			if (strcmp(o.resizer, "default") == 0)
+				shmr_config_resizer_unset(&rt->resizer,
+							  SHMR_RESIZER_DEFAULT,
+							  rt->line);
+			else if (strcmp(o.resizer, "optimal") == 0)
+				shmr_config_resizer_unset(&rt->resizer,
+							  SHMR_RESIZER_OPTIMAL,
+							  rt->line);
+			else
+				return say(cfg, rt->line, i, "resizer", err,
+					   errlen,
+					   "left out, and %s names resizer "
+					   "\"%s\" (\"default\" or \"optimal\")",
+					   rt->dso, o.resizer);
 		}
 		if (rt->behaviour == SHMR_BEH_CONSISTENT_HASH &&
 		    rt->vnodes == 0) {

@@ -259,6 +259,13 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 			shmr_ctl_behaviour_name(r->conf->behaviour));
 	shmr_ctl_kv_add(&kv, "shmr:state", "%s",
 			r->stopped ? "stopped" : "running");
+	if (r->conf->pool.size > 0)
+		shmr_ctl_kv_add(&kv, "shmr:resizer", "%s",
+				r->conf->resizer.kind == SHMR_RESIZER_DEFAULT
+					? "default"
+				: r->conf->resizer.kind == SHMR_RESIZER_OPTIMAL
+					? "optimal"
+					: "none");
 	shmr_ctl_kv_add(&kv, "shmr:routes_total", "%u", r->nroutes);
 	shmr_ctl_kv_add(&kv, "shmr:routes_active", "%u", active);
 	shmr_ctl_kv_add(&kv, "shmr:routes_disabled", "%u", disabled);

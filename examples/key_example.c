@@ -13,7 +13,8 @@
  * runs consistent-hash (the object's `logic`) over a pool of 3 (its
  * `pool_size`) with 50 virtual nodes per routee (its `virtual_nodes`),
  * and every message with the same first 8 payload bytes reaches the same
- * routee, whatever its key field says.  Anything the configuration gives
+ * routee, whatever its key field says; the pool has Pekko's optimal-size
+ * exploring resizer (its `resizer`).  Anything the configuration gives
  * wins: `behaviour = "round-robin"; pool = { size = 2; ... }` runs
  * round-robin over two (a logic other than consistent-hash does not use
  * message_key).
@@ -44,4 +45,5 @@ const struct shmr_behaviour shmr_behaviour = {
 	.logic = "consistent-hash",
 	.pool_size = 3,
 	.virtual_nodes = 50,
+	.resizer = "optimal",
 };

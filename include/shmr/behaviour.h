@@ -105,6 +105,16 @@ struct shmr_behaviour {
 	 * `virtual_nodes` in the configuration wins.
 	 */
 	uint32_t virtual_nodes;
+
+	/**
+	 * A resizer for a pool naming this object whose configuration has
+	 * neither `resizer` nor `optimal_resizer`: "default" (Pekko's
+	 * DefaultResizer) or "optimal" (its OptimalSizeExploringResizer),
+	 * with Pekko's settings.  NULL: none.
+	 * Context: read by shmr-control at start, as logic; a resizer in the
+	 * configuration wins.  Another name fails the start (exit status 2).
+	 */
+	const char *resizer;
 };
 
 /* ------------------------------------------------------------------ */

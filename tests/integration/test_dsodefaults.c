@@ -99,7 +99,8 @@ static void test_defaults_and_overrides(void **state)
 		 "  { name = \"keyed\"; dso = \"%s\";\n"
 		 "    pool = { program = \"shmr-test-worker\"; }; },\n"
 		 "  { name = \"rr\"; dso = \"%s\"; behaviour = \"round-robin\";\n"
-		 "    pool = { size = 2; program = \"shmr-test-worker\"; }; }\n"
+		 "    pool = { size = 2; program = \"shmr-test-worker\"; };\n"
+		 "    resizer = { upper_bound = 4; }; }\n"
 		 ");\n",
 		 key_so, key_so);
 	assert_int_equal(shmr_test_app_start(&c.app, "dsodef", conf), 0);
@@ -108,8 +109,17 @@ static void test_defaults_and_overrides(void **state)
 	assert_int_equal(shmr_lookup(c.d, "keyed", &keyed), 0);
 	assert_int_equal(shmr_lookup(c.d, "rr", &rr), 0);
 
-	/* pool_size 3 from the object. */
+	/* pool_size 3 from the object, and its resizer; the file's resizer
+	 * wins for rr. */
 	wait_routees(&c, keyed, "keyed:0\nkeyed:1\nkeyed:2\n");
+	assert_int_equal(shmr_test_ctl(&c.app, "INSPECT keyed", c.ans,
+				       sizeof(c.ans)),
+			 0);
+	assert_non_null(strstr(c.ans, "\nshmr:resizer optimal\n"));
+	assert_int_equal(shmr_test_ctl(&c.app, "INSPECT rr", c.ans,
+				       sizeof(c.ans)),
+			 0);
+	assert_non_null(strstr(c.ans, "\nshmr:resizer default\n"));
 	/* consistent-hash on the payload's key: the same payload key lands
 	 * on the same routee whatever msg->key says; the keys spread. */
 	for (uint64_t pkey = 0; pkey < 24; pkey++) {
