@@ -828,6 +828,25 @@ static int parse_timing(struct pctx *p, const config_setting_t *g,
 	return rc < 0 ? rc : 0;
 }
 
+/* An optional routee list ("routees", not empty): absent, the router's
+ * own routes are its routees. */
+static int parse_routees(struct pctx *p, const config_setting_t *g,
+			 const struct fpath *path, struct shmr_conf_router *rt)
+{
+	config_setting_t *lst;
+	struct fpath f;
+	int rc = member(p, g, path, "routees", CONFIG_TYPE_ARRAY, &lst);
+
+	if (rc <= 0)
+		return rc;
+	fp_key(&f, path, "routees");
+	if (config_setting_length(lst) == 0)
+		return fail(p, lst, 0, f.s,
+			    "needs at least one name (leave it out to use the router's own routes)");
+	return str_list(p, lst, &f, SHMR_MAX_ROUTES, "routees", routee_elem,
+			rt);
+}
+
 /*
  * A routing logic @p beh: an optional routee list (absent: the router's
  * own routes, in order); for consistent-hash only, virtual_nodes; for
@@ -847,7 +866,6 @@ static int parse_logic(struct pctx *p, const config_setting_t *g,
 	static const char *const balancing[] = { "routees", NULL };
 	int collect = rt->behaviour == SHMR_BEH_SCATTER_GATHER ||
 		      rt->behaviour == SHMR_BEH_TAIL_CHOPPING;
-	config_setting_t *lst;
 	struct fpath f;
 	int rc;
 
@@ -886,15 +904,7 @@ static int parse_logic(struct pctx *p, const config_setting_t *g,
 		return rc;
 	if (rt->behaviour == SHMR_BEH_BALANCING)
 		return not_for(p, g, path, beh, balancing);
-	rc = member(p, g, path, "routees", CONFIG_TYPE_ARRAY, &lst);
-	if (rc <= 0)
-		return rc;
-	fp_key(&f, path, "routees");
-	if (config_setting_length(lst) == 0)
-		return fail(p, lst, 0, f.s,
-			    "needs at least one name (leave it out to use the router's own routes)");
-	return str_list(p, lst, &f, SHMR_MAX_ROUTES, "routees", routee_elem,
-			rt);
+	return parse_routees(p, g, path, rt);
 }
 
 /*
@@ -909,8 +919,6 @@ static int parse_from_dso(struct pctx *p, const config_setting_t *g,
 			  struct shmr_conf_router *rt)
 {
 	static const char *const others[] = { "types", "hash", NULL };
-	config_setting_t *lst;
-	struct fpath f;
 	int rc;
 
 	if ((rc = not_for(p, g, path, "dso", others)) < 0)
@@ -929,15 +937,7 @@ static int parse_from_dso(struct pctx *p, const config_setting_t *g,
 			  rt->within_ms ? rt->within_ms : SHMR_WITHIN_MS_MAX,
 			  &rt->interval_ms, NULL)) < 0)
 		return rc;
-	rc = member(p, g, path, "routees", CONFIG_TYPE_ARRAY, &lst);
-	if (rc <= 0)
-		return rc;
-	fp_key(&f, path, "routees");
-	if (config_setting_length(lst) == 0)
-		return fail(p, lst, 0, f.s,
-			    "needs at least one name (leave it out to use the router's own routes)");
-	return str_list(p, lst, &f, SHMR_MAX_ROUTES, "routees", routee_elem,
-			rt);
+	return parse_routees(p, g, path, rt);
 }
 
 /* An optional string member that is @p no (*dst = 0, the default) or

@@ -117,6 +117,16 @@ static void stop(struct shmr_ctl_life *l, unsigned r, unsigned k,
 	l->ops->stop(l->ctx, r, k);
 }
 
+/* As stop(), but the worker is asked to stop only once its inbox is
+ * empty (the daemon watches it: ops->drain). */
+static void stop_drained(struct shmr_ctl_life *l, unsigned r, unsigned k,
+			 uint32_t pending)
+{
+	route_at(l, r, k)->state = pending;
+	l->m->dirty = 1;
+	l->ops->drain(l->ctx, r, k);
+}
+
 /* A pool (without a resizer) that has lost its last routee. */
 static int ro_pool_empty(const struct shmr_ctl_router *ro)
 {
@@ -178,14 +188,14 @@ int shmr_ctl_life_add(struct shmr_ctl_life *l, const char *router,
 	return 0;
 }
 
-int shmr_ctl_life_remove(struct shmr_ctl_life *l, const char *router,
-			 const char *name)
+/* REMOVE: a live worker stops now, or after its inbox (@p drained). */
+static int remove_route(struct shmr_ctl_life *l, const char *router,
+			const char *name, int drained)
 {
-	unsigned r, k;
-	struct shmr_ctl_route *q;
-	int rc;
-
 	struct shmr_ctl_router *ro = shmr_ctl_model_router(l->m, router);
+	struct shmr_ctl_route *q;
+	unsigned r, k;
+	int rc;
 
 	if (!ro)
 		return -SHMR_E_NO_ROUTE;
@@ -197,78 +207,60 @@ int shmr_ctl_life_remove(struct shmr_ctl_life *l, const char *router,
 	if (rc < 0)
 		return rc;
 	if (q->os_pid) {
-		stop(l, r, k, SHMR_ROUTE_PENDING_REMOVE);
+		(drained ? stop_drained : stop)(l, r, k,
+					       SHMR_ROUTE_PENDING_REMOVE);
 		return 0;
 	}
 	drop(l, r, k);
 	if (ro_pool_empty(&l->m->routers[r]))
 		shmr_ctl_life_stop_router(l, r);
+	return 0;
+}
+
+int shmr_ctl_life_remove(struct shmr_ctl_life *l, const char *router,
+			 const char *name)
+{
+	return remove_route(l, router, name, 0);
+}
+
+/* DISABLE: a live worker stops now, or after its inbox (@p drained). */
+static int disable_route(struct shmr_ctl_life *l, const char *router,
+			 const char *name, int drained)
+{
+	unsigned r, k;
+	struct shmr_ctl_route *q;
+	int rc = find_settled(l, router, name, &r, &k, &q);
+
+	if (rc < 0)
+		return rc;
+	if (q->state == SHMR_ROUTE_DISABLED)
+		return 0;
+	if (q->os_pid) {
+		(drained ? stop_drained : stop)(l, r, k,
+					       SHMR_ROUTE_PENDING_DISABLE);
+		return 0;
+	}
+	q->state = SHMR_ROUTE_DISABLED;
+	l->m->dirty = 1;
 	return 0;
 }
 
 int shmr_ctl_life_disable(struct shmr_ctl_life *l, const char *router,
 			  const char *name)
 {
-	unsigned r, k;
-	struct shmr_ctl_route *q;
-	int rc = find_settled(l, router, name, &r, &k, &q);
-
-	if (rc < 0)
-		return rc;
-	if (q->state == SHMR_ROUTE_DISABLED)
-		return 0;
-	if (q->os_pid) {
-		stop(l, r, k, SHMR_ROUTE_PENDING_DISABLE);
-		return 0;
-	}
-	q->state = SHMR_ROUTE_DISABLED;
-	l->m->dirty = 1;
-	return 0;
+	return disable_route(l, router, name, 0);
 }
 
 int shmr_ctl_life_drain(struct shmr_ctl_life *l, const char *router,
 			const char *name)
 {
-	unsigned r, k;
-	struct shmr_ctl_route *q;
-	int rc = find_settled(l, router, name, &r, &k, &q);
-
-	if (rc < 0)
-		return rc;
-	if (q->state == SHMR_ROUTE_DISABLED)
-		return 0;
-	if (q->os_pid) {
-		q->state = SHMR_ROUTE_PENDING_DISABLE;
-		l->m->dirty = 1;
-		l->ops->drain(l->ctx, r, k);
-		return 0;
-	}
-	q->state = SHMR_ROUTE_DISABLED;
-	l->m->dirty = 1;
-	return 0;
+	return disable_route(l, router, name, 1);
 }
 
 int shmr_ctl_life_remove_drained(struct shmr_ctl_life *l, const char *router,
 				 const char *name)
 {
-	unsigned r, k;
-	struct shmr_ctl_route *q;
-	int rc = find_settled(l, router, name, &r, &k, &q);
-
-	if (rc == -SHMR_E_NO_ROUTE && shmr_ctl_model_router(l->m, router))
-		return 0; /* idempotent, as remove */
-	if (rc < 0)
-		return rc;
-	if (q->os_pid) {
-		q->state = SHMR_ROUTE_PENDING_REMOVE;
-		l->m->dirty = 1;
-		l->ops->drain(l->ctx, r, k);
-		return 0;
-	}
-	drop(l, r, k);
-	if (ro_pool_empty(&l->m->routers[r]))
-		shmr_ctl_life_stop_router(l, r);
-	return 0;
+	return remove_route(l, router, name, 1);
 }
 
 void shmr_ctl_life_kill_router(struct shmr_ctl_life *l, unsigned r)
