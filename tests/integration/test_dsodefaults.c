@@ -155,32 +155,13 @@ static void test_defaults_and_overrides(void **state)
 
 static const char *write_conf(const char *name, const char *text)
 {
-	static char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	return path;
+	return shmr_test_write_conf(dir, name, text);
 }
 
 static int run_control(const char *conf, const char *extra, char *out,
 		       size_t cap)
 {
-	char *argv[8];
-	int i = 0;
-
-	argv[i++] = getenv("SHMR_CONTROL");
-	argv[i++] = "-c";
-	argv[i++] = (char *)conf;
-	argv[i++] = "--run-dir";
-	argv[i++] = dir;
-	if (extra)
-		argv[i++] = (char *)extra;
-	argv[i] = NULL;
-	return shmr_test_run(argv, out, cap);
+	return shmr_test_run_control(conf, dir, extra, out, cap);
 }
 
 /* Exit 2 with one line "file:LINE: FIELD: ..." containing @p what, at

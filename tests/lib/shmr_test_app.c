@@ -265,6 +265,30 @@ int shmr_test_ctl(const struct shmr_test_app *app, const char *req, char *ans,
 	return rc;
 }
 
+const char *shmr_test_write_conf(const char *dir, const char *name,
+				 const char *text)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+		perror(path);
+		abort();
+	}
+	return path;
+}
+
+int shmr_test_run_control(const char *conf, const char *run_dir,
+			  const char *extra, char *out, size_t cap)
+{
+	char *argv[] = { getenv("SHMR_CONTROL"), "-c", (char *)conf,
+			 "--run-dir", (char *)run_dir, (char *)extra, NULL };
+
+	return shmr_test_run(argv, out, cap);
+}
+
 int shmr_test_map(const struct shmr_test_app *app, int writable, void **base,
 		  size_t *size)
 {

@@ -57,6 +57,16 @@ int shmr_test_ctl(const struct shmr_test_app *app, const char *req, char *ans,
 /** Value of "key value" line @p key in an admin answer; -1 if absent. */
 long long shmr_test_value(const char *ans, const char *key);
 
+/** Write @p text to @p dir/@p name; the path, in a static buffer.
+ *  Aborts the process on failure (a test cannot go on without it). */
+const char *shmr_test_write_conf(const char *dir, const char *name,
+				 const char *text);
+
+/** Run $SHMR_CONTROL -c @p conf --run-dir @p run_dir [@p extra], as
+ *  shmr_test_run(): its exit status, output in @p out. */
+int shmr_test_run_control(const char *conf, const char *run_dir,
+			  const char *extra, char *out, size_t cap);
+
 /** Map @p app's domain ourselves (as a peer with its own view), read-write
  *  when @p writable.  0, or -errno / -SHMR_E_*. */
 int shmr_test_map(const struct shmr_test_app *app, int writable, void **base,

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
 #include <shmr/domain.h>
 
 #include "dataplane_internal.h"
@@ -146,5 +149,55 @@ static inline struct shmr_msg *dp_msg(void *slot, uint8_t kind,
 	m->ref = ref;
 	return m;
 }
+
+
+/* ---- lanes and slots of the test domain (slot size 128) ----------- */
+
+#define DP_SS 128u
+
+static inline struct rte_ring *dp_lane(const struct dp_dom *d,
+				       struct shmr_pid p, uint32_t idx)
+{
+	return shmr_lane_at(d->base, p.slot, idx);
+}
+
+/* The endpoint's (normal-priority) outbound lane. */
+static inline struct rte_ring *dp_out_lane(const struct dp_dom *d,
+					   struct shmr_pid p)
+{
+	return dp_lane(d, p, SHMR_LANE_OUT(d->env.nlcores));
+}
+
+/* Take up to @p max slots from @p r into @p out (DP_SS bytes each). */
+static inline unsigned dp_take(struct rte_ring *r, unsigned char *out,
+			       unsigned max)
+{
+	return rte_ring_dequeue_burst_elem(r, out, DP_SS, max, NULL);
+}
+
+static inline struct shmr_msg *dp_at(unsigned char *buf, unsigned i)
+{
+	return (struct shmr_msg *)(buf + (size_t)i * DP_SS);
+}
+
+#ifdef assert_int_equal /* CMocka is in: the asserting helpers */
+static inline void dp_put(struct rte_ring *r, const struct shmr_msg *m)
+{
+	assert_int_equal(rte_ring_enqueue_burst_elem(r, m, DP_SS, 1, NULL), 1);
+}
+
+/* The poll entry of endpoint @p p in table @p t (its lcore's list). */
+static inline struct shmr_dp_poll *dp_poll_of(struct shmr_dp_table *t,
+					      struct shmr_pid p)
+{
+	struct shmr_dp_poll_list *l = &t->lists[p.slot % t->nlcores];
+
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->e[i].slot == p.slot)
+			return &l->e[i];
+	fail_msg("endpoint %u not polled", p.slot);
+	return NULL;
+}
+#endif
 
 #endif

@@ -86,42 +86,13 @@ static void rebuild(struct fixture *f)
 	assert_int_equal(shmr_dp_table_build(&f->d.env, &f->t), 0);
 }
 
-static struct rte_ring *lane(struct fixture *f, struct shmr_pid p,
-			     uint32_t idx)
-{
-	return shmr_lane_at(f->d.base, p.slot, idx);
-}
-
-static struct rte_ring *out_lane(struct fixture *f, struct shmr_pid p)
-{
-	return lane(f, p, SHMR_LANE_OUT(2));
-}
-
-static struct shmr_dp_poll *poll_of(struct fixture *f, struct shmr_pid p)
-{
-	struct shmr_dp_poll_list *l = &f->t->lists[p.slot % 2];
-
-	for (uint32_t i = 0; i < l->n; i++)
-		if (l->e[i].slot == p.slot)
-			return &l->e[i];
-	fail_msg("endpoint %u not polled", p.slot);
-	return NULL;
-}
-
-static void put(struct rte_ring *r, const struct shmr_msg *m)
-{
-	assert_int_equal(rte_ring_enqueue_burst_elem(r, m, SS, 1, NULL), 1);
-}
-
-static unsigned take(struct rte_ring *r, unsigned char *out, unsigned max)
-{
-	return rte_ring_dequeue_burst_elem(r, out, SS, max, NULL);
-}
-
-static struct shmr_msg *at(unsigned char *buf, unsigned i)
-{
-	return (struct shmr_msg *)(buf + (size_t)i * SS);
-}
+/* The shared lane helpers (dp_test.h), by the names used here. */
+#define lane(f, p, i) dp_lane(&(f)->d, (p), (i))
+#define out_lane(f, p) dp_out_lane(&(f)->d, (p))
+#define poll_of(f, p) dp_poll_of((f)->t, (p))
+#define put(r, m) dp_put((r), (m))
+#define take(r, out, max) dp_take((r), (out), (max))
+#define at(buf, i) dp_at((buf), (i))
 
 static uint64_t stat(struct fixture *f, size_t off)
 {

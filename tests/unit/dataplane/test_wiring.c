@@ -141,31 +141,12 @@ static void set_admin(struct fixture *f)
 		     (uint64_t)f->admin.slot | (uint64_t)f->admin.gen << 32);
 }
 
-static struct rte_ring *lane(struct fixture *f, struct shmr_pid p,
-			     uint32_t idx)
-{
-	return shmr_lane_at(f->d.base, p.slot, idx);
-}
-
-static struct rte_ring *out_lane(struct fixture *f, struct shmr_pid p)
-{
-	return lane(f, p, SHMR_LANE_OUT(2));
-}
-
-static void put(struct rte_ring *r, const struct shmr_msg *m)
-{
-	assert_int_equal(rte_ring_enqueue_burst_elem(r, m, SS, 1, NULL), 1);
-}
-
-static unsigned take(struct rte_ring *r, unsigned char *out, unsigned max)
-{
-	return rte_ring_dequeue_burst_elem(r, out, SS, max, NULL);
-}
-
-static struct shmr_msg *at(unsigned char *buf, unsigned i)
-{
-	return (struct shmr_msg *)(buf + (size_t)i * SS);
-}
+/* The shared lane helpers (dp_test.h), by the names used here. */
+#define lane(f, p, i) dp_lane(&(f)->d, (p), (i))
+#define out_lane(f, p) dp_out_lane(&(f)->d, (p))
+#define put(r, m) dp_put((r), (m))
+#define take(r, out, max) dp_take((r), (out), (max))
+#define at(buf, i) dp_at((buf), (i))
 
 static uint64_t stat_of(struct fixture *f, uint32_t lcore, size_t off)
 {
