@@ -24,6 +24,14 @@
  * the pinger's core, so each round trip pays the same two context switches
  * a router call pays; the difference to the call is shmrouter's own cost.
  *
+ * Same-core handoff: the two-ring ping-pong again, but with pinger and
+ * ponger both on the client's CPU, each calling sched_yield() at once when
+ * its ring is empty.  No third process, no shmrouter code: it measures
+ * only the two context switches that any round trip pays when three
+ * processes share two cores (two of them must take turns on one core,
+ * once to let the other run and once to run again), and so is a floor
+ * under the three-process round trip and the router's call.
+ *
  * The parent forks, releases all children at once through a pipe (EOF on
  * the "go" pipe) and then blocks in waitpid: it never wakes while they run.
  */
@@ -49,11 +57,12 @@ struct bare_ctl {
 	alignas(64) uint64_t t_start_ns; /* producer, before its first enqueue */
 	alignas(64) uint64_t t_end_ns;   /* consumer, after the last dequeue */
 	uint64_t received, gaps, reorders;
-	/* One per round-trip run: [RTT_PINGPONG], [RTT_THREE]. */
+	/* One per round-trip run: [RTT_PINGPONG], [RTT_THREE],
+	 * [RTT_HANDOFF]. */
 	struct {
 		alignas(64) uint64_t p50, p99, p999, max;
 		unsigned done;
-	} rtt[2];
+	} rtt[3];
 };
 _Static_assert(sizeof(struct bare_ctl) <= CTL_BYTES, "ctl page");
 
@@ -72,7 +81,7 @@ struct bare {
 	unsigned rtt_run; /* RTT_*: where the pinger leaves its figures */
 };
 
-enum { RTT_PINGPONG, RTT_THREE };
+enum { RTT_PINGPONG, RTT_THREE, RTT_HANDOFF };
 
 /*
  * Throughput: P2F, F2C.  Two-process round trip: PING, PONG.  Three-process
@@ -286,6 +295,16 @@ static void pinger_report(struct bare *b, struct bare_map *m,
 	m->ctl->rtt[b->rtt_run].done = n;
 }
 
+/* The two-process round trips' wait: spin on a core of one's own, hand
+ * the core over at once when sharing it with the partner. */
+static void ping_wait(const struct bare *b)
+{
+	if (b->rtt_run == RTT_HANDOFF)
+		sched_yield();
+	else
+		rte_pause();
+}
+
 static void pinger(struct bare *b, struct bare_map *m)
 {
 	const struct perf_opts *o = b->o;
@@ -309,7 +328,7 @@ static void pinger(struct bare *b, struct bare_map *m)
 		while (rte_ring_dequeue_elem(in, rx, o->slot) != 0) {
 			if (perf_stalled(&st))
 				child_fail("pinger", "ponger stopped");
-			rte_pause();
+			ping_wait(b);
 		}
 		t1 = rte_rdtsc();
 		perf_progress(&st);
@@ -339,7 +358,7 @@ static void ponger(struct bare *b, struct bare_map *m)
 		if (rte_ring_dequeue_elem(in, buf, o->slot) != 0) {
 			if (perf_stalled(&st))
 				child_fail("ponger", "pinger stopped");
-			rte_pause();
+			ping_wait(b);
 			continue;
 		}
 		perf_progress(&st);
@@ -667,6 +686,22 @@ int perf_bare_run(const struct perf_opts *o, struct perf_result *r)
 		r->p99_us = (double)m.ctl->rtt[RTT_PINGPONG].p99 / per_us;
 		r->p999_us = (double)m.ctl->rtt[RTT_PINGPONG].p999 / per_us;
 		r->max_us = (double)m.ctl->rtt[RTT_PINGPONG].max / per_us;
+	}
+	if (o->rtt) {
+		void (*const roles[])(struct bare *, struct bare_map *) = {
+			ponger, pinger
+		};
+		const int cpus[] = { o->cpu_client, o->cpu_client };
+		const char *const names[] = { "handoff ponger",
+					      "handoff pinger" };
+		double per_us = perf_tsc_per_us();
+
+		b.rtt_run = RTT_HANDOFF;
+		if (run_children(&b, roles, cpus, names, 2) < 0)
+			goto unmap;
+		r->handoff = m.ctl->rtt[RTT_HANDOFF].done;
+		r->handoff_p50_us = (double)m.ctl->rtt[RTT_HANDOFF].p50 / per_us;
+		r->handoff_p99_us = (double)m.ctl->rtt[RTT_HANDOFF].p99 / per_us;
 	}
 	if (o->rtt) {
 		/* Started in the router's order: the hub, the worker, then

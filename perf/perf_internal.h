@@ -62,6 +62,10 @@ struct perf_result {
 	/* bare only: the three-process round trip (the call's shape). */
 	double rtt3_p50_us, rtt3_p99_us, rtt3_p999_us, rtt3_max_us;
 	unsigned rtt3;
+	/* Bare same-core handoff (two processes, one core, yield at once):
+	 * the two context switches a call on two cores cannot avoid. */
+	double handoff_p50_us, handoff_p99_us;
+	unsigned handoff;
 };
 
 /* ---- timing ---------------------------------------------------------- */

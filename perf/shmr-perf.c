@@ -291,6 +291,11 @@ static void print_result(const char *what, const struct perf_result *r)
 		       "p99.9 %.2f us, max %.1f us (%u, every echo checked)\n",
 		       "bare 3-proc rtt", r->rtt3_p50_us, r->rtt3_p99_us,
 		       r->rtt3_p999_us, r->rtt3_max_us, r->rtt3);
+	if (r->handoff)
+		printf("%-15s pinger <-> ponger on one cpu, yielding: round "
+		       "trip p50 %.2f us, p99 %.2f us (%u)\n",
+		       "bare handoff", r->handoff_p50_us, r->handoff_p99_us,
+		       r->handoff);
 	fflush(stdout);
 }
 
@@ -375,6 +380,7 @@ static void wait_quiet(const struct perf_opts *o)
 static int compare(const struct perf_opts *o)
 {
 	double bm[101], bp50[101], bp99[101], tp50[101], tp99[101];
+	double hp50[101], hp99[101];
 	double rm[2][101], rp50[2][101], rp99[2][101];
 	double bare_mps;
 	int failed = 0, rtt = o->rtt != 0;
@@ -397,11 +403,16 @@ static int compare(const struct perf_opts *o)
 		bp99[i] = b.p99_us;
 		tp50[i] = b.rtt3_p50_us;
 		tp99[i] = b.rtt3_p99_us;
+		hp50[i] = b.handoff_p50_us;
+		hp99[i] = b.handoff_p99_us;
 		row(rep, "bare", bm[i], rtt ? bp50[i] : -1, rtt ? bp99[i] : -1,
 		    "2-proc ping-pong (cpu A <-> cpu B)");
 		if (rtt)
 			row(rep, "bare 3-proc rtt", -1, tp50[i], tp99[i],
 			    "pinger -> fwd -> echoer -> fwd -> pinger");
+		if (rtt)
+			row(rep, "bare handoff", -1, hp50[i], hp99[i],
+			    "pinger <-> ponger, one cpu, yield at once");
 		for (unsigned m = 0; m < 2; m++) {
 			struct perf_opts one = *o;
 			char run[32];
@@ -439,6 +450,9 @@ static int compare(const struct perf_opts *o)
 	if (rtt)
 		row("med", "bare 3-proc rtt", -1, median(tp50, o->reps),
 		    median(tp99, o->reps), "the call's shape, no shmrouter");
+	if (rtt)
+		row("med", "bare handoff", -1, median(hp50, o->reps),
+		    median(hp99, o->reps), "two context switches, no work");
 	for (unsigned m = 0; m < 2; m++) {
 		char run[32];
 
@@ -475,6 +489,15 @@ static int compare(const struct perf_opts *o)
 			       "pinning and waits, no shmrouter code)\n",
 			       poll_name[m], tp > 0 ? rp / tp : 0);
 		}
+	}
+	if (rtt) {
+		double bp = median(bp50, o->reps);
+		double hp = median(hp50, o->reps);
+
+		printf("floor: bare handoff p50 / bare ping-pong p50 = %.2f  "
+		       "(the two context switches of any round trip whose "
+		       "three processes share two cores, before any work)\n",
+		       bp > 0 ? hp / bp : 0);
 	}
 	{
 		double lo = bm[0], hi = bm[0];
