@@ -104,6 +104,8 @@
 #include <rte_ring_peek.h>
 #include <rte_ring_peek_zc.h>
 
+#include <shmr/lane_copy.h>
+
 #include "dataplane_internal.h"
 
 enum meta_what {
@@ -137,46 +139,6 @@ static void admin_put(struct shmr_dp_lcore *lc, const struct shmr_msg *m,
 		      const struct shmr_dp_meta *meta);
 
 /* ---- ring access -------------------------------------------------- */
-
-/*
- * A burst is peeked with DPDK's zero-copy API and copied with memcpy():
- * DPDK's own element copy for sizes other than 8 and 16 bytes moves one
- * 32-bit word at a time, several times slower for 64-byte slots and up.
- * Same semantics as rte_ring_dequeue_burst_elem_start() into our buffer
- * and rte_ring_enqueue_burst_elem() from it: the peeked slots stay in the
- * source until rte_ring_dequeue_zc_elem_finish(), and an enqueue publishes
- * with the release store of prod.tail in rte_ring_enqueue_zc_elem_finish().
- */
-static inline __attribute__((always_inline)) unsigned
-peek_burst(struct rte_ring *r, unsigned char *buf, uint32_t ss, unsigned n)
-{
-	struct rte_ring_zc_data zcd;
-
-	n = rte_ring_dequeue_zc_burst_elem_start(r, ss, n, &zcd, NULL);
-	if (n) {
-		memcpy(buf, zcd.ptr1, (size_t)zcd.n1 * ss);
-		if (n > zcd.n1)
-			memcpy(buf + (size_t)zcd.n1 * ss, zcd.ptr2,
-			       (size_t)(n - zcd.n1) * ss);
-	}
-	return n;
-}
-
-static inline unsigned put_burst(struct rte_ring *r, const unsigned char *buf,
-				 uint32_t ss, unsigned n)
-{
-	struct rte_ring_zc_data zcd;
-
-	n = rte_ring_enqueue_zc_burst_elem_start(r, ss, n, &zcd, NULL);
-	if (n) {
-		memcpy(zcd.ptr1, buf, (size_t)zcd.n1 * ss);
-		if (n > zcd.n1)
-			memcpy(zcd.ptr2, buf + (size_t)zcd.n1 * ss,
-			       (size_t)(n - zcd.n1) * ss);
-		rte_ring_enqueue_zc_elem_finish(r, n);
-	}
-	return n;
-}
 
 /* ---- lane checks ------------------------------------------------- */
 
@@ -763,7 +725,7 @@ static void admin_put(struct shmr_dp_lcore *lc, const struct shmr_msg *m,
 {
 	const struct shmr_dp_env *env = lc->env;
 
-	if (put_burst(shmr_dp_lane(env, meta->target, lc->index),
+	if (shmr_lane_put(shmr_dp_lane(env, meta->target, lc->index),
 		      (const unsigned char *)m, env->slot_size, 1) == 1) {
 		shmr_dp_count(&lc->stats->admin, 1);
 		shmr_dp_count(&lc->stats->ep_delivered[meta->target], 1);
@@ -902,7 +864,7 @@ static int bcast_slot(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 			bcast_copy_failed(lc, t, r, m, tgt, err);
 			continue;
 		}
-		if (put_burst(shmr_dp_lane(env, slot, lc->index),
+		if (shmr_lane_put(shmr_dp_lane(env, slot, lc->index),
 			      (const unsigned char *)m, ss, 1) == 1) {
 			served[slot / 64] |= bit;
 			reached = 1;
@@ -940,7 +902,7 @@ static int bcast_slot(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	/* A call that reached nobody: the caller hears why. */
 	to = refuse(lc, m, meta, SHMR_DP_FAIL, err);
 	if (to != NO_TARGET) {
-		if (put_burst(shmr_dp_lane(env, to, lc->index),
+		if (shmr_lane_put(shmr_dp_lane(env, to, lc->index),
 			      (const unsigned char *)m, ss, 1) != 1)
 			return 0;
 		shmr_dp_count(&lc->stats->ep_delivered[to], 1);
@@ -1063,7 +1025,7 @@ static int refuse_now(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	}
 	to = refuse(lc, m, meta, SHMR_DP_FAIL, err);
 	if (to != NO_TARGET) {
-		if (put_burst(shmr_dp_lane(lc->env, to, lc->index),
+		if (shmr_lane_put(shmr_dp_lane(lc->env, to, lc->index),
 			      (const unsigned char *)m, lc->env->slot_size,
 			      1) != 1)
 			return 0;
@@ -1104,19 +1066,41 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		return 1;
 	if (run->target == BCAST_TARGET)
 		return flush_bcast(lc, t, p, src, run, handled);
-	k = put_burst(shmr_dp_lane(env, run->target, lc->index),
+	k = shmr_lane_put(shmr_dp_lane(env, run->target, lc->index),
 		      lc->buf + (size_t)run->start * ss, ss, run->len);
 	unsigned fwd = 0;
+	uint32_t rslot = 0;
+	uint64_t rn = 0;
 
 	for (unsigned j = 0; j < k; j++) {
 		const struct shmr_dp_meta *meta = &lc->meta[run->start + j];
 
+		/* The common case, counted here: forwarded by at most one
+		 * router, whose counter is written once per run of it. */
+		if (__builtin_expect(meta->what == META_FORWARD &&
+					     meta->nrouters <= 1,
+				     1)) {
+			fwd++;
+			if (meta->nrouters == 0)
+				continue;
+			if (rn && meta->routers[0] != rslot) {
+				shmr_dp_count(
+					&lc->stats->router_forwarded[rslot],
+					rn);
+				rn = 0;
+			}
+			rslot = meta->routers[0];
+			rn++;
+			continue;
+		}
 		fwd += meta->what == META_FORWARD;
 		commit(lc, p,
 		       (const struct shmr_msg *)(lc->buf +
 						 (size_t)(run->start + j) * ss),
 		       meta);
 	}
+	if (rn)
+		shmr_dp_count(&lc->stats->router_forwarded[rslot], rn);
 	if (k) {
 		if (fwd)
 			shmr_dp_count(&lc->stats->forwarded, fwd);
@@ -1233,7 +1217,7 @@ static int collect_call(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		tgt = &r->bc[first];
 		if (!target_sound(lc, tgt->slot)) {
 			err = -SHMR_E_PROCESS_UNKNOWN;
-		} else if (put_burst(shmr_dp_lane(env, tgt->slot, lc->index),
+		} else if (shmr_lane_put(shmr_dp_lane(env, tgt->slot, lc->index),
 				     (const unsigned char *)m, ss, 1) == 1) {
 			bcast_put_count(lc, t, r, tgt, 1);
 			commit(lc, p, m, meta);
@@ -1380,7 +1364,7 @@ static int collected_reply(struct shmr_dp_lcore *lc,
 		if (!deliver_collected(lc, t, m))
 			return 0;
 	} else if (owner < t->nlcores && lc->xout[owner]) {
-		if (put_burst(lc->xout[owner], (const unsigned char *)m, ss,
+		if (shmr_lane_put(lc->xout[owner], (const unsigned char *)m, ss,
 			      1) != 1)
 			return 0;
 		lc->xbells |= 1u << owner;
@@ -1406,7 +1390,7 @@ drain_xin(struct shmr_dp_lcore *lc,
 
 		if (!r || shmr_lane_pending_sc(r) == 0)
 			continue;
-		n = peek_burst(r, lc->buf, ss, SHMR_DP_BURST);
+		n = shmr_lane_peek(r, lc->buf, ss, SHMR_DP_BURST);
 		for (k = 0; k < n; k++)
 			if (!deliver_collected(
 				    lc, t,
@@ -1462,7 +1446,7 @@ static int tick_send(void *ctx, uint32_t routee, const struct shmr_msg *call)
 	if (!target_sound(lc, tgt->slot))
 		return 0;
 	/* The kept call is a slot's size (collect.c's stride). */
-	if (put_burst(shmr_dp_lane(lc->env, tgt->slot, lc->index),
+	if (shmr_lane_put(shmr_dp_lane(lc->env, tgt->slot, lc->index),
 		      (const unsigned char *)call, lc->env->slot_size, 1) != 1)
 		return -1;
 	bcast_put_count(lc, t, r, tgt, 1);
@@ -1588,7 +1572,7 @@ static int bal_send(void *ctx, uint32_t w, const struct shmr_msg *m)
 	struct bal_ctx *k = ctx;
 	const struct shmr_dp_target *tgt = &k->r->bc[w];
 
-	if (put_burst(shmr_dp_lane(k->lc->env, tgt->slot, k->lc->index),
+	if (shmr_lane_put(shmr_dp_lane(k->lc->env, tgt->slot, k->lc->index),
 		      (const unsigned char *)m, k->lc->env->slot_size,
 		      1) != 1)
 		return -1;
@@ -1619,7 +1603,7 @@ static unsigned balance_fail(struct shmr_dp_lcore *lc,
 
 			make_reply(m, err);
 			if (answerable(lc, t, caller)) {
-				if (put_burst(shmr_dp_lane(lc->env, caller.slot,
+				if (shmr_lane_put(shmr_dp_lane(lc->env, caller.slot,
 							   lc->index),
 					      (const unsigned char *)m, ss,
 					      1) != 1)
@@ -1745,7 +1729,7 @@ unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
 						     : "outbound");
 		return 0;
 	}
-	n = peek_burst(src, lc->buf, ss, SHMR_DP_BURST);
+	n = shmr_lane_peek(src, lc->buf, ss, SHMR_DP_BURST);
 	if (n == 0)
 		return 0;
 	memset(lc->checked, 0, sizeof(lc->checked));

@@ -4,7 +4,9 @@
  *
  * Throughput: producer -> forwarder -> consumer, two hops over plain SPSC
  * rte_rings (RING_F_SP_ENQ | RING_F_SC_DEQ) initialised in place in a memfd,
- * element size = slot size, moved with the _elem burst API.  Each process
+ * element size = slot size, moved in bursts with DPDK's zero-copy calls and
+ * memcpy() (shmr/lane_copy.h), as libshmr and the dataplane move them, so
+ * the baseline has the same copy as the router.  Each process
  * maps the memfd itself, at its own address, as the appliance's processes
  * do.  The processes are pinned like the router run pins client, dataplane
  * and worker (producer on the client's CPU, forwarder on the dataplane's,
@@ -47,6 +49,8 @@
 
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
+
+#include <shmr/lane_copy.h>
 
 #include "perf_internal.h"
 
@@ -153,9 +157,7 @@ static void push_all(struct rte_ring *out, const unsigned char *buf,
 	unsigned done = 0;
 
 	while (done < n) {
-		unsigned k = rte_ring_enqueue_burst_elem(
-			out, buf + (size_t)done * o->slot, o->slot, n - done,
-			NULL);
+		unsigned k = shmr_lane_put(out, buf + (size_t)done * o->slot, o->slot, n - done);
 		if (k) {
 			done += k;
 			perf_progress(st);
@@ -212,8 +214,7 @@ static void forwarder(struct bare *b, struct bare_map *m)
 		child_fail("forwarder", "out of memory");
 	child_sync(b);
 	while (fwd < o->count) {
-		unsigned n = rte_ring_dequeue_burst_elem(in, buf, o->slot,
-							 o->burst, NULL);
+		unsigned n = shmr_lane_take(in, buf, o->slot, o->burst);
 
 		if (n == 0) {
 			if (perf_stalled(&st))
@@ -242,8 +243,7 @@ static void consumer(struct bare *b, struct bare_map *m)
 		child_fail("consumer", "out of memory");
 	child_sync(b);
 	while (got < o->count) {
-		unsigned n = rte_ring_dequeue_burst_elem(in, buf, o->slot,
-							 o->burst, NULL);
+		unsigned n = shmr_lane_take(in, buf, o->slot, o->burst);
 		if (n == 0) {
 			if (perf_stalled(&st)) {
 				fprintf(stderr, "shmr-perf bare: consumer: "
@@ -323,9 +323,9 @@ static void pinger(struct bare *b, struct bare_map *m)
 		uint64_t t0 = rte_rdtsc(), t1;
 
 		e->seq = i;
-		while (rte_ring_enqueue_elem(out, tx, o->slot) != 0)
+		while (shmr_lane_put(out, tx, o->slot, 1) != 1)
 			rte_pause();
-		while (rte_ring_dequeue_elem(in, rx, o->slot) != 0) {
+		while (shmr_lane_take(in, rx, o->slot, 1) != 1) {
 			if (perf_stalled(&st))
 				child_fail("pinger", "ponger stopped");
 			ping_wait(b);
@@ -338,7 +338,7 @@ static void pinger(struct bare *b, struct bare_map *m)
 			ticks[i - PING_WARMUP] = t1 - t0;
 	}
 	((struct bare_elem *)tx)->seq = PING_STOP;
-	while (rte_ring_enqueue_elem(out, tx, o->slot) != 0)
+	while (shmr_lane_put(out, tx, o->slot, 1) != 1)
 		rte_pause();
 	pinger_report(b, m, ticks);
 	_exit(PERF_EXIT_OK);
@@ -355,7 +355,7 @@ static void ponger(struct bare *b, struct bare_map *m)
 		child_fail("ponger", "out of memory");
 	child_sync(b);
 	for (;;) {
-		if (rte_ring_dequeue_elem(in, buf, o->slot) != 0) {
+		if (shmr_lane_take(in, buf, o->slot, 1) != 1) {
 			if (perf_stalled(&st))
 				child_fail("ponger", "pinger stopped");
 			ping_wait(b);
@@ -364,7 +364,7 @@ static void ponger(struct bare *b, struct bare_map *m)
 		perf_progress(&st);
 		if (((struct bare_elem *)buf)->seq == PING_STOP)
 			break;
-		while (rte_ring_enqueue_elem(out, buf, o->slot) != 0)
+		while (shmr_lane_put(out, buf, o->slot, 1) != 1)
 			rte_pause();
 	}
 	_exit(PERF_EXIT_OK);
@@ -398,9 +398,9 @@ static void pinger3(struct bare *b, struct bare_map *m)
 		e->seq = i;
 		e->type = 1;
 		/* Never full: one slot in flight on a lane of >= 64. */
-		if (rte_ring_enqueue_elem(out, tx, o->slot) != 0)
+		if (shmr_lane_put(out, tx, o->slot, 1) != 1)
 			child_fail("pinger", "lane full with one in flight");
-		for (unsigned w = 0; rte_ring_dequeue_elem(in, rx, o->slot) != 0;
+		for (unsigned w = 0; shmr_lane_take(in, rx, o->slot, 1) != 1;
 		     w++) {
 			if (perf_stalled(&st))
 				child_fail("pinger", "no echo (lost)");
@@ -424,7 +424,7 @@ static void pinger3(struct bare *b, struct bare_map *m)
 			ticks[i - PING_WARMUP] = t1 - t0;
 	}
 	e->seq = PING_STOP;
-	if (rte_ring_enqueue_elem(out, tx, o->slot) != 0)
+	if (shmr_lane_put(out, tx, o->slot, 1) != 1)
 		child_fail("pinger", "lane full at stop");
 	pinger_report(b, m, ticks);
 	_exit(PERF_EXIT_OK);
@@ -435,8 +435,7 @@ static unsigned relay(struct rte_ring *in, struct rte_ring *out,
 		      unsigned char *buf, const struct perf_opts *o,
 		      struct perf_stall *st, int *stop)
 {
-	unsigned n = rte_ring_dequeue_burst_elem(in, buf, o->slot, o->burst,
-						 NULL);
+	unsigned n = shmr_lane_take(in, buf, o->slot, o->burst);
 	unsigned done = 0;
 
 	for (unsigned i = 0; i < n; i++)
@@ -444,9 +443,7 @@ static unsigned relay(struct rte_ring *in, struct rte_ring *out,
 			    ->seq == PING_STOP)
 			*stop = 1;
 	while (done < n) {
-		done += rte_ring_enqueue_burst_elem(
-			out, buf + (size_t)done * o->slot, o->slot, n - done,
-			NULL);
+		done += shmr_lane_put(out, buf + (size_t)done * o->slot, o->slot, n - done);
 		if (done < n) {
 			if (perf_stalled(st))
 				child_fail("forwarder", "lane stayed full");
@@ -501,7 +498,7 @@ static void echoer3(struct bare *b, struct bare_map *m)
 		child_fail("echoer", "out of memory");
 	child_sync(b);
 	for (;;) {
-		if (rte_ring_dequeue_elem(in, buf, o->slot) != 0) {
+		if (shmr_lane_take(in, buf, o->slot, 1) != 1) {
 			if (perf_stalled(&st))
 				child_fail("echoer", "pinger stopped");
 			perf_backoff(&idle, PERF_SPIN_SHARED);
@@ -520,11 +517,11 @@ static void echoer3(struct bare *b, struct bare_map *m)
 		if (e->seq == PING_WARMUP + 10) {
 			if (PERF_FAULT_ECHO == 1)
 				continue;
-			if (rte_ring_enqueue_elem(out, buf, o->slot) != 0)
+			if (shmr_lane_put(out, buf, o->slot, 1) != 1)
 				child_fail("echoer", "lane full");
 		}
 #endif
-		if (rte_ring_enqueue_elem(out, buf, o->slot) != 0)
+		if (shmr_lane_put(out, buf, o->slot, 1) != 1)
 			child_fail("echoer", "lane full with one in flight");
 	}
 	_exit(PERF_EXIT_OK);

@@ -35,6 +35,7 @@
 #include <rte_ring_peek.h>
 
 #include <shmr/domain.h>
+#include <shmr/lane_copy.h>
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
 
@@ -532,8 +533,7 @@ static void fill_slot(struct shmr_endpoint *ep, struct shmr_msg *m,
 static unsigned push(struct shmr_endpoint *ep, int high, unsigned n)
 {
 	struct rte_ring *r = high ? ep->out_high : ep->out;
-	unsigned done = rte_ring_enqueue_burst_elem(r, ep->tx,
-						    ep->d->slot_size, n, NULL);
+	unsigned done = shmr_lane_put(r, ep->tx, ep->d->slot_size, n);
 
 	/* B2 inside shmr_bell_ring(): pairs with the lcore's B1. */
 	if (done && ep->bell_needed)
@@ -694,8 +694,8 @@ static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n)
 
 	for (uint32_t k = 0; k < nl && got < n; k++) {
 		uint32_t i = (ep->rr + k) % nl;
-		unsigned m = rte_ring_dequeue_burst_elem_start(
-			ep->in[i], dst + got * ss, (unsigned)ss, n - got, NULL);
+		unsigned m = shmr_lane_peek(ep->in[i], dst + got * ss,
+					    (uint32_t)ss, n - got);
 		ep->unreleased[i] += m;
 		got += m;
 	}
