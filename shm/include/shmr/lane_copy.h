@@ -5,8 +5,8 @@
  * and the dequeue ones) copy an element of any size other than 8 or 16
  * bytes one 32-bit word at a time.  For slots of 64 bytes and up that loop
  * costs more than the ring itself: the bare two-hop chain of shmr-perf
- * moves 38 M msg/s with it and 53 M msg/s with these helpers on the same
- * machine (docs/benchmarks.md).  The helpers use DPDK's zero-copy calls
+ * moved about 38 M msg/s with it and 50 M msg/s with these helpers on the
+ * same machine (docs/benchmarks.md).  The helpers use DPDK's zero-copy calls
  * (rte_ring_peek_zc.h), which reserve the slots and hand out pointers into
  * the ring, and copy with memcpy().  Index handling, ordering and the
  * publishing release store are DPDK's own; only the copy is ours.
