@@ -613,6 +613,26 @@ static int run_children(struct bare *b,
 	return failed ? -1 : 0;
 }
 
+/* One round-trip run: its children, then its percentiles in µs. */
+static int time_rtt(struct bare *b, const struct bare_map *m, unsigned run,
+		    void (*const *roles)(struct bare *, struct bare_map *),
+		    const int *cpus, const char *const *names, int n,
+		    unsigned *done, double *p50, double *p99, double *p999,
+		    double *max)
+{
+	double per_us = perf_tsc_per_us();
+
+	b->rtt_run = run;
+	if (run_children(b, roles, cpus, names, n) < 0)
+		return -1;
+	*done = m->ctl->rtt[run].done;
+	*p50 = (double)m->ctl->rtt[run].p50 / per_us;
+	*p99 = (double)m->ctl->rtt[run].p99 / per_us;
+	*p999 = (double)m->ctl->rtt[run].p999 / per_us;
+	*max = (double)m->ctl->rtt[run].max / per_us;
+	return 0;
+}
+
 int perf_bare_run(const struct perf_opts *o, struct perf_result *r)
 {
 	struct bare b = { .o = o, .memfd = -1 };
@@ -668,58 +688,37 @@ int perf_bare_run(const struct perf_opts *o, struct perf_result *r)
 			 (double)(m.ctl->t_end_ns - m.ctl->t_start_ns);
 
 	if (o->rtt) {
-		void (*const roles[])(struct bare *, struct bare_map *) = {
+		void (*const pp[])(struct bare *, struct bare_map *) = {
 			ponger, pinger
 		};
-		const int cpus[] = { o->cpu_hub, o->cpu_client };
-		const char *const names[] = { "ponger", "pinger" };
-		double per_us = perf_tsc_per_us();
-
-		b.rtt_run = RTT_PINGPONG;
-		if (run_children(&b, roles, cpus, names, 2) < 0)
-			goto unmap;
-		r->rtt = m.ctl->rtt[RTT_PINGPONG].done;
-		r->p50_us = (double)m.ctl->rtt[RTT_PINGPONG].p50 / per_us;
-		r->p99_us = (double)m.ctl->rtt[RTT_PINGPONG].p99 / per_us;
-		r->p999_us = (double)m.ctl->rtt[RTT_PINGPONG].p999 / per_us;
-		r->max_us = (double)m.ctl->rtt[RTT_PINGPONG].max / per_us;
-	}
-	if (o->rtt) {
-		void (*const roles[])(struct bare *, struct bare_map *) = {
-			ponger, pinger
-		};
-		const int cpus[] = { o->cpu_client, o->cpu_client };
-		const char *const names[] = { "handoff ponger",
-					      "handoff pinger" };
-		double per_us = perf_tsc_per_us();
-
-		b.rtt_run = RTT_HANDOFF;
-		if (run_children(&b, roles, cpus, names, 2) < 0)
-			goto unmap;
-		r->handoff = m.ctl->rtt[RTT_HANDOFF].done;
-		r->handoff_p50_us = (double)m.ctl->rtt[RTT_HANDOFF].p50 / per_us;
-		r->handoff_p99_us = (double)m.ctl->rtt[RTT_HANDOFF].p99 / per_us;
-	}
-	if (o->rtt) {
 		/* Started in the router's order: the hub, the worker, then
 		 * the client (shmr-control starts the dataplane first). */
-		void (*const roles[])(struct bare *, struct bare_map *) = {
+		void (*const three[])(struct bare *, struct bare_map *) = {
 			forwarder3, echoer3, pinger3
 		};
-		const int cpus[] = { o->cpu_hub, o->cpu_sink, o->cpu_client };
-		const char *const names[] = { "3-proc forwarder",
-					      "3-proc echoer",
-					      "3-proc pinger" };
-		double per_us = perf_tsc_per_us();
+		const int pp_cpus[] = { o->cpu_hub, o->cpu_client };
+		const int one_cpu[] = { o->cpu_client, o->cpu_client };
+		const int three_cpus[] = { o->cpu_hub, o->cpu_sink,
+					   o->cpu_client };
+		const char *const pp_names[] = { "ponger", "pinger" };
+		const char *const ho_names[] = { "handoff ponger",
+						 "handoff pinger" };
+		const char *const three_names[] = { "3-proc forwarder",
+						    "3-proc echoer",
+						    "3-proc pinger" };
 
-		b.rtt_run = RTT_THREE;
-		if (run_children(&b, roles, cpus, names, 3) < 0)
+		if (time_rtt(&b, &m, RTT_PINGPONG, pp, pp_cpus, pp_names, 2,
+			     &r->rtt, &r->p50_us, &r->p99_us, &r->p999_us,
+			     &r->max_us) < 0 ||
+		    time_rtt(&b, &m, RTT_HANDOFF, pp, one_cpu, ho_names, 2,
+			     &r->handoff, &r->handoff_p50_us,
+			     &r->handoff_p99_us, &r->handoff_p999_us,
+			     &r->handoff_max_us) < 0 ||
+		    time_rtt(&b, &m, RTT_THREE, three, three_cpus,
+			     three_names, 3, &r->rtt3, &r->rtt3_p50_us,
+			     &r->rtt3_p99_us, &r->rtt3_p999_us,
+			     &r->rtt3_max_us) < 0)
 			goto unmap;
-		r->rtt3 = m.ctl->rtt[RTT_THREE].done;
-		r->rtt3_p50_us = (double)m.ctl->rtt[RTT_THREE].p50 / per_us;
-		r->rtt3_p99_us = (double)m.ctl->rtt[RTT_THREE].p99 / per_us;
-		r->rtt3_p999_us = (double)m.ctl->rtt[RTT_THREE].p999 / per_us;
-		r->rtt3_max_us = (double)m.ctl->rtt[RTT_THREE].max / per_us;
 	}
 	rc = 0;
 unmap:

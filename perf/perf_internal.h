@@ -64,7 +64,7 @@ struct perf_result {
 	unsigned rtt3;
 	/* Bare same-core handoff (two processes, one core, yield at once):
 	 * the two context switches a call on two cores cannot avoid. */
-	double handoff_p50_us, handoff_p99_us;
+	double handoff_p50_us, handoff_p99_us, handoff_p999_us, handoff_max_us;
 	unsigned handoff;
 };
 
