@@ -120,23 +120,6 @@ void shmr_dp_behaviour_unload(struct shmr_dp_router *r)
 	r->key.state = NULL;
 }
 
-static const struct shmr_dp_target *
-type_lookup(const struct shmr_dp_type_ent *map, uint32_t n, uint32_t type)
-{
-	uint32_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (map[mid].type == type)
-			return &map[mid].target;
-		if (map[mid].type < type)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return &discard_target; /* an unmapped type is discarded */
-}
 
 /*
  * Messages queued for routee @p e and not yet taken by its worker: over
@@ -242,23 +225,18 @@ decide_one(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
 	/* A router with a call map routes calls (queries) by type and sends
 	 * (commands) by its behaviour: the CQRS split of route_call and
 	 * route_message. */
-	if (r->ncall_types > 0 && m->kind == SHMR_KIND_CALL &&
-	    r->behaviour != SHMR_BEH_DSO) {
-		tgt = type_lookup(r->call_types, r->ncall_types, m->type);
+	if ((r->ncall_types > 0 && m->kind == SHMR_KIND_CALL &&
+	     r->behaviour != SHMR_BEH_DSO) ||
+	    r->behaviour == SHMR_BEH_TYPE || r->behaviour == SHMR_BEH_HASH) {
+		/* An unmapped type, or a hash router without names, is
+		 * discarded. */
+		tgt = shmr_dp_decide_stateless(r, m);
+		if (!tgt)
+			return &discard_target;
 		*name = tgt->name;
 		return tgt;
 	}
 	switch (r->behaviour) {
-	case SHMR_BEH_TYPE:
-		tgt = type_lookup(r->types, r->ntypes, m->type);
-		*name = tgt->name;
-		return tgt;
-	case SHMR_BEH_HASH:
-		if (r->nhash == 0)
-			return &discard_target;
-		tgt = &r->hash_tgt[m->key % r->nhash];
-		*name = tgt->name;
-		return tgt;
 	case SHMR_BEH_ROUND_ROBIN:
 	case SHMR_BEH_RANDOM:
 	case SHMR_BEH_SMALLEST_MAILBOX:

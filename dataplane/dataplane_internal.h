@@ -326,6 +326,52 @@ struct shmr_dp_decision {
 	const char *name; /* the last name chosen (NULL on discard) */
 };
 
+/*
+ * The type map's target for @p type (a binary search of the sorted map),
+ * or NULL when the type is not mapped.
+ */
+static inline const struct shmr_dp_target *
+shmr_dp_type_find(const struct shmr_dp_type_ent *map, uint32_t n,
+		  uint32_t type)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (map[mid].type == type)
+			return &map[mid].target;
+		if (map[mid].type < type)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/*
+ * The decisions that need nothing but the message and router @p r's
+ * table: a call by its type when the router has a call map, else the
+ * hash and type behaviours.  Inline, so that the forwarding loop's fast
+ * path (forward.c, classify()) and decide_one() decide the same way.
+ * Returns NULL when the router decides otherwise (a routing logic, a
+ * DSO) or when the type is not mapped (decide_one() discards it).
+ */
+static inline const struct shmr_dp_target *
+shmr_dp_decide_stateless(const struct shmr_dp_router *r,
+			 const struct shmr_msg *m)
+{
+	if (r->ncall_types > 0 && m->kind == SHMR_KIND_CALL &&
+	    r->behaviour != SHMR_BEH_DSO)
+		return shmr_dp_type_find(r->call_types, r->ncall_types,
+					 m->type);
+	if (r->behaviour == SHMR_BEH_HASH)
+		return r->nhash ? &r->hash_tgt[m->key % r->nhash] : NULL;
+	if (r->behaviour == SHMR_BEH_TYPE)
+		return shmr_dp_type_find(r->types, r->ntypes, m->type);
+	return NULL;
+}
+
 /**
  * Run router @p router's decision for @p m (route_message for a send,
  * route_call for a call), following routers of routers in the same pass.

@@ -497,6 +497,7 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 {
 	const struct shmr_dp_env *env = lc->env;
 	const struct shmr_dp_ep *dst;
+	const struct shmr_dp_target *tgt;
 	struct shmr_dp_decision d;
 	uint32_t target;
 	unsigned add_hops = 0;
@@ -584,6 +585,19 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 			meta->bcast = (uint8_t)dst->router;
 			return BCAST_TARGET;
 		}
+		/* The fast path: one stateless decision (hash, type, a call
+		 * by type) straight to a worker.  Everything else, and every
+		 * refusal, takes the general one below. */
+		tgt = shmr_dp_decide_stateless(r, m);
+		if (tgt && tgt->verdict == SHMR_DP_DELIVER && tgt->router < 0 &&
+		    !tgt->ask && !(r->flags & SHMR_RF_STOPPED) &&
+		    m->hops < SHMR_DP_MAX_HOPS) {
+			meta->fail_full = (r->flags & SHMR_RF_FAIL_WHEN_FULL) != 0;
+			meta->name = tgt->name;
+			target = tgt->slot;
+			add_hops = 1;
+			goto deliver;
+		}
 		shmr_dp_decide_rcu(t, &lc->pick, (unsigned)dst->router, m, &d);
 		if (d.ask_slot != UINT32_MAX)
 			ask_worker(lc, t, d.ask_slot);
@@ -621,6 +635,7 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		target = m->to.slot;
 	}
 
+deliver:
 	if (!target_sound(lc, target)) {
 		/* No partner: a flag for display (see quarantine()). */
 		atomic_store_explicit(&shmr_dp_ep(env, target)->quarantined, 1,
