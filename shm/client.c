@@ -525,8 +525,17 @@ static void fill_slot(struct shmr_endpoint *ep, struct shmr_msg *m,
 	m->key = key;
 	m->len = len;
 	m->status = status;
-	if (len)
+	if (len >= 8 && len <= 16) {
+		/* A key or two: two overlapping 8-byte moves, not a call. */
+		uint64_t a, b;
+
+		memcpy(&a, data, 8);
+		memcpy(&b, (const unsigned char *)data + len - 8, 8);
+		memcpy(m->data, &a, 8);
+		memcpy(m->data + len - 8, &b, 8);
+	} else if (len) {
 		memcpy(m->data, data, len);
+	}
 }
 
 /* Enqueue @n prepared slots from ep->tx; ring the lcore's bell. */

@@ -276,6 +276,35 @@ static void test_content_based_dispatch(void **state)
 	stop(c);
 }
 
+/* Every payload length a call can carry arrives byte for byte, and comes
+ * back in the reply: libshmr copies short payloads (8 to 16 bytes) its
+ * own way, longer and shorter ones with memcpy(). */
+static void test_payload_every_length(void **state)
+{
+	struct ctx *c = start("payload", "content.conf");
+	const char *prefix = "payments:";
+	size_t pl = strlen(prefix), max = shmr_payload_max(c->d) - pl;
+	struct shmr_pid to;
+	unsigned char req[256];
+	char want[256];
+	(void)state;
+
+	wait_answer(c, "events", 1, 0, "payments");
+	assert_int_equal(shmr_lookup(c->d, "events", &to), 0);
+	assert_true(max < sizeof(req));
+	for (size_t len = 0; len <= max; len++) {
+		for (size_t i = 0; i < len; i++)
+			req[i] = (unsigned char)(i * 7 + len + 1);
+		memcpy(want, prefix, pl);
+		memcpy(want + pl, req, len);
+		assert_int_equal(shmr_call(c->ep, to, 1, len, req, len,
+					   c->reply, sizeof(c->reply), 20000),
+				 (int)(pl + len));
+		assert_memory_equal(c->reply, want, pl + len);
+	}
+	stop(c);
+}
+
 /* Key affinity: key % 4 picks the shard, the same key always the same
  * shard, also after the shard's worker was killed and restarted. */
 static void test_key_affinity_shards(void **state)
@@ -469,6 +498,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_content_based_dispatch),
+		cmocka_unit_test(test_payload_every_length),
 		cmocka_unit_test(test_key_affinity_shards),
 		cmocka_unit_test(test_router_plus_pool_per_shard_via_registry),
 		cmocka_unit_test(test_cqrs_commands_by_key_queries_by_type),
