@@ -100,6 +100,15 @@ int perf_pin(int cpu);
 /** Non-zero when @p cpu is one this process may run on. */
 int perf_cpu_usable(int cpu);
 
+/*
+ * The default --cpus, from the topology: the first PU of each of the
+ * first cores this process may use.  With three cores or more, client,
+ * hub and sinks get one each (no sharing, no context switch on a call's
+ * path); with two, the sinks share the client's.  Returns 0, or -1 (fewer
+ * than two cores found, or hwloc failed) leaving @p o as it was.
+ */
+int perf_default_cpus(struct perf_opts *o);
+
 /** Undo perf_pin(): allow every CPU the process started with. */
 void perf_unpin(void);
 

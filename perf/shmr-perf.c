@@ -52,7 +52,9 @@ static void usage(FILE *f)
 		"  --cpus A,B[,C]  A: producer/client/pinger, B: forwarder/"
 		"dataplane/ponger,\n"
 		"                  C: consumer/sink workers (default A); "
-		"default 0,1\n");
+		"default: one cpu of each\n"
+		"                  of the first three cores (two cores: "
+		"A,B with C = A)\n");
 }
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max,
@@ -150,6 +152,8 @@ static int logics_ok(const char *s)
 static int parse_opts(int argc, char **argv, int first, const char *mode,
 		      struct perf_opts *o)
 {
+	int cpus_given = 0;
+
 	*o = (struct perf_opts){
 		.slot = 64, .burst = 32, .count = 10000000, .rtt = 100000,
 		.lane = 1024, .cpu_client = 0, .cpu_hub = 1, .cpu_sink = 0,
@@ -186,8 +190,10 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 			bad = parse_uint(v, 1, 4, &o->lcores);
 		else if (strcmp(a, "--reps") == 0)
 			bad = parse_uint(v, 1, 101, &o->reps);
-		else if (strcmp(a, "--cpus") == 0)
+		else if (strcmp(a, "--cpus") == 0) {
 			bad = !v || parse_cpus(v, o) < 0;
+			cpus_given = 1;
+		}
 		else if (strcmp(a, "--poll") == 0) {
 			bad = !v || (strcmp(v, "busy") && strcmp(v, "adaptive") &&
 				     strcmp(v, "both"));
@@ -231,6 +237,8 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		}
 		i += takes;
 	}
+	if (!cpus_given)
+		(void)perf_default_cpus(o); /* else 0,1 as set above */
 	if (!perf_cpu_usable(o->cpu_client) || !perf_cpu_usable(o->cpu_hub) ||
 	    !perf_cpu_usable(o->cpu_sink)) {
 		fprintf(stderr, "shmr-perf: --cpus %d,%d,%d: not all of them "
@@ -494,10 +502,16 @@ static int compare(const struct perf_opts *o)
 		double bp = median(bp50, o->reps);
 		double hp = median(hp50, o->reps);
 
-		printf("floor: bare handoff p50 / bare ping-pong p50 = %.2f  "
-		       "(the two context switches of any round trip whose "
-		       "three processes share two cores, before any work)\n",
-		       bp > 0 ? hp / bp : 0);
+		if (o->cpu_sink == o->cpu_client || o->cpu_sink == o->cpu_hub ||
+		    o->cpu_client == o->cpu_hub)
+			printf("floor: bare handoff p50 / bare ping-pong p50 = "
+			       "%.2f  (the two context switches of any round "
+			       "trip whose three processes share two cores, "
+			       "before any work)\n",
+			       bp > 0 ? hp / bp : 0);
+		else
+			printf("floor: none from sharing: client, dataplane "
+			       "and worker each have a cpu of their own\n");
 	}
 	{
 		double lo = bm[0], hi = bm[0];
