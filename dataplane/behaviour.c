@@ -120,7 +120,6 @@ void shmr_dp_behaviour_unload(struct shmr_dp_router *r)
 	r->key.state = NULL;
 }
 
-
 /*
  * Messages queued for routee @p e and not yet taken by its worker: over
  * every lcore's lane, what the lcore published (prod.tail) past what the

@@ -592,7 +592,8 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		if (tgt && tgt->verdict == SHMR_DP_DELIVER && tgt->router < 0 &&
 		    !tgt->ask && !(r->flags & SHMR_RF_STOPPED) &&
 		    m->hops < SHMR_DP_MAX_HOPS) {
-			meta->fail_full = (r->flags & SHMR_RF_FAIL_WHEN_FULL) != 0;
+			meta->fail_full =
+				(r->flags & SHMR_RF_FAIL_WHEN_FULL) != 0;
 			meta->name = tgt->name;
 			target = tgt->slot;
 			add_hops = 1;
@@ -741,7 +742,7 @@ static void admin_put(struct shmr_dp_lcore *lc, const struct shmr_msg *m,
 	const struct shmr_dp_env *env = lc->env;
 
 	if (shmr_lane_put(shmr_dp_lane(env, meta->target, lc->index),
-		      (const unsigned char *)m, env->slot_size, 1) == 1) {
+			  (const unsigned char *)m, env->slot_size, 1) == 1) {
 		shmr_dp_count(&lc->stats->admin, 1);
 		shmr_dp_count(&lc->stats->ep_delivered[meta->target], 1);
 		note_bell(lc, meta->target);
@@ -880,7 +881,7 @@ static int bcast_slot(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 			continue;
 		}
 		if (shmr_lane_put(shmr_dp_lane(env, slot, lc->index),
-			      (const unsigned char *)m, ss, 1) == 1) {
+				  (const unsigned char *)m, ss, 1) == 1) {
 			served[slot / 64] |= bit;
 			reached = 1;
 			bcast_put_count(lc, t, r, tgt, 1);
@@ -918,7 +919,7 @@ static int bcast_slot(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	to = refuse(lc, m, meta, SHMR_DP_FAIL, err);
 	if (to != NO_TARGET) {
 		if (shmr_lane_put(shmr_dp_lane(env, to, lc->index),
-			      (const unsigned char *)m, ss, 1) != 1)
+				  (const unsigned char *)m, ss, 1) != 1)
 			return 0;
 		shmr_dp_count(&lc->stats->ep_delivered[to], 1);
 		note_bell(lc, to);
@@ -1041,8 +1042,8 @@ static int refuse_now(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	to = refuse(lc, m, meta, SHMR_DP_FAIL, err);
 	if (to != NO_TARGET) {
 		if (shmr_lane_put(shmr_dp_lane(lc->env, to, lc->index),
-			      (const unsigned char *)m, lc->env->slot_size,
-			      1) != 1)
+				  (const unsigned char *)m, lc->env->slot_size,
+				  1) != 1)
 			return 0;
 		shmr_dp_count(&lc->stats->ep_delivered[to], 1);
 		note_bell(lc, to);
@@ -1082,7 +1083,7 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	if (run->target == BCAST_TARGET)
 		return flush_bcast(lc, t, p, src, run, handled);
 	k = shmr_lane_put(shmr_dp_lane(env, run->target, lc->index),
-		      lc->buf + (size_t)run->start * ss, ss, run->len);
+			  lc->buf + (size_t)run->start * ss, ss, run->len);
 	unsigned fwd = 0;
 	uint32_t rslot = 0;
 	uint64_t rn = 0;
@@ -1232,8 +1233,9 @@ static int collect_call(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		tgt = &r->bc[first];
 		if (!target_sound(lc, tgt->slot)) {
 			err = -SHMR_E_PROCESS_UNKNOWN;
-		} else if (shmr_lane_put(shmr_dp_lane(env, tgt->slot, lc->index),
-				     (const unsigned char *)m, ss, 1) == 1) {
+		} else if (shmr_lane_put(
+				   shmr_dp_lane(env, tgt->slot, lc->index),
+				   (const unsigned char *)m, ss, 1) == 1) {
 			bcast_put_count(lc, t, r, tgt, 1);
 			commit(lc, p, m, meta);
 			return 1;
@@ -1380,7 +1382,7 @@ static int collected_reply(struct shmr_dp_lcore *lc,
 			return 0;
 	} else if (owner < t->nlcores && lc->xout[owner]) {
 		if (shmr_lane_put(lc->xout[owner], (const unsigned char *)m, ss,
-			      1) != 1)
+				  1) != 1)
 			return 0;
 		lc->xbells |= 1u << owner;
 	} else {
@@ -1462,7 +1464,8 @@ static int tick_send(void *ctx, uint32_t routee, const struct shmr_msg *call)
 		return 0;
 	/* The kept call is a slot's size (collect.c's stride). */
 	if (shmr_lane_put(shmr_dp_lane(lc->env, tgt->slot, lc->index),
-		      (const unsigned char *)call, lc->env->slot_size, 1) != 1)
+			  (const unsigned char *)call, lc->env->slot_size,
+			  1) != 1)
 		return -1;
 	bcast_put_count(lc, t, r, tgt, 1);
 	return 0;
@@ -1588,8 +1591,8 @@ static int bal_send(void *ctx, uint32_t w, const struct shmr_msg *m)
 	const struct shmr_dp_target *tgt = &k->r->bc[w];
 
 	if (shmr_lane_put(shmr_dp_lane(k->lc->env, tgt->slot, k->lc->index),
-		      (const unsigned char *)m, k->lc->env->slot_size,
-		      1) != 1)
+			  (const unsigned char *)m, k->lc->env->slot_size,
+			  1) != 1)
 		return -1;
 	bcast_put_count(k->lc, k->t, k->r, tgt, 1);
 	return 0;
@@ -1618,10 +1621,11 @@ static unsigned balance_fail(struct shmr_dp_lcore *lc,
 
 			make_reply(m, err);
 			if (answerable(lc, t, caller)) {
-				if (shmr_lane_put(shmr_dp_lane(lc->env, caller.slot,
-							   lc->index),
-					      (const unsigned char *)m, ss,
-					      1) != 1)
+				if (shmr_lane_put(
+					    shmr_dp_lane(lc->env, caller.slot,
+							 lc->index),
+					    (const unsigned char *)m, ss,
+					    1) != 1)
 					break; /* its lane is full: later */
 				shmr_dp_count(&lc->stats->ep_delivered
 						       [caller.slot],
@@ -1714,8 +1718,9 @@ balance_dispatch(struct shmr_dp_lcore *lc,
 
 /* A slot classify() left to be handled on its own (ALONE_TARGET).  Kept
  * out of line: the forwarding loop stays as small as it was without it. */
-static __attribute__((noinline)) int special(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
-		   const struct shmr_dp_poll *p, unsigned i)
+static __attribute__((noinline)) int
+special(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
+	const struct shmr_dp_poll *p, unsigned i)
 {
 	switch (lc->meta[i].what) {
 	case META_COLLECT:

@@ -157,7 +157,8 @@ static void push_all(struct rte_ring *out, const unsigned char *buf,
 	unsigned done = 0;
 
 	while (done < n) {
-		unsigned k = shmr_lane_put(out, buf + (size_t)done * o->slot, o->slot, n - done);
+		unsigned k = shmr_lane_put(out, buf + (size_t)done * o->slot,
+					   o->slot, n - done);
 		if (k) {
 			done += k;
 			perf_progress(st);
@@ -443,7 +444,8 @@ static unsigned relay(struct rte_ring *in, struct rte_ring *out,
 			    ->seq == PING_STOP)
 			*stop = 1;
 	while (done < n) {
-		done += shmr_lane_put(out, buf + (size_t)done * o->slot, o->slot, n - done);
+		done += shmr_lane_put(out, buf + (size_t)done * o->slot,
+				      o->slot, n - done);
 		if (done < n) {
 			if (perf_stalled(st))
 				child_fail("forwarder", "lane stayed full");
