@@ -29,16 +29,14 @@
 	"               args = [ \"--expect-type\", \"1\" ]; } ); } );\n"
 
 struct ctx {
-	struct shmr_test_app app;
-	struct shmr_domain *d;
-	struct shmr_endpoint *ep;
+	struct shmr_test_client cl;
 	struct shmr_pid router;
 	char out[8192];
 };
 
 static int ctl(struct ctx *c, const char *sub)
 {
-	char *argv[] = { getenv("SHMRCTL"), "-s", c->app.sock, "dlq",
+	char *argv[] = { getenv("SHMRCTL"), "-s", c->cl.app.sock, "dlq",
 			 (char *)sub, "events", NULL };
 
 	return shmr_test_run(argv, c->out, sizeof(c->out));
@@ -58,7 +56,7 @@ static struct shmr_test_stats work_stats(struct ctx *c)
 	struct shmr_test_stats st;
 
 	memset(&st, 0, sizeof(st));
-	assert_int_equal(shmr_call(c->ep, c->router, 1, 0, "?", 1, &st,
+	assert_int_equal(shmr_call(c->cl.ep, c->router, 1, 0, "?", 1, &st,
 				   sizeof(st), 30000),
 			 (int)sizeof(st));
 	return st;
@@ -67,10 +65,8 @@ static struct shmr_test_stats work_stats(struct ctx *c)
 static void start_conf(struct ctx *c, const char *tag, const char *conf)
 {
 	memset(c, 0, sizeof(*c));
-	assert_int_equal(shmr_test_app_start(&c->app, tag, conf), 0);
-	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
-	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
-	assert_int_equal(shmr_lookup(c->d, "events", &c->router), 0);
+	assert_int_equal(shmr_test_client_start(&c->cl, tag, conf, -1), 0);
+	assert_int_equal(shmr_lookup(c->cl.d, "events", &c->router), 0);
 	(void)work_stats(c); /* the worker is up */
 }
 
@@ -81,9 +77,7 @@ static void start(struct ctx *c, const char *tag)
 
 static void stop(struct ctx *c)
 {
-	shmr_endpoint_close(c->ep);
-	shmr_detach(c->d);
-	assert_int_equal(shmr_test_app_stop(&c->app), 0);
+	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
 }
 
 /* A send to an unknown name is a dead letter with its reason; once the
@@ -99,24 +93,25 @@ static void test_dead_letter_listed_and_replayed(void **state)
 	(void)state;
 
 	start(&c, "dlq");
-	assert_int_equal(shmr_send(c.ep, c.router, 2, 77, "hello", 5), 0);
+	assert_int_equal(shmr_send(c.cl.ep, c.router, 2, 77, "hello", 5), 0);
 	assert_true(shmr_test_wait(listed, &c, 30000));
 	snprintf(want, sizeof(want),
 		 "0 reason=SHMR_E_PROCESS_UNKNOWN name=later type=2 key=77 "
 		 "from=%u:%u len=5\n",
-		 shmr_endpoint_pid(c.ep).slot, shmr_endpoint_pid(c.ep).gen);
+		 shmr_endpoint_pid(c.cl.ep).slot,
+		 shmr_endpoint_pid(c.cl.ep).gen);
 	assert_string_equal(c.out, want);
 	{
 		char ans[4096];
 
-		assert_int_equal(shmr_test_ctl(&c.app, "INSPECT events", ans,
+		assert_int_equal(shmr_test_ctl(&c.cl.app, "INSPECT events", ans,
 					       sizeof(ans)),
 				 0);
 		assert_int_equal(shmr_test_value(ans, "shmr:dlq_size"), 1);
 		assert_int_equal(shmr_test_value(ans, "shmr:failed"), 1);
 	}
 
-	assert_int_equal(shmr_endpoint_open(c.d, &later), 0);
+	assert_int_equal(shmr_endpoint_open(c.cl.d, &later), 0);
 	assert_int_equal(shmr_register(later, "later"), 0);
 	assert_int_equal(ctl(&c, "replay"), 0);
 	assert_string_equal(c.out, "resent 1 left 0\n");
@@ -132,14 +127,14 @@ static void test_dead_letter_listed_and_replayed(void **state)
 	assert_string_equal(c.out, "");
 
 	/* A torn record (a crash mid-append) is reported: exit 1. */
-	assert_int_equal(shmr_send(c.ep, c.router, 4, 5, "x", 1), 0);
+	assert_int_equal(shmr_send(c.cl.ep, c.router, 4, 5, "x", 1), 0);
 	assert_true(shmr_test_wait(listed, &c, 30000));
 	{
 		char path[600];
 		FILE *f;
 
-		snprintf(path, sizeof(path), "%s/%s.events.dlq", c.app.dir,
-			 c.app.domain);
+		snprintf(path, sizeof(path), "%s/%s.events.dlq", c.cl.app.dir,
+			 c.cl.app.domain);
 		f = fopen(path, "a");
 		assert_non_null(f);
 		fputs("\x40\0\0", f);
@@ -166,23 +161,23 @@ static void test_admin_call_and_send(void **state)
 	(void)state;
 
 	start(&c, "adm");
-	assert_int_equal(shmr_send(c.ep, c.router, 1, 0, "x", 1), 0);
+	assert_int_equal(shmr_send(c.cl.ep, c.router, 1, 0, "x", 1), 0);
 	memset(reply, 0, sizeof(reply));
-	rc = shmr_call_prio(c.ep, c.router, SHMR_PRIO_HIGH, 1, 0, "stats", 5,
+	rc = shmr_call_prio(c.cl.ep, c.router, SHMR_PRIO_HIGH, 1, 0, "stats", 5,
 			    reply, sizeof(reply) - 1, 30000);
 	assert_true(rc > 0);
 	/* Two calls and a send were routed to the worker before. */
 	assert_non_null(strstr(reply, "forwarded="));
 	assert_non_null(strstr(reply, "failed=0"));
-	assert_int_equal(shmr_call_prio(c.ep, c.router, SHMR_PRIO_MAX, 1, 0,
+	assert_int_equal(shmr_call_prio(c.cl.ep, c.router, SHMR_PRIO_MAX, 1, 0,
 					 "reboot", 6, reply, sizeof(reply),
 					 30000),
 			 -SHMR_E_NOT_ALLOWED);
 
-	assert_int_equal(shmr_send_prio(c.ep, c.router, SHMR_PRIO_HIGH, 1, 0,
+	assert_int_equal(shmr_send_prio(c.cl.ep, c.router, SHMR_PRIO_HIGH, 1, 0,
 					"admin", 5),
 			 0);
-	assert_int_equal(shmr_send_prio(c.ep, c.router, SHMR_PRIO_MAX, 1, 0,
+	assert_int_equal(shmr_send_prio(c.cl.ep, c.router, SHMR_PRIO_MAX, 1, 0,
 					"admin", 5),
 			 0);
 	/* The high lane is served before the normal one: had the worker
@@ -192,7 +187,7 @@ static void test_admin_call_and_send(void **state)
 	assert_int_equal(st.misrouted, 0);
 	/* ... and the control plane counted them. */
 	memset(reply, 0, sizeof(reply));
-	assert_true(shmr_call_prio(c.ep, c.router, SHMR_PRIO_HIGH, 1, 0,
+	assert_true(shmr_call_prio(c.cl.ep, c.router, SHMR_PRIO_HIGH, 1, 0,
 				   "stats", 5, reply, sizeof(reply) - 1,
 				   30000) > 0);
 	assert_non_null(strstr(reply, " admin=2"));
@@ -219,7 +214,7 @@ static int call_fits(void *arg)
 	struct ctx *c = arg;
 	struct shmr_test_stats st;
 
-	return shmr_call(c->ep, c->router, 1, 0, "?", 1, &st, sizeof(st),
+	return shmr_call(c->cl.ep, c->router, 1, 0, "?", 1, &st, sizeof(st),
 			 30000) == (int)sizeof(st);
 }
 
@@ -245,7 +240,7 @@ static void test_mailbox_full_fails_instead_of_waiting(void **state)
 		   "  routes = ( { name = \"work\";\n"
 		   "               program = \"shmr-test-worker\"; } ); } );\n");
 	st0 = work_stats(&c);
-	assert_int_equal(shmr_test_ctl(&c.app, "ROUTE events work", ans,
+	assert_int_equal(shmr_test_ctl(&c.cl.app, "ROUTE events work", ans,
 				       sizeof(ans)),
 			 0);
 	p = strstr(ans, " os_pid=");
@@ -260,7 +255,7 @@ static void test_mailbox_full_fails_instead_of_waiting(void **state)
 	for (unsigned i = 0; i < 70; i++) {
 		int rc;
 
-		while ((rc = shmr_send(c.ep, c.router, 1, i, "m", 1)) ==
+		while ((rc = shmr_send(c.cl.ep, c.router, 1, i, "m", 1)) ==
 		       -EAGAIN)
 			usleep(100);
 		assert_int_equal(rc, 0);
@@ -270,10 +265,10 @@ static void test_mailbox_full_fails_instead_of_waiting(void **state)
 	assert_non_null(strstr(c.out, "reason=SHMR_E_MAILBOX_FULL name=work "
 				      "type=1 key=63 "));
 	assert_non_null(strstr(c.out, "key=69 "));
-	assert_int_equal(shmr_call(c.ep, c.router, 1, 0, "?", 1, reply,
+	assert_int_equal(shmr_call(c.cl.ep, c.router, 1, 0, "?", 1, reply,
 				   sizeof(reply), 30000),
 			 -SHMR_E_MAILBOX_FULL);
-	assert_int_equal(shmr_test_ctl(&c.app, "INSPECT events", ans,
+	assert_int_equal(shmr_test_ctl(&c.cl.app, "INSPECT events", ans,
 				       sizeof(ans)),
 			 0);
 	assert_int_equal(shmr_test_value(ans, "shmr:failed"), 8);

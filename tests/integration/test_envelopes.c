@@ -49,11 +49,7 @@
 #define CALL_MS 5000
 
 struct ctx {
-	struct shmr_test_app app;
-	struct shmr_domain *d;
-	struct shmr_endpoint *ep;
-	void *base; /* our own mapping of the domain */
-	size_t size;
+	struct shmr_test_client cl; /* domain mapped here, read-write */
 	char ans[SHMR_PROTO_MAX];
 	const char *router, *want, *gate;
 	struct shmr_pid pids[4];
@@ -65,20 +61,15 @@ struct ctx {
 static struct ctx *start(const char *tag, const char *body)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
+
 	assert_non_null(c);
-	assert_int_equal(shmr_test_app_start(&c->app, tag, body), 0);
-	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
-	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
-	assert_int_equal(shmr_test_map(&c->app, 1, &c->base, &c->size), 0);
+	assert_int_equal(shmr_test_client_start(&c->cl, tag, body, 1), 0);
 	return c;
 }
 
 static void stop(struct ctx *c)
 {
-	munmap(c->base, c->size);
-	shmr_endpoint_close(c->ep);
-	shmr_detach(c->d);
-	assert_int_equal(shmr_test_app_stop(&c->app), 0);
+	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
 	free(c);
 }
 
@@ -86,7 +77,7 @@ static struct shmr_pid lookup(struct ctx *c, const char *name)
 {
 	struct shmr_pid pid;
 
-	assert_int_equal(shmr_lookup(c->d, name, &pid), 0);
+	assert_int_equal(shmr_lookup(c->cl.d, name, &pid), 0);
 	return pid;
 }
 
@@ -97,7 +88,7 @@ static void broadcast(struct ctx *c, struct shmr_pid to, uint32_t type,
 {
 	int rc, tries = 0;
 
-	while ((rc = shmr_send_broadcast(c->ep, to, type, key, NULL, 0)) ==
+	while ((rc = shmr_send_broadcast(c->cl.ep, to, type, key, NULL, 0)) ==
 	       -EAGAIN) {
 		assert_true(++tries < 1000000);
 		usleep(100);
@@ -111,7 +102,8 @@ static struct shmr_pid route_pid(struct ctx *c, const char *router,
 {
 	struct shmr_pid pid;
 
-	assert_int_equal(shmr_test_route_pid(&c->app, router, route, &pid), 0);
+	assert_int_equal(
+		shmr_test_route_pid(&c->cl.app, router, route, &pid), 0);
 	return pid;
 }
 
@@ -119,7 +111,8 @@ static struct shmr_pid route_pid(struct ctx *c, const char *router,
 static int stats_of(struct ctx *c, struct shmr_pid pid,
 		    struct shmr_test_stats *st)
 {
-	int rc = shmr_call(c->ep, pid, 0, 0, "s", 1, st, sizeof(*st), CALL_MS);
+	int rc = shmr_call(c->cl.ep, pid, 0, 0, "s", 1, st, sizeof(*st),
+			   CALL_MS);
 
 	return rc == (int)sizeof(*st) ? 0 : rc < 0 ? rc : -EPROTO;
 }
@@ -129,7 +122,7 @@ static long long inspect(struct ctx *c, const char *key)
 	char req[64];
 
 	snprintf(req, sizeof(req), "INSPECT %s", c->router);
-	assert_int_equal(shmr_test_ctl(&c->app, req, c->ans, sizeof(c->ans)),
+	assert_int_equal(shmr_test_ctl(&c->cl.app, req, c->ans, sizeof(c->ans)),
 			 0);
 	return shmr_test_value(c->ans, key);
 }
@@ -139,8 +132,9 @@ static int routees_are(void *arg)
 {
 	struct ctx *c = arg;
 	char names[512] = "";
-	int rc = shmr_call(c->ep, lookup(c, c->router), SHMR_TYPE_GET_ROUTEES,
-			   0, NULL, 0, names, sizeof(names) - 1, CALL_MS);
+	int rc = shmr_call(c->cl.ep, lookup(c, c->router),
+			   SHMR_TYPE_GET_ROUTEES, 0, NULL, 0, names,
+			   sizeof(names) - 1, CALL_MS);
 
 	if (rc < 0)
 		return 0;
@@ -162,7 +156,7 @@ static int state_stopped(void *arg)
 	char req[64];
 
 	snprintf(req, sizeof(req), "INSPECT %s", c->router);
-	assert_int_equal(shmr_test_ctl(&c->app, req, c->ans, sizeof(c->ans)),
+	assert_int_equal(shmr_test_ctl(&c->cl.app, req, c->ans, sizeof(c->ans)),
 			 0);
 	return strstr(c->ans, "\nshmr:state stopped\n") != NULL &&
 	       strstr(c->ans, "\nshmr:routes_active 0\n") != NULL;
@@ -170,7 +164,7 @@ static int state_stopped(void *arg)
 
 static uint32_t busy(struct ctx *c, struct shmr_pid pid)
 {
-	return atomic_load_explicit(&shmr_ep_at(c->base, pid.slot)->busy,
+	return atomic_load_explicit(&shmr_ep_at(c->cl.base, pid.slot)->busy,
 				    memory_order_relaxed);
 }
 
@@ -233,7 +227,7 @@ static int refused_as_stopped(void *arg)
 {
 	struct ctx *c = arg;
 
-	return shmr_call(c->ep, c->pid, 1, 0, "?", 1, c->ans, sizeof(c->ans),
+	return shmr_call(c->cl.ep, c->pid, 1, 0, "?", 1, c->ans, sizeof(c->ans),
 			 CALL_MS) == -SHMR_E_NOT_ALLOWED;
 }
 
@@ -277,12 +271,12 @@ static void test_broadcast_poison_pill_drains_the_pool(void **state)
 	/* One message each: every worker takes it and waits at the gate
 	 * (its busy flag set)... */
 	for (uint64_t k = 0; k < 3; k++)
-		assert_int_equal(shmr_send(c->ep, work, 1, k, &k, sizeof(k)),
+		assert_int_equal(shmr_send(c->cl.ep, work, 1, k, &k, sizeof(k)),
 				 0);
 	assert_true(shmr_test_wait(all_busy, c, WAIT_MS));
 	/* ... while the rest queue in their inboxes, then the pill. */
 	for (uint64_t k = 3; k < 3 * PILL_K; k++)
-		assert_int_equal(shmr_send(c->ep, work, 1, k, &k, sizeof(k)),
+		assert_int_equal(shmr_send(c->cl.ep, work, 1, k, &k, sizeof(k)),
 				 0);
 	broadcast(c, work, SHMR_TYPE_POISON_PILL, 0);
 	assert_true(shmr_test_wait(poke_until_stopped, c, WAIT_MS));
@@ -361,7 +355,7 @@ static void test_broadcast_to_a_type_router(void **state)
 	}
 	for (uint64_t k = 0; k < TB_K; k++)
 		broadcast(c, events, 7, k);
-	assert_int_equal(shmr_send(c->ep, events, 1, TB_K, NULL, 0), 0);
+	assert_int_equal(shmr_send(c->cl.ep, events, 1, TB_K, NULL, 0), 0);
 	c->want_count = TB_K;
 	assert_true(shmr_test_wait(each_counted, c, WAIT_MS));
 	for (unsigned j = 0; j < 3; j++) {
@@ -407,7 +401,7 @@ static void test_management_at_normal_priority(void **state)
 	c->router = "work";
 	work = lookup(c, "work");
 	wait_routees(c, "work:0\nwork:1\n");
-	assert_int_equal(shmr_call(c->ep, work, SHMR_TYPE_KILL, 0, NULL, 0,
+	assert_int_equal(shmr_call(c->cl.ep, work, SHMR_TYPE_KILL, 0, NULL, 0,
 				   c->ans, sizeof(c->ans), CALL_MS),
 			 0);
 	assert_true(shmr_test_wait(restarted_two, c, WAIT_MS));
@@ -422,11 +416,11 @@ static void test_management_at_normal_priority(void **state)
 		assert_int_equal(st.count, 0);
 		assert_int_equal(st.calls, 1);
 	}
-	assert_int_equal(shmr_send(c->ep, work, SHMR_TYPE_POISON_PILL, 0,
+	assert_int_equal(shmr_send(c->cl.ep, work, SHMR_TYPE_POISON_PILL, 0,
 				   NULL, 0),
 			 0);
 	assert_true(shmr_test_wait(state_stopped, c, WAIT_MS));
-	assert_int_equal(shmr_call(c->ep, work, 1, 0, "?", 1, c->ans,
+	assert_int_equal(shmr_call(c->cl.ep, work, 1, 0, "?", 1, c->ans,
 				   sizeof(c->ans), CALL_MS),
 			 -SHMR_E_NOT_ALLOWED);
 	stop(c);
@@ -447,7 +441,7 @@ static void test_broadcast_calls_keep_going(void **state)
 	(void)state;
 
 	for (unsigned i = 0; i < 500; i++)
-		assert_int_equal(shmr_call(c->ep, all, 1, i, "?", 1, &st,
+		assert_int_equal(shmr_call(c->cl.ep, all, 1, i, "?", 1, &st,
 					   sizeof(st), CALL_MS),
 				 (int)sizeof(st));
 	stop(c);

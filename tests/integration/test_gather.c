@@ -47,11 +47,7 @@
 #define CALL_MS 10000
 
 struct ctx {
-	struct shmr_test_app app;
-	struct shmr_domain *d;
-	struct shmr_endpoint *ep;
-	void *base; /* our own read view of the domain */
-	size_t size;
+	struct shmr_test_client cl; /* domain mapped here, read-only */
 	char ans[SHMR_PROTO_MAX];
 	const char *router, *gate, *rec, *hold, *want;
 	long long want_value;
@@ -63,20 +59,15 @@ struct ctx {
 static struct ctx *start(const char *tag, const char *body)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
+
 	assert_non_null(c);
-	assert_int_equal(shmr_test_app_start(&c->app, tag, body), 0);
-	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
-	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
-	assert_int_equal(shmr_test_map(&c->app, 0, &c->base, &c->size), 0);
+	assert_int_equal(shmr_test_client_start(&c->cl, tag, body, 0), 0);
 	return c;
 }
 
 static void stop(struct ctx *c)
 {
-	munmap(c->base, c->size);
-	shmr_endpoint_close(c->ep);
-	shmr_detach(c->d);
-	assert_int_equal(shmr_test_app_stop(&c->app), 0);
+	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
 	free(c);
 }
 
@@ -84,7 +75,7 @@ static struct shmr_pid lookup(struct ctx *c, const char *name)
 {
 	struct shmr_pid pid;
 
-	assert_int_equal(shmr_lookup(c->d, name, &pid), 0);
+	assert_int_equal(shmr_lookup(c->cl.d, name, &pid), 0);
 	return pid;
 }
 
@@ -93,7 +84,8 @@ static struct shmr_pid route_pid(struct ctx *c, const char *router,
 {
 	struct shmr_pid pid;
 
-	assert_int_equal(shmr_test_route_pid(&c->app, router, route, &pid), 0);
+	assert_int_equal(
+		shmr_test_route_pid(&c->cl.app, router, route, &pid), 0);
 	return pid;
 }
 
@@ -102,7 +94,7 @@ static long long inspect(struct ctx *c, const char *key)
 	char req[64];
 
 	snprintf(req, sizeof(req), "INSPECT %s", c->router);
-	assert_int_equal(shmr_test_ctl(&c->app, req, c->ans, sizeof(c->ans)),
+	assert_int_equal(shmr_test_ctl(&c->cl.app, req, c->ans, sizeof(c->ans)),
 			 0);
 	return shmr_test_value(c->ans, key);
 }
@@ -111,7 +103,7 @@ static long long inspect(struct ctx *c, const char *key)
  * error. */
 static int call(struct ctx *c, struct shmr_test_stats *st)
 {
-	int rc = shmr_call(c->ep, lookup(c, c->router), 1, 0, "q", 1, st,
+	int rc = shmr_call(c->cl.ep, lookup(c, c->router), 1, 0, "q", 1, st,
 			   sizeof(*st), CALL_MS);
 
 	if (rc >= 0 && rc != (int)sizeof(*st))
@@ -124,14 +116,15 @@ static int call(struct ctx *c, struct shmr_test_stats *st)
 static int stats_of(struct ctx *c, struct shmr_pid pid,
 		    struct shmr_test_stats *st)
 {
-	int rc = shmr_call(c->ep, pid, 0, 0, "s", 1, st, sizeof(*st), CALL_MS);
+	int rc = shmr_call(c->cl.ep, pid, 0, 0, "s", 1, st, sizeof(*st),
+			   CALL_MS);
 
 	return rc == (int)sizeof(*st) ? 0 : rc < 0 ? rc : -EPROTO;
 }
 
 static uint32_t busy(struct ctx *c, struct shmr_pid pid)
 {
-	return atomic_load_explicit(&shmr_ep_at(c->base, pid.slot)->busy,
+	return atomic_load_explicit(&shmr_ep_at(c->cl.base, pid.slot)->busy,
 				    memory_order_relaxed);
 }
 
@@ -356,8 +349,9 @@ static int routees_are(void *arg)
 {
 	struct ctx *c = arg;
 	char names[512] = "";
-	int rc = shmr_call(c->ep, lookup(c, c->router), SHMR_TYPE_GET_ROUTEES,
-			   0, NULL, 0, names, sizeof(names) - 1, CALL_MS);
+	int rc = shmr_call(c->cl.ep, lookup(c, c->router),
+			   SHMR_TYPE_GET_ROUTEES, 0, NULL, 0, names,
+			   sizeof(names) - 1, CALL_MS);
 
 	if (rc < 0)
 		return 0;
@@ -451,9 +445,9 @@ static void test_balancing(void **state)
 	work = lookup(c, "work");
 
 	/* work:0 holds key 0 for good; its replacement will not. */
-	assert_int_equal(shmr_send(c->ep, work, 1, 0, NULL, 0), 0);
+	assert_int_equal(shmr_send(c->cl.ep, work, 1, 0, NULL, 0), 0);
 	assert_true(shmr_test_wait(hold_file_written, c, WAIT_MS));
-	assert_int_equal(shmr_call_prio(c->ep, work, SHMR_PRIO_HIGH,
+	assert_int_equal(shmr_call_prio(c->cl.ep, work, SHMR_PRIO_HIGH,
 					SHMR_TYPE_ADJUST_POOL_SIZE, 2, NULL, 0,
 					c->ans, sizeof(c->ans) - 1, CALL_MS),
 			 1);
@@ -462,7 +456,7 @@ static void test_balancing(void **state)
 
 	/* The first half: all of it to work:1 and work:2. */
 	for (uint64_t k = 1; k <= BAL_N / 2; k++)
-		while (shmr_send(c->ep, work, 1, k, NULL, 0) == -EAGAIN)
+		while (shmr_send(c->cl.ep, work, 1, k, NULL, 0) == -EAGAIN)
 			;
 	c->nkeys = BAL_N / 2 + 1;
 	assert_true(shmr_test_wait(all_recorded, c, WAIT_MS));
@@ -480,7 +474,7 @@ static void test_balancing(void **state)
 	/* The second half, then two workers killed mid-message while the
 	 * queue still holds most of it (2 ms a message each). */
 	for (uint64_t k = BAL_N / 2 + 1; k <= BAL_N; k++)
-		while (shmr_send(c->ep, work, 1, k, NULL, 0) == -EAGAIN)
+		while (shmr_send(c->cl.ep, work, 1, k, NULL, 0) == -EAGAIN)
 			;
 	c->want_value = os_pid_of(c, "work:0");
 	assert_true(c->want_value > 0);

@@ -30,9 +30,7 @@
 #include "test_worker.h"
 
 struct ctx {
-	struct shmr_test_app app;
-	struct shmr_domain *d;
-	struct shmr_endpoint *ep;
+	struct shmr_test_client cl;
 	struct shmr_pid router;
 	char ans[SHMR_PROTO_MAX];
 	const char *want; /* for the predicates */
@@ -54,24 +52,20 @@ static void start(struct ctx *c, const char *tag)
 		 "             { name = \"flaky\"; program = \"shmr-test-worker\"; }"
 		 " ); } );\n",
 		 getenv("SHMR_EXAMPLE_HANDLERS"));
-	assert_int_equal(shmr_test_app_start(&c->app, tag, conf), 0);
-	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
-	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
-	assert_int_equal(shmr_lookup(c->d, "events", &c->router), 0);
+	assert_int_equal(shmr_test_client_start(&c->cl, tag, conf, -1), 0);
+	assert_int_equal(shmr_lookup(c->cl.d, "events", &c->router), 0);
 }
 
 static void stop(struct ctx *c)
 {
-	shmr_endpoint_close(c->ep);
-	shmr_detach(c->d);
-	assert_int_equal(shmr_test_app_stop(&c->app), 0);
+	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
 }
 
 static int call(struct ctx *c, uint32_t type)
 {
 	struct shmr_test_stats st;
 
-	return shmr_call(c->ep, c->router, type, 0, "?", 1, &st, sizeof(st),
+	return shmr_call(c->cl.ep, c->router, type, 0, "?", 1, &st, sizeof(st),
 			 30000);
 }
 
@@ -82,14 +76,14 @@ static int admin_call(struct ctx *c, const char *text)
 	int rc;
 
 	memset(c->ans, 0, sizeof(c->ans));
-	rc = shmr_call_prio(c->ep, c->router, SHMR_PRIO_HIGH, 0, 0, text,
+	rc = shmr_call_prio(c->cl.ep, c->router, SHMR_PRIO_HIGH, 0, 0, text,
 			    strlen(text), c->ans, 200, 30000);
 	return rc;
 }
 
 static void inspect(struct ctx *c)
 {
-	assert_int_equal(shmr_test_ctl(&c->app, "INSPECT events", c->ans,
+	assert_int_equal(shmr_test_ctl(&c->cl.app, "INSPECT events", c->ans,
 				       sizeof(c->ans)),
 			 0);
 }
@@ -114,7 +108,7 @@ static pid_t os_pid_of(struct ctx *c, const char *route)
 	const char *p;
 
 	snprintf(req, sizeof(req), "ROUTE events %s", route);
-	assert_int_equal(shmr_test_ctl(&c->app, req, c->ans, sizeof(c->ans)),
+	assert_int_equal(shmr_test_ctl(&c->cl.app, req, c->ans, sizeof(c->ans)),
 			 0);
 	p = strstr(c->ans, " os_pid=");
 	assert_non_null(p);
@@ -125,7 +119,7 @@ static int send_retry(struct ctx *c, uint32_t type, uint64_t key)
 {
 	int rc;
 
-	while ((rc = shmr_send(c->ep, c->router, type, key, "m", 1)) ==
+	while ((rc = shmr_send(c->cl.ep, c->router, type, key, "m", 1)) ==
 	       -EAGAIN)
 		usleep(100);
 	return rc;
@@ -202,10 +196,10 @@ static void test_handle_call_defers_a_reply(void **state)
 
 	start(&c, "defer");
 	x.c = &c;
-	assert_int_equal(shmr_endpoint_open(c.d, &x.ep), 0);
+	assert_int_equal(shmr_endpoint_open(c.cl.d, &x.ep), 0);
 	assert_int_equal(pthread_create(&t, NULL, defer_thread, &x), 0);
 	wait_inspect(&c, "\nbreaker:deferred 1\n");
-	assert_int_equal(shmr_send_prio(c.ep, c.router, SHMR_PRIO_HIGH, 0, 0,
+	assert_int_equal(shmr_send_prio(c.cl.ep, c.router, SHMR_PRIO_HIGH, 0, 0,
 					"release", 7),
 			 0);
 	assert_int_equal(pthread_join(t, NULL), 0);
@@ -235,17 +229,17 @@ static void assert_stopped(struct ctx *c)
 	/* Once the dataplane has the change (bounded). */
 	assert_true(shmr_test_wait(refused, c, 30000));
 	assert_int_equal(admin_call(c, "stats"), -SHMR_E_NOT_ALLOWED);
-	assert_int_equal(shmr_route_disable(c->d, "events", "work"),
+	assert_int_equal(shmr_route_disable(c->cl.d, "events", "work"),
 			 -SHMR_E_NOT_ALLOWED);
-	assert_int_equal(shmr_route_respawn(c->d, "events", "work"),
+	assert_int_equal(shmr_route_respawn(c->cl.d, "events", "work"),
 			 -SHMR_E_NOT_ALLOWED);
-	assert_int_equal(shmr_route_add(c->d, "events", "more",
+	assert_int_equal(shmr_route_add(c->cl.d, "events", "more",
 					"shmr-test-worker", NULL, 0, NULL),
 			 -SHMR_E_NOT_ALLOWED);
-	assert_int_equal(shmr_route_remove(c->d, "events", "work"),
+	assert_int_equal(shmr_route_remove(c->cl.d, "events", "work"),
 			 -SHMR_E_NOT_ALLOWED);
 	/* Reads work. */
-	assert_int_equal(shmr_test_ctl(&c->app, "ROUTES events", c->ans,
+	assert_int_equal(shmr_test_ctl(&c->cl.app, "ROUTES events", c->ans,
 				       sizeof(c->ans)),
 			 0);
 	assert_non_null(strstr(c->ans, "work pid="));
@@ -264,7 +258,7 @@ static void test_failing_handle_message_stops_the_router(void **state)
 
 	start(&c, "hfail");
 	assert_int_equal(call(&c, 1), (int)sizeof(struct shmr_test_stats));
-	assert_int_equal(shmr_send_prio(c.ep, c.router, SHMR_PRIO_HIGH, 0, 0,
+	assert_int_equal(shmr_send_prio(c.cl.ep, c.router, SHMR_PRIO_HIGH, 0, 0,
 					"fail", 4),
 			 0);
 	assert_stopped(&c);

@@ -33,9 +33,7 @@
 #define SLOW_STOP_MS "3000" /* the slow worker's --ignore-term-ms */
 
 struct ctx {
-	struct shmr_test_app app;
-	struct shmr_domain *d;
-	struct shmr_endpoint *ep;
+	struct shmr_test_client cl;
 	struct shmr_pid router;
 	/* for the predicates */
 	int want_rc;
@@ -59,10 +57,8 @@ static struct ctx *start_with(const char *tag, unsigned grace_ms,
 		 "  routes = ( { name = \"base\";\n"
 		 "               program = \"shmr-test-worker\"; } );\n"
 		 "} );\n", extra, grace_ms);
-	assert_int_equal(shmr_test_app_start(&c->app, tag, conf), 0);
-	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
-	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
-	assert_int_equal(shmr_lookup(c->d, "events", &c->router), 0);
+	assert_int_equal(shmr_test_client_start(&c->cl, tag, conf, -1), 0);
+	assert_int_equal(shmr_lookup(c->cl.d, "events", &c->router), 0);
 	return c;
 }
 
@@ -78,9 +74,7 @@ static struct ctx *start(const char *tag)
 
 static void stop(struct ctx *c)
 {
-	shmr_endpoint_close(c->ep);
-	shmr_detach(c->d);
-	assert_int_equal(shmr_test_app_stop(&c->app), 0);
+	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
 	free(c);
 }
 
@@ -88,7 +82,7 @@ static void stop(struct ctx *c)
 static int call(struct ctx *c, uint32_t type)
 {
 	memset(&c->st, 0, sizeof(c->st));
-	return shmr_call(c->ep, c->router, type, 0, "x", 1, &c->st,
+	return shmr_call(c->cl.ep, c->router, type, 0, "x", 1, &c->st,
 			 sizeof(c->st), 10000);
 }
 
@@ -104,7 +98,7 @@ static long long route_info(struct ctx *c, char *state, size_t cap)
 {
 	char ans[SHMR_PROTO_MAX];
 	const char *p;
-	int rc = shmr_test_ctl(&c->app, "ROUTE events w", ans, sizeof(ans));
+	int rc = shmr_test_ctl(&c->cl.app, "ROUTE events w", ans, sizeof(ans));
 
 	if (state)
 		snprintf(state, cap, "%s", rc < 0 ? "none" : "?");
@@ -153,37 +147,37 @@ static void test_route_lifecycle_through_libshmr(void **state)
 	assert_int_equal(call(c, 1), -SHMR_E_PROCESS_UNKNOWN);
 	assert_int_equal(route_info(c, NULL, 0), -1);
 
-	assert_int_equal(shmr_route_add(c->d, "events", "w",
+	assert_int_equal(shmr_route_add(c->cl.d, "events", "w",
 					"shmr-test-worker", NULL, 0, NULL),
 			 0);
 	wait_call(c, (int)sizeof(c->st));
 	assert_string_equal(c->st.tag, "w");
 	pid1 = route_info(c, NULL, 0);
 	assert_true(pid1 > 0);
-	assert_int_equal(shmr_route_add(c->d, "events", "w",
+	assert_int_equal(shmr_route_add(c->cl.d, "events", "w",
 					"shmr-test-worker", NULL, 0, NULL),
 			 -SHMR_E_ROUTE_DUPLICATE);
-	assert_int_equal(shmr_route_respawn(c->d, "events", "w"),
+	assert_int_equal(shmr_route_respawn(c->cl.d, "events", "w"),
 			 -SHMR_E_ROUTE_RUNNING);
 
 	/* Disable: the worker stops; routed calls fail with DISABLED. */
-	assert_int_equal(shmr_route_disable(c->d, "events", "w"), 0);
+	assert_int_equal(shmr_route_disable(c->cl.d, "events", "w"), 0);
 	wait_state(c, "disabled", -2);
 	assert_int_equal(route_info(c, NULL, 0), 0);
 	wait_call(c, -SHMR_E_DISABLED);
-	assert_int_equal(shmr_route_disable(c->d, "events", "w"), 0);
-	assert_int_equal(shmr_route_respawn(c->d, "events", "w"),
+	assert_int_equal(shmr_route_disable(c->cl.d, "events", "w"), 0);
+	assert_int_equal(shmr_route_respawn(c->cl.d, "events", "w"),
 			 -SHMR_E_DISABLED);
 
 	/* Enable: a fresh worker, and the route works again. */
-	assert_int_equal(shmr_route_enable(c->d, "events", "w"), 0);
+	assert_int_equal(shmr_route_enable(c->cl.d, "events", "w"), 0);
 	wait_call(c, (int)sizeof(c->st));
 	pid2 = route_info(c, NULL, 0);
 	assert_true(pid2 > 0);
 	assert_true(pid2 != pid1);
 
 	/* Replace with other args: a new process, the same route. */
-	assert_int_equal(shmr_route_replace(c->d, "events", "w",
+	assert_int_equal(shmr_route_replace(c->cl.d, "events", "w",
 					    "shmr-test-worker", v2, 2),
 			 0);
 	wait_state(c, "running", pid2);
@@ -193,11 +187,11 @@ static void test_route_lifecycle_through_libshmr(void **state)
 	assert_string_equal(c->st.tag, "w");
 
 	/* Remove: the name no longer resolves to an owned route. */
-	assert_int_equal(shmr_route_remove(c->d, "events", "w"), 0);
+	assert_int_equal(shmr_route_remove(c->cl.d, "events", "w"), 0);
 	wait_state(c, "none", -2);
 	wait_call(c, -SHMR_E_PROCESS_UNKNOWN);
-	assert_int_equal(shmr_route_remove(c->d, "events", "w"), 0);
-	assert_int_equal(shmr_route_enable(c->d, "events", "w"),
+	assert_int_equal(shmr_route_remove(c->cl.d, "events", "w"), 0);
+	assert_int_equal(shmr_route_enable(c->cl.d, "events", "w"),
 			 -SHMR_E_NO_ROUTE);
 
 	/* The configured route was never touched. */
@@ -216,49 +210,49 @@ static void test_pending_route_is_busy(void **state)
 	long long pid;
 	(void)state;
 
-	assert_int_equal(shmr_route_add(c->d, "events", "w",
+	assert_int_equal(shmr_route_add(c->cl.d, "events", "w",
 					"shmr-test-worker", slow, 2, NULL),
 			 0);
 	wait_call(c, (int)sizeof(c->st));
 	pid = route_info(c, NULL, 0);
 	assert_true(pid > 0);
 
-	assert_int_equal(shmr_route_disable(c->d, "events", "w"), 0);
+	assert_int_equal(shmr_route_disable(c->cl.d, "events", "w"), 0);
 	assert_int_equal(route_info(c, st, sizeof(st)), pid);
 	assert_string_equal(st, "pending_disable");
 	{
 		/* inspect: pending while it waits, not yet disabled */
 		char ans[SHMR_PROTO_MAX];
 
-		assert_int_equal(shmr_test_ctl(&c->app, "INSPECT events", ans,
-					       sizeof(ans)),
+		assert_int_equal(shmr_test_ctl(&c->cl.app, "INSPECT events",
+					       ans, sizeof(ans)),
 				 0);
 		assert_non_null(strstr(ans, "shmr:route:w:pending disable\n"));
 		assert_non_null(strstr(ans, "shmr:route:w:disabled false\n"));
 		assert_non_null(strstr(ans, "shmr:routes_pending 1\n"));
 	}
-	assert_int_equal(shmr_route_disable(c->d, "events", "w"),
+	assert_int_equal(shmr_route_disable(c->cl.d, "events", "w"),
 			 -SHMR_E_BUSY);
-	assert_int_equal(shmr_route_enable(c->d, "events", "w"),
+	assert_int_equal(shmr_route_enable(c->cl.d, "events", "w"),
 			 -SHMR_E_BUSY);
-	assert_int_equal(shmr_route_respawn(c->d, "events", "w"),
+	assert_int_equal(shmr_route_respawn(c->cl.d, "events", "w"),
 			 -SHMR_E_BUSY);
-	assert_int_equal(shmr_route_remove(c->d, "events", "w"),
+	assert_int_equal(shmr_route_remove(c->cl.d, "events", "w"),
 			 -SHMR_E_BUSY);
-	assert_int_equal(shmr_route_replace(c->d, "events", "w",
+	assert_int_equal(shmr_route_replace(c->cl.d, "events", "w",
 					    "shmr-test-worker", NULL, 0),
 			 -SHMR_E_BUSY);
 	wait_call(c, -SHMR_E_DISABLED);
 	wait_state(c, "disabled", -2);
 
 	/* Enable starts the slow worker again; remove is pending too. */
-	assert_int_equal(shmr_route_enable(c->d, "events", "w"), 0);
+	assert_int_equal(shmr_route_enable(c->cl.d, "events", "w"), 0);
 	wait_call(c, (int)sizeof(c->st));
 	pid = route_info(c, NULL, 0);
-	assert_int_equal(shmr_route_remove(c->d, "events", "w"), 0);
+	assert_int_equal(shmr_route_remove(c->cl.d, "events", "w"), 0);
 	assert_int_equal(route_info(c, st, sizeof(st)), pid);
 	assert_string_equal(st, "pending_remove");
-	assert_int_equal(shmr_route_respawn(c->d, "events", "w"),
+	assert_int_equal(shmr_route_respawn(c->cl.d, "events", "w"),
 			 -SHMR_E_BUSY);
 	wait_state(c, "none", -2);
 	wait_call(c, -SHMR_E_PROCESS_UNKNOWN);
@@ -274,12 +268,12 @@ static void test_pending_completes_after_kill_at_grace(void **state)
 	long long pid;
 	(void)state;
 
-	assert_int_equal(shmr_route_add(c->d, "events", "w",
+	assert_int_equal(shmr_route_add(c->cl.d, "events", "w",
 					"shmr-test-worker", deaf, 2, NULL),
 			 0);
 	wait_call(c, (int)sizeof(c->st));
 	pid = route_info(c, NULL, 0);
-	assert_int_equal(shmr_route_disable(c->d, "events", "w"), 0);
+	assert_int_equal(shmr_route_disable(c->cl.d, "events", "w"), 0);
 	wait_state(c, "disabled", -2);
 	assert_true(kill((pid_t)pid, 0) < 0); /* gone, and reaped */
 	stop(c);
@@ -301,7 +295,7 @@ static long long route_restarts(struct ctx *c)
 	char ans[SHMR_PROTO_MAX];
 	const char *p;
 
-	assert_int_equal(shmr_test_ctl(&c->app, "ROUTE events w", ans,
+	assert_int_equal(shmr_test_ctl(&c->cl.app, "ROUTE events w", ans,
 				       sizeof(ans)),
 			 0);
 	p = strstr(ans, " restarts=");
@@ -320,9 +314,9 @@ static void test_lazy_restart_on_next_message(void **state)
 	long long pid;
 	(void)state;
 
-	snprintf(prog, sizeof(prog), "%s/worker.sh", c->app.dir);
+	snprintf(prog, sizeof(prog), "%s/worker.sh", c->cl.app.dir);
 	wrapper(prog, 1);
-	assert_int_equal(shmr_route_add(c->d, "events", "w", prog, NULL, 0,
+	assert_int_equal(shmr_route_add(c->cl.d, "events", "w", prog, NULL, 0,
 					NULL),
 			 0);
 	wait_call(c, (int)sizeof(c->st));
@@ -364,7 +358,7 @@ static void test_restart_backoff_spaces_a_failing_program(void **state)
 	long long before;
 	(void)state;
 
-	assert_int_equal(shmr_route_add(c->d, "events", "w", "/bin/false",
+	assert_int_equal(shmr_route_add(c->cl.d, "events", "w", "/bin/false",
 					NULL, 0, NULL),
 			 0);
 	assert_true(shmr_test_wait(restarted_twice, c, WAIT_MS));
@@ -372,7 +366,7 @@ static void test_restart_backoff_spaces_a_failing_program(void **state)
 	usleep(1500 * 1000);
 	assert_true(route_restarts(c) - before <= 10);
 	/* Still managed: remove completes. */
-	assert_int_equal(shmr_route_remove(c->d, "events", "w"), 0);
+	assert_int_equal(shmr_route_remove(c->cl.d, "events", "w"), 0);
 	wait_state(c, "none", -2);
 	stop(c);
 }
@@ -386,7 +380,7 @@ static unsigned char *record_file(struct ctx *c, const char *name,
 	unsigned char *m;
 	int fd;
 
-	snprintf(path, cap, "%s/%s", c->app.dir, name);
+	snprintf(path, cap, "%s/%s", c->cl.app.dir, name);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, 2 * RECN), 0);
@@ -420,15 +414,16 @@ static void test_replace_drain_hands_over_cleanly(void **state)
 
 	old_rec = record_file(c, "old.rec", oldp, sizeof(oldp));
 	new_rec = record_file(c, "new.rec", newp, sizeof(newp));
-	assert_int_equal(shmr_route_add(c->d, "events", "w",
+	assert_int_equal(shmr_route_add(c->cl.d, "events", "w",
 					"shmr-test-worker", slow, 4, NULL),
 			 0);
 	wait_call(c, (int)sizeof(c->st));
 	/* 100 messages at 2 ms each: a queue the old program works off. */
 	for (uint64_t k = 1; k <= 100; k++)
-		assert_int_equal(shmr_send(c->ep, c->router, 1, k, "m", 1), 0);
+		assert_int_equal(
+			shmr_send(c->cl.ep, c->router, 1, k, "m", 1), 0);
 	{
-		char *argv[] = { getenv("SHMRCTL"), "-s", c->app.sock,
+		char *argv[] = { getenv("SHMRCTL"), "-s", c->cl.app.sock,
 				 "replace", "--drain", "events", "w",
 				 "shmr-test-worker", "--record", newp, NULL };
 
@@ -441,7 +436,8 @@ static void test_replace_drain_hands_over_cleanly(void **state)
 	}
 	wait_state(c, "running", 0);
 	for (uint64_t k = 110; k < 120; k++)
-		assert_int_equal(shmr_send(c->ep, c->router, 1, k, "m", 1), 0);
+		assert_int_equal(
+			shmr_send(c->cl.ep, c->router, 1, k, "m", 1), 0);
 	assert_true(shmr_test_wait(new_program_got_them, NULL, WAIT_MS));
 	for (unsigned k = 110; k < 120; k++)
 		assert_int_equal(old_rec[k], 0);
@@ -460,24 +456,24 @@ static void test_replace_with_no_worker_is_busy(void **state)
 	char ans[SHMR_PROTO_MAX];
 	(void)state;
 
-	assert_int_equal(shmr_route_add(c->d, "events", "w",
+	assert_int_equal(shmr_route_add(c->cl.d, "events", "w",
 					"shmr-test-worker", NULL, 0, NULL),
 			 0);
 	wait_call(c, (int)sizeof(c->st));
-	assert_int_equal(shmr_route_replace(c->d, "events", "w",
+	assert_int_equal(shmr_route_replace(c->cl.d, "events", "w",
 					    "/nonexistent/shmr-worker", NULL,
 					    0),
 			 0);
 	wait_state(c, "replace_wait", -2);
 	assert_int_equal(route_info(c, NULL, 0), 0);
 	wait_call(c, -SHMR_E_BUSY);
-	assert_int_equal(shmr_test_ctl(&c->app, "INSPECT events", ans,
+	assert_int_equal(shmr_test_ctl(&c->cl.app, "INSPECT events", ans,
 				       sizeof(ans)),
 			 0);
 	assert_non_null(strstr(ans, "shmr:route:w:pending replace\n"));
 	assert_non_null(strstr(ans, "shmr:routes_pending 1\n"));
 
-	assert_int_equal(shmr_route_replace(c->d, "events", "w",
+	assert_int_equal(shmr_route_replace(c->cl.d, "events", "w",
 					    "shmr-test-worker", NULL, 0),
 			 0);
 	wait_call(c, (int)sizeof(c->st));
@@ -495,14 +491,14 @@ static void test_shmrctl_lifecycle_commands(void **state)
 	(void)state;
 
 	{
-		char *argv[] = { ctl, "-s", c->app.sock, "add", "events", "w",
-				 "shmr-test-worker", "--expect-type", "1",
+		char *argv[] = { ctl, "-s", c->cl.app.sock, "add", "events",
+				 "w", "shmr-test-worker", "--expect-type", "1",
 				 "--cpus", "0", NULL };
 		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
 	}
 	wait_call(c, (int)sizeof(c->st));
 	{
-		char *argv[] = { ctl, "-s", c->app.sock, "route", "events",
+		char *argv[] = { ctl, "-s", c->cl.app.sock, "route", "events",
 				 "w", NULL };
 		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
 		assert_int_equal(strncmp(out, "w pid=", 6), 0);
@@ -510,7 +506,7 @@ static void test_shmrctl_lifecycle_commands(void **state)
 		assert_non_null(strstr(out, "cpus=0"));
 	}
 	{
-		char *argv[] = { ctl, "-s", c->app.sock, "respawn", "events",
+		char *argv[] = { ctl, "-s", c->cl.app.sock, "respawn", "events",
 				 "w", NULL };
 		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 1);
 		snprintf(want, sizeof(want), "shmrctl: %s\n",
@@ -518,7 +514,7 @@ static void test_shmrctl_lifecycle_commands(void **state)
 		assert_string_equal(out, want);
 	}
 	{
-		char *argv[] = { ctl, "-s", c->app.sock, "disable", "events",
+		char *argv[] = { ctl, "-s", c->cl.app.sock, "disable", "events",
 				 "nope", NULL };
 		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 1);
 		snprintf(want, sizeof(want), "shmrctl: %s\n",
@@ -526,7 +522,7 @@ static void test_shmrctl_lifecycle_commands(void **state)
 		assert_string_equal(out, want);
 	}
 	{
-		char *argv[] = { ctl, "-s", c->app.sock, "disable", "events",
+		char *argv[] = { ctl, "-s", c->cl.app.sock, "disable", "events",
 				 "w", NULL };
 		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
 	}
@@ -535,18 +531,18 @@ static void test_shmrctl_lifecycle_commands(void **state)
 	 * accepted once the worker's exit completed it. */
 	wait_state(c, "disabled", -2);
 	{
-		char *argv[] = { ctl, "-s", c->app.sock, "enable", "events",
+		char *argv[] = { ctl, "-s", c->cl.app.sock, "enable", "events",
 				 "w", NULL };
 		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
 	}
 	wait_call(c, (int)sizeof(c->st));
 	{
-		char *argv[] = { ctl, "-s", c->app.sock, "replace", "events",
+		char *argv[] = { ctl, "-s", c->cl.app.sock, "replace", "events",
 				 "w", "shmr-test-worker", NULL };
 		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
 	}
 	{
-		char *argv[] = { ctl, "-s", c->app.sock, "remove", "events",
+		char *argv[] = { ctl, "-s", c->cl.app.sock, "remove", "events",
 				 "w", NULL };
 
 		/* Once the replacement runs, remove it. */
@@ -557,29 +553,29 @@ static void test_shmrctl_lifecycle_commands(void **state)
 	}
 	wait_state(c, "none", -2);
 	{
-		char *argv[] = { ctl, "-s", c->app.sock, "route", "events",
+		char *argv[] = { ctl, "-s", c->cl.app.sock, "route", "events",
 				 "w", NULL };
 		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 1);
 	}
 	/* Usage errors: exit 2 with the usage line. */
 	{
-		char *argv[] = { ctl, "-s", c->app.sock, "add", "events", "w",
-				 NULL };
+		char *argv[] = { ctl, "-s", c->cl.app.sock, "add", "events",
+				 "w", NULL };
 		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 2);
 		assert_non_null(strstr(out, "usage"));
 	}
 	{
-		char *argv[] = { ctl, "-s", c->app.sock, "disable", "events",
+		char *argv[] = { ctl, "-s", c->cl.app.sock, "disable", "events",
 				 NULL };
 		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 2);
 	}
 	{
-		char *argv[] = { ctl, "-s", c->app.sock, "enable", "events",
+		char *argv[] = { ctl, "-s", c->cl.app.sock, "enable", "events",
 				 "w", "extra", NULL };
 		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 2);
 	}
 	{
-		char *argv[] = { ctl, "-s", c->app.sock, "add", "events",
+		char *argv[] = { ctl, "-s", c->cl.app.sock, "add", "events",
 				 "bad name", "x", NULL };
 		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 2);
 	}

@@ -48,11 +48,7 @@
 #define CALL_MS 5000
 
 struct ctx {
-	struct shmr_test_app app;
-	struct shmr_domain *d;
-	struct shmr_endpoint *ep;
-	void *base; /* our own read view of the domain */
-	size_t size;
+	struct shmr_test_client cl; /* domain mapped here, read-only */
 	/* for the predicates */
 	struct shmr_pid pids[8];
 	unsigned n;
@@ -66,21 +62,15 @@ struct ctx {
 static struct ctx *start(const char *tag, const char *body)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
+
 	assert_non_null(c);
-	assert_int_equal(shmr_test_app_start(&c->app, tag, body), 0);
-	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
-	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
-	/* Map the domain ourselves to read the workers' busy flags. */
-	assert_int_equal(shmr_test_map(&c->app, 0, &c->base, &c->size), 0);
+	assert_int_equal(shmr_test_client_start(&c->cl, tag, body, 0), 0);
 	return c;
 }
 
 static void stop(struct ctx *c)
 {
-	munmap(c->base, c->size);
-	shmr_endpoint_close(c->ep);
-	shmr_detach(c->d);
-	assert_int_equal(shmr_test_app_stop(&c->app), 0);
+	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
 	free(c);
 }
 
@@ -88,7 +78,7 @@ static struct shmr_pid lookup(struct ctx *c, const char *name)
 {
 	struct shmr_pid pid;
 
-	assert_int_equal(shmr_lookup(c->d, name, &pid), 0);
+	assert_int_equal(shmr_lookup(c->cl.d, name, &pid), 0);
 	return pid;
 }
 
@@ -98,7 +88,8 @@ static struct shmr_pid route_pid(struct ctx *c, const char *router,
 {
 	struct shmr_pid pid;
 
-	assert_int_equal(shmr_test_route_pid(&c->app, router, route, &pid), 0);
+	assert_int_equal(
+		shmr_test_route_pid(&c->cl.app, router, route, &pid), 0);
 	return pid;
 }
 
@@ -106,7 +97,8 @@ static struct shmr_pid route_pid(struct ctx *c, const char *router,
 static int stats_of(struct ctx *c, struct shmr_pid pid,
 		    struct shmr_test_stats *st)
 {
-	int rc = shmr_call(c->ep, pid, 0, 0, "s", 1, st, sizeof(*st), CALL_MS);
+	int rc = shmr_call(c->cl.ep, pid, 0, 0, "s", 1, st, sizeof(*st),
+			   CALL_MS);
 
 	return rc == (int)sizeof(*st) ? 0 : rc < 0 ? rc : -EPROTO;
 }
@@ -115,7 +107,7 @@ static int stats_of(struct ctx *c, struct shmr_pid pid,
 static int call_router(struct ctx *c, const char *router, uint64_t key,
 		       struct shmr_test_stats *st)
 {
-	int rc = shmr_call(c->ep, lookup(c, router), 1, key, "q", 1, st,
+	int rc = shmr_call(c->cl.ep, lookup(c, router), 1, key, "q", 1, st,
 			   sizeof(*st), CALL_MS);
 
 	if (rc >= 0 && rc != (int)sizeof(*st))
@@ -127,7 +119,7 @@ static int call_router(struct ctx *c, const char *router, uint64_t key,
 static int sent_ok(void *arg)
 {
 	struct ctx *c = arg;
-	int rc = shmr_send(c->ep, c->send_to, 1, c->key, &c->key,
+	int rc = shmr_send(c->cl.ep, c->send_to, 1, c->key, &c->key,
 			   sizeof(c->key));
 
 	assert_true(rc == 0 || rc == -EAGAIN);
@@ -138,7 +130,7 @@ static int sent_ok(void *arg)
  * lane was full at first. */
 static int send_key(struct ctx *c, struct shmr_pid to, uint64_t key)
 {
-	int rc = shmr_send(c->ep, to, 1, key, &key, sizeof(key));
+	int rc = shmr_send(c->cl.ep, to, 1, key, &key, sizeof(key));
 
 	if (rc == 0)
 		return 0;
@@ -178,7 +170,7 @@ static int each_is(void *arg)
 
 static uint32_t busy(struct ctx *c, struct shmr_pid pid)
 {
-	return atomic_load_explicit(&shmr_ep_at(c->base, pid.slot)->busy,
+	return atomic_load_explicit(&shmr_ep_at(c->cl.base, pid.slot)->busy,
 				    memory_order_relaxed);
 }
 
@@ -390,7 +382,7 @@ static void test_broadcast(void **state)
 		c->pids[j] = route_pid(c, "bc", name);
 	}
 	for (uint64_t i = 0; i < BC_K; i++) {
-		if (shmr_send(c->ep, bc, 1, i, &i, sizeof(i)) == 0)
+		if (shmr_send(c->cl.ep, bc, 1, i, &i, sizeof(i)) == 0)
 			continue;
 		/* Everything is backed up behind b0, held at its gate: let
 		 * it go, then wait for room. */
@@ -489,7 +481,7 @@ static void test_consistent_hash(void **state)
 	/* A fourth routee: wait until the new table routes some key to it
 	 * (the ring is a function of the names: with these, keys 0..119
 	 * move 30 of 120), then check every key. */
-	assert_int_equal(shmr_route_add(c->d, "ch", "c3", "shmr-test-worker",
+	assert_int_equal(shmr_route_add(c->cl.d, "ch", "c3", "shmr-test-worker",
 					NULL, 0, NULL),
 			 0);
 	c->router = "ch";
@@ -565,30 +557,6 @@ static void test_smallest_mailbox(void **state)
 
 /* ---- the examples ----------------------------------------------------- */
 
-/* The example directory: next to this file's tree, or $SHMR_EXAMPLES_DIR
- * (as in test_usecases.c). */
-static void example_path(const char *file, char *out, size_t cap)
-{
-	const char *env = getenv("SHMR_EXAMPLES_DIR");
-	char src[PATH_MAX], *slash;
-
-	if (env && *env) {
-		snprintf(out, cap, "%s/%s", env, file);
-		return;
-	}
-	snprintf(src, sizeof(src), "%s", __FILE__);
-	for (int up = 0; up < 3; up++) {
-		slash = strrchr(src, '/');
-		if (!slash) {
-			snprintf(src, sizeof(src), ".");
-			break;
-		}
-		*slash = '\0';
-	}
-	if (snprintf(out, cap, "%s/config/examples/%s", src, file) >= (int)cap)
-		fail_msg("example path too long");
-}
-
 /* A call through @p router answered "<one of the routes>:q". */
 static int example_answers(void *arg)
 {
@@ -597,9 +565,9 @@ static int example_answers(void *arg)
 	struct shmr_pid to;
 	int rc;
 
-	if (shmr_lookup(c->d, c->router, &to) < 0)
+	if (shmr_lookup(c->cl.d, c->router, &to) < 0)
 		return 0;
-	rc = shmr_call(c->ep, to, 1, 7, "q", 1, reply, sizeof(reply) - 1,
+	rc = shmr_call(c->cl.ep, to, 1, 7, "q", 1, reply, sizeof(reply) - 1,
 		       2000);
 	if (rc < 2)
 		return 0;
@@ -626,19 +594,17 @@ static void test_examples(void **state)
 		char path[PATH_MAX];
 
 		assert_non_null(c);
-		example_path(ex[i].file, path, sizeof(path));
-		assert_int_equal(shmr_test_app_start_file(&c->app, "ex", path),
-				 0);
-		assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
-		assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
+		assert_int_equal(
+			shmr_test_example_path(ex[i].file, path, sizeof(path)),
+			0);
+		assert_int_equal(
+			shmr_test_client_start_file(&c->cl, "ex", path, -1), 0);
 		c->router = ex[i].router;
 		c->tag = ex[i].prefix;
 		if (!shmr_test_wait(example_answers, c, WAIT_MS))
 			fail_msg("%s: no answer through %s", ex[i].file,
 				 ex[i].router);
-		shmr_endpoint_close(c->ep);
-		shmr_detach(c->d);
-		assert_int_equal(shmr_test_app_stop(&c->app), 0);
+		assert_int_equal(shmr_test_client_stop(&c->cl), 0);
 		free(c);
 	}
 }

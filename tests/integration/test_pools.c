@@ -26,9 +26,7 @@
 #define WAIT_MS 30000
 
 struct ctx {
-	struct shmr_test_app app;
-	struct shmr_domain *d;
-	struct shmr_endpoint *ep;
+	struct shmr_test_client cl;
 	struct shmr_pid router;
 	char ans[SHMR_PROTO_MAX];
 	const char *want;
@@ -47,24 +45,20 @@ static void start(struct ctx *c, const char *tag, const char *extra,
 		 "  pool = { size = %u; program = \"shmr-test-worker\"; };\n"
 		 "  %s } );\n",
 		 size, extra);
-	assert_int_equal(shmr_test_app_start(&c->app, tag, conf), 0);
-	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
-	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
-	assert_int_equal(shmr_lookup(c->d, "work", &c->router), 0);
+	assert_int_equal(shmr_test_client_start(&c->cl, tag, conf, -1), 0);
+	assert_int_equal(shmr_lookup(c->cl.d, "work", &c->router), 0);
 }
 
 static void stop(struct ctx *c)
 {
-	shmr_endpoint_close(c->ep);
-	shmr_detach(c->d);
-	assert_int_equal(shmr_test_app_stop(&c->app), 0);
+	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
 }
 
 /* A routed call: the tag of the routee that answered, or the error. */
 static int call(struct ctx *c, char tag[8])
 {
 	struct shmr_test_stats st;
-	int rc = shmr_call(c->ep, c->router, 1, 0, "?", 1, &st, sizeof(st),
+	int rc = shmr_call(c->cl.ep, c->router, 1, 0, "?", 1, &st, sizeof(st),
 			   WAIT_MS);
 
 	if (rc == (int)sizeof(st))
@@ -79,7 +73,7 @@ static int manage(struct ctx *c, uint32_t type, uint64_t key,
 	int rc;
 
 	memset(c->ans, 0, sizeof(c->ans));
-	rc = shmr_call_prio(c->ep, c->router, SHMR_PRIO_HIGH, type, key,
+	rc = shmr_call_prio(c->cl.ep, c->router, SHMR_PRIO_HIGH, type, key,
 			    payload, payload ? strlen(payload) : 0, c->ans,
 			    sizeof(c->ans) - 1, WAIT_MS);
 	return rc;
@@ -102,7 +96,7 @@ static void wait_routees(struct ctx *c, const char *want)
 
 static int ctl(struct ctx *c, const char *a, const char *b, const char *d)
 {
-	char *argv[] = { getenv("SHMRCTL"), "-s", c->app.sock, (char *)a,
+	char *argv[] = { getenv("SHMRCTL"), "-s", c->cl.app.sock, (char *)a,
 			 (char *)b, (char *)d, NULL };
 
 	return shmr_test_run(argv, c->ans, sizeof(c->ans));
@@ -133,7 +127,8 @@ static int one_route_left(void *arg)
 	struct ctx *c = arg;
 	unsigned lines = 0;
 
-	if (shmr_test_ctl(&c->app, "ROUTES work", c->ans, sizeof(c->ans)) < 0)
+	if (shmr_test_ctl(&c->cl.app, "ROUTES work", c->ans, sizeof(c->ans)) <
+	    0)
 		return 0;
 	for (const char *p = c->ans; (p = strchr(p, '\n')); p++)
 		lines++;
@@ -178,7 +173,7 @@ static int outside_reached(void *arg)
 	struct ctx *c = arg;
 	const struct shmr_msg *m[8];
 
-	assert_int_equal(shmr_send(c->ep, c->router, 1, 99, "m", 1), 0);
+	assert_int_equal(shmr_send(c->cl.ep, c->router, 1, 99, "m", 1), 0);
 	return shmr_recv_burst(c->outside, m, 8, 20) > 0;
 }
 
@@ -193,9 +188,9 @@ static void test_add_then_get_routees_sees_it(void **state)
 	(void)state;
 
 	start(&c, "routees", "", 1);
-	assert_int_equal(shmr_endpoint_open(c.d, &outside), 0);
+	assert_int_equal(shmr_endpoint_open(c.cl.d, &outside), 0);
 	assert_int_equal(shmr_register(outside, "outside"), 0);
-	assert_int_equal(shmr_send_prio(c.ep, c.router, SHMR_PRIO_HIGH,
+	assert_int_equal(shmr_send_prio(c.cl.ep, c.router, SHMR_PRIO_HIGH,
 					SHMR_TYPE_ADD_ROUTEE, 0, "outside", 7),
 			 0);
 	assert_true(manage(&c, SHMR_TYPE_GET_ROUTEES, 0, NULL) > 0);
@@ -205,7 +200,7 @@ static void test_add_then_get_routees_sees_it(void **state)
 	c.outside = outside;
 	assert_true(shmr_test_wait(outside_reached, &c, WAIT_MS));
 	for (unsigned i = 0; i < 4; i++)
-		assert_int_equal(shmr_send(c.ep, c.router, 1, i, "m", 1), 0);
+		assert_int_equal(shmr_send(c.cl.ep, c.router, 1, i, "m", 1), 0);
 	while (outside_hits < 2) {
 		const struct shmr_msg *m[8];
 		int n = shmr_recv_burst(outside, m, 8, WAIT_MS);
@@ -233,7 +228,7 @@ static long long restarts_of(struct ctx *c)
 {
 	char ans[SHMR_PROTO_MAX];
 
-	assert_int_equal(shmr_test_ctl(&c->app, "INSPECT work", ans,
+	assert_int_equal(shmr_test_ctl(&c->cl.app, "INSPECT work", ans,
 				       sizeof(ans)),
 			 0);
 	return shmr_test_value(ans, "shmr:restarts");
@@ -248,7 +243,7 @@ static int state_stopped(void *arg)
 {
 	struct ctx *c = arg;
 
-	assert_int_equal(shmr_test_ctl(&c->app, "INSPECT work", c->ans,
+	assert_int_equal(shmr_test_ctl(&c->cl.app, "INSPECT work", c->ans,
 				       sizeof(c->ans)),
 			 0);
 	return strstr(c->ans, "\nshmr:state stopped\n") != NULL &&
@@ -313,7 +308,8 @@ static int grew(void *arg)
 	 * look while the routee has not yet picked up its first burst sees
 	 * no pressure. */
 	for (unsigned i = 0; i < 10; i++)
-		assert_int_equal(shmr_send(c->ep, c->router, 1, i, "m", 1), 0);
+		assert_int_equal(
+			shmr_send(c->cl.ep, c->router, 1, i, "m", 1), 0);
 	return ctl(c, "routees", "work", NULL) == 0 &&
 	       strstr(c->ans, "work:1\n") != NULL;
 }
@@ -340,15 +336,13 @@ static void test_default_resizer_grows_a_pressed_pool(void **state)
 			 " args = [ \"--spin-ns\", \"20000000\" ]; };\n"
 			 "  %s } );\n",
 			 conf_extra);
-		assert_int_equal(shmr_test_app_start(&c.app, "resize", conf),
-				 0);
-		assert_int_equal(shmr_attach_path(c.app.sock, &c.d), 0);
-		assert_int_equal(shmr_endpoint_open(c.d, &c.ep), 0);
-		assert_int_equal(shmr_lookup(c.d, "work", &c.router), 0);
+		assert_int_equal(
+			shmr_test_client_start(&c.cl, "resize", conf, -1), 0);
+		assert_int_equal(shmr_lookup(c.cl.d, "work", &c.router), 0);
 	}
 	/* 20 ms a message: 40 messages keep work:0 busy with a queue. */
 	for (unsigned i = 0; i < 40; i++)
-		assert_int_equal(shmr_send(c.ep, c.router, 1, i, "m", 1), 0);
+		assert_int_equal(shmr_send(c.cl.ep, c.router, 1, i, "m", 1), 0);
 	assert_true(shmr_test_wait(grew, &c, WAIT_MS));
 	assert_null(strstr(c.ans, "work:3\n")); /* upper_bound 3 */
 	stop(&c);
@@ -368,8 +362,8 @@ static void test_pool_per_shard_behind_a_free_router(void **state)
 
 	memset(&c, 0, sizeof(c));
 	assert_int_equal(
-		shmr_test_app_start(
-			&c.app, "shards",
+		shmr_test_client_start(
+			&c.cl, "shards",
 			"routers = (\n"
 			"  { name = \"orders\"; behaviour = \"hash\";\n"
 			"    hash = [ \"s0\", \"s1\" ]; },\n"
@@ -377,16 +371,15 @@ static void test_pool_per_shard_behind_a_free_router(void **state)
 			"    pool = { size = 2; program = \"shmr-test-worker\"; }; },\n"
 			"  { name = \"s1\"; behaviour = \"round-robin\";\n"
 			"    pool = { size = 2; program = \"shmr-test-worker\"; }; }\n"
-			");\n"),
+			");\n",
+			-1),
 		0);
-	assert_int_equal(shmr_attach_path(c.app.sock, &c.d), 0);
-	assert_int_equal(shmr_endpoint_open(c.d, &c.ep), 0);
-	assert_int_equal(shmr_lookup(c.d, "orders", &orders), 0);
+	assert_int_equal(shmr_lookup(c.cl.d, "orders", &orders), 0);
 	for (uint64_t key = 0; key < 8; key++) {
 		struct shmr_test_stats st;
 		unsigned shard, worker;
 
-		assert_int_equal(shmr_call(c.ep, orders, 1, key, "?", 1, &st,
+		assert_int_equal(shmr_call(c.cl.ep, orders, 1, key, "?", 1, &st,
 					   sizeof(st), WAIT_MS),
 				 (int)sizeof(st));
 		assert_int_equal(sscanf(st.tag, "s%u:%u", &shard, &worker), 2);
@@ -405,7 +398,8 @@ static struct shmr_pid inbox_of(struct ctx *c, const char *name)
 {
 	struct shmr_pid pid;
 
-	assert_int_equal(shmr_test_route_pid(&c->app, "work", name, &pid), 0);
+	assert_int_equal(
+		shmr_test_route_pid(&c->cl.app, "work", name, &pid), 0);
 	return pid;
 }
 
@@ -421,10 +415,10 @@ static void test_poison_pill_retires_a_routee(void **state)
 	start(&c, "pill", "", 2);
 	wait_routees(&c, "work:0\nwork:1\n");
 	w1 = inbox_of(&c, "work:1");
-	assert_int_equal(shmr_send(c.ep, w1, SHMR_TYPE_POISON_PILL, 0, NULL, 0),
-			 0);
+	assert_int_equal(
+		shmr_send(c.cl.ep, w1, SHMR_TYPE_POISON_PILL, 0, NULL, 0), 0);
 	wait_routees(&c, "work:0\n");
-	assert_int_equal(shmr_send(c.ep, inbox_of(&c, "work:0"),
+	assert_int_equal(shmr_send(c.cl.ep, inbox_of(&c, "work:0"),
 				   SHMR_TYPE_POISON_PILL, 0, NULL, 0),
 			 0);
 	assert_true(shmr_test_wait(state_stopped, &c, WAIT_MS));

@@ -28,9 +28,7 @@
 #define BURST 32u /* the worker's receive burst */
 
 struct ctx {
-	struct shmr_test_app app;
-	struct shmr_domain *d;
-	struct shmr_endpoint *ep;
+	struct shmr_test_client cl;
 	struct shmr_pid router;
 	unsigned char *rec; /* N counts, then N redelivered marks */
 	char recpath[300];
@@ -40,7 +38,7 @@ static long long route_value(struct ctx *c, const char *key)
 {
 	char ans[SHMR_PROTO_MAX];
 
-	if (shmr_test_ctl(&c->app, "INSPECT events", ans, sizeof(ans)) < 0)
+	if (shmr_test_ctl(&c->cl.app, "INSPECT events", ans, sizeof(ans)) < 0)
 		return -1;
 	return shmr_test_value(ans, key);
 }
@@ -89,18 +87,14 @@ static struct ctx *start(const char *tag)
 		 "    args = [\"--record\", \"%s\", \"--spin-ns\", \"2000\"]; } );\n"
 		 "} );\n",
 		 c->recpath);
-	assert_int_equal(shmr_test_app_start(&c->app, tag, conf), 0);
-	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
-	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
-	assert_int_equal(shmr_lookup(c->d, "events", &c->router), 0);
+	assert_int_equal(shmr_test_client_start(&c->cl, tag, conf, -1), 0);
+	assert_int_equal(shmr_lookup(c->cl.d, "events", &c->router), 0);
 	return c;
 }
 
 static void stop(struct ctx *c)
 {
-	shmr_endpoint_close(c->ep);
-	shmr_detach(c->d);
-	assert_int_equal(shmr_test_app_stop(&c->app), 0);
+	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
 	munmap(c->rec, 2 * N);
 	unlink(c->recpath);
 	free(c);
@@ -116,7 +110,7 @@ static void stream_and_kill(struct ctx *c, pid_t victim)
 	int killed = 0, rc;
 
 	for (uint64_t k = 0; k < N; k++) {
-		while ((rc = shmr_send(c->ep, c->router, 1, k, &k,
+		while ((rc = shmr_send(c->cl.ep, c->router, 1, k, &k,
 				       sizeof(k))) == -EAGAIN) {
 			if (!killed && received(c) > N / 5) {
 				assert_int_equal(kill(victim, SIGKILL), 0);
@@ -170,7 +164,7 @@ static long long status_value(struct ctx *c, const char *key)
 {
 	char ans[SHMR_PROTO_MAX];
 
-	if (shmr_test_ctl(&c->app, "STATUS", ans, sizeof(ans)) < 0)
+	if (shmr_test_ctl(&c->cl.app, "STATUS", ans, sizeof(ans)) < 0)
 		return -1;
 	return shmr_test_value(ans, key);
 }
@@ -230,13 +224,13 @@ static void test_control_kill9_leaves_nothing(void **state)
 	(void)state;
 
 	assert_true(pids[0] > 0 && pids[1] > 0);
-	assert_int_equal(kill(c->app.control, SIGKILL), 0);
+	assert_int_equal(kill(c->cl.app.control, SIGKILL), 0);
 	/* Liveness bound only. */
 	assert_true(shmr_test_wait(gone, pids, 10000));
 	/* Nothing left for the library to clean up either. */
-	assert_int_equal(shmr_test_app_stop(&c->app), 0);
-	shmr_endpoint_close(c->ep);
-	shmr_detach(c->d);
+	assert_int_equal(shmr_test_app_stop(&c->cl.app), 0);
+	shmr_endpoint_close(c->cl.ep);
+	shmr_detach(c->cl.d);
 	munmap(c->rec, 2 * N);
 	unlink(c->recpath);
 	free(c);

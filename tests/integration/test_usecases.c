@@ -35,9 +35,7 @@
 #define WAIT_MS 20000
 
 struct ctx {
-	struct shmr_test_app app;
-	struct shmr_domain *d;
-	struct shmr_endpoint *ep;
+	struct shmr_test_client cl;
 	char reply[256];
 	/* for the predicates */
 	const char *router;
@@ -51,49 +49,22 @@ struct ctx {
 	const char *want_state;
 };
 
-/* The example directory: next to this file's tree (meson runs tests in the
- * build directory, where __FILE__ is relative), or $SHMR_EXAMPLES_DIR. */
-static void example_path(const char *file, char *out, size_t cap)
-{
-	const char *env = getenv("SHMR_EXAMPLES_DIR");
-	char src[PATH_MAX], *slash;
-
-	if (env && *env) {
-		snprintf(out, cap, "%s/%s", env, file);
-		return;
-	}
-	snprintf(src, sizeof(src), "%s", __FILE__);
-	for (int up = 0; up < 3; up++) { /* tests/integration/x.c -> root */
-		slash = strrchr(src, '/');
-		if (!slash) {
-			snprintf(src, sizeof(src), ".");
-			break;
-		}
-		*slash = '\0';
-	}
-	if (snprintf(out, cap, "%s/config/examples/%s", src, file) >= (int)cap)
-		fail_msg("example path too long");
-}
-
 static struct ctx *start(const char *tag, const char *example)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
 	char path[PATH_MAX];
 
 	assert_non_null(c);
-	example_path(example, path, sizeof(path));
+	assert_int_equal(shmr_test_example_path(example, path, sizeof(path)),
+			 0);
 	assert_int_equal(access(path, R_OK), 0);
-	assert_int_equal(shmr_test_app_start_file(&c->app, tag, path), 0);
-	assert_int_equal(shmr_attach_path(c->app.sock, &c->d), 0);
-	assert_int_equal(shmr_endpoint_open(c->d, &c->ep), 0);
+	assert_int_equal(shmr_test_client_start_file(&c->cl, tag, path, -1), 0);
 	return c;
 }
 
 static void stop(struct ctx *c)
 {
-	shmr_endpoint_close(c->ep);
-	shmr_detach(c->d);
-	assert_int_equal(shmr_test_app_stop(&c->app), 0);
+	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
 	free(c);
 }
 
@@ -103,7 +74,7 @@ static int call(struct ctx *c, const char *router, uint32_t type,
 		uint64_t key)
 {
 	struct shmr_pid to;
-	int rc = shmr_lookup(c->d, router, &to);
+	int rc = shmr_lookup(c->cl.d, router, &to);
 
 	c->reply[0] = '\0';
 	if (rc < 0)
@@ -111,7 +82,7 @@ static int call(struct ctx *c, const char *router, uint32_t type,
 	/* A call can be lost with a process that exits under it (a
 	 * registered process being stopped): the waits retry, so a short
 	 * timeout keeps them short. */
-	rc = shmr_call(c->ep, to, type, key, "q", 1, c->reply,
+	rc = shmr_call(c->cl.ep, to, type, key, "q", 1, c->reply,
 		       sizeof(c->reply) - 1, 2000);
 	if (rc >= 0)
 		c->reply[rc] = '\0';
@@ -168,7 +139,7 @@ static long long route_field(struct ctx *c, const char *router,
 	const char *p;
 
 	snprintf(req, sizeof(req), "ROUTE %s %s", router, route);
-	if (shmr_test_ctl(&c->app, req, ans, sizeof(ans)) < 0)
+	if (shmr_test_ctl(&c->cl.app, req, ans, sizeof(ans)) < 0)
 		return -1;
 	snprintf(key, sizeof(key), " %s=", field);
 	p = strstr(ans, key);
@@ -183,7 +154,7 @@ static int state_is(void *arg)
 
 	snprintf(req, sizeof(req), "ROUTE %s %s", c->router, c->route);
 	snprintf(want, sizeof(want), " state=%s ", c->want_state);
-	return shmr_test_ctl(&c->app, req, ans, sizeof(ans)) >= 0 &&
+	return shmr_test_ctl(&c->cl.app, req, ans, sizeof(ans)) >= 0 &&
 	       strstr(ans, want) != NULL;
 }
 
@@ -232,7 +203,7 @@ static int shmrctl(struct ctx *c, const char *const *args)
 
 	argv[n++] = getenv("SHMRCTL");
 	argv[n++] = "-d";
-	argv[n++] = c->app.domain;
+	argv[n++] = c->cl.app.domain;
 	for (; *args && n < 15; args++)
 		argv[n++] = (char *)*args;
 	argv[n] = NULL;
@@ -247,7 +218,7 @@ static pid_t external(struct ctx *c, const char *name, const char *tag)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		execlp("shmr-echo-worker", "shmr-echo-worker", "--domain",
-		       c->app.domain, "--name", name, "--tag", tag,
+		       c->cl.app.domain, "--name", name, "--tag", tag,
 		       (char *)NULL);
 		_exit(127);
 	}
@@ -283,21 +254,21 @@ static void test_payload_every_length(void **state)
 {
 	struct ctx *c = start("payload", "content.conf");
 	const char *prefix = "payments:";
-	size_t pl = strlen(prefix), max = shmr_payload_max(c->d) - pl;
+	size_t pl = strlen(prefix), max = shmr_payload_max(c->cl.d) - pl;
 	struct shmr_pid to;
 	unsigned char req[256];
 	char want[256];
 	(void)state;
 
 	wait_answer(c, "events", 1, 0, "payments");
-	assert_int_equal(shmr_lookup(c->d, "events", &to), 0);
+	assert_int_equal(shmr_lookup(c->cl.d, "events", &to), 0);
 	assert_true(max < sizeof(req));
 	for (size_t len = 0; len <= max; len++) {
 		for (size_t i = 0; i < len; i++)
 			req[i] = (unsigned char)(i * 7 + len + 1);
 		memcpy(want, prefix, pl);
 		memcpy(want + pl, req, len);
-		assert_int_equal(shmr_call(c->ep, to, 1, len, req, len,
+		assert_int_equal(shmr_call(c->cl.ep, to, 1, len, req, len,
 					   c->reply, sizeof(c->reply), 20000),
 				 (int)(pl + len));
 		assert_memory_equal(c->reply, want, pl + len);
@@ -389,9 +360,10 @@ static void test_cqrs_commands_by_key_queries_by_type(void **state)
 	}
 
 	/* Commands: keys 0..8 of type 1 (the type a query uses too). */
-	assert_int_equal(shmr_lookup(c->d, "orders", &orders), 0);
+	assert_int_equal(shmr_lookup(c->cl.d, "orders", &orders), 0);
 	for (uint64_t key = 0; key < 9; key++)
-		assert_int_equal(shmr_send(c->ep, orders, 1, key, "c", 1), 0);
+		assert_int_equal(
+			shmr_send(c->cl.ep, orders, 1, key, "c", 1), 0);
 	wait_delivered(c, "orders", "orders.write:0", 3); /* 0, 4, 8 */
 	wait_delivered(c, "orders", "orders.write:1", 2);
 	wait_delivered(c, "orders", "orders.write:2", 2);

@@ -1,6 +1,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -313,6 +314,80 @@ int shmr_test_map(const struct shmr_test_app *app, int writable, void **base,
 		     MAP_SHARED, fd, 0);
 	close(fd);
 	return *base == MAP_FAILED ? -errno : 0;
+}
+
+/* shmr_test_client_start() and _start_file(): the appliance from a
+ * configuration body or from a file. */
+static int client_start(struct shmr_test_client *c, const char *tag,
+			const char *body, const char *path, int map)
+{
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if ((path ? shmr_test_app_start_file(&c->app, tag, path)
+		  : shmr_test_app_start(&c->app, tag, body)) < 0)
+		return -1;
+	rc = shmr_attach_path(c->app.sock, &c->d);
+	if (rc == 0)
+		rc = shmr_endpoint_open(c->d, &c->ep);
+	if (rc == 0 && map >= 0)
+		rc = shmr_test_map(&c->app, map, &c->base, &c->size);
+	if (rc < 0) {
+		fprintf(stderr, "test client %s: %s\n", tag, shmr_strerror(rc));
+		if (map >= 0 && c->base == MAP_FAILED)
+			c->base = NULL;
+		shmr_test_client_stop(c);
+		return -1;
+	}
+	return 0;
+}
+
+int shmr_test_client_start(struct shmr_test_client *c, const char *tag,
+			   const char *conf_body, int map)
+{
+	return client_start(c, tag, conf_body, NULL, map);
+}
+
+int shmr_test_client_start_file(struct shmr_test_client *c, const char *tag,
+				const char *path, int map)
+{
+	return client_start(c, tag, NULL, path, map);
+}
+
+int shmr_test_example_path(const char *file, char *out, size_t cap)
+{
+	const char *env = getenv("SHMR_EXAMPLES_DIR");
+	char src[PATH_MAX], *slash;
+
+	if (env && *env)
+		return snprintf(out, cap, "%s/%s", env, file) < (int)cap ? 0
+									  : -1;
+	/* tests/lib/this.c -> the tree's root (meson compiles with paths
+	 * relative to the build directory). */
+	snprintf(src, sizeof(src), "%s", __FILE__);
+	for (int up = 0; up < 3; up++) {
+		slash = strrchr(src, '/');
+		if (!slash) {
+			snprintf(src, sizeof(src), ".");
+			break;
+		}
+		*slash = '\0';
+	}
+	return snprintf(out, cap, "%s/config/examples/%s", src, file) <
+		       (int)cap
+		       ? 0
+		       : -1;
+}
+
+int shmr_test_client_stop(struct shmr_test_client *c)
+{
+	if (c->base)
+		munmap(c->base, c->size);
+	if (c->ep)
+		shmr_endpoint_close(c->ep);
+	if (c->d)
+		shmr_detach(c->d);
+	return shmr_test_app_stop(&c->app);
 }
 
 int shmr_test_route_pid(const struct shmr_test_app *app, const char *router,

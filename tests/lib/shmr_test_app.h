@@ -72,6 +72,42 @@ int shmr_test_run_control(const char *conf, const char *run_dir,
 int shmr_test_map(const struct shmr_test_app *app, int writable, void **base,
 		  size_t *size);
 
+/* The appliance with this process as a client of it. */
+struct shmr_test_client {
+	struct shmr_test_app app;
+	struct shmr_domain *d;
+	struct shmr_endpoint *ep;
+	void *base; /* the domain as mapped here (shmr_test_map()), or NULL */
+	size_t size;
+};
+
+/**
+ * Start the appliance on @p conf_body (as shmr_test_app_start()), attach
+ * to it, open an endpoint and, when @p map is 0 (read-only) or 1
+ * (read-write), map its domain here too; -1: no mapping.
+ * Returns: 0, or -1 with a message on stderr (what was started is
+ *          stopped again).
+ */
+int shmr_test_client_start(struct shmr_test_client *c, const char *tag,
+			   const char *conf_body, int map);
+
+/** As shmr_test_client_start(), from the configuration file at @p path
+ *  (as shmr_test_app_start_file()). */
+int shmr_test_client_start_file(struct shmr_test_client *c, const char *tag,
+				const char *path, int map);
+
+/**
+ * Undo shmr_test_client_start().
+ * Returns: shmr_test_app_stop()'s count (0: the appliance cleaned up
+ *          after itself).
+ */
+int shmr_test_client_stop(struct shmr_test_client *c);
+
+/** The path of example configuration @p file: $SHMR_EXAMPLES_DIR/@p file,
+ *  else config/examples/@p file of this source tree.  0, or -1 when it
+ *  does not fit in @p cap. */
+int shmr_test_example_path(const char *file, char *out, size_t cap);
+
 /** The inbox PID of route @p route of @p router (ROUTE's pid=SLOT:GEN).
  *  0, or -SHMR_E_NO_ROUTE / the request's error. */
 int shmr_test_route_pid(const struct shmr_test_app *app, const char *router,
