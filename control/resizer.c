@@ -86,6 +86,26 @@ double shmr_ctl_rng_splitmix(void *ctx)
 	return (double)(z >> 11) * 0x1.0p-53;
 }
 
+static int probability(double x)
+{
+	return !is_nan(x) && x >= 0.0 && x <= 1.0;
+}
+
+static int ratio(double x)
+{
+	return !is_nan(x) && x >= 0.0 && x <= RATE_MAX;
+}
+
+/* Both resizers' pool bounds: 0 <= lower <= upper <= SHMR_CTL_POOL_MAX. */
+static int bounds_check(int lower, int upper, const char **field)
+{
+	if (lower < 0)
+		return bad(field, "lower-bound");
+	if (upper < 0 || upper < lower || upper > (int)SHMR_CTL_POOL_MAX)
+		return bad(field, "upper-bound");
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Default resizer                                                     */
 /* ------------------------------------------------------------------ */
@@ -104,18 +124,15 @@ void shmr_ctl_resizer_cfg_defaults(struct shmr_ctl_resizer_cfg *c)
 int shmr_ctl_resizer_check(const struct shmr_ctl_resizer_cfg *c,
 			   const char **field)
 {
-	if (c->lower_bound < 0)
-		return bad(field, "lower-bound");
-	if (c->upper_bound < 0 || c->upper_bound < c->lower_bound ||
-	    c->upper_bound > (int)SHMR_CTL_POOL_MAX)
-		return bad(field, "upper-bound");
-	if (is_nan(c->rampup_rate) || c->rampup_rate < 0.0 ||
-	    c->rampup_rate > RATE_MAX)
+	int rc = bounds_check(c->lower_bound, c->upper_bound, field);
+
+	if (rc < 0)
+		return rc;
+	if (!ratio(c->rampup_rate))
 		return bad(field, "rampup-rate");
 	if (is_nan(c->backoff_threshold) || c->backoff_threshold > 1.0)
 		return bad(field, "backoff-threshold");
-	if (is_nan(c->backoff_rate) || c->backoff_rate < 0.0 ||
-	    c->backoff_rate > RATE_MAX)
+	if (!ratio(c->backoff_rate))
 		return bad(field, "backoff-rate");
 	if (c->messages_per_resize < 1)
 		return bad(field, "messages-per-resize");
@@ -207,24 +224,13 @@ void shmr_ctl_optimal_cfg_defaults(struct shmr_ctl_optimal_cfg *c)
 	c->weight_of_latest_metric = 0.5;
 }
 
-static int probability(double x)
-{
-	return !is_nan(x) && x >= 0.0 && x <= 1.0;
-}
-
-static int ratio(double x)
-{
-	return !is_nan(x) && x >= 0.0 && x <= RATE_MAX;
-}
-
 int shmr_ctl_optimal_check(const struct shmr_ctl_optimal_cfg *c,
 			   const char **field)
 {
-	if (c->lower_bound < 0)
-		return bad(field, "lower-bound");
-	if (c->upper_bound < 0 || c->upper_bound < c->lower_bound ||
-	    c->upper_bound > (int)SHMR_CTL_POOL_MAX)
-		return bad(field, "upper-bound");
+	int rc = bounds_check(c->lower_bound, c->upper_bound, field);
+
+	if (rc < 0)
+		return rc;
 	if (c->optimization_range < 2)
 		return bad(field, "optimization-range");
 	if (!probability(c->chance_of_ramping_down_when_full))

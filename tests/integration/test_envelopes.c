@@ -43,6 +43,7 @@
 #include <shmr/proto_client.h>
 
 #include "shmr_test_app.h"
+#include "client_checks.h"
 #include "test_worker.h"
 
 #define WAIT_MS 30000
@@ -58,27 +59,11 @@ struct ctx {
 	uint64_t want_count;
 };
 
+_Static_assert(offsetof(struct ctx, cl) == 0, "client_ctx_start()");
+
 static struct ctx *start(const char *tag, const char *body)
 {
-	struct ctx *c = calloc(1, sizeof(*c));
-
-	assert_non_null(c);
-	assert_int_equal(shmr_test_client_start(&c->cl, tag, body, 1), 0);
-	return c;
-}
-
-static void stop(struct ctx *c)
-{
-	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
-	free(c);
-}
-
-static struct shmr_pid lookup(struct ctx *c, const char *name)
-{
-	struct shmr_pid pid;
-
-	assert_int_equal(shmr_lookup(c->cl.d, name, &pid), 0);
-	return pid;
+	return client_ctx_start(sizeof(struct ctx), tag, body, 1);
 }
 
 /* A Broadcast envelope through libshmr; a full outbound lane is waited
@@ -96,51 +81,19 @@ static void broadcast(struct ctx *c, struct shmr_pid to, uint32_t type,
 	assert_int_equal(rc, 0);
 }
 
-/* The inbox endpoint of route @p route of @p router. */
-static struct shmr_pid route_pid(struct ctx *c, const char *router,
-				 const char *route)
-{
-	struct shmr_pid pid;
-
-	assert_int_equal(
-		shmr_test_route_pid(&c->cl.app, router, route, &pid), 0);
-	return pid;
-}
-
-/* A worker's stats, asked by PID (not routed). */
-static int stats_of(struct ctx *c, struct shmr_pid pid,
-		    struct shmr_test_stats *st)
-{
-	int rc = shmr_call(c->cl.ep, pid, 0, 0, "s", 1, st, sizeof(*st),
-			   CALL_MS);
-
-	return rc == (int)sizeof(*st) ? 0 : rc < 0 ? rc : -EPROTO;
-}
-
 static long long inspect(struct ctx *c, const char *key)
 {
-	char req[64];
-
-	snprintf(req, sizeof(req), "INSPECT %s", c->router);
-	assert_int_equal(shmr_test_ctl(&c->cl.app, req, c->ans, sizeof(c->ans)),
-			 0);
-	return shmr_test_value(c->ans, key);
+	return client_inspect(&c->cl, c->router, c->ans, sizeof(c->ans), key);
 }
 
 /* GetRoutees as a call at NORMAL priority answers c->want. */
 static int routees_are(void *arg)
 {
 	struct ctx *c = arg;
-	char names[512] = "";
-	int rc = shmr_call(c->cl.ep, lookup(c, c->router),
-			   SHMR_TYPE_GET_ROUTEES, 0, NULL, 0, names,
-			   sizeof(names) - 1, CALL_MS);
 
-	if (rc < 0)
-		return 0;
-	names[rc] = '\0';
-	snprintf(c->ans, sizeof(c->ans), "%s", names);
-	return strcmp(names, c->want) == 0;
+	return client_routees(&c->cl, c->router, c->ans, sizeof(c->ans)) >=
+		       0 &&
+	       strcmp(c->ans, c->want) == 0;
 }
 
 static void wait_routees(struct ctx *c, const char *want)
@@ -162,18 +115,12 @@ static int state_stopped(void *arg)
 	       strstr(c->ans, "\nshmr:routes_active 0\n") != NULL;
 }
 
-static uint32_t busy(struct ctx *c, struct shmr_pid pid)
-{
-	return atomic_load_explicit(&shmr_ep_at(c->cl.base, pid.slot)->busy,
-				    memory_order_relaxed);
-}
-
 static int all_busy(void *arg)
 {
 	struct ctx *c = arg;
 
 	for (unsigned i = 0; i < c->n; i++)
-		if (!busy(c, c->pids[i]))
+		if (!client_busy(&c->cl, c->pids[i]))
 			return 0;
 	return 1;
 }
@@ -190,24 +137,6 @@ static int poke_until_stopped(void *arg)
 	else
 		assert_int_equal(errno, ENXIO); /* nobody at the gate */
 	return state_stopped(c);
-}
-
-static void tmp_path(char *path, size_t cap, const char *what)
-{
-	snprintf(path, cap, "/tmp/shmr-envelopes-%d-%s", (int)getpid(), what);
-	unlink(path);
-}
-
-/* A zeroed --record file for @p n keys. */
-static void make_record(char *path, size_t cap, const char *what, size_t n)
-{
-	int fd;
-
-	tmp_path(path, cap, what);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, (off_t)(2 * n)), 0);
-	close(fd);
 }
 
 static void read_record(const char *path, unsigned char *counts, size_t n)
@@ -246,9 +175,9 @@ static void test_broadcast_poison_pill_drains_the_pool(void **state)
 	struct ctx *c;
 	(void)state;
 
-	tmp_path(gate, sizeof(gate), "pill-gate");
+	client_tmp_path(gate, sizeof(gate), "pill-gate");
 	assert_int_equal(mkfifo(gate, 0600), 0);
-	make_record(rec, sizeof(rec), "pill-rec", 3 * PILL_K);
+	client_make_record(rec, sizeof(rec), "pill-rec", 3 * PILL_K);
 	snprintf(body, sizeof(body),
 		 "stop_grace_ms = 500;\n"
 		 "routers = ( { name = \"work\"; behaviour = \"round-robin\";\n"
@@ -259,14 +188,14 @@ static void test_broadcast_poison_pill_drains_the_pool(void **state)
 	c = start("pill", body);
 	c->router = "work";
 	c->gate = gate;
-	work = lookup(c, "work");
+	work = client_lookup(&c->cl, "work");
 	wait_routees(c, "work:0\nwork:1\nwork:2\n");
 	c->n = 3;
 	for (unsigned i = 0; i < 3; i++) {
 		char name[16];
 
 		snprintf(name, sizeof(name), "work:%u", i);
-		c->pids[i] = route_pid(c, "work", name);
+		c->pids[i] = client_route_pid(&c->cl, "work", name);
 	}
 	/* One message each: every worker takes it and waits at the gate
 	 * (its busy flag set)... */
@@ -292,7 +221,7 @@ static void test_broadcast_poison_pill_drains_the_pool(void **state)
 	c->pid = work;
 	assert_true(shmr_test_wait(refused_as_stopped, c, WAIT_MS));
 	wait_routees(c, "");
-	stop(c);
+	client_ctx_stop(c);
 	unlink(gate);
 	unlink(rec);
 }
@@ -307,7 +236,7 @@ static int each_counted(void *arg)
 	struct shmr_test_stats st;
 
 	for (unsigned i = 0; i < c->n; i++)
-		if (stats_of(c, c->pids[i], &st) < 0 ||
+		if (client_stats(&c->cl, c->pids[i], &st) < 0 ||
 		    st.count != c->want_count + (i == 0))
 			return 0;
 	return 1;
@@ -330,7 +259,7 @@ static void test_broadcast_to_a_type_router(void **state)
 		char what[16];
 
 		snprintf(what, sizeof(what), "tb-rec%u", j);
-		make_record(rec[j], sizeof(rec[j]), what, TB_K);
+		client_make_record(rec[j], sizeof(rec[j]), what, TB_K);
 	}
 	snprintf(body, sizeof(body),
 		 "routers = ( { name = \"events\"; behaviour = \"type\";\n"
@@ -345,13 +274,13 @@ static void test_broadcast_to_a_type_router(void **state)
 		 rec[0], rec[1], rec[2]);
 	c = start("typebc", body);
 	c->router = "events";
-	events = lookup(c, "events");
+	events = client_lookup(&c->cl, "events");
 	c->n = 3;
 	for (unsigned j = 0; j < 3; j++) {
 		char name[8];
 
 		snprintf(name, sizeof(name), "r%u", j);
-		c->pids[j] = route_pid(c, "events", name);
+		c->pids[j] = client_route_pid(&c->cl, "events", name);
 	}
 	for (uint64_t k = 0; k < TB_K; k++)
 		broadcast(c, events, 7, k);
@@ -366,13 +295,13 @@ static void test_broadcast_to_a_type_router(void **state)
 			if (counts[k] != 1)
 				fail_msg("r%u: key %u received %u times", j, k,
 					 counts[k]);
-		assert_int_equal(stats_of(c, c->pids[j], &st), 0);
+		assert_int_equal(client_stats(&c->cl, c->pids[j], &st), 0);
 		assert_int_equal(st.from_mismatch, 0); /* From: us, kept */
 	}
 	/* Counted per copy: three per broadcast message, one more send. */
 	assert_int_equal(inspect(c, "shmr:forwarded"), 3 * TB_K + 1);
 	assert_int_equal(inspect(c, "shmr:failed"), 0);
-	stop(c);
+	client_ctx_stop(c);
 	for (unsigned j = 0; j < 3; j++)
 		unlink(rec[j]);
 }
@@ -399,7 +328,7 @@ static void test_management_at_normal_priority(void **state)
 		  "routers = ( { name = \"work\"; behaviour = \"round-robin\";\n"
 		  "  pool = { size = 2; program = \"shmr-test-worker\"; }; } );\n");
 	c->router = "work";
-	work = lookup(c, "work");
+	work = client_lookup(&c->cl, "work");
 	wait_routees(c, "work:0\nwork:1\n");
 	assert_int_equal(shmr_call(c->cl.ep, work, SHMR_TYPE_KILL, 0, NULL, 0,
 				   c->ans, sizeof(c->ans), CALL_MS),
@@ -409,10 +338,11 @@ static void test_management_at_normal_priority(void **state)
 	/* No worker saw any of them: each counts only our calls. */
 	for (unsigned i = 0; i < 2; i++) {
 		char name[16];
+		struct shmr_pid w;
 
 		snprintf(name, sizeof(name), "work:%u", i);
-		assert_int_equal(stats_of(c, route_pid(c, "work", name), &st),
-				 0);
+		w = client_route_pid(&c->cl, "work", name);
+		assert_int_equal(client_stats(&c->cl, w, &st), 0);
 		assert_int_equal(st.count, 0);
 		assert_int_equal(st.calls, 1);
 	}
@@ -423,7 +353,7 @@ static void test_management_at_normal_priority(void **state)
 	assert_int_equal(shmr_call(c->cl.ep, work, 1, 0, "?", 1, c->ans,
 				   sizeof(c->ans), CALL_MS),
 			 -SHMR_E_NOT_ALLOWED);
-	stop(c);
+	client_ctx_stop(c);
 }
 
 /* Calls through a broadcast router: every routee answers, the caller
@@ -436,7 +366,7 @@ static void test_broadcast_calls_keep_going(void **state)
 			      "  routes = ( { name = \"a\"; program = \"shmr-test-worker\"; },\n"
 			      "             { name = \"b\"; program = \"shmr-test-worker\"; },\n"
 			      "             { name = \"c\"; program = \"shmr-test-worker\"; } ); } );\n");
-	struct shmr_pid all = lookup(c, "all");
+	struct shmr_pid all = client_lookup(&c->cl, "all");
 	struct shmr_test_stats st;
 	(void)state;
 
@@ -444,7 +374,7 @@ static void test_broadcast_calls_keep_going(void **state)
 		assert_int_equal(shmr_call(c->cl.ep, all, 1, i, "?", 1, &st,
 					   sizeof(st), CALL_MS),
 				 (int)sizeof(st));
-	stop(c);
+	client_ctx_stop(c);
 }
 
 int main(void)

@@ -41,6 +41,7 @@
 #include <shmr/proto_client.h>
 
 #include "shmr_test_app.h"
+#include "client_checks.h"
 #include "test_worker.h"
 
 #define WAIT_MS 30000
@@ -56,88 +57,30 @@ struct ctx {
 	unsigned nkeys;
 };
 
+_Static_assert(offsetof(struct ctx, cl) == 0, "client_ctx_start()");
+
 static struct ctx *start(const char *tag, const char *body)
 {
-	struct ctx *c = calloc(1, sizeof(*c));
-
-	assert_non_null(c);
-	assert_int_equal(shmr_test_client_start(&c->cl, tag, body, 0), 0);
-	return c;
-}
-
-static void stop(struct ctx *c)
-{
-	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
-	free(c);
-}
-
-static struct shmr_pid lookup(struct ctx *c, const char *name)
-{
-	struct shmr_pid pid;
-
-	assert_int_equal(shmr_lookup(c->cl.d, name, &pid), 0);
-	return pid;
-}
-
-static struct shmr_pid route_pid(struct ctx *c, const char *router,
-				 const char *route)
-{
-	struct shmr_pid pid;
-
-	assert_int_equal(
-		shmr_test_route_pid(&c->cl.app, router, route, &pid), 0);
-	return pid;
+	return client_ctx_start(sizeof(struct ctx), tag, body, 0);
 }
 
 static long long inspect(struct ctx *c, const char *key)
 {
-	char req[64];
-
-	snprintf(req, sizeof(req), "INSPECT %s", c->router);
-	assert_int_equal(shmr_test_ctl(&c->cl.app, req, c->ans, sizeof(c->ans)),
-			 0);
-	return shmr_test_value(c->ans, key);
+	return client_inspect(&c->cl, c->router, c->ans, sizeof(c->ans), key);
 }
 
 /* A call through the router: 0 and the answering worker's stats, or the
  * error. */
 static int call(struct ctx *c, struct shmr_test_stats *st)
 {
-	int rc = shmr_call(c->cl.ep, lookup(c, c->router), 1, 0, "q", 1, st,
-			   sizeof(*st), CALL_MS);
+	int rc = shmr_call(c->cl.ep, client_lookup(&c->cl, c->router), 1, 0,
+			   "q", 1, st, sizeof(*st), CALL_MS);
 
 	if (rc >= 0 && rc != (int)sizeof(*st))
 		return -EPROTO;
 	if (rc >= 0)
 		st->tag[sizeof(st->tag) - 1] = '\0';
 	return rc < 0 ? rc : 0;
-}
-
-static int stats_of(struct ctx *c, struct shmr_pid pid,
-		    struct shmr_test_stats *st)
-{
-	int rc = shmr_call(c->cl.ep, pid, 0, 0, "s", 1, st, sizeof(*st),
-			   CALL_MS);
-
-	return rc == (int)sizeof(*st) ? 0 : rc < 0 ? rc : -EPROTO;
-}
-
-static uint32_t busy(struct ctx *c, struct shmr_pid pid)
-{
-	return atomic_load_explicit(&shmr_ep_at(c->cl.base, pid.slot)->busy,
-				    memory_order_relaxed);
-}
-
-static void tmp_path(char *path, size_t cap, const char *what)
-{
-	snprintf(path, cap, "/tmp/shmr-gather-%d-%s", (int)getpid(), what);
-	unlink(path);
-}
-
-static void make_fifo(char *path, size_t cap, const char *what)
-{
-	tmp_path(path, cap, what);
-	assert_int_equal(mkfifo(path, 0600), 0);
 }
 
 /* Release whoever waits at the gate FIFO c->gate (every reader blocked in
@@ -182,7 +125,7 @@ static struct ctx *start_sg(const char *tag, char *gate, size_t cap,
 	char body[2048];
 	struct ctx *c;
 
-	make_fifo(gate, cap, tag);
+	client_make_fifo(gate, cap, tag);
 	snprintf(body, sizeof(body),
 		 "%s\n"
 		 "routers = ( { name = \"sg\"; behaviour = \"scatter-gather\";\n"
@@ -219,7 +162,8 @@ static void test_scatter_gather_first_reply_wins(void **state)
 	for (unsigned i = 0; i < 5; i++) {
 		assert_int_equal(call(c, &st), 0);
 		assert_string_equal(st.tag, "free");
-		assert_int_equal(st.last_call_from.slot, lookup(c, "sg").slot);
+		assert_int_equal(st.last_call_from.slot,
+				 client_lookup(&c->cl, "sg").slot);
 	}
 	/* Ten late replies once the held routees answer. */
 	release_until(c, "shmr:discarded", 10);
@@ -229,9 +173,12 @@ static void test_scatter_gather_first_reply_wins(void **state)
 	/* The caller is not confused by what was dropped: a direct call
 	 * still gets its own answer (the free worker saw five calls, and
 	 * this one). */
-	assert_int_equal(stats_of(c, route_pid(c, "sg", "free"), &st), 0);
+	assert_int_equal(
+		client_stats(&c->cl, client_route_pid(&c->cl, "sg", "free"),
+			     &st),
+		0);
 	assert_int_equal(st.calls, 5 + 1);
-	stop(c);
+	client_ctx_stop(c);
 	unlink(gate);
 }
 
@@ -245,7 +192,7 @@ static void test_scatter_gather_timeout_and_no_routees(void **state)
 	struct ctx *c;
 	(void)state;
 
-	make_fifo(gate, sizeof(gate), "sgtimeout");
+	client_make_fifo(gate, sizeof(gate), "sgtimeout");
 	snprintf(body, sizeof(body),
 		 "routers = ( { name = \"sg\"; behaviour = \"scatter-gather\";\n"
 		 "  within_ms = 200;\n"
@@ -267,7 +214,7 @@ static void test_scatter_gather_timeout_and_no_routees(void **state)
 	c->router = "nobody";
 	assert_int_equal(call(c, &st), -SHMR_E_NO_ROUTEES);
 	assert_int_equal(inspect(c, "shmr:failed"), 1);
-	stop(c);
+	client_ctx_stop(c);
 	unlink(gate);
 }
 
@@ -286,7 +233,7 @@ static void test_scatter_gather_two_lcores(void **state)
 		assert_string_equal(st.tag, "free");
 	}
 	release_until(c, "shmr:discarded", 16);
-	stop(c);
+	client_ctx_stop(c);
 	unlink(gate);
 }
 
@@ -308,7 +255,7 @@ static void test_tail_chopping_tries_the_next_routee(void **state)
 	unsigned calls = 0;
 	(void)state;
 
-	make_fifo(gate, sizeof(gate), "tail");
+	client_make_fifo(gate, sizeof(gate), "tail");
 	snprintf(body, sizeof(body),
 		 "routers = ( { name = \"tc\"; behaviour = \"tail-chopping\";\n"
 		 "  within_ms = 60000; interval_ms = 50;\n"
@@ -320,10 +267,10 @@ static void test_tail_chopping_tries_the_next_routee(void **state)
 	c = start("tail", body);
 	c->router = "tc";
 	c->gate = gate;
-	held = route_pid(c, "tc", "held");
+	held = client_route_pid(&c->cl, "tc", "held");
 	/* Each call has even odds to try "held" first: 64 calls miss it
 	 * with odds 2^-64. */
-	while (!busy(c, held)) {
+	while (!client_busy(&c->cl, held)) {
 		assert_true(calls++ < 64);
 		assert_int_equal(call(c, &st), 0);
 		assert_string_equal(st.tag, "free");
@@ -332,7 +279,7 @@ static void test_tail_chopping_tries_the_next_routee(void **state)
 	assert_int_equal(inspect(c, "shmr:failed"), 0);
 	/* Once let go, the held routee's answer is late: dropped. */
 	release_until(c, "shmr:discarded", 1);
-	stop(c);
+	client_ctx_stop(c);
 	unlink(gate);
 }
 
@@ -348,15 +295,10 @@ static int hold_file_written(void *arg)
 static int routees_are(void *arg)
 {
 	struct ctx *c = arg;
-	char names[512] = "";
-	int rc = shmr_call(c->cl.ep, lookup(c, c->router),
-			   SHMR_TYPE_GET_ROUTEES, 0, NULL, 0, names,
-			   sizeof(names) - 1, CALL_MS);
 
-	if (rc < 0)
-		return 0;
-	names[rc] = '\0';
-	return strcmp(names, c->want) == 0;
+	return client_routees(&c->cl, c->router, c->ans, sizeof(c->ans)) >=
+		       0 &&
+	       strcmp(c->ans, c->want) == 0;
 }
 
 /* Every key 0..c->nkeys-1 recorded at least once. */
@@ -425,12 +367,12 @@ static void test_balancing(void **state)
 	int fd;
 	(void)state;
 
-	tmp_path(rec, sizeof(rec), "bal-rec");
+	client_tmp_path(rec, sizeof(rec), "bal-rec");
 	fd = open(rec, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, (off_t)(2 * (BAL_N + 1))), 0);
 	close(fd);
-	tmp_path(hold, sizeof(hold), "bal-hold");
+	client_tmp_path(hold, sizeof(hold), "bal-hold");
 	snprintf(body, sizeof(body),
 		 "stop_grace_ms = 500;\n"
 		 "routers = ( { name = \"work\"; behaviour = \"balancing\";\n"
@@ -442,7 +384,7 @@ static void test_balancing(void **state)
 	c->router = "work";
 	c->rec = rec;
 	c->hold = hold;
-	work = lookup(c, "work");
+	work = client_lookup(&c->cl, "work");
 
 	/* work:0 holds key 0 for good; its replacement will not. */
 	assert_int_equal(shmr_send(c->cl.ep, work, 1, 0, NULL, 0), 0);
@@ -462,10 +404,11 @@ static void test_balancing(void **state)
 	assert_true(shmr_test_wait(all_recorded, c, WAIT_MS));
 	for (unsigned i = 1; i < 3; i++) {
 		char name[16];
+		struct shmr_pid w;
 
 		snprintf(name, sizeof(name), "work:%u", i);
-		assert_int_equal(stats_of(c, route_pid(c, "work", name), &st),
-				 0);
+		w = client_route_pid(&c->cl, "work", name);
+		assert_int_equal(client_stats(&c->cl, w, &st), 0);
 		assert_true(st.count > 0); /* both took work */
 		taken += st.count;
 	}
@@ -499,7 +442,7 @@ static void test_balancing(void **state)
 			fail_msg("key %u received %u times (redelivered %u)",
 				 k, counts[k], counts[BAL_N + 1 + k]);
 	assert_int_equal(counts[0], 2);
-	stop(c);
+	client_ctx_stop(c);
 	unlink(rec);
 	unlink(hold);
 }

@@ -42,6 +42,7 @@
 #include <shmr/proto_client.h>
 
 #include "shmr_test_app.h"
+#include "client_checks.h"
 #include "test_worker.h"
 
 #define WAIT_MS 20000
@@ -59,56 +60,19 @@ struct ctx {
 	uint64_t key;
 };
 
+_Static_assert(offsetof(struct ctx, cl) == 0, "client_ctx_start()");
+
 static struct ctx *start(const char *tag, const char *body)
 {
-	struct ctx *c = calloc(1, sizeof(*c));
-
-	assert_non_null(c);
-	assert_int_equal(shmr_test_client_start(&c->cl, tag, body, 0), 0);
-	return c;
-}
-
-static void stop(struct ctx *c)
-{
-	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
-	free(c);
-}
-
-static struct shmr_pid lookup(struct ctx *c, const char *name)
-{
-	struct shmr_pid pid;
-
-	assert_int_equal(shmr_lookup(c->cl.d, name, &pid), 0);
-	return pid;
-}
-
-/* The inbox endpoint of route @p route ("pid=SLOT:GEN" of its line). */
-static struct shmr_pid route_pid(struct ctx *c, const char *router,
-				 const char *route)
-{
-	struct shmr_pid pid;
-
-	assert_int_equal(
-		shmr_test_route_pid(&c->cl.app, router, route, &pid), 0);
-	return pid;
-}
-
-/* A worker's stats, asked directly (by PID: not routed). */
-static int stats_of(struct ctx *c, struct shmr_pid pid,
-		    struct shmr_test_stats *st)
-{
-	int rc = shmr_call(c->cl.ep, pid, 0, 0, "s", 1, st, sizeof(*st),
-			   CALL_MS);
-
-	return rc == (int)sizeof(*st) ? 0 : rc < 0 ? rc : -EPROTO;
+	return client_ctx_start(sizeof(struct ctx), tag, body, 0);
 }
 
 /* A call through @p router with @p key; the answering worker's stats. */
 static int call_router(struct ctx *c, const char *router, uint64_t key,
 		       struct shmr_test_stats *st)
 {
-	int rc = shmr_call(c->cl.ep, lookup(c, router), 1, key, "q", 1, st,
-			   sizeof(*st), CALL_MS);
+	int rc = shmr_call(c->cl.ep, client_lookup(&c->cl, router), 1, key,
+			   "q", 1, st, sizeof(*st), CALL_MS);
 
 	if (rc >= 0 && rc != (int)sizeof(*st))
 		return -EPROTO;
@@ -149,7 +113,7 @@ static int total_is(void *arg)
 	uint64_t sum = 0;
 
 	for (unsigned i = 0; i < c->n; i++) {
-		if (stats_of(c, c->pids[i], &st) < 0)
+		if (client_stats(&c->cl, c->pids[i], &st) < 0)
 			return 0;
 		sum += st.count;
 	}
@@ -163,15 +127,10 @@ static int each_is(void *arg)
 	struct shmr_test_stats st;
 
 	for (unsigned i = 0; i < c->n; i++)
-		if (stats_of(c, c->pids[i], &st) < 0 || st.count != c->want)
+		if (client_stats(&c->cl, c->pids[i], &st) < 0 ||
+		    st.count != c->want)
 			return 0;
 	return 1;
-}
-
-static uint32_t busy(struct ctx *c, struct shmr_pid pid)
-{
-	return atomic_load_explicit(&shmr_ep_at(c->cl.base, pid.slot)->busy,
-				    memory_order_relaxed);
 }
 
 /* c->pids[0] busy, c->pids[1..n) not. */
@@ -179,10 +138,10 @@ static int first_busy_rest_idle(void *arg)
 {
 	struct ctx *c = arg;
 
-	if (!busy(c, c->pids[0]))
+	if (!client_busy(&c->cl, c->pids[0]))
 		return 0;
 	for (unsigned i = 1; i < c->n; i++)
-		if (busy(c, c->pids[i]))
+		if (client_busy(&c->cl, c->pids[i]))
 			return 0;
 	return 1;
 }
@@ -192,7 +151,7 @@ static int all_idle(void *arg)
 	struct ctx *c = arg;
 
 	for (unsigned i = 0; i < c->n; i++)
-		if (busy(c, c->pids[i]))
+		if (client_busy(&c->cl, c->pids[i]))
 			return 0;
 	return 1;
 }
@@ -210,25 +169,6 @@ static int gate_opened(void *arg)
 	}
 	close(fd);
 	return 1;
-}
-
-static void make_fifo(char *path, size_t cap, const char *what)
-{
-	snprintf(path, cap, "/tmp/shmr-logics-%d-%s", (int)getpid(), what);
-	unlink(path);
-	assert_int_equal(mkfifo(path, 0600), 0);
-}
-
-/* A zeroed --record file for @p n keys. */
-static void make_record(char *path, size_t cap, const char *what, size_t n)
-{
-	int fd;
-
-	snprintf(path, cap, "/tmp/shmr-logics-%d-%s", (int)getpid(), what);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, (off_t)(2 * n)), 0);
-	close(fd);
 }
 
 /* ---- round-robin ------------------------------------------------------ */
@@ -249,7 +189,7 @@ static void test_round_robin(void **state)
 		"  { name = \"nobody\"; behaviour = \"round-robin\";\n"
 		"    routees = [ \"ghost\" ]; }\n"
 		");\n");
-	struct shmr_pid rr = lookup(c, "rr");
+	struct shmr_pid rr = client_lookup(&c->cl, "rr");
 	struct shmr_test_stats st;
 	char first[8];
 	int seen[RR_N] = { 0 };
@@ -260,7 +200,7 @@ static void test_round_robin(void **state)
 		char name[8];
 
 		snprintf(name, sizeof(name), "w%u", j);
-		c->pids[j] = route_pid(c, "rr", name);
+		c->pids[j] = client_route_pid(&c->cl, "rr", name);
 	}
 	/* k * N sequential sends from one sender (queued in the inboxes of
 	 * routes whose workers are still starting). */
@@ -269,7 +209,7 @@ static void test_round_robin(void **state)
 	c->want = RR_K * RR_N;
 	assert_true(shmr_test_wait(total_is, c, WAIT_MS));
 	for (unsigned j = 0; j < RR_N; j++) {
-		assert_int_equal(stats_of(c, c->pids[j], &st), 0);
+		assert_int_equal(client_stats(&c->cl, c->pids[j], &st), 0);
 		assert_int_equal(st.count, RR_K);
 		assert_int_equal(st.from_mismatch, 0);
 	}
@@ -288,7 +228,7 @@ static void test_round_robin(void **state)
 		assert_int_equal(seen[j], 2);
 	/* Nobody to route to. */
 	assert_int_equal(call_router(c, "nobody", 0, &st), -SHMR_E_NO_ROUTEES);
-	stop(c);
+	client_ctx_stop(c);
 }
 
 /* ---- random ----------------------------------------------------------- */
@@ -307,7 +247,7 @@ static void test_random(void **state)
 		"      { name = \"w2\"; program = \"shmr-test-worker\"; },\n"
 		"      { name = \"w3\"; program = \"shmr-test-worker\"; } ); }\n"
 		");\n");
-	struct shmr_pid rnd = lookup(c, "rnd");
+	struct shmr_pid rnd = client_lookup(&c->cl, "rnd");
 	struct shmr_test_stats st;
 	(void)state;
 
@@ -316,7 +256,7 @@ static void test_random(void **state)
 		char name[8];
 
 		snprintf(name, sizeof(name), "w%u", j);
-		c->pids[j] = route_pid(c, "rnd", name);
+		c->pids[j] = client_route_pid(&c->cl, "rnd", name);
 	}
 	for (uint64_t i = 0; i < RND_K; i++)
 		send_key(c, rnd, i);
@@ -326,12 +266,12 @@ static void test_random(void **state)
 	 * margin 300..700 is more than 10 of them (the seed is the
 	 * dataplane's own, so no exact count can be asked for). */
 	for (unsigned j = 0; j < RND_N; j++) {
-		assert_int_equal(stats_of(c, c->pids[j], &st), 0);
+		assert_int_equal(client_stats(&c->cl, c->pids[j], &st), 0);
 		if (st.count < 300 || st.count > 700)
 			fail_msg("w%u got %llu of %u", j,
 				 (unsigned long long)st.count, RND_K);
 	}
-	stop(c);
+	client_ctx_stop(c);
 }
 
 /* ---- broadcast -------------------------------------------------------- */
@@ -348,12 +288,12 @@ static void test_broadcast(void **state)
 	int released = 0, backpressure = 0;
 	(void)state;
 
-	make_fifo(gate, sizeof(gate), "bc-gate");
+	client_make_fifo(gate, sizeof(gate), "bc-gate");
 	for (unsigned j = 0; j < BC_N; j++) {
 		char what[16];
 
 		snprintf(what, sizeof(what), "bc-rec%u", j);
-		make_record(rec[j], sizeof(rec[j]), what, BC_K);
+		client_make_record(rec[j], sizeof(rec[j]), what, BC_K);
 	}
 	/* Small lanes, so that the held worker fills its inbox and the
 	 * backpressure reaches our own lane quickly. */
@@ -372,14 +312,14 @@ static void test_broadcast(void **state)
 		 ");\n",
 		 rec[0], gate, rec[1], rec[2]);
 	c = start("bcast", body);
-	bc = lookup(c, "bc");
+	bc = client_lookup(&c->cl, "bc");
 	c->gate = gate;
 	c->n = BC_N;
 	for (unsigned j = 0; j < BC_N; j++) {
 		char name[8];
 
 		snprintf(name, sizeof(name), "b%u", j);
-		c->pids[j] = route_pid(c, "bc", name);
+		c->pids[j] = client_route_pid(&c->cl, "bc", name);
 	}
 	for (uint64_t i = 0; i < BC_K; i++) {
 		if (shmr_send(c->cl.ep, bc, 1, i, &i, sizeof(i)) == 0)
@@ -412,20 +352,22 @@ static void test_broadcast(void **state)
 				fail_msg("b%u: key %u received %u times "
 					 "(redelivered %u)",
 					 j, k, counts[k], counts[BC_K + k]);
-		assert_int_equal(stats_of(c, c->pids[j], &before[j]), 0);
+		assert_int_equal(client_stats(&c->cl, c->pids[j], &before[j]),
+				 0);
 		assert_int_equal(before[j].count, BC_K);
 		assert_int_equal(before[j].misrouted, 0);
-		assert_string_equal(before[j].tag, j == 0 ? "b0" : j == 1 ? "b1" : "b2");
+		assert_string_equal(before[j].tag,
+				    j == 0 ? "b0" : j == 1 ? "b1" : "b2");
 	}
 	/* A call reaches every worker; the caller gets one reply (the first;
 	 * libshmr drops the later ones as stale). */
 	assert_int_equal(call_router(c, "bc", 0, &st), 0);
 	for (unsigned j = 0; j < BC_N; j++) {
-		assert_int_equal(stats_of(c, c->pids[j], &st), 0);
+		assert_int_equal(client_stats(&c->cl, c->pids[j], &st), 0);
 		/* this query, and the broadcast call before it */
 		assert_int_equal(st.calls, before[j].calls + 2);
 	}
-	stop(c);
+	client_ctx_stop(c);
 	unlink(gate);
 	for (unsigned j = 0; j < BC_N; j++)
 		unlink(rec[j]);
@@ -499,7 +441,7 @@ static void test_consistent_hash(void **state)
 	}
 	/* About 1/(N+1) of the keys; exactly 30 with these names. */
 	assert_int_equal(moved, 30);
-	stop(c);
+	client_ctx_stop(c);
 }
 
 /* ---- smallest-mailbox ------------------------------------------------- */
@@ -511,7 +453,7 @@ static void test_smallest_mailbox(void **state)
 	struct ctx *c;
 	(void)state;
 
-	make_fifo(gate, sizeof(gate), "sm-gate");
+	client_make_fifo(gate, sizeof(gate), "sm-gate");
 	snprintf(body, sizeof(body),
 		 "routers = (\n"
 		 "  { name = \"sm\"; behaviour = \"smallest-mailbox\";\n"
@@ -525,12 +467,12 @@ static void test_smallest_mailbox(void **state)
 	c = start("smallest", body);
 	c->gate = gate;
 	c->n = 3;
-	c->pids[0] = route_pid(c, "sm", "held");
-	c->pids[1] = route_pid(c, "sm", "w1");
-	c->pids[2] = route_pid(c, "sm", "w2");
+	c->pids[0] = client_route_pid(&c->cl, "sm", "held");
+	c->pids[1] = client_route_pid(&c->cl, "sm", "w1");
+	c->pids[2] = client_route_pid(&c->cl, "sm", "w2");
 	/* Every worker up (each answers), then idle. */
 	for (unsigned j = 1; j < 3; j++)
-		assert_int_equal(stats_of(c, c->pids[j], &st), 0);
+		assert_int_equal(client_stats(&c->cl, c->pids[j], &st), 0);
 	/* One message straight to "held": its worker takes the burst and
 	 * waits at the gate holding it (busy, inbox empty). */
 	send_key(c, c->pids[0], 0);
@@ -551,7 +493,7 @@ static void test_smallest_mailbox(void **state)
 	assert_int_equal(call_router(c, "sm", 0, &st), 0);
 	assert_string_equal(st.tag, "held");
 	assert_int_equal(st.count, 1);
-	stop(c);
+	client_ctx_stop(c);
 	unlink(gate);
 }
 
