@@ -105,22 +105,6 @@ static inline struct rte_ring *shmr_dp_ctl_lane(const struct shmr_dp_env *e)
 	return (struct rte_ring *)((char *)e->base + e->ctl_off);
 }
 
-/**
- * Is a lane we consume (an endpoint's outbound lane) still sound?  Checks
- * the geometry against our copy, that our own side is at rest (no burst
- * held: head == tail), and that the producer's tail is at most a capacity
- * ahead of our tail.  It reads no head/tail pair
- * that the peer moves while we read it, so a live producer never makes a
- * sound ring look corrupted.
- *
- * Context: the lane's consumer, between bursts.  Returns 1 sound, 0 not.
- */
-int shmr_dp_lane_sound_sc(const struct rte_ring *r, uint32_t lane_size);
-
-/** As shmr_dp_lane_sound_sc(), for a lane we produce (an inbound lane). */
-int shmr_dp_lane_sound_sp(const struct rte_ring *r, uint32_t lane_size);
-
-
 /* ------------------------------------------------------------------ */
 /* The table                                                           */
 

@@ -138,48 +138,6 @@ static const char *const bad_names[] = {
 static void admin_put(struct shmr_dp_lcore *lc, const struct shmr_msg *m,
 		      const struct shmr_dp_meta *meta);
 
-/* ---- ring access -------------------------------------------------- */
-
-/* ---- lane checks ------------------------------------------------- */
-
-static inline int geometry_ok(const struct rte_ring *r, uint32_t lane_size)
-{
-	return r->size == lane_size && r->mask == lane_size - 1 &&
-	       r->capacity == lane_size - 1 &&
-	       r->prod.sync_type == RTE_RING_SYNC_ST &&
-	       r->cons.sync_type == RTE_RING_SYNC_ST;
-}
-
-int shmr_dp_lane_sound_sc(const struct rte_ring *r, uint32_t lane_size)
-{
-	uint32_t ch, ct, pt;
-
-	if (!geometry_ok(r, lane_size))
-		return 0;
-	/* Our own side: written only by this thread. */
-	ch = __atomic_load_n(&r->cons.head, __ATOMIC_RELAXED);
-	ct = __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
-	/* The producer's tail moves only forward and never more than a
-	 * capacity past our tail, which is stable while we read.  Acquire:
-	 * pairs with the producer's release store of prod.tail. */
-	pt = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
-	return ch == ct && pt - ct <= lane_size - 1;
-}
-
-int shmr_dp_lane_sound_sp(const struct rte_ring *r, uint32_t lane_size)
-{
-	uint32_t ph, pt, ct;
-
-	if (!geometry_ok(r, lane_size))
-		return 0;
-	ph = __atomic_load_n(&r->prod.head, __ATOMIC_RELAXED);
-	pt = __atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED);
-	/* The consumer's tail only follows ours.  Acquire: pairs with the
-	 * consumer's release store of cons.tail (dequeue finish). */
-	ct = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
-	return ph == pt && pt - ct <= lane_size - 1;
-}
-
 /* ---- lcore state and logging -------------------------------------- */
 
 /* The collector's clock (lc->clock_ns): read from the vDSO, no syscall. */
@@ -351,7 +309,7 @@ static inline int target_sound(struct shmr_dp_lcore *lc, uint32_t slot)
 
 	if (lc->checked[slot / 64] & bit)
 		return 1;
-	if (!shmr_dp_lane_sound_sp(shmr_dp_lane(lc->env, slot, lc->index),
+	if (!shmr_lane_valid_sp(shmr_dp_lane(lc->env, slot, lc->index),
 				   lc->env->lane_size))
 		return 0;
 	lc->checked[slot / 64] |= bit;
@@ -1744,7 +1702,7 @@ unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
 	uint32_t tail = __atomic_load_n(&src->cons.tail, __ATOMIC_RELAXED);
 	unsigned n, handled = 0;
 
-	if (!shmr_dp_lane_sound_sc(src, env->lane_size)) {
+	if (!shmr_lane_valid_sc(src, env->lane_size)) {
 		quarantine(lc, p, src == p->out_high ? "high-priority outbound"
 						     : "outbound");
 		return 0;

@@ -257,7 +257,7 @@ static void *update_main(void *arg)
 		unsigned n;
 		uint32_t seen;
 
-		if (shmr_dp_lane_sound_sc(ctl, g_env.lane_size)) {
+		if (shmr_lane_valid_sc(ctl, g_env.lane_size)) {
 			unsigned dropped = 0, bad_kind = 0, bad_type = 0;
 
 			while ((n = rte_ring_dequeue_burst_elem(ctl, buf, ss, 8,

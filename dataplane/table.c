@@ -625,20 +625,11 @@ static int build_router(const struct shmr_dp_env *env,
 	return 0;
 }
 
-/* Only what no legitimate peer ever writes after creation. */
-static int lane_geometry_ok(const struct rte_ring *r, uint32_t lane_size)
-{
-	return r->size == lane_size && r->mask == lane_size - 1 &&
-	       r->capacity == lane_size - 1 &&
-	       r->prod.sync_type == RTE_RING_SYNC_ST &&
-	       r->cons.sync_type == RTE_RING_SYNC_ST;
-}
-
 static int ep_geometry_ok(const struct shmr_dp_env *env, uint32_t slot)
 {
 	for (uint32_t i = 0; i < SHMR_LANES_PER_EP(env->nlcores); i++)
-		if (!lane_geometry_ok(shmr_dp_lane(env, slot, i),
-				      env->lane_size))
+		if (!shmr_lane_geometry_valid(shmr_dp_lane(env, slot, i),
+					      env->lane_size))
 			return 0;
 	return 1;
 }
