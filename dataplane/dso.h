@@ -3,8 +3,7 @@
  * and, when the table that loaded them is freed, fini() and dlclose()
  * (dso.c).
  *
- * Internal, not for direct inclusion outside dataplane/ (the dataplane's
- * unit tests and shmr-perf's decide mode excepted).
+ * Internal, not for direct inclusion outside dataplane/.
  */
 #ifndef SHMR_DP_DSO_H
 #define SHMR_DP_DSO_H

@@ -425,11 +425,8 @@ int shmr_dp_fwd_refuse_now_rcu(struct shmr_dp_lcore *lc,
 static int fail_full(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		     const struct shmr_dp_poll *p, unsigned i)
 {
-	struct shmr_msg *m = (struct shmr_msg *)(lc->buf +
-						 (size_t)i * lc->env->slot_size);
-
-	return shmr_dp_fwd_refuse_now_rcu(lc, t, p, m, &lc->meta[i],
-					  -SHMR_E_MAILBOX_FULL);
+	return shmr_dp_fwd_refuse_now_rcu(lc, t, p, burst_slot(lc, i),
+					  &lc->meta[i], -SHMR_E_MAILBOX_FULL);
 }
 
 /* Enqueue a run; returns 1 when all of it went in (or what did not was

@@ -3,7 +3,7 @@
  * endpoints (forward.c).
  *
  * Internal, not for direct inclusion outside dataplane/ (the dataplane's
- * unit tests and shmr-perf's decide mode excepted).
+ * unit tests excepted).
  */
 #ifndef SHMR_DP_FORWARD_H
 #define SHMR_DP_FORWARD_H

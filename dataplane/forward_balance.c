@@ -65,8 +65,7 @@ int shmr_dp_fwd_balance_push_rcu(struct shmr_dp_lcore *lc,
 				 const struct shmr_dp_table *t,
 				 const struct shmr_dp_poll *p, unsigned i)
 {
-	uint32_t ss = lc->env->slot_size;
-	struct shmr_msg *m = (struct shmr_msg *)(lc->buf + (size_t)i * ss);
+	struct shmr_msg *m = burst_slot(lc, i);
 	struct shmr_dp_meta *meta = &lc->meta[i];
 	unsigned ri = meta->bcast;
 	struct shmr_dp_balance *q = bal_queue(lc, &t->routers[ri], ri);

@@ -123,6 +123,13 @@ unsigned shmr_dp_fwd_balance_dispatch_rcu(struct shmr_dp_lcore *lc,
 
 /* ---- per-slot helpers, static inline ---------------------------------- */
 
+/* Slot @p i of the burst: the lcore's private copy of it. */
+static inline struct shmr_msg *burst_slot(const struct shmr_dp_lcore *lc,
+					  unsigned i)
+{
+	return (struct shmr_msg *)(lc->buf + (size_t)i * lc->env->slot_size);
+}
+
 static inline void note_bell(struct shmr_dp_lcore *lc, uint32_t slot)
 {
 	lc->bells[slot / 64] |= 1ull << (slot % 64);

@@ -5,7 +5,7 @@
  * up, linked to the other lcores, woken and put to sleep (lcore.c).
  *
  * Internal, not for direct inclusion outside dataplane/ (the dataplane's
- * unit tests and shmr-perf's decide mode excepted).
+ * unit tests excepted).
  */
 #ifndef SHMR_DP_LCORE_H
 #define SHMR_DP_LCORE_H

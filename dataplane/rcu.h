@@ -2,7 +2,7 @@
  * Publication: the table swap under liburcu QSBR (rcu.c's essay).
  *
  * Internal, not for direct inclusion outside dataplane/ (the dataplane's
- * unit tests and shmr-perf's decide mode excepted).
+ * unit tests excepted).
  */
 #ifndef SHMR_DP_RCU_H
 #define SHMR_DP_RCU_H
