@@ -39,7 +39,8 @@
  * Why a buggy peer cannot take the dataplane down:
  *   - Before each burst the source lane's geometry is compared with the
  *     dataplane's private copy and its head/tail words are checked; before
- *     each enqueue the target lane is checked the same way.  Index
+ *     each enqueue the target lane is checked the same way (lane checks:
+ *     shmr_lane_valid_sc() and _sp() in shm/domain.h, beside lane repair).  Index
  *     arithmetic in the ring code only uses size and mask, so a lane that
  *     passes cannot make the lcore read or write outside it.  A corrupted
  *     outbound lane quarantines its endpoint; a corrupted inbound lane
@@ -54,15 +55,9 @@
  * from the vDSO; a balancing queue is allocated once, at its router's
  * first message on the lcore.)
  */
-#include <errno.h>
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <rte_random.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 #include <rte_ring_peek.h>

@@ -578,6 +578,8 @@ static int build_router(const struct shmr_dp_env *env,
 	return 0;
 }
 
+/* Every lane of endpoint @p slot, by what no legitimate peer ever writes
+ * after creation (shmr_lane_geometry_valid()). */
 static int ep_geometry_ok(const struct shmr_dp_env *env, uint32_t slot)
 {
 	for (uint32_t i = 0; i < SHMR_LANES_PER_EP(env->nlcores); i++)
