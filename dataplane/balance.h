@@ -1,7 +1,7 @@
 /*
  * The balancing queue: Pekko's BalancingPool (one mailbox shared by every
- * routee of the pool) without a multi-consumer ring.  Internal to the
- * dataplane (and its unit tests); not for direct inclusion by other parts.
+ * routee of the pool) without a multi-consumer ring.  Internal, not for
+ * direct inclusion outside dataplane/ (its unit tests excepted).
  *
  * Pekko's workers all take from one queue.  Across processes that would be
  * a multi-consumer ring, which a consumer killed between its head and tail

@@ -1,7 +1,7 @@
 /*
  * The reply collector of scatter-gather and tail-chopping routers (issue
- * 4).  Internal to the dataplane (and its unit tests); not for direct
- * inclusion by other parts.
+ * 4).  Internal, not for direct inclusion outside dataplane/ (its unit
+ * tests excepted).
  *
  * Every other routing logic forwards a call with its `from` and `ref`
  * unchanged, so the routee answers the caller directly.  These two cannot:

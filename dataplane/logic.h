@@ -1,8 +1,8 @@
 /*
  * The pure parts of the built-in routing logics (issue 4): round-robin,
- * random, smallest-mailbox scoring and the consistent-hash ring.  Internal
- * to the dataplane (and its unit tests); not for direct inclusion by other
- * parts.
+ * random, smallest-mailbox scoring and the consistent-hash ring.
+ * Internal, not for direct inclusion outside dataplane/ (its unit tests
+ * excepted).
  *
  * Nothing here touches shared memory, a process or a clock: the caller
  * reads the routee count, the inbox depths and busy flags, the random

@@ -49,6 +49,10 @@
 #include <urcu-qsbr.h>
 
 #include "dataplane_internal.h"
+#include "forward.h"
+#include "lcore.h"
+#include "rcu.h"
+#include "table.h"
 
 #define PROG "shmr-dataplane"
 #define IDLE_SLEEP_MS 100   /* longest sleep of an idle lcore */
@@ -219,7 +223,7 @@ static int rebuild(uint64_t *last_fail_version)
 			    "version %" PRIu64 " meanwhile",
 			    rc == -EAGAIN ? "the spec stays mid-write"
 					   : strerror(-rc),
-			    shmr_dp_table_get_rcu(&g_current)->version);
+			    shmr_dp_table_current(&g_current)->version);
 		*last_fail_version = v;
 		return rc;
 	}
@@ -257,7 +261,7 @@ static void *update_main(void *arg)
 		unsigned n;
 		uint32_t seen;
 
-		if (shmr_dp_lane_sound_sc(ctl, g_env.lane_size)) {
+		if (shmr_lane_valid_sc(ctl, g_env.lane_size)) {
 			unsigned dropped = 0, bad_kind = 0, bad_type = 0;
 
 			while ((n = rte_ring_dequeue_burst_elem(ctl, buf, ss, 8,
@@ -307,7 +311,7 @@ static void *update_main(void *arg)
 		 * (a message lost with a control plane that died). */
 		if (want || atomic_load_explicit(&spec->seq,
 						 memory_order_relaxed) !=
-				    shmr_dp_table_get_rcu(&g_current)->seq)
+				    shmr_dp_table_current(&g_current)->seq)
 			timeout = rebuild(&last_fail) < 0 ? SPEC_RETRY_MS
 							  : SPEC_POLL_MS;
 
@@ -684,7 +688,7 @@ int main(int argc, char **argv)
 
 	/* No reader is left: the last table can go without a grace
 	 * period. */
-	shmr_dp_table_free(shmr_dp_table_get_rcu(&g_current));
+	shmr_dp_table_free(shmr_dp_table_current(&g_current));
 	for (uint32_t i = 0; i < g_env.nlcores; i++)
 		shmr_dp_lcore_fini(&g_lcores[i].lc);
 	int32_t me = (int32_t)getpid();

@@ -20,7 +20,7 @@
  */
 #include <urcu-qsbr.h>
 
-#include "dataplane_internal.h"
+#include "rcu.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define DP_TSAN 1
@@ -48,6 +48,12 @@ struct shmr_dp_table *shmr_dp_table_get_rcu(struct shmr_dp_current *c)
 #else
 	return rcu_dereference(c->table);
 #endif
+}
+
+struct shmr_dp_table *shmr_dp_table_current(struct shmr_dp_current *c)
+{
+	/* No partner: see rcu.h (the writer's own store, or joined). */
+	return __atomic_load_n(&c->table, __ATOMIC_RELAXED);
 }
 
 struct shmr_dp_table *shmr_dp_table_publish(struct shmr_dp_current *c,

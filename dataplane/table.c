@@ -41,14 +41,14 @@
  */
 #include <errno.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_ring.h>
 
-#include "dataplane_internal.h"
+#include "dso.h"
+#include "table.h"
 
 #define SNAPSHOT_TRIES 2000
 
@@ -63,53 +63,6 @@ static const struct shmr_dp_target unknown_target = {
 	.router = -1,
 	.err = -SHMR_E_PROCESS_UNKNOWN,
 };
-
-void shmr_dp_log(const struct shmr_dp_env *env, int level, const char *fmt,
-		 ...)
-{
-	char line[512];
-	va_list ap;
-
-	if (!env->log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	env->log(env->log_ctx, level, line);
-}
-
-int shmr_dp_env_init(struct shmr_dp_env *env, void *base, size_t map_size)
-{
-	const struct shmr_domain_hdr *h = base;
-	struct shmr_geometry g;
-	int rc;
-
-	rc = shmr_layout_check(base, map_size);
-	if (rc < 0)
-		return rc;
-	g = (struct shmr_geometry){ h->slot_size, h->lane_size, h->nlcores,
-				    h->poll_mode, h->spin_polls };
-	if (shmr_geometry_check(&g, NULL) < 0 ||
-	    h->max_endpoints != SHMR_MAX_ENDPOINTS)
-		return -EINVAL;
-	env->base = base;
-	env->map_size = map_size;
-	env->slot_size = h->slot_size;
-	env->lane_size = h->lane_size;
-	env->nlcores = h->nlcores;
-	env->max_endpoints = h->max_endpoints;
-	env->poll_mode = h->poll_mode;
-	env->spin_polls = h->spin_polls ? h->spin_polls : 1;
-	env->lane_stride = h->lane_stride;
-	env->ep_off = h->ep_off;
-	env->spec_off = h->spec_off;
-	env->counters_off = h->counters_off;
-	env->ctl_off = h->ctl_off;
-	env->lanes_off = h->lanes_off;
-	memcpy(env->name, h->name, SHMR_NAME_MAX);
-	env->name[SHMR_NAME_MAX - 1] = '\0';
-	return 0;
-}
 
 uint32_t shmr_dp_name_hash(const char *s, size_t len)
 {
@@ -625,20 +578,13 @@ static int build_router(const struct shmr_dp_env *env,
 	return 0;
 }
 
-/* Only what no legitimate peer ever writes after creation. */
-static int lane_geometry_ok(const struct rte_ring *r, uint32_t lane_size)
-{
-	return r->size == lane_size && r->mask == lane_size - 1 &&
-	       r->capacity == lane_size - 1 &&
-	       r->prod.sync_type == RTE_RING_SYNC_ST &&
-	       r->cons.sync_type == RTE_RING_SYNC_ST;
-}
-
+/* Every lane of endpoint @p slot, by what no legitimate peer ever writes
+ * after creation (shmr_lane_geometry_valid()). */
 static int ep_geometry_ok(const struct shmr_dp_env *env, uint32_t slot)
 {
 	for (uint32_t i = 0; i < SHMR_LANES_PER_EP(env->nlcores); i++)
-		if (!lane_geometry_ok(shmr_dp_lane(env, slot, i),
-				      env->lane_size))
+		if (!shmr_lane_geometry_valid(shmr_dp_lane(env, slot, i),
+					      env->lane_size))
 			return 0;
 	return 1;
 }

@@ -23,6 +23,8 @@
 #include <shmr/domain.h>
 
 #include "dataplane_internal.h"
+#include "decide.h"
+#include "table.h"
 #include "perf_internal.h"
 
 #define DECISIONS 10000000u

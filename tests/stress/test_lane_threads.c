@@ -149,7 +149,7 @@ static void test_forward_threads(void **state)
 		atomic_load(&shmr_stats_of(s->d.base, 0)->router_forwarded[2]),
 		N);
 	print_message("%u messages, %u table swaps meanwhile\n", N, swaps);
-	shmr_dp_table_free(shmr_dp_table_get_rcu(&s->cur));
+	shmr_dp_table_free(shmr_dp_table_current(&s->cur));
 	dp_dom_fini(&s->d);
 	free(s);
 }

@@ -140,7 +140,7 @@ static void test_swap_under_readers(void **state)
 		loops += readers[i].loops;
 	}
 	print_message("%d swaps, %" PRIu64 " reader lookups\n", SWAPS, loops);
-	shmr_dp_table_free(shmr_dp_table_get_rcu(&s->cur));
+	shmr_dp_table_free(shmr_dp_table_current(&s->cur));
 	dp_dom_fini(&s->d);
 	free(s);
 }

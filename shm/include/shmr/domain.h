@@ -112,6 +112,83 @@ static inline uint32_t shmr_lane_pending_sc(const struct rte_ring *r)
 	return pt - __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
 }
 
+/*
+ * Lane checks (valid) and lane repair (repair), side by side as Concurrency
+ * Kit pairs them: valid tells a lane that may be used from one that must
+ * not be touched, repair takes over a dead peer's side of a valid one.
+ */
+
+/**
+ * Is @p r's geometry the one a lane of @p lane_size entries was created
+ * with?  Only what no legitimate peer ever writes after creation: size,
+ * mask, capacity and the single-thread sync types.  Index arithmetic in
+ * the ring code only uses size and mask, so a lane that passes cannot make
+ * its user read or write outside it.
+ *
+ * Context:     anyone; reads no index.
+ * Concurrency: wait-free.
+ * Returns:     1 valid, 0 not.
+ */
+static inline int shmr_lane_geometry_valid(const struct rte_ring *r,
+					   uint32_t lane_size)
+{
+	return r->size == lane_size && r->mask == lane_size - 1 &&
+	       r->capacity == lane_size - 1 &&
+	       r->prod.sync_type == RTE_RING_SYNC_ST &&
+	       r->cons.sync_type == RTE_RING_SYNC_ST;
+}
+
+/**
+ * Is a lane we consume still sound?  Checks the geometry
+ * (shmr_lane_geometry_valid()), that our own side is at rest (no burst
+ * held: head == tail), and that the producer's tail is at most a capacity
+ * ahead of our tail.  It reads no head/tail pair that the peer moves while
+ * we read it, so a live producer never makes a sound ring look corrupted.
+ * Inline: the dataplane calls it once per burst.
+ *
+ * Context:     the lane's consumer, between bursts.
+ * Concurrency: wait-free.
+ * Returns:     1 sound, 0 not.
+ */
+static inline int shmr_lane_valid_sc(const struct rte_ring *r,
+				     uint32_t lane_size)
+{
+	uint32_t ch, ct, pt;
+
+	if (!shmr_lane_geometry_valid(r, lane_size))
+		return 0;
+	/* Our own side: written only by this thread. */
+	ch = __atomic_load_n(&r->cons.head, __ATOMIC_RELAXED);
+	ct = __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
+	/* The producer's tail moves only forward and never more than a
+	 * capacity past our tail, which is stable while we read.  Acquire:
+	 * pairs with the producer's release store of prod.tail. */
+	pt = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+	return ch == ct && pt - ct <= lane_size - 1;
+}
+
+/**
+ * As shmr_lane_valid_sc(), for a lane we produce.
+ *
+ * Context:     the lane's producer, between enqueues.
+ * Concurrency: wait-free.
+ * Returns:     1 sound, 0 not.
+ */
+static inline int shmr_lane_valid_sp(const struct rte_ring *r,
+				     uint32_t lane_size)
+{
+	uint32_t ph, pt, ct;
+
+	if (!shmr_lane_geometry_valid(r, lane_size))
+		return 0;
+	ph = __atomic_load_n(&r->prod.head, __ATOMIC_RELAXED);
+	pt = __atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED);
+	/* The consumer's tail only follows ours.  Acquire: pairs with the
+	 * consumer's release store of cons.tail (dequeue finish). */
+	ct = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+	return ph == pt && pt - ct <= lane_size - 1;
+}
+
 /**
  * Hand an unfinished burst back: flag slots [cons.tail, cons.head) as
  * SHMR_F_REDELIVERED and move cons.head back to cons.tail.

@@ -16,6 +16,11 @@
 #include <shmr/domain.h>
 
 #include "dataplane_internal.h"
+#include "decide.h"
+#include "forward.h"
+#include "lcore.h"
+#include "rcu.h"
+#include "table.h"
 
 struct dp_dom {
 	void *base;

@@ -2,9 +2,10 @@
  * Routing decisions: the built-in `type` and `hash` behaviours, the
  * routing logics (round-robin, random, smallest-mailbox, broadcast,
  * consistent-hash, scatter-gather, tail-chopping, balancing), custom
- * behaviours loaded from a shared object, and routers of routers.  A built-in router with a call map (`call_types`)
- * routes calls by type through it and sends by its behaviour, so commands
- * and queries can be routed apart (CQRS) without a DSO.
+ * behaviours loaded from a shared object (dso.c loads them), and routers
+ * of routers.  A built-in router with a call map (`call_types`) routes
+ * calls by type through it and sends by its behaviour, so commands and
+ * queries can be routed apart (CQRS) without a DSO.
  *
  * The built-ins never compare a string per message: the table resolved
  * every name they can return when it was built, so a decision is a binary
@@ -12,10 +13,11 @@
  * round-robin), one multiplication (random), a binary search of the ring
  * (consistent-hash) or a scan of the routees' lane indices (smallest-
  * mailbox), and it yields a target directly.  Broadcast yields the router
- * itself: forward.c delivers to each routee; so do a scatter-gather or
- * tail-chopping call (forward.c hands it to the lcore's reply collector)
- * and a message to a balancing router (forward.c queues it).  A DSO returns a name, which
- * is looked up by hash in the router's routes, then the registry.
+ * itself: forward_bcast.c delivers to each routee; so do a scatter-gather
+ * or tail-chopping call (forward_collect.c hands it to the lcore's reply
+ * collector) and a message to a balancing router (forward_balance.c
+ * queues it).  A DSO returns a name, which is looked up by hash in the
+ * router's routes, then the registry.
  *
  * What the logics keep between messages (round-robin's counters) is the
  * calling lcore's own struct shmr_dp_pick: no shared write per message.
@@ -24,21 +26,13 @@
  * A consistent-hash router that names a dso hashes the object's
  * message_key (ABI 2) instead of msg->key; the object is loaded for it as
  * for a "dso" router.
- *
- * A DSO is loaded once per table (dlopen reference-counts the object) and
- * its init() runs on the update thread; its fini() runs when that table is
- * freed, after a grace period, so no lcore can be inside a callback with
- * that state any more.
  */
-#include <dlfcn.h>
-#include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include <rte_random.h>
 #include <rte_ring.h>
 
-#include "dataplane_internal.h"
+#include "decide.h"
 
 static const struct shmr_dp_target discard_target = {
 	.verdict = SHMR_DP_DISCARD,
@@ -50,75 +44,6 @@ static const struct shmr_dp_target no_routees_target = {
 	.router = -1,
 	.err = -SHMR_E_NO_ROUTEES,
 };
-
-int shmr_dp_behaviour_load(struct shmr_dp_router *r, const char *path,
-			   const char *arg, char *why, size_t whylen)
-{
-	const struct shmr_behaviour *ops;
-	void *dl, *state = NULL;
-	const char *err;
-	int rc;
-
-	if (path[0] == '\0') {
-		snprintf(why, whylen, "no dso path");
-		return -EINVAL;
-	}
-	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!dl) {
-		err = dlerror();
-		snprintf(why, whylen, "%s", err ? err : "dlopen failed");
-		return -ENOENT;
-	}
-	ops = dlsym(dl, "shmr_behaviour");
-	if (!ops) {
-		snprintf(why, whylen, "no symbol shmr_behaviour");
-		dlclose(dl);
-		return -ENOENT;
-	}
-	/* ABI 1 objects end at route_call: the fields after it are read
-	 * only from ABI 2 on. */
-	if (ops->abi < 1 || ops->abi > SHMR_BEHAVIOUR_ABI) {
-		snprintf(why, whylen, "ABI %u, this dataplane reads 1 to %u",
-			 ops->abi, SHMR_BEHAVIOUR_ABI);
-		dlclose(dl);
-		return -EPROTO;
-	}
-	if (r->behaviour == SHMR_BEH_DSO && !ops->route_message &&
-	    !ops->route_call) {
-		snprintf(why, whylen, "neither route_message nor route_call");
-		dlclose(dl);
-		return -EINVAL;
-	}
-	if (ops->init) {
-		rc = ops->init(arg, &state);
-		if (rc < 0) {
-			snprintf(why, whylen, "init(\"%s\"): %s", arg,
-				 strerror(-rc));
-			dlclose(dl);
-			return rc;
-		}
-	}
-	r->dl = dl;
-	r->ops = ops;
-	r->state = state;
-	r->key.key = ops->abi >= 2 ? ops->message_key : NULL;
-	r->key.state = state;
-	return 0;
-}
-
-void shmr_dp_behaviour_unload(struct shmr_dp_router *r)
-{
-	if (!r->dl)
-		return;
-	if (r->ops && r->ops->fini)
-		r->ops->fini(r->state);
-	dlclose(r->dl);
-	r->dl = NULL;
-	r->ops = NULL;
-	r->state = NULL;
-	r->key.key = NULL;
-	r->key.state = NULL;
-}
 
 /*
  * Messages queued for routee @p e and not yet taken by its worker: over

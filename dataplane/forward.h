@@ -1,0 +1,43 @@
+/*
+ * The fast path: a burst from one lane, and one poll loop over an lcore's
+ * endpoints (forward.c).
+ *
+ * Internal, not for direct inclusion outside dataplane/ (the dataplane's
+ * unit tests excepted).
+ */
+#ifndef SHMR_DP_FORWARD_H
+#define SHMR_DP_FORWARD_H
+
+#include "lcore.h"
+#include "table.h"
+
+struct rte_ring;
+
+/**
+ * Forward one burst from @p src, an outbound lane of polled endpoint @p p:
+ * peek up to SHMR_DP_BURST slots, validate, route or deliver each into the
+ * target's inbound lane of this lcore (From, Ref unchanged; hops counts
+ * routers passed), answer failed and discarded calls, and release exactly
+ * the slots handled.  A full target lane stops the burst there: the rest
+ * stays in @p src for the next round.  A corrupted @p src quarantines @p p.
+ *
+ * Context:     the routing lcore of @p p, inside its read-side section
+ *              holding @p t.
+ * Concurrency: single consumer of @p src, single producer of every inbound
+ *              lane numbered lc->index; wait-free.  Bells are only noted
+ *              (rung by shmr_dp_ring_bells()).
+ * Returns:     slots consumed (forwarded, discarded, failed or bad).
+ */
+unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
+				   const struct shmr_dp_table *t,
+				   struct shmr_dp_poll *p, struct rte_ring *src);
+
+/**
+ * One poll loop: every endpoint of this lcore's list (high lane, then
+ * normal lane), then the bells owed.
+ * Context: as shmr_dp_forward_burst_rcu().  Returns: slots consumed.
+ */
+unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
+			       struct shmr_dp_table *t);
+
+#endif

@@ -1,0 +1,240 @@
+/*
+ * One routing lcore's life outside the burst: its state set up and torn
+ * down, its rings to the other lcores, the rate-limited log of what it
+ * drops, the bells it owes, and the re-check and bounded sleep of an idle
+ * lcore.
+ *
+ * Wake and sleep: an lcore that found no work announces itself on its
+ * bell (shmr_bell_prepare(), B1 in shm/), looks once more at every lane it
+ * polls (shmr_dp_has_work_rcu()) and only then sleeps; whoever enqueues
+ * for it after that rings it awake (the fence B2 in shmr_dp_ring_bells()
+ * pairs with B1), so no wake-up is lost.  The sleep is bounded by the
+ * reply collector's next timer and shortened while a balancing queue
+ * waits for a routee (shmr_dp_sleep_ms()).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include <shmr/domain.h>
+
+#include "lcore.h"
+
+/* The collector's clock (lc->clock_ns): read from the vDSO, no syscall. */
+static uint64_t clock_mono_ns(void)
+{
+	struct timespec ts;
+
+	/* vDSO: no syscall. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+
+int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
+		       uint32_t index)
+{
+	size_t size;
+
+	memset(lc, 0, sizeof(*lc));
+	if (index >= env->nlcores)
+		return -EINVAL;
+	lc->env = env;
+	lc->index = index;
+	lc->stats = shmr_dp_stats(env, index);
+	lc->clock_ns = clock_mono_ns;
+	lc->buf = aligned_alloc(SHMR_CACHE_LINE,
+				(size_t)SHMR_DP_BURST * env->slot_size);
+	size = (shmr_dp_collect_mem_size(SHMR_DP_COLLECT_CAP_DEFAULT,
+					 env->slot_size) +
+		SHMR_CACHE_LINE - 1) &
+	       ~(size_t)(SHMR_CACHE_LINE - 1);
+	lc->coll_mem = aligned_alloc(SHMR_CACHE_LINE, size);
+	if (!lc->buf || !lc->coll_mem ||
+	    shmr_dp_collect_init(&lc->coll, lc->coll_mem, size,
+				 SHMR_DP_COLLECT_CAP_DEFAULT, env->slot_size,
+				 index) < 0) {
+		shmr_dp_lcore_fini(lc);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void shmr_dp_lcore_fini(struct shmr_dp_lcore *lc)
+{
+	free(lc->buf);
+	lc->buf = NULL;
+	free(lc->coll_mem);
+	lc->coll_mem = NULL;
+	for (uint32_t j = 0; j < SHMR_MAX_LCORES; j++) {
+		free(lc->xin[j]); /* ours: we are its consumer */
+		lc->xin[j] = NULL;
+		lc->xout[j] = NULL;
+	}
+	lc->xin_any = 0;
+	for (uint32_t i = 0; i < SHMR_MAX_ROUTERS; i++) {
+		free(lc->bal[i].mem);
+		lc->bal[i].mem = NULL;
+	}
+	lc->bal_active = 0;
+}
+
+int shmr_dp_lcores_link(struct shmr_dp_lcore *const *lcs, unsigned n)
+{
+	uint32_t ss;
+	size_t size;
+
+	if (n > SHMR_MAX_LCORES)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		if (lcs[i]->index != i)
+			return -EINVAL;
+	if (n < 2)
+		return 0;
+	ss = lcs[0]->env->slot_size;
+	size = (size_t)rte_ring_get_memsize_elem(ss, SHMR_DP_XRING_SIZE);
+	size = (size + SHMR_CACHE_LINE - 1) & ~(size_t)(SHMR_CACHE_LINE - 1);
+	for (unsigned to = 0; to < n; to++) {
+		for (unsigned from = 0; from < n; from++) {
+			char name[32];
+			struct rte_ring *r;
+
+			if (from == to)
+				continue;
+			r = aligned_alloc(SHMR_CACHE_LINE, size);
+			if (!r)
+				return -ENOMEM; /* fini frees what was made */
+			snprintf(name, sizeof(name), "shmr-x%u-%u", from, to);
+			/* In place, as the domain's lanes are: no EAL
+			 * memzone, no registry.  Single producer (lcore
+			 * from), single consumer (lcore to), both threads of
+			 * this process. */
+			if (rte_ring_init(r, name, SHMR_DP_XRING_SIZE,
+					  RING_F_SP_ENQ | RING_F_SC_DEQ) < 0) {
+				free(r);
+				return -EINVAL;
+			}
+			lcs[to]->xin[from] = r;
+			lcs[to]->xin_any = 1;
+			lcs[from]->xout[to] = r;
+		}
+	}
+	return 0;
+}
+
+static const int event_level[SHMR_DP_EV_MAX] = {
+	[SHMR_DP_EV_BAD] = SHMR_DP_LOG_WARNING,
+	[SHMR_DP_EV_QUARANTINE] = SHMR_DP_LOG_ERROR,
+	[SHMR_DP_EV_FAILED] = SHMR_DP_LOG_WARNING,
+	[SHMR_DP_EV_DISCARDED] = SHMR_DP_LOG_INFO,
+};
+
+void shmr_dp_event(struct shmr_dp_lcore *lc, enum shmr_dp_event ev,
+		   const char *fmt, ...)
+{
+	struct shmr_dp_ratelimit *rl = &lc->rl[ev];
+	char line[400];
+	struct timespec ts;
+	uint64_t now;
+	va_list ap;
+	int n;
+
+	if (!lc->env->log)
+		return;
+	/* The coarse clock is read from the vDSO: no syscall. */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (now < rl->next_ns) {
+		rl->suppressed++;
+		return;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (rl->suppressed && n >= 0 && (size_t)n < sizeof(line))
+		snprintf(line + n, sizeof(line) - (size_t)n,
+			 " (and %" PRIu64 " more like it in the last second)",
+			 rl->suppressed);
+	rl->suppressed = 0;
+	rl->next_ns = now + 1000000000u;
+	lc->env->log(lc->env->log_ctx, event_level[ev], line);
+}
+
+void shmr_dp_ring_bells(struct shmr_dp_lcore *lc)
+{
+	int any = lc->xbells != 0;
+
+	for (unsigned w = 0; w < SHMR_MAX_ENDPOINTS / 64; w++)
+		any |= lc->bells[w] != 0;
+	if (!any)
+		return;
+	/* B2: our enqueues (prod.tail release stores) before the sleepers'
+	 * counts we read next; pairs with B1 in shmr_bell_prepare() (an
+	 * endpoint's, or another lcore's for what we put in its xin). */
+	atomic_thread_fence(memory_order_seq_cst);
+	while (lc->xbells) {
+		unsigned j = (unsigned)__builtin_ctz(lc->xbells);
+
+		lc->xbells &= lc->xbells - 1;
+		shmr_bell_ring_fenced(
+			&((struct shmr_domain_hdr *)lc->env->base)
+				 ->lcore_bell[j]);
+	}
+	for (unsigned w = 0; w < SHMR_MAX_ENDPOINTS / 64; w++) {
+		uint64_t bits = lc->bells[w];
+
+		while (bits) {
+			unsigned b = (unsigned)__builtin_ctzll(bits);
+
+			bits &= bits - 1;
+			shmr_bell_ring_fenced(
+				&shmr_dp_ep(lc->env, w * 64 + b)->bell);
+		}
+		lc->bells[w] = 0;
+	}
+}
+
+int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,
+			 const struct shmr_dp_table *t)
+{
+	const struct shmr_dp_poll_list *l = &t->lists[lc->index];
+
+	for (uint32_t i = 0; i < l->n; i++) {
+		const struct shmr_dp_poll *p = &l->e[i];
+
+		if (p->quarantined || p->blocked)
+			continue;
+		if (shmr_lane_pending_sc(p->out_high) ||
+		    shmr_lane_pending_sc(p->out))
+			return 1;
+	}
+	for (uint32_t j = 0; lc->xin_any && j < lc->env->nlcores; j++)
+		if (lc->xin[j] && !(lc->xheld & (1u << j)) &&
+		    shmr_lane_pending_sc(lc->xin[j]))
+			return 1;
+	return 0;
+}
+
+int shmr_dp_sleep_ms(struct shmr_dp_lcore *lc, int ms)
+{
+	uint64_t due, now, left;
+
+	/* A routee that frees up rings no bell: look again soon. */
+	if (lc->bal_active && ms > 1)
+		ms = 1;
+	if (lc->coll.nlive == 0)
+		return ms;
+	due = shmr_dp_collect_next_due(&lc->coll);
+	now = lc->clock_ns();
+	if (due <= now)
+		return 0;
+	left = (due - now + 999999u) / 1000000u;
+	return left < (uint64_t)ms ? (int)left : ms;
+}

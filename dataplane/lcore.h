@@ -1,0 +1,176 @@
+/*
+ * One routing lcore's private state: its burst buffer and per-slot
+ * records, the bells it owes, its log rate limiter, the routing logics'
+ * state, the reply collector and the balancing queues; and how it is set
+ * up, linked to the other lcores, woken and put to sleep (lcore.c).
+ *
+ * Internal, not for direct inclusion outside dataplane/ (the dataplane's
+ * unit tests excepted).
+ */
+#ifndef SHMR_DP_LCORE_H
+#define SHMR_DP_LCORE_H
+
+#include <stdint.h>
+
+#include <shmr/layout.h>
+
+#include "balance.h"
+#include "collect.h"
+#include "dataplane_internal.h"
+#include "decide.h"
+#include "table.h"
+
+struct rte_ring;
+
+enum shmr_dp_event {
+	SHMR_DP_EV_BAD,
+	SHMR_DP_EV_QUARANTINE,
+	SHMR_DP_EV_FAILED,
+	SHMR_DP_EV_DISCARDED,
+	SHMR_DP_EV_MAX
+};
+
+struct shmr_dp_ratelimit {
+	uint64_t next_ns;   /* no line before this time */
+	uint64_t suppressed;
+};
+
+/* Per slot of the burst: what to count once the slot is handled. */
+struct shmr_dp_meta {
+	uint8_t what;     /* forward, error reply, drop, bad
+			   * (enum meta_what, forward_slot.h) */
+	uint8_t verdict;  /* refused: SHMR_DP_DISCARD or SHMR_DP_FAIL */
+	uint8_t nrouters;
+	uint8_t why;      /* bad: which check failed */
+	uint8_t fail_full; /* routed by a router with SHMR_RF_FAIL_WHEN_FULL:
+			    * a full target fails it, never holds it back */
+	uint8_t bcast;    /* META_BCAST: index of the broadcasting router;
+			   * META_COLLECT, META_BALANCE, META_COLLECTED: of
+			   * the collecting or balancing router */
+	uint8_t pad[2];
+	int32_t err;      /* refused: -SHMR_E_* */
+	uint32_t target;  /* slot it is enqueued to */
+	uint32_t routers[SHMR_DP_MAX_HOPS]; /* router endpoint slots */
+	const char *name; /* the name the last router chose */
+};
+
+/* A balancing router's queue on one lcore (balance.h), in private memory
+ * allocated at the router's first message on this lcore. */
+struct shmr_dp_bal {
+	struct shmr_pid router; /* whose queue it is */
+	void *mem;              /* NULL: not allocated yet */
+	struct shmr_dp_balance q;
+};
+
+/* Messages a balancing routee may hold from one lcore (K): 1, so a worker
+ * is handed its next message only once it is done with the last. */
+#define SHMR_DP_BALANCE_CREDIT 1u
+
+/* Entries of a ring between two lcores (replies for a collector of the
+ * other lcore). */
+#define SHMR_DP_XRING_SIZE 256u
+
+/** One routing lcore's private state. */
+struct shmr_dp_lcore {
+	const struct shmr_dp_env *env;
+	uint32_t index;
+	struct shmr_lcore_stats *stats;
+	unsigned char *buf; /* SHMR_DP_BURST * slot_size */
+	struct shmr_dp_meta meta[SHMR_DP_BURST];
+	uint64_t bells[SHMR_MAX_ENDPOINTS / 64]; /* owed this round */
+	uint64_t checked[SHMR_MAX_ENDPOINTS / 64]; /* inbound lanes found
+						      sound this burst */
+	unsigned nblocked; /* lanes left blocked by backpressure this round */
+	uint64_t ask_next_ns[SHMR_MAX_ENDPOINTS]; /* lazy-restart asks: the
+						   * next one for a slot not
+						   * before then */
+	struct shmr_dp_ratelimit rl[SHMR_DP_EV_MAX];
+	struct shmr_dp_pick pick; /* the routing logics' own state */
+	/* Broadcast progress, by source endpoint slot: the head slot of its
+	 * lane (ring position pos) was held back by a full routee after
+	 * reaching the routees whose inbox slots are marked in `served`.
+	 * Applies only while that same slot is broadcast by the same
+	 * router again, so a table swap in between cannot make a routee
+	 * get it twice (see forward_bcast.c). */
+	struct shmr_dp_bcast_progress {
+		uint8_t active;
+		uint8_t high;        /* on the high-priority lane */
+		uint32_t gen;        /* the source endpoint's gen */
+		uint32_t pos;        /* ring position of the held slot */
+		uint32_t router;     /* broadcasting router's endpoint slot */
+		uint64_t served[SHMR_MAX_ENDPOINTS / 64];
+	} bcast[SHMR_MAX_ENDPOINTS];
+	/* Scatter-gather and tail-chopping: the calls in flight whose
+	 * replies this lcore collects (collect.h); its memory. */
+	struct shmr_dp_collector coll;
+	void *coll_mem;
+	/* Time for the collector: CLOCK_MONOTONIC in ns (vDSO, no syscall);
+	 * a test may put its own clock here. */
+	uint64_t (*clock_ns)(void);
+	/* Replies that reached this lcore for another lcore's collector go
+	 * to that lcore over xout[owner]; xin[j] brings lcore j's to us.
+	 * In-process SPSC rings (shmr_dp_lcores_link()); NULL with one
+	 * lcore.  xbells: lcores owed a bell for what we put in xout. */
+	struct rte_ring *xin[SHMR_MAX_LCORES];
+	struct rte_ring *xout[SHMR_MAX_LCORES];
+	uint32_t xin_any; /* some xin[] exists */
+	uint32_t xheld;   /* xin[j] stopped last round on a full caller lane */
+	uint32_t xbells;
+	/* Balancing queues, by router index; bal_active: those holding
+	 * messages (bit i: router i). */
+	struct shmr_dp_bal bal[SHMR_MAX_ROUTERS];
+	uint32_t bal_active;
+};
+
+/**
+ * Set up routing lcore @p index of @p env.
+ * Errors: -ENOMEM, -EINVAL (index out of range).
+ */
+int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
+		       uint32_t index);
+void shmr_dp_lcore_fini(struct shmr_dp_lcore *lc);
+
+/**
+ * Give every pair of the @p n routing lcores @p lcs (index i at lcs[i]) a
+ * ring each way, so a reply polled by one lcore reaches the lcore whose
+ * collector waits for it.  The rings are private memory of this process
+ * between two of its threads, initialised in place with rte_ring_init()
+ * (single producer, single consumer): nothing crosses a process, and no
+ * EAL memzone is needed.  Freed by shmr_dp_lcore_fini() of the receiver
+ * (so the lcores are finished together).
+ *
+ * Context: before the lcores run.  Blocking (allocation).
+ * Errors:  -ENOMEM, -EINVAL (n beyond SHMR_MAX_LCORES or an index that
+ *          does not match its place).
+ */
+int shmr_dp_lcores_link(struct shmr_dp_lcore *const *lcs, unsigned n);
+
+/**
+ * How long an idle lcore may sleep: @p ms, shortened to wake for the
+ * collector's next timer (rounded up to a whole ms) and to
+ * BLOCKED-style 1 ms polling while a balancing queue holds messages
+ * (a worker that frees up rings no bell).  0: do not sleep, a timer is
+ * due.
+ * Context: the lcore itself.  Reads the clock only with calls in flight.
+ */
+int shmr_dp_sleep_ms(struct shmr_dp_lcore *lc, int ms);
+
+/**
+ * Ring the bells of the endpoints delivered to since the last call: one
+ * seq_cst fence [B2] then shmr_bell_ring_fenced() each.
+ */
+void shmr_dp_ring_bells(struct shmr_dp_lcore *lc);
+
+/**
+ * Is there work on any lane this lcore polls (ignoring lanes blocked by
+ * backpressure)?  The re-check between shmr_bell_prepare() and sleeping.
+ * Context: as shmr_dp_forward_burst_rcu().
+ */
+int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,
+			 const struct shmr_dp_table *t);
+
+/** Report an event through env->log, at most one line a second per kind. */
+void shmr_dp_event(struct shmr_dp_lcore *lc, enum shmr_dp_event ev,
+		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

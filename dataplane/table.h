@@ -1,0 +1,199 @@
+/*
+ * The routing table: a private heap object built by the update thread
+ * from a seqcount-consistent copy of the spec, resolved in advance so that
+ * the lcores do as little as possible per message (table.c's essay says
+ * how and why).  Lcores read it under liburcu QSBR (rcu.h); it is
+ * immutable once published, except each lcore's own poll list
+ * (quarantine and backpressure flags), which only that lcore writes.
+ *
+ * Internal, not for direct inclusion outside dataplane/ (the dataplane's
+ * unit tests and shmr-perf's decide mode excepted).
+ */
+#ifndef SHMR_DP_TABLE_H
+#define SHMR_DP_TABLE_H
+
+#include <stdalign.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <shmr/behaviour.h>
+#include <shmr/layout.h>
+
+#include "dataplane_internal.h"
+#include "logic.h"
+
+struct rte_ring;
+
+#define SHMR_DP_TABLE_MAGIC 0x314c425450445348ull  /* "SHDPTBL1" */
+#define SHMR_DP_TABLE_POISON 0xdeadf00ddeadf00dull /* a freed table */
+
+/* What a name (or a PID) resolves to. */
+enum shmr_dp_verdict {
+	SHMR_DP_DELIVER = 0, /* to slot/gen, or into router `router` */
+	SHMR_DP_DISCARD = 1, /* the decision discarded it */
+	SHMR_DP_FAIL = 2,    /* err says why */
+	SHMR_DP_BROADCAST = 3, /* to every routee of router `router` */
+	SHMR_DP_COLLECT = 4,   /* a call router `router` collects the reply
+				* of (scatter-gather, tail-chopping) */
+	SHMR_DP_BALANCE = 5,   /* into router `router`'s balancing queue */
+};
+
+struct shmr_dp_target {
+	uint8_t verdict; /* enum shmr_dp_verdict */
+	int8_t router;   /* DELIVER: >= 0 when the target is a router */
+	uint8_t ask;     /* a route with no worker: ask the control plane for
+			  * one (slot is then the route's inbox, whatever
+			  * the verdict) */
+	uint8_t pad;
+	int32_t err;     /* FAIL: -SHMR_E_* */
+	uint32_t slot, gen;
+	const char *name; /* the name it came from (inside the table), or NULL */
+};
+
+/* Endpoint slot as the table sees it. */
+struct shmr_dp_ep {
+	uint32_t gen;
+	uint8_t state;  /* enum shmr_ep_state */
+	uint8_t kind;   /* enum shmr_ep_kind */
+	int8_t router;  /* router index when the slot is a router, else -1 */
+	uint8_t pad;
+};
+
+/* An open-addressed name -> target map; the hash is computed at build. */
+struct shmr_dp_dict_ent {
+	uint32_t hash;
+	uint32_t len; /* 0: empty */
+	const char *name;
+	const struct shmr_dp_target *target;
+};
+
+#define SHMR_DP_DICT_ROUTES 64u /* >= 2 * SHMR_MAX_ROUTES */
+#define SHMR_DP_DICT_REG 256u   /* >= 2 * SHMR_MAX_REGISTRY */
+
+struct shmr_dp_type_ent {
+	uint32_t type;
+	struct shmr_dp_target target;
+};
+
+/*
+ * One routee of a routing-logic router: a name that resolved, at build, to
+ * a deliverable target (a running or dead route, a live registry name).
+ * For smallest-mailbox, where its load is read: its inbound lanes (one per
+ * lcore) and its shared endpoint line; NULL when the target is a router.
+ */
+struct shmr_dp_routee {
+	struct shmr_dp_target tgt;
+	const struct shmr_ep_shared *ep;
+	const struct rte_ring *in[SHMR_MAX_LCORES];
+};
+
+struct shmr_dp_router {
+	char name[SHMR_NAME_MAX];
+	struct shmr_pid pid;
+	uint32_t behaviour; /* enum shmr_behaviour_kind */
+	uint32_t flags;     /* SHMR_RF_* */
+	uint32_t nroutes, ntypes, nhash;
+	const struct shmr_spec_route *routes; /* in the table's spec copy */
+	struct shmr_dp_target route_tgt[SHMR_MAX_ROUTES];
+	struct shmr_dp_dict_ent route_dict[SHMR_DP_DICT_ROUTES];
+	struct shmr_dp_type_ent types[SHMR_MAX_TYPES]; /* sorted by type */
+	struct shmr_dp_target hash_tgt[SHMR_MAX_ROUTES];
+	/* calls by type, when ncall_types > 0 (every built-in behaviour) */
+	uint32_t ncall_types;
+	struct shmr_dp_type_ent call_types[SHMR_MAX_TYPES]; /* sorted */
+	/* The routing logics: the routees taking part, in list order (a
+	 * pool's routees, in creation order, once pools fill the list). */
+	uint32_t nroutees;
+	struct shmr_dp_routee routees[SHMR_MAX_ROUTES];
+	struct shmr_logic_chash *ring; /* consistent-hash; owned, or NULL */
+	struct shmr_logic_chash_index *ring_ix; /* in ring's allocation */
+	struct shmr_dp_target bcast_tgt; /* broadcast: BROADCAST into us */
+	struct shmr_dp_target collect_tgt; /* scatter-gather, tail-chopping
+					    * calls: COLLECT into us (or FAIL
+					    * when within is out of range) */
+	struct shmr_dp_target balance_tgt; /* balancing: BALANCE into us */
+	/* What a broadcast delivers to, one copy each (the broadcast and
+	 * scatter-gather logics, the Broadcast envelope), and what
+	 * tail-chopping and balancing pick from: the routees taking part,
+	 * or a type/hash/dso router's own deliverable routes; never a
+	 * router, never one inbox twice. */
+	uint32_t nbc;
+	struct shmr_dp_target bc[SHMR_MAX_ROUTES];
+	uint64_t within_ns, interval_ns; /* scatter-gather, tail-chopping */
+	/* SHMR_BEH_DSO, and a consistent-hash router's dso */
+	void *dl;
+	const struct shmr_behaviour *ops; /* NULL: discard everything */
+	void *state;
+	/* consistent-hash: the object's message_key (ABI >= 2) and its
+	 * state; key.key NULL (no dso, or none in it): msg->key */
+	struct shmr_logic_key_fn key;
+};
+
+/* One polled endpoint of one lcore. */
+struct shmr_dp_poll {
+	uint32_t slot, gen;
+	struct rte_ring *out, *out_high;
+	struct shmr_ep_shared *ep;
+	/* Written by the owning lcore only. */
+	uint8_t quarantined; /* skip until the table is rebuilt */
+	uint8_t blocked;     /* last round stopped on a full target lane */
+};
+
+struct shmr_dp_poll_list {
+	alignas(SHMR_CACHE_LINE) uint32_t n;
+	struct shmr_dp_poll e[SHMR_MAX_ENDPOINTS];
+};
+
+struct shmr_dp_table {
+	uint64_t magic;   /* SHMR_DP_TABLE_MAGIC; POISON once freed */
+	uint64_t version; /* spec version it was built from */
+	uint64_t seq;     /* spec seqcount value it was read at */
+	uint32_t nlcores, max_endpoints;
+	uint32_t nrouters, nreg;
+	uint32_t lane_cap; /* entries an inbound lane holds (lane_size - 1) */
+	struct shmr_dp_ep ep[SHMR_MAX_ENDPOINTS];
+	struct shmr_dp_router routers[SHMR_MAX_ROUTERS];
+	struct shmr_dp_target reg_tgt[SHMR_MAX_REGISTRY];
+	struct shmr_dp_dict_ent reg_dict[SHMR_DP_DICT_REG];
+	struct shmr_dp_poll_list lists[SHMR_MAX_LCORES];
+	struct shmr_spec spec; /* the copy every name above points into */
+};
+
+/**
+ * Build a table from the domain's current spec and endpoint table.
+ * Reads the spec under its seqcount, without waiting on a writer that
+ * might have died mid-write; dlopen()s and initialises DSO behaviours;
+ * re-checks the lanes of quarantined endpoints (clearing the mark of those
+ * found sound again).
+ *
+ * Context:   the update thread (or a test).  Blocking (dlopen, malloc).
+ * Ownership: *out is the caller's; release with shmr_dp_table_free() only
+ *            after a grace period once it was published.
+ * Errors:    -EAGAIN (the spec stayed mid-write: retry later), -ENOMEM.
+ *            A bad entry in the spec is not an error: it is logged and
+ *            left out (a DSO that fails to load makes its router discard).
+ */
+int shmr_dp_table_build(const struct shmr_dp_env *env,
+			struct shmr_dp_table **out);
+
+/**
+ * Free a table: finalise and unload its DSO behaviours, poison it, free.
+ * Context: no reader can hold @p t (a grace period has elapsed).
+ */
+void shmr_dp_table_free(struct shmr_dp_table *t);
+
+/** FNV-1a of a name's first @p len bytes (how the dictionaries hash). */
+uint32_t shmr_dp_name_hash(const char *s, size_t len);
+
+/**
+ * Resolve @p name as router @p router would: its owned routes first, then
+ * the registry.  Unknown names fail with -SHMR_E_PROCESS_UNKNOWN.
+ *
+ * Context: inside the read-side section that holds @p t.  Wait-free.
+ * Returns: a target inside @p t (or a static one); never NULL.
+ */
+const struct shmr_dp_target *
+shmr_dp_resolve_rcu(const struct shmr_dp_table *t, unsigned router,
+		    const char *name);
+
+#endif
