@@ -66,6 +66,14 @@
 #define SHMR_PROTO_MAX 65536
 #define SHMR_RUN_DIR_DEFAULT "/run/shmr"
 
+/* A route lifecycle request's limits, as its senders check them
+ * (shmr_proto_encode_route()); each word's limit counts its NUL. */
+#define SHMR_PROTO_ROUTE_REQ_MAX 512 /* bytes of the whole request */
+#define SHMR_PROTO_CPUS_MAX 64
+#define SHMR_PROTO_PROGRAM_MAX 256
+#define SHMR_PROTO_ARG_MAX 128
+#define SHMR_PROTO_ARGS_MAX 16
+
 /* Environment of a spawned worker. */
 #define SHMR_ENV_SOCKET "SHMR_SOCKET"     /* control socket path */
 #define SHMR_ENV_ENDPOINT "SHMR_ENDPOINT" /* "<slot>:<gen>" of its inbox */
