@@ -18,12 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <shmr/version.h> /* SHMR_VERSION_MAJOR, _MINOR, _PATCH, _TEXT */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define SHMR_VERSION_MAJOR 0
-#define SHMR_VERSION_MINOR 1
 
 /** Longest name (router, route, registry entry), including the NUL. */
 #define SHMR_NAME_MAX 32

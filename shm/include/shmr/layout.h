@@ -42,13 +42,26 @@
 #include <shmr/shmr.h>
 
 #define SHMR_MAGIC 0x314d4f44524d4853ull /* "SHMRDOM1" little-endian */
-#define SHMR_LAYOUT_VERSION_TEXT "5" /* as ATTACH sends it */
-#define SHMR_LAYOUT_VERSION 5u /* 2: admin_pid, admin counters; 3: replace
-				* wait, router flags, restart asks; 4: the
-				* routing logics (routee list, vnodes), the
-				* endpoint's busy line; 5: scatter-gather,
-				* tail-chopping and balancing (within_ms,
-				* interval_ms) */
+
+/* Two-step, so that a macro argument is expanded first. */
+#define SHMR_STRINGIFY_(x) #x
+#define SHMR_STRINGIFY(x) SHMR_STRINGIFY_(x)
+#define SHMR_PASTE_(a, b) a##b
+#define SHMR_PASTE(a, b) SHMR_PASTE_(a, b)
+
+/*
+ * The layout version, written once, as bare digits: SHMR_LAYOUT_VERSION
+ * (unsigned) and SHMR_LAYOUT_VERSION_TEXT (as ATTACH sends it) are made
+ * from them.  Bump it with any change to a size or offset below (the
+ * static_asserts fail until their values are updated too).
+ *   2: admin_pid, admin counters; 3: replace wait, router flags, restart
+ *   asks; 4: the routing logics (routee list, vnodes), the endpoint's busy
+ *   line; 5: scatter-gather, tail-chopping and balancing (within_ms,
+ *   interval_ms)
+ */
+#define SHMR_LAYOUT_VERSION_DIGITS 5
+#define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
+#define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
 #define SHMR_CACHE_LINE 64
 
