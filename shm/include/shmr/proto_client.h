@@ -12,6 +12,10 @@
 #include <shmr/proto.h>
 #include <shmr/shmr.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- encoding -------------------------------------------------------- */
 
 /**
@@ -103,4 +107,7 @@ int shmr_proto_connect(const char *path);
 int shmr_proto_request(int sock, const char *req, char *ans, size_t cap,
 		       int *fd_out);
 
+#ifdef __cplusplus
+}
+#endif
 #endif
