@@ -264,7 +264,8 @@ int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out)
 	if (rc < 0) {
 		if (shmr_proto_encode_pid(req, sizeof(req), "CLOSE", NULL,
 					  pid) >= 0)
-			shmr_proto_request(d->sock, req, ans, sizeof(ans), NULL);
+			shmr_proto_request(d->sock, req, ans, sizeof(ans),
+					   NULL);
 		return rc;
 	}
 	d->nendpoints++;

@@ -84,7 +84,8 @@ int shmr_proto_encode_route(char *buf, size_t cap,
 	words[n++] = r->router;
 	words[n++] = r->route;
 	if (r->cpus) {
-		if (*r->cpus && !shmr_proto_word_ok(r->cpus, SHMR_PROTO_CPUS_MAX))
+		if (*r->cpus &&
+		    !shmr_proto_word_ok(r->cpus, SHMR_PROTO_CPUS_MAX))
 			return route_bad(bad, SHMR_PROTO_BAD_CPUS);
 		words[n++] = *r->cpus ? r->cpus : "-";
 	}

@@ -5,9 +5,9 @@
  *
  * Every process maps the domain (one memfd) at its own address, so the
  * layout holds offsets from the domain base, never pointers.  All sizes and
- * offsets of fixed structures are checked with static_assert (in
- * shmr/layout_pin.h, included at the end); the header's layout_version is
- * checked at attach.  Atomics are spelled _Atomic(T), which C11 reads as
+ * offsets of fixed structures are checked with static_assert (against
+ * the table shmr/layout_pin.def, at the end); the header's layout_version
+ * is checked at attach.  Atomics are spelled _Atomic(T), which C11 reads as
  * _Atomic T and C++23's <stdatomic.h> as std::atomic<T> (same size and
  * alignment), so a C++ reader of the domain can include this header too.
  *
@@ -123,7 +123,8 @@ enum shmr_ep_kind {
  * dataplane only; the last line by the endpoint's owner (libshmr) only.
  */
 struct shmr_ep_shared {
-	alignas(SHMR_CACHE_LINE) _Atomic(uint32_t) state; /* enum shmr_ep_state */
+	/* enum shmr_ep_state */
+	alignas(SHMR_CACHE_LINE) _Atomic(uint32_t) state;
 	uint32_t gen;
 	uint32_t kind;   /* enum shmr_ep_kind */
 	int32_t os_pid;  /* owner process, 0 when none */
@@ -131,7 +132,8 @@ struct shmr_ep_shared {
 	struct shmr_bell bell;
 	alignas(SHMR_CACHE_LINE) _Atomic(uint32_t) quarantined; /* dataplane */
 	uint32_t pad0;
-	_Atomic(uint64_t) bad_slots; /* dataplane: slots dropped from its lanes */
+	/* dataplane: slots dropped from its lanes */
+	_Atomic(uint64_t) bad_slots;
 	/* Owner: 1 while the worker holds a received burst (from the
 	 * shmr_recv_burst() that returned it until the one that finds
 	 * nothing), else 0.  Stored only when it changes, relaxed; read
@@ -300,11 +302,13 @@ struct shmr_lcore_stats {
 	_Atomic(uint64_t) sleeps;
 	_Atomic(uint64_t) table_version; /* version this lcore last saw */
 	_Atomic(uint64_t) admin;         /* slots put into the admin endpoint */
-	_Atomic(uint64_t) admin_dropped; /* meant for it, but its lane was full */
+	/* meant for it, but its lane was full */
+	_Atomic(uint64_t) admin_dropped;
 	_Atomic(uint64_t) router_forwarded[SHMR_MAX_ENDPOINTS];
 	_Atomic(uint64_t) router_discarded[SHMR_MAX_ENDPOINTS];
 	_Atomic(uint64_t) router_failed[SHMR_MAX_ENDPOINTS];
-	_Atomic(uint64_t) ep_delivered[SHMR_MAX_ENDPOINTS]; /* into inbox slot */
+	/* into inbox slot */
+	_Atomic(uint64_t) ep_delivered[SHMR_MAX_ENDPOINTS];
 };
 
 /* Control-lane messages (struct shmr_msg.type, kind SEND). */
@@ -357,7 +361,31 @@ struct shmr_domain_hdr {
 	struct shmr_bell ctl_bell;
 };
 
-/* Every size and offset above, pinned with static_assert. */
-#include <shmr/layout_pin.h>
+/*
+ * The layout pinned: every size, alignment and offset above is checked
+ * with static_assert against the table in shmr/layout_pin.def, in every
+ * part that includes this header.  A change to the layout fails to
+ * compile: then bump SHMR_LAYOUT_VERSION_DIGITS (an old peer's ATTACH
+ * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
+ * the new values in the table; the first assert insists on both.
+ */
+static_assert(SHMR_LAYOUT_VERSION == 5u,
+	      "a new layout version: pin its sizes and offsets");
+#define SHMR_LAYOUT_SIZE(s, size, align)                                   \
+	static_assert(sizeof(struct s) == (size) &&                        \
+			      alignof(struct s) == (align),                \
+		      "struct " #s " changed: bump SHMR_LAYOUT_VERSION");
+#define SHMR_LAYOUT_PIN(s, f, off, size)                                   \
+	static_assert(offsetof(struct s, f) == (off) &&                    \
+			      sizeof(((struct s *)0)->f) == (size),        \
+		      "struct " #s "." #f " moved: bump SHMR_LAYOUT_VERSION");
+/* A flexible array member has an offset, no size. */
+#define SHMR_LAYOUT_OFFSET(s, f, off)                                      \
+	static_assert(offsetof(struct s, f) == (off),                      \
+		      "struct " #s "." #f " moved: bump SHMR_LAYOUT_VERSION");
+#include <shmr/layout_pin.def>
+#undef SHMR_LAYOUT_SIZE
+#undef SHMR_LAYOUT_PIN
+#undef SHMR_LAYOUT_OFFSET
 
 #endif
