@@ -346,7 +346,7 @@ static int lifecycle(const char *cmd, int argc, char **argv, int optind_)
 		r.args = words + 1;
 		r.nargs = (unsigned)nargs - 1;
 	}
-	if (shmr_proto_encode_route(req, sizeof(req), &r, &bad) < 0) {
+	if (shmr_proto_route_encode(req, sizeof(req), &r, &bad) < 0) {
 		switch (bad) {
 		case SHMR_PROTO_BAD_NAME:
 			usage("bad ROUTER or NAME");

@@ -262,7 +262,7 @@ int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out)
 		return -SHMR_E_PROTO;
 	rc = endpoint_make(d, pid, 0, out);
 	if (rc < 0) {
-		if (shmr_proto_encode_pid(req, sizeof(req), "CLOSE", NULL,
+		if (shmr_proto_pid_encode(req, sizeof(req), "CLOSE", NULL,
 					  pid) >= 0)
 			shmr_proto_request(d->sock, req, ans, sizeof(ans),
 					   NULL);
@@ -306,7 +306,7 @@ int shmr_attach_env(struct shmr_domain **dp, struct shmr_endpoint **epp)
 	rc = shmr_attach_path(sock, &d);
 	if (rc < 0)
 		return rc;
-	rc = shmr_proto_encode_pid(req, sizeof(req), "CLAIM", NULL, pid);
+	rc = shmr_proto_pid_encode(req, sizeof(req), "CLAIM", NULL, pid);
 	if (rc >= 0)
 		rc = shmr_proto_request(d->sock, req, ans, sizeof(ans), NULL);
 	if (rc == 0)
@@ -346,7 +346,7 @@ void shmr_endpoint_close(struct shmr_endpoint *ep)
 	 * backlog has not, and stays unreleased for whoever comes next. */
 	if (ep->backlog_len == 0 || ep->backlog_given)
 		release_all(ep);
-	if (!ep->claimed && shmr_proto_encode_pid(req, sizeof(req), "CLOSE",
+	if (!ep->claimed && shmr_proto_pid_encode(req, sizeof(req), "CLOSE",
 						  NULL, ep->pid) >= 0)
 		shmr_proto_request(ep->d->sock, req, ans, sizeof(ans), NULL);
 	ep->d->nendpoints--;
@@ -401,7 +401,7 @@ static int name_request(struct shmr_endpoint *ep, const char *verb,
 
 	if (shmr_name_copy(key, name) < 0 || strpbrk(name, " \n\t"))
 		return -SHMR_E_NAME;
-	rc = shmr_proto_encode_pid(req, sizeof(req), verb, key, ep->pid);
+	rc = shmr_proto_pid_encode(req, sizeof(req), verb, key, ep->pid);
 	if (rc < 0)
 		return rc;
 	return shmr_proto_request(ep->d->sock, req, ans, sizeof(ans), NULL);
@@ -435,7 +435,7 @@ static int life_request(struct shmr_domain *d, const char *verb,
 		.program = program, .args = args, .nargs = nargs,
 	};
 	char req[SHMR_PROTO_ROUTE_REQ_MAX + 1], ans[256];
-	int rc = shmr_proto_encode_route(req, sizeof(req), &r, NULL);
+	int rc = shmr_proto_route_encode(req, sizeof(req), &r, NULL);
 
 	if (rc < 0)
 		return rc;
@@ -719,7 +719,7 @@ static int poison_pill(struct shmr_endpoint *ep, const struct shmr_msg *m)
 	if (!ep->retiring) {
 		ep->retiring = 1;
 		/* Nothing to do on failure: the worker just goes on. */
-		if (shmr_proto_encode_pid(req, sizeof(req), "RETIRE", NULL,
+		if (shmr_proto_pid_encode(req, sizeof(req), "RETIRE", NULL,
 					  ep->pid) >= 0)
 			(void)shmr_proto_request(ep->d->sock, req, ans,
 						 sizeof(ans), NULL);

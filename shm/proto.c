@@ -41,7 +41,7 @@ int shmr_proto_encode(char *buf, size_t cap, const char *verb,
 	return (int)len;
 }
 
-int shmr_proto_encode_pid(char *buf, size_t cap, const char *verb,
+int shmr_proto_pid_encode(char *buf, size_t cap, const char *verb,
 			  const char *name, struct shmr_pid pid)
 {
 	char slot[12], gen[12];
@@ -64,7 +64,7 @@ static int route_bad(enum shmr_proto_bad *bad, enum shmr_proto_bad what)
 	return -SHMR_E_NAME;
 }
 
-int shmr_proto_encode_route(char *buf, size_t cap,
+int shmr_proto_route_encode(char *buf, size_t cap,
 			    const struct shmr_proto_route_req *r,
 			    enum shmr_proto_bad *bad)
 {

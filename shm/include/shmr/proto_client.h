@@ -47,7 +47,7 @@ int shmr_proto_encode(char *buf, size_t cap, const char *verb,
  * Context: any; pure.
  * Returns: as shmr_proto_encode().
  */
-int shmr_proto_encode_pid(char *buf, size_t cap, const char *verb,
+int shmr_proto_pid_encode(char *buf, size_t cap, const char *verb,
 			  const char *name, struct shmr_pid pid);
 
 /** A route lifecycle request: VERB ROUTER ROUTE [CPUS] [PROGRAM ARG...]. */
@@ -61,7 +61,7 @@ struct shmr_proto_route_req {
 	unsigned nargs;
 };
 
-/** What shmr_proto_encode_route() found wrong, in the order it checks. */
+/** What shmr_proto_route_encode() found wrong, in the order it checks. */
 enum shmr_proto_bad {
 	SHMR_PROTO_BAD_NONE = 0,
 	SHMR_PROTO_BAD_NAME,  /* router or route not a name */
@@ -81,7 +81,7 @@ enum shmr_proto_bad {
  *          @p bad when it is not NULL) or -ENAMETOOLONG (@p cap too small
  *          for a valid request).
  */
-int shmr_proto_encode_route(char *buf, size_t cap,
+int shmr_proto_route_encode(char *buf, size_t cap,
 			    const struct shmr_proto_route_req *r,
 			    enum shmr_proto_bad *bad);
 
