@@ -219,11 +219,13 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out);
  * SIGNALS: on success this INSTALLS A PROCESS-WIDE SIGTERM HANDLER
  * (sigaction(), replacing any handler the program had; without
  * SA_RESTART).  It only makes shmr_stopping() true, so the worker can
- * finish its message and exit; but from then on SIGTERM also interrupts
- * blocking system calls in every thread of the process (they fail with
- * EINTR), and every endpoint's wait in the process (shmr_recv_burst(),
- * shmr_call()) returns -EINTR instead of sleeping.  A program that wants
- * its own SIGTERM handling installs it after this call.
+ * finish its message and exit; but from then on a SIGTERM also interrupts
+ * the blocking system call of whichever thread it is delivered to (the
+ * call fails with EINTR), and every endpoint's wait in the process
+ * (shmr_recv_burst(), shmr_call()) returns -EINTR instead of sleeping on
+ * (one asleep at that moment within about a second).  A program that
+ * wants its own SIGTERM handling installs it after this call (then
+ * shmr_stopping() is never set).
  *
  * Context:     once per process, at start, before other threads exist
  *              (signal dispositions are process-wide); blocking (attach,
