@@ -12,8 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 root=$PWD
 
-packages=(meson ninja-build pkg-config gcc libc6-dev libdpdk-dev liburcu-dev
-          libhwloc-dev libcmocka-dev libconfig-dev procps)
+packages=(meson ninja-build pkg-config gcc g++ libc6-dev libdpdk-dev
+          liburcu-dev libhwloc-dev libcmocka-dev libconfig-dev procps)
 
 say() { printf 'shmr: %s\n' "$*" >&2; }
 usage() {

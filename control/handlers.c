@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include <shmr/domain.h>
+#include <shmr/handler.h>
 
 #include "control_internal.h"
 

@@ -217,10 +217,12 @@ static void life_request(int fd, const char *req)
 static void route_state(int fd, const char *router, const char *name,
 			char *out, size_t cap)
 {
+	const char *const words[] = { router, name };
 	char req[128];
 	const char *p;
 
-	snprintf(req, sizeof(req), "ROUTE %s %s", router, name);
+	if (shmr_proto_encode(req, sizeof(req), "ROUTE", words, 2) < 0)
+		die("request too long");
 	p = strstr(request(fd, req), " state=");
 	if (!p || sscanf(p + 7, "%31s", out) != 1 || cap < 32)
 		die("unexpected ROUTE answer");
@@ -237,13 +239,15 @@ static void route_state(int fd, const char *router, const char *name,
 static void replace_drained(int fd, const char *router, const char *name,
 			    const char *replace_req)
 {
+	const char *const words[] = { router, name };
 	char req[128], state[32];
 	int was_disabled;
 
 	route_state(fd, router, name, state, sizeof(state));
 	was_disabled = strcmp(state, "disabled") == 0;
 	if (!was_disabled) {
-		snprintf(req, sizeof(req), "DRAIN %s %s", router, name);
+		if (shmr_proto_encode(req, sizeof(req), "DRAIN", words, 2) < 0)
+			die("request too long");
 		life_request(fd, req);
 		for (;;) {
 			route_state(fd, router, name, state, sizeof(state));
@@ -259,14 +263,10 @@ static void replace_drained(int fd, const char *router, const char *name,
 		printf("replaced %s (it stays disabled)\n", name);
 		return;
 	}
-	snprintf(req, sizeof(req), "ENABLE %s %s", router, name);
+	if (shmr_proto_encode(req, sizeof(req), "ENABLE", words, 2) < 0)
+		die("request too long");
 	life_request(fd, req);
 	printf("drained, replaced and enabled %s\n", name);
-}
-
-static int word_ok(const char *s, size_t max)
-{
-	return *s && strlen(s) < max && !strpbrk(s, " \t\n");
 }
 
 /* The lifecycle commands; returns 0 when @p cmd is not one of them. */
@@ -278,8 +278,12 @@ static int lifecycle(const char *cmd, int argc, char **argv, int optind_)
 		{ "route", "ROUTE" },
 	};
 	const char *verb = NULL, *router, *name, *cpus = "-";
+	/* PROGRAM and its ARGs; one more than allowed, so the encoder names
+	 * the first fault as the words come. */
+	const char *words[2 + SHMR_PROTO_ARGS_MAX];
+	struct shmr_proto_route_req r = { 0 };
+	enum shmr_proto_bad bad;
 	char req[SHMR_PROTO_MAX];
-	size_t len;
 	int add = strcmp(cmd, "add") == 0;
 	int replace = strcmp(cmd, "replace") == 0;
 	int i = optind_, nargs = 0, fd, drain = 0;
@@ -303,45 +307,63 @@ static int lifecycle(const char *cmd, int argc, char **argv, int optind_)
 		usage("missing ROUTER or NAME");
 	router = argv[i++];
 	name = argv[i++];
-	if (!word_ok(router, SHMR_NAME_MAX) || !word_ok(name, SHMR_NAME_MAX))
+	if (!shmr_proto_word_ok(router, SHMR_NAME_MAX) ||
+	    !shmr_proto_word_ok(name, SHMR_NAME_MAX))
 		usage("bad ROUTER or NAME");
+	r.router = router;
+	r.route = name;
 	if (verb) {
 		if (i < argc)
 			usage("unexpected argument");
-		len = (size_t)snprintf(req, sizeof(req), "%s %s %s", verb,
-				       router, name);
+		r.verb = verb;
 	} else {
 		if (i >= argc)
 			usage("missing PROGRAM");
-		len = (size_t)snprintf(req, sizeof(req), "%s %s %s",
-				       add ? "ADD" : "REPLACE", router, name);
+		r.verb = add ? "ADD" : "REPLACE";
 		/* --cpus may come anywhere after NAME (add only). */
 		for (int j = i; j < argc; j++)
 			if (add && strcmp(argv[j], "--cpus") == 0) {
-				if (j + 1 >= argc || !word_ok(argv[j + 1], 64))
+				if (j + 1 >= argc ||
+				    !shmr_proto_word_ok(argv[j + 1],
+							SHMR_PROTO_CPUS_MAX))
 					usage("--cpus: a cpu list");
 				cpus = argv[j + 1];
 			}
 		if (add)
-			len += (size_t)snprintf(req + len, sizeof(req) - len,
-						" %s", cpus);
-		for (; i < argc; i++) {
+			r.cpus = cpus;
+		for (; i < argc && nargs < (int)(sizeof(words) /
+						 sizeof(words[0]));
+		     i++) {
 			if (add && strcmp(argv[i], "--cpus") == 0) {
 				i++;
 				continue;
 			}
-			if (!word_ok(argv[i], nargs ? 128 : 256))
-				usage("bad PROGRAM or ARG (empty, too long, or "
-				      "with a space)");
-			if (nargs++ > 16)
-				usage("more than 16 ARGs");
-			len += (size_t)snprintf(req + len, sizeof(req) - len,
-						" %s", argv[i]);
+			words[nargs++] = argv[i];
 		}
 		if (nargs == 0)
 			usage("missing PROGRAM");
-		if (len > 512)
+		r.program = words[0];
+		r.args = words + 1;
+		r.nargs = (unsigned)nargs - 1;
+	}
+	if (shmr_proto_route_encode(req, sizeof(req), &r, &bad) < 0) {
+		switch (bad) {
+		case SHMR_PROTO_BAD_NAME:
+			usage("bad ROUTER or NAME");
+			break;
+		case SHMR_PROTO_BAD_CPUS:
+			usage("--cpus: a cpu list");
+			break;
+		case SHMR_PROTO_BAD_WORD:
+			usage("bad PROGRAM or ARG (empty, too long, or with a "
+			      "space)");
+			break;
+		case SHMR_PROTO_BAD_NARGS:
+			usage("more than 16 ARGs");
+			break;
+		default:
 			usage("request too long (at most 512 bytes)");
+		}
 	}
 	fd = connect_or_die();
 	if (strcmp(cmd, "route") == 0)
@@ -438,7 +460,8 @@ static int watch(int fd, const char *router, double interval,
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL); /* no SA_RESTART: the sleep ends */
 	sigaction(SIGTERM, &sa, NULL);
-	snprintf(req, sizeof(req), "INSPECT %s", router);
+	if (shmr_proto_encode(req, sizeof(req), "INSPECT", &router, 1) < 0)
+		die("request too long");
 	parse_sample(request(fd, req), &prev);
 	prev.t = start = now_s();
 	/* Once, so the columns are named before the first figures. */
@@ -522,19 +545,21 @@ static int manage(const char *cmd, int argc, char **argv, int i)
 					   ? "pool: ROUTER +N|-N"
 					   : "routee: add|remove ROUTER NAME");
 	router = argv[i];
-	if (!word_ok(router, SHMR_NAME_MAX))
+	if (!shmr_proto_word_ok(router, SHMR_NAME_MAX))
 		usage("bad ROUTER name");
 	if (nargs == 2) {
 		extra = argv[i + 1];
-		if (!word_ok(extra, SHMR_NAME_MAX))
+		if (!shmr_proto_word_ok(extra, SHMR_NAME_MAX))
 			usage("bad NAME or change");
 		if (strcmp(verb, "POOL_ADJUST") == 0 &&
 		    ((extra[0] != '+' && extra[0] != '-') || !extra[1] ||
 		     strspn(extra + 1, "0123456789") != strlen(extra + 1)))
 			usage("pool: the change is +N or -N");
 	}
-	snprintf(req, sizeof(req), "%s %s%s%s", verb, router,
-		 extra ? " " : "", extra ? extra : "");
+	if (shmr_proto_encode(req, sizeof(req), verb,
+			      (const char *const[]){ router, extra },
+			      (unsigned)nargs) < 0)
+		usage("request too long");
 	fd = connect_or_die();
 	fputs(request(fd, req), stdout);
 	if (strcmp(verb, "POOL_ADJUST") == 0)
@@ -562,12 +587,13 @@ static int dlq(int argc, char **argv, int i)
 	router = argv[i + 1];
 	if (strcmp(sub, "list") && strcmp(sub, "replay"))
 		usage("dlq: list|replay ROUTER");
-	if (!*router || strlen(router) >= SHMR_NAME_MAX ||
-	    strpbrk(router, " \t\n"))
+	if (!shmr_proto_word_ok(router, SHMR_NAME_MAX))
 		usage("bad ROUTER name");
 	fd = connect_or_die();
-	snprintf(req, sizeof(req), "%s %s",
-		 sub[0] == 'l' ? "DLQ_LIST" : "DLQ_REPLAY", router);
+	if (shmr_proto_encode(req, sizeof(req),
+			      sub[0] == 'l' ? "DLQ_LIST" : "DLQ_REPLAY",
+			      &router, 1) < 0)
+		die("request too long");
 	body = request(fd, req);
 	close(fd);
 	if (sub[0] == 'r') {
@@ -652,8 +678,7 @@ int main(int argc, char **argv)
 		if (optind >= argc)
 			usage("missing ROUTER");
 		router = argv[optind++];
-		if (!*router || strlen(router) >= SHMR_NAME_MAX ||
-		    strpbrk(router, " \t\n"))
+		if (!shmr_proto_word_ok(router, SHMR_NAME_MAX))
 			usage("bad ROUTER name");
 	}
 	while (optind < argc) {
@@ -682,11 +707,13 @@ int main(int argc, char **argv)
 	fd = connect_or_die();
 
 	if (strcmp(cmd, "routes") == 0 || strcmp(cmd, "inspect") == 0) {
+		const char *const words[] = { router, "json" };
 		char req[128];
 
-		snprintf(req, sizeof(req), "%s %s%s",
-			 cmd[0] == 'r' ? "ROUTES" : "INSPECT", router,
-			 json ? " json" : "");
+		if (shmr_proto_encode(req, sizeof(req),
+				      cmd[0] == 'r' ? "ROUTES" : "INSPECT",
+				      words, json ? 2 : 1) < 0)
+			die("request too long");
 		fputs(request(fd, req), stdout);
 	} else if (strcmp(cmd, "status") == 0) {
 		fputs(request(fd, "STATUS"), stdout);

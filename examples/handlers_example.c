@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <shmr/behaviour.h>
+#include <shmr/handler.h>
 
 #define ROUTES 32
 

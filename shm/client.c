@@ -81,7 +81,7 @@ struct shmr_endpoint {
 int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 {
 	struct shmr_domain *d;
-	char req[64], ans[256];
+	char ans[256];
 	struct stat st;
 	int sock, fd = -1, rc;
 
@@ -89,8 +89,8 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	sock = shmr_proto_connect(sock_path);
 	if (sock < 0)
 		return sock;
-	snprintf(req, sizeof(req), "ATTACH %u", SHMR_LAYOUT_VERSION);
-	rc = shmr_proto_request(sock, req, ans, sizeof(ans), &fd);
+	rc = shmr_proto_request(sock, "ATTACH " SHMR_LAYOUT_VERSION_TEXT, ans,
+				sizeof(ans), &fd);
 	if (rc < 0)
 		goto fail;
 	rc = -SHMR_E_PROTO;
@@ -262,8 +262,10 @@ int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out)
 		return -SHMR_E_PROTO;
 	rc = endpoint_make(d, pid, 0, out);
 	if (rc < 0) {
-		snprintf(req, sizeof(req), "CLOSE %u %u", pid.slot, pid.gen);
-		shmr_proto_request(d->sock, req, ans, sizeof(ans), NULL);
+		if (shmr_proto_pid_encode(req, sizeof(req), "CLOSE", NULL,
+					  pid) >= 0)
+			shmr_proto_request(d->sock, req, ans, sizeof(ans),
+					   NULL);
 		return rc;
 	}
 	d->nendpoints++;
@@ -304,8 +306,9 @@ int shmr_attach_env(struct shmr_domain **dp, struct shmr_endpoint **epp)
 	rc = shmr_attach_path(sock, &d);
 	if (rc < 0)
 		return rc;
-	snprintf(req, sizeof(req), "CLAIM %u %u", pid.slot, pid.gen);
-	rc = shmr_proto_request(d->sock, req, ans, sizeof(ans), NULL);
+	rc = shmr_proto_pid_encode(req, sizeof(req), "CLAIM", NULL, pid);
+	if (rc >= 0)
+		rc = shmr_proto_request(d->sock, req, ans, sizeof(ans), NULL);
 	if (rc == 0)
 		rc = endpoint_make(d, pid, 1, epp);
 	if (rc < 0) {
@@ -343,11 +346,9 @@ void shmr_endpoint_close(struct shmr_endpoint *ep)
 	 * backlog has not, and stays unreleased for whoever comes next. */
 	if (ep->backlog_len == 0 || ep->backlog_given)
 		release_all(ep);
-	if (!ep->claimed) {
-		snprintf(req, sizeof(req), "CLOSE %u %u", ep->pid.slot,
-			 ep->pid.gen);
+	if (!ep->claimed && shmr_proto_pid_encode(req, sizeof(req), "CLOSE",
+						  NULL, ep->pid) >= 0)
 		shmr_proto_request(ep->d->sock, req, ans, sizeof(ans), NULL);
-	}
 	ep->d->nendpoints--;
 	free(ep->rx);
 	free(ep->backlog);
@@ -396,11 +397,13 @@ static int name_request(struct shmr_endpoint *ep, const char *verb,
 			const char *name)
 {
 	char key[SHMR_NAME_MAX], req[128], ans[128];
+	int rc;
 
 	if (shmr_name_copy(key, name) < 0 || strpbrk(name, " \n\t"))
 		return -SHMR_E_NAME;
-	snprintf(req, sizeof(req), "%s %s %u %u", verb, key, ep->pid.slot,
-		 ep->pid.gen);
+	rc = shmr_proto_pid_encode(req, sizeof(req), verb, key, ep->pid);
+	if (rc < 0)
+		return rc;
 	return shmr_proto_request(ep->d->sock, req, ans, sizeof(ans), NULL);
 }
 
@@ -420,50 +423,22 @@ int shmr_unregister(struct shmr_endpoint *ep, const char *name)
 
 /* ---- route lifecycle ------------------------------------------------- */
 
-#define LIFE_REQ_MAX 512 /* what the control plane accepts */
-
-static int life_word(const char *s, size_t max)
-{
-	return s && *s && strlen(s) < max && !strpbrk(s, " \t\n");
-}
-
-/* VERB ROUTER NAME [CPUS] [PROGRAM ARG...] */
+/* VERB ROUTER NAME [CPUS] [PROGRAM ARG...], checked and encoded by the
+ * encoder shmrctl uses too. */
 static int life_request(struct shmr_domain *d, const char *verb,
 			const char *router, const char *name,
 			const char *cpus, const char *program,
 			const char *const *args, unsigned nargs)
 {
-	char req[LIFE_REQ_MAX + 1], ans[256];
-	size_t len;
-	int n;
+	const struct shmr_proto_route_req r = {
+		.verb = verb, .router = router, .route = name, .cpus = cpus,
+		.program = program, .args = args, .nargs = nargs,
+	};
+	char req[SHMR_PROTO_ROUTE_REQ_MAX + 1], ans[256];
+	int rc = shmr_proto_route_encode(req, sizeof(req), &r, NULL);
 
-	if (!life_word(router, SHMR_NAME_MAX) || !life_word(name, SHMR_NAME_MAX))
-		return -SHMR_E_NAME;
-	n = snprintf(req, sizeof(req), "%s %s %s", verb, router, name);
-	len = (size_t)n;
-	if (cpus) {
-		if (*cpus && !life_word(cpus, 64))
-			return -SHMR_E_NAME;
-		n = snprintf(req + len, sizeof(req) - len, " %s",
-			     *cpus ? cpus : "-");
-		len += (size_t)n;
-	}
-	if (program) {
-		if (!life_word(program, 256) || nargs > 16 ||
-		    (nargs && !args))
-			return -SHMR_E_NAME;
-		n = snprintf(req + len, sizeof(req) - len, " %s", program);
-		len += (size_t)n;
-		for (unsigned i = 0; i < nargs && len < sizeof(req); i++) {
-			if (!life_word(args[i], 128))
-				return -SHMR_E_NAME;
-			n = snprintf(req + len, sizeof(req) - len, " %s",
-				     args[i]);
-			len += (size_t)n;
-		}
-	}
-	if (len > LIFE_REQ_MAX)
-		return -SHMR_E_NAME;
+	if (rc < 0)
+		return rc;
 	return shmr_proto_request(d->sock, req, ans, sizeof(ans), NULL);
 }
 
@@ -743,11 +718,11 @@ static int poison_pill(struct shmr_endpoint *ep, const struct shmr_msg *m)
 		return 0;
 	if (!ep->retiring) {
 		ep->retiring = 1;
-		snprintf(req, sizeof(req), "RETIRE %u %u", ep->pid.slot,
-			 ep->pid.gen);
 		/* Nothing to do on failure: the worker just goes on. */
-		(void)shmr_proto_request(ep->d->sock, req, ans, sizeof(ans),
-					 NULL);
+		if (shmr_proto_pid_encode(req, sizeof(req), "RETIRE", NULL,
+					  ep->pid) >= 0)
+			(void)shmr_proto_request(ep->d->sock, req, ans,
+						 sizeof(ans), NULL);
 	}
 	return 1;
 }

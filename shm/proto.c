@@ -1,6 +1,8 @@
 /*
- * Client side of the control-socket protocol: connect, one request, one
- * answer, optionally a passed descriptor.
+ * Client side of the control-socket protocol: the requests' one encoder
+ * (libshmr and shmrctl both build theirs here, so the two cannot drift
+ * apart), then connect, one request, one answer, optionally a passed
+ * descriptor.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +14,101 @@
 
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
+
+/* ---- encoding -------------------------------------------------------- */
+
+int shmr_proto_word_ok(const char *s, size_t max)
+{
+	return s && *s && strlen(s) < max && !strpbrk(s, " \t\n");
+}
+
+int shmr_proto_encode(char *buf, size_t cap, const char *verb,
+		      const char *const *words, unsigned n)
+{
+	size_t len;
+	int k;
+
+	k = snprintf(buf, cap, "%s", verb);
+	if (k < 0 || (size_t)k >= cap)
+		return -ENAMETOOLONG;
+	len = (size_t)k;
+	for (unsigned i = 0; i < n; i++) {
+		k = snprintf(buf + len, cap - len, " %s", words[i]);
+		if (k < 0 || (size_t)k >= cap - len)
+			return -ENAMETOOLONG;
+		len += (size_t)k;
+	}
+	return (int)len;
+}
+
+int shmr_proto_pid_encode(char *buf, size_t cap, const char *verb,
+			  const char *name, struct shmr_pid pid)
+{
+	char slot[12], gen[12];
+	const char *words[3];
+	unsigned n = 0;
+
+	snprintf(slot, sizeof(slot), "%u", pid.slot);
+	snprintf(gen, sizeof(gen), "%u", pid.gen);
+	if (name)
+		words[n++] = name;
+	words[n++] = slot;
+	words[n++] = gen;
+	return shmr_proto_encode(buf, cap, verb, words, n);
+}
+
+static int route_bad(enum shmr_proto_bad *bad, enum shmr_proto_bad what)
+{
+	if (bad)
+		*bad = what;
+	return -SHMR_E_NAME;
+}
+
+int shmr_proto_route_encode(char *buf, size_t cap,
+			    const struct shmr_proto_route_req *r,
+			    enum shmr_proto_bad *bad)
+{
+	/* router, route, cpus, program, the arguments */
+	const char *words[4 + SHMR_PROTO_ARGS_MAX];
+	size_t lim = cap < SHMR_PROTO_ROUTE_REQ_MAX + 1
+			     ? cap
+			     : SHMR_PROTO_ROUTE_REQ_MAX + 1;
+	unsigned n = 0;
+	int len;
+
+	if (bad)
+		*bad = SHMR_PROTO_BAD_NONE;
+	if (!shmr_proto_word_ok(r->router, SHMR_NAME_MAX) ||
+	    !shmr_proto_word_ok(r->route, SHMR_NAME_MAX))
+		return route_bad(bad, SHMR_PROTO_BAD_NAME);
+	words[n++] = r->router;
+	words[n++] = r->route;
+	if (r->cpus) {
+		if (*r->cpus &&
+		    !shmr_proto_word_ok(r->cpus, SHMR_PROTO_CPUS_MAX))
+			return route_bad(bad, SHMR_PROTO_BAD_CPUS);
+		words[n++] = *r->cpus ? r->cpus : "-";
+	}
+	if (r->program) {
+		if (!shmr_proto_word_ok(r->program, SHMR_PROTO_PROGRAM_MAX) ||
+		    (r->nargs && !r->args))
+			return route_bad(bad, SHMR_PROTO_BAD_WORD);
+		words[n++] = r->program;
+		for (unsigned i = 0; i < r->nargs; i++) {
+			if (!shmr_proto_word_ok(r->args[i], SHMR_PROTO_ARG_MAX))
+				return route_bad(bad, SHMR_PROTO_BAD_WORD);
+			if (i >= SHMR_PROTO_ARGS_MAX)
+				return route_bad(bad, SHMR_PROTO_BAD_NARGS);
+			words[n++] = r->args[i];
+		}
+	}
+	len = shmr_proto_encode(buf, lim, r->verb, words, n);
+	if (len == -ENAMETOOLONG && lim > SHMR_PROTO_ROUTE_REQ_MAX)
+		return route_bad(bad, SHMR_PROTO_BAD_LONG);
+	return len;
+}
+
+/* ---- transport ------------------------------------------------------- */
 
 int shmr_proto_sock_path(const char *domain, char *buf, size_t cap)
 {

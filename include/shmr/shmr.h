@@ -11,6 +11,11 @@
  * Error convention: a fallible function returns >= 0 on success (0 or a
  * count) and -SHMR_E_* or -errno on failure; shmr_strerror() names each.
  * The library never prints and never exits.
+ *
+ * Threads: one thread per endpoint (struct shmr_endpoint); the calls that
+ * talk to the control plane are serialised per domain (struct
+ * shmr_domain).  Signals: shmr_attach_env() installs a process-wide
+ * SIGTERM handler; nothing else touches signals.
  */
 #ifndef SHMR_SHMR_H
 #define SHMR_SHMR_H
@@ -18,12 +23,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <shmr/version.h> /* SHMR_VERSION_MAJOR, _MINOR, _PATCH, _TEXT */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define SHMR_VERSION_MAJOR 0
-#define SHMR_VERSION_MINOR 1
 
 /** Longest name (router, route, registry entry), including the NUL. */
 #define SHMR_NAME_MAX 32
@@ -143,44 +148,121 @@ enum shmr_error {
 	SHMR_E_LAST
 };
 
-/** Name of an error code (either sign).  Never NULL; static storage. */
+/**
+ * Name of an error code (either sign).
+ *
+ * Context:     any thread, any time (no attach needed).
+ * Concurrency: thread-safe; never NULL, static storage.
+ */
 const char *shmr_strerror(int err);
 
-struct shmr_domain;   /* opaque: an attached domain */
-struct shmr_endpoint; /* opaque: an open endpoint */
+/**
+ * An attached domain (opaque).
+ *
+ * Concurrency: the calls that talk to the control plane share the
+ * domain's one control socket, request then answer: shmr_endpoint_open(),
+ * shmr_endpoint_close() (of an endpoint it opened), shmr_register(),
+ * shmr_unregister(), the shmr_route_*() calls and, on a route worker's
+ * endpoint, the shmr_recv_burst() that meets a PoisonPill.  Never run two
+ * of them at once on one domain: serialise them (one thread, or a mutex).
+ * Everything else reads the shared memory only and may run from any
+ * thread at any time (shmr_lookup(), shmr_payload_max()), or is bound to
+ * an endpoint (see struct shmr_endpoint).
+ */
+struct shmr_domain;
+
+/**
+ * An open endpoint (opaque): a PID, its inbound lanes and its outbound
+ * lanes.
+ *
+ * Concurrency: ONE THREAD PER ENDPOINT.  The calls on an endpoint share
+ * its staging buffer, its backlog of messages that arrived during a call,
+ * and its lanes, which are single-producer single-consumer rings:
+ * shmr_send(), shmr_send_broadcast(), shmr_send_prio(), shmr_send_name(),
+ * shmr_send_burst(), shmr_call(), shmr_call_prio(), shmr_recv_burst(),
+ * shmr_reply() and shmr_endpoint_close() must never run at once on one
+ * endpoint.  Make them from one thread for the endpoint's life (it may
+ * move to another thread only across a happens-before edge: a mutex, a
+ * thread join); for more threads, open more endpoints, which share
+ * nothing but the domain.  shmr_register() and shmr_unregister() use only
+ * the endpoint's PID and the domain's socket (see struct shmr_domain), and
+ * shmr_endpoint_pid() may be called from any thread, while it is open.
+ */
+struct shmr_endpoint;
 
 /**
  * Attach to the domain called @p name.  The control socket is
  * "$SHMR_RUN_DIR/<name>.sock", or "/run/shmr/<name>.sock" without it.
  *
- * Context:   any thread; blocks on one unix-socket round trip.
- * Ownership: *out is the caller's; release it with shmr_detach().
- * Errors:    -SHMR_E_NO_DOMAIN, -SHMR_E_PERM, -SHMR_E_VERSION,
- *            -SHMR_E_PROTO, -errno.
+ * Context:     any thread; blocking (connect and one unix-socket round
+ *              trip; the domain is mapped).
+ * Concurrency: thread-safe: each attach is a domain of its own.
+ * Ownership:   *out is the caller's (NULL on failure); release it with
+ *              shmr_detach().
+ * Errors:      -SHMR_E_NO_DOMAIN, -SHMR_E_PERM, -SHMR_E_VERSION,
+ *              -SHMR_E_PROTO, -SHMR_E_NAME (an empty name, one of 32 bytes
+ *              or more, or one with a '/'), -ENAMETOOLONG, -ENOMEM, -errno.
  */
 int shmr_attach(const char *name, struct shmr_domain **out);
 
-/** As shmr_attach(), with the control socket's path given directly. */
+/**
+ * As shmr_attach(), with the control socket's path given directly.
+ * Errors: as shmr_attach(), but for -SHMR_E_NAME.
+ */
 int shmr_attach_path(const char *sock_path, struct shmr_domain **out);
 
 /**
  * For a route worker started by shmr-control: attach to the domain and
  * claim the endpoint named by SHMR_SOCKET and SHMR_ENDPOINT in the
- * environment.  It also installs a SIGTERM handler that makes
- * shmr_stopping() true, so the worker can finish its message and exit.
+ * environment.
  *
- * Errors: -SHMR_E_NO_ENV when the variables are absent, else as
- *         shmr_attach() and shmr_endpoint_open().
+ * SIGNALS: on success this INSTALLS A PROCESS-WIDE SIGTERM HANDLER
+ * (sigaction(), replacing any handler the program had; without
+ * SA_RESTART).  It only makes shmr_stopping() true, so the worker can
+ * finish its message and exit; but from then on a SIGTERM also interrupts
+ * the blocking system call of whichever thread it is delivered to (the
+ * call fails with EINTR), and every endpoint's wait in the process
+ * (shmr_recv_burst(), shmr_call()) returns -EINTR instead of sleeping on
+ * (one asleep at that moment within about a second).  A program that
+ * wants its own SIGTERM handling installs it after this call (then
+ * shmr_stopping() is never set).
+ *
+ * Context:     once per process, at start, before other threads exist
+ *              (signal dispositions are process-wide); blocking (attach,
+ *              then one more round trip).
+ * Ownership:   *d and *ep are the caller's (both NULL on failure); close
+ *              *ep before shmr_detach(*d).  The endpoint is the route's
+ *              inbox: closing it does not remove it.
+ * Errors:      -SHMR_E_NO_ENV when the variables are absent or malformed,
+ *              else as shmr_attach_path(), or the control plane's refusal
+ *              of the claim (-SHMR_E_PERM: this process is not the
+ *              route's worker; -SHMR_E_NO_ENDPOINT: no such route
+ *              endpoint), -ENOMEM.
  */
 int shmr_attach_env(struct shmr_domain **d, struct shmr_endpoint **ep);
 
-/** Non-zero once SIGTERM arrived (after shmr_attach_env()). */
+/**
+ * Non-zero once SIGTERM arrived (after shmr_attach_env()).
+ *
+ * Context:     any thread, and signal handlers (async-signal-safe).
+ * Concurrency: a relaxed atomic load; wait-free.
+ */
 int shmr_stopping(void);
 
-/** Detach; every endpoint of @p d must be closed first. */
+/**
+ * Detach and free @p d (NULL: nothing).
+ *
+ * Context:     after every endpoint of @p d is closed (not checked), when
+ *              no other thread uses @p d any more.
+ * Ownership:   @p d is gone; every pointer from it too.
+ */
 void shmr_detach(struct shmr_domain *d);
 
-/** Largest payload a message of this domain carries. */
+/**
+ * Largest payload a message of this domain carries.
+ *
+ * Context: any thread; reads a value fixed at attach.
+ */
 size_t shmr_payload_max(const struct shmr_domain *d);
 
 /**
@@ -189,30 +271,61 @@ size_t shmr_payload_max(const struct shmr_domain *d);
  * dataplane routes to it (bounded to about a second while the dataplane
  * restarts), so its PID can be handed out at once.
  *
- * Errors: -SHMR_E_NO_ENDPOINT (domain full), -SHMR_E_PROTO, -errno.
+ * Context:     any thread; blocking (one round trip, then short sleeps
+ *              until the dataplane routes to it).
+ * Concurrency: uses the domain's socket (see struct shmr_domain); the new
+ *              endpoint belongs to one thread (see struct shmr_endpoint).
+ * Ownership:   *out is the caller's (NULL on failure); close it with
+ *              shmr_endpoint_close() before shmr_detach().
+ * Errors:      -SHMR_E_NO_ENDPOINT (domain full), -SHMR_E_PROTO, -ENOMEM,
+ *              -errno.
  */
 int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out);
 
-/** Close an endpoint; its registered names are dropped. */
+/**
+ * Close an endpoint (NULL: nothing); its registered names are dropped.
+ * What the application was given is released from the lanes, unless
+ * messages that arrived during a call still wait to be returned: then
+ * nothing is, and it all stays unreleased for whoever comes next.
+ *
+ * Context:     the endpoint's thread; blocking for an endpoint from
+ *              shmr_endpoint_open() (one round trip; a failure is not
+ *              reported).
+ * Concurrency: one thread per endpoint; uses the domain's socket (see
+ *              struct shmr_domain) unless the endpoint is a route's inbox
+ *              from shmr_attach_env().
+ * Ownership:   @p ep and every message it returned are gone.
+ */
 void shmr_endpoint_close(struct shmr_endpoint *ep);
 
-/** This endpoint's PID, to give to others. */
+/**
+ * This endpoint's PID, to give to others.
+ *
+ * Context: any thread (the PID never changes); wait-free.
+ */
 struct shmr_pid shmr_endpoint_pid(const struct shmr_endpoint *ep);
 
 /**
  * Resolve a registered name (a router, or a registered process).
  *
- * Context: lock-free read of the domain's registry; no syscall.
- * Errors:  -SHMR_E_PROCESS_UNKNOWN, -SHMR_E_NAME.
+ * Context:     any thread; no syscall.
+ * Concurrency: lock-free read of the domain's registry (retried while the
+ *              control plane writes it).
+ * Errors:      -SHMR_E_PROCESS_UNKNOWN, -SHMR_E_NAME.
  */
 int shmr_lookup(struct shmr_domain *d, const char *name, struct shmr_pid *out);
 
 /**
  * Send one message to @p to (a router or any endpoint).
  *
- * Concurrency: an endpoint has one sender thread (its lanes are SPSC).
+ * Context:     the endpoint's thread; never blocks (a futex wake, one
+ *              syscall, only when the dataplane's lcore sleeps).
+ * Concurrency: one thread per endpoint: its lanes are SPSC and the message
+ *              is staged in its buffer.
+ * Ownership:   @p data is copied before the call returns.
  * Errors:      -EAGAIN when the outbound lane is full (nothing was sent),
- *              -SHMR_E_TOO_BIG.
+ *              -SHMR_E_TOO_BIG.  Where it goes is checked by the
+ *              dataplane, not here.
  */
 int shmr_send(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 	      uint64_t key, const void *data, size_t len);
@@ -222,18 +335,31 @@ int shmr_send(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
  * SHMR_F_BROADCAST, which the router delivers to every one of its routees
  * (exactly once each), whatever its logic.  Broadcast of
  * SHMR_TYPE_POISON_PILL retires every routee after its queue.
+ *
+ * Context, Concurrency, Ownership: as shmr_send().
  * Errors: as shmr_send().
  */
 int shmr_send_broadcast(struct shmr_endpoint *ep, struct shmr_pid router,
 			uint32_t type, uint64_t key, const void *data,
 			size_t len);
 
-/** As shmr_send() with a priority: high and max reach a router's admin path. */
+/**
+ * As shmr_send() with a priority: high and max reach a router's admin path
+ * (on the endpoint's second outbound lane).
+ *
+ * Context, Concurrency, Ownership: as shmr_send().
+ * Errors: as shmr_send(); -EINVAL for a priority over SHMR_PRIO_MAX.
+ */
 int shmr_send_prio(struct shmr_endpoint *ep, struct shmr_pid to,
 		   enum shmr_priority prio, uint32_t type, uint64_t key,
 		   const void *data, size_t len);
 
-/** As shmr_send(), to a name resolved with shmr_lookup(). */
+/**
+ * As shmr_send(), to a name resolved with shmr_lookup().
+ *
+ * Context, Concurrency, Ownership: as shmr_send().
+ * Errors: as shmr_lookup() and shmr_send().
+ */
 int shmr_send_name(struct shmr_endpoint *ep, const char *name, uint32_t type,
 		   uint64_t key, const void *data, size_t len);
 
@@ -247,8 +373,9 @@ struct shmr_out {
 };
 
 /**
- * Send up to @p n messages in one ring operation.
+ * Send up to @p n messages (at most 256 a call) in one ring operation.
  *
+ * Context, Concurrency, Ownership: as shmr_send().
  * Returns: how many were sent (a prefix of @p msgs); 0 when the lane is
  *          full, -SHMR_E_TOO_BIG when one payload is too large (none sent).
  */
@@ -259,11 +386,22 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
  * Call @p to and wait up to @p timeout_ms (< 0: forever) for the reply.
  * Messages that arrive meanwhile are kept for the next shmr_recv_burst().
  *
- * Returns: the reply's payload length (the first @p cap bytes are copied
- *          to @p reply), or the error the router or worker answered with
- *          (-SHMR_E_DISCARDED, -SHMR_E_PROCESS_UNKNOWN, ...), -SHMR_E_TIMEOUT,
- *          -EAGAIN (outbound lane full), -ENOBUFS (too much arrived while
- *          waiting; nothing was lost, it stays queued).
+ * Context:     the endpoint's thread; blocking (spins briefly, then sleeps
+ *              on the endpoint's bell).
+ * Concurrency: one thread per endpoint: the call sends on its lanes and
+ *              receives on them, and keeps what else arrives in its
+ *              backlog.
+ * Ownership:   the messages the last shmr_recv_burst() returned are
+ *              invalid once this is called; @p req is copied before it
+ *              waits; at most @p cap bytes are written to @p reply.
+ * Returns:     the reply's payload length (the first @p cap bytes are
+ *              copied to @p reply).
+ * Errors:      the error the router or worker answered with
+ *              (-SHMR_E_DISCARDED, -SHMR_E_PROCESS_UNKNOWN, ...),
+ *              -SHMR_E_TIMEOUT, -SHMR_E_TOO_BIG, -EAGAIN (outbound lane
+ *              full), -ENOBUFS (too much arrived while waiting; nothing
+ *              was lost, it stays queued), -EINTR (a signal interrupted
+ *              the wait, or shmr_stopping() is true and it would wait).
  */
 int shmr_call(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 	      uint64_t key, const void *req, size_t len, void *reply,
@@ -273,6 +411,9 @@ int shmr_call(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
  * As shmr_call() with a priority: a high or max priority call to a router
  * is answered by the router's admin handler in the control plane (the
  * built-in one answers "stats"; see shmr-control), never by a worker.
+ *
+ * Context, Concurrency, Ownership: as shmr_call().
+ * Errors: as shmr_call().
  */
 int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
 		   enum shmr_priority prio, uint32_t type, uint64_t key,
@@ -280,24 +421,37 @@ int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
 		   int timeout_ms);
 
 /**
- * Receive up to @p n messages, waiting up to @p timeout_ms (0: do not wait,
- * < 0: forever) for the first.  Messages from the previous call are released
- * from the ring only now: a process that dies while handling a burst gets
- * that burst again (flagged SHMR_F_REDELIVERED) in its replacement.
+ * Receive up to @p n messages (at most 256 a call), waiting up to
+ * @p timeout_ms (0: do not wait, < 0: forever) for the first.  Messages
+ * from the previous call are released from the ring only now: a process
+ * that dies while handling a burst gets that burst again (flagged
+ * SHMR_F_REDELIVERED) in its replacement.
  *
- * Ownership: msgs[i] point into the endpoint and stay valid until the next
- *            shmr_recv_burst() or shmr_call() on it.
- * Returns:   the number of messages (0 on timeout), -EINTR when a signal
- *            interrupted the wait.
+ * Context:     the endpoint's thread; blocking when @p timeout_ms is not 0
+ *              (spins briefly, then sleeps on the endpoint's bell).  On a
+ *              route worker's endpoint a PoisonPill is not returned: the
+ *              control plane is asked (the first time; one round trip) to
+ *              retire the route.
+ * Concurrency: one thread per endpoint (the consumer of its SPSC inbound
+ *              lanes); the PoisonPill's request uses the domain's socket.
+ * Ownership:   msgs[i] point into the endpoint and stay valid until the
+ *              next shmr_recv_burst(), shmr_call() or
+ *              shmr_endpoint_close() on it.
+ * Returns:     the number of messages (0 on timeout).
+ * Errors:      -EINTR when a signal interrupted the wait, or when
+ *              shmr_stopping() is true and it would wait.
  */
 int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
 		    unsigned n, int timeout_ms);
 
 /**
  * Answer the call @p req (sent to its from, with its ref).
- * @p status is 0, or a -SHMR_E_* the caller's shmr_call() returns.
+ * @p status is 0, or a -SHMR_E_* the caller's shmr_call() returns (a
+ * positive one is negated).
  *
- * Errors: -EAGAIN (lane full), -SHMR_E_TOO_BIG, -EINVAL (not a call).
+ * Context, Concurrency, Ownership: as shmr_send(); @p req may be a
+ *              message this endpoint received, or a copy of its header.
+ * Errors:      -EAGAIN (lane full), -SHMR_E_TOO_BIG, -EINVAL (not a call).
  */
 int shmr_reply(struct shmr_endpoint *ep, const struct shmr_msg *req,
 	       int status, const void *data, size_t len);
@@ -307,11 +461,21 @@ int shmr_reply(struct shmr_endpoint *ep, const struct shmr_msg *req,
  * and clients can resolve it (returns once the dataplane routes to it).
  * Dropped when the endpoint closes or its process dies.
  *
- * Errors: -SHMR_E_ROUTE_DUPLICATE (taken), -SHMR_E_NAME, -SHMR_E_PROTO.
+ * Context:     any thread, while @p ep is open; blocking (one round trip,
+ *              then short sleeps until the dataplane routes to the name).
+ * Concurrency: uses the domain's socket (see struct shmr_domain).
+ * Ownership:   @p name is copied.
+ * Errors:      -SHMR_E_ROUTE_DUPLICATE (taken), -SHMR_E_NAME, -SHMR_E_PROTO,
+ *              -errno.
  */
 int shmr_register(struct shmr_endpoint *ep, const char *name);
 
-/** Remove a name this endpoint registered.  Unknown names are success. */
+/**
+ * Remove a name this endpoint registered.  Unknown names are success.
+ *
+ * Context, Concurrency: as shmr_register() (without the wait).
+ * Errors: -SHMR_E_NAME, -SHMR_E_PROTO, -errno.
+ */
 int shmr_unregister(struct shmr_endpoint *ep, const char *name);
 
 
@@ -325,16 +489,20 @@ int shmr_unregister(struct shmr_endpoint *ep, const char *name);
  * exited; until then the route is pending and every mutator on it fails
  * with -SHMR_E_BUSY.  On a dead worker they complete at once.
  *
- * Context:     any attached process; blocking (one control-socket round
- *              trip; the control plane may fork a worker meanwhile).
- * Concurrency: the calls on one domain share its socket: serialise them.
+ * The contract of every shmr_route_*() call:
+ * Context:     any thread of an attached process; blocking (one
+ *              control-socket round trip; the control plane may fork a
+ *              worker meanwhile).
+ * Concurrency: uses the domain's socket: serialise them with the other
+ *              calls that do (see struct shmr_domain).
  * Ownership:   strings are copied; @p args holds @p nargs strings.
  * Errors (all): -SHMR_E_NAME (a name not [A-Za-z0-9_.:-]{1,31}, an empty
  *              program or argument, a string with a space, more than 16
  *              args or a request over 512 bytes), -SHMR_E_NO_ROUTE (no
  *              such router, or, except for remove, no such route),
  *              -SHMR_E_BUSY (the route has a pending operation),
- *              -SHMR_E_PROTO, -errno.
+ *              -SHMR_E_NOT_ALLOWED (the router is stopped), -SHMR_E_PROTO,
+ *              -errno.
  */
 
 /**
@@ -342,41 +510,67 @@ int shmr_unregister(struct shmr_endpoint *ep, const char *name);
  * its worker, pinned to @p cpus (a cpu list like "0-1"; NULL or "": the
  * control plane picks one PU).  The route exists only if its worker
  * started.
- * Errors: -SHMR_E_ROUTE_DUPLICATE (the router has that route), the
- *         start's -errno (e.g. -ENOENT: no such program), -SHMR_E_PROTO
- *         (a bad cpu list), -SHMR_E_NO_ENDPOINT (router or domain full).
+ *
+ * Context, Concurrency, Ownership: as every shmr_route_*() call (above).
+ * Errors: those of every call, -SHMR_E_ROUTE_DUPLICATE (the router has
+ *         that route), the start's -errno (e.g. -ENOENT: no such
+ *         program), -SHMR_E_PROTO (a bad cpu list), -SHMR_E_NO_ENDPOINT
+ *         (router or domain full).
  */
 int shmr_route_add(struct shmr_domain *d, const char *router,
 		   const char *name, const char *program,
 		   const char *const *args, unsigned nargs, const char *cpus);
 
-/** Remove route @p name (its inbox is freed).  An unknown route is
- *  success. */
+/**
+ * Remove route @p name (its inbox is freed).  An unknown route is success.
+ *
+ * Context, Concurrency: as every shmr_route_*() call (above).
+ * Errors: those of every call.
+ */
 int shmr_route_remove(struct shmr_domain *d, const char *router,
 		      const char *name);
 
-/** Disable route @p name: messages routed to it fail with
- *  -SHMR_E_DISABLED.  Idempotent. */
+/**
+ * Disable route @p name: messages routed to it fail with
+ * -SHMR_E_DISABLED.  Idempotent.
+ *
+ * Context, Concurrency: as every shmr_route_*() call (above).
+ * Errors: those of every call.
+ */
 int shmr_route_disable(struct shmr_domain *d, const char *router,
 		       const char *name);
 
-/** Enable a disabled route and start its worker.  A route that is enabled
- *  (even with no live worker) is left as is: see shmr_route_respawn().
- *  Errors: the start's -errno (the route stays disabled). */
+/**
+ * Enable a disabled route and start its worker.  A route that is enabled
+ * (even with no live worker) is left as is: see shmr_route_respawn().
+ *
+ * Context, Concurrency: as every shmr_route_*() call (above).
+ * Errors: those of every call, the start's -errno (the route stays
+ *         disabled).
+ */
 int shmr_route_enable(struct shmr_domain *d, const char *router,
 		      const char *name);
 
-/** Give route @p name a new program and args (its name, inbox and cpus
- *  stay).  A disabled route only has its spec swapped: the next enable
- *  starts the new program.  Errors: the start's -errno for a dead route
- *  (the old spec is kept). */
+/**
+ * Give route @p name a new program and args (its name, inbox and cpus
+ * stay).  A disabled route only has its spec swapped: the next enable
+ * starts the new program.
+ *
+ * Context, Concurrency, Ownership: as every shmr_route_*() call (above).
+ * Errors: those of every call, the start's -errno for a dead route (the
+ *         old spec is kept).
+ */
 int shmr_route_replace(struct shmr_domain *d, const char *router,
 		       const char *name, const char *program,
 		       const char *const *args, unsigned nargs);
 
-/** Start the worker of an enabled route that has none.
- *  Errors: -SHMR_E_ROUTE_RUNNING (it has one), -SHMR_E_DISABLED, the
- *  start's -errno. */
+/**
+ * Start the worker of an enabled route that has none.
+ *
+ * Context, Concurrency: as every shmr_route_*() call (above).
+ * Errors: those of every call, -SHMR_E_ROUTE_RUNNING (it has one),
+ *         -SHMR_E_DISABLED, the start's -errno.
+ */
 int shmr_route_respawn(struct shmr_domain *d, const char *router,
 		       const char *name);
 

@@ -5,8 +5,11 @@
  *
  * Every process maps the domain (one memfd) at its own address, so the
  * layout holds offsets from the domain base, never pointers.  All sizes and
- * offsets of fixed structures are checked with static_assert; the header's
- * layout_version is checked at attach.
+ * offsets of fixed structures are checked with static_assert (against
+ * the table shmr/layout_pin.def, at the end); the header's layout_version
+ * is checked at attach.  Atomics are spelled _Atomic(T), which C11 reads as
+ * _Atomic T and C++23's <stdatomic.h> as std::atomic<T> (same size and
+ * alignment), so a C++ reader of the domain can include this header too.
  *
  *   +---------------------------+ 0
  *   | struct shmr_domain_hdr    |  geometry, bells, ready word (written last)
@@ -42,13 +45,26 @@
 #include <shmr/shmr.h>
 
 #define SHMR_MAGIC 0x314d4f44524d4853ull /* "SHMRDOM1" little-endian */
-#define SHMR_LAYOUT_VERSION_TEXT "5" /* as ATTACH sends it */
-#define SHMR_LAYOUT_VERSION 5u /* 2: admin_pid, admin counters; 3: replace
-				* wait, router flags, restart asks; 4: the
-				* routing logics (routee list, vnodes), the
-				* endpoint's busy line; 5: scatter-gather,
-				* tail-chopping and balancing (within_ms,
-				* interval_ms) */
+
+/* Two-step, so that a macro argument is expanded first. */
+#define SHMR_STRINGIFY_(x) #x
+#define SHMR_STRINGIFY(x) SHMR_STRINGIFY_(x)
+#define SHMR_PASTE_(a, b) a##b
+#define SHMR_PASTE(a, b) SHMR_PASTE_(a, b)
+
+/*
+ * The layout version, written once, as bare digits: SHMR_LAYOUT_VERSION
+ * (unsigned) and SHMR_LAYOUT_VERSION_TEXT (as ATTACH sends it) are made
+ * from them.  Bump it with any change to a size or offset below (the
+ * static_asserts fail until their values are updated too).
+ *   2: admin_pid, admin counters; 3: replace wait, router flags, restart
+ *   asks; 4: the routing logics (routee list, vnodes), the endpoint's busy
+ *   line; 5: scatter-gather, tail-chopping and balancing (within_ms,
+ *   interval_ms)
+ */
+#define SHMR_LAYOUT_VERSION_DIGITS 5
+#define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
+#define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
 #define SHMR_CACHE_LINE 64
 
@@ -82,8 +98,8 @@ static_assert(sizeof(struct shmr_pid) == 8, "pid size");
  * processes map the memfd at different addresses.
  */
 struct shmr_bell {
-	alignas(SHMR_CACHE_LINE) _Atomic uint32_t seq;
-	_Atomic uint32_t sleepers;
+	alignas(SHMR_CACHE_LINE) _Atomic(uint32_t) seq;
+	_Atomic(uint32_t) sleepers;
 };
 
 /* Endpoint states (struct shmr_ep_shared.state). */
@@ -107,22 +123,24 @@ enum shmr_ep_kind {
  * dataplane only; the last line by the endpoint's owner (libshmr) only.
  */
 struct shmr_ep_shared {
-	alignas(SHMR_CACHE_LINE) _Atomic uint32_t state; /* enum shmr_ep_state */
+	/* enum shmr_ep_state */
+	alignas(SHMR_CACHE_LINE) _Atomic(uint32_t) state;
 	uint32_t gen;
 	uint32_t kind;   /* enum shmr_ep_kind */
 	int32_t os_pid;  /* owner process, 0 when none */
 	char name[SHMR_NAME_MAX];
 	struct shmr_bell bell;
-	alignas(SHMR_CACHE_LINE) _Atomic uint32_t quarantined; /* dataplane */
+	alignas(SHMR_CACHE_LINE) _Atomic(uint32_t) quarantined; /* dataplane */
 	uint32_t pad0;
-	_Atomic uint64_t bad_slots; /* dataplane: slots dropped from its lanes */
+	/* dataplane: slots dropped from its lanes */
+	_Atomic(uint64_t) bad_slots;
 	/* Owner: 1 while the worker holds a received burst (from the
 	 * shmr_recv_burst() that returned it until the one that finds
 	 * nothing), else 0.  Stored only when it changes, relaxed; read
 	 * relaxed by the dataplane's smallest-mailbox.  No partner: a load
 	 * hint, nothing is read on the strength of it.  A worker that dies
 	 * busy leaves 1 until its replacement's first empty receive. */
-	alignas(SHMR_CACHE_LINE) _Atomic uint32_t busy;
+	alignas(SHMR_CACHE_LINE) _Atomic(uint32_t) busy;
 };
 static_assert(sizeof(struct shmr_ep_shared) == 4 * SHMR_CACHE_LINE, "ep size");
 static_assert(offsetof(struct shmr_ep_shared, busy) == 3 * SHMR_CACHE_LINE,
@@ -257,7 +275,7 @@ static_assert(sizeof(struct shmr_spec_reg) == 40, "spec reg size");
  * fence [S4, pairs with S1], reloads seq, and retries on change or odd.
  */
 struct shmr_spec {
-	alignas(SHMR_CACHE_LINE) _Atomic uint64_t seq;
+	alignas(SHMR_CACHE_LINE) _Atomic(uint64_t) seq;
 	uint64_t version; /* bumped on every change; told over the control lane */
 	uint32_t nrouters;
 	uint32_t nreg;
@@ -275,20 +293,22 @@ struct shmr_spec {
  * route's forwarded count by its inbox's slot.
  */
 struct shmr_lcore_stats {
-	alignas(SHMR_CACHE_LINE) _Atomic uint64_t polls;
-	_Atomic uint64_t rx;        /* slots taken from outbound lanes */
-	_Atomic uint64_t forwarded; /* routed + direct */
-	_Atomic uint64_t discarded;
-	_Atomic uint64_t failed;
-	_Atomic uint64_t bad;       /* slots with a bad length/kind/target */
-	_Atomic uint64_t sleeps;
-	_Atomic uint64_t table_version; /* version this lcore last saw */
-	_Atomic uint64_t admin;         /* slots put into the admin endpoint */
-	_Atomic uint64_t admin_dropped; /* meant for it, but its lane was full */
-	_Atomic uint64_t router_forwarded[SHMR_MAX_ENDPOINTS];
-	_Atomic uint64_t router_discarded[SHMR_MAX_ENDPOINTS];
-	_Atomic uint64_t router_failed[SHMR_MAX_ENDPOINTS];
-	_Atomic uint64_t ep_delivered[SHMR_MAX_ENDPOINTS]; /* into inbox slot */
+	alignas(SHMR_CACHE_LINE) _Atomic(uint64_t) polls;
+	_Atomic(uint64_t) rx;        /* slots taken from outbound lanes */
+	_Atomic(uint64_t) forwarded; /* routed + direct */
+	_Atomic(uint64_t) discarded;
+	_Atomic(uint64_t) failed;
+	_Atomic(uint64_t) bad;       /* slots with a bad length/kind/target */
+	_Atomic(uint64_t) sleeps;
+	_Atomic(uint64_t) table_version; /* version this lcore last saw */
+	_Atomic(uint64_t) admin;         /* slots put into the admin endpoint */
+	/* meant for it, but its lane was full */
+	_Atomic(uint64_t) admin_dropped;
+	_Atomic(uint64_t) router_forwarded[SHMR_MAX_ENDPOINTS];
+	_Atomic(uint64_t) router_discarded[SHMR_MAX_ENDPOINTS];
+	_Atomic(uint64_t) router_failed[SHMR_MAX_ENDPOINTS];
+	/* into inbox slot */
+	_Atomic(uint64_t) ep_delivered[SHMR_MAX_ENDPOINTS];
 };
 
 /* Control-lane messages (struct shmr_msg.type, kind SEND). */
@@ -313,7 +333,7 @@ struct shmr_domain_hdr {
 	uint32_t layout_version;
 	/* Written last by the creator with release [R0]; attachers load it
 	 * with acquire [A0] before reading anything else. */
-	_Atomic uint32_t ready;
+	_Atomic(uint32_t) ready;
 	uint64_t size;
 	char name[SHMR_NAME_MAX];
 	uint32_t slot_size;   /* bytes per ring element, header included */
@@ -324,15 +344,15 @@ struct shmr_domain_hdr {
 	uint32_t spin_polls;  /* empty polls before sleeping (adaptive) */
 	uint64_t lane_stride; /* bytes between lanes (ring memsize, aligned) */
 	uint64_t ep_off, spec_off, counters_off, ctl_off, lanes_off;
-	_Atomic int32_t control_pid;   /* OS pids, for shmrctl and tests */
-	_Atomic int32_t dataplane_pid;
-	_Atomic uint64_t dataplane_starts;
+	_Atomic(int32_t) control_pid;   /* OS pids, for shmrctl and tests */
+	_Atomic(int32_t) dataplane_pid;
+	_Atomic(uint64_t) dataplane_starts;
 	/* The control plane's admin endpoint (slot | gen << 32; 0: none),
 	 * where the dataplane puts high/max-priority messages to a router
 	 * and sends that failed routing (SHMR_F_ROUTE_FAILED).  Stored once
 	 * by shmr-control with release before it starts the dataplane;
 	 * loaded with acquire by the lcores. */
-	_Atomic uint64_t admin_pid;
+	_Atomic(uint64_t) admin_pid;
 	/* The dataplane's lcores sleep on these; endpoints ring them after
 	 * enqueueing to an outbound lane of an endpoint that lcore polls
 	 * (slot % nlcores). */
@@ -340,5 +360,32 @@ struct shmr_domain_hdr {
 	/* The dataplane's update thread sleeps here (control lane). */
 	struct shmr_bell ctl_bell;
 };
+
+/*
+ * The layout pinned: every size, alignment and offset above is checked
+ * with static_assert against the table in shmr/layout_pin.def, in every
+ * part that includes this header.  A change to the layout fails to
+ * compile: then bump SHMR_LAYOUT_VERSION_DIGITS (an old peer's ATTACH
+ * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
+ * the new values in the table; the first assert insists on both.
+ */
+static_assert(SHMR_LAYOUT_VERSION == 5u,
+	      "a new layout version: pin its sizes and offsets");
+#define SHMR_LAYOUT_SIZE(s, size, align)                                   \
+	static_assert(sizeof(struct s) == (size) &&                        \
+			      alignof(struct s) == (align),                \
+		      "struct " #s " changed: bump SHMR_LAYOUT_VERSION");
+#define SHMR_LAYOUT_PIN(s, f, off, size)                                   \
+	static_assert(offsetof(struct s, f) == (off) &&                    \
+			      sizeof(((struct s *)0)->f) == (size),        \
+		      "struct " #s "." #f " moved: bump SHMR_LAYOUT_VERSION");
+/* A flexible array member has an offset, no size. */
+#define SHMR_LAYOUT_OFFSET(s, f, off)                                      \
+	static_assert(offsetof(struct s, f) == (off),                      \
+		      "struct " #s "." #f " moved: bump SHMR_LAYOUT_VERSION");
+#include <shmr/layout_pin.def>
+#undef SHMR_LAYOUT_SIZE
+#undef SHMR_LAYOUT_PIN
+#undef SHMR_LAYOUT_OFFSET
 
 #endif

@@ -45,6 +45,22 @@
  *                                    ROUTE_RUNNING, errno)
  *   REMOVE, DISABLE and REPLACE of a live worker answer OK at once: the
  *   route is pending (ROUTE shows state=pending_*) until the worker exits.
+ *   DRAIN <router> <route>        -> as DISABLE, but a live worker first
+ *                                    handles what its inbox holds
+ *   RETIRE <slot> <gen>           -> OK: a route's worker met a PoisonPill
+ *                                    (libshmr sends it); the route goes
+ *                                    once its inbox is empty
+ *
+ * A router's management messages (SHMR_TYPE_* in shmr.h), handled by
+ * the control plane for the caller; each answers "OK\n" then the reply's
+ * payload (ROUTEES: one routee name per line; POOL_ADJUST: the new size),
+ * or ERR:
+ *   ROUTEES <router>, ROUTEE_ADD <router> <name>,
+ *   ROUTEE_REMOVE <router> <name>, POOL_ADJUST <router> <+N|-N>,
+ *   KILL <router>, POISON <router>
+ *
+ * Every request is encoded by one encoder, shared by libshmr and shmrctl
+ * (shmr_proto_encode() and its kin, proto_client.h).
  *
  * Dead letters (MessageRouteFailed records of <run_dir>/<domain>.<router>.dlq,
  * format in control/dlq.c):
@@ -65,6 +81,14 @@
 
 #define SHMR_PROTO_MAX 65536
 #define SHMR_RUN_DIR_DEFAULT "/run/shmr"
+
+/* A route lifecycle request's limits, as its senders check them
+ * (shmr_proto_route_encode()); each word's limit counts its NUL. */
+#define SHMR_PROTO_ROUTE_REQ_MAX 512 /* bytes of the whole request */
+#define SHMR_PROTO_CPUS_MAX 64
+#define SHMR_PROTO_PROGRAM_MAX 256
+#define SHMR_PROTO_ARG_MAX 128
+#define SHMR_PROTO_ARGS_MAX 16
 
 /* Environment of a spawned worker. */
 #define SHMR_ENV_SOCKET "SHMR_SOCKET"     /* control socket path */
