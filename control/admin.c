@@ -19,17 +19,14 @@
  * a shared object's hooks, or the defaults when it has none).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <rte_ring.h>
@@ -45,7 +42,8 @@ static int admin_pending(struct shmr_ctl_admin *a)
 	const struct shmr_domain_hdr *h = shmr_hdr(a->d->base);
 
 	for (uint32_t i = 0; i < h->nlcores; i++)
-		if (shmr_lane_pending_sc(shmr_lane_at(a->d->base, a->pid.slot, i)))
+		if (shmr_lane_pending_sc(
+			    shmr_lane_at(a->d->base, a->pid.slot, i)))
 			return 1;
 	return 0;
 }
@@ -77,11 +75,8 @@ static void *admin_thread(void *arg)
 void shmr_ctl_admin_init(struct shmr_ctl_admin *a, struct shmr_ctl_loop *loop,
 			 struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 {
-	memset(a, 0, sizeof(*a));
-	a->loop = loop;
-	a->d = d;
-	a->m = m;
-	a->kick = a->done = -1;
+	*a = (struct shmr_ctl_admin){ .loop = loop, .d = d, .m = m,
+				      .kick = -1, .done = -1 };
 }
 
 int shmr_ctl_admin_open(struct shmr_ctl_admin *ad)
@@ -194,7 +189,8 @@ int shmr_ctl_admin_reply(struct shmr_ctl_admin *a, const struct shmr_msg *req,
 	if (n)
 		memcpy(m->data, data, n);
 	if (shmr_ctl_admin_put(a, m) < 0) {
-		shmr_ctl_admin_log(a, SHMR_CTL_ALOG_REPLY, "admin: reply to %u:%u lost: lane full",
+		shmr_ctl_admin_log(a, SHMR_CTL_ALOG_REPLY,
+				   "admin: reply to %u:%u lost: lane full",
 			  req->from.slot, req->from.gen);
 		return -EAGAIN;
 	}

@@ -40,7 +40,8 @@ struct shmr_ctl_admin {
 void shmr_ctl_admin_init(struct shmr_ctl_admin *a, struct shmr_ctl_loop *loop,
 			 struct shmr_ctl_domain *d, struct shmr_ctl_model *m);
 /** Allocate the admin endpoint and publish it (hdr.admin_pid).
- *  Context: start-up, after the domain is created.  Errors: -SHMR_E_NO_ENDPOINT. */
+ *  Context: start-up, after the domain is created.
+ *  Errors: -SHMR_E_NO_ENDPOINT. */
 int shmr_ctl_admin_open(struct shmr_ctl_admin *a);
 /** Start the bell thread and watch its eventfd.  Errors: -errno. */
 int shmr_ctl_admin_start(struct shmr_ctl_admin *a);

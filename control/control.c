@@ -30,18 +30,25 @@
  * and a timerfd armed only while a restart is backing off.  An idle
  * appliance wakes it for nothing.
  *
+ * The loop owns no module's state (see control_internal.h for the map):
+ * each event goes to the module it is for (the socket to server.c, a
+ * child's exit to spawn.c, the admin endpoint's slots to manage.c or
+ * handlers.c, the timer to spawn.c and manage.c's resizers), and after
+ * each one the loop publishes what changed and re-arms the timer for the
+ * earliest deadline those modules report.
+ *
  * Route lifecycle: ADD, REMOVE, DISABLE, ENABLE, REPLACE and RESPAWN on the
  * socket run lifecycle.c's state machine, with spawn.c's process
  * operations: a worker asked to stop gets SIGTERM, SIGKILL after
  * stop_grace_ms (on the timerfd), and the pending operation completes when
  * its pidfd reports the exit.
  *
- * Publication: every change of the model (a worker up or down, a client
- * endpoint opened or freed, a name registered or dropped, a route's
- * lifecycle) is published as
- * one new spec version: the endpoint table and the spec are written inside
- * the spec seqcount, then a SHMR_CTL_SPEC slot (key = version) goes on the
- * control lane and its bell rings.  The dataplane's update thread rebuilds
+ * Publication (domain.c): every change of the model (a worker up or down,
+ * a client endpoint opened or freed, a name registered or dropped, a
+ * route's lifecycle) is published as one new spec version: the endpoint
+ * table and the spec are written inside the spec seqcount, then a
+ * SHMR_CTL_SPEC slot (key = version) goes on the control lane and its bell
+ * rings.  The dataplane's update thread rebuilds
  * its table from the spec and each lcore reports the version it applied,
  * which is what lets a freed slot be reused (see alloc.c).
  *
@@ -56,26 +63,17 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
-#include <inttypes.h>
 #include <libgen.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <rte_ring.h>
-#include <rte_ring_elem.h>
 
 #include <shmr/domain.h>
 #include <shmr/proto.h>
@@ -412,8 +410,8 @@ static int plan_cpus(struct shmr_ctl *c)
 		n = snprintf(c->sp.dp_cpus, sizeof(c->sp.dp_cpus), "%s",
 			     cfg->dataplane_cpus);
 	else
-		n = hwloc_bitmap_list_snprintf(c->sp.dp_cpus, sizeof(c->sp.dp_cpus),
-					       lcores);
+		n = hwloc_bitmap_list_snprintf(c->sp.dp_cpus,
+					       sizeof(c->sp.dp_cpus), lcores);
 	if (n < 0 || (size_t)n >= sizeof(c->sp.dp_cpus))
 		abort(); /* at most SHMR_MAX_LCORES numbers below 4096 */
 	for (unsigned i = 0; i < c->model.nrouters; i++) {
@@ -481,7 +479,8 @@ static int setup_loop(struct shmr_ctl *c)
 	if (epoll_ctl(c->loop.epfd, EPOLL_CTL_ADD, c->timerfd, &ev) < 0)
 		return -errno;
 	ev.data.u64 = (uint64_t)SHMR_CTL_TAG_LISTEN << 32;
-	if (epoll_ctl(c->loop.epfd, EPOLL_CTL_ADD, shmr_ctl_server_listen_fd(&c->srv), &ev) < 0)
+	if (epoll_ctl(c->loop.epfd, EPOLL_CTL_ADD,
+		      shmr_ctl_server_listen_fd(&c->srv), &ev) < 0)
 		return -errno;
 	return 0;
 }
@@ -859,7 +858,8 @@ int main(int argc, char **argv)
 
 	/* The pools' resizers, if any, look from now on (the first tick
 	 * finds out whether there are any). */
-	shmr_ctl_resize_start(&c->pools, (uint64_t)getpid() ^ shmr_ctl_now_ms());
+	shmr_ctl_resize_start(&c->pools,
+			      (uint64_t)getpid() ^ shmr_ctl_now_ms());
 	arm_timer(c);
 	rc = run_loop(c);
 	c->loop.stopping = 1;

@@ -25,10 +25,9 @@ void shmr_ctl_dlq_files_init(struct shmr_ctl_dlq_files *f,
 			     struct shmr_ctl_admin *admin, const char *run_dir,
 			     const char *domain)
 {
-	f->m = m;
-	f->admin = admin;
-	f->run_dir = run_dir;
-	f->domain = domain;
+	*f = (struct shmr_ctl_dlq_files){
+		.m = m, .admin = admin, .run_dir = run_dir, .domain = domain,
+	};
 	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++)
 		f->fd[i] = -1;
 }

@@ -1,14 +1,9 @@
 /*
  * The domain as shmr-control holds it: created once at start-up (a memfd,
  * hugetlb first, sealed against resizing), then written by publication
- * and read for the lcores' versions and counters.
- *
- * Publication: every change of the model (a worker up or down, a client
- * endpoint opened or freed, a name registered or dropped, a route's
- * lifecycle) is published as one new spec version: the endpoint table and
- * the spec are written inside the spec seqcount, then a SHMR_CTL_SPEC slot
- * (key = version) goes on the control lane and its bell rings (see
- * control.c's header comment).
+ * (the protocol is in control.c's header comment: one spec version per
+ * change of the model, written under the spec seqcount, then announced on
+ * the control lane) and read for the lcores' versions and counters.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,7 +69,8 @@ int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
 		d->hugepages = 1;
 	} else {
 		shmr_ctl_log("no free hugepages; domain uses 4 KiB pages");
-		rc = map_domain(d, cfg->domain, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		rc = map_domain(d, cfg->domain,
+				MFD_CLOEXEC | MFD_ALLOW_SEALING);
 		if (rc < 0)
 			return rc;
 	}

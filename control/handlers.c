@@ -75,8 +75,8 @@ void shmr_ctl_handlers_default_message(struct shmr_ctl_handlers *hs,
 		shmr_ctl_dlq_name(m, ss, name);
 		rc = fd < 0 ? -errno : shmr_ctl_dlq_append(fd, m, ss);
 		shmr_ctl_admin_log(hs->admin, SHMR_CTL_ALOG_FAILED,
-				   "router %s: route %s failed: %s (type %" PRIu32
-				   " from %u:%u)%s%s",
+				   "router %s: route %s failed: %s (type "
+				   "%" PRIu32 " from %u:%u)%s%s",
 				   rname, name, shmr_strerror(m->status),
 				   m->type, m->from.slot, m->from.gen,
 				   rc < 0 ? "; dead letter lost: " : "",
@@ -246,17 +246,14 @@ static const struct shmr_admin_ops admin_ops = {
 };
 
 void shmr_ctl_handlers_init(struct shmr_ctl_handlers *hs,
-			    struct shmr_ctl_model *m, struct shmr_ctl_life *life,
+			    struct shmr_ctl_model *m,
+			    struct shmr_ctl_life *life,
 			    struct shmr_ctl_domain *d,
 			    struct shmr_ctl_admin *admin,
 			    struct shmr_ctl_dlq_files *dlq)
 {
-	memset(hs, 0, sizeof(*hs));
-	hs->m = m;
-	hs->life = life;
-	hs->d = d;
-	hs->admin = admin;
-	hs->dlq = dlq;
+	*hs = (struct shmr_ctl_handlers){ .m = m, .life = life, .d = d,
+					  .admin = admin, .dlq = dlq };
 }
 
 int shmr_ctl_handlers_load(struct shmr_ctl_handlers *hs)
@@ -388,7 +385,8 @@ void shmr_ctl_handlers_call(struct shmr_ctl_handlers *hs, unsigned r,
 	if (rc < 0) {
 		if (!h->replied)
 			(void)shmr_ctl_admin_reply(hs->admin, m,
-						   -SHMR_E_NOT_ALLOWED, NULL, 0);
+						   -SHMR_E_NOT_ALLOWED, NULL,
+						   0);
 		shmr_ctl_router_stop(hs, r, "handle_call", rc);
 	}
 }

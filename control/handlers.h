@@ -48,7 +48,8 @@ struct shmr_ctl_handlers {
 
 /** No handlers loaded yet; works on what it is given. */
 void shmr_ctl_handlers_init(struct shmr_ctl_handlers *hs,
-			    struct shmr_ctl_model *m, struct shmr_ctl_life *life,
+			    struct shmr_ctl_model *m,
+			    struct shmr_ctl_life *life,
 			    struct shmr_ctl_domain *d,
 			    struct shmr_ctl_admin *admin,
 			    struct shmr_ctl_dlq_files *dlq);

@@ -20,11 +20,8 @@ void shmr_ctl_manage_init(struct shmr_ctl_pools *p, struct shmr_ctl_model *m,
 			  struct shmr_ctl_life *life, struct shmr_ctl_domain *d,
 			  struct shmr_ctl_admin *admin)
 {
-	memset(p, 0, sizeof(*p));
-	p->m = m;
-	p->life = life;
-	p->d = d;
-	p->admin = admin;
+	*p = (struct shmr_ctl_pools){ .m = m, .life = life, .d = d,
+				      .admin = admin };
 }
 
 int shmr_ctl_manage(struct shmr_ctl_pools *p, unsigned r, uint32_t type,
@@ -97,8 +94,8 @@ static unsigned loads(struct shmr_ctl_pools *p, unsigned ri,
 		if (r->routes[k].state == SHMR_ROUTE_PENDING_REMOVE)
 			continue;
 		/* Relaxed: a hint the worker's library keeps; no partner. */
-		out[n].busy = atomic_load_explicit(&shmr_ep_at(p->d->base, s)->busy,
-						   memory_order_relaxed);
+		out[n].busy = atomic_load_explicit(
+			&shmr_ep_at(p->d->base, s)->busy, memory_order_relaxed);
 		out[n].depth = cnt->queued[s] > UINT32_MAX
 				       ? UINT32_MAX
 				       : (uint32_t)cnt->queued[s];
@@ -113,7 +110,8 @@ void shmr_ctl_resize_tick(struct shmr_ctl_pools *p, uint64_t now)
 {
 	static struct shmr_ctl_counters cnt;
 	struct shmr_ctl_routee_load ld[SHMR_MAX_ROUTES];
-	const struct shmr_ctl_rng rng = { shmr_ctl_rng_splitmix, &p->rng_state };
+	const struct shmr_ctl_rng rng = { shmr_ctl_rng_splitmix,
+					  &p->rng_state };
 	int any = 0;
 
 	p->resize_at_ms = 0;

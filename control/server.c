@@ -47,10 +47,8 @@ void shmr_ctl_server_init(struct shmr_ctl_server *srv,
 			  const struct shmr_ctl_server_deps *dep,
 			  const char *sock_path)
 {
-	memset(srv, 0, sizeof(*srv));
-	srv->dep = *dep;
-	srv->sock_path = sock_path;
-	srv->lfd = -1;
+	*srv = (struct shmr_ctl_server){ .dep = *dep, .sock_path = sock_path,
+					 .lfd = -1 };
 	for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++)
 		srv->conns[i].fd = -1;
 }
@@ -158,7 +156,8 @@ static int proc_in_group(pid_t pid, gid_t gid)
 	return found;
 }
 
-static int peer_allowed(const struct shmr_ctl_server *srv, const struct ucred *cr)
+static int peer_allowed(const struct shmr_ctl_server *srv,
+			const struct ucred *cr)
 {
 	if (cr->uid == 0 || cr->uid == geteuid())
 		return 1;
@@ -235,7 +234,8 @@ void shmr_ctl_server_accept(struct shmr_ctl_server *srv)
 			continue;
 		}
 		ev.data.u64 = (uint64_t)SHMR_CTL_TAG_CONN << 32 | idx;
-		if (epoll_ctl(srv->dep.loop->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		if (epoll_ctl(srv->dep.loop->epfd, EPOLL_CTL_ADD, fd, &ev) <
+		    0) {
 			close(fd);
 			continue;
 		}
@@ -269,7 +269,8 @@ void shmr_ctl_server_close_all(struct shmr_ctl_server *srv)
 {
 	for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++)
 		if (srv->conns[i].fd >= 0) {
-			epoll_ctl(srv->dep.loop->epfd, EPOLL_CTL_DEL, srv->conns[i].fd, NULL);
+			epoll_ctl(srv->dep.loop->epfd, EPOLL_CTL_DEL,
+				  srv->conns[i].fd, NULL);
 			close(srv->conns[i].fd);
 			srv->conns[i].fd = -1;
 		}
@@ -283,7 +284,8 @@ static int answer_status(struct shmr_ctl_server *srv, char *buf, size_t cap)
 	shmr_ctl_kv_begin(&kv, buf, cap, 0);
 	shmr_ctl_kv_add(&kv, "domain", "%s", srv->dep.cfg->domain);
 	shmr_ctl_kv_add(&kv, "size", "%" PRIu64, srv->dep.d->size);
-	shmr_ctl_kv_add(&kv, "hugepages", "%s", srv->dep.d->hugepages ? "yes" : "no");
+	shmr_ctl_kv_add(&kv, "hugepages", "%s",
+			srv->dep.d->hugepages ? "yes" : "no");
 	shmr_ctl_kv_add(&kv, "control_pid", "%d", (int)getpid());
 	shmr_ctl_kv_add(&kv, "dataplane_pid", "%d",
 			(int)shmr_ctl_spawn_dataplane_pid(srv->dep.sp));
@@ -391,6 +393,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		  const char *pkt, size_t len)
 {
 	static struct shmr_ctl_counters counters;
+	struct shmr_ctl_model *m = srv->dep.m;
 	struct shmr_ctl_req req;
 	struct shmr_ctl_router *r;
 	struct shmr_pid pid;
@@ -410,22 +413,23 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 
 	switch (req.verb) {
 	case SHMR_REQ_ATTACH:
-		n = snprintf(answer, sizeof(answer), "OK %" PRIu64, srv->dep.d->size);
+		n = snprintf(answer, sizeof(answer), "OK %" PRIu64,
+			     srv->dep.d->size);
 		return send_answer(k->fd, answer, (size_t)n, srv->dep.d->memfd);
 	case SHMR_REQ_OPEN:
-		rc = shmr_ctl_model_open(srv->dep.m, k->id, k->pid,
-					 shmr_ctl_seen_version(srv->dep.d), &pid,
-					 &reused);
+		rc = shmr_ctl_model_open(m, k->id, k->pid,
+					 shmr_ctl_seen_version(srv->dep.d),
+					 &pid, &reused);
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s", "no free endpoint");
 		if (reused)
 			shmr_ctl_slot_reinit(srv->dep.d, pid.slot);
-		shmr_ctl_publish(srv->dep.d, srv->dep.m);
+		shmr_ctl_publish(srv->dep.d, m);
 		n = snprintf(answer, sizeof(answer), "OK %" PRIu32 " %" PRIu32,
 			     pid.slot, pid.gen);
 		return send_answer(k->fd, answer, (size_t)n, -1);
 	case SHMR_REQ_CLAIM:
-		rc = shmr_ctl_model_claim(srv->dep.m, k->id, k->pid, req.pid);
+		rc = shmr_ctl_model_claim(m, k->id, k->pid, req.pid);
 		if (rc == -SHMR_E_PERM)
 			return send_err(k->fd, rc, "%s",
 					"not the route's worker");
@@ -439,7 +443,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		struct shmr_ctl_route *q;
 		unsigned ri;
 
-		q = shmr_ctl_model_route_of_slot(srv->dep.m, req.pid.slot, &ri);
+		q = shmr_ctl_model_route_of_slot(m, req.pid.slot, &ri);
 		if (!q || q->pid.gen != req.pid.gen || q->claimed_by != k->id)
 			return send_err(k->fd, SHMR_E_PERM, "%s",
 					"not this connection's route");
@@ -449,26 +453,26 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 			/* q may move once the route is dropped. */
 			memcpy(name, q->conf->name, SHMR_NAME_MAX);
 			rc = shmr_ctl_life_remove_drained(
-				srv->dep.life, srv->dep.m->routers[ri].conf->name,
+				srv->dep.life, m->routers[ri].conf->name,
 				name);
 			shmr_ctl_log("route %s: PoisonPill: retiring after "
 				     "its inbox: %s",
 				     name, rc < 0 ? shmr_strerror(rc) : "ok");
 		}
-		shmr_ctl_publish(srv->dep.d, srv->dep.m);
+		shmr_ctl_publish(srv->dep.d, m);
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s", shmr_strerror(rc));
 		break;
 	}
 	case SHMR_REQ_CLOSE:
-		rc = shmr_ctl_model_close(srv->dep.m, k->id, req.pid);
+		rc = shmr_ctl_model_close(m, k->id, req.pid);
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s",
 					"not an endpoint of this connection");
-		shmr_ctl_publish(srv->dep.d, srv->dep.m);
+		shmr_ctl_publish(srv->dep.d, m);
 		break;
 	case SHMR_REQ_REGISTER:
-		rc = shmr_ctl_model_register(srv->dep.m, k->id, req.name,
+		rc = shmr_ctl_model_register(m, k->id, req.name,
 					     req.pid);
 		if (rc == -SHMR_E_ROUTE_DUPLICATE)
 			return send_err(k->fd, rc, "name %s is taken",
@@ -478,10 +482,10 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s",
 					"not an endpoint of this connection");
-		shmr_ctl_publish(srv->dep.d, srv->dep.m);
+		shmr_ctl_publish(srv->dep.d, m);
 		break;
 	case SHMR_REQ_UNREGISTER:
-		rc = shmr_ctl_model_unregister(srv->dep.m, k->id, req.name,
+		rc = shmr_ctl_model_unregister(m, k->id, req.name,
 					       req.pid);
 		if (rc == -SHMR_E_PERM)
 			return send_err(k->fd, rc,
@@ -490,21 +494,22 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s",
 					"not an endpoint of this connection");
-		shmr_ctl_publish(srv->dep.d, srv->dep.m);
+		shmr_ctl_publish(srv->dep.d, m);
 		break;
 	case SHMR_REQ_ROUTES:
 	case SHMR_REQ_INSPECT:
-		r = shmr_ctl_model_router(srv->dep.m, req.name);
+		r = shmr_ctl_model_router(m, req.name);
 		if (!r)
 			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
 					req.name);
-		shmr_ctl_counters_read(srv->dep.d, srv->dep.m, &counters);
+		shmr_ctl_counters_read(srv->dep.d, m, &counters);
 		if (req.verb == SHMR_REQ_INSPECT) {
 			unsigned char *dlq;
 			size_t dsz;
 
-			if (shmr_ctl_dlq_load(srv->dep.dlq, (unsigned)(r - srv->dep.m->routers),
-					      &dlq, &dsz) == 0) {
+			if (shmr_ctl_dlq_load(srv->dep.dlq,
+					      (unsigned)(r - m->routers), &dlq,
+					      &dsz) == 0) {
 				counters.dlq_size[r->pid.slot] =
 					(uint64_t)shmr_ctl_dlq_count(dlq, dsz);
 				free(dlq);
@@ -518,7 +523,8 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 			static struct shmr_ctl_kv_extra extra;
 
 			shmr_ctl_handlers_inspect(
-				srv->dep.hnd, (unsigned)(r - srv->dep.m->routers), &extra);
+				srv->dep.hnd, (unsigned)(r - m->routers),
+				&extra);
 			n = shmr_ctl_format_inspect(r, &counters, &extra,
 						    req.json, answer + 3,
 						    sizeof(answer) - 3);
@@ -530,7 +536,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	case SHMR_REQ_ROUTE: {
 		int qi;
 
-		r = shmr_ctl_model_router(srv->dep.m, req.name);
+		r = shmr_ctl_model_router(m, req.name);
 		if (!r)
 			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
 					req.name);
@@ -538,7 +544,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		if (qi < 0)
 			return send_err(k->fd, SHMR_E_NO_ROUTE, "no route %s",
 					req.route);
-		shmr_ctl_counters_read(srv->dep.d, srv->dep.m, &counters);
+		shmr_ctl_counters_read(srv->dep.d, m, &counters);
 		memcpy(answer, "OK\n", 3);
 		n = shmr_ctl_format_route(&r->routes[qi], &counters, answer + 3,
 					  sizeof(answer) - 3);
@@ -555,7 +561,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	case SHMR_REQ_REPLACE:
 	case SHMR_REQ_RESPAWN:
 		rc = lifecycle(srv, k, &req);
-		shmr_ctl_publish(srv->dep.d, srv->dep.m);
+		shmr_ctl_publish(srv->dep.d, m);
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s",
 					rc <= -SHMR_E_BASE ? shmr_strerror(rc)
@@ -576,17 +582,17 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 			[SHMR_REQ_POISON] = SHMR_TYPE_POISON_PILL,
 		};
 
-		r = shmr_ctl_model_router(srv->dep.m, req.name);
+		r = shmr_ctl_model_router(m, req.name);
 		if (!r)
 			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
 					req.name);
 		if (srv->dep.loop->stopping)
 			return send_err(k->fd, SHMR_E_NOT_ALLOWED, "%s",
 					"stopping");
-		rc = shmr_ctl_manage(srv->dep.pools, (unsigned)(r - srv->dep.m->routers),
+		rc = shmr_ctl_manage(srv->dep.pools, (unsigned)(r - m->routers),
 				     type_of[req.verb], req.route, req.delta,
 				     answer + 3, sizeof(answer) - 3);
-		shmr_ctl_publish(srv->dep.d, srv->dep.m);
+		shmr_ctl_publish(srv->dep.d, m);
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s",
 					rc <= -SHMR_E_BASE ? shmr_strerror(rc)
@@ -596,11 +602,11 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	}
 	case SHMR_REQ_DLQ_LIST:
 	case SHMR_REQ_DLQ_REPLAY:
-		r = shmr_ctl_model_router(srv->dep.m, req.name);
+		r = shmr_ctl_model_router(m, req.name);
 		if (!r)
 			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
 					req.name);
-		return dlq_request(srv, k, &req, (unsigned)(r - srv->dep.m->routers));
+		return dlq_request(srv, k, &req, (unsigned)(r - m->routers));
 	case SHMR_REQ_STATUS:
 		memcpy(answer, "OK\n", 3);
 		n = answer_status(srv, answer + 3, sizeof(answer) - 3);
@@ -620,7 +626,8 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	return send_answer(k->fd, "OK", 2, -1);
 }
 
-void shmr_ctl_server_event(struct shmr_ctl_server *srv, unsigned idx, uint32_t ev)
+void shmr_ctl_server_event(struct shmr_ctl_server *srv, unsigned idx,
+			   uint32_t ev)
 {
 	char pkt[SHMR_CTL_REQ_MAX + 1];
 	struct shmr_ctl_conn *k;
@@ -628,7 +635,8 @@ void shmr_ctl_server_event(struct shmr_ctl_server *srv, unsigned idx, uint32_t e
 	if (idx >= SHMR_CTL_MAX_CONNS || srv->conns[idx].fd < 0)
 		return;
 	k = &srv->conns[idx];
-	for (int i = 0; i < PACKETS_PER_WAKE && !srv->dep.loop->stop_requested; i++) {
+	for (int i = 0;
+	     i < PACKETS_PER_WAKE && !srv->dep.loop->stop_requested; i++) {
 		/* MSG_TRUNC: the packet's real length, to refuse (not
 		 * misread) an oversized one. */
 		ssize_t n = recv(k->fd, pkt, sizeof(pkt),

@@ -45,7 +45,6 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -107,7 +106,8 @@ static void child_setup(pid_t parent, int wfd)
  * open across exec.  On success *pid and *pidfd are set.
  * Returns 0, or -errno with *stage.
  */
-static int spawn(struct shmr_ctl_spawner *sp, const char *file, char *const argv[],
+static int spawn(struct shmr_ctl_spawner *sp, const char *file,
+		 char *const argv[],
 		 void (*set_env)(struct shmr_ctl_spawner *, unsigned,
 					unsigned),
 		 unsigned r, unsigned k, hwloc_const_bitmap_t cpus,
@@ -173,24 +173,20 @@ static int spawn(struct shmr_ctl_spawner *sp, const char *file, char *const argv
 	return 0;
 }
 
-void shmr_ctl_spawn_init(struct shmr_ctl_spawner *sp, struct shmr_ctl_loop *loop,
-			 const struct shmr_config *cfg, struct shmr_ctl_model *m,
+void shmr_ctl_spawn_init(struct shmr_ctl_spawner *sp,
+			 struct shmr_ctl_loop *loop,
+			 const struct shmr_config *cfg,
+			 struct shmr_ctl_model *m,
 			 struct shmr_ctl_domain *d, struct shmr_ctl_life *life,
 			 const char *dataplane, const char *sock_path,
 			 const char *run_dir,
 			 hwloc_bitmap_t (*cpus)[SHMR_MAX_ROUTES])
 {
-	memset(sp, 0, sizeof(*sp));
-	sp->loop = loop;
-	sp->cfg = cfg;
-	sp->m = m;
-	sp->d = d;
-	sp->life = life;
-	sp->dataplane = dataplane;
-	sp->sock_path = sock_path;
-	sp->run_dir = run_dir;
-	sp->cpus = cpus;
-	sp->dp.pidfd = -1;
+	*sp = (struct shmr_ctl_spawner){
+		.loop = loop, .cfg = cfg, .m = m, .d = d, .life = life,
+		.dataplane = dataplane, .sock_path = sock_path,
+		.run_dir = run_dir, .cpus = cpus, .dp.pidfd = -1,
+	};
 	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++)
 		for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++)
 			sp->workers[i][k].pidfd = -1;
@@ -214,7 +210,8 @@ static void proc_gone(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc *p)
 {
 	if (p->pidfd >= 0) {
 		if (sp->loop->epfd >= 0)
-			epoll_ctl(sp->loop->epfd, EPOLL_CTL_DEL, p->pidfd, NULL);
+			epoll_ctl(sp->loop->epfd, EPOLL_CTL_DEL, p->pidfd,
+				  NULL);
 		close(p->pidfd);
 	}
 	p->pidfd = -1;
@@ -242,8 +239,8 @@ int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 		argv[n++] = sp->dp_cpus;
 	}
 	argv[n] = NULL;
-	rc = spawn(sp, sp->dataplane, argv, NULL, 0, 0, NULL, sp->d->memfd, &pid,
-		   &pidfd, &stage);
+	rc = spawn(sp, sp->dataplane, argv, NULL, 0, 0, NULL, sp->d->memfd,
+		   &pid, &pidfd, &stage);
 	if (rc < 0)
 		return rc;
 	proc_started(&sp->dp, pid, pidfd);
@@ -501,7 +498,8 @@ static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	shmr_lane_repair_producer(
 		shmr_lane_at(sp->d->base, slot, SHMR_LANE_OUT(h->nlcores)));
 	shmr_lane_repair_producer(
-		shmr_lane_at(sp->d->base, slot, SHMR_LANE_OUT_HIGH(h->nlcores)));
+		shmr_lane_at(sp->d->base, slot,
+			     SHMR_LANE_OUT_HIGH(h->nlcores)));
 	shmr_ctl_model_route_set(sp->m, q, 0);
 	if (sp->loop->stopping) {
 		shmr_ctl_log("route %s: worker %d %s", q->conf->name,
@@ -554,7 +552,8 @@ static void dataplane_exited(struct shmr_ctl_spawner *sp, int status)
 		    a->slots[s].kind == SHMR_EPK_ROUTER)
 			continue;
 		for (uint32_t i = 0; i < h->nlcores; i++)
-			shmr_lane_repair_producer(shmr_lane_at(sp->d->base, s, i));
+			shmr_lane_repair_producer(
+				shmr_lane_at(sp->d->base, s, i));
 		shmr_lane_repair_consumer(
 			shmr_lane_at(sp->d->base, s, SHMR_LANE_OUT(h->nlcores)),
 			h->slot_size);
@@ -601,7 +600,8 @@ void shmr_ctl_reap(struct shmr_ctl_spawner *sp)
 
 /* What is queued for route @p k of router @p r, taken or not: a burst
  * the worker holds still counts until it asks for the next one. */
-static uint64_t inbox_queued(const struct shmr_ctl_spawner *sp, unsigned r, unsigned k)
+static uint64_t inbox_queued(const struct shmr_ctl_spawner *sp, unsigned r,
+			     unsigned k)
 {
 	const struct shmr_domain_hdr *h = shmr_hdr(sp->d->base);
 	uint32_t slot = sp->m->routers[r].routes[k].pid.slot;
@@ -639,7 +639,8 @@ static void drain_check(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 
 void shmr_ctl_spawn_due(struct shmr_ctl_spawner *sp, uint64_t now)
 {
-	if (!sp->loop->stopping && sp->dp.retry_at_ms && sp->dp.retry_at_ms <= now) {
+	if (!sp->loop->stopping && sp->dp.retry_at_ms &&
+	    sp->dp.retry_at_ms <= now) {
 		sp->dp.retry_at_ms = 0;
 		restart_dataplane(sp);
 	}

@@ -58,8 +58,10 @@ struct shmr_ctl_spawner {
 /** An empty process table working on what it is given (kept, not
  *  copied: @p dataplane, @p sock_path, @p run_dir and @p cpus are read
  *  when a child starts). */
-void shmr_ctl_spawn_init(struct shmr_ctl_spawner *sp, struct shmr_ctl_loop *loop,
-			 const struct shmr_config *cfg, struct shmr_ctl_model *m,
+void shmr_ctl_spawn_init(struct shmr_ctl_spawner *sp,
+			 struct shmr_ctl_loop *loop,
+			 const struct shmr_config *cfg,
+			 struct shmr_ctl_model *m,
 			 struct shmr_ctl_domain *d, struct shmr_ctl_life *life,
 			 const char *dataplane, const char *sock_path,
 			 const char *run_dir,
