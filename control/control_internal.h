@@ -25,9 +25,11 @@
  *
  *   control.c --> server, admin, handlers, manage, spawn, dlqfile, domain
  *   server    --> handlers, manage, dlqfile, spawn (reads), domain
- *   handlers  --> dlqfile, admin, domain       manage --> admin, domain
- *   dlqfile   --> admin          spawn --> domain          admin --> domain
- *   every one --> the core, and the log below
+ *   handlers  --> dlqfile, admin, domain
+ *   manage    --> admin, domain
+ *   dlqfile   --> admin
+ *   spawn     --> domain
+ *   every one --> the core, and the log below (admin.c: nothing else)
  *
  * Events flow from the loop into the modules; what a module changes in the
  * model, the loop publishes after the event (the server also publishes
