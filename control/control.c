@@ -21,7 +21,7 @@
  * hugetlb when there are free hugepages); publish spec version 1; start the
  * dataplane and wait (at most 30 s) until every routing lcore reports that
  * version; start every route's worker, each pinned (a route with cpus ""
- * to a PU of its own, see plan_cpus()).  Initialisation is atomic: if any
+ * to a PU of its own, see pin.c).  Initialisation is atomic: if any
  * start fails, everything started is stopped and the exit status is 1.
  * Only then is "R" written to --ready-fd.
  *
@@ -88,6 +88,7 @@
 #include "lifecycle.h"
 #include "manage.h"
 #include "model.h"
+#include "pin.h"
 #include "request.h"
 #include "resizer.h"
 #include "server.h"
@@ -110,8 +111,8 @@ struct shmr_ctl {
 	char dataplane[PATH_MAX];
 	int have_group; /* socket_group, resolved by check_config() */
 	gid_t group;
-	/* Each route's cpu set, parsed by check_config(); the spawner keeps
-	 * it from then on (spawn.h). */
+	/* Each route's cpu set, parsed by check_config(); pin.c keeps it
+	 * from then on. */
 	hwloc_bitmap_t cpus[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
 	/* the event loop */
 	struct shmr_ctl_loop loop;
@@ -119,6 +120,7 @@ struct shmr_ctl {
 	/* the modules */
 	struct shmr_ctl_domain dom;
 	struct shmr_ctl_life life; /* the lifecycle on this daemon */
+	struct shmr_ctl_pin pin;
 	struct shmr_ctl_spawner sp;
 	struct shmr_ctl_server srv;
 	struct shmr_ctl_admin admin;
@@ -375,77 +377,6 @@ static void load_config(struct shmr_ctl *c, const char *path)
 	}
 }
 
-/*
- * Default pinning (the choice itself is cpus.c's): fix the dataplane's
- * routing PUs and give every route whose cpus are "" one PU of its own,
- * then write each route's set as ROUTES and INSPECT show it.  The PUs we
- * may use are our own binding within what the topology allows: the
- * dataplane inherits it, and a worker pinned outside it would fail.
- * Returns 0, or -1 after printing why.
- */
-static int plan_cpus(struct shmr_ctl *c)
-{
-	const struct shmr_config *cfg = &c->cfg;
-	hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
-	hwloc_bitmap_t lcores = hwloc_bitmap_alloc();
-	unsigned nth = 0;
-	int rc = 0, n;
-
-	if (!allowed || !lcores)
-		abort();
-	if (hwloc_get_cpubind(c->sp.topo, allowed, HWLOC_CPUBIND_PROCESS) < 0)
-		hwloc_bitmap_fill(allowed);
-	hwloc_bitmap_and(allowed, allowed,
-			 hwloc_topology_get_allowed_cpuset(c->sp.topo));
-	if (hwloc_bitmap_iszero(allowed)) {
-		shmr_ctl_warn("no cpu to run on: the hwloc topology allows "
-			      "none of this process's cpus");
-		rc = -1;
-		goto out;
-	}
-	if (shmr_ctl_cpus_lcores(cfg->dataplane_cpus, allowed,
-				 shmr_hdr(c->dom.base)->nlcores, lcores) < 0)
-		abort(); /* the list passed check_config() */
-	if (cfg->dataplane_cpus[0])
-		n = snprintf(c->sp.dp_cpus, sizeof(c->sp.dp_cpus), "%s",
-			     cfg->dataplane_cpus);
-	else
-		n = hwloc_bitmap_list_snprintf(c->sp.dp_cpus,
-					       sizeof(c->sp.dp_cpus), lcores);
-	if (n < 0 || (size_t)n >= sizeof(c->sp.dp_cpus))
-		abort(); /* at most SHMR_MAX_LCORES numbers below 4096 */
-	for (unsigned i = 0; i < c->model.nrouters; i++) {
-		struct shmr_ctl_router *r = &c->model.routers[i];
-
-		for (unsigned k = 0; k < r->nroutes; k++) {
-			struct shmr_ctl_route *q = &r->routes[k];
-
-			if (q->conf->cpus[0] == '\0') {
-				int pu = shmr_ctl_cpus_pick(allowed, lcores,
-							    nth++);
-
-				if (pu < 0)
-					abort(); /* allowed is not empty */
-				hwloc_bitmap_only(c->cpus[i][k], (unsigned)pu);
-			}
-			n = hwloc_bitmap_list_snprintf(q->cpus, sizeof(q->cpus),
-						       c->cpus[i][k]);
-			if (n < 0 || (size_t)n >= sizeof(q->cpus))
-				snprintf(q->cpus, sizeof(q->cpus), "%s",
-					 q->conf->cpus);
-		}
-	}
-	shmr_ctl_log("dataplane lcores on cpus %s", c->sp.dp_cpus);
-	/* Kept: a route added later is pinned the same way. */
-	c->sp.allowed = allowed;
-	c->sp.lcores = lcores;
-	return 0;
-out:
-	hwloc_bitmap_free(allowed);
-	hwloc_bitmap_free(lcores);
-	return rc;
-}
-
 static void fatal_init(struct shmr_ctl *c)
 {
 	/* the one line that says why is printed already */
@@ -634,6 +565,12 @@ static int run_loop(struct shmr_ctl *c)
  */
 static void wire(struct shmr_ctl *c)
 {
+	struct shmr_ctl_spawn_deps spawn = {
+		.loop = &c->loop, .cfg = &c->cfg, .m = &c->model,
+		.d = &c->dom, .life = &c->life, .pin = &c->pin,
+		.dataplane = c->dataplane, .sock_path = c->sock_path,
+		.run_dir = c->run_dir,
+	};
 	struct shmr_ctl_server_deps dep = {
 		.loop = &c->loop, .cfg = &c->cfg, .m = &c->model,
 		.d = &c->dom, .life = &c->life, .hnd = &c->hnd,
@@ -645,9 +582,8 @@ static void wire(struct shmr_ctl *c)
 	c->dom.memfd = -1;
 	c->life = (struct shmr_ctl_life){ &c->model, &shmr_ctl_life_daemon_ops,
 					  &c->sp };
-	shmr_ctl_spawn_init(&c->sp, &c->loop, &c->cfg, &c->model, &c->dom,
-			    &c->life, c->dataplane, c->sock_path, c->run_dir,
-			    c->cpus);
+	shmr_ctl_pin_init(&c->pin, c->cpus);
+	shmr_ctl_spawn_init(&c->sp, &spawn);
 	shmr_ctl_server_init(&c->srv, &dep, c->sock_path);
 	shmr_ctl_admin_init(&c->admin, &c->loop, &c->dom, &c->model);
 	shmr_ctl_dlq_files_init(&c->dlq, &c->model, &c->admin, c->run_dir,
@@ -787,13 +723,14 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	shmr_ctl_publish(&c->dom, &c->model);
-	if (hwloc_topology_init(&c->sp.topo) < 0 ||
-	    hwloc_topology_load(c->sp.topo) < 0) {
+	if (hwloc_topology_init(&c->pin.topo) < 0 ||
+	    hwloc_topology_load(c->pin.topo) < 0) {
 		shmr_ctl_warn("cannot load the hwloc topology");
 		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}
-	if (plan_cpus(c) < 0) {
+	if (shmr_ctl_pin_plan(&c->pin, &c->cfg, &c->model,
+			      shmr_hdr(c->dom.base)->nlcores) < 0) {
 		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}

@@ -12,23 +12,26 @@
  *     (request.h), cpu lists (cpus.h), the text/JSON formatting of ROUTES,
  *     INSPECT and STATUS (format.h), and dead-letter records (dlq.h);
  *   - the daemon (shmr-control): the event loop and start-up (control.c),
- *     the domain mapping and publication (domain.h), the spawner (spawn.h),
- *     the socket server (server.h), the admin endpoint (admin.h), the
- *     dead-letter files (dlqfile.h), the routers' handlers (handlers.h),
- *     and the management messages and pool resizers' clock (manage.h).
- *     Single-threaded: nothing here takes a lock.
+ *     the domain mapping and publication (domain.h), pinning (pin.h), the
+ *     spawner (spawn.h), the socket server (server.h), the admin endpoint
+ *     (admin.h), the dead-letter files (dlqfile.h), the routers' handlers
+ *     (handlers.h), and the management messages and the pool resizers'
+ *     clock (manage.h).  Single-threaded: nothing here takes a lock.
  *
  * Each daemon module owns its state (a struct of its own, which control.c
  * holds and wires up at start-up: what a module may use of another's is
  * the pointer it is given) and calls only downwards; nothing calls back
- * into the loop.  Who calls whom:
+ * into the loop.  The one injected interface is the lifecycle's process
+ * operations (struct shmr_ctl_life_ops), which spawn.c fills in: the core
+ * stays free of processes.  Who calls whom:
  *
- *   control.c --> server, admin, handlers, manage, spawn, dlqfile, domain
+ *   control.c --> server, admin, handlers, manage, spawn, pin, dlqfile,
+ *                 domain
  *   server    --> handlers, manage, dlqfile, spawn (reads), domain
  *   handlers  --> dlqfile, admin, domain
  *   manage    --> admin, domain
  *   dlqfile   --> admin
- *   spawn     --> domain
+ *   spawn     --> pin, domain
  *   every one --> the core, and the log below (admin.c: nothing else)
  *
  * Events flow from the loop into the modules; what a module changes in the

@@ -136,7 +136,7 @@ static int spawn(struct shmr_ctl_spawner *sp, const char *file,
 		if (keep_fd >= 0 && fcntl(keep_fd, F_SETFD, 0) < 0)
 			child_report(p[1], STAGE_SETUP, errno);
 		if (cpus && !hwloc_bitmap_iszero(cpus) &&
-		    hwloc_set_cpubind(sp->topo, cpus,
+		    hwloc_set_cpubind(sp->dep.pin->topo, cpus,
 				      HWLOC_CPUBIND_PROCESS) < 0)
 			child_report(p[1], STAGE_PIN, errno ? errno : EINVAL);
 		if (set_env)
@@ -166,27 +166,17 @@ static int spawn(struct shmr_ctl_spawner *sp, const char *file,
 	}
 	(void)fcntl(pidfd, F_SETFD, FD_CLOEXEC);
 	ev.data.u64 = (uint64_t)SHMR_CTL_TAG_CHILD << 32;
-	if (sp->loop->epfd >= 0)
-		(void)epoll_ctl(sp->loop->epfd, EPOLL_CTL_ADD, pidfd, &ev);
+	if (sp->dep.loop->epfd >= 0)
+		(void)epoll_ctl(sp->dep.loop->epfd, EPOLL_CTL_ADD, pidfd, &ev);
 	*pid_out = pid;
 	*pidfd_out = pidfd;
 	return 0;
 }
 
 void shmr_ctl_spawn_init(struct shmr_ctl_spawner *sp,
-			 struct shmr_ctl_loop *loop,
-			 const struct shmr_config *cfg,
-			 struct shmr_ctl_model *m,
-			 struct shmr_ctl_domain *d, struct shmr_ctl_life *life,
-			 const char *dataplane, const char *sock_path,
-			 const char *run_dir,
-			 hwloc_bitmap_t (*cpus)[SHMR_MAX_ROUTES])
+			 const struct shmr_ctl_spawn_deps *dep)
 {
-	*sp = (struct shmr_ctl_spawner){
-		.loop = loop, .cfg = cfg, .m = m, .d = d, .life = life,
-		.dataplane = dataplane, .sock_path = sock_path,
-		.run_dir = run_dir, .cpus = cpus, .dp.pidfd = -1,
-	};
+	*sp = (struct shmr_ctl_spawner){ .dep = *dep, .dp.pidfd = -1 };
 	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++)
 		for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++)
 			sp->workers[i][k].pidfd = -1;
@@ -209,8 +199,8 @@ static void proc_started(struct shmr_ctl_proc *p, pid_t pid, int pidfd)
 static void proc_gone(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc *p)
 {
 	if (p->pidfd >= 0) {
-		if (sp->loop->epfd >= 0)
-			epoll_ctl(sp->loop->epfd, EPOLL_CTL_DEL, p->pidfd,
+		if (sp->dep.loop->epfd >= 0)
+			epoll_ctl(sp->dep.loop->epfd, EPOLL_CTL_DEL, p->pidfd,
 				  NULL);
 		close(p->pidfd);
 	}
@@ -228,27 +218,27 @@ int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 	pid_t pid;
 	int pidfd;
 
-	snprintf(fdnum, sizeof(fdnum), "%d", sp->d->memfd);
-	argv[n++] = (char *)sp->dataplane;
+	snprintf(fdnum, sizeof(fdnum), "%d", sp->dep.d->memfd);
+	argv[n++] = (char *)sp->dep.dataplane;
 	argv[n++] = "--domain-fd";
 	argv[n++] = fdnum;
 	/* Always a list: the control plane must know which PUs route, to
-	 * keep default-pinned workers off them (control.c, plan_cpus()). */
-	if (sp->dp_cpus[0]) {
+	 * keep default-pinned workers off them (pin.c). */
+	if (sp->dep.pin->dp_cpus[0]) {
 		argv[n++] = "--cpus";
-		argv[n++] = sp->dp_cpus;
+		argv[n++] = sp->dep.pin->dp_cpus;
 	}
 	argv[n] = NULL;
-	rc = spawn(sp, sp->dataplane, argv, NULL, 0, 0, NULL, sp->d->memfd,
-		   &pid, &pidfd, &stage);
+	rc = spawn(sp, sp->dep.dataplane, argv, NULL, 0, 0, NULL,
+		   sp->dep.d->memfd, &pid, &pidfd, &stage);
 	if (rc < 0)
 		return rc;
 	proc_started(&sp->dp, pid, pidfd);
 	/* Relaxed: informational words for tools and tests. */
-	atomic_store_explicit(&shmr_hdr(sp->d->base)->dataplane_pid, pid,
+	atomic_store_explicit(&shmr_hdr(sp->dep.d->base)->dataplane_pid, pid,
 			      memory_order_relaxed);
-	atomic_fetch_add_explicit(&shmr_hdr(sp->d->base)->dataplane_starts, 1,
-				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&shmr_hdr(sp->dep.d->base)->dataplane_starts,
+				  1, memory_order_relaxed);
 	return 0;
 }
 
@@ -266,11 +256,11 @@ int shmr_ctl_spawn_wait_ready(struct shmr_ctl_spawner *sp, uint64_t version,
 	struct pollfd pfd = { .fd = sp->dp.pidfd, .events = POLLIN };
 	int status;
 
-	while (shmr_ctl_seen_version(sp->d) < version) {
+	while (shmr_ctl_seen_version(sp->dep.d) < version) {
 		if (waitpid(sp->dp.pid, &status, WNOHANG) == sp->dp.pid) {
 			sp->dp.pid = 0;
 			shmr_ctl_warn("dataplane %s %s %d during start-up",
-				      sp->dataplane,
+				      sp->dep.dataplane,
 				      WIFEXITED(status) ? "exited with status"
 							: "was killed by signal",
 				      WIFEXITED(status) ? WEXITSTATUS(status)
@@ -280,7 +270,7 @@ int shmr_ctl_spawn_wait_ready(struct shmr_ctl_spawner *sp, uint64_t version,
 		if (shmr_ctl_now_ms() >= deadline) {
 			shmr_ctl_warn("dataplane %s did not take the routing "
 				      "table within %u s",
-				      sp->dataplane, timeout_ms / 1000);
+				      sp->dep.dataplane, timeout_ms / 1000);
 			return -1;
 		}
 		(void)poll(&pfd, 1, 5);
@@ -290,24 +280,24 @@ int shmr_ctl_spawn_wait_ready(struct shmr_ctl_spawner *sp, uint64_t version,
 
 static void worker_env(struct shmr_ctl_spawner *sp, unsigned r, unsigned k)
 {
-	const struct shmr_ctl_router *ro = &sp->m->routers[r];
+	const struct shmr_ctl_router *ro = &sp->dep.m->routers[r];
 	const struct shmr_ctl_route *q = &ro->routes[k];
 	char ep[32];
 
 	snprintf(ep, sizeof(ep), "%" PRIu32 ":%" PRIu32, q->pid.slot,
 		 q->pid.gen);
-	setenv(SHMR_ENV_SOCKET, sp->sock_path, 1);
+	setenv(SHMR_ENV_SOCKET, sp->dep.sock_path, 1);
 	setenv(SHMR_ENV_ENDPOINT, ep, 1);
 	setenv(SHMR_ENV_ROUTE, q->conf->name, 1);
 	setenv(SHMR_ENV_ROUTER, ro->conf->name, 1);
-	setenv(SHMR_ENV_RUN_DIR, sp->run_dir, 1);
-	setenv("SHMR_DOMAIN", sp->cfg->domain, 1);
+	setenv(SHMR_ENV_RUN_DIR, sp->dep.run_dir, 1);
+	setenv("SHMR_DOMAIN", sp->dep.cfg->domain, 1);
 }
 
 int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 			  const char **what)
 {
-	struct shmr_ctl_route *q = &sp->m->routers[r].routes[k];
+	struct shmr_ctl_route *q = &sp->dep.m->routers[r].routes[k];
 	const struct shmr_conf_route *cq = q->conf;
 	char *argv[SHMR_CONF_ARGS_MAX + 2];
 	unsigned n = 0;
@@ -319,15 +309,15 @@ int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	for (unsigned i = 0; i < cq->nargs && i < SHMR_CONF_ARGS_MAX; i++)
 		argv[n++] = (char *)cq->args[i];
 	argv[n] = NULL;
-	rc = spawn(sp, cq->program, argv, worker_env, r, k, sp->cpus[r][k], -1,
-		   &pid, &pidfd, &stage);
+	rc = spawn(sp, cq->program, argv, worker_env, r, k,
+		   sp->dep.pin->cpus[r][k], -1, &pid, &pidfd, &stage);
 	if (rc < 0) {
 		if (stage == STAGE_PIN)
 			*what = "pin";
 		return rc;
 	}
 	proc_started(&sp->workers[r][k], pid, pidfd);
-	shmr_ctl_model_route_set(sp->m, q, pid);
+	shmr_ctl_model_route_set(sp->dep.m, q, pid);
 	return 0;
 }
 
@@ -357,8 +347,8 @@ static uint64_t backoff_ms(unsigned quick_fails)
 static uint64_t worker_backoff_ms(const struct shmr_ctl_spawner *sp,
 				  unsigned quick_fails)
 {
-	return shmr_ctl_backoff_ms(quick_fails, sp->cfg->restart_backoff_ms,
-			  sp->cfg->restart_backoff_max_ms);
+	return shmr_ctl_backoff_ms(quick_fails, sp->dep.cfg->restart_backoff_ms,
+			  sp->dep.cfg->restart_backoff_max_ms);
 }
 
 uint64_t shmr_ctl_spawn_next_ms(const struct shmr_ctl_spawner *sp)
@@ -367,8 +357,8 @@ uint64_t shmr_ctl_spawn_next_ms(const struct shmr_ctl_spawner *sp)
 
 	if (sp->dp.retry_at_ms)
 		next = sp->dp.retry_at_ms;
-	for (unsigned i = 0; i < sp->m->nrouters; i++)
-		for (unsigned k = 0; k < sp->m->routers[i].nroutes; k++) {
+	for (unsigned i = 0; i < sp->dep.m->nrouters; i++)
+		for (unsigned k = 0; k < sp->dep.m->routers[i].nroutes; k++) {
 			uint64_t t = sp->workers[i][k].retry_at_ms;
 			uint64_t kt = sp->workers[i][k].kill_at_ms;
 			uint64_t dt = sp->workers[i][k].drain_at_ms;
@@ -385,7 +375,7 @@ uint64_t shmr_ctl_spawn_next_ms(const struct shmr_ctl_spawner *sp)
 
 static void restart_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k)
 {
-	struct shmr_ctl_route *q = &sp->m->routers[r].routes[k];
+	struct shmr_ctl_route *q = &sp->dep.m->routers[r].routes[k];
 	struct shmr_ctl_proc *p = &sp->workers[r][k];
 	int rc;
 
@@ -393,9 +383,9 @@ static void restart_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k)
 
 	if ((q->state != SHMR_ROUTE_DEAD &&
 	     q->state != SHMR_ROUTE_REPLACE_WAIT) ||
-	    sp->m->routers[r].stopped)
+	    sp->dep.m->routers[r].stopped)
 		return; /* disabled, pending or running meanwhile */
-	rc = shmr_ctl_life_restart(sp->life, r, k); /* warns on failure */
+	rc = shmr_ctl_life_restart(sp->dep.life, r, k); /* warns on failure */
 	if (rc == 0)
 		return;
 	if (rc > 0) {
@@ -410,13 +400,13 @@ static void restart_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k)
 	p->quick_fails++;
 	p->started_ms = shmr_ctl_now_ms();
 	wait = worker_backoff_ms(sp, p->quick_fails);
-	if (sp->cfg->restart_backoff_ms == 0) {
+	if (sp->dep.cfg->restart_backoff_ms == 0) {
 		shmr_ctl_warn("route %s: left without a worker; the next "
 			      "message routed to it retries", q->conf->name);
 		return;
 	}
 	p->retry_at_ms = shmr_ctl_now_ms() +
-			 (wait ? wait : sp->cfg->restart_backoff_ms);
+			 (wait ? wait : sp->dep.cfg->restart_backoff_ms);
 	shmr_ctl_warn("route %s: retrying in %" PRIu64 " ms (or when a "
 		      "message is routed to it, whichever is later)",
 		      q->conf->name, p->retry_at_ms - shmr_ctl_now_ms());
@@ -427,12 +417,12 @@ void shmr_ctl_want_worker(struct shmr_ctl_spawner *sp, struct shmr_pid inbox)
 	struct shmr_ctl_route *q;
 	unsigned r;
 
-	if (sp->loop->stopping)
+	if (sp->dep.loop->stopping)
 		return;
-	q = shmr_ctl_model_route_of_slot(sp->m, inbox.slot, &r);
+	q = shmr_ctl_model_route_of_slot(sp->dep.m, inbox.slot, &r);
 	if (!q || q->pid.gen != inbox.gen || q->os_pid)
 		return;
-	unsigned k = (unsigned)(q - sp->m->routers[r].routes);
+	unsigned k = (unsigned)(q - sp->dep.m->routers[r].routes);
 	struct shmr_ctl_proc *p = &sp->workers[r][k];
 
 	/* A backoff in progress decides when the next start is. */
@@ -447,16 +437,17 @@ void shmr_ctl_want_worker(struct shmr_ctl_spawner *sp, struct shmr_pid inbox)
 
 static void restart_dataplane(struct shmr_ctl_spawner *sp)
 {
+	struct shmr_domain_hdr *h = shmr_hdr(sp->dep.d->base);
 	int rc = shmr_ctl_spawn_dataplane(sp);
 
 	if (rc == 0) {
 		shmr_ctl_log("dataplane restarted as process %d (starts %"
 			     PRIu64 ")", (int)sp->dp.pid,
-			     atomic_load_explicit(
-				     &shmr_hdr(sp->d->base)->dataplane_starts,
-				     memory_order_relaxed));
+			     atomic_load_explicit(&h->dataplane_starts,
+						  memory_order_relaxed));
 		/* Tell it the current version straight away. */
-		(void)shmr_ctl_lane_send(sp->d, SHMR_CTL_SPEC, sp->m->version);
+		(void)shmr_ctl_lane_send(sp->dep.d, SHMR_CTL_SPEC,
+					 sp->dep.m->version);
 		return;
 	}
 	sp->dp.quick_fails++;
@@ -464,8 +455,8 @@ static void restart_dataplane(struct shmr_ctl_spawner *sp)
 			    (backoff_ms(sp->dp.quick_fails)
 				     ? backoff_ms(sp->dp.quick_fails)
 				     : BACKOFF_FIRST_MS);
-	shmr_ctl_warn("cannot start dataplane %s: %s; retrying", sp->dataplane,
-		      strerror(-rc));
+	shmr_ctl_warn("cannot start dataplane %s: %s; retrying",
+		      sp->dep.dataplane, strerror(-rc));
 }
 
 static void schedule(struct shmr_ctl_proc *p, uint64_t now)
@@ -480,8 +471,8 @@ static void schedule(struct shmr_ctl_proc *p, uint64_t now)
 static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 			  int status)
 {
-	const struct shmr_domain_hdr *h = shmr_hdr(sp->d->base);
-	struct shmr_ctl_route *q = &sp->m->routers[r].routes[k];
+	const struct shmr_domain_hdr *h = shmr_hdr(sp->dep.d->base);
+	struct shmr_ctl_route *q = &sp->dep.m->routers[r].routes[k];
 	struct shmr_ctl_proc *p = &sp->workers[r][k];
 	uint32_t slot = q->pid.slot;
 	unsigned handed_back = 0;
@@ -494,14 +485,14 @@ static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	 * replacement is forked only below. */
 	for (uint32_t i = 0; i < h->nlcores; i++)
 		handed_back += shmr_lane_repair_consumer(
-			shmr_lane_at(sp->d->base, slot, i), h->slot_size);
+			shmr_lane_at(sp->dep.d->base, slot, i), h->slot_size);
 	shmr_lane_repair_producer(
-		shmr_lane_at(sp->d->base, slot, SHMR_LANE_OUT(h->nlcores)));
+		shmr_lane_at(sp->dep.d->base, slot, SHMR_LANE_OUT(h->nlcores)));
 	shmr_lane_repair_producer(
-		shmr_lane_at(sp->d->base, slot,
+		shmr_lane_at(sp->dep.d->base, slot,
 			     SHMR_LANE_OUT_HIGH(h->nlcores)));
-	shmr_ctl_model_route_set(sp->m, q, 0);
-	if (sp->loop->stopping) {
+	shmr_ctl_model_route_set(sp->dep.m, q, 0);
+	if (sp->dep.loop->stopping) {
 		shmr_ctl_log("route %s: worker %d %s", q->conf->name,
 			     (int)pid, how);
 		return;
@@ -512,14 +503,14 @@ static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 		shmr_ctl_log("route %s: worker %d %s (%s completes)",
 			     q->conf->name, (int)pid, how,
 			     shmr_ctl_route_state_name(q->state));
-		(void)shmr_ctl_life_exited(sp->life, r, k);
+		(void)shmr_ctl_life_exited(sp->dep.life, r, k);
 		return;
 	}
 	shmr_ctl_warn("route %s: worker %d %s; %u message(s) to redeliver",
 		      q->conf->name, (int)pid, how, handed_back);
-	if (!shmr_ctl_life_exited(sp->life, r, k))
+	if (!shmr_ctl_life_exited(sp->dep.life, r, k))
 		return;
-	if (sp->m->routers[r].stopped)
+	if (sp->dep.m->routers[r].stopped)
 		return;
 	if (shmr_ctl_now_ms() - p->started_ms >= QUICK_EXIT_MS)
 		p->quick_fails = 0;
@@ -539,8 +530,8 @@ static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 
 static void dataplane_exited(struct shmr_ctl_spawner *sp, int status)
 {
-	struct shmr_domain_hdr *h = shmr_hdr(sp->d->base);
-	const struct shmr_ctl_alloc *a = &sp->m->alloc;
+	struct shmr_domain_hdr *h = shmr_hdr(sp->dep.d->base);
+	const struct shmr_ctl_alloc *a = &sp->dep.m->alloc;
 	char how[96];
 	pid_t pid = sp->dp.pid;
 
@@ -553,17 +544,18 @@ static void dataplane_exited(struct shmr_ctl_spawner *sp, int status)
 			continue;
 		for (uint32_t i = 0; i < h->nlcores; i++)
 			shmr_lane_repair_producer(
-				shmr_lane_at(sp->d->base, s, i));
+				shmr_lane_at(sp->dep.d->base, s, i));
 		shmr_lane_repair_consumer(
-			shmr_lane_at(sp->d->base, s, SHMR_LANE_OUT(h->nlcores)),
+			shmr_lane_at(sp->dep.d->base, s,
+				     SHMR_LANE_OUT(h->nlcores)),
 			h->slot_size);
 		shmr_lane_repair_consumer(
-			shmr_lane_at(sp->d->base, s,
+			shmr_lane_at(sp->dep.d->base, s,
 				     SHMR_LANE_OUT_HIGH(h->nlcores)),
 			h->slot_size);
 	}
-	shmr_lane_repair_consumer(shmr_ctl_lane(sp->d->base), h->slot_size);
-	if (sp->loop->stopping) {
+	shmr_lane_repair_consumer(shmr_ctl_lane(sp->dep.d->base), h->slot_size);
+	if (sp->dep.loop->stopping) {
 		shmr_ctl_log("dataplane %d %s", (int)pid, how);
 		return;
 	}
@@ -580,8 +572,8 @@ static int exited(struct shmr_ctl_spawner *sp, pid_t pid, int status)
 		dataplane_exited(sp, status);
 		return 1;
 	}
-	for (unsigned i = 0; i < sp->m->nrouters; i++)
-		for (unsigned k = 0; k < sp->m->routers[i].nroutes; k++)
+	for (unsigned i = 0; i < sp->dep.m->nrouters; i++)
+		for (unsigned k = 0; k < sp->dep.m->routers[i].nroutes; k++)
 			if (sp->workers[i][k].pid == pid) {
 				worker_exited(sp, i, k, status);
 				return 1;
@@ -603,12 +595,12 @@ void shmr_ctl_reap(struct shmr_ctl_spawner *sp)
 static uint64_t inbox_queued(const struct shmr_ctl_spawner *sp, unsigned r,
 			     unsigned k)
 {
-	const struct shmr_domain_hdr *h = shmr_hdr(sp->d->base);
-	uint32_t slot = sp->m->routers[r].routes[k].pid.slot;
+	const struct shmr_domain_hdr *h = shmr_hdr(sp->dep.d->base);
+	uint32_t slot = sp->dep.m->routers[r].routes[k].pid.slot;
 	uint64_t n = 0;
 
 	for (uint32_t i = 0; i < h->nlcores; i++)
-		n += rte_ring_count(shmr_lane_at(sp->d->base, slot, i));
+		n += rte_ring_count(shmr_lane_at(sp->dep.d->base, slot, i));
 	return n;
 }
 
@@ -620,7 +612,7 @@ static void drain_check(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 			uint64_t now)
 {
 	struct shmr_ctl_proc *p = &sp->workers[r][k];
-	uint32_t st = sp->m->routers[r].routes[k].state;
+	uint32_t st = sp->dep.m->routers[r].routes[k].state;
 
 	if (st != SHMR_ROUTE_PENDING_DISABLE &&
 	    st != SHMR_ROUTE_PENDING_REMOVE) {
@@ -633,25 +625,26 @@ static void drain_check(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	}
 	p->drain_at_ms = 0;
 	shmr_ctl_log("route %s: inbox drained: stopping worker %d",
-		     sp->m->routers[r].routes[k].conf->name, (int)p->pid);
+		     sp->dep.m->routers[r].routes[k].conf->name, (int)p->pid);
 	op_stop(sp, r, k);
 }
 
 void shmr_ctl_spawn_due(struct shmr_ctl_spawner *sp, uint64_t now)
 {
-	if (!sp->loop->stopping && sp->dp.retry_at_ms &&
+	if (!sp->dep.loop->stopping && sp->dp.retry_at_ms &&
 	    sp->dp.retry_at_ms <= now) {
 		sp->dp.retry_at_ms = 0;
 		restart_dataplane(sp);
 	}
-	for (unsigned i = 0; i < sp->m->nrouters && !sp->loop->stopping; i++)
-		for (unsigned k = 0; k < sp->m->routers[i].nroutes; k++) {
+	for (unsigned i = 0;
+	     i < sp->dep.m->nrouters && !sp->dep.loop->stopping; i++)
+		for (unsigned k = 0; k < sp->dep.m->routers[i].nroutes; k++) {
 			struct shmr_ctl_proc *p = &sp->workers[i][k];
 
 			if (p->pid && p->kill_at_ms && p->kill_at_ms <= now) {
 				shmr_ctl_log("route %s: worker %d did not "
 					     "stop within the grace: SIGKILL",
-					     sp->m->routers[i].routes[k]
+					     sp->dep.m->routers[i].routes[k]
 						     .conf->name,
 					     (int)p->pid);
 				kill(p->pid, SIGKILL);
@@ -674,7 +667,7 @@ void shmr_ctl_spawn_due(struct shmr_ctl_spawner *sp, uint64_t now)
 static int op_spawn(void *ctx, unsigned r, unsigned k)
 {
 	struct shmr_ctl_spawner *sp = ctx;
-	struct shmr_ctl_route *q = &sp->m->routers[r].routes[k];
+	struct shmr_ctl_route *q = &sp->dep.m->routers[r].routes[k];
 	const char *what = NULL;
 	int rc = shmr_ctl_spawn_worker(sp, r, k, &what);
 
@@ -700,68 +693,42 @@ static void op_stop(void *ctx, unsigned r, unsigned k)
 		return;
 	kill(p->pid, SIGTERM);
 	p->retry_at_ms = 0;
-	p->kill_at_ms = shmr_ctl_now_ms() + sp->cfg->stop_grace_ms;
+	p->kill_at_ms = shmr_ctl_now_ms() + sp->dep.cfg->stop_grace_ms;
 }
 
-/* Pin an added route like a configured one: its list, or a PU of its own
- * (see plan_cpus() in control.c). */
+/* Pin an added route like a configured one (pin.c). */
 static int op_added(void *ctx, unsigned r, unsigned k)
 {
 	struct shmr_ctl_spawner *sp = ctx;
-	struct shmr_ctl_route *q = &sp->m->routers[r].routes[k];
-	hwloc_bitmap_t set = hwloc_bitmap_alloc();
-	unsigned nth = 0;
-	int n;
 
-	if (!set)
-		return -ENOMEM;
 	sp->workers[r][k] = (struct shmr_ctl_proc){ .pidfd = -1 };
-	if (shmr_ctl_cpus_parse(q->conf->cpus, set) < 0) {
-		hwloc_bitmap_free(set);
-		return -EINVAL;
-	}
-	if (q->conf->cpus[0] == '\0' && sp->allowed && sp->lcores) {
-		for (unsigned i = 0; i < sp->m->nrouters; i++)
-			nth += sp->m->routers[i].nroutes;
-		n = shmr_ctl_cpus_pick(sp->allowed, sp->lcores, nth - 1);
-		if (n >= 0)
-			hwloc_bitmap_only(set, (unsigned)n);
-	}
-	n = hwloc_bitmap_list_snprintf(q->cpus, sizeof(q->cpus), set);
-	if (n < 0 || (size_t)n >= sizeof(q->cpus))
-		snprintf(q->cpus, sizeof(q->cpus), "%s", q->conf->cpus);
-	sp->cpus[r][k] = set;
-	return 0;
+	return shmr_ctl_pin_added(sp->dep.pin, sp->dep.m, r, k);
 }
 
 static void op_forget(void *ctx, unsigned r, unsigned k)
 {
 	struct shmr_ctl_spawner *sp = ctx;
-	unsigned n = sp->m->routers[r].nroutes;
+	unsigned n = sp->dep.m->routers[r].nroutes;
 
 	proc_gone(sp, &sp->workers[r][k]);
-	if (sp->cpus[r][k])
-		hwloc_bitmap_free(sp->cpus[r][k]);
+	shmr_ctl_pin_forget(sp->dep.pin, n, r, k);
 	memmove(&sp->workers[r][k], &sp->workers[r][k + 1],
 		(n - k - 1) * sizeof(sp->workers[r][0]));
-	memmove(&sp->cpus[r][k], &sp->cpus[r][k + 1],
-		(n - k - 1) * sizeof(sp->cpus[r][0]));
 	sp->workers[r][n - 1] = (struct shmr_ctl_proc){ .pidfd = -1 };
-	sp->cpus[r][n - 1] = NULL;
 }
 
 static void op_reinit(void *ctx, uint32_t slot)
 {
 	struct shmr_ctl_spawner *sp = ctx;
 
-	shmr_ctl_slot_reinit(sp->d, slot);
+	shmr_ctl_slot_reinit(sp->dep.d, slot);
 }
 
 static uint64_t op_seen_version(void *ctx)
 {
 	const struct shmr_ctl_spawner *sp = ctx;
 
-	return shmr_ctl_seen_version(sp->d);
+	return shmr_ctl_seen_version(sp->dep.d);
 }
 
 static void op_kill(void *ctx, unsigned r, unsigned k)
@@ -842,13 +809,13 @@ static void wait_procs(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc **ps,
 void shmr_ctl_stop_children(struct shmr_ctl_spawner *sp)
 {
 	struct shmr_ctl_proc *ps[SHMR_MAX_ROUTERS * SHMR_MAX_ROUTES];
-	uint64_t grace = sp->cfg->stop_grace_ms;
+	uint64_t grace = sp->dep.cfg->stop_grace_ms;
 	unsigned n = 0;
 	struct shmr_ctl_proc *dp = &sp->dp;
 
-	sp->loop->stopping = 1;
-	for (unsigned i = 0; i < sp->m->nrouters; i++)
-		for (unsigned k = 0; k < sp->m->routers[i].nroutes; k++) {
+	sp->dep.loop->stopping = 1;
+	for (unsigned i = 0; i < sp->dep.m->nrouters; i++)
+		for (unsigned k = 0; k < sp->dep.m->routers[i].nroutes; k++) {
 			struct shmr_ctl_proc *p = &sp->workers[i][k];
 
 			p->retry_at_ms = 0;
@@ -865,8 +832,9 @@ void shmr_ctl_stop_children(struct shmr_ctl_spawner *sp)
 
 	dp->retry_at_ms = 0;
 	if (dp->pid) {
-		if (sp->d->base)
-			(void)shmr_ctl_lane_send(sp->d, SHMR_CTL_SHUTDOWN, 0);
+		if (sp->dep.d->base)
+			(void)shmr_ctl_lane_send(sp->dep.d, SHMR_CTL_SHUTDOWN,
+						 0);
 		wait_procs(sp, &dp, 1, shmr_ctl_now_ms() + grace, 1);
 	}
 	if (dp->pid) {

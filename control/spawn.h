@@ -2,7 +2,7 @@
  * The spawner (spawn.c): the control plane's children, the dataplane and
  * one worker per route; starting, pinning, reaping, repairing and
  * restarting them, and the lifecycle's process operations.  Its state is
- * the process table and what pinning needs.  Internal to shmr-control: not
+ * the process table.  Internal to shmr-control: not
  * for direct inclusion outside control/.
  */
 #ifndef SHMR_CONTROL_SPAWN_H
@@ -11,14 +11,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <hwloc.h>
-
 #include <shmr/layout.h>
 
 #include "control_internal.h"
 #include "domain.h"
 #include "lifecycle.h"
 #include "model.h"
+#include "pin.h"
 #include "shmr_config.h"
 
 /* A child process: the dataplane or a route's worker. */
@@ -32,40 +31,30 @@ struct shmr_ctl_proc {
 	uint64_t drain_at_ms; /* draining: look at its inbox then; 0: not */
 };
 
-struct shmr_ctl_spawner {
-	/* Given by the daemon (shmr_ctl_spawn_init()) */
+/* What the spawner works on, given by the daemon; kept, not copied (the
+ * strings are read when a child starts). */
+struct shmr_ctl_spawn_deps {
 	struct shmr_ctl_loop *loop;
 	const struct shmr_config *cfg;
 	struct shmr_ctl_model *m;
 	struct shmr_ctl_domain *d;
 	struct shmr_ctl_life *life; /* whose process operations these are */
+	struct shmr_ctl_pin *pin;   /* what children are pinned to */
 	const char *dataplane;      /* the shmr-dataplane binary */
 	const char *sock_path;      /* a worker's environment */
 	const char *run_dir;
-	/* Pinning: control.c's plan_cpus() sets them at start-up */
-	hwloc_topology_t topo;
-	/* What each route's workers are pinned to: the configured list, or
-	 * the PU chosen for it (see cpus.c); the daemon's table, parsed with
-	 * the configuration, kept in step here as routes come and go. */
-	hwloc_bitmap_t (*cpus)[SHMR_MAX_ROUTES];
-	hwloc_bitmap_t allowed, lcores; /* kept from plan_cpus() for ADD */
-	char dp_cpus[SHMR_CTL_CPUS_MAX]; /* --cpus given to the dataplane */
+};
+
+struct shmr_ctl_spawner {
+	struct shmr_ctl_spawn_deps dep;
 	/* The process table */
 	struct shmr_ctl_proc dp;
 	struct shmr_ctl_proc workers[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
 };
 
-/** An empty process table working on what it is given (kept, not
- *  copied: @p dataplane, @p sock_path, @p run_dir and @p cpus are read
- *  when a child starts). */
+/** An empty process table, working on what @p dep points to. */
 void shmr_ctl_spawn_init(struct shmr_ctl_spawner *sp,
-			 struct shmr_ctl_loop *loop,
-			 const struct shmr_config *cfg,
-			 struct shmr_ctl_model *m,
-			 struct shmr_ctl_domain *d, struct shmr_ctl_life *life,
-			 const char *dataplane, const char *sock_path,
-			 const char *run_dir,
-			 hwloc_bitmap_t (*cpus)[SHMR_MAX_ROUTES]);
+			 const struct shmr_ctl_spawn_deps *dep);
 /** The earliest of the spawner's deadlines (restarts, SIGKILLs after the
  *  grace, drain looks), 0 when none: the loop arms its timer for it. */
 uint64_t shmr_ctl_spawn_next_ms(const struct shmr_ctl_spawner *sp);
