@@ -12,7 +12,7 @@
  */
 #include <string.h>
 
-#include "control_internal.h"
+#include "alloc.h"
 
 void shmr_ctl_alloc_init(struct shmr_ctl_alloc *a, uint32_t nslots)
 {

@@ -21,7 +21,7 @@
  * hugetlb when there are free hugepages); publish spec version 1; start the
  * dataplane and wait (at most 30 s) until every routing lcore reports that
  * version; start every route's worker, each pinned (a route with cpus ""
- * to a PU of its own, see plan_cpus()).  Initialisation is atomic: if any
+ * to a PU of its own, see pin.c).  Initialisation is atomic: if any
  * start fails, everything started is stopped and the exit status is 1.
  * Only then is "R" written to --ready-fd.
  *
@@ -30,18 +30,25 @@
  * and a timerfd armed only while a restart is backing off.  An idle
  * appliance wakes it for nothing.
  *
+ * The loop owns no module's state (see control_internal.h for the map):
+ * each event goes to the module it is for (the socket to server.c, a
+ * child's exit to spawn.c, the admin endpoint's slots to manage.c or
+ * handlers.c, the timer to spawn.c and manage.c's resizers), and after
+ * each one the loop publishes what changed and re-arms the timer for the
+ * earliest deadline those modules report.
+ *
  * Route lifecycle: ADD, REMOVE, DISABLE, ENABLE, REPLACE and RESPAWN on the
  * socket run lifecycle.c's state machine, with spawn.c's process
  * operations: a worker asked to stop gets SIGTERM, SIGKILL after
  * stop_grace_ms (on the timerfd), and the pending operation completes when
  * its pidfd reports the exit.
  *
- * Publication: every change of the model (a worker up or down, a client
- * endpoint opened or freed, a name registered or dropped, a route's
- * lifecycle) is published as
- * one new spec version: the endpoint table and the spec are written inside
- * the spec seqcount, then a SHMR_CTL_SPEC slot (key = version) goes on the
- * control lane and its bell rings.  The dataplane's update thread rebuilds
+ * Publication (domain.c): every change of the model (a worker up or down,
+ * a client endpoint opened or freed, a name registered or dropped, a
+ * route's lifecycle) is published as one new spec version: the endpoint
+ * table and the spec are written inside the spec seqcount, then a
+ * SHMR_CTL_SPEC slot (key = version) goes on the control lane and its bell
+ * rings.  The dataplane's update thread rebuilds
  * its table from the spec and each lcore reports the version it applied,
  * which is what lets a freed slot be reused (see alloc.c).
  *
@@ -56,36 +63,71 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
-#include <inttypes.h>
 #include <libgen.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <rte_ring.h>
-#include <rte_ring_elem.h>
 
 #include <shmr/domain.h>
 #include <shmr/proto.h>
 
+#include "admin.h"
 #include "control_internal.h"
+#include "cpus.h"
 #include "defaults.h"
+#include "dlqfile.h"
+#include "domain.h"
+#include "handlers.h"
+#include "lifecycle.h"
+#include "manage.h"
+#include "model.h"
+#include "pin.h"
+#include "request.h"
+#include "resizer.h"
+#include "server.h"
+#include "spawn.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
 #define DATAPLANE_START_MS 30000u /* to take its first routing table */
+
+/*
+ * The daemon: the configuration and what start-up resolves from it, and
+ * the state of each module, wired together in wire().  Only this file
+ * sees the whole; a module gets pointers to what it may use.
+ */
+struct shmr_ctl {
+	struct shmr_config cfg;
+	struct shmr_ctl_model model;
+	char run_dir[PATH_MAX];
+	char sock_path[108];
+	char dataplane[PATH_MAX];
+	int have_group; /* socket_group, resolved by check_config() */
+	gid_t group;
+	/* Each route's cpu set, parsed by check_config(); pin.c keeps it
+	 * from then on. */
+	hwloc_bitmap_t cpus[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
+	/* the event loop */
+	struct shmr_ctl_loop loop;
+	int sigfd, timerfd;
+	/* the modules */
+	struct shmr_ctl_domain dom;
+	struct shmr_ctl_life life; /* the lifecycle on this daemon */
+	struct shmr_ctl_pin pin;
+	struct shmr_ctl_spawner sp;
+	struct shmr_ctl_server srv;
+	struct shmr_ctl_admin admin;
+	struct shmr_ctl_dlq_files dlq;
+	struct shmr_ctl_handlers hnd;
+	struct shmr_ctl_pools pools;
+};
 
 static struct shmr_ctl ctl; /* large: keep it off the stack */
 
@@ -130,232 +172,6 @@ static void usage_error(const char *why)
 		fprintf(stderr, "shmr-control: %s\n", why);
 	fputs(usage_line, stderr);
 	exit(EXIT_USAGE);
-}
-
-void shmr_ctl_log(const struct shmr_ctl *c, const char *fmt, ...)
-{
-	va_list ap;
-	char line[1024];
-
-	if (c->quiet)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "shmr-control: %s\n", line);
-}
-
-void shmr_ctl_warn(const char *fmt, ...)
-{
-	va_list ap;
-	char line[1024];
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "shmr-control: %s\n", line);
-}
-
-uint64_t shmr_ctl_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* ------------------------------------------------------------------ */
-/* Domain                                                              */
-/* ------------------------------------------------------------------ */
-
-static int map_domain(struct shmr_ctl *c, unsigned flags)
-{
-	int fd = memfd_create(c->cfg.domain, flags);
-	void *p;
-
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)c->size) < 0) {
-		int err = errno;
-		close(fd);
-		return -err;
-	}
-	p = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		int err = errno;
-		close(fd);
-		return -err;
-	}
-	/* Peers map it too: nobody may shrink it under them (SIGBUS). */
-	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
-	c->memfd = fd;
-	c->base = p;
-	return 0;
-}
-
-static int create_domain(struct shmr_ctl *c)
-{
-	struct shmr_geometry g = { c->cfg.slot_size, c->cfg.lane_size,
-				   c->cfg.lcores, c->cfg.poll_mode, 0 };
-	struct shmr_domain_hdr plan;
-	int64_t size = shmr_layout_plan(&g, &plan);
-	int rc;
-
-	if (size < 0)
-		return (int)size;
-	c->size = (uint64_t)size;
-	/* hugetlb first: the mapping fails (ENOMEM) when there are not
-	 * enough free hugepages to reserve, not the memfd. */
-	rc = map_domain(c, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB);
-	if (rc == 0) {
-		c->hugepages = 1;
-	} else {
-		shmr_ctl_log(c, "no free hugepages; domain uses 4 KiB pages");
-		rc = map_domain(c, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-		if (rc < 0)
-			return rc;
-	}
-	rc = shmr_layout_init(c->base, &g, c->cfg.domain);
-	if (rc < 0)
-		return rc;
-	/* Relaxed: an informational word for tools; the ready word [R0]
-	 * already published the domain. */
-	atomic_store_explicit(&shmr_hdr(c->base)->control_pid, getpid(),
-			      memory_order_relaxed);
-	return 0;
-}
-
-int shmr_ctl_lane_send(struct shmr_ctl *c, uint32_t type, uint64_t key)
-{
-	struct shmr_domain_hdr *h = shmr_hdr(c->base);
-	uint64_t slot[SHMR_SLOT_MAX / sizeof(uint64_t)];
-	struct shmr_msg *m = (struct shmr_msg *)slot;
-
-	memset(slot, 0, h->slot_size);
-	m->kind = SHMR_KIND_SEND;
-	m->type = type;
-	m->key = key;
-	if (rte_ring_enqueue_burst_elem(shmr_ctl_lane(c->base), slot,
-					h->slot_size, 1, NULL) != 1)
-		return -ENOBUFS;
-	shmr_bell_ring(&h->ctl_bell);
-	return 0;
-}
-
-uint64_t shmr_ctl_seen_version(const struct shmr_ctl *c)
-{
-	const struct shmr_domain_hdr *h = shmr_hdr(c->base);
-	uint64_t min = UINT64_MAX;
-
-	for (uint32_t i = 0; i < h->nlcores; i++) {
-		/* Acquire: pairs with the lcore's release store of the
-		 * version it applied; it no longer touches what that version
-		 * dropped. */
-		uint64_t v = atomic_load_explicit(
-			&shmr_stats_of(c->base, i)->table_version,
-			memory_order_acquire);
-		if (v < min)
-			min = v;
-	}
-	return min;
-}
-
-void shmr_ctl_slot_reinit(struct shmr_ctl *c, uint32_t slot)
-{
-	struct shmr_domain_hdr *h = shmr_hdr(c->base);
-	struct shmr_ep_shared *ep = shmr_ep_at(c->base, slot);
-	char name[RTE_RING_NAMESIZE];
-
-	for (uint32_t i = 0; i < SHMR_LANES_PER_EP(h->nlcores); i++) {
-		snprintf(name, sizeof(name), "ep%u.%u", slot, i);
-		if (shmr_lane_init(shmr_lane_at(c->base, slot, i), name,
-				   h->lane_size) < 0)
-			abort(); /* the same geometry worked at init */
-	}
-	/* A sleeper of the dead owner never withdrew.  Relaxed: nobody
-	 * uses the slot until OPEN is answered, a syscall round trip that
-	 * orders it. */
-	atomic_store_explicit(&ep->bell.sleepers, 0, memory_order_relaxed);
-}
-
-static void sync_endpoints(struct shmr_ctl *c)
-{
-	const struct shmr_ctl_alloc *a = &c->model.alloc;
-
-	for (uint32_t i = 0; i < SHMR_MAX_ENDPOINTS; i++) {
-		const struct shmr_ctl_slot *s = &a->slots[i];
-		struct shmr_ep_shared *ep = shmr_ep_at(c->base, i);
-		uint32_t state = s->state == SHMR_CTL_SLOT_USED ? SHMR_EP_ACTIVE
-							       : SHMR_EP_FREE;
-		int32_t os_pid = s->state == SHMR_CTL_SLOT_USED ? s->os_pid : 0;
-
-		if (ep->gen == s->gen && ep->kind == s->kind &&
-		    ep->os_pid == os_pid &&
-		    /* relaxed: we are the only writer */
-		    atomic_load_explicit(&ep->state, memory_order_relaxed) ==
-			    state &&
-		    memcmp(ep->name, s->name, SHMR_NAME_MAX) == 0)
-			continue;
-		ep->gen = s->gen;
-		ep->kind = s->kind;
-		ep->os_pid = os_pid;
-		memcpy(ep->name, s->name, SHMR_NAME_MAX);
-		/* Release: gen/kind/os_pid/name before the state (pairs with
-		 * a reader's acquire load of state). */
-		atomic_store_explicit(&ep->state, state, memory_order_release);
-	}
-}
-
-void shmr_ctl_publish(struct shmr_ctl *c)
-{
-	struct shmr_spec *spec;
-	const size_t off = offsetof(struct shmr_spec, version);
-
-	if (!c->model.dirty || !c->base)
-		return;
-	c->model.version++;
-	shmr_ctl_model_spec_build(&c->model, &c->spec_buf);
-	spec = shmr_spec_of(c->base);
-	shmr_spec_write_begin(spec);
-	sync_endpoints(c);
-	memcpy((char *)spec + off, (const char *)&c->spec_buf + off,
-	       sizeof(*spec) - off);
-	shmr_spec_write_end(spec);
-	c->model.dirty = 0;
-	/* A full lane means the dataplane has notices pending; it reads the
-	 * newest spec when it takes any of them. */
-	(void)shmr_ctl_lane_send(c, SHMR_CTL_SPEC, c->model.version);
-}
-
-void shmr_ctl_counters_read(const struct shmr_ctl *c,
-			    struct shmr_ctl_counters *out)
-{
-	const struct shmr_domain_hdr *h = shmr_hdr(c->base);
-	const struct shmr_ctl_alloc *a = &c->model.alloc;
-
-	/* Relaxed loads: statistics, each word written by one lcore; no
-	 * other memory is read on their account. */
-	memset(out, 0, sizeof(*out));
-	for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++) {
-		if (a->slots[s].state != SHMR_CTL_SLOT_USED)
-			continue;
-		for (uint32_t l = 0; l < h->nlcores; l++) {
-			struct shmr_lcore_stats *st =
-				shmr_stats_of(c->base, l);
-
-			out->forwarded[s] += atomic_load_explicit(
-				&st->router_forwarded[s], memory_order_relaxed);
-			out->discarded[s] += atomic_load_explicit(
-				&st->router_discarded[s], memory_order_relaxed);
-			out->failed[s] += atomic_load_explicit(
-				&st->router_failed[s], memory_order_relaxed);
-			out->delivered[s] += atomic_load_explicit(
-				&st->ep_delivered[s], memory_order_relaxed);
-			if (a->slots[s].kind != SHMR_EPK_ROUTER)
-				out->queued[s] += rte_ring_count(
-					shmr_lane_at(c->base, s, l));
-		}
-	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -561,118 +377,13 @@ static void load_config(struct shmr_ctl *c, const char *path)
 	}
 }
 
-/*
- * Default pinning (the choice itself is cpus.c's): fix the dataplane's
- * routing PUs and give every route whose cpus are "" one PU of its own,
- * then write each route's set as ROUTES and INSPECT show it.  The PUs we
- * may use are our own binding within what the topology allows: the
- * dataplane inherits it, and a worker pinned outside it would fail.
- * Returns 0, or -1 after printing why.
- */
-static int plan_cpus(struct shmr_ctl *c)
-{
-	const struct shmr_config *cfg = &c->cfg;
-	hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
-	hwloc_bitmap_t lcores = hwloc_bitmap_alloc();
-	unsigned nth = 0;
-	int rc = 0, n;
-
-	if (!allowed || !lcores)
-		abort();
-	if (hwloc_get_cpubind(c->topo, allowed, HWLOC_CPUBIND_PROCESS) < 0)
-		hwloc_bitmap_fill(allowed);
-	hwloc_bitmap_and(allowed, allowed,
-			 hwloc_topology_get_allowed_cpuset(c->topo));
-	if (hwloc_bitmap_iszero(allowed)) {
-		shmr_ctl_warn("no cpu to run on: the hwloc topology allows "
-			      "none of this process's cpus");
-		rc = -1;
-		goto out;
-	}
-	if (shmr_ctl_cpus_lcores(cfg->dataplane_cpus, allowed,
-				 shmr_hdr(c->base)->nlcores, lcores) < 0)
-		abort(); /* the list passed check_config() */
-	if (cfg->dataplane_cpus[0])
-		n = snprintf(c->dp_cpus, sizeof(c->dp_cpus), "%s",
-			     cfg->dataplane_cpus);
-	else
-		n = hwloc_bitmap_list_snprintf(c->dp_cpus, sizeof(c->dp_cpus),
-					       lcores);
-	if (n < 0 || (size_t)n >= sizeof(c->dp_cpus))
-		abort(); /* at most SHMR_MAX_LCORES numbers below 4096 */
-	for (unsigned i = 0; i < c->model.nrouters; i++) {
-		struct shmr_ctl_router *r = &c->model.routers[i];
-
-		for (unsigned k = 0; k < r->nroutes; k++) {
-			struct shmr_ctl_route *q = &r->routes[k];
-
-			if (q->conf->cpus[0] == '\0') {
-				int pu = shmr_ctl_cpus_pick(allowed, lcores,
-							    nth++);
-
-				if (pu < 0)
-					abort(); /* allowed is not empty */
-				hwloc_bitmap_only(c->cpus[i][k], (unsigned)pu);
-			}
-			n = hwloc_bitmap_list_snprintf(q->cpus, sizeof(q->cpus),
-						       c->cpus[i][k]);
-			if (n < 0 || (size_t)n >= sizeof(q->cpus))
-				snprintf(q->cpus, sizeof(q->cpus), "%s",
-					 q->conf->cpus);
-		}
-	}
-	shmr_ctl_log(c, "dataplane lcores on cpus %s", c->dp_cpus);
-	/* Kept: a route added later is pinned the same way. */
-	c->allowed = allowed;
-	c->lcores = lcores;
-	return 0;
-out:
-	hwloc_bitmap_free(allowed);
-	hwloc_bitmap_free(lcores);
-	return rc;
-}
-
 static void fatal_init(struct shmr_ctl *c)
 {
-	c->quiet = 1; /* the one line that says why is printed already */
-	shmr_ctl_stop_children(c);
-	shmr_ctl_server_close_listener(c);
+	/* the one line that says why is printed already */
+	shmr_ctl_log_quiet();
+	shmr_ctl_stop_children(&c->sp);
+	shmr_ctl_server_close_listener(&c->srv);
 	exit(EXIT_RUNTIME);
-}
-
-/*
- * Start-up only: wait until every routing lcore reports the published spec
- * version (stats.table_version), so that "ready" means the dataplane routes
- * with our table.  Nothing rings the control plane for this, so it checks
- * every few milliseconds, bounded; the idle appliance never polls.
- * Returns 0, or -1 after printing why (the dataplane died, or is too slow).
- */
-static int wait_dataplane_ready(struct shmr_ctl *c)
-{
-	uint64_t deadline = shmr_ctl_now_ms() + DATAPLANE_START_MS;
-	struct pollfd pfd = { .fd = c->dp.pidfd, .events = POLLIN };
-	int status;
-
-	while (shmr_ctl_seen_version(c) < c->model.version) {
-		if (waitpid(c->dp.pid, &status, WNOHANG) == c->dp.pid) {
-			c->dp.pid = 0;
-			shmr_ctl_warn("dataplane %s %s %d during start-up",
-				      c->dataplane,
-				      WIFEXITED(status) ? "exited with status"
-							: "was killed by signal",
-				      WIFEXITED(status) ? WEXITSTATUS(status)
-							: WTERMSIG(status));
-			return -1;
-		}
-		if (shmr_ctl_now_ms() >= deadline) {
-			shmr_ctl_warn("dataplane %s did not take the routing "
-				      "table within %u s",
-				      c->dataplane, DATAPLANE_START_MS / 1000);
-			return -1;
-		}
-		(void)poll(&pfd, 1, 5);
-	}
-	return 0;
 }
 
 static int setup_loop(struct shmr_ctl *c)
@@ -686,20 +397,21 @@ static int setup_loop(struct shmr_ctl *c)
 	sigaddset(&set, SIGCHLD);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return -errno;
-	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	c->loop.epfd = epoll_create1(EPOLL_CLOEXEC);
 	c->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	c->timerfd = timerfd_create(CLOCK_MONOTONIC,
 				    TFD_CLOEXEC | TFD_NONBLOCK);
-	if (c->epfd < 0 || c->sigfd < 0 || c->timerfd < 0)
+	if (c->loop.epfd < 0 || c->sigfd < 0 || c->timerfd < 0)
 		return -errno;
 	ev.data.u64 = (uint64_t)SHMR_CTL_TAG_SIGNAL << 32;
-	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->sigfd, &ev) < 0)
+	if (epoll_ctl(c->loop.epfd, EPOLL_CTL_ADD, c->sigfd, &ev) < 0)
 		return -errno;
 	ev.data.u64 = (uint64_t)SHMR_CTL_TAG_TIMER << 32;
-	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->timerfd, &ev) < 0)
+	if (epoll_ctl(c->loop.epfd, EPOLL_CTL_ADD, c->timerfd, &ev) < 0)
 		return -errno;
 	ev.data.u64 = (uint64_t)SHMR_CTL_TAG_LISTEN << 32;
-	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->lfd, &ev) < 0)
+	if (epoll_ctl(c->loop.epfd, EPOLL_CTL_ADD,
+		      shmr_ctl_server_listen_fd(&c->srv), &ev) < 0)
 		return -errno;
 	return 0;
 }
@@ -710,22 +422,100 @@ static void on_signal(struct shmr_ctl *c)
 
 	while (read(c->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD) {
-			shmr_ctl_reap(c);
-		} else if (!c->stop_requested) {
-			shmr_ctl_log(c, "%s: stopping",
+			shmr_ctl_reap(&c->sp);
+		} else if (!c->loop.stop_requested) {
+			shmr_ctl_log("%s: stopping",
 				     si.ssi_signo == SIGINT ? "SIGINT"
 							    : "SIGTERM");
-			c->stop_requested = 1;
+			c->loop.stop_requested = 1;
 		}
 	}
+}
+
+/* Arm the timer for the earliest deadline of the spawner and the pools'
+ * resizers. */
+static void arm_timer(struct shmr_ctl *c)
+{
+	struct itimerspec its = { 0 };
+	uint64_t next = shmr_ctl_spawn_next_ms(&c->sp);
+	uint64_t rs = shmr_ctl_resize_next_ms(&c->pools);
+
+	if (rs && (!next || rs < next))
+		next = rs;
+	if (next) {
+		its.it_value.tv_sec = (time_t)(next / 1000);
+		its.it_value.tv_nsec = (long)(next % 1000) * 1000000L;
+	}
+	/* All zero disarms: an idle appliance has no timer. */
+	timerfd_settime(c->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+static void on_timer(struct shmr_ctl *c)
+{
+	uint64_t now = shmr_ctl_now_ms(), exp;
+
+	while (read(c->timerfd, &exp, sizeof(exp)) > 0)
+		;
+	if (!c->loop.stopping)
+		shmr_ctl_resize_due(&c->pools, now);
+	shmr_ctl_spawn_due(&c->sp, now);
+}
+
+/* Router whose endpoint is @p pid, or -1. */
+static int router_of(const struct shmr_ctl *c, struct shmr_pid pid)
+{
+	for (unsigned i = 0; i < c->model.nrouters; i++)
+		if (c->model.routers[i].pid.slot == pid.slot &&
+		    c->model.routers[i].pid.gen == pid.gen)
+			return (int)i;
+	return -1;
+}
+
+/* The admin endpoint has slots: each to the router it is for. */
+static void on_admin(struct shmr_ctl *c)
+{
+	uint64_t buf[SHMR_SLOT_MAX / sizeof(uint64_t)];
+	struct shmr_msg *m = (struct shmr_msg *)buf;
+
+	if (shmr_ctl_admin_begin(&c->admin) < 0)
+		return;
+	while (shmr_ctl_admin_next(&c->admin, m)) {
+		int r;
+
+		if (m->flags & SHMR_F_WANT_WORKER) {
+			shmr_ctl_want_worker(&c->sp, m->to);
+			continue;
+		}
+		r = router_of(c, m->to);
+		if (r < 0) {
+			if (m->kind == SHMR_KIND_CALL)
+				shmr_ctl_admin_reply_text(&c->admin, m,
+							  -SHMR_E_NOT_ALLOWED,
+							  NULL);
+			continue;
+		}
+		/* The router's own messages, whatever the priority
+		 * (a dead letter of one is still a dead letter). */
+		if (m->type >= SHMR_TYPE_RESERVED &&
+		    !(m->flags & SHMR_F_ROUTE_FAILED) &&
+		    m->kind != SHMR_KIND_REPLY) {
+			shmr_ctl_manage_msg(&c->pools, (unsigned)r, m);
+			continue;
+		}
+		if (m->kind == SHMR_KIND_CALL)
+			shmr_ctl_handlers_call(&c->hnd, (unsigned)r, m);
+		else if (m->kind == SHMR_KIND_SEND)
+			shmr_ctl_handlers_message(&c->hnd, (unsigned)r, m);
+	}
+	shmr_ctl_admin_end(&c->admin);
 }
 
 static int run_loop(struct shmr_ctl *c)
 {
 	struct epoll_event evs[64];
 
-	while (!c->stop_requested) {
-		int n = epoll_wait(c->epfd, evs, 64, -1);
+	while (!c->loop.stop_requested) {
+		int n = epoll_wait(c->loop.epfd, evs, 64, -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -742,27 +532,66 @@ static int run_loop(struct shmr_ctl *c)
 				on_signal(c);
 				break;
 			case SHMR_CTL_TAG_LISTEN:
-				shmr_ctl_server_accept(c);
+				shmr_ctl_server_accept(&c->srv);
 				break;
 			case SHMR_CTL_TAG_TIMER:
-				shmr_ctl_retry_due(c);
+				on_timer(c);
 				break;
 			case SHMR_CTL_TAG_CONN:
-				shmr_ctl_server_event(c, idx, evs[i].events);
+				shmr_ctl_server_event(&c->srv, idx,
+						      evs[i].events);
 				break;
 			case SHMR_CTL_TAG_CHILD:
-				shmr_ctl_reap(c);
+				shmr_ctl_reap(&c->sp);
 				break;
 			case SHMR_CTL_TAG_ADMIN:
-				shmr_ctl_admin_event(c);
+				on_admin(c);
 				break;
 			default:
 				break;
 			}
-			shmr_ctl_publish(c);
+			/* What the event changed, and the deadlines it
+			 * moved. */
+			shmr_ctl_publish(&c->dom, &c->model);
+			arm_timer(c);
 		}
 	}
 	return 0;
+}
+
+/*
+ * Every module's state, empty, and what each may use of the others.  The
+ * spawner is the lifecycle's process operations (its ctx).
+ */
+static void wire(struct shmr_ctl *c)
+{
+	struct shmr_ctl_spawn_deps spawn = {
+		.loop = &c->loop, .cfg = &c->cfg, .m = &c->model,
+		.d = &c->dom, .life = &c->life, .pin = &c->pin,
+		.dataplane = c->dataplane, .sock_path = c->sock_path,
+		.run_dir = c->run_dir,
+	};
+	struct shmr_ctl_server_deps dep = {
+		.loop = &c->loop, .cfg = &c->cfg, .m = &c->model,
+		.d = &c->dom, .life = &c->life, .hnd = &c->hnd,
+		.pools = &c->pools, .dlq = &c->dlq, .sp = &c->sp,
+	};
+
+	memset(c, 0, sizeof(*c));
+	c->loop.epfd = c->sigfd = c->timerfd = -1;
+	c->dom.memfd = -1;
+	c->life = (struct shmr_ctl_life){ &c->model, &shmr_ctl_life_daemon_ops,
+					  &c->sp };
+	shmr_ctl_pin_init(&c->pin, c->cpus);
+	shmr_ctl_spawn_init(&c->sp, &spawn);
+	shmr_ctl_server_init(&c->srv, &dep, c->sock_path);
+	shmr_ctl_admin_init(&c->admin, &c->loop, &c->dom, &c->model);
+	shmr_ctl_dlq_files_init(&c->dlq, &c->model, &c->admin, c->run_dir,
+				c->cfg.domain);
+	shmr_ctl_handlers_init(&c->hnd, &c->model, &c->life, &c->dom,
+			       &c->admin, &c->dlq);
+	shmr_ctl_manage_init(&c->pools, &c->model, &c->life, &c->dom,
+			     &c->admin);
 }
 
 int main(int argc, char **argv)
@@ -783,17 +612,7 @@ int main(int argc, char **argv)
 	char *end;
 	long v;
 
-	memset(c, 0, sizeof(*c));
-	c->life = (struct shmr_ctl_life){ &c->model, &shmr_ctl_life_daemon_ops,
-					  c };
-	c->memfd = c->epfd = c->sigfd = c->timerfd = c->lfd = -1;
-	c->admin_kick = c->admin_done = -1;
-	c->dp.pidfd = -1;
-	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++)
-		for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++)
-			c->workers[i][k].pidfd = -1;
-	for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++)
-		c->conns[i].fd = -1;
+	wire(c);
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":c:h", opts, NULL)) != -1) {
@@ -821,7 +640,7 @@ int main(int argc, char **argv)
 			check = 1;
 			break;
 		case 'q':
-			c->quiet = 1;
+			shmr_ctl_log_quiet();
 			break;
 		case 'h':
 			usage_full();
@@ -878,7 +697,8 @@ int main(int argc, char **argv)
 			return EXIT_RUNTIME;
 		}
 	}
-	rc = shmr_ctl_server_open(c);
+	/* check_config() resolved the socket group. */
+	rc = shmr_ctl_server_open(&c->srv, c->have_group, c->group);
 	if (rc == -EADDRINUSE) {
 		shmr_ctl_warn("domain %s is already served at %s",
 			      c->cfg.domain, c->sock_path);
@@ -888,52 +708,54 @@ int main(int argc, char **argv)
 			      strerror(-rc));
 		return EXIT_RUNTIME;
 	}
-	rc = create_domain(c);
+	rc = shmr_ctl_domain_create(&c->dom, &c->cfg);
 	if (rc < 0) {
 		shmr_ctl_warn("cannot create domain %s: %s", c->cfg.domain,
 			      rc <= -SHMR_E_BASE ? "layout" : strerror(-rc));
-		shmr_ctl_server_close_listener(c);
+		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}
-	rc = shmr_ctl_admin_open(c);
+	rc = shmr_ctl_admin_open(&c->admin);
 	if (rc < 0) {
 		shmr_ctl_warn("cannot allocate the admin endpoint: %s",
 			      shmr_strerror(rc));
-		shmr_ctl_server_close_listener(c);
+		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}
-	shmr_ctl_publish(c);
-	if (hwloc_topology_init(&c->topo) < 0 ||
-	    hwloc_topology_load(c->topo) < 0) {
+	shmr_ctl_publish(&c->dom, &c->model);
+	if (hwloc_topology_init(&c->pin.topo) < 0 ||
+	    hwloc_topology_load(c->pin.topo) < 0) {
 		shmr_ctl_warn("cannot load the hwloc topology");
-		shmr_ctl_server_close_listener(c);
+		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}
-	if (plan_cpus(c) < 0) {
-		shmr_ctl_server_close_listener(c);
+	if (shmr_ctl_pin_plan(&c->pin, &c->cfg, &c->model,
+			      shmr_hdr(c->dom.base)->nlcores) < 0) {
+		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}
-	if (shmr_ctl_handlers_load(c) < 0) {
-		shmr_ctl_handlers_unload(c);
-		shmr_ctl_server_close_listener(c);
+	if (shmr_ctl_handlers_load(&c->hnd) < 0) {
+		shmr_ctl_handlers_unload(&c->hnd);
+		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}
 	rc = setup_loop(c);
 	if (rc == 0)
-		rc = shmr_ctl_admin_start(c);
+		rc = shmr_ctl_admin_start(&c->admin);
 	if (rc < 0) {
 		shmr_ctl_warn("event loop: %s", strerror(-rc));
-		shmr_ctl_server_close_listener(c);
+		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}
 
-	rc = shmr_ctl_spawn_dataplane(c);
+	rc = shmr_ctl_spawn_dataplane(&c->sp);
 	if (rc < 0) {
 		shmr_ctl_warn("cannot start dataplane %s: %s", c->dataplane,
 			      strerror(-rc));
 		fatal_init(c);
 	}
-	if (wait_dataplane_ready(c) < 0)
+	if (shmr_ctl_spawn_wait_ready(&c->sp, c->model.version,
+				      DATAPLANE_START_MS) < 0)
 		fatal_init(c);
 	for (unsigned i = 0; i < c->model.nrouters; i++) {
 		struct shmr_ctl_router *r = &c->model.routers[i];
@@ -941,7 +763,7 @@ int main(int argc, char **argv)
 		for (unsigned k = 0; k < r->nroutes; k++) {
 			const char *what = NULL;
 
-			rc = shmr_ctl_spawn_worker(c, i, k, &what);
+			rc = shmr_ctl_spawn_worker(&c->sp, i, k, &what);
 			if (rc < 0 && what)
 				shmr_ctl_warn("route %s: cannot pin to cpus "
 					      "%s: %s",
@@ -958,10 +780,10 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	shmr_ctl_publish(c);
-	shmr_ctl_log(c, "domain %s up: %u router(s), socket %s, %s pages",
+	shmr_ctl_publish(&c->dom, &c->model);
+	shmr_ctl_log("domain %s up: %u router(s), socket %s, %s pages",
 		     c->cfg.domain, c->model.nrouters, c->sock_path,
-		     c->hugepages ? "huge" : "4 KiB");
+		     c->dom.hugepages ? "huge" : "4 KiB");
 	if (ready_fd >= 0) {
 		ssize_t w;
 
@@ -973,15 +795,15 @@ int main(int argc, char **argv)
 
 	/* The pools' resizers, if any, look from now on (the first tick
 	 * finds out whether there are any). */
-	c->rng_state = (uint64_t)getpid() ^ shmr_ctl_now_ms();
-	c->resize_at_ms = shmr_ctl_now_ms() + 1;
-	shmr_ctl_arm_timer(c);
+	shmr_ctl_resize_start(&c->pools,
+			      (uint64_t)getpid() ^ shmr_ctl_now_ms());
+	arm_timer(c);
 	rc = run_loop(c);
-	c->stopping = 1;
-	shmr_ctl_server_close_listener(c);
-	shmr_ctl_stop_children(c);
-	shmr_ctl_server_close_all(c);
-	shmr_ctl_handlers_unload(c);
-	shmr_ctl_log(c, "domain %s stopped", c->cfg.domain);
+	c->loop.stopping = 1;
+	shmr_ctl_server_close_listener(&c->srv);
+	shmr_ctl_stop_children(&c->sp);
+	shmr_ctl_server_close_all(&c->srv);
+	shmr_ctl_handlers_unload(&c->hnd);
+	shmr_ctl_log("domain %s stopped", c->cfg.domain);
 	return rc;
 }

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "control_internal.h"
+#include "dlq.h"
 
 uint32_t shmr_ctl_dlq_check(const void *p, size_t n)
 {

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "control_internal.h"
+#include "format.h"
 
 static void put(struct shmr_ctl_kv *kv, const char *s, size_t n)
 {

@@ -11,9 +11,21 @@
  *
  * A stopped router's hooks are never run again: what still reaches its
  * admin path gets the defaults (dead letters are kept, calls refused).
+ *
+ * The defaults (a router without handlers, or a hook that asks for them):
+ *   - MessageRouteFailed: one log line (at most one a second, with a count
+ *     of those suppressed) and a record appended to the router's dead-
+ *     letter file <run_dir>/<domain>.<router>.dlq (dlqfile.c, dlq.c);
+ *   - another high-priority send: logged (rate-limited) and counted;
+ *   - a high-priority call: payload "stats" is answered with the router's
+ *     counters as text ("forwarded=N discarded=N failed=N admin=N", admin
+ *     counting the admin-path sends handled, MessageRouteFailed
+ *     included); anything else gets -SHMR_E_NOT_ALLOWED (no admin command
+ *     of that name).
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +34,66 @@
 #include <shmr/handler.h>
 
 #include "control_internal.h"
+#include "dlq.h"
+#include "handlers.h"
+
+/* ------------------------------------------------------------------ */
+/* The defaults                                                        */
+/* ------------------------------------------------------------------ */
+
+void shmr_ctl_handlers_default_call(struct shmr_ctl_handlers *hs, unsigned r,
+				    const struct shmr_msg *m)
+{
+	static struct shmr_ctl_counters cnt;
+	char text[200];
+	uint32_t s;
+
+	if (m->len != 5 || memcmp(m->data, "stats", 5) != 0) {
+		shmr_ctl_admin_reply_text(hs->admin, m, -SHMR_E_NOT_ALLOWED,
+					  NULL);
+		return;
+	}
+	s = hs->m->routers[r].pid.slot;
+	shmr_ctl_counters_read(hs->d, hs->m, &cnt);
+	snprintf(text, sizeof(text),
+		 "forwarded=%" PRIu64 " discarded=%" PRIu64 " failed=%" PRIu64
+		 " admin=%" PRIu64,
+		 cnt.forwarded[s], cnt.discarded[s], cnt.failed[s],
+		 hs->msgs[r]);
+	shmr_ctl_admin_reply_text(hs->admin, m, 0, text);
+}
+
+void shmr_ctl_handlers_default_message(struct shmr_ctl_handlers *hs,
+				       unsigned r, const struct shmr_msg *m)
+{
+	const char *rname = hs->m->routers[r].conf->name;
+	uint32_t ss = shmr_hdr(hs->d->base)->slot_size;
+
+	if (m->flags & SHMR_F_ROUTE_FAILED) {
+		char name[SHMR_NAME_MAX];
+		int fd = shmr_ctl_dlq_fd(hs->dlq, r), rc;
+
+		shmr_ctl_dlq_name(m, ss, name);
+		rc = fd < 0 ? -errno : shmr_ctl_dlq_append(fd, m, ss);
+		shmr_ctl_admin_log(hs->admin, SHMR_CTL_ALOG_FAILED,
+				   "router %s: route %s failed: %s (type "
+				   "%" PRIu32 " from %u:%u)%s%s",
+				   rname, name, shmr_strerror(m->status),
+				   m->type, m->from.slot, m->from.gen,
+				   rc < 0 ? "; dead letter lost: " : "",
+				   rc < 0 ? strerror(-rc) : "");
+		return;
+	}
+	shmr_ctl_admin_log(hs->admin, SHMR_CTL_ALOG_SEND,
+			   "router %s: admin message type %" PRIu32
+			   " from %u:%u (%" PRIu64 " so far)",
+			   rname, m->type, m->from.slot, m->from.gen,
+			   hs->msgs[r]);
+}
+
+/* ------------------------------------------------------------------ */
+/* The ops the hooks get                                               */
+/* ------------------------------------------------------------------ */
 
 static struct shmr_ctl_hrouter *of(struct shmr_admin *a)
 {
@@ -34,7 +106,7 @@ static int op_reply(struct shmr_admin *a, const struct shmr_msg *call,
 		    int32_t status, const void *data, size_t len)
 {
 	struct shmr_ctl_hrouter *h = of(a);
-	int rc = shmr_ctl_admin_reply(h->c, call, status, data, len);
+	int rc = shmr_ctl_admin_reply(h->hs->admin, call, status, data, len);
 
 	if (rc == 0 && call->ref == h->call_ref)
 		h->replied = 1;
@@ -45,7 +117,7 @@ static int op_default_message(struct shmr_admin *a, const struct shmr_msg *m)
 {
 	struct shmr_ctl_hrouter *h = of(a);
 
-	shmr_ctl_admin_default_message(h->c, h->r, m);
+	shmr_ctl_handlers_default_message(h->hs, h->r, m);
 	return 0;
 }
 
@@ -53,7 +125,7 @@ static int op_default_call(struct shmr_admin *a, const struct shmr_msg *m)
 {
 	struct shmr_ctl_hrouter *h = of(a);
 
-	shmr_ctl_admin_default_call(h->c, h->r, m);
+	shmr_ctl_handlers_default_call(h->hs, h->r, m);
 	if (m->ref == h->call_ref)
 		h->replied = 1;
 	return 0;
@@ -64,40 +136,40 @@ static void op_failed_name(struct shmr_admin *a, const struct shmr_msg *m,
 {
 	struct shmr_ctl_hrouter *h = of(a);
 
-	shmr_ctl_dlq_name(m, shmr_hdr(h->c->base)->slot_size, out);
+	shmr_ctl_dlq_name(m, shmr_hdr(h->hs->d->base)->slot_size, out);
 }
 
 static const char *router_name(struct shmr_ctl_hrouter *h)
 {
-	return h->c->model.routers[h->r].conf->name;
+	return h->hs->m->routers[h->r].conf->name;
 }
 
 static int op_disable(struct shmr_admin *a, const char *route)
 {
 	struct shmr_ctl_hrouter *h = of(a);
 
-	return shmr_ctl_life_disable(&h->c->life, router_name(h), route);
+	return shmr_ctl_life_disable(h->hs->life, router_name(h), route);
 }
 
 static int op_enable(struct shmr_admin *a, const char *route)
 {
 	struct shmr_ctl_hrouter *h = of(a);
 
-	return shmr_ctl_life_enable(&h->c->life, router_name(h), route);
+	return shmr_ctl_life_enable(h->hs->life, router_name(h), route);
 }
 
 static int op_remove(struct shmr_admin *a, const char *route)
 {
 	struct shmr_ctl_hrouter *h = of(a);
 
-	return shmr_ctl_life_remove(&h->c->life, router_name(h), route);
+	return shmr_ctl_life_remove(h->hs->life, router_name(h), route);
 }
 
 static int op_respawn(struct shmr_admin *a, const char *route)
 {
 	struct shmr_ctl_hrouter *h = of(a);
 
-	return shmr_ctl_life_respawn(&h->c->life, router_name(h), route);
+	return shmr_ctl_life_respawn(h->hs->life, router_name(h), route);
 }
 
 /* A route spec from a hook's arguments; -SHMR_E_NAME when one does not
@@ -129,7 +201,7 @@ static int op_add(struct shmr_admin *a, const char *route,
 	struct shmr_conf_route q;
 	int rc = spec_of(&q, route, program, args, nargs);
 
-	return rc < 0 ? rc : shmr_ctl_life_add(&h->c->life, router_name(h), &q);
+	return rc < 0 ? rc : shmr_ctl_life_add(h->hs->life, router_name(h), &q);
 }
 
 static int op_replace(struct shmr_admin *a, const char *route,
@@ -141,7 +213,7 @@ static int op_replace(struct shmr_admin *a, const char *route,
 	int rc = spec_of(&q, route, program, args, nargs);
 
 	return rc < 0 ? rc
-		      : shmr_ctl_life_replace(&h->c->life, router_name(h),
+		      : shmr_ctl_life_replace(h->hs->life, router_name(h),
 					      route, &q);
 }
 
@@ -174,18 +246,29 @@ static const struct shmr_admin_ops admin_ops = {
 	.inspect_add = op_inspect_add,
 };
 
-int shmr_ctl_handlers_load(struct shmr_ctl *c)
+void shmr_ctl_handlers_init(struct shmr_ctl_handlers *hs,
+			    struct shmr_ctl_model *m,
+			    struct shmr_ctl_life *life,
+			    struct shmr_ctl_domain *d,
+			    struct shmr_ctl_admin *admin,
+			    struct shmr_ctl_dlq_files *dlq)
 {
-	for (unsigned i = 0; i < c->model.nrouters; i++) {
-		const struct shmr_conf_router *rc = c->model.routers[i].conf;
-		struct shmr_ctl_hrouter *h = &c->hnd[i];
+	*hs = (struct shmr_ctl_handlers){ .m = m, .life = life, .d = d,
+					  .admin = admin, .dlq = dlq };
+}
+
+int shmr_ctl_handlers_load(struct shmr_ctl_handlers *hs)
+{
+	for (unsigned i = 0; i < hs->m->nrouters; i++) {
+		const struct shmr_conf_router *rc = hs->m->routers[i].conf;
+		struct shmr_ctl_hrouter *h = &hs->hr[i];
 		/* A "dso" router's object may have routing only. */
 		int optional = rc->behaviour == SHMR_BEH_DSO &&
 			       strcmp(rc->handlers, rc->dso) == 0;
 		int err;
 
 		memset(h, 0, sizeof(*h));
-		h->c = c;
+		h->hs = hs;
 		h->r = i;
 		h->admin.router = rc->name;
 		h->admin.ops = &admin_ops;
@@ -224,16 +307,16 @@ int shmr_ctl_handlers_load(struct shmr_ctl *c)
 			return err;
 		}
 		h->initialised = 1;
-		shmr_ctl_log(c, "router %s: handlers from %s", rc->name,
+		shmr_ctl_log("router %s: handlers from %s", rc->name,
 			     rc->handlers);
 	}
 	return 0;
 }
 
-void shmr_ctl_handlers_unload(struct shmr_ctl *c)
+void shmr_ctl_handlers_unload(struct shmr_ctl_handlers *hs)
 {
 	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++) {
-		struct shmr_ctl_hrouter *h = &c->hnd[i];
+		struct shmr_ctl_hrouter *h = &hs->hr[i];
 
 		if (h->initialised && h->h->fini)
 			h->h->fini(&h->admin);
@@ -244,53 +327,56 @@ void shmr_ctl_handlers_unload(struct shmr_ctl *c)
 }
 
 /* The hooks of router @p r that may run now, or NULL. */
-static struct shmr_ctl_hrouter *live(struct shmr_ctl *c, unsigned r)
+static struct shmr_ctl_hrouter *live(struct shmr_ctl_handlers *hs,
+				      unsigned r)
 {
-	struct shmr_ctl_hrouter *h = &c->hnd[r];
+	struct shmr_ctl_hrouter *h = &hs->hr[r];
 
-	if (!h->h || c->model.routers[r].stopped)
+	if (!h->h || hs->m->routers[r].stopped)
 		return NULL;
 	return h;
 }
 
-void shmr_ctl_router_stop(struct shmr_ctl *c, unsigned r, const char *hook,
-			  int err)
+void shmr_ctl_router_stop(struct shmr_ctl_handlers *hs, unsigned r,
+			  const char *hook, int err)
 {
 	shmr_ctl_warn("router %s: %s returned %d (%s): stopping the router "
 		      "and its workers",
-		      c->model.routers[r].conf->name, hook, err,
+		      hs->m->routers[r].conf->name, hook, err,
 		      err <= -SHMR_E_BASE ? shmr_strerror(err)
 					  : strerror(-err));
-	shmr_ctl_life_stop_router(&c->life, r);
+	shmr_ctl_life_stop_router(hs->life, r);
 }
 
-void shmr_ctl_handlers_message(struct shmr_ctl *c, unsigned r,
+void shmr_ctl_handlers_message(struct shmr_ctl_handlers *hs, unsigned r,
 			       const struct shmr_msg *m)
 {
-	struct shmr_ctl_hrouter *h = live(c, r);
+	struct shmr_ctl_hrouter *h = live(hs, r);
 	int rc;
 
+	hs->msgs[r]++;
 	if (!h || !h->h->handle_message) {
-		shmr_ctl_admin_default_message(c, r, m);
+		shmr_ctl_handlers_default_message(hs, r, m);
 		return;
 	}
 	rc = h->h->handle_message(&h->admin, m);
 	if (rc < 0)
-		shmr_ctl_router_stop(c, r, "handle_message", rc);
+		shmr_ctl_router_stop(hs, r, "handle_message", rc);
 }
 
-void shmr_ctl_handlers_call(struct shmr_ctl *c, unsigned r,
+void shmr_ctl_handlers_call(struct shmr_ctl_handlers *hs, unsigned r,
 			    const struct shmr_msg *m)
 {
-	struct shmr_ctl_hrouter *h = live(c, r);
+	struct shmr_ctl_hrouter *h = live(hs, r);
 	int rc;
 
-	if (c->model.routers[r].stopped) {
-		(void)shmr_ctl_admin_reply(c, m, -SHMR_E_NOT_ALLOWED, NULL, 0);
+	if (hs->m->routers[r].stopped) {
+		(void)shmr_ctl_admin_reply(hs->admin, m, -SHMR_E_NOT_ALLOWED,
+					   NULL, 0);
 		return;
 	}
 	if (!h || !h->h->handle_call) {
-		shmr_ctl_admin_default_call(c, r, m);
+		shmr_ctl_handlers_default_call(hs, r, m);
 		return;
 	}
 	h->call_ref = m->ref;
@@ -299,16 +385,17 @@ void shmr_ctl_handlers_call(struct shmr_ctl *c, unsigned r,
 	h->call_ref = 0;
 	if (rc < 0) {
 		if (!h->replied)
-			(void)shmr_ctl_admin_reply(c, m, -SHMR_E_NOT_ALLOWED,
-						   NULL, 0);
-		shmr_ctl_router_stop(c, r, "handle_call", rc);
+			(void)shmr_ctl_admin_reply(hs->admin, m,
+						   -SHMR_E_NOT_ALLOWED, NULL,
+						   0);
+		shmr_ctl_router_stop(hs, r, "handle_call", rc);
 	}
 }
 
-void shmr_ctl_handlers_inspect(struct shmr_ctl *c, unsigned r,
+void shmr_ctl_handlers_inspect(struct shmr_ctl_handlers *hs, unsigned r,
 			       struct shmr_ctl_kv_extra *extra)
 {
-	struct shmr_ctl_hrouter *h = live(c, r);
+	struct shmr_ctl_hrouter *h = live(hs, r);
 	int rc;
 
 	extra->n = 0;
@@ -318,5 +405,5 @@ void shmr_ctl_handlers_inspect(struct shmr_ctl *c, unsigned r,
 	rc = h->h->handle_inspect(&h->admin);
 	h->inspect = NULL;
 	if (rc < 0)
-		shmr_ctl_router_stop(c, r, "handle_inspect", rc);
+		shmr_ctl_router_stop(hs, r, "handle_inspect", rc);
 }

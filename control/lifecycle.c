@@ -23,7 +23,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "control_internal.h"
+#include "lifecycle.h"
+#include "request.h"
 
 static int is_pending(uint32_t state)
 {

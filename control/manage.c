@@ -13,11 +13,21 @@
 #include <shmr/domain.h>
 
 #include "control_internal.h"
+#include "manage.h"
+#include "pool.h"
 
-int shmr_ctl_manage(struct shmr_ctl *c, unsigned r, uint32_t type,
+void shmr_ctl_manage_init(struct shmr_ctl_pools *p, struct shmr_ctl_model *m,
+			  struct shmr_ctl_life *life, struct shmr_ctl_domain *d,
+			  struct shmr_ctl_admin *admin)
+{
+	*p = (struct shmr_ctl_pools){ .m = m, .life = life, .d = d,
+				      .admin = admin };
+}
+
+int shmr_ctl_manage(struct shmr_ctl_pools *p, unsigned r, uint32_t type,
 		    const char *name, int64_t delta, char *text, size_t cap)
 {
-	struct shmr_ctl_router *ro = &c->model.routers[r];
+	struct shmr_ctl_router *ro = &p->m->routers[r];
 	const char *rn = ro->conf->name;
 	int rc;
 
@@ -29,13 +39,13 @@ int shmr_ctl_manage(struct shmr_ctl *c, unsigned r, uint32_t type,
 		return -SHMR_E_NOT_ALLOWED;
 	switch (type) {
 	case SHMR_TYPE_ADD_ROUTEE:
-		rc = shmr_ctl_routee_add(&c->life, r, name);
-		shmr_ctl_log(c, "router %s: AddRoutee %s: %s", rn, name,
+		rc = shmr_ctl_routee_add(p->life, r, name);
+		shmr_ctl_log("router %s: AddRoutee %s: %s", rn, name,
 			     rc < 0 ? shmr_strerror(rc) : "ok");
 		return rc;
 	case SHMR_TYPE_REMOVE_ROUTEE:
-		rc = shmr_ctl_routee_remove(&c->life, r, name);
-		shmr_ctl_log(c, "router %s: RemoveRoutee %s: %s", rn, name,
+		rc = shmr_ctl_routee_remove(p->life, r, name);
+		shmr_ctl_log("router %s: RemoveRoutee %s: %s", rn, name,
 			     rc < 0 ? shmr_strerror(rc) : "ok");
 		return rc;
 	case SHMR_TYPE_ADJUST_POOL_SIZE:
@@ -43,24 +53,24 @@ int shmr_ctl_manage(struct shmr_ctl *c, unsigned r, uint32_t type,
 			delta = SHMR_MAX_ROUTES;
 		if (delta < -(int64_t)SHMR_MAX_ROUTES)
 			delta = -(int64_t)SHMR_MAX_ROUTES;
-		rc = shmr_ctl_pool_adjust(&c->life, r, (int)delta);
-		shmr_ctl_log(c, "router %s: AdjustPoolSize(%+" PRId64 "): %s%d",
+		rc = shmr_ctl_pool_adjust(p->life, r, (int)delta);
+		shmr_ctl_log("router %s: AdjustPoolSize(%+" PRId64 "): %s%d",
 			     rn, delta, rc < 0 ? "" : "size ",
 			     rc < 0 ? 0 : rc);
 		if (rc >= 0)
 			snprintf(text, cap, "%d", rc);
 		return rc < 0 ? rc : (int)strlen(text);
 	case SHMR_TYPE_POISON_PILL:
-		shmr_ctl_log(c, "router %s: PoisonPill: stopping the router "
+		shmr_ctl_log("router %s: PoisonPill: stopping the router "
 			     "and its pool", rn);
-		shmr_ctl_life_stop_router(&c->life, r);
+		shmr_ctl_life_stop_router(p->life, r);
 		return 0;
 	case SHMR_TYPE_KILL:
-		shmr_ctl_log(c, "router %s: Kill: %s", rn,
+		shmr_ctl_log("router %s: Kill: %s", rn,
 			     ro->conf->on_kill_stop
 				     ? "stopping the router (on_kill = stop)"
 				     : "restarting its routees");
-		shmr_ctl_life_kill_router(&c->life, r);
+		shmr_ctl_life_kill_router(p->life, r);
 		return 0;
 	default:
 		return -SHMR_E_NOT_ALLOWED;
@@ -70,11 +80,11 @@ int shmr_ctl_manage(struct shmr_ctl *c, unsigned r, uint32_t type,
 #define RESIZE_TICK_MS 100u
 
 /* The load of router @p ri's routees: busy flags and inbox depths. */
-static unsigned loads(struct shmr_ctl *c, unsigned ri,
+static unsigned loads(struct shmr_ctl_pools *p, unsigned ri,
 		      const struct shmr_ctl_counters *cnt,
 		      struct shmr_ctl_routee_load *out, uint64_t *taken)
 {
-	const struct shmr_ctl_router *r = &c->model.routers[ri];
+	const struct shmr_ctl_router *r = &p->m->routers[ri];
 	unsigned n = 0;
 
 	*taken = 0;
@@ -84,8 +94,8 @@ static unsigned loads(struct shmr_ctl *c, unsigned ri,
 		if (r->routes[k].state == SHMR_ROUTE_PENDING_REMOVE)
 			continue;
 		/* Relaxed: a hint the worker's library keeps; no partner. */
-		out[n].busy = atomic_load_explicit(&shmr_ep_at(c->base, s)->busy,
-						   memory_order_relaxed);
+		out[n].busy = atomic_load_explicit(
+			&shmr_ep_at(p->d->base, s)->busy, memory_order_relaxed);
 		out[n].depth = cnt->queued[s] > UINT32_MAX
 				       ? UINT32_MAX
 				       : (uint32_t)cnt->queued[s];
@@ -96,17 +106,18 @@ static unsigned loads(struct shmr_ctl *c, unsigned ri,
 	return n;
 }
 
-void shmr_ctl_resize_tick(struct shmr_ctl *c, uint64_t now)
+void shmr_ctl_resize_tick(struct shmr_ctl_pools *p, uint64_t now)
 {
 	static struct shmr_ctl_counters cnt;
 	struct shmr_ctl_routee_load ld[SHMR_MAX_ROUTES];
-	const struct shmr_ctl_rng rng = { shmr_ctl_rng_splitmix, &c->rng_state };
+	const struct shmr_ctl_rng rng = { shmr_ctl_rng_splitmix,
+					  &p->rng_state };
 	int any = 0;
 
-	c->resize_at_ms = 0;
-	shmr_ctl_counters_read(c, &cnt);
-	for (unsigned ri = 0; ri < c->model.nrouters; ri++) {
-		struct shmr_ctl_router *r = &c->model.routers[ri];
+	p->resize_at_ms = 0;
+	shmr_ctl_counters_read(p->d, p->m, &cnt);
+	for (unsigned ri = 0; ri < p->m->nrouters; ri++) {
+		struct shmr_ctl_router *r = &p->m->routers[ri];
 		const struct shmr_conf_router *cr = r->conf;
 		uint64_t fwd = cnt.forwarded[r->pid.slot], taken;
 		unsigned n, mpr;
@@ -115,7 +126,7 @@ void shmr_ctl_resize_tick(struct shmr_ctl *c, uint64_t now)
 		if (cr->resizer.kind == SHMR_RESIZER_NONE || r->stopped)
 			continue;
 		any = 1;
-		n = loads(c, ri, &cnt, ld, &taken);
+		n = loads(p, ri, &cnt, ld, &taken);
 		if (cr->resizer.kind == SHMR_RESIZER_DEFAULT) {
 			/* Pekko looks when a message numbered a multiple of
 			 * messages_per_resize arrives; this looks when such a
@@ -138,20 +149,37 @@ void shmr_ctl_resize_tick(struct shmr_ctl *c, uint64_t now)
 		}
 		if (delta == 0)
 			continue;
-		shmr_ctl_log(c, "router %s: resizer: %+d routee(s) (size %u)",
+		shmr_ctl_log("router %s: resizer: %+d routee(s) (size %u)",
 			     cr->name, delta, n);
-		(void)shmr_ctl_pool_adjust(&c->life, ri, delta);
+		(void)shmr_ctl_pool_adjust(p->life, ri, delta);
 	}
 	if (any)
-		c->resize_at_ms = now + RESIZE_TICK_MS;
+		p->resize_at_ms = now + RESIZE_TICK_MS;
 }
 
-void shmr_ctl_manage_msg(struct shmr_ctl *c, unsigned r,
+void shmr_ctl_resize_start(struct shmr_ctl_pools *p, uint64_t seed)
+{
+	p->rng_state = seed;
+	p->resize_at_ms = shmr_ctl_now_ms() + 1;
+}
+
+uint64_t shmr_ctl_resize_next_ms(const struct shmr_ctl_pools *p)
+{
+	return p->resize_at_ms;
+}
+
+void shmr_ctl_resize_due(struct shmr_ctl_pools *p, uint64_t now)
+{
+	if (p->resize_at_ms && p->resize_at_ms <= now)
+		shmr_ctl_resize_tick(p, now);
+}
+
+void shmr_ctl_manage_msg(struct shmr_ctl_pools *p, unsigned r,
 			 const struct shmr_msg *m)
 {
 	char name[SHMR_NAME_MAX] = "";
 	char text[1024];
-	uint32_t ss = shmr_hdr(c->base)->slot_size;
+	uint32_t ss = shmr_hdr(p->d->base)->slot_size;
 	int rc;
 
 	if ((m->type == SHMR_TYPE_ADD_ROUTEE ||
@@ -163,18 +191,18 @@ void shmr_ctl_manage_msg(struct shmr_ctl *c, unsigned r,
 		if (m->type == SHMR_TYPE_ADD_ROUTEE ||
 		    m->type == SHMR_TYPE_REMOVE_ROUTEE)
 			memcpy(name, m->data, m->len);
-		rc = shmr_ctl_manage(c, r, m->type, name, (int64_t)m->key,
+		rc = shmr_ctl_manage(p, r, m->type, name, (int64_t)m->key,
 				     text,
 				     ss - SHMR_HDR_SIZE < sizeof(text)
 					     ? ss - SHMR_HDR_SIZE
 					     : sizeof(text));
 	}
 	if (m->kind == SHMR_KIND_CALL)
-		(void)shmr_ctl_admin_reply(c, m, rc < 0 ? rc : 0, text,
+		(void)shmr_ctl_admin_reply(p->admin, m, rc < 0 ? rc : 0, text,
 					   rc > 0 ? (size_t)rc : 0);
 	else if (rc < 0)
 		shmr_ctl_warn("router %s: management message type 0x%" PRIx32
 			      " from %u:%u: %s",
-			      c->model.routers[r].conf->name, m->type,
+			      p->m->routers[r].conf->name, m->type,
 			      m->from.slot, m->from.gen, shmr_strerror(rc));
 }

@@ -15,9 +15,11 @@
  *     version + 1, the version any slot freed meanwhile was stamped with.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "control_internal.h"
+#include "model.h"
+#include "request.h"
 
 static void name_set(char dst[SHMR_NAME_MAX], const char *src)
 {
@@ -394,3 +396,35 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 			out->active[out->nactive++] = i;
 	}
 }
+
+int shmr_ctl_is_logic(uint32_t behaviour)
+{
+	return behaviour != SHMR_BEH_TYPE && behaviour != SHMR_BEH_HASH &&
+	       behaviour != SHMR_BEH_DSO;
+}
+
+
+void shmr_ctl_routees_init(struct shmr_ctl_model *m)
+{
+	for (unsigned i = 0; i < m->nrouters; i++) {
+		struct shmr_ctl_router *r = &m->routers[i];
+		const struct shmr_conf_router *cr = r->conf;
+
+		r->listed = shmr_ctl_is_logic(cr->behaviour) && cr->nhash > 0;
+		r->nroutees = r->listed ? cr->nhash : 0;
+		for (unsigned k = 0; k < r->nroutees; k++)
+			snprintf(r->routees[k], SHMR_NAME_MAX, "%s",
+				 cr->hash[k]);
+		/* Checked by the daemon before the model is built. */
+		if (cr->resizer.kind != SHMR_RESIZER_NONE) {
+			struct shmr_ctl_optimal_cfg o;
+
+			if (shmr_ctl_resizer_from_conf(&cr->resizer, &r->rcfg,
+						       &o, NULL) == 0 &&
+			    cr->resizer.kind == SHMR_RESIZER_OPTIMAL)
+				(void)shmr_ctl_optimal_init(&r->optimal, &o,
+							    NULL);
+		}
+	}
+}
+

@@ -24,18 +24,11 @@
  * the same sender sees the addition.
  */
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "control_internal.h"
-
-int shmr_ctl_is_logic(uint32_t behaviour)
-{
-	return behaviour != SHMR_BEH_TYPE && behaviour != SHMR_BEH_HASH &&
-	       behaviour != SHMR_BEH_DSO;
-}
+#include "pool.h"
+#include "request.h"
 
 /* Routes that are routees now: not on their way out. */
 static unsigned members(const struct shmr_ctl_router *r)
@@ -258,77 +251,4 @@ int shmr_ctl_routee_remove(struct shmr_ctl_life *l, unsigned ri,
 	if (shmr_ctl_model_route_index(r, name) >= 0)
 		return shmr_ctl_life_remove_drained(l, r->conf->name, name);
 	return 0;
-}
-
-int shmr_ctl_resizer_from_conf(const struct shmr_conf_resizer *z,
-			       struct shmr_ctl_resizer_cfg *d,
-			       struct shmr_ctl_optimal_cfg *o,
-			       const char **field)
-{
-#define SET_INT(dst, v)                                                    \
-	do {                                                               \
-		if ((v) != INT_MIN)                                        \
-			(dst) = (v);                                       \
-	} while (0)
-#define SET_DBL(dst, v)                                                    \
-	do {                                                               \
-		if (!isnan(v))                                             \
-			(dst) = (v);                                       \
-	} while (0)
-	shmr_ctl_resizer_cfg_defaults(d);
-	shmr_ctl_optimal_cfg_defaults(o);
-	if (z->kind == SHMR_RESIZER_DEFAULT) {
-		SET_INT(d->lower_bound, z->lower_bound);
-		SET_INT(d->upper_bound, z->upper_bound);
-		SET_INT(d->pressure_threshold, z->pressure_threshold);
-		SET_INT(d->messages_per_resize, z->messages_per_resize);
-		SET_DBL(d->rampup_rate, z->rampup_rate);
-		SET_DBL(d->backoff_threshold, z->backoff_threshold);
-		SET_DBL(d->backoff_rate, z->backoff_rate);
-		return shmr_ctl_resizer_check(d, field);
-	}
-	if (z->kind == SHMR_RESIZER_OPTIMAL) {
-		SET_INT(o->lower_bound, z->lower_bound);
-		SET_INT(o->upper_bound, z->upper_bound);
-		SET_INT(o->optimization_range, z->optimization_range);
-		SET_DBL(o->chance_of_ramping_down_when_full,
-			z->chance_of_ramping_down_when_full);
-		SET_DBL(o->explore_step_size, z->explore_step_size);
-		SET_DBL(o->chance_of_exploration, z->chance_of_exploration);
-		SET_DBL(o->downsize_ratio, z->downsize_ratio);
-		SET_DBL(o->weight_of_latest_metric, z->weight_of_latest_metric);
-		if (z->action_interval_ms != UINT64_MAX)
-			o->action_interval_ms = z->action_interval_ms;
-		if (z->downsize_after_underutilized_for_ms != UINT64_MAX)
-			o->downsize_after_underutilized_for_ms =
-				z->downsize_after_underutilized_for_ms;
-		return shmr_ctl_optimal_check(o, field);
-	}
-#undef SET_INT
-#undef SET_DBL
-	return 0;
-}
-
-void shmr_ctl_routees_init(struct shmr_ctl_model *m)
-{
-	for (unsigned i = 0; i < m->nrouters; i++) {
-		struct shmr_ctl_router *r = &m->routers[i];
-		const struct shmr_conf_router *cr = r->conf;
-
-		r->listed = shmr_ctl_is_logic(cr->behaviour) && cr->nhash > 0;
-		r->nroutees = r->listed ? cr->nhash : 0;
-		for (unsigned k = 0; k < r->nroutees; k++)
-			snprintf(r->routees[k], SHMR_NAME_MAX, "%s",
-				 cr->hash[k]);
-		/* Checked by the daemon before the model is built. */
-		if (cr->resizer.kind != SHMR_RESIZER_NONE) {
-			struct shmr_ctl_optimal_cfg o;
-
-			if (shmr_ctl_resizer_from_conf(&cr->resizer, &r->rcfg,
-						       &o, NULL) == 0 &&
-			    cr->resizer.kind == SHMR_RESIZER_OPTIMAL)
-				(void)shmr_ctl_optimal_init(&r->optimal, &o,
-							    NULL);
-		}
-	}
 }

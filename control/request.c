@@ -9,7 +9,8 @@
 
 #include <hwloc.h>
 
-#include "control_internal.h"
+#include "cpus.h"
+#include "request.h"
 
 #define MAX_WORDS (5 + SHMR_CONF_ARGS_MAX + 1) /* ADD is the longest */
 

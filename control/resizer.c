@@ -14,10 +14,13 @@
  * doubles: they are not rounded into a count, so no boundary turns on them.
  */
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "resizer.h"
+#include "shmr_config.h"
 
 #define MICRO 1000000
 
@@ -430,3 +433,53 @@ int shmr_ctl_optimal_resize(struct shmr_ctl_optimal *o, uint64_t now_ms,
 	return clamp_delta(size, change, o->cfg.lower_bound,
 			   o->cfg.upper_bound);
 }
+
+int shmr_ctl_resizer_from_conf(const struct shmr_conf_resizer *z,
+			       struct shmr_ctl_resizer_cfg *d,
+			       struct shmr_ctl_optimal_cfg *o,
+			       const char **field)
+{
+#define SET_INT(dst, v)                                                    \
+	do {                                                               \
+		if ((v) != INT_MIN)                                        \
+			(dst) = (v);                                       \
+	} while (0)
+#define SET_DBL(dst, v)                                                    \
+	do {                                                               \
+		if (!isnan(v))                                             \
+			(dst) = (v);                                       \
+	} while (0)
+	shmr_ctl_resizer_cfg_defaults(d);
+	shmr_ctl_optimal_cfg_defaults(o);
+	if (z->kind == SHMR_RESIZER_DEFAULT) {
+		SET_INT(d->lower_bound, z->lower_bound);
+		SET_INT(d->upper_bound, z->upper_bound);
+		SET_INT(d->pressure_threshold, z->pressure_threshold);
+		SET_INT(d->messages_per_resize, z->messages_per_resize);
+		SET_DBL(d->rampup_rate, z->rampup_rate);
+		SET_DBL(d->backoff_threshold, z->backoff_threshold);
+		SET_DBL(d->backoff_rate, z->backoff_rate);
+		return shmr_ctl_resizer_check(d, field);
+	}
+	if (z->kind == SHMR_RESIZER_OPTIMAL) {
+		SET_INT(o->lower_bound, z->lower_bound);
+		SET_INT(o->upper_bound, z->upper_bound);
+		SET_INT(o->optimization_range, z->optimization_range);
+		SET_DBL(o->chance_of_ramping_down_when_full,
+			z->chance_of_ramping_down_when_full);
+		SET_DBL(o->explore_step_size, z->explore_step_size);
+		SET_DBL(o->chance_of_exploration, z->chance_of_exploration);
+		SET_DBL(o->downsize_ratio, z->downsize_ratio);
+		SET_DBL(o->weight_of_latest_metric, z->weight_of_latest_metric);
+		if (z->action_interval_ms != UINT64_MAX)
+			o->action_interval_ms = z->action_interval_ms;
+		if (z->downsize_after_underutilized_for_ms != UINT64_MAX)
+			o->downsize_after_underutilized_for_ms =
+				z->downsize_after_underutilized_for_ms;
+		return shmr_ctl_optimal_check(o, field);
+	}
+#undef SET_INT
+#undef SET_DBL
+	return 0;
+}
+

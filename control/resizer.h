@@ -304,4 +304,16 @@ int shmr_ctl_optimal_resize(struct shmr_ctl_optimal *o, uint64_t now_ms,
 int shmr_ctl_optimal_logged(const struct shmr_ctl_optimal *o, unsigned size,
 			    double *ms_per_msg);
 
+struct shmr_conf_resizer;
+
+/**
+ * A pool's resizer settings: Pekko's defaults, then what the configuration
+ * set, into @p d (resizer) or @p o (optimal_resizer), checked.
+ * Returns: 0, or -EINVAL with *@p field the Pekko key at fault.
+ */
+int shmr_ctl_resizer_from_conf(const struct shmr_conf_resizer *z,
+			       struct shmr_ctl_resizer_cfg *d,
+			       struct shmr_ctl_optimal_cfg *o,
+			       const char **field);
+
 #endif /* SHMR_CONTROL_RESIZER_H */

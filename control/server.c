@@ -34,20 +34,37 @@
 #include <shmr/proto.h>
 
 #include "control_internal.h"
+#include "dlq.h"
+#include "format.h"
+#include "request.h"
+#include "server.h"
 
 #define PACKETS_PER_WAKE 16
 
 static char answer[SHMR_PROTO_MAX];
 
-int shmr_ctl_server_open(struct shmr_ctl *c)
+void shmr_ctl_server_init(struct shmr_ctl_server *srv,
+			  const struct shmr_ctl_server_deps *dep,
+			  const char *sock_path)
+{
+	*srv = (struct shmr_ctl_server){ .dep = *dep, .sock_path = sock_path,
+					 .lfd = -1 };
+	for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++)
+		srv->conns[i].fd = -1;
+}
+
+int shmr_ctl_server_open(struct shmr_ctl_server *srv, int have_group,
+			 gid_t group)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	mode_t old;
 	int fd, rc;
 
-	if (strlen(c->sock_path) >= sizeof(sa.sun_path))
+	srv->have_group = have_group;
+	srv->group = group;
+	if (strlen(srv->sock_path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, c->sock_path);
+	strcpy(sa.sun_path, srv->sock_path);
 
 	/* A live control plane answers a connect: refuse to steal its
 	 * socket.  Refused or missing: a stale file from a dead one. */
@@ -59,7 +76,7 @@ int shmr_ctl_server_open(struct shmr_ctl *c)
 		return -EADDRINUSE;
 	}
 	close(fd);
-	if (unlink(c->sock_path) < 0 && errno != ENOENT)
+	if (unlink(srv->sock_path) < 0 && errno != ENOENT)
 		return -errno;
 
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -74,34 +91,39 @@ int shmr_ctl_server_open(struct shmr_ctl *c)
 		close(fd);
 		return rc;
 	}
-	if (c->have_group) {
-		if (chown(c->sock_path, (uid_t)-1, c->group) < 0 ||
-		    chmod(c->sock_path, 0660) < 0) {
+	if (srv->have_group) {
+		if (chown(srv->sock_path, (uid_t)-1, srv->group) < 0 ||
+		    chmod(srv->sock_path, 0660) < 0) {
 			rc = -errno;
-			unlink(c->sock_path);
+			unlink(srv->sock_path);
 			close(fd);
 			return rc;
 		}
 	}
 	if (listen(fd, 128) < 0) {
 		rc = -errno;
-		unlink(c->sock_path);
+		unlink(srv->sock_path);
 		close(fd);
 		return rc;
 	}
-	c->lfd = fd;
+	srv->lfd = fd;
 	return 0;
 }
 
-void shmr_ctl_server_close_listener(struct shmr_ctl *c)
+int shmr_ctl_server_listen_fd(const struct shmr_ctl_server *srv)
 {
-	if (c->lfd < 0)
+	return srv->lfd;
+}
+
+void shmr_ctl_server_close_listener(struct shmr_ctl_server *srv)
+{
+	if (srv->lfd < 0)
 		return;
-	if (c->epfd >= 0)
-		epoll_ctl(c->epfd, EPOLL_CTL_DEL, c->lfd, NULL);
-	close(c->lfd);
-	c->lfd = -1;
-	unlink(c->sock_path);
+	if (srv->dep.loop->epfd >= 0)
+		epoll_ctl(srv->dep.loop->epfd, EPOLL_CTL_DEL, srv->lfd, NULL);
+	close(srv->lfd);
+	srv->lfd = -1;
+	unlink(srv->sock_path);
 }
 
 /* Is @p gid among the supplementary groups of process @p pid? */
@@ -134,12 +156,13 @@ static int proc_in_group(pid_t pid, gid_t gid)
 	return found;
 }
 
-static int peer_allowed(const struct shmr_ctl *c, const struct ucred *cr)
+static int peer_allowed(const struct shmr_ctl_server *srv,
+			const struct ucred *cr)
 {
 	if (cr->uid == 0 || cr->uid == geteuid())
 		return 1;
-	if (c->have_group &&
-	    (cr->gid == c->group || proc_in_group(cr->pid, c->group)))
+	if (srv->have_group &&
+	    (cr->gid == srv->group || proc_in_group(cr->pid, srv->group)))
 		return 1;
 	return 0;
 }
@@ -181,14 +204,14 @@ static int send_err(int fd, int code, const char *fmt, const char *arg)
 	return send_answer(fd, buf, strlen(buf), -1);
 }
 
-void shmr_ctl_server_accept(struct shmr_ctl *c)
+void shmr_ctl_server_accept(struct shmr_ctl_server *srv)
 {
 	for (;;) {
 		struct epoll_event ev = { .events = EPOLLIN };
 		struct ucred cr;
 		socklen_t cl = sizeof(cr);
 		unsigned idx;
-		int fd = accept4(c->lfd, NULL, NULL,
+		int fd = accept4(srv->lfd, NULL, NULL,
 				 SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 		if (fd < 0) {
@@ -203,7 +226,7 @@ void shmr_ctl_server_accept(struct shmr_ctl *c)
 			continue;
 		}
 		for (idx = 0; idx < SHMR_CTL_MAX_CONNS; idx++)
-			if (c->conns[idx].fd < 0)
+			if (srv->conns[idx].fd < 0)
 				break;
 		if (idx == SHMR_CTL_MAX_CONNS) {
 			send_err(fd, EMFILE, "%s", "too many connections");
@@ -211,57 +234,61 @@ void shmr_ctl_server_accept(struct shmr_ctl *c)
 			continue;
 		}
 		ev.data.u64 = (uint64_t)SHMR_CTL_TAG_CONN << 32 | idx;
-		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		if (epoll_ctl(srv->dep.loop->epfd, EPOLL_CTL_ADD, fd, &ev) <
+		    0) {
 			close(fd);
 			continue;
 		}
-		c->conns[idx] = (struct shmr_ctl_conn){
-			.fd = fd, .id = ++c->next_conn_id, .pid = cr.pid,
+		srv->conns[idx] = (struct shmr_ctl_conn){
+			.fd = fd, .id = ++srv->next_conn_id, .pid = cr.pid,
 			.uid = cr.uid, .gid = cr.gid,
-			.denied = !peer_allowed(c, &cr)
+			.denied = !peer_allowed(srv, &cr)
 		};
 	}
 }
 
-static void conn_close(struct shmr_ctl *c, unsigned idx)
+static void conn_close(struct shmr_ctl_server *srv, unsigned idx)
 {
-	struct shmr_ctl_conn *k = &c->conns[idx];
+	struct shmr_ctl_conn *k = &srv->conns[idx];
 	int freed;
 
 	if (k->fd < 0)
 		return;
-	epoll_ctl(c->epfd, EPOLL_CTL_DEL, k->fd, NULL);
+	epoll_ctl(srv->dep.loop->epfd, EPOLL_CTL_DEL, k->fd, NULL);
 	close(k->fd);
-	freed = shmr_ctl_model_drop_owner(&c->model, k->id);
+	freed = shmr_ctl_model_drop_owner(srv->dep.m, k->id);
 	if (freed > 0)
-		shmr_ctl_log(c, "process %d gone: %d endpoint(s) freed",
+		shmr_ctl_log("process %d gone: %d endpoint(s) freed",
 			     (int)k->pid, freed);
 	k->fd = -1;
 	k->id = 0;
-	shmr_ctl_publish(c);
+	shmr_ctl_publish(srv->dep.d, srv->dep.m);
 }
 
-void shmr_ctl_server_close_all(struct shmr_ctl *c)
+void shmr_ctl_server_close_all(struct shmr_ctl_server *srv)
 {
 	for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++)
-		if (c->conns[i].fd >= 0) {
-			epoll_ctl(c->epfd, EPOLL_CTL_DEL, c->conns[i].fd, NULL);
-			close(c->conns[i].fd);
-			c->conns[i].fd = -1;
+		if (srv->conns[i].fd >= 0) {
+			epoll_ctl(srv->dep.loop->epfd, EPOLL_CTL_DEL,
+				  srv->conns[i].fd, NULL);
+			close(srv->conns[i].fd);
+			srv->conns[i].fd = -1;
 		}
 }
 
-static int answer_status(struct shmr_ctl *c, char *buf, size_t cap)
+static int answer_status(struct shmr_ctl_server *srv, char *buf, size_t cap)
 {
-	const struct shmr_domain_hdr *h = shmr_hdr(c->base);
+	const struct shmr_domain_hdr *h = shmr_hdr(srv->dep.d->base);
 	struct shmr_ctl_kv kv;
 
 	shmr_ctl_kv_begin(&kv, buf, cap, 0);
-	shmr_ctl_kv_add(&kv, "domain", "%s", c->cfg.domain);
-	shmr_ctl_kv_add(&kv, "size", "%" PRIu64, c->size);
-	shmr_ctl_kv_add(&kv, "hugepages", "%s", c->hugepages ? "yes" : "no");
+	shmr_ctl_kv_add(&kv, "domain", "%s", srv->dep.cfg->domain);
+	shmr_ctl_kv_add(&kv, "size", "%" PRIu64, srv->dep.d->size);
+	shmr_ctl_kv_add(&kv, "hugepages", "%s",
+			srv->dep.d->hugepages ? "yes" : "no");
 	shmr_ctl_kv_add(&kv, "control_pid", "%d", (int)getpid());
-	shmr_ctl_kv_add(&kv, "dataplane_pid", "%d", (int)c->dp.pid);
+	shmr_ctl_kv_add(&kv, "dataplane_pid", "%d",
+			(int)shmr_ctl_spawn_dataplane_pid(srv->dep.sp));
 	shmr_ctl_kv_add(&kv, "dataplane_starts", "%" PRIu64,
 			atomic_load_explicit(&((struct shmr_domain_hdr *)h)
 						      ->dataplane_starts,
@@ -269,16 +296,16 @@ static int answer_status(struct shmr_ctl *c, char *buf, size_t cap)
 	shmr_ctl_kv_add(&kv, "nlcores", "%" PRIu32, h->nlcores);
 	shmr_ctl_kv_add(&kv, "slot_size", "%" PRIu32, h->slot_size);
 	shmr_ctl_kv_add(&kv, "lane_size", "%" PRIu32, h->lane_size);
-	shmr_ctl_kv_add(&kv, "endpoints", "%" PRIu32, c->model.alloc.nused);
-	shmr_ctl_kv_add(&kv, "routers", "%u", c->model.nrouters);
-	shmr_ctl_kv_add(&kv, "spec_version", "%" PRIu64, c->model.version);
-	shmr_ctl_kv_add(&kv, "socket", "%s", c->sock_path);
+	shmr_ctl_kv_add(&kv, "endpoints", "%" PRIu32, srv->dep.m->alloc.nused);
+	shmr_ctl_kv_add(&kv, "routers", "%u", srv->dep.m->nrouters);
+	shmr_ctl_kv_add(&kv, "spec_version", "%" PRIu64, srv->dep.m->version);
+	shmr_ctl_kv_add(&kv, "socket", "%s", srv->sock_path);
 	return shmr_ctl_kv_end(&kv);
 }
 
 /* Handle one request; returns -1 when the connection must be closed. */
 /* One lifecycle request; 0 or the negated code to answer. */
-static int lifecycle(struct shmr_ctl *c, const struct shmr_ctl_conn *k,
+static int lifecycle(struct shmr_ctl_server *srv, const struct shmr_ctl_conn *k,
 		     const struct shmr_ctl_req *req)
 {
 	static const char *const verb[] = {
@@ -287,10 +314,10 @@ static int lifecycle(struct shmr_ctl *c, const struct shmr_ctl_conn *k,
 		[SHMR_REQ_REPLACE] = "replace", [SHMR_REQ_RESPAWN] = "respawn",
 		[SHMR_REQ_DRAIN] = "drain",
 	};
-	struct shmr_ctl_life *l = &c->life;
+	struct shmr_ctl_life *l = srv->dep.life;
 	int rc;
 
-	if (c->stopping)
+	if (srv->dep.loop->stopping)
 		return -SHMR_E_NOT_ALLOWED;
 	switch (req->verb) {
 	case SHMR_REQ_ADD:
@@ -318,7 +345,7 @@ static int lifecycle(struct shmr_ctl *c, const struct shmr_ctl_conn *k,
 	default:
 		return -SHMR_E_PROTO;
 	}
-	shmr_ctl_log(c, "%s %s/%s from process %d: %s", verb[req->verb],
+	shmr_ctl_log("%s %s/%s from process %d: %s", verb[req->verb],
 		     req->name, req->route, (int)k->pid,
 		     rc == 0 ? "ok"
 			     : rc <= -SHMR_E_BASE ? shmr_strerror(rc)
@@ -327,7 +354,7 @@ static int lifecycle(struct shmr_ctl *c, const struct shmr_ctl_conn *k,
 }
 
 /* DLQ_LIST / DLQ_REPLAY of router @p ri (see shmr/proto.h). */
-static int dlq_request(struct shmr_ctl *c, struct shmr_ctl_conn *k,
+static int dlq_request(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		       const struct shmr_ctl_req *req, unsigned ri)
 {
 	unsigned char *buf;
@@ -336,13 +363,13 @@ static int dlq_request(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 	int rc, n, corrupt;
 
 	if (req->verb == SHMR_REQ_DLQ_REPLAY) {
-		rc = shmr_ctl_dlq_replay(c, ri, &sent, &left);
+		rc = shmr_ctl_dlq_replay(srv->dep.dlq, ri, &sent, &left);
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s", strerror(-rc));
 		n = snprintf(answer, sizeof(answer), "OK %u %u", sent, left);
 		return send_answer(k->fd, answer, (size_t)n, -1);
 	}
-	rc = shmr_ctl_dlq_load(c, ri, &buf, &size);
+	rc = shmr_ctl_dlq_load(srv->dep.dlq, ri, &buf, &size);
 	if (rc < 0)
 		return send_err(k->fd, rc, "%s", strerror(-rc));
 	/* Room for the first line; the records follow it. */
@@ -362,10 +389,11 @@ static int dlq_request(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 	}
 }
 
-static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
+static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		  const char *pkt, size_t len)
 {
 	static struct shmr_ctl_counters counters;
+	struct shmr_ctl_model *m = srv->dep.m;
 	struct shmr_ctl_req req;
 	struct shmr_ctl_router *r;
 	struct shmr_pid pid;
@@ -385,22 +413,23 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 
 	switch (req.verb) {
 	case SHMR_REQ_ATTACH:
-		n = snprintf(answer, sizeof(answer), "OK %" PRIu64, c->size);
-		return send_answer(k->fd, answer, (size_t)n, c->memfd);
+		n = snprintf(answer, sizeof(answer), "OK %" PRIu64,
+			     srv->dep.d->size);
+		return send_answer(k->fd, answer, (size_t)n, srv->dep.d->memfd);
 	case SHMR_REQ_OPEN:
-		rc = shmr_ctl_model_open(&c->model, k->id, k->pid,
-					 shmr_ctl_seen_version(c), &pid,
-					 &reused);
+		rc = shmr_ctl_model_open(m, k->id, k->pid,
+					 shmr_ctl_seen_version(srv->dep.d),
+					 &pid, &reused);
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s", "no free endpoint");
 		if (reused)
-			shmr_ctl_slot_reinit(c, pid.slot);
-		shmr_ctl_publish(c);
+			shmr_ctl_slot_reinit(srv->dep.d, pid.slot);
+		shmr_ctl_publish(srv->dep.d, m);
 		n = snprintf(answer, sizeof(answer), "OK %" PRIu32 " %" PRIu32,
 			     pid.slot, pid.gen);
 		return send_answer(k->fd, answer, (size_t)n, -1);
 	case SHMR_REQ_CLAIM:
-		rc = shmr_ctl_model_claim(&c->model, k->id, k->pid, req.pid);
+		rc = shmr_ctl_model_claim(m, k->id, k->pid, req.pid);
 		if (rc == -SHMR_E_PERM)
 			return send_err(k->fd, rc, "%s",
 					"not the route's worker");
@@ -414,7 +443,7 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 		struct shmr_ctl_route *q;
 		unsigned ri;
 
-		q = shmr_ctl_model_route_of_slot(&c->model, req.pid.slot, &ri);
+		q = shmr_ctl_model_route_of_slot(m, req.pid.slot, &ri);
 		if (!q || q->pid.gen != req.pid.gen || q->claimed_by != k->id)
 			return send_err(k->fd, SHMR_E_PERM, "%s",
 					"not this connection's route");
@@ -424,26 +453,26 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 			/* q may move once the route is dropped. */
 			memcpy(name, q->conf->name, SHMR_NAME_MAX);
 			rc = shmr_ctl_life_remove_drained(
-				&c->life, c->model.routers[ri].conf->name,
+				srv->dep.life, m->routers[ri].conf->name,
 				name);
-			shmr_ctl_log(c, "route %s: PoisonPill: retiring after "
+			shmr_ctl_log("route %s: PoisonPill: retiring after "
 				     "its inbox: %s",
 				     name, rc < 0 ? shmr_strerror(rc) : "ok");
 		}
-		shmr_ctl_publish(c);
+		shmr_ctl_publish(srv->dep.d, m);
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s", shmr_strerror(rc));
 		break;
 	}
 	case SHMR_REQ_CLOSE:
-		rc = shmr_ctl_model_close(&c->model, k->id, req.pid);
+		rc = shmr_ctl_model_close(m, k->id, req.pid);
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s",
 					"not an endpoint of this connection");
-		shmr_ctl_publish(c);
+		shmr_ctl_publish(srv->dep.d, m);
 		break;
 	case SHMR_REQ_REGISTER:
-		rc = shmr_ctl_model_register(&c->model, k->id, req.name,
+		rc = shmr_ctl_model_register(m, k->id, req.name,
 					     req.pid);
 		if (rc == -SHMR_E_ROUTE_DUPLICATE)
 			return send_err(k->fd, rc, "name %s is taken",
@@ -453,10 +482,10 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s",
 					"not an endpoint of this connection");
-		shmr_ctl_publish(c);
+		shmr_ctl_publish(srv->dep.d, m);
 		break;
 	case SHMR_REQ_UNREGISTER:
-		rc = shmr_ctl_model_unregister(&c->model, k->id, req.name,
+		rc = shmr_ctl_model_unregister(m, k->id, req.name,
 					       req.pid);
 		if (rc == -SHMR_E_PERM)
 			return send_err(k->fd, rc,
@@ -465,21 +494,22 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s",
 					"not an endpoint of this connection");
-		shmr_ctl_publish(c);
+		shmr_ctl_publish(srv->dep.d, m);
 		break;
 	case SHMR_REQ_ROUTES:
 	case SHMR_REQ_INSPECT:
-		r = shmr_ctl_model_router(&c->model, req.name);
+		r = shmr_ctl_model_router(m, req.name);
 		if (!r)
 			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
 					req.name);
-		shmr_ctl_counters_read(c, &counters);
+		shmr_ctl_counters_read(srv->dep.d, m, &counters);
 		if (req.verb == SHMR_REQ_INSPECT) {
 			unsigned char *dlq;
 			size_t dsz;
 
-			if (shmr_ctl_dlq_load(c, (unsigned)(r - c->model.routers),
-					      &dlq, &dsz) == 0) {
+			if (shmr_ctl_dlq_load(srv->dep.dlq,
+					      (unsigned)(r - m->routers), &dlq,
+					      &dsz) == 0) {
 				counters.dlq_size[r->pid.slot] =
 					(uint64_t)shmr_ctl_dlq_count(dlq, dsz);
 				free(dlq);
@@ -493,7 +523,8 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 			static struct shmr_ctl_kv_extra extra;
 
 			shmr_ctl_handlers_inspect(
-				c, (unsigned)(r - c->model.routers), &extra);
+				srv->dep.hnd, (unsigned)(r - m->routers),
+				&extra);
 			n = shmr_ctl_format_inspect(r, &counters, &extra,
 						    req.json, answer + 3,
 						    sizeof(answer) - 3);
@@ -505,7 +536,7 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 	case SHMR_REQ_ROUTE: {
 		int qi;
 
-		r = shmr_ctl_model_router(&c->model, req.name);
+		r = shmr_ctl_model_router(m, req.name);
 		if (!r)
 			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
 					req.name);
@@ -513,7 +544,7 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 		if (qi < 0)
 			return send_err(k->fd, SHMR_E_NO_ROUTE, "no route %s",
 					req.route);
-		shmr_ctl_counters_read(c, &counters);
+		shmr_ctl_counters_read(srv->dep.d, m, &counters);
 		memcpy(answer, "OK\n", 3);
 		n = shmr_ctl_format_route(&r->routes[qi], &counters, answer + 3,
 					  sizeof(answer) - 3);
@@ -529,8 +560,8 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 	case SHMR_REQ_ENABLE:
 	case SHMR_REQ_REPLACE:
 	case SHMR_REQ_RESPAWN:
-		rc = lifecycle(c, k, &req);
-		shmr_ctl_publish(c);
+		rc = lifecycle(srv, k, &req);
+		shmr_ctl_publish(srv->dep.d, m);
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s",
 					rc <= -SHMR_E_BASE ? shmr_strerror(rc)
@@ -551,17 +582,17 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 			[SHMR_REQ_POISON] = SHMR_TYPE_POISON_PILL,
 		};
 
-		r = shmr_ctl_model_router(&c->model, req.name);
+		r = shmr_ctl_model_router(m, req.name);
 		if (!r)
 			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
 					req.name);
-		if (c->stopping)
+		if (srv->dep.loop->stopping)
 			return send_err(k->fd, SHMR_E_NOT_ALLOWED, "%s",
 					"stopping");
-		rc = shmr_ctl_manage(c, (unsigned)(r - c->model.routers),
+		rc = shmr_ctl_manage(srv->dep.pools, (unsigned)(r - m->routers),
 				     type_of[req.verb], req.route, req.delta,
 				     answer + 3, sizeof(answer) - 3);
-		shmr_ctl_publish(c);
+		shmr_ctl_publish(srv->dep.d, m);
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s",
 					rc <= -SHMR_E_BASE ? shmr_strerror(rc)
@@ -571,23 +602,23 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 	}
 	case SHMR_REQ_DLQ_LIST:
 	case SHMR_REQ_DLQ_REPLAY:
-		r = shmr_ctl_model_router(&c->model, req.name);
+		r = shmr_ctl_model_router(m, req.name);
 		if (!r)
 			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
 					req.name);
-		return dlq_request(c, k, &req, (unsigned)(r - c->model.routers));
+		return dlq_request(srv, k, &req, (unsigned)(r - m->routers));
 	case SHMR_REQ_STATUS:
 		memcpy(answer, "OK\n", 3);
-		n = answer_status(c, answer + 3, sizeof(answer) - 3);
+		n = answer_status(srv, answer + 3, sizeof(answer) - 3);
 		if (n < 0)
 			return send_err(k->fd, SHMR_E_TOO_BIG, "%s",
 					"answer too large");
 		return send_answer(k->fd, answer, (size_t)n + 3, -1);
 	case SHMR_REQ_STOP:
-		if (!c->stop_requested)
-			shmr_ctl_log(c, "STOP from process %d: stopping",
+		if (!srv->dep.loop->stop_requested)
+			shmr_ctl_log("STOP from process %d: stopping",
 				     (int)k->pid);
-		c->stop_requested = 1;
+		srv->dep.loop->stop_requested = 1;
 		break;
 	default:
 		return send_err(k->fd, SHMR_E_PROTO, "%s", "unknown request");
@@ -595,15 +626,17 @@ static int handle(struct shmr_ctl *c, struct shmr_ctl_conn *k,
 	return send_answer(k->fd, "OK", 2, -1);
 }
 
-void shmr_ctl_server_event(struct shmr_ctl *c, unsigned idx, uint32_t ev)
+void shmr_ctl_server_event(struct shmr_ctl_server *srv, unsigned idx,
+			   uint32_t ev)
 {
 	char pkt[SHMR_CTL_REQ_MAX + 1];
 	struct shmr_ctl_conn *k;
 
-	if (idx >= SHMR_CTL_MAX_CONNS || c->conns[idx].fd < 0)
+	if (idx >= SHMR_CTL_MAX_CONNS || srv->conns[idx].fd < 0)
 		return;
-	k = &c->conns[idx];
-	for (int i = 0; i < PACKETS_PER_WAKE && !c->stop_requested; i++) {
+	k = &srv->conns[idx];
+	for (int i = 0;
+	     i < PACKETS_PER_WAKE && !srv->dep.loop->stop_requested; i++) {
 		/* MSG_TRUNC: the packet's real length, to refuse (not
 		 * misread) an oversized one. */
 		ssize_t n = recv(k->fd, pkt, sizeof(pkt),
@@ -614,7 +647,7 @@ void shmr_ctl_server_event(struct shmr_ctl *c, unsigned idx, uint32_t ev)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
-			conn_close(c, idx);
+			conn_close(srv, idx);
 			return;
 		}
 		if (n == 0) {
@@ -625,11 +658,11 @@ void shmr_ctl_server_event(struct shmr_ctl *c, unsigned idx, uint32_t ev)
 
 			if (poll(&pfd, 1, 0) != 0 &&
 			    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-				conn_close(c, idx);
+				conn_close(srv, idx);
 				return;
 			}
-			if (handle(c, k, pkt, 0) < 0) {
-				conn_close(c, idx);
+			if (handle(srv, k, pkt, 0) < 0) {
+				conn_close(srv, idx);
 				return;
 			}
 			continue;
@@ -637,16 +670,16 @@ void shmr_ctl_server_event(struct shmr_ctl *c, unsigned idx, uint32_t ev)
 		if ((size_t)n > SHMR_CTL_REQ_MAX) {
 			if (send_err(k->fd, SHMR_E_TOO_BIG, "%s",
 				     "request too long") < 0) {
-				conn_close(c, idx);
+				conn_close(srv, idx);
 				return;
 			}
 			continue;
 		}
-		if (handle(c, k, pkt, (size_t)n) < 0) {
-			conn_close(c, idx);
+		if (handle(srv, k, pkt, (size_t)n) < 0) {
+			conn_close(srv, idx);
 			return;
 		}
 	}
 	if ((ev & (EPOLLHUP | EPOLLERR)) && !(ev & EPOLLIN))
-		conn_close(c, idx);
+		conn_close(srv, idx);
 }

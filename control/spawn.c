@@ -45,7 +45,6 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,6 +54,7 @@
 #include <shmr/proto.h>
 
 #include "control_internal.h"
+#include "spawn.h"
 
 #define QUICK_EXIT_MS 1000u
 #define DRAIN_POLL_MS 10u
@@ -106,8 +106,10 @@ static void child_setup(pid_t parent, int wfd)
  * open across exec.  On success *pid and *pidfd are set.
  * Returns 0, or -errno with *stage.
  */
-static int spawn(struct shmr_ctl *c, const char *file, char *const argv[],
-		 void (*set_env)(struct shmr_ctl *, unsigned, unsigned),
+static int spawn(struct shmr_ctl_spawner *sp, const char *file,
+		 char *const argv[],
+		 void (*set_env)(struct shmr_ctl_spawner *, unsigned,
+					unsigned),
 		 unsigned r, unsigned k, hwloc_const_bitmap_t cpus,
 		 int keep_fd, pid_t *pid_out, int *pidfd_out, int *stage)
 {
@@ -134,11 +136,11 @@ static int spawn(struct shmr_ctl *c, const char *file, char *const argv[],
 		if (keep_fd >= 0 && fcntl(keep_fd, F_SETFD, 0) < 0)
 			child_report(p[1], STAGE_SETUP, errno);
 		if (cpus && !hwloc_bitmap_iszero(cpus) &&
-		    hwloc_set_cpubind(c->topo, cpus,
+		    hwloc_set_cpubind(sp->dep.pin->topo, cpus,
 				      HWLOC_CPUBIND_PROCESS) < 0)
 			child_report(p[1], STAGE_PIN, errno ? errno : EINVAL);
 		if (set_env)
-			set_env(c, r, k);
+			set_env(sp, r, k);
 		execvp(file, argv);
 		child_report(p[1], STAGE_EXEC, errno);
 	}
@@ -164,11 +166,25 @@ static int spawn(struct shmr_ctl *c, const char *file, char *const argv[],
 	}
 	(void)fcntl(pidfd, F_SETFD, FD_CLOEXEC);
 	ev.data.u64 = (uint64_t)SHMR_CTL_TAG_CHILD << 32;
-	if (c->epfd >= 0)
-		(void)epoll_ctl(c->epfd, EPOLL_CTL_ADD, pidfd, &ev);
+	if (sp->dep.loop->epfd >= 0)
+		(void)epoll_ctl(sp->dep.loop->epfd, EPOLL_CTL_ADD, pidfd, &ev);
 	*pid_out = pid;
 	*pidfd_out = pidfd;
 	return 0;
+}
+
+void shmr_ctl_spawn_init(struct shmr_ctl_spawner *sp,
+			 const struct shmr_ctl_spawn_deps *dep)
+{
+	*sp = (struct shmr_ctl_spawner){ .dep = *dep, .dp.pidfd = -1 };
+	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++)
+		for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++)
+			sp->workers[i][k].pidfd = -1;
+}
+
+pid_t shmr_ctl_spawn_dataplane_pid(const struct shmr_ctl_spawner *sp)
+{
+	return sp->dp.pid;
 }
 
 static void proc_started(struct shmr_ctl_proc *p, pid_t pid, int pidfd)
@@ -180,11 +196,12 @@ static void proc_started(struct shmr_ctl_proc *p, pid_t pid, int pidfd)
 	p->kill_at_ms = 0;
 }
 
-static void proc_gone(struct shmr_ctl *c, struct shmr_ctl_proc *p)
+static void proc_gone(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc *p)
 {
 	if (p->pidfd >= 0) {
-		if (c->epfd >= 0)
-			epoll_ctl(c->epfd, EPOLL_CTL_DEL, p->pidfd, NULL);
+		if (sp->dep.loop->epfd >= 0)
+			epoll_ctl(sp->dep.loop->epfd, EPOLL_CTL_DEL, p->pidfd,
+				  NULL);
 		close(p->pidfd);
 	}
 	p->pidfd = -1;
@@ -193,7 +210,7 @@ static void proc_gone(struct shmr_ctl *c, struct shmr_ctl_proc *p)
 	p->drain_at_ms = 0;
 }
 
-int shmr_ctl_spawn_dataplane(struct shmr_ctl *c)
+int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 {
 	char fdnum[16];
 	char *argv[6];
@@ -201,50 +218,86 @@ int shmr_ctl_spawn_dataplane(struct shmr_ctl *c)
 	pid_t pid;
 	int pidfd;
 
-	snprintf(fdnum, sizeof(fdnum), "%d", c->memfd);
-	argv[n++] = c->dataplane;
+	snprintf(fdnum, sizeof(fdnum), "%d", sp->dep.d->memfd);
+	argv[n++] = (char *)sp->dep.dataplane;
 	argv[n++] = "--domain-fd";
 	argv[n++] = fdnum;
 	/* Always a list: the control plane must know which PUs route, to
-	 * keep default-pinned workers off them (control.c, plan_cpus()). */
-	if (c->dp_cpus[0]) {
+	 * keep default-pinned workers off them (pin.c). */
+	if (sp->dep.pin->dp_cpus[0]) {
 		argv[n++] = "--cpus";
-		argv[n++] = c->dp_cpus;
+		argv[n++] = sp->dep.pin->dp_cpus;
 	}
 	argv[n] = NULL;
-	rc = spawn(c, c->dataplane, argv, NULL, 0, 0, NULL, c->memfd, &pid,
-		   &pidfd, &stage);
+	rc = spawn(sp, sp->dep.dataplane, argv, NULL, 0, 0, NULL,
+		   sp->dep.d->memfd, &pid, &pidfd, &stage);
 	if (rc < 0)
 		return rc;
-	proc_started(&c->dp, pid, pidfd);
+	proc_started(&sp->dp, pid, pidfd);
 	/* Relaxed: informational words for tools and tests. */
-	atomic_store_explicit(&shmr_hdr(c->base)->dataplane_pid, pid,
+	atomic_store_explicit(&shmr_hdr(sp->dep.d->base)->dataplane_pid, pid,
 			      memory_order_relaxed);
-	atomic_fetch_add_explicit(&shmr_hdr(c->base)->dataplane_starts, 1,
-				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&shmr_hdr(sp->dep.d->base)->dataplane_starts,
+				  1, memory_order_relaxed);
 	return 0;
 }
 
-static void worker_env(struct shmr_ctl *c, unsigned r, unsigned k)
+/*
+ * Start-up only: wait until every routing lcore reports the published spec
+ * version (stats.table_version), so that "ready" means the dataplane routes
+ * with our table.  Nothing rings the control plane for this, so it checks
+ * every few milliseconds, bounded; the idle appliance never polls.
+ * Returns 0, or -1 after printing why (the dataplane died, or is too slow).
+ */
+int shmr_ctl_spawn_wait_ready(struct shmr_ctl_spawner *sp, uint64_t version,
+			      unsigned timeout_ms)
 {
-	const struct shmr_ctl_router *ro = &c->model.routers[r];
+	uint64_t deadline = shmr_ctl_now_ms() + timeout_ms;
+	struct pollfd pfd = { .fd = sp->dp.pidfd, .events = POLLIN };
+	int status;
+
+	while (shmr_ctl_seen_version(sp->dep.d) < version) {
+		if (waitpid(sp->dp.pid, &status, WNOHANG) == sp->dp.pid) {
+			sp->dp.pid = 0;
+			shmr_ctl_warn("dataplane %s %s %d during start-up",
+				      sp->dep.dataplane,
+				      WIFEXITED(status) ? "exited with status"
+							: "was killed by signal",
+				      WIFEXITED(status) ? WEXITSTATUS(status)
+							: WTERMSIG(status));
+			return -1;
+		}
+		if (shmr_ctl_now_ms() >= deadline) {
+			shmr_ctl_warn("dataplane %s did not take the routing "
+				      "table within %u s",
+				      sp->dep.dataplane, timeout_ms / 1000);
+			return -1;
+		}
+		(void)poll(&pfd, 1, 5);
+	}
+	return 0;
+}
+
+static void worker_env(struct shmr_ctl_spawner *sp, unsigned r, unsigned k)
+{
+	const struct shmr_ctl_router *ro = &sp->dep.m->routers[r];
 	const struct shmr_ctl_route *q = &ro->routes[k];
 	char ep[32];
 
 	snprintf(ep, sizeof(ep), "%" PRIu32 ":%" PRIu32, q->pid.slot,
 		 q->pid.gen);
-	setenv(SHMR_ENV_SOCKET, c->sock_path, 1);
+	setenv(SHMR_ENV_SOCKET, sp->dep.sock_path, 1);
 	setenv(SHMR_ENV_ENDPOINT, ep, 1);
 	setenv(SHMR_ENV_ROUTE, q->conf->name, 1);
 	setenv(SHMR_ENV_ROUTER, ro->conf->name, 1);
-	setenv(SHMR_ENV_RUN_DIR, c->run_dir, 1);
-	setenv("SHMR_DOMAIN", c->cfg.domain, 1);
+	setenv(SHMR_ENV_RUN_DIR, sp->dep.run_dir, 1);
+	setenv("SHMR_DOMAIN", sp->dep.cfg->domain, 1);
 }
 
-int shmr_ctl_spawn_worker(struct shmr_ctl *c, unsigned r, unsigned k,
+int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 			  const char **what)
 {
-	struct shmr_ctl_route *q = &c->model.routers[r].routes[k];
+	struct shmr_ctl_route *q = &sp->dep.m->routers[r].routes[k];
 	const struct shmr_conf_route *cq = q->conf;
 	char *argv[SHMR_CONF_ARGS_MAX + 2];
 	unsigned n = 0;
@@ -256,15 +309,15 @@ int shmr_ctl_spawn_worker(struct shmr_ctl *c, unsigned r, unsigned k,
 	for (unsigned i = 0; i < cq->nargs && i < SHMR_CONF_ARGS_MAX; i++)
 		argv[n++] = (char *)cq->args[i];
 	argv[n] = NULL;
-	rc = spawn(c, cq->program, argv, worker_env, r, k, c->cpus[r][k], -1,
-		   &pid, &pidfd, &stage);
+	rc = spawn(sp, cq->program, argv, worker_env, r, k,
+		   sp->dep.pin->cpus[r][k], -1, &pid, &pidfd, &stage);
 	if (rc < 0) {
 		if (stage == STAGE_PIN)
 			*what = "pin";
 		return rc;
 	}
-	proc_started(&c->workers[r][k], pid, pidfd);
-	shmr_ctl_model_route_set(&c->model, q, pid);
+	proc_started(&sp->workers[r][k], pid, pidfd);
+	shmr_ctl_model_route_set(sp->dep.m, q, pid);
 	return 0;
 }
 
@@ -291,27 +344,24 @@ static uint64_t backoff_ms(unsigned quick_fails)
 }
 
 /* A route's: as configured (restart_backoff_ms, 0 = none). */
-static uint64_t worker_backoff_ms(const struct shmr_ctl *c,
+static uint64_t worker_backoff_ms(const struct shmr_ctl_spawner *sp,
 				  unsigned quick_fails)
 {
-	return shmr_ctl_backoff_ms(quick_fails, c->cfg.restart_backoff_ms,
-			  c->cfg.restart_backoff_max_ms);
+	return shmr_ctl_backoff_ms(quick_fails, sp->dep.cfg->restart_backoff_ms,
+			  sp->dep.cfg->restart_backoff_max_ms);
 }
 
-static void arm_timer(struct shmr_ctl *c)
+uint64_t shmr_ctl_spawn_next_ms(const struct shmr_ctl_spawner *sp)
 {
-	struct itimerspec its = { 0 };
 	uint64_t next = 0;
 
-	if (c->dp.retry_at_ms)
-		next = c->dp.retry_at_ms;
-	if (c->resize_at_ms && (!next || c->resize_at_ms < next))
-		next = c->resize_at_ms;
-	for (unsigned i = 0; i < c->model.nrouters; i++)
-		for (unsigned k = 0; k < c->model.routers[i].nroutes; k++) {
-			uint64_t t = c->workers[i][k].retry_at_ms;
-			uint64_t kt = c->workers[i][k].kill_at_ms;
-			uint64_t dt = c->workers[i][k].drain_at_ms;
+	if (sp->dp.retry_at_ms)
+		next = sp->dp.retry_at_ms;
+	for (unsigned i = 0; i < sp->dep.m->nrouters; i++)
+		for (unsigned k = 0; k < sp->dep.m->routers[i].nroutes; k++) {
+			uint64_t t = sp->workers[i][k].retry_at_ms;
+			uint64_t kt = sp->workers[i][k].kill_at_ms;
+			uint64_t dt = sp->workers[i][k].drain_at_ms;
 
 			if (t && (!next || t < next))
 				next = t;
@@ -320,31 +370,26 @@ static void arm_timer(struct shmr_ctl *c)
 			if (dt && (!next || dt < next))
 				next = dt;
 		}
-	if (next) {
-		its.it_value.tv_sec = (time_t)(next / 1000);
-		its.it_value.tv_nsec = (long)(next % 1000) * 1000000L;
-	}
-	/* All zero disarms: an idle appliance has no timer. */
-	timerfd_settime(c->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+	return next;
 }
 
-static void restart_worker(struct shmr_ctl *c, unsigned r, unsigned k)
+static void restart_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k)
 {
-	struct shmr_ctl_route *q = &c->model.routers[r].routes[k];
-	struct shmr_ctl_proc *p = &c->workers[r][k];
+	struct shmr_ctl_route *q = &sp->dep.m->routers[r].routes[k];
+	struct shmr_ctl_proc *p = &sp->workers[r][k];
 	int rc;
 
 	uint64_t wait;
 
 	if ((q->state != SHMR_ROUTE_DEAD &&
 	     q->state != SHMR_ROUTE_REPLACE_WAIT) ||
-	    c->model.routers[r].stopped)
+	    sp->dep.m->routers[r].stopped)
 		return; /* disabled, pending or running meanwhile */
-	rc = shmr_ctl_life_restart(&c->life, r, k); /* warns on failure */
+	rc = shmr_ctl_life_restart(sp->dep.life, r, k); /* warns on failure */
 	if (rc == 0)
 		return;
 	if (rc > 0) {
-		shmr_ctl_log(c, "route %s: %s as process %d (restarts %"
+		shmr_ctl_log("route %s: %s as process %d (restarts %"
 			     PRIu64 ")", q->conf->name,
 			     q->restarts ? "restarted" : "started", (int)p->pid,
 			     q->restarts);
@@ -354,64 +399,64 @@ static void restart_worker(struct shmr_ctl *c, unsigned r, unsigned k)
 	 * (lazy restart).  With a backoff the timer retries too. */
 	p->quick_fails++;
 	p->started_ms = shmr_ctl_now_ms();
-	wait = worker_backoff_ms(c, p->quick_fails);
-	if (c->cfg.restart_backoff_ms == 0) {
+	wait = worker_backoff_ms(sp, p->quick_fails);
+	if (sp->dep.cfg->restart_backoff_ms == 0) {
 		shmr_ctl_warn("route %s: left without a worker; the next "
 			      "message routed to it retries", q->conf->name);
 		return;
 	}
 	p->retry_at_ms = shmr_ctl_now_ms() +
-			 (wait ? wait : c->cfg.restart_backoff_ms);
+			 (wait ? wait : sp->dep.cfg->restart_backoff_ms);
 	shmr_ctl_warn("route %s: retrying in %" PRIu64 " ms (or when a "
 		      "message is routed to it, whichever is later)",
 		      q->conf->name, p->retry_at_ms - shmr_ctl_now_ms());
 }
 
-void shmr_ctl_want_worker(struct shmr_ctl *c, struct shmr_pid inbox)
+void shmr_ctl_want_worker(struct shmr_ctl_spawner *sp, struct shmr_pid inbox)
 {
 	struct shmr_ctl_route *q;
 	unsigned r;
 
-	if (c->stopping)
+	if (sp->dep.loop->stopping)
 		return;
-	q = shmr_ctl_model_route_of_slot(&c->model, inbox.slot, &r);
+	q = shmr_ctl_model_route_of_slot(sp->dep.m, inbox.slot, &r);
 	if (!q || q->pid.gen != inbox.gen || q->os_pid)
 		return;
-	unsigned k = (unsigned)(q - c->model.routers[r].routes);
-	struct shmr_ctl_proc *p = &c->workers[r][k];
+	unsigned k = (unsigned)(q - sp->dep.m->routers[r].routes);
+	struct shmr_ctl_proc *p = &sp->workers[r][k];
 
 	/* A backoff in progress decides when the next start is. */
 	if (p->retry_at_ms)
 		return;
 	if (q->state == SHMR_ROUTE_DEAD || q->state == SHMR_ROUTE_REPLACE_WAIT)
-		shmr_ctl_log(c, "route %s: a message was routed to it: "
+		shmr_ctl_log("route %s: a message was routed to it: "
 			     "starting its worker (lazy restart)",
 			     q->conf->name);
-	restart_worker(c, r, k);
-	arm_timer(c);
+	restart_worker(sp, r, k);
 }
 
-static void restart_dataplane(struct shmr_ctl *c)
+static void restart_dataplane(struct shmr_ctl_spawner *sp)
 {
-	int rc = shmr_ctl_spawn_dataplane(c);
+	struct shmr_domain_hdr *h = shmr_hdr(sp->dep.d->base);
+	int rc = shmr_ctl_spawn_dataplane(sp);
 
 	if (rc == 0) {
-		shmr_ctl_log(c, "dataplane restarted as process %d (starts %"
-			     PRIu64 ")", (int)c->dp.pid,
-			     atomic_load_explicit(
-				     &shmr_hdr(c->base)->dataplane_starts,
-				     memory_order_relaxed));
+		shmr_ctl_log("dataplane restarted as process %d (starts %"
+			     PRIu64 ")", (int)sp->dp.pid,
+			     atomic_load_explicit(&h->dataplane_starts,
+						  memory_order_relaxed));
 		/* Tell it the current version straight away. */
-		(void)shmr_ctl_lane_send(c, SHMR_CTL_SPEC, c->model.version);
+		(void)shmr_ctl_lane_send(sp->dep.d, SHMR_CTL_SPEC,
+					 sp->dep.m->version);
 		return;
 	}
-	c->dp.quick_fails++;
-	c->dp.retry_at_ms = shmr_ctl_now_ms() +
-			    (backoff_ms(c->dp.quick_fails)
-				     ? backoff_ms(c->dp.quick_fails)
+	sp->dp.quick_fails++;
+	sp->dp.retry_at_ms = shmr_ctl_now_ms() +
+			    (backoff_ms(sp->dp.quick_fails)
+				     ? backoff_ms(sp->dp.quick_fails)
 				     : BACKOFF_FIRST_MS);
-	shmr_ctl_warn("cannot start dataplane %s: %s; retrying", c->dataplane,
-		      strerror(-rc));
+	shmr_ctl_warn("cannot start dataplane %s: %s; retrying",
+		      sp->dep.dataplane, strerror(-rc));
 }
 
 static void schedule(struct shmr_ctl_proc *p, uint64_t now)
@@ -423,73 +468,74 @@ static void schedule(struct shmr_ctl_proc *p, uint64_t now)
 	p->retry_at_ms = now + backoff_ms(p->quick_fails);
 }
 
-static void worker_exited(struct shmr_ctl *c, unsigned r, unsigned k,
+static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 			  int status)
 {
-	const struct shmr_domain_hdr *h = shmr_hdr(c->base);
-	struct shmr_ctl_route *q = &c->model.routers[r].routes[k];
-	struct shmr_ctl_proc *p = &c->workers[r][k];
+	const struct shmr_domain_hdr *h = shmr_hdr(sp->dep.d->base);
+	struct shmr_ctl_route *q = &sp->dep.m->routers[r].routes[k];
+	struct shmr_ctl_proc *p = &sp->workers[r][k];
 	uint32_t slot = q->pid.slot;
 	unsigned handed_back = 0;
 	char how[96];
 	pid_t pid = p->pid;
 
-	proc_gone(c, p);
+	proc_gone(sp, p);
 	describe(status, how, sizeof(how));
 	/* Repair before anything else can consume or produce: the
 	 * replacement is forked only below. */
 	for (uint32_t i = 0; i < h->nlcores; i++)
 		handed_back += shmr_lane_repair_consumer(
-			shmr_lane_at(c->base, slot, i), h->slot_size);
+			shmr_lane_at(sp->dep.d->base, slot, i), h->slot_size);
 	shmr_lane_repair_producer(
-		shmr_lane_at(c->base, slot, SHMR_LANE_OUT(h->nlcores)));
+		shmr_lane_at(sp->dep.d->base, slot, SHMR_LANE_OUT(h->nlcores)));
 	shmr_lane_repair_producer(
-		shmr_lane_at(c->base, slot, SHMR_LANE_OUT_HIGH(h->nlcores)));
-	shmr_ctl_model_route_set(&c->model, q, 0);
-	if (c->stopping) {
-		shmr_ctl_log(c, "route %s: worker %d %s", q->conf->name,
+		shmr_lane_at(sp->dep.d->base, slot,
+			     SHMR_LANE_OUT_HIGH(h->nlcores)));
+	shmr_ctl_model_route_set(sp->dep.m, q, 0);
+	if (sp->dep.loop->stopping) {
+		shmr_ctl_log("route %s: worker %d %s", q->conf->name,
 			     (int)pid, how);
 		return;
 	}
 	if (q->state != SHMR_ROUTE_RUNNING && q->state != SHMR_ROUTE_DEAD) {
 		/* Asked to stop: complete the pending operation (a remove
 		 * moves the routes after k: q and p are not used again). */
-		shmr_ctl_log(c, "route %s: worker %d %s (%s completes)",
+		shmr_ctl_log("route %s: worker %d %s (%s completes)",
 			     q->conf->name, (int)pid, how,
 			     shmr_ctl_route_state_name(q->state));
-		(void)shmr_ctl_life_exited(&c->life, r, k);
+		(void)shmr_ctl_life_exited(sp->dep.life, r, k);
 		return;
 	}
 	shmr_ctl_warn("route %s: worker %d %s; %u message(s) to redeliver",
 		      q->conf->name, (int)pid, how, handed_back);
-	if (!shmr_ctl_life_exited(&c->life, r, k))
+	if (!shmr_ctl_life_exited(sp->dep.life, r, k))
 		return;
-	if (c->model.routers[r].stopped)
+	if (sp->dep.m->routers[r].stopped)
 		return;
 	if (shmr_ctl_now_ms() - p->started_ms >= QUICK_EXIT_MS)
 		p->quick_fails = 0;
 	else
 		p->quick_fails++;
-	if (worker_backoff_ms(c, p->quick_fails) == 0) {
-		restart_worker(c, r, k);
+	if (worker_backoff_ms(sp, p->quick_fails) == 0) {
+		restart_worker(sp, r, k);
 		return;
 	}
 	p->retry_at_ms = shmr_ctl_now_ms() +
-			 worker_backoff_ms(c, p->quick_fails);
+			 worker_backoff_ms(sp, p->quick_fails);
 	shmr_ctl_warn("route %s: exited %u time(s) in a row within a second "
 		      "of its start: restarting in %" PRIu64 " ms",
 		      q->conf->name, p->quick_fails,
 		      p->retry_at_ms - shmr_ctl_now_ms());
 }
 
-static void dataplane_exited(struct shmr_ctl *c, int status)
+static void dataplane_exited(struct shmr_ctl_spawner *sp, int status)
 {
-	struct shmr_domain_hdr *h = shmr_hdr(c->base);
-	const struct shmr_ctl_alloc *a = &c->model.alloc;
+	struct shmr_domain_hdr *h = shmr_hdr(sp->dep.d->base);
+	const struct shmr_ctl_alloc *a = &sp->dep.m->alloc;
 	char how[96];
-	pid_t pid = c->dp.pid;
+	pid_t pid = sp->dp.pid;
 
-	proc_gone(c, &c->dp);
+	proc_gone(sp, &sp->dp);
 	atomic_store_explicit(&h->dataplane_pid, 0, memory_order_relaxed);
 	describe(status, how, sizeof(how));
 	for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++) {
@@ -497,62 +543,64 @@ static void dataplane_exited(struct shmr_ctl *c, int status)
 		    a->slots[s].kind == SHMR_EPK_ROUTER)
 			continue;
 		for (uint32_t i = 0; i < h->nlcores; i++)
-			shmr_lane_repair_producer(shmr_lane_at(c->base, s, i));
+			shmr_lane_repair_producer(
+				shmr_lane_at(sp->dep.d->base, s, i));
 		shmr_lane_repair_consumer(
-			shmr_lane_at(c->base, s, SHMR_LANE_OUT(h->nlcores)),
+			shmr_lane_at(sp->dep.d->base, s,
+				     SHMR_LANE_OUT(h->nlcores)),
 			h->slot_size);
 		shmr_lane_repair_consumer(
-			shmr_lane_at(c->base, s,
+			shmr_lane_at(sp->dep.d->base, s,
 				     SHMR_LANE_OUT_HIGH(h->nlcores)),
 			h->slot_size);
 	}
-	shmr_lane_repair_consumer(shmr_ctl_lane(c->base), h->slot_size);
-	if (c->stopping) {
-		shmr_ctl_log(c, "dataplane %d %s", (int)pid, how);
+	shmr_lane_repair_consumer(shmr_ctl_lane(sp->dep.d->base), h->slot_size);
+	if (sp->dep.loop->stopping) {
+		shmr_ctl_log("dataplane %d %s", (int)pid, how);
 		return;
 	}
 	shmr_ctl_warn("dataplane %d %s", (int)pid, how);
-	schedule(&c->dp, shmr_ctl_now_ms());
-	if (backoff_ms(c->dp.quick_fails) == 0)
-		restart_dataplane(c);
+	schedule(&sp->dp, shmr_ctl_now_ms());
+	if (backoff_ms(sp->dp.quick_fails) == 0)
+		restart_dataplane(sp);
 }
 
 /* Dispatch one reaped child; 0 when it was not ours. */
-static int exited(struct shmr_ctl *c, pid_t pid, int status)
+static int exited(struct shmr_ctl_spawner *sp, pid_t pid, int status)
 {
-	if (c->dp.pid == pid) {
-		dataplane_exited(c, status);
+	if (sp->dp.pid == pid) {
+		dataplane_exited(sp, status);
 		return 1;
 	}
-	for (unsigned i = 0; i < c->model.nrouters; i++)
-		for (unsigned k = 0; k < c->model.routers[i].nroutes; k++)
-			if (c->workers[i][k].pid == pid) {
-				worker_exited(c, i, k, status);
+	for (unsigned i = 0; i < sp->dep.m->nrouters; i++)
+		for (unsigned k = 0; k < sp->dep.m->routers[i].nroutes; k++)
+			if (sp->workers[i][k].pid == pid) {
+				worker_exited(sp, i, k, status);
 				return 1;
 			}
 	return 0;
 }
 
-void shmr_ctl_reap(struct shmr_ctl *c)
+void shmr_ctl_reap(struct shmr_ctl_spawner *sp)
 {
 	int status;
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-		exited(c, pid, status);
-	arm_timer(c);
+		exited(sp, pid, status);
 }
 
 /* What is queued for route @p k of router @p r, taken or not: a burst
  * the worker holds still counts until it asks for the next one. */
-static uint64_t inbox_queued(const struct shmr_ctl *c, unsigned r, unsigned k)
+static uint64_t inbox_queued(const struct shmr_ctl_spawner *sp, unsigned r,
+			     unsigned k)
 {
-	const struct shmr_domain_hdr *h = shmr_hdr(c->base);
-	uint32_t slot = c->model.routers[r].routes[k].pid.slot;
+	const struct shmr_domain_hdr *h = shmr_hdr(sp->dep.d->base);
+	uint32_t slot = sp->dep.m->routers[r].routes[k].pid.slot;
 	uint64_t n = 0;
 
 	for (uint32_t i = 0; i < h->nlcores; i++)
-		n += rte_ring_count(shmr_lane_at(c->base, slot, i));
+		n += rte_ring_count(shmr_lane_at(sp->dep.d->base, slot, i));
 	return n;
 }
 
@@ -560,66 +608,56 @@ static void op_stop(void *ctx, unsigned r, unsigned k);
 
 /* A draining worker: stop it once its inbox is empty, else look again
  * in DRAIN_POLL_MS.  Polling only while an operator drains a route. */
-static void drain_check(struct shmr_ctl *c, unsigned r, unsigned k,
+static void drain_check(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 			uint64_t now)
 {
-	struct shmr_ctl_proc *p = &c->workers[r][k];
-	uint32_t st = c->model.routers[r].routes[k].state;
+	struct shmr_ctl_proc *p = &sp->workers[r][k];
+	uint32_t st = sp->dep.m->routers[r].routes[k].state;
 
 	if (st != SHMR_ROUTE_PENDING_DISABLE &&
 	    st != SHMR_ROUTE_PENDING_REMOVE) {
 		p->drain_at_ms = 0;
 		return;
 	}
-	if (inbox_queued(c, r, k) != 0) {
+	if (inbox_queued(sp, r, k) != 0) {
 		p->drain_at_ms = now + DRAIN_POLL_MS;
 		return;
 	}
 	p->drain_at_ms = 0;
-	shmr_ctl_log(c, "route %s: inbox drained: stopping worker %d",
-		     c->model.routers[r].routes[k].conf->name, (int)p->pid);
-	op_stop(c, r, k);
+	shmr_ctl_log("route %s: inbox drained: stopping worker %d",
+		     sp->dep.m->routers[r].routes[k].conf->name, (int)p->pid);
+	op_stop(sp, r, k);
 }
 
-void shmr_ctl_retry_due(struct shmr_ctl *c)
+void shmr_ctl_spawn_due(struct shmr_ctl_spawner *sp, uint64_t now)
 {
-	uint64_t now = shmr_ctl_now_ms(), exp;
-
-	while (read(c->timerfd, &exp, sizeof(exp)) > 0)
-		;
-	if (!c->stopping && c->resize_at_ms && c->resize_at_ms <= now)
-		shmr_ctl_resize_tick(c, now);
-	if (!c->stopping && c->dp.retry_at_ms && c->dp.retry_at_ms <= now) {
-		c->dp.retry_at_ms = 0;
-		restart_dataplane(c);
+	if (!sp->dep.loop->stopping && sp->dp.retry_at_ms &&
+	    sp->dp.retry_at_ms <= now) {
+		sp->dp.retry_at_ms = 0;
+		restart_dataplane(sp);
 	}
-	for (unsigned i = 0; i < c->model.nrouters && !c->stopping; i++)
-		for (unsigned k = 0; k < c->model.routers[i].nroutes; k++) {
-			struct shmr_ctl_proc *p = &c->workers[i][k];
+	for (unsigned i = 0;
+	     i < sp->dep.m->nrouters && !sp->dep.loop->stopping; i++)
+		for (unsigned k = 0; k < sp->dep.m->routers[i].nroutes; k++) {
+			struct shmr_ctl_proc *p = &sp->workers[i][k];
 
 			if (p->pid && p->kill_at_ms && p->kill_at_ms <= now) {
-				shmr_ctl_log(c, "route %s: worker %d did not "
+				shmr_ctl_log("route %s: worker %d did not "
 					     "stop within the grace: SIGKILL",
-					     c->model.routers[i].routes[k]
+					     sp->dep.m->routers[i].routes[k]
 						     .conf->name,
 					     (int)p->pid);
 				kill(p->pid, SIGKILL);
 				p->kill_at_ms = 0;
 			}
 			if (p->pid && p->drain_at_ms && p->drain_at_ms <= now)
-				drain_check(c, i, k, now);
+				drain_check(sp, i, k, now);
 			if (p->pid == 0 && p->retry_at_ms &&
 			    p->retry_at_ms <= now) {
 				p->retry_at_ms = 0;
-				restart_worker(c, i, k);
+				restart_worker(sp, i, k);
 			}
 		}
-	arm_timer(c);
-}
-
-void shmr_ctl_arm_timer(struct shmr_ctl *c)
-{
-	arm_timer(c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -628,10 +666,10 @@ void shmr_ctl_arm_timer(struct shmr_ctl *c)
 
 static int op_spawn(void *ctx, unsigned r, unsigned k)
 {
-	struct shmr_ctl *c = ctx;
-	struct shmr_ctl_route *q = &c->model.routers[r].routes[k];
+	struct shmr_ctl_spawner *sp = ctx;
+	struct shmr_ctl_route *q = &sp->dep.m->routers[r].routes[k];
 	const char *what = NULL;
-	int rc = shmr_ctl_spawn_worker(c, r, k, &what);
+	int rc = shmr_ctl_spawn_worker(sp, r, k, &what);
 
 	if (rc < 0) {
 		if (what)
@@ -643,84 +681,60 @@ static int op_spawn(void *ctx, unsigned r, unsigned k)
 				      strerror(-rc));
 		return rc;
 	}
-	return (int)c->workers[r][k].pid;
+	return (int)sp->workers[r][k].pid;
 }
 
 static void op_stop(void *ctx, unsigned r, unsigned k)
 {
-	struct shmr_ctl *c = ctx;
-	struct shmr_ctl_proc *p = &c->workers[r][k];
+	struct shmr_ctl_spawner *sp = ctx;
+	struct shmr_ctl_proc *p = &sp->workers[r][k];
 
 	if (p->pid == 0)
 		return;
 	kill(p->pid, SIGTERM);
 	p->retry_at_ms = 0;
-	p->kill_at_ms = shmr_ctl_now_ms() + c->cfg.stop_grace_ms;
-	arm_timer(c);
+	p->kill_at_ms = shmr_ctl_now_ms() + sp->dep.cfg->stop_grace_ms;
 }
 
-/* Pin an added route like a configured one: its list, or a PU of its own
- * (see plan_cpus() in control.c). */
+/* Pin an added route like a configured one (pin.c). */
 static int op_added(void *ctx, unsigned r, unsigned k)
 {
-	struct shmr_ctl *c = ctx;
-	struct shmr_ctl_route *q = &c->model.routers[r].routes[k];
-	hwloc_bitmap_t set = hwloc_bitmap_alloc();
-	unsigned nth = 0;
-	int n;
+	struct shmr_ctl_spawner *sp = ctx;
 
-	if (!set)
-		return -ENOMEM;
-	c->workers[r][k] = (struct shmr_ctl_proc){ .pidfd = -1 };
-	if (shmr_ctl_cpus_parse(q->conf->cpus, set) < 0) {
-		hwloc_bitmap_free(set);
-		return -EINVAL;
-	}
-	if (q->conf->cpus[0] == '\0' && c->allowed && c->lcores) {
-		for (unsigned i = 0; i < c->model.nrouters; i++)
-			nth += c->model.routers[i].nroutes;
-		n = shmr_ctl_cpus_pick(c->allowed, c->lcores, nth - 1);
-		if (n >= 0)
-			hwloc_bitmap_only(set, (unsigned)n);
-	}
-	n = hwloc_bitmap_list_snprintf(q->cpus, sizeof(q->cpus), set);
-	if (n < 0 || (size_t)n >= sizeof(q->cpus))
-		snprintf(q->cpus, sizeof(q->cpus), "%s", q->conf->cpus);
-	c->cpus[r][k] = set;
-	return 0;
+	sp->workers[r][k] = (struct shmr_ctl_proc){ .pidfd = -1 };
+	return shmr_ctl_pin_added(sp->dep.pin, sp->dep.m, r, k);
 }
 
 static void op_forget(void *ctx, unsigned r, unsigned k)
 {
-	struct shmr_ctl *c = ctx;
-	unsigned n = c->model.routers[r].nroutes;
+	struct shmr_ctl_spawner *sp = ctx;
+	unsigned n = sp->dep.m->routers[r].nroutes;
 
-	proc_gone(c, &c->workers[r][k]);
-	if (c->cpus[r][k])
-		hwloc_bitmap_free(c->cpus[r][k]);
-	memmove(&c->workers[r][k], &c->workers[r][k + 1],
-		(n - k - 1) * sizeof(c->workers[r][0]));
-	memmove(&c->cpus[r][k], &c->cpus[r][k + 1],
-		(n - k - 1) * sizeof(c->cpus[r][0]));
-	c->workers[r][n - 1] = (struct shmr_ctl_proc){ .pidfd = -1 };
-	c->cpus[r][n - 1] = NULL;
-	arm_timer(c);
+	proc_gone(sp, &sp->workers[r][k]);
+	shmr_ctl_pin_forget(sp->dep.pin, n, r, k);
+	memmove(&sp->workers[r][k], &sp->workers[r][k + 1],
+		(n - k - 1) * sizeof(sp->workers[r][0]));
+	sp->workers[r][n - 1] = (struct shmr_ctl_proc){ .pidfd = -1 };
 }
 
 static void op_reinit(void *ctx, uint32_t slot)
 {
-	shmr_ctl_slot_reinit(ctx, slot);
+	struct shmr_ctl_spawner *sp = ctx;
+
+	shmr_ctl_slot_reinit(sp->dep.d, slot);
 }
 
 static uint64_t op_seen_version(void *ctx)
 {
-	return shmr_ctl_seen_version(ctx);
+	const struct shmr_ctl_spawner *sp = ctx;
+
+	return shmr_ctl_seen_version(sp->dep.d);
 }
 
 static void op_kill(void *ctx, unsigned r, unsigned k)
 {
-	struct shmr_ctl *c = ctx;
-	struct shmr_ctl_proc *p = &c->workers[r][k];
+	struct shmr_ctl_spawner *sp = ctx;
+	struct shmr_ctl_proc *p = &sp->workers[r][k];
 
 	if (p->pid)
 		kill(p->pid, SIGKILL);
@@ -728,14 +742,13 @@ static void op_kill(void *ctx, unsigned r, unsigned k)
 
 static void op_drain(void *ctx, unsigned r, unsigned k)
 {
-	struct shmr_ctl *c = ctx;
-	struct shmr_ctl_proc *p = &c->workers[r][k];
+	struct shmr_ctl_spawner *sp = ctx;
+	struct shmr_ctl_proc *p = &sp->workers[r][k];
 
 	if (p->pid == 0)
 		return;
 	p->retry_at_ms = 0;
 	p->drain_at_ms = shmr_ctl_now_ms();
-	arm_timer(c);
 }
 
 const struct shmr_ctl_life_ops shmr_ctl_life_daemon_ops = {
@@ -755,7 +768,7 @@ const struct shmr_ctl_life_ops shmr_ctl_life_daemon_ops = {
 
 /* Wait until every proc in @p ps has exited or @p deadline_ms passes
  * (0: forever).  Exited ones are reaped and marked gone. */
-static void wait_procs(struct shmr_ctl *c, struct shmr_ctl_proc **ps,
+static void wait_procs(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc **ps,
 		       unsigned n, uint64_t deadline_ms, int is_dp)
 {
 	struct pollfd pfd[SHMR_MAX_ROUTERS * SHMR_MAX_ROUTES + 1];
@@ -770,9 +783,9 @@ static void wait_procs(struct shmr_ctl *c, struct shmr_ctl_proc **ps,
 			if (waitpid(ps[i]->pid, &status, WNOHANG) ==
 			    ps[i]->pid) {
 				if (is_dp)
-					dataplane_exited(c, status);
+					dataplane_exited(sp, status);
 				else
-					exited(c, ps[i]->pid, status);
+					exited(sp, ps[i]->pid, status);
 				continue;
 			}
 			pfd[live].fd = ps[i]->pidfd;
@@ -793,17 +806,17 @@ static void wait_procs(struct shmr_ctl *c, struct shmr_ctl_proc **ps,
 	}
 }
 
-void shmr_ctl_stop_children(struct shmr_ctl *c)
+void shmr_ctl_stop_children(struct shmr_ctl_spawner *sp)
 {
 	struct shmr_ctl_proc *ps[SHMR_MAX_ROUTERS * SHMR_MAX_ROUTES];
-	uint64_t grace = c->cfg.stop_grace_ms;
+	uint64_t grace = sp->dep.cfg->stop_grace_ms;
 	unsigned n = 0;
-	struct shmr_ctl_proc *dp = &c->dp;
+	struct shmr_ctl_proc *dp = &sp->dp;
 
-	c->stopping = 1;
-	for (unsigned i = 0; i < c->model.nrouters; i++)
-		for (unsigned k = 0; k < c->model.routers[i].nroutes; k++) {
-			struct shmr_ctl_proc *p = &c->workers[i][k];
+	sp->dep.loop->stopping = 1;
+	for (unsigned i = 0; i < sp->dep.m->nrouters; i++)
+		for (unsigned k = 0; k < sp->dep.m->routers[i].nroutes; k++) {
+			struct shmr_ctl_proc *p = &sp->workers[i][k];
 
 			p->retry_at_ms = 0;
 			if (p->pid) {
@@ -811,26 +824,25 @@ void shmr_ctl_stop_children(struct shmr_ctl *c)
 				ps[n++] = p;
 			}
 		}
-	wait_procs(c, ps, n, shmr_ctl_now_ms() + grace, 0);
+	wait_procs(sp, ps, n, shmr_ctl_now_ms() + grace, 0);
 	for (unsigned i = 0; i < n; i++)
 		if (ps[i]->pid)
 			kill(ps[i]->pid, SIGKILL);
-	wait_procs(c, ps, n, 0, 0);
+	wait_procs(sp, ps, n, 0, 0);
 
 	dp->retry_at_ms = 0;
 	if (dp->pid) {
-		if (c->base)
-			(void)shmr_ctl_lane_send(c, SHMR_CTL_SHUTDOWN, 0);
-		wait_procs(c, &dp, 1, shmr_ctl_now_ms() + grace, 1);
+		if (sp->dep.d->base)
+			(void)shmr_ctl_lane_send(sp->dep.d, SHMR_CTL_SHUTDOWN,
+						 0);
+		wait_procs(sp, &dp, 1, shmr_ctl_now_ms() + grace, 1);
 	}
 	if (dp->pid) {
 		kill(dp->pid, SIGTERM);
-		wait_procs(c, &dp, 1, shmr_ctl_now_ms() + grace, 1);
+		wait_procs(sp, &dp, 1, shmr_ctl_now_ms() + grace, 1);
 	}
 	if (dp->pid) {
 		kill(dp->pid, SIGKILL);
-		wait_procs(c, &dp, 1, 0, 1);
+		wait_procs(sp, &dp, 1, 0, 1);
 	}
-	if (c->timerfd >= 0)
-		arm_timer(c);
 }

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "control_internal.h"
+#include "alloc.h"
 
 static void first_use_gen_1(void **state)
 {

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "control_internal.h"
+#include "cpus.h"
 
 static void good_lists(void **state)
 {

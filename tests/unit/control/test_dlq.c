@@ -4,6 +4,7 @@
  * a flipped byte or a cut file is reported at the record it hits, and the
  * records before it are still listed.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "control_internal.h"
+#include "dlq.h"
 
 #define SS 128u
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "control_internal.h"
+#include "format.h"
 
 struct fixture {
 	struct shmr_config cfg;

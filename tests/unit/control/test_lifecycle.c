@@ -16,7 +16,8 @@
 
 #include <cmocka.h>
 
-#include "control_internal.h"
+#include "lifecycle.h"
+#include "pool.h"
 
 struct fake {
 	int next_pid;

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "control_internal.h"
+#include "model.h"
 
 static void add_route(struct shmr_conf_router *r, const char *name,
 		      const char *cpus)

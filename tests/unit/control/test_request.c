@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "control_internal.h"
+#include "request.h"
 
 static int parse(const char *s, struct shmr_ctl_req *r)
 {

@@ -1,0 +1,82 @@
+/*
+ * The admin endpoint (admin.c): the control plane's own endpoint, where
+ * the dataplane puts the routers' admin-path slots; its bell thread, the
+ * loop's side of its lanes, its replies, and the admin path's rate-limited
+ * log lines.  Internal to shmr-control: not for direct inclusion outside
+ * control/.
+ */
+#ifndef SHMR_CONTROL_ADMIN_H
+#define SHMR_CONTROL_ADMIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <shmr/shmr.h>
+
+#include "control_internal.h"
+#include "domain.h"
+#include "model.h"
+
+/* The kinds of admin_log lines, each limited on its own. */
+enum {
+	SHMR_CTL_ALOG_FAILED = 0, /* a MessageRouteFailed */
+	SHMR_CTL_ALOG_SEND = 1,   /* another admin-path send */
+	SHMR_CTL_ALOG_REPLY = 2,  /* a reply lost */
+};
+
+struct shmr_ctl_admin {
+	/* Given by the daemon (shmr_ctl_admin_init()) */
+	struct shmr_ctl_loop *loop;
+	struct shmr_ctl_domain *d;
+	struct shmr_ctl_model *m;
+	/* Its own */
+	struct shmr_pid pid; /* the admin endpoint */
+	int kick, done;      /* eventfds: thread -> loop, loop -> thread */
+	uint32_t lane;       /* shmr_ctl_admin_next()'s inbound lane */
+	uint64_t log_next[3], log_suppressed[3];
+};
+
+/** Not open yet; works on @p d and @p m. */
+void shmr_ctl_admin_init(struct shmr_ctl_admin *a, struct shmr_ctl_loop *loop,
+			 struct shmr_ctl_domain *d, struct shmr_ctl_model *m);
+/** Allocate the admin endpoint and publish it (hdr.admin_pid).
+ *  Context: start-up, after the domain is created.
+ *  Errors: -SHMR_E_NO_ENDPOINT. */
+int shmr_ctl_admin_open(struct shmr_ctl_admin *a);
+/** Start the bell thread and watch its eventfd.  Errors: -errno. */
+int shmr_ctl_admin_start(struct shmr_ctl_admin *a);
+
+/**
+ * The admin endpoint has slots (SHMR_CTL_TAG_ADMIN): take them all, as
+ *   if (shmr_ctl_admin_begin(a) == 0) {
+ *           while (shmr_ctl_admin_next(a, slot)) ...;
+ *           shmr_ctl_admin_end(a);
+ *   }
+ * begin() fails when there was no kick to take; next() copies one slot
+ * (SHMR_SLOT_MAX bytes, aligned for struct shmr_msg) into @p m and returns
+ * 1, lane after lane, each until it is empty, and 0 when all are; end()
+ * lets the bell thread re-arm.
+ * Context: the loop (the lanes' only consumer).
+ */
+int shmr_ctl_admin_begin(struct shmr_ctl_admin *a);
+int shmr_ctl_admin_next(struct shmr_ctl_admin *a, struct shmr_msg *m);
+void shmr_ctl_admin_end(struct shmr_ctl_admin *a);
+
+/** Enqueue one slot on the admin endpoint's outbound lane and ring the
+ *  lcore's bell.  Errors: -EAGAIN (the lane is full). */
+int shmr_ctl_admin_put(struct shmr_ctl_admin *a, const struct shmr_msg *m);
+/** Answer the call @p req (status, @p n bytes of @p data) from the admin
+ *  endpoint.  Errors: -SHMR_E_TOO_BIG, -EAGAIN (its lane is full). */
+int shmr_ctl_admin_reply(struct shmr_ctl_admin *a, const struct shmr_msg *req,
+			 int32_t status, const void *data, size_t n);
+/** A text reply (NULL: none), cut to the slot. */
+void shmr_ctl_admin_reply_text(struct shmr_ctl_admin *a,
+			       const struct shmr_msg *req, int32_t status,
+			       const char *text);
+/** Rate-limited log line: at most one a second per @p kind
+ *  (SHMR_CTL_ALOG_*), with a count of those suppressed. */
+void shmr_ctl_admin_log(struct shmr_ctl_admin *a, unsigned kind,
+			const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * Dead-letter records (dlq.c; the file format in its header comment).
+ * Internal to the control plane: not for direct inclusion outside control/
+ * and tests/unit/control/.
+ */
+#ifndef SHMR_CONTROL_DLQ_H
+#define SHMR_CONTROL_DLQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <shmr/layout.h>
+#include <shmr/shmr.h>
+
+/** FNV-1a 32 of @p n bytes: a record's check word. */
+uint32_t shmr_ctl_dlq_check(const void *p, size_t n);
+
+/**
+ * Append the MessageRouteFailed slot @p m (of a domain with @p slot_size
+ * byte slots) to the open file @p fd as one record, in one write().
+ * Context: blocking I/O.  Errors: -errno, -ENOSPC (short write),
+ *          -EINVAL (slot size out of range).
+ */
+int shmr_ctl_dlq_append(int fd, const struct shmr_msg *m, size_t slot_size);
+
+/**
+ * Read the record at @p off of a file image @p buf of @p size bytes into
+ * @p slot (SHMR_SLOT_MAX bytes, aligned for struct shmr_msg).
+ * Returns: the record's size (> 0; the next one starts there), 0 at the
+ *          end, -SHMR_E_PROTO for a truncated or corrupted record (bad
+ *          length, check word, or payload length).
+ */
+int shmr_ctl_dlq_next(const unsigned char *buf, size_t size, size_t off,
+		      struct shmr_msg *slot, uint32_t *slen);
+
+/** The name the router chose (SHMR_F_ROUTE_NAME), or "?" without one. */
+void shmr_ctl_dlq_name(const struct shmr_msg *slot, uint32_t slen,
+		       char out[SHMR_NAME_MAX]);
+
+/** "SHMR_E_PROCESS_UNKNOWN", ... for a record's status; "SHMR_E_OTHER". */
+const char *shmr_ctl_dlq_reason(int32_t status);
+
+/**
+ * DLQ_LIST body: one line per record, "<index> reason=<R> name=<N>
+ * type=T key=K from=S:G len=L"; stops at the first bad record (*corrupt
+ * = 1).  Returns the length, or -ENOSPC.
+ */
+int shmr_ctl_dlq_format(const unsigned char *buf, size_t size, char *out,
+			size_t cap, unsigned *count, int *corrupt);
+
+/** Sound records at the start of @p buf. */
+long shmr_ctl_dlq_count(const unsigned char *buf, size_t size);
+
+#endif

@@ -1,0 +1,221 @@
+/*
+ * The domain as shmr-control holds it: created once at start-up (a memfd,
+ * hugetlb first, sealed against resizing), then written by publication
+ * (the protocol is in control.c's header comment: one spec version per
+ * change of the model, written under the spec seqcount, then announced on
+ * the control lane) and read for the lcores' versions and counters.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include <shmr/domain.h>
+#include <shmr/proto.h>
+
+#include "control_internal.h"
+#include "domain.h"
+
+static int map_domain(struct shmr_ctl_domain *d, const char *name,
+		      unsigned flags)
+{
+	int fd = memfd_create(name, flags);
+	void *p;
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)d->size) < 0) {
+		int err = errno;
+		close(fd);
+		return -err;
+	}
+	p = mmap(NULL, d->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		int err = errno;
+		close(fd);
+		return -err;
+	}
+	/* Peers map it too: nobody may shrink it under them (SIGBUS). */
+	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	d->memfd = fd;
+	d->base = p;
+	return 0;
+}
+
+int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
+			   const struct shmr_config *cfg)
+{
+	struct shmr_geometry g = { cfg->slot_size, cfg->lane_size,
+				   cfg->lcores, cfg->poll_mode, 0 };
+	struct shmr_domain_hdr plan;
+	int64_t size = shmr_layout_plan(&g, &plan);
+	int rc;
+
+	if (size < 0)
+		return (int)size;
+	d->size = (uint64_t)size;
+	/* hugetlb first: the mapping fails (ENOMEM) when there are not
+	 * enough free hugepages to reserve, not the memfd. */
+	rc = map_domain(d, cfg->domain,
+			MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB);
+	if (rc == 0) {
+		d->hugepages = 1;
+	} else {
+		shmr_ctl_log("no free hugepages; domain uses 4 KiB pages");
+		rc = map_domain(d, cfg->domain,
+				MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		if (rc < 0)
+			return rc;
+	}
+	rc = shmr_layout_init(d->base, &g, cfg->domain);
+	if (rc < 0)
+		return rc;
+	/* Relaxed: an informational word for tools; the ready word [R0]
+	 * already published the domain. */
+	atomic_store_explicit(&shmr_hdr(d->base)->control_pid, getpid(),
+			      memory_order_relaxed);
+	return 0;
+}
+
+int shmr_ctl_lane_send(struct shmr_ctl_domain *d, uint32_t type,
+		       uint64_t key)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(d->base);
+	uint64_t slot[SHMR_SLOT_MAX / sizeof(uint64_t)];
+	struct shmr_msg *m = (struct shmr_msg *)slot;
+
+	memset(slot, 0, h->slot_size);
+	m->kind = SHMR_KIND_SEND;
+	m->type = type;
+	m->key = key;
+	if (rte_ring_enqueue_burst_elem(shmr_ctl_lane(d->base), slot,
+					h->slot_size, 1, NULL) != 1)
+		return -ENOBUFS;
+	shmr_bell_ring(&h->ctl_bell);
+	return 0;
+}
+
+uint64_t shmr_ctl_seen_version(const struct shmr_ctl_domain *d)
+{
+	const struct shmr_domain_hdr *h = shmr_hdr(d->base);
+	uint64_t min = UINT64_MAX;
+
+	for (uint32_t i = 0; i < h->nlcores; i++) {
+		/* Acquire: pairs with the lcore's release store of the
+		 * version it applied; it no longer touches what that version
+		 * dropped. */
+		uint64_t v = atomic_load_explicit(
+			&shmr_stats_of(d->base, i)->table_version,
+			memory_order_acquire);
+		if (v < min)
+			min = v;
+	}
+	return min;
+}
+
+void shmr_ctl_slot_reinit(struct shmr_ctl_domain *d, uint32_t slot)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(d->base);
+	struct shmr_ep_shared *ep = shmr_ep_at(d->base, slot);
+	char name[RTE_RING_NAMESIZE];
+
+	for (uint32_t i = 0; i < SHMR_LANES_PER_EP(h->nlcores); i++) {
+		snprintf(name, sizeof(name), "ep%u.%u", slot, i);
+		if (shmr_lane_init(shmr_lane_at(d->base, slot, i), name,
+				   h->lane_size) < 0)
+			abort(); /* the same geometry worked at init */
+	}
+	/* A sleeper of the dead owner never withdrew.  Relaxed: nobody
+	 * uses the slot until OPEN is answered, a syscall round trip that
+	 * orders it. */
+	atomic_store_explicit(&ep->bell.sleepers, 0, memory_order_relaxed);
+}
+
+static void sync_endpoints(struct shmr_ctl_domain *d,
+			   const struct shmr_ctl_model *m)
+{
+	const struct shmr_ctl_alloc *a = &m->alloc;
+
+	for (uint32_t i = 0; i < SHMR_MAX_ENDPOINTS; i++) {
+		const struct shmr_ctl_slot *s = &a->slots[i];
+		struct shmr_ep_shared *ep = shmr_ep_at(d->base, i);
+		uint32_t state = s->state == SHMR_CTL_SLOT_USED ? SHMR_EP_ACTIVE
+							       : SHMR_EP_FREE;
+		int32_t os_pid = s->state == SHMR_CTL_SLOT_USED ? s->os_pid : 0;
+
+		if (ep->gen == s->gen && ep->kind == s->kind &&
+		    ep->os_pid == os_pid &&
+		    /* relaxed: we are the only writer */
+		    atomic_load_explicit(&ep->state, memory_order_relaxed) ==
+			    state &&
+		    memcmp(ep->name, s->name, SHMR_NAME_MAX) == 0)
+			continue;
+		ep->gen = s->gen;
+		ep->kind = s->kind;
+		ep->os_pid = os_pid;
+		memcpy(ep->name, s->name, SHMR_NAME_MAX);
+		/* Release: gen/kind/os_pid/name before the state (pairs with
+		 * a reader's acquire load of state). */
+		atomic_store_explicit(&ep->state, state, memory_order_release);
+	}
+}
+
+void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
+{
+	struct shmr_spec *spec;
+	const size_t off = offsetof(struct shmr_spec, version);
+
+	if (!m->dirty || !d->base)
+		return;
+	m->version++;
+	shmr_ctl_model_spec_build(m, &d->spec_buf);
+	spec = shmr_spec_of(d->base);
+	shmr_spec_write_begin(spec);
+	sync_endpoints(d, m);
+	memcpy((char *)spec + off, (const char *)&d->spec_buf + off,
+	       sizeof(*spec) - off);
+	shmr_spec_write_end(spec);
+	m->dirty = 0;
+	/* A full lane means the dataplane has notices pending; it reads the
+	 * newest spec when it takes any of them. */
+	(void)shmr_ctl_lane_send(d, SHMR_CTL_SPEC, m->version);
+}
+
+void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
+			    const struct shmr_ctl_model *m,
+			    struct shmr_ctl_counters *out)
+{
+	const struct shmr_domain_hdr *h = shmr_hdr(d->base);
+	const struct shmr_ctl_alloc *a = &m->alloc;
+
+	/* Relaxed loads: statistics, each word written by one lcore; no
+	 * other memory is read on their account. */
+	memset(out, 0, sizeof(*out));
+	for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++) {
+		if (a->slots[s].state != SHMR_CTL_SLOT_USED)
+			continue;
+		for (uint32_t l = 0; l < h->nlcores; l++) {
+			struct shmr_lcore_stats *st =
+				shmr_stats_of(d->base, l);
+
+			out->forwarded[s] += atomic_load_explicit(
+				&st->router_forwarded[s], memory_order_relaxed);
+			out->discarded[s] += atomic_load_explicit(
+				&st->router_discarded[s], memory_order_relaxed);
+			out->failed[s] += atomic_load_explicit(
+				&st->router_failed[s], memory_order_relaxed);
+			out->delivered[s] += atomic_load_explicit(
+				&st->ep_delivered[s], memory_order_relaxed);
+			if (a->slots[s].kind != SHMR_EPK_ROUTER)
+				out->queued[s] += rte_ring_count(
+					shmr_lane_at(d->base, s, l));
+		}
+	}
+}

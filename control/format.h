@@ -1,0 +1,91 @@
+/*
+ * Formatting (format.c): ROUTES, INSPECT, STATUS.  Internal to the control
+ * plane: not for direct inclusion outside control/ and tests/unit/control/.
+ */
+#ifndef SHMR_CONTROL_FORMAT_H
+#define SHMR_CONTROL_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <shmr/layout.h>
+
+#include "model.h"
+
+/* Counters read from the domain, by endpoint slot (summed over lcores). */
+struct shmr_ctl_counters {
+	uint64_t forwarded[SHMR_MAX_ENDPOINTS]; /* router_forwarded */
+	uint64_t discarded[SHMR_MAX_ENDPOINTS];
+	uint64_t failed[SHMR_MAX_ENDPOINTS];
+	uint64_t delivered[SHMR_MAX_ENDPOINTS]; /* ep_delivered */
+	uint64_t queued[SHMR_MAX_ENDPOINTS];    /* count over inbound lanes */
+	uint64_t dlq_size[SHMR_MAX_ENDPOINTS];  /* by router slot: records in
+						 * its dead-letter file (set
+						 * by the daemon for INSPECT) */
+};
+
+/* Keys a router's handle_inspect hook added (see behaviour.h). */
+#define SHMR_CTL_KV_EXTRA_MAX 64
+struct shmr_ctl_kv_pair {
+	char key[96];
+	char value[160];
+	int used; /* emitted (as an override or on its own) */
+};
+struct shmr_ctl_kv_extra {
+	unsigned n;
+	struct shmr_ctl_kv_pair p[SHMR_CTL_KV_EXTRA_MAX];
+};
+
+/* Key/value writer: "key value" lines, or one JSON object of strings.
+ * With @c extra set, a key added that one of the extras names takes the
+ * extra's value, and the extras left are added by shmr_ctl_kv_end(). */
+struct shmr_ctl_kv {
+	char *buf;
+	size_t cap, len;
+	int json;
+	unsigned n;
+	int overflow;
+	struct shmr_ctl_kv_extra *extra; /* NULL: none */
+};
+
+void shmr_ctl_kv_begin(struct shmr_ctl_kv *kv, char *buf, size_t cap,
+		       int json);
+void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
+		     const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/** Close the object; returns the length, or -ENOSPC when it overflowed. */
+int shmr_ctl_kv_end(struct shmr_ctl_kv *kv);
+
+/** "type", "hash", "dso" or "unknown". */
+const char *shmr_ctl_behaviour_name(uint32_t behaviour);
+/** "running", "dead", "disabled", "pending_disable", ... */
+const char *shmr_ctl_route_state_name(uint32_t state);
+
+/**
+ * ROUTES body: one line per route, "NAME pid=<slot>:<gen> os_pid=N state=S
+ * restarts=N delivered=N queued=N cpus=LIST" (LIST as /proc shows
+ * Cpus_allowed_list, "any" when unpinned).
+ * Returns the length, or -ENOSPC.
+ */
+int shmr_ctl_format_routes(const struct shmr_ctl_router *r,
+			   const struct shmr_ctl_counters *c, char *buf,
+			   size_t cap);
+
+/** One ROUTES line, for ROUTE.  Returns the length, or -ENOSPC. */
+int shmr_ctl_format_route(const struct shmr_ctl_route *q,
+			  const struct shmr_ctl_counters *c, char *buf,
+			  size_t cap);
+
+/**
+ * INSPECT body, keys prefixed "shmr:" (see control.c's header comment),
+ * with @p extra (a handle_inspect hook's keys, or NULL) merged on top: an
+ * extra key equal to a built-in one ("shmr:..." only) replaces its value,
+ * the others follow the built-in keys.
+ * Returns the length, or -ENOSPC.
+ */
+int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
+			    const struct shmr_ctl_counters *c,
+			    struct shmr_ctl_kv_extra *extra, int json,
+			    char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * The routers' management and special messages (manage.c): GetRoutees,
+ * AddRoutee, RemoveRoutee, AdjustPoolSize, PoisonPill and Kill, from the
+ * admin path or the control socket; and the pools' resizers, with the
+ * clock and random source they look by.  Internal to shmr-control: not
+ * for direct inclusion outside control/.
+ */
+#ifndef SHMR_CONTROL_MANAGE_H
+#define SHMR_CONTROL_MANAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <shmr/shmr.h>
+
+#include "admin.h"
+#include "domain.h"
+#include "lifecycle.h"
+#include "model.h"
+
+struct shmr_ctl_pools {
+	/* Given by the daemon (shmr_ctl_manage_init()) */
+	struct shmr_ctl_model *m;
+	struct shmr_ctl_life *life;
+	struct shmr_ctl_domain *d;
+	struct shmr_ctl_admin *admin; /* answers to management calls */
+	/* The resizers' clock */
+	uint64_t resize_at_ms; /* next look of the pools' resizers; 0: none */
+	uint64_t rng_state;    /* the optimal resizer's random source */
+};
+
+/** No resizer looks yet; works on what it is given. */
+void shmr_ctl_manage_init(struct shmr_ctl_pools *p, struct shmr_ctl_model *m,
+			  struct shmr_ctl_life *life, struct shmr_ctl_domain *d,
+			  struct shmr_ctl_admin *admin);
+/**
+ * Router @p r's management or special message @p type (SHMR_TYPE_*), with
+ * @p name (ADD/REMOVE_ROUTEE) or @p delta (ADJUST_POOL_SIZE); text for the
+ * answer (GetRoutees' names, the new pool size) into @p text.
+ * Returns: the text's length (>= 0), or -SHMR_E_NOT_ALLOWED (a stopped
+ *          router, another type), or the operation's error.
+ */
+int shmr_ctl_manage(struct shmr_ctl_pools *p, unsigned r, uint32_t type,
+		    const char *name, int64_t delta, char *text, size_t cap);
+/** The same for a message on the admin path; a call gets the answer. */
+void shmr_ctl_manage_msg(struct shmr_ctl_pools *p, unsigned r,
+			 const struct shmr_msg *m);
+
+/** Start the clock: the first look is due at once (it finds out whether
+ *  any pool has a resizer); @p seed is the random source's. */
+void shmr_ctl_resize_start(struct shmr_ctl_pools *p, uint64_t seed);
+/** When the resizers look next; 0: never (no resizer left). */
+uint64_t shmr_ctl_resize_next_ms(const struct shmr_ctl_pools *p);
+/** The timer fired at @p now: look, if the next look is due. */
+void shmr_ctl_resize_due(struct shmr_ctl_pools *p, uint64_t now);
+/** The pools' resizers look at their routees (every 100 ms while a pool
+ *  has one): the default resizer every messages_per_resize messages
+ *  routed, the optimal one every action_interval; each adjusts its pool.
+ *  Sets the next look (0: no resizer left). */
+void shmr_ctl_resize_tick(struct shmr_ctl_pools *p, uint64_t now_ms);
+
+#endif

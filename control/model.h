@@ -1,0 +1,171 @@
+/*
+ * The model (model.c): routers, routes, the registry, and the spec built
+ * from them.  Pure logic, part of control_core.  Internal to the control
+ * plane: not for direct inclusion outside control/ and tests/unit/control/.
+ */
+#ifndef SHMR_CONTROL_MODEL_H
+#define SHMR_CONTROL_MODEL_H
+
+#include <stdint.h>
+
+#include <shmr/layout.h>
+#include <shmr/shmr.h>
+
+#include "alloc.h"
+#include "resizer.h"
+#include "shmr_config.h"
+
+#define SHMR_CTL_CPUS_MAX 128 /* a cpu list as shown ("0-1,4") */
+
+struct shmr_ctl_route {
+	const struct shmr_conf_route *conf; /* always &spec (re-pointed
+					     * whenever routes move) */
+	struct shmr_conf_route spec; /* the route's own copy: from the
+				      * configuration, ADD or REPLACE */
+	char cpus[SHMR_CTL_CPUS_MAX]; /* the PUs its workers are pinned to,
+				       * set by the daemon; "" = unpinned */
+	struct shmr_pid pid;  /* the route's inbox: survives its workers */
+	uint32_t state;       /* enum shmr_route_state */
+	int32_t os_pid;       /* the live worker, 0 when none */
+	uint64_t claimed_by;  /* connection that CLAIMed the inbox, 0 none */
+	uint64_t restarts;    /* starts after the first */
+};
+
+struct shmr_ctl_router {
+	const struct shmr_conf_router *conf;
+	struct shmr_pid pid; /* the router's endpoint (served by the dataplane) */
+	int stopped;         /* a handler failed (or it was told to stop):
+			      * workers stopped, mutators refused, reads work */
+	/* The routee list of a routing logic when it is one of its own
+	 * (configured "routees", or changed by AddRoutee/RemoveRoutee);
+	 * listed == 0: the router's own routes, in order (pool.c). */
+	int listed;
+	unsigned nroutees;
+	char routees[SHMR_MAX_ROUTES][SHMR_NAME_MAX];
+	/* A pool's resizer (pool.c) */
+	uint64_t rs_seen;        /* default: messages routed when it last looked */
+	uint64_t rs_processed;   /* optimal: messages taken by the routees */
+	struct shmr_ctl_optimal optimal;
+	struct shmr_ctl_resizer_cfg rcfg;
+	unsigned nroutes;
+	struct shmr_ctl_route routes[SHMR_MAX_ROUTES];
+};
+
+/* A name a client registered (routers' names are implicit). */
+struct shmr_ctl_name {
+	char name[SHMR_NAME_MAX];
+	struct shmr_pid pid;
+	uint64_t owner; /* connection id */
+};
+
+struct shmr_ctl_model {
+	const struct shmr_config *cfg;
+	uint64_t version; /* last published spec version (0: none yet) */
+	int dirty;        /* changed since the last publication */
+	struct shmr_ctl_alloc alloc;
+	unsigned nrouters;
+	struct shmr_ctl_router routers[SHMR_MAX_ROUTERS];
+	unsigned nnames;
+	struct shmr_ctl_name names[SHMR_MAX_REGISTRY];
+};
+
+/**
+ * Build the model of @p cfg: an endpoint per router (SHMR_EPK_ROUTER) and
+ * an inbox per route (SHMR_EPK_ROUTE), routers first, in configuration
+ * order; every route starts DEAD (no worker yet).
+ *
+ * Ownership: @p cfg must outlive @p m (the model points into it).
+ * Errors:    -SHMR_E_NO_ENDPOINT (more endpoints than slots),
+ *            -SHMR_E_NAME (a bad or duplicated router name).
+ */
+int shmr_ctl_model_init(struct shmr_ctl_model *m,
+			const struct shmr_config *cfg);
+
+/** Router called @p name, or NULL. */
+struct shmr_ctl_router *shmr_ctl_model_router(struct shmr_ctl_model *m,
+					      const char *name);
+
+/** Route whose inbox is slot @p slot, or NULL (router index to *router). */
+struct shmr_ctl_route *shmr_ctl_model_route_of_slot(struct shmr_ctl_model *m,
+						    uint32_t slot,
+						    unsigned *router);
+
+/** Index of route @p name in @p r, or -1. */
+int shmr_ctl_model_route_index(const struct shmr_ctl_router *r,
+			       const char *name);
+
+/**
+ * A route's worker is up (@p os_pid) or confirmed dead (0: its names and
+ * claim are dropped).  Marks dirty.
+ */
+void shmr_ctl_model_route_set(struct shmr_ctl_model *m,
+			      struct shmr_ctl_route *r, int32_t os_pid);
+
+/**
+ * OPEN: a client endpoint owned by connection @p owner of process
+ * @p os_pid.  @p seen_version: see shmr_ctl_alloc_get().
+ * Errors: -SHMR_E_NO_ENDPOINT.
+ */
+int shmr_ctl_model_open(struct shmr_ctl_model *m, uint64_t owner,
+			int32_t os_pid, uint64_t seen_version,
+			struct shmr_pid *out, int *reused);
+
+/**
+ * CLAIM: connection @p owner of process @p os_pid takes the route inbox
+ * @p pid; @p os_pid must be the worker spawned for that route.
+ * Errors: -SHMR_E_NO_ENDPOINT (not a route inbox of that gen),
+ *         -SHMR_E_PERM (another process).
+ */
+int shmr_ctl_model_claim(struct shmr_ctl_model *m, uint64_t owner,
+			 int32_t os_pid, struct shmr_pid pid);
+
+/**
+ * CLOSE: a client endpoint of @p owner is freed (with its names); a route
+ * inbox it claimed is released (its names dropped, the inbox stays).
+ * Errors: -SHMR_E_NO_ENDPOINT (not @p owner's).
+ */
+int shmr_ctl_model_close(struct shmr_ctl_model *m, uint64_t owner,
+			 struct shmr_pid pid);
+
+/**
+ * REGISTER @p name for @p pid, an endpoint that @p owner opened or claimed.
+ * Errors: -SHMR_E_NAME, -SHMR_E_NO_ENDPOINT (not @p owner's),
+ *         -SHMR_E_ROUTE_DUPLICATE (taken, by a router or a client),
+ *         -ENOSPC (registry full).
+ */
+int shmr_ctl_model_register(struct shmr_ctl_model *m, uint64_t owner,
+			    const char *name, struct shmr_pid pid);
+
+/**
+ * UNREGISTER: drop @p name registered for @p pid.  Unknown names are
+ * success.  Errors: -SHMR_E_NAME, -SHMR_E_NO_ENDPOINT (not @p owner's),
+ * -SHMR_E_PERM (the name belongs to another endpoint, or is a router's).
+ */
+int shmr_ctl_model_unregister(struct shmr_ctl_model *m, uint64_t owner,
+			      const char *name, struct shmr_pid pid);
+
+/**
+ * Connection @p owner closed: free its client endpoints, drop its names,
+ * release its claims.  Returns how many endpoints were freed.
+ */
+int shmr_ctl_model_drop_owner(struct shmr_ctl_model *m, uint64_t owner);
+
+/**
+ * Fill @p out (a private copy: seq is zeroed; version = m->version; the
+ * daemon copies everything after seq into the domain under the seqcount)
+ * from the model: routers
+ * with their routes, types, hash and dso from the configuration; the
+ * registry (every router's name, then the clients' names); active[] (every
+ * used route and client slot, in slot order; never routers).
+ */
+void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
+			       struct shmr_spec *out);
+
+
+/** 1 for the routing logics (round-robin, ...), 0 for type/hash/dso. */
+int shmr_ctl_is_logic(uint32_t behaviour);
+
+/** Start every router's routee list and resizer from its configuration. */
+void shmr_ctl_routees_init(struct shmr_ctl_model *m);
+
+#endif

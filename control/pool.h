@@ -1,0 +1,41 @@
+/*
+ * Pools, routee lists, management messages (pool.c), over the model and
+ * the lifecycle.  Internal to the control plane: not for direct inclusion
+ * outside control/ and tests/unit/control/.
+ */
+#ifndef SHMR_CONTROL_POOL_H
+#define SHMR_CONTROL_POOL_H
+
+#include <stddef.h>
+
+#include "lifecycle.h"
+
+/** A pool's size bounds: [1, SHMR_MAX_ROUTES], or its resizer's. */
+void shmr_ctl_pool_bounds(const struct shmr_ctl_router *r, unsigned *lo,
+			  unsigned *hi);
+/**
+ * AdjustPoolSize(@p delta): grow by routes with the lowest free index, or
+ * shrink by removing the newest routees after their queue; the size is
+ * clamped to shmr_ctl_pool_bounds().
+ * Returns: the size it goes to (>= 0); -SHMR_E_NOT_ALLOWED (not a pool, or
+ *          stopped), -SHMR_E_NO_ROUTE, or a start's error (the routees
+ *          started before it stay).
+ */
+int shmr_ctl_pool_adjust(struct shmr_ctl_life *l, unsigned ri, int delta);
+/** GetRoutees body: one name per line, in creation order.
+ *  Returns the length, or -ENOSPC. */
+int shmr_ctl_routees_format(const struct shmr_ctl_router *r, char *buf,
+			    size_t cap);
+/**
+ * AddRoutee @p name (a route or registry name) to a routing logic's list;
+ * already there: success.  Errors: -SHMR_E_NOT_ALLOWED (not a routing
+ * logic, or stopped), -SHMR_E_NAME, -SHMR_E_NO_ENDPOINT (list full).
+ */
+int shmr_ctl_routee_add(struct shmr_ctl_life *l, unsigned ri,
+			const char *name);
+/** RemoveRoutee @p name: out of the list; a pool's own routee is removed
+ *  after its queue.  Unknown: success.  Errors as shmr_ctl_routee_add(). */
+int shmr_ctl_routee_remove(struct shmr_ctl_life *l, unsigned ri,
+			   const char *name);
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * The spawner (spawn.c): the control plane's children, the dataplane and
+ * one worker per route; starting, pinning, reaping, repairing and
+ * restarting them, and the lifecycle's process operations.  Its state is
+ * the process table.  Internal to shmr-control: not
+ * for direct inclusion outside control/.
+ */
+#ifndef SHMR_CONTROL_SPAWN_H
+#define SHMR_CONTROL_SPAWN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <shmr/layout.h>
+
+#include "control_internal.h"
+#include "domain.h"
+#include "lifecycle.h"
+#include "model.h"
+#include "pin.h"
+#include "shmr_config.h"
+
+/* A child process: the dataplane or a route's worker. */
+struct shmr_ctl_proc {
+	pid_t pid;            /* 0: not running */
+	int pidfd;            /* -1 when not running */
+	uint64_t started_ms;  /* monotonic */
+	unsigned quick_fails; /* exits within 1 s of start, in a row */
+	uint64_t retry_at_ms; /* 0: no restart scheduled */
+	uint64_t kill_at_ms;  /* asked to stop: SIGKILL then; 0: none */
+	uint64_t drain_at_ms; /* draining: look at its inbox then; 0: not */
+};
+
+/* What the spawner works on, given by the daemon; kept, not copied (the
+ * strings are read when a child starts). */
+struct shmr_ctl_spawn_deps {
+	struct shmr_ctl_loop *loop;
+	const struct shmr_config *cfg;
+	struct shmr_ctl_model *m;
+	struct shmr_ctl_domain *d;
+	struct shmr_ctl_life *life; /* whose process operations these are */
+	struct shmr_ctl_pin *pin;   /* what children are pinned to */
+	const char *dataplane;      /* the shmr-dataplane binary */
+	const char *sock_path;      /* a worker's environment */
+	const char *run_dir;
+};
+
+struct shmr_ctl_spawner {
+	struct shmr_ctl_spawn_deps dep;
+	/* The process table */
+	struct shmr_ctl_proc dp;
+	struct shmr_ctl_proc workers[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
+};
+
+/** An empty process table, working on what @p dep points to. */
+void shmr_ctl_spawn_init(struct shmr_ctl_spawner *sp,
+			 const struct shmr_ctl_spawn_deps *dep);
+/** The earliest of the spawner's deadlines (restarts, SIGKILLs after the
+ *  grace, drain looks), 0 when none: the loop arms its timer for it. */
+uint64_t shmr_ctl_spawn_next_ms(const struct shmr_ctl_spawner *sp);
+/** Start the dataplane; 0 or -errno (the message printed by the caller). */
+int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp);
+/**
+ * Start-up only: wait until every routing lcore reports spec @p version,
+ * at most @p timeout_ms.  Returns 0, or -1 after printing why (the
+ * dataplane died, or is too slow).
+ */
+int shmr_ctl_spawn_wait_ready(struct shmr_ctl_spawner *sp, uint64_t version,
+			      unsigned timeout_ms);
+/** The dataplane's OS pid, 0 while none runs. */
+pid_t shmr_ctl_spawn_dataplane_pid(const struct shmr_ctl_spawner *sp);
+/** Start route @p k of router @p r; 0 or -errno, *what says which step. */
+int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r,
+			  unsigned k, const char **what);
+/** Reap every exited child; repair, restart. */
+void shmr_ctl_reap(struct shmr_ctl_spawner *sp);
+/** The dataplane routed a message to route inbox @p inbox, which has no
+ *  worker: start one now (lazy restart), unless a backoff is waiting. */
+void shmr_ctl_want_worker(struct shmr_ctl_spawner *sp, struct shmr_pid inbox);
+/** The timer fired at @p now: restarts, SIGKILLs and drain looks due. */
+void shmr_ctl_spawn_due(struct shmr_ctl_spawner *sp, uint64_t now);
+/** The lifecycle's process operations; ctx is the spawner. */
+extern const struct shmr_ctl_life_ops shmr_ctl_life_daemon_ops;
+/** Stop every child: workers (SIGTERM, SIGKILL after the grace), then the
+ *  dataplane (SHMR_CTL_SHUTDOWN, SIGTERM, SIGKILL).  Sets loop->stopping.
+ *  Blocks. */
+void shmr_ctl_stop_children(struct shmr_ctl_spawner *sp);
+
+#endif
