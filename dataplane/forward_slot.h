@@ -6,8 +6,8 @@
  *
  * The per-slot helpers are static inline here, as they were inside
  * forward.c, so every file that handles a slot inlines them; the larger
- * helpers that more than one file calls are defined once (in forward.c or
- * the glue file named at each) and declared first.
+ * helpers that more than one file calls are defined once (in
+ * forward_slot.c or the glue file named at each) and declared first.
  */
 #ifndef SHMR_DP_FORWARD_SLOT_H
 #define SHMR_DP_FORWARD_SLOT_H
@@ -56,24 +56,29 @@ struct run {
 
 /* ---- defined once, called across forward*.c ------------------------ */
 
-/* forward.c: a send that failed routing, as a MessageRouteFailed for the
+/* forward_slot.c: the control plane's admin endpoint when the table knows
+ * it as live and its inbound lane of this lcore is sound; else NO_TARGET. */
+uint32_t shmr_dp_fwd_admin_slot_rcu(struct shmr_dp_lcore *lc,
+				    const struct shmr_dp_table *t);
+
+/* forward_slot.c: a send that failed routing, as a MessageRouteFailed for the
  * admin endpoint (put by shmr_dp_fwd_admin_put()).  Returns NO_TARGET. */
 uint32_t shmr_dp_fwd_route_failed_rcu(struct shmr_dp_lcore *lc,
 				      const struct shmr_dp_table *t,
 				      struct shmr_msg *m,
 				      struct shmr_dp_meta *meta, int32_t err);
 
-/* forward.c: ask the control plane for a worker for route inbox @p slot
+/* forward_slot.c: ask the control plane for a worker for route inbox @p slot
  * (lazy restart), rate-limited per slot and lcore. */
 void shmr_dp_fwd_ask_worker_rcu(struct shmr_dp_lcore *lc,
 				const struct shmr_dp_table *t, uint32_t slot);
 
-/* forward.c: put a slot into the admin endpoint's inbound lane; dropped
+/* forward_slot.c: put a slot into the admin endpoint's inbound lane; dropped
  * and counted when that lane is full. */
 void shmr_dp_fwd_admin_put(struct shmr_dp_lcore *lc, const struct shmr_msg *m,
 			   const struct shmr_dp_meta *meta);
 
-/* forward.c: fail slot @p m now.  Returns 1 handled, 0 held back. */
+/* forward_slot.c: fail slot @p m now.  Returns 1 handled, 0 held back. */
 int shmr_dp_fwd_refuse_now_rcu(struct shmr_dp_lcore *lc,
 			       const struct shmr_dp_table *t,
 			       const struct shmr_dp_poll *p, struct shmr_msg *m,
