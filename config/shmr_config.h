@@ -185,6 +185,30 @@ int shmr_config_load_file(const char *path, struct shmr_config *out,
 int shmr_config_load_string(const char *text, const char *source,
 			    struct shmr_config *out, char *err, size_t errlen);
 
+/**
+ * The configuration shmr-control runs with, in one call: parse the file at
+ * @p path (NULL: the embedded default, source "<default>"), fill in what
+ * it leaves to its routers' behaviour objects (those are dlopen()ed and
+ * read, never initialised), then shmr_config_validate() the whole.
+ *
+ * Context: the caller's thread; opens the file and behaviour objects.
+ * Errors:  as shmr_config_load_file(), and -ENOENT/-EPROTO/-EINVAL from a
+ *          behaviour object, or -EINVAL from shmr_config_validate().  On
+ *          error @p err holds the one line the daemon prints.
+ */
+int shmr_config_load(const char *path, struct shmr_config *out, char *err,
+		     size_t errlen);
+
+/**
+ * Check what can only be checked of the whole (parsed, defaults filled in):
+ * its geometry, its domain name, every cpu list.
+ *
+ * Context: any; pure.
+ * Errors:  -EINVAL with one line in @p err ("source: field: what").
+ */
+int shmr_config_validate(const struct shmr_config *cfg, char *err,
+			 size_t errlen);
+
 /** The embedded default configuration's text (config/default.conf). */
 const char *shmr_config_default_text(void);
 
