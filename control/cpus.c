@@ -11,19 +11,22 @@
 
 #include "control_internal.h"
 
+/* The set from the one parser's ranges, in decimal as the configuration
+ * and the dataplane read them (hwloc's own list parser read "010" as
+ * octal, and "08-9" as a set it could not print). */
+static int set_range(unsigned lo, unsigned hi, void *arg)
+{
+	hwloc_bitmap_set_range(arg, lo, (int)hi);
+	return 0;
+}
+
 int shmr_ctl_cpus_parse(const char *list, hwloc_bitmap_t set)
 {
 	hwloc_bitmap_zero(set);
-	if (shmr_cpulist_parse(list, NULL, NULL, NULL) < 0)
+	if (shmr_cpulist_parse(list, set_range, set, NULL) < 0) {
+		hwloc_bitmap_zero(set);
 		return -EINVAL;
-	if (*list == '\0')
-		return 0;
-	/* hwloc fills the set from the text, as it always has.  It reads a
-	 * number with a leading 0 as octal ("010" is cpu 8) where the check
-	 * above, the configuration and the dataplane read decimal: a known
-	 * difference that this restructuring keeps. */
-	if (hwloc_bitmap_list_sscanf(set, list) < 0)
-		return -EINVAL;
+	}
 	return 0;
 }
 
