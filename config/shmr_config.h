@@ -50,7 +50,7 @@ enum shmr_conf_resizer_kind {
 
 /* A pool's resizer, with Pekko's keys (dashes as underscores).  Absent
  * keys hold Pekko's defaults; the control plane validates the values
- * (shmr_ctl_conf_check()). */
+ * when it builds the pool's resizer (shmr_ctl_resizer_from_conf()). */
 struct shmr_conf_resizer {
 	int kind; /* enum shmr_conf_resizer_kind */
 	int line;

@@ -28,8 +28,10 @@
 /* Highest cpu number a list may name: the last a cpu_set_t holds, since
  * the dataplane pins its lcores with one (shmr-dataplane's --cpus). */
 #define CPU_MAX 1023u
-static_assert(CPU_MAX == CPU_SETSIZE - 1, "a cpu list names cpus a cpu_set_t holds");
-static_assert(CPU_MAX < SHMR_CPULIST_LIMIT, "within the cpu-list parser's limit");
+static_assert(CPU_MAX == CPU_SETSIZE - 1,
+	      "a cpu list names only cpus a cpu_set_t holds");
+static_assert(CPU_MAX < SHMR_CPULIST_LIMIT,
+	      "within the cpu-list parser's limit");
 
 static int above_max(unsigned lo, unsigned hi, void *arg)
 {
