@@ -50,7 +50,7 @@ enum shmr_conf_resizer_kind {
 
 /* A pool's resizer, with Pekko's keys (dashes as underscores).  Absent
  * keys hold Pekko's defaults; the control plane validates the values
- * (shmr_ctl_conf_check()). */
+ * when it builds the pool's resizer (shmr_ctl_resizer_from_conf()). */
 struct shmr_conf_resizer {
 	int kind; /* enum shmr_conf_resizer_kind */
 	int line;
@@ -184,6 +184,30 @@ int shmr_config_load_file(const char *path, struct shmr_config *out,
 /** As shmr_config_load_file(), from text; @p source names it in errors. */
 int shmr_config_load_string(const char *text, const char *source,
 			    struct shmr_config *out, char *err, size_t errlen);
+
+/**
+ * The configuration shmr-control runs with, in one call: parse the file at
+ * @p path (NULL: the embedded default, source "<default>"), fill in what
+ * it leaves to its routers' behaviour objects (those are dlopen()ed and
+ * read, never initialised), then shmr_config_validate() the whole.
+ *
+ * Context: the caller's thread; opens the file and behaviour objects.
+ * Errors:  as shmr_config_load_file(), and -ENOENT/-EPROTO/-EINVAL from a
+ *          behaviour object, or -EINVAL from shmr_config_validate().  On
+ *          error @p err holds the one line the daemon prints.
+ */
+int shmr_config_load(const char *path, struct shmr_config *out, char *err,
+		     size_t errlen);
+
+/**
+ * Check what can only be checked of the whole (parsed, defaults filled in):
+ * its geometry, its domain name, every cpu list.
+ *
+ * Context: any; pure.
+ * Errors:  -EINVAL with one line in @p err ("source: field: what").
+ */
+int shmr_config_validate(const struct shmr_config *cfg, char *err,
+			 size_t errlen);
 
 /** The embedded default configuration's text (config/default.conf). */
 const char *shmr_config_default_text(void);

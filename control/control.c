@@ -81,7 +81,6 @@
 #include "admin.h"
 #include "control_internal.h"
 #include "cpus.h"
-#include "defaults.h"
 #include "dlqfile.h"
 #include "domain.h"
 #include "handlers.h"
@@ -257,33 +256,14 @@ static void resolve_dataplane(struct shmr_ctl *c, const char *opt)
 	snprintf(c->dataplane, sizeof(c->dataplane), "shmr-dataplane");
 }
 
-/* Everything that can be checked without touching the system; a failure
- * is a configuration error (exit 2). */
+/* What the daemon builds from a configuration that shmr_config_load()
+ * validated: the resizers, the model, the routes' cpu sets, the socket's
+ * group.  A failure is a configuration error (exit 2). */
 static void check_config(struct shmr_ctl *c)
 {
 	const struct shmr_config *cfg = &c->cfg;
-	struct shmr_geometry g = { cfg->slot_size, cfg->lane_size, cfg->lcores,
-				   cfg->poll_mode, 0 };
-	hwloc_bitmap_t set;
-	const char *why;
-	char err[512];
 	int rc;
 
-	if (shmr_geometry_check(&g, &why) < 0) {
-		shmr_ctl_warn("%s: domain: %s", cfg->source, why);
-		exit(EXIT_USAGE);
-	}
-	if (!shmr_ctl_name_valid(cfg->domain)) {
-		shmr_ctl_warn("%s: domain: bad domain name '%s'", cfg->source,
-			      cfg->domain);
-		exit(EXIT_USAGE);
-	}
-	/* What the file leaves to a router's dso (defaults.c), before
-	 * anything is built from the routers. */
-	if (shmr_ctl_dso_defaults(&c->cfg, err, sizeof(err)) < 0) {
-		shmr_ctl_warn("%s", err);
-		exit(EXIT_USAGE);
-	}
 	for (unsigned i = 0; i < cfg->nrouters; i++) {
 		const struct shmr_conf_resizer *z = &cfg->routers[i].resizer;
 		struct shmr_ctl_resizer_cfg d;
@@ -318,15 +298,6 @@ static void check_config(struct shmr_ctl *c)
 					"slots");
 		exit(EXIT_USAGE);
 	}
-	set = hwloc_bitmap_alloc();
-	if (!set)
-		abort();
-	if (shmr_ctl_cpus_parse(cfg->dataplane_cpus, set) < 0) {
-		shmr_ctl_warn("%s: dataplane_cpus: bad cpu list '%s'",
-			      cfg->source, cfg->dataplane_cpus);
-		exit(EXIT_USAGE);
-	}
-	hwloc_bitmap_free(set);
 	for (unsigned i = 0; i < cfg->nrouters; i++) {
 		for (unsigned k = 0; k < cfg->routers[i].nroutes; k++) {
 			const struct shmr_conf_route *q =
@@ -335,11 +306,9 @@ static void check_config(struct shmr_ctl *c)
 			c->cpus[i][k] = hwloc_bitmap_alloc();
 			if (!c->cpus[i][k])
 				abort();
-			if (shmr_ctl_cpus_parse(q->cpus, c->cpus[i][k]) < 0) {
-				shmr_ctl_warn("%s:%d: cpus: bad cpu list '%s'",
-					      cfg->source, q->line, q->cpus);
-				exit(EXIT_USAGE);
-			}
+			/* The list passed shmr_config_validate(). */
+			if (shmr_ctl_cpus_parse(q->cpus, c->cpus[i][k]) < 0)
+				abort();
 		}
 	}
 	if (cfg->socket_group[0]) {
@@ -355,24 +324,14 @@ static void check_config(struct shmr_ctl *c)
 	}
 }
 
+/* Parse, defaults from behaviour objects, validation: config/'s one entry
+ * point; a failure is a configuration error (exit 2). */
 static void load_config(struct shmr_ctl *c, const char *path)
 {
 	char err[512];
-	int rc;
 
-	err[0] = '\0';
-	if (path)
-		rc = shmr_config_load_file(path, &c->cfg, err, sizeof(err));
-	else
-		rc = shmr_config_load_string(shmr_config_default_text(),
-					     "<default>", &c->cfg, err,
-					     sizeof(err));
-	if (rc < 0) {
-		if (err[0])
-			shmr_ctl_warn("%s", err);
-		else
-			shmr_ctl_warn("%s: %s", path ? path : "<default>",
-				      strerror(-rc));
+	if (shmr_config_load(path, &c->cfg, err, sizeof(err)) < 0) {
+		shmr_ctl_warn("%s", err);
 		exit(EXIT_USAGE);
 	}
 }

@@ -1,59 +1,32 @@
 /*
  * CPU lists of the configuration ("0", "0-3", "0,2-3") into hwloc bitmaps.
  * hwloc's own list parser accepts more than the configuration promises
- * (open ranges like "2-" meaning every cpu from 2 up), so the grammar is
- * checked here first: N or N-M (N <= M), comma-separated, below 4096.
+ * (open ranges like "2-" meaning every cpu from 2 up), so the lists are
+ * read with shmr's one parser (<shmr/cpulist.h>): N or N-M (N <= M),
+ * comma-separated, below SHMR_CPULIST_LIMIT (4096).
  */
 #include <errno.h>
 
+#include <shmr/cpulist.h>
+
 #include "control_internal.h"
 
-#define CPU_LIMIT 4096u
-
-static const char *parse_num(const char *p, unsigned *out)
+/* The set from the one parser's ranges, in decimal as the configuration
+ * and the dataplane read them (hwloc's own list parser read "010" as
+ * octal, and "08-9" as a set it could not print). */
+static int set_range(unsigned lo, unsigned hi, void *arg)
 {
-	unsigned v = 0;
-
-	if (*p < '0' || *p > '9')
-		return NULL;
-	while (*p >= '0' && *p <= '9') {
-		v = v * 10 + (unsigned)(*p++ - '0');
-		if (v >= CPU_LIMIT)
-			return NULL;
-	}
-	*out = v;
-	return p;
+	hwloc_bitmap_set_range(arg, lo, (int)hi);
+	return 0;
 }
 
 int shmr_ctl_cpus_parse(const char *list, hwloc_bitmap_t set)
 {
-	const char *p = list;
-	unsigned a, b;
-
 	hwloc_bitmap_zero(set);
-	if (!list)
+	if (shmr_cpulist_parse(list, set_range, set, NULL) < 0) {
+		hwloc_bitmap_zero(set);
 		return -EINVAL;
-	if (*p == '\0')
-		return 0;
-	for (;;) {
-		p = parse_num(p, &a);
-		if (!p)
-			return -EINVAL;
-		b = a;
-		if (*p == '-') {
-			p = parse_num(p + 1, &b);
-			if (!p || b < a)
-				return -EINVAL;
-		}
-		if (*p != ',' && *p != '\0')
-			return -EINVAL;
-		if (*p == ',')
-			p++;
-		else
-			break;
 	}
-	if (hwloc_bitmap_list_sscanf(set, list) < 0)
-		return -EINVAL;
 	return 0;
 }
 
@@ -67,11 +40,28 @@ int shmr_ctl_cpus_parse(const char *list, hwloc_bitmap_t set)
  * no lcore uses; when every allowed PU routes, on all of them.
  */
 
+/* The lcores' PUs so far, for shmr_ctl_cpus_lcores(). */
+struct lcores_taken {
+	hwloc_bitmap_t out;
+	unsigned nlcores, taken;
+};
+
+static int take_lcores(unsigned lo, unsigned hi, void *arg)
+{
+	struct lcores_taken *l = arg;
+
+	for (unsigned c = lo; c <= hi && l->taken < l->nlcores;
+	     c++, l->taken++)
+		hwloc_bitmap_set(l->out, c);
+	return 0;
+}
+
 int shmr_ctl_cpus_lcores(const char *dp_list, hwloc_const_bitmap_t allowed,
 			 unsigned nlcores, hwloc_bitmap_t out)
 {
 	const char *p = dp_list;
-	unsigned taken = 0, a, b;
+	struct lcores_taken l;
+	unsigned taken = 0;
 	int pu;
 
 	hwloc_bitmap_zero(out);
@@ -90,25 +80,11 @@ int shmr_ctl_cpus_lcores(const char *dp_list, hwloc_const_bitmap_t allowed,
 	}
 	/* The first nlcores entries in written order ("3,1" puts lcore 0 on
 	 * 3); a shorter list is reused from its start, adding nothing new. */
-	while (taken < nlcores) {
-		p = parse_num(p, &a);
-		if (!p)
-			return -EINVAL;
-		b = a;
-		if (*p == '-') {
-			p = parse_num(p + 1, &b);
-			if (!p || b < a)
-				return -EINVAL;
-		}
-		for (unsigned c = a; c <= b && taken < nlcores; c++, taken++)
-			hwloc_bitmap_set(out, c);
-		if (*p == ',')
-			p++;
-		else if (*p == '\0')
-			break;
-		else
-			return -EINVAL;
-	}
+	l.out = out;
+	l.nlcores = nlcores;
+	l.taken = 0;
+	if (shmr_cpulist_parse(dp_list, take_lcores, &l, NULL) < 0)
+		return -EINVAL;
 	return 0;
 }
 

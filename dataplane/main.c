@@ -48,6 +48,8 @@
 
 #include <urcu-qsbr.h>
 
+#include <shmr/cpulist.h>
+
 #include "dataplane_internal.h"
 #include "forward.h"
 #include "lcore.h"
@@ -340,36 +342,33 @@ static void usage(FILE *f)
 		"  --log-level L   error, warning, info (default) or debug\n");
 }
 
-/* Parse "0,2-3" into @p cpus; returns the count or -1. */
+/* The lcores' cpus so far, for parse_cpus(). */
+struct cpus_out {
+	int *cpus;
+	int n, max;
+};
+
+static int add_cpus(unsigned lo, unsigned hi, void *arg)
+{
+	struct cpus_out *o = arg;
+
+	if (hi >= CPU_SETSIZE)
+		return -ERANGE;
+	for (unsigned c = lo; c <= hi; c++) {
+		if (o->n == o->max)
+			return -ENOSPC;
+		o->cpus[o->n++] = (int)c;
+	}
+	return 0;
+}
+
+/* Parse "0,2-3" into @p cpus (shmr's one cpu-list parser, and no cpu a
+ * cpu_set_t cannot hold); returns the count or -1. */
 static int parse_cpus(const char *s, int *cpus, int max)
 {
-	int n = 0;
+	struct cpus_out o = { cpus, 0, max };
 
-	while (*s) {
-		char *end;
-		long a = strtol(s, &end, 10), b;
-
-		if (end == s || a < 0 || a >= CPU_SETSIZE)
-			return -1;
-		b = a;
-		s = end;
-		if (*s == '-') {
-			b = strtol(s + 1, &end, 10);
-			if (end == s + 1 || b < a || b >= CPU_SETSIZE)
-				return -1;
-			s = end;
-		}
-		for (long c = a; c <= b; c++) {
-			if (n == max)
-				return -1;
-			cpus[n++] = (int)c;
-		}
-		if (*s == ',')
-			s++;
-		else if (*s)
-			return -1;
-	}
-	return n;
+	return shmr_cpulist_parse(s, add_cpus, &o, NULL) < 0 ? -1 : o.n;
 }
 
 static int parse_level(const char *s)

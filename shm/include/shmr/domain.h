@@ -16,20 +16,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <shmr/geometry.h>
 #include <shmr/layout.h>
 
 #include <rte_ring_core.h>
 
 struct rte_ring;
-
-/** Geometry a domain is created with. */
-struct shmr_geometry {
-	uint32_t slot_size;  /* multiple of 8, SHMR_SLOT_MIN..SHMR_SLOT_MAX */
-	uint32_t lane_size;  /* power of two, 64..65536 */
-	uint32_t nlcores;    /* 1..SHMR_MAX_LCORES */
-	uint32_t poll_mode;  /* enum shmr_poll_mode */
-	uint32_t spin_polls; /* 0: default */
-};
 
 /**
  * Size of a domain of geometry @p g, and fill in the offsets of @p h
@@ -40,9 +32,6 @@ struct shmr_geometry {
  */
 int64_t shmr_layout_plan(const struct shmr_geometry *g,
 			 struct shmr_domain_hdr *h);
-
-/** 0 when @p g is usable, else -EINVAL; @p why gets a one-line reason. */
-int shmr_geometry_check(const struct shmr_geometry *g, const char **why);
 
 /**
  * Initialise a zeroed mapping of shmr_layout_plan() bytes: header, endpoint

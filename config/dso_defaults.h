@@ -3,11 +3,12 @@
  * shmr_behaviour, ABI 2): the routing logic when the configuration gives
  * no behaviour, the pool size when its pool gives no size, consistent-
  * hash's virtual nodes when it gives none.  The parser cannot open the
- * object; shmr-control fills these in when it checks the configuration
- * (at start and for --check), before it builds anything from it.
+ * object; shmr_config_load() fills these in after parsing (shmr-control's
+ * start and --check), before the whole is validated and anything is built
+ * from it.
  */
-#ifndef SHMR_CTL_DEFAULTS_H
-#define SHMR_CTL_DEFAULTS_H
+#ifndef SHMR_CONFIG_DSO_DEFAULTS_H
+#define SHMR_CONFIG_DSO_DEFAULTS_H
 
 #include <stddef.h>
 
@@ -23,7 +24,8 @@
  * object is dlopen()ed and read, never initialised (init() is the
  * dataplane's), and closed again.
  *
- * Context:   shmr-control's thread, before the model is built.
+ * Context:   shmr_config_load(), after the parse (shmr-control's thread,
+ *            before the model is built).
  * Ownership: @p cfg is updated in place.
  * Errors:    -EINVAL (the object gives nothing usable, or the file's
  *            settings do not fit the logic it names), -ENOENT (the object
@@ -31,6 +33,7 @@
  *            is not one this control plane reads).  @p err then holds one
  *            line "file:line: routers.[i].field: what is wrong".
  */
-int shmr_ctl_dso_defaults(struct shmr_config *cfg, char *err, size_t errlen);
+int shmr_config_dso_defaults(struct shmr_config *cfg, char *err,
+			     size_t errlen);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * A behaviour shared object's defaults for its router (see defaults.h and
+ * A behaviour shared object's defaults for its router (see dso_defaults.h and
  * struct shmr_behaviour in <shmr/behaviour.h>): the configuration file
  * wins, the object fills in what the file leaves out.
  *
@@ -16,7 +16,7 @@
 #include <shmr/behaviour.h>
 #include <shmr/layout.h>
 
-#include "defaults.h"
+#include "dso_defaults.h"
 
 /* What one object offers, copied out before it is closed. */
 struct offer {
@@ -197,7 +197,8 @@ static int resolve_behaviour(struct shmr_config *cfg, unsigned i,
 	return 0;
 }
 
-int shmr_ctl_dso_defaults(struct shmr_config *cfg, char *err, size_t errlen)
+int shmr_config_dso_defaults(struct shmr_config *cfg, char *err,
+			     size_t errlen)
 {
 	if (err && errlen)
 		err[0] = '\0';

@@ -1,0 +1,147 @@
+/*
+ * What crosses the configuration loader's files, and not the part
+ * (config/ only; not for direct inclusion elsewhere: shmr_config.h is the
+ * part's interface).
+ *
+ *   parse.c          the file, its top level, the domain and geometry
+ *   parse_routers.c  one router: behaviour, type maps, routes, logics
+ *   parse_pools.c    a router's pool and its resizer
+ *   parse_fields.c   readers of one setting each, and the error line
+ *   validate.c       rules on values (cpu lists) and on a whole
+ *                    configuration; the one entry point shmr_config_load()
+ *   dso_defaults.c   what a router's behaviour object fills in
+ *
+ * Every reader below returns 1 when the setting was read, 0 when it is
+ * absent (where absence is allowed), or -EINVAL after writing the one
+ * error line into pctx's buffer (shmr_conf_fail()).
+ */
+#ifndef SHMR_CONFIG_INTERNAL_H
+#define SHMR_CONFIG_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libconfig.h>
+
+#include "shmr_config.h"
+
+/* Everything one parse needs to report an error. */
+struct pctx {
+	const char *source; /* the file name as the caller gave it */
+	const char *dir;    /* absolute directory of the file, or NULL */
+	char *err;
+	size_t errlen;
+};
+
+/* A field path such as "routers.[0].routes.[1]". */
+struct fpath {
+	char s[160];
+};
+
+/* ---- parse_fields.c: field paths and the error line ------------------- */
+
+/* @p parent's path, then ".key" (or "key" at the top). */
+void shmr_conf_fp_key(struct fpath *out, const struct fpath *parent,
+		      const char *key);
+/* @p parent's path, then ".[i]". */
+void shmr_conf_fp_index(struct fpath *out, const struct fpath *parent,
+			unsigned i);
+/* Control characters of a quoted value as '?': an error stays one line. */
+void shmr_conf_one_line(char *s);
+/* The file a setting or error came from (@p buf holds a joined path). */
+const char *shmr_conf_file_name(struct pctx *p, const char *file, char *buf,
+				size_t cap);
+/* Write "file:line: field: message" into p's buffer; returns -EINVAL.
+ * Context: any; @p s NULL: @p line is used. */
+__attribute__((format(printf, 5, 6)))
+int shmr_conf_fail(struct pctx *p, const config_setting_t *s, int line,
+		   const char *field, const char *fmt, ...);
+
+/* ---- parse_fields.c: one setting each ---------------------------------- */
+
+/* Every member of @p grp is one of @p known (NULL-terminated), or fail. */
+int shmr_conf_check_keys(struct pctx *p, const config_setting_t *grp,
+			 const struct fpath *path, const char *const *known);
+/* Member @p key of libconfig type @p want: 1 (*out set), 0, -EINVAL. */
+int shmr_conf_member(struct pctx *p, const config_setting_t *grp,
+		     const struct fpath *path, const char *key, int want,
+		     config_setting_t **out);
+/* "required setting is missing (@p what)"; returns -EINVAL. */
+int shmr_conf_missing(struct pctx *p, const config_setting_t *grp,
+		      const struct fpath *path, const char *key,
+		      const char *what);
+int shmr_conf_copy_str(struct pctx *p, const config_setting_t *s,
+		       const char *field, const char *val, char *dst,
+		       size_t cap);
+/* A character of a name: [A-Za-z0-9_.:-]. */
+bool shmr_conf_name_char(char c);
+/* A router, route, registry or domain name: [A-Za-z0-9_.:-]{1,31}. */
+int shmr_conf_copy_name(struct pctx *p, const config_setting_t *s,
+			const char *field, const char *val,
+			char dst[SHMR_NAME_MAX]);
+int shmr_conf_get_name(struct pctx *p, const config_setting_t *grp,
+		       const struct fpath *path, const char *key,
+		       const char *what, char dst[SHMR_NAME_MAX],
+		       config_setting_t **where);
+int shmr_conf_get_str(struct pctx *p, const config_setting_t *grp,
+		      const struct fpath *path, const char *key, char *dst,
+		      size_t cap, config_setting_t **where);
+int shmr_conf_get_u32(struct pctx *p, const config_setting_t *grp,
+		      const struct fpath *path, const char *key, uint32_t lo,
+		      uint32_t hi, uint32_t *dst, config_setting_t **where);
+int shmr_conf_get_int(struct pctx *p, const config_setting_t *grp,
+		      const struct fpath *path, const char *key, long long lo,
+		      long long hi, int *dst);
+int shmr_conf_get_double(struct pctx *p, const config_setting_t *grp,
+			 const struct fpath *path, const char *key,
+			 double *dst);
+int shmr_conf_get_choice(struct pctx *p, const config_setting_t *g,
+			 const struct fpath *path, const char *key,
+			 const char *no, const char *yes, int *dst);
+/* A cpu list (shmr_conf_cpulist_why()). */
+int shmr_conf_get_cpus(struct pctx *p, const config_setting_t *grp,
+		       const struct fpath *path, const char *key,
+		       char dst[SHMR_CONF_CPUS_MAX]);
+/* A shared object's path, relative to the file that names it. */
+int shmr_conf_get_object(struct pctx *p, const config_setting_t *g,
+			 const struct fpath *path, const char *key, char *dst);
+/* An array or list of strings, each checked by @p each. */
+int shmr_conf_str_list(struct pctx *p, const config_setting_t *lst,
+		       const struct fpath *path, unsigned max, const char *what,
+		       int (*each)(struct pctx *p, const config_setting_t *s,
+				   const char *field, const char *val,
+				   unsigned i, void *arg),
+		       void *arg);
+/* A list ( { ... }, ... ) of at most @p max groups. */
+int shmr_conf_group_list(struct pctx *p, const config_setting_t *lst,
+			 const struct fpath *path, unsigned max,
+			 const char *what);
+
+/* ---- parse_routers.c, parse_pools.c ------------------------------------ */
+
+/* Router @p g into c->routers[c->nrouters] (the caller counts it). */
+int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
+			   const struct fpath *path, struct shmr_config *c);
+/* What a route and a pool's routees share: program, args, cpus. */
+int shmr_conf_route_body(struct pctx *p, const config_setting_t *g,
+			 const struct fpath *path, struct shmr_conf_route *r);
+/* "pool" of router @p g: its routees (expanded into rt->routes). */
+int shmr_conf_pool_parse(struct pctx *p, const config_setting_t *g,
+			 const struct fpath *path, struct shmr_conf_router *rt);
+/* "resizer" or "optimal_resizer" of a pool, keys unset by default. */
+int shmr_conf_resizer_parse(struct pctx *p, const config_setting_t *g,
+			    const struct fpath *path,
+			    struct shmr_conf_router *rt);
+
+/* ---- validate.c -------------------------------------------------------- */
+
+/*
+ * A cpu list as the configuration allows it: shmr's one grammar
+ * (<shmr/cpulist.h>), and no cpu above what a cpu_set_t holds (the
+ * dataplane's lcores are pinned with one).  Returns NULL, or what is
+ * wrong, written into @p buf.  Context: any; pure.
+ */
+const char *shmr_conf_cpulist_why(const char *s, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,158 @@
+/*
+ * Validation in one place.  The parser checks every setting as it reads
+ * it (parse*.c, with the rules on values below), so that the one error
+ * line names the file, line and field; what can only be checked once the
+ * whole configuration is known, and once a router's behaviour object has
+ * filled in what the file leaves to it (dso_defaults.c), is checked here
+ * by shmr_config_validate().  shmr_config_load() does all three in order,
+ * so that shmr-control only applies what it is given.
+ *
+ * Nothing here touches the system beyond opening behaviour objects (no
+ * DPDK, no hwloc, no group database): whether a program is installed, a
+ * cpu exists or a group is known is for the control plane to find out.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <shmr/cpulist.h>
+#include <shmr/geometry.h>
+#include <shmr/layout.h>
+
+#include "config_internal.h"
+#include "dso_defaults.h"
+
+/* Highest cpu number a list may name: the last a cpu_set_t holds, since
+ * the dataplane pins its lcores with one (shmr-dataplane's --cpus). */
+#define CPU_MAX 1023u
+static_assert(CPU_MAX == CPU_SETSIZE - 1,
+	      "a cpu list names only cpus a cpu_set_t holds");
+static_assert(CPU_MAX < SHMR_CPULIST_LIMIT,
+	      "within the cpu-list parser's limit");
+
+static int above_max(unsigned lo, unsigned hi, void *arg)
+{
+	(void)lo;
+	(void)arg;
+	return hi > CPU_MAX ? -ERANGE : 0;
+}
+
+/*
+ * A cpu list: "" (any), or comma-separated "N" / "N-M" with N <= M,
+ * numbers in decimal up to CPU_MAX.  Returns NULL or what is wrong.  A
+ * range's numbers are checked before its order, so "2000-1" names a cpu
+ * above CPU_MAX rather than a reversed range.
+ */
+const char *shmr_conf_cpulist_why(const char *s, char *buf, size_t cap)
+{
+	struct shmr_cpulist_range bad = { 0, 0 };
+	int rc = shmr_cpulist_parse(s, above_max, NULL, &bad);
+
+	if (rc == 0)
+		return NULL;
+	if (rc == -ERANGE || (rc == -EDOM && bad.lo > CPU_MAX)) {
+		snprintf(buf, cap, "cpu list \"%s\" names a cpu above %u", s,
+			 CPU_MAX);
+		return buf;
+	}
+	if (rc == -EDOM) {
+		snprintf(buf, cap, "cpu list \"%s\" has a reversed range %u-%u",
+			 s, bad.lo, bad.hi);
+		return buf;
+	}
+	snprintf(buf, cap,
+		 "bad cpu list \"%s\" (expected N, N-M, or a comma-separated list of them, e.g. \"0,2-3\")",
+		 s);
+	return buf;
+}
+
+/* A name as the control socket and the spec take it: 1 to
+ * SHMR_NAME_MAX - 1 characters of [A-Za-z0-9_.:-]. */
+static bool name_ok(const char *s)
+{
+	size_t n = strnlen(s, SHMR_NAME_MAX);
+
+	if (n == 0 || n >= SHMR_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!shmr_conf_name_char(s[i]))
+			return false;
+	return true;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int invalid(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+int shmr_config_validate(const struct shmr_config *cfg, char *err,
+			 size_t errlen)
+{
+	struct shmr_geometry g = { cfg->slot_size, cfg->lane_size, cfg->lcores,
+				   cfg->poll_mode, 0 };
+	char why_buf[256];
+	const char *why;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (shmr_geometry_check(&g, &why) < 0)
+		return invalid(err, errlen, "%s: domain: %s", cfg->source, why);
+	if (!name_ok(cfg->domain))
+		return invalid(err, errlen, "%s: domain: bad domain name '%s'",
+			       cfg->source, cfg->domain);
+	if (shmr_conf_cpulist_why(cfg->dataplane_cpus, why_buf,
+				  sizeof(why_buf)))
+		return invalid(err, errlen,
+			       "%s: dataplane_cpus: bad cpu list '%s'",
+			       cfg->source, cfg->dataplane_cpus);
+	for (unsigned i = 0; i < cfg->nrouters; i++) {
+		for (unsigned k = 0; k < cfg->routers[i].nroutes; k++) {
+			const struct shmr_conf_route *q =
+				&cfg->routers[i].routes[k];
+
+			if (shmr_conf_cpulist_why(q->cpus, why_buf,
+						  sizeof(why_buf)))
+				return invalid(err, errlen,
+					       "%s:%d: cpus: bad cpu list '%s'",
+					       cfg->source, q->line, q->cpus);
+		}
+	}
+	return 0;
+}
+
+int shmr_config_load(const char *path, struct shmr_config *out, char *err,
+		     size_t errlen)
+{
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (path)
+		rc = shmr_config_load_file(path, out, err, errlen);
+	else
+		rc = shmr_config_load_string(shmr_config_default_text(),
+					     "<default>", out, err, errlen);
+	if (rc < 0) {
+		if (err && errlen && !err[0])
+			snprintf(err, errlen, "%s: %s",
+				 path ? path : "<default>", strerror(-rc));
+		return rc;
+	}
+	/* What the file leaves to a router's dso, before the whole is
+	 * checked and anything is built from the routers. */
+	rc = shmr_config_dso_defaults(out, err, errlen);
+	if (rc < 0)
+		return rc;
+	return shmr_config_validate(out, err, errlen);
+}
