@@ -1,5 +1,5 @@
 /*
- * A router's admin-path handlers (include/shmr/behaviour.h, second half):
+ * A router's admin-path handlers (include/shmr/handler.h):
  * loaded from the shared object its configuration names, run in the
  * control plane's single thread for the admin endpoint's slots and for
  * INSPECT, and the router's stop when one of them fails.

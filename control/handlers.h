@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include <shmr/behaviour.h>
+#include <shmr/handler.h>
 #include <shmr/shmr.h>
 
 #include "admin.h"

@@ -1,7 +1,7 @@
 /*
  * libshmr-example-handlers.so: a router's admin-path handlers, loaded by
  * shmr-control (router setting handlers = "path.so"), built on the public
- * <shmr/behaviour.h> only.  It is a circuit breaker, the reference's
+ * <shmr/handler.h> only.  It is a circuit breaker, the reference's
  * "automatic circuit breaking" pattern:
  *
  *   - every MessageRouteFailed is kept as a dead letter (the default) and

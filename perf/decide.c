@@ -10,7 +10,7 @@
  * idle and empty (the first one wins at once), and every inbox holding
  * one message (every routee read, the worst case); its lanes are real
  * rings of this domain, filled once.  broadcast's decision only names the
- * router (the copies are forward.c's business), so it is left out.
+ * router (the copies are forward_bcast.c's business), so it is left out.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -300,7 +300,7 @@ static int pool_send(void *ctx, uint32_t w, const struct shmr_msg *m)
 	return 0;
 }
 
-/* Hand out with the lcore's scratch copy of the counts, as forward.c
+/* Hand out with the lcore's scratch copy of the counts, as forward_balance.c
  * would (it re-reads the lanes each round). */
 static unsigned pool_dispatch(struct shmr_dp_balance *q, struct pool *p,
 			      uint32_t n, uint32_t credit)
