@@ -47,9 +47,6 @@
 
 #include <stdint.h>
 
-/* For cpus.c, which includes this header for its own declarations. */
-#include "cpus.h"
-
 /*
  * What the loop shares with the modules it runs.
  * Context: the loop's thread only (the admin bell thread never sees it).

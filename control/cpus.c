@@ -9,7 +9,7 @@
 
 #include <shmr/cpulist.h>
 
-#include "control_internal.h"
+#include "cpus.h"
 
 /* The set from the one parser's ranges, in decimal as the configuration
  * and the dataplane read them (hwloc's own list parser read "010" as
