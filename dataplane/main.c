@@ -391,7 +391,8 @@ static int parse_level(const char *s)
  * Take over our sides of every lane from a dataplane that may have died:
  * an unfinished burst on an outbound (or the control) lane is handed back
  * flagged as redelivered, a half-done enqueue on an inbound lane is
- * dropped.  Only lanes whose geometry is sound are touched.
+ * dropped.  Only lanes whose geometry is sound are touched (a lane that
+ * is not is quarantined by its first burst's check, as ever).
  */
 static void repair_own_sides(void)
 {
@@ -402,9 +403,7 @@ static void repair_own_sides(void)
 		     i++) {
 			struct rte_ring *r = shmr_dp_lane(&g_env, s, i);
 
-			if (r->size != g_env.lane_size ||
-			    r->mask != g_env.lane_size - 1 ||
-			    r->capacity != g_env.lane_size - 1)
+			if (!shmr_lane_geometry_valid(r, g_env.lane_size))
 				continue;
 			if (i < g_env.nlcores)
 				dropped += (unsigned)shmr_lane_repair_producer(r);
@@ -415,7 +414,7 @@ static void repair_own_sides(void)
 	}
 	struct rte_ring *ctl = shmr_dp_ctl_lane(&g_env);
 
-	if (ctl->size == g_env.lane_size && ctl->mask == g_env.lane_size - 1)
+	if (shmr_lane_geometry_valid(ctl, g_env.lane_size))
 		back += shmr_lane_repair_consumer(ctl, g_env.slot_size);
 	if (back || dropped)
 		say(SHMR_DP_LOG_WARNING,
