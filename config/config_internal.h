@@ -9,6 +9,7 @@
  *   parse_fields.c   readers of one setting each, and the error line
  *   validate.c       rules on values (cpu lists) and on a whole
  *                    configuration; the one entry point shmr_config_load()
+ *   resizer_conf.c   a pool resizer's parameters: defaults and ranges
  *   dso_defaults.c   what a router's behaviour object fills in
  *
  * Every reader below returns 1 when the setting was read, 0 when it is

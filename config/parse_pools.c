@@ -97,8 +97,9 @@ int shmr_config_pool_expand(struct shmr_conf_router *rt, unsigned size,
 /*
  * resizer = { ... } (Pekko's default resizer) or optimal_resizer = { ... }
  * (its optimal-size exploring one), for a pool; keys as Pekko's with '_'
- * for '-'.  Absent keys stay "unset" (INT_MIN, NaN, UINT64_MAX): the
- * control plane fills in Pekko's defaults and checks the ranges.
+ * for '-'.  Absent keys stay "unset" (INT_MIN, NaN, UINT64_MAX):
+ * shmr_config_resizer_from_conf() (resizer_conf.c) fills in Pekko's
+ * defaults and shmr_config_validate() checks the ranges.
  */
 void shmr_config_resizer_unset(struct shmr_conf_resizer *z, int kind,
 			       int line)

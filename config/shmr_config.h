@@ -49,8 +49,10 @@ enum shmr_conf_resizer_kind {
 };
 
 /* A pool's resizer, with Pekko's keys (dashes as underscores).  Absent
- * keys hold Pekko's defaults; the control plane validates the values
- * when it builds the pool's resizer (shmr_ctl_resizer_from_conf()). */
+ * keys are unset (shmr_config_resizer_unset()) and take Pekko's defaults;
+ * shmr_config_validate() checks the values' ranges and the control plane
+ * builds the pool's resizer from them (shmr_config_resizer_from_conf(),
+ * resizer_conf.h). */
 struct shmr_conf_resizer {
 	int kind; /* enum shmr_conf_resizer_kind */
 	int line;
@@ -166,7 +168,7 @@ int shmr_config_pool_expand(struct shmr_conf_router *rt, unsigned size,
 /**
  * A resizer of @p kind (enum shmr_conf_resizer_kind) declared at @p line
  * with every key unset, so that each takes Pekko's default: what the
- * parser does before it reads the keys given, and what the control plane
+ * parser does before it reads the keys given, and what dso_defaults.c
  * does for a resizer a router's dso names.  Context: any.
  */
 void shmr_config_resizer_unset(struct shmr_conf_resizer *z, int kind,
@@ -201,7 +203,9 @@ int shmr_config_load(const char *path, struct shmr_config *out, char *err,
 
 /**
  * Check what can only be checked of the whole (parsed, defaults filled in):
- * its geometry, its domain name, every cpu list.
+ * its geometry, its domain name, every cpu list, every pool's resizer
+ * (the ranges of resizer_conf.h) and that the routers and routes fit the
+ * domain's endpoint slots.
  *
  * Context: any; pure.
  * Errors:  -EINVAL with one line in @p err ("source: field: what").

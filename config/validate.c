@@ -4,8 +4,10 @@
  * line names the file, line and field; what can only be checked once the
  * whole configuration is known, and once a router's behaviour object has
  * filled in what the file leaves to it (dso_defaults.c), is checked here
- * by shmr_config_validate().  shmr_config_load() does all three in order,
- * so that shmr-control only applies what it is given.
+ * by shmr_config_validate(): the geometry, the domain's name, the cpu
+ * lists, the pools' resizers (resizer_conf.c) and the endpoint slots.
+ * shmr_config_load() does all three in order, so that shmr-control only
+ * applies what it is given.
  *
  * Nothing here touches the system beyond opening behaviour objects (no
  * DPDK, no hwloc, no group database): whether a program is installed, a
@@ -24,6 +26,7 @@
 
 #include "config_internal.h"
 #include "dso_defaults.h"
+#include "resizer_conf.h"
 
 /* Highest cpu number a list may name: the last a cpu_set_t holds, since
  * the dataplane pins its lcores with one (shmr-dataplane's --cpus). */
@@ -96,6 +99,72 @@ static int invalid(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/*
+ * Router @p i's resizer, as its pool will run it: Pekko's defaults under
+ * what the file (or the router's dso) set, in range.  The key at fault is
+ * named as this configuration spells it (Pekko's, dashes as underscores).
+ */
+static int resizer_valid(const struct shmr_config *cfg, unsigned i,
+			 char *err, size_t errlen)
+{
+	const struct shmr_conf_resizer *z = &cfg->routers[i].resizer;
+	struct shmr_conf_resizer_cfg d;
+	struct shmr_conf_optimal_cfg o;
+	const char *field = "?";
+	char key[64];
+
+	if (shmr_config_resizer_from_conf(z, &d, &o, &field) == 0)
+		return 0;
+	/* Pekko's key, as this configuration spells it. */
+	snprintf(key, sizeof(key), "%s", field);
+	for (char *k = key; *k; k++)
+		if (*k == '-')
+			*k = '_';
+	return invalid(err, errlen,
+		       "%s:%d: routers.[%u].%s.%s: out of range (see "
+		       "docs/pools.md)",
+		       cfg->source, z->line, i,
+		       z->kind == SHMR_RESIZER_DEFAULT ? "resizer"
+						       : "optimal_resizer",
+		       key);
+}
+
+/*
+ * Every router and every route (a pool's routees included) takes one of
+ * the domain's SHMR_MAX_ENDPOINTS endpoint slots, routers first, as
+ * shmr-control's model allocates them.  The error names the pool's size,
+ * or the first route, that does not fit.
+ */
+static int endpoints_fit(const struct shmr_config *cfg, char *err,
+			 size_t errlen)
+{
+	unsigned used = cfg->nrouters;
+
+	for (unsigned i = 0; i < cfg->nrouters; i++) {
+		const struct shmr_conf_router *rt = &cfg->routers[i];
+
+		if (rt->nroutes <= SHMR_MAX_ENDPOINTS - used) {
+			used += rt->nroutes;
+			continue;
+		}
+		if (rt->pool.size)
+			return invalid(err, errlen,
+				       "%s:%d: routers.[%u].pool.size: more "
+				       "routers and routes than endpoint slots "
+				       "(the domain has %u)",
+				       cfg->source, rt->pool.line, i,
+				       SHMR_MAX_ENDPOINTS);
+		return invalid(err, errlen,
+			       "%s:%d: routers.[%u].routes.[%u]: more routers "
+			       "and routes than endpoint slots (the domain "
+			       "has %u)",
+			       cfg->source,
+			       rt->routes[SHMR_MAX_ENDPOINTS - used].line, i,
+			       SHMR_MAX_ENDPOINTS - used, SHMR_MAX_ENDPOINTS);
+	}
+	return 0;
+}
+
 int shmr_config_validate(const struct shmr_config *cfg, char *err,
 			 size_t errlen)
 {
@@ -128,7 +197,10 @@ int shmr_config_validate(const struct shmr_config *cfg, char *err,
 					       cfg->source, q->line, q->cpus);
 		}
 	}
-	return 0;
+	for (unsigned i = 0; i < cfg->nrouters; i++)
+		if (resizer_valid(cfg, i, err, errlen) < 0)
+			return -EINVAL;
+	return endpoints_fit(cfg, err, errlen);
 }
 
 int shmr_config_load(const char *path, struct shmr_config *out, char *err,

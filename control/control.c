@@ -257,47 +257,27 @@ static void resolve_dataplane(struct shmr_ctl *c, const char *opt)
 }
 
 /* What the daemon builds from a configuration that shmr_config_load()
- * validated: the resizers, the model, the routes' cpu sets, the socket's
- * group.  A failure is a configuration error (exit 2). */
+ * validated: the model (and the pools' resizers in it), the routes' cpu
+ * sets, the socket's group.  Only the group is new to it (the host's group
+ * database): a failure there is a configuration error (exit 2); any other
+ * is a broken invariant. */
 static void check_config(struct shmr_ctl *c)
 {
 	const struct shmr_config *cfg = &c->cfg;
-	int rc;
 
+	/* The resizers' ranges passed shmr_config_validate(). */
 	for (unsigned i = 0; i < cfg->nrouters; i++) {
-		const struct shmr_conf_resizer *z = &cfg->routers[i].resizer;
-		struct shmr_ctl_resizer_cfg d;
-		struct shmr_ctl_optimal_cfg o;
-		const char *field = "?";
+		struct shmr_conf_resizer_cfg d;
+		struct shmr_conf_optimal_cfg o;
 
-		if (shmr_ctl_resizer_from_conf(z, &d, &o, &field) < 0) {
-			char key[64];
-
-			/* Pekko's key, as this configuration spells it. */
-			snprintf(key, sizeof(key), "%s", field);
-			for (char *k = key; *k; k++)
-				if (*k == '-')
-					*k = '_';
-			field = key;
-			shmr_ctl_warn("%s:%d: routers.[%u].%s.%s: out of "
-				      "range (see docs/pools.md)",
-				      cfg->source, z->line, i,
-				      z->kind == SHMR_RESIZER_DEFAULT
-					      ? "resizer"
-					      : "optimal_resizer",
-				      field);
-			exit(EXIT_USAGE);
-		}
+		if (shmr_config_resizer_from_conf(&cfg->routers[i].resizer, &d,
+						  &o, NULL) < 0)
+			abort();
 	}
-	rc = shmr_ctl_model_init(&c->model, cfg);
-	if (rc < 0) {
-		shmr_ctl_warn("%s: routers: %s", cfg->source,
-			      rc == -SHMR_E_NAME
-				      ? "bad or duplicate router or route name"
-				      : "more routers and routes than endpoint "
-					"slots");
-		exit(EXIT_USAGE);
-	}
+	/* Names (the parser's) and endpoint slots (shmr_config_validate())
+	 * are checked. */
+	if (shmr_ctl_model_init(&c->model, cfg) < 0)
+		abort();
 	for (unsigned i = 0; i < cfg->nrouters; i++) {
 		for (unsigned k = 0; k < cfg->routers[i].nroutes; k++) {
 			const struct shmr_conf_route *q =

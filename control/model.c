@@ -415,12 +415,13 @@ void shmr_ctl_routees_init(struct shmr_ctl_model *m)
 		for (unsigned k = 0; k < r->nroutees; k++)
 			snprintf(r->routees[k], SHMR_NAME_MAX, "%s",
 				 cr->hash[k]);
-		/* Checked by the daemon before the model is built. */
+		/* Checked by shmr_config_validate(). */
 		if (cr->resizer.kind != SHMR_RESIZER_NONE) {
-			struct shmr_ctl_optimal_cfg o;
+			struct shmr_conf_optimal_cfg o;
 
-			if (shmr_ctl_resizer_from_conf(&cr->resizer, &r->rcfg,
-						       &o, NULL) == 0 &&
+			if (shmr_config_resizer_from_conf(&cr->resizer,
+							  &r->rcfg, &o,
+							  NULL) == 0 &&
 			    cr->resizer.kind == SHMR_RESIZER_OPTIMAL)
 				(void)shmr_ctl_optimal_init(&r->optimal, &o,
 							    NULL);

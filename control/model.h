@@ -46,7 +46,7 @@ struct shmr_ctl_router {
 	uint64_t rs_seen;        /* default: messages routed when it last looked */
 	uint64_t rs_processed;   /* optimal: messages taken by the routees */
 	struct shmr_ctl_optimal optimal;
-	struct shmr_ctl_resizer_cfg rcfg;
+	struct shmr_conf_resizer_cfg rcfg;
 	unsigned nroutes;
 	struct shmr_ctl_route routes[SHMR_MAX_ROUTES];
 };

@@ -50,7 +50,7 @@ int shmr_ctl_pin_plan(struct shmr_ctl_pin *p, const struct shmr_config *cfg,
 	}
 	if (shmr_ctl_cpus_lcores(cfg->dataplane_cpus, allowed,
 				 nlcores, lcores) < 0)
-		abort(); /* the list passed check_config() */
+		abort(); /* the list passed shmr_config_validate() */
 	if (cfg->dataplane_cpus[0])
 		n = snprintf(p->dp_cpus, sizeof(p->dp_cpus), "%s",
 			     cfg->dataplane_cpus);

@@ -5,30 +5,24 @@
  * millionths, R = round(r * 1e6), and the rounding Pekko asks for is done on
  * integers: ceil(r * n) = (R * n + 999999) / 1000000, floor(r * n) =
  * R * n / 1000000, and p / n < t becomes p * 1000000 < T * n.  With
- * R <= 1e12 (rates <= 1e6, enforced by the checks) and n <= SHMR_CTL_POOL_MAX
- * the products stay far inside int64.  So "5 of 5 at 0.2" is exactly 1 and
- * "3 of 10 under 0.3" is exactly not below, whatever the binary expansion
- * of 0.2 or 0.3.
+ * R <= 1e12 (rates <= SHMR_CONF_RATE_MAX = 1e6, enforced by config/'s
+ * checks) and n <= SHMR_CTL_POOL_MAX the products stay far inside int64.
+ * So "5 of 5 at 0.2" is exactly 1 and "3 of 10 under 0.3" is exactly not
+ * below, whatever the binary expansion of 0.2 or 0.3.
  *
  * The chances (compared with a uniform draw) and the metric weight stay
  * doubles: they are not rounded into a count, so no boundary turns on them.
  */
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "resizer.h"
-#include "shmr_config.h"
 
 #define MICRO 1000000
 
-/* The largest rate whose millionths times SHMR_CTL_POOL_MAX fits int64
- * with a wide margin. */
-#define RATE_MAX 1e6
-
-/* r in [0, RATE_MAX], checked by the caller: round to millionths. */
+/* r in [0, SHMR_CONF_RATE_MAX], checked by config/ (resizer_conf.c):
+ * round to millionths. */
 static int64_t micro(double r)
 {
 	return (int64_t)(r * 1e6 + 0.5);
@@ -51,19 +45,6 @@ static int64_t floor_mul(int64_t rate_micro, unsigned n)
 	if (n != 0 && rate_micro > INT64_MAX / (int64_t)n)
 		return INT32_MAX;
 	return rate_micro * (int64_t)n / MICRO;
-}
-
-/* NaN compares false with everything, so test it first. */
-static int is_nan(double x)
-{
-	return x != x;
-}
-
-static int bad(const char **field, const char *name)
-{
-	if (field)
-		*field = name;
-	return -EINVAL;
 }
 
 /* (size + change) kept within [lower, upper], less size. */
@@ -89,66 +70,17 @@ double shmr_ctl_rng_splitmix(void *ctx)
 	return (double)(z >> 11) * 0x1.0p-53;
 }
 
-static int probability(double x)
-{
-	return !is_nan(x) && x >= 0.0 && x <= 1.0;
-}
-
-static int ratio(double x)
-{
-	return !is_nan(x) && x >= 0.0 && x <= RATE_MAX;
-}
-
-/* Both resizers' pool bounds: 0 <= lower <= upper <= SHMR_CTL_POOL_MAX. */
-static int bounds_check(int lower, int upper, const char **field)
-{
-	if (lower < 0)
-		return bad(field, "lower-bound");
-	if (upper < 0 || upper < lower || upper > (int)SHMR_CTL_POOL_MAX)
-		return bad(field, "upper-bound");
-	return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* Default resizer                                                     */
 /* ------------------------------------------------------------------ */
 
-void shmr_ctl_resizer_cfg_defaults(struct shmr_ctl_resizer_cfg *c)
-{
-	c->lower_bound = 1;
-	c->upper_bound = 10;
-	c->pressure_threshold = 1;
-	c->rampup_rate = 0.2;
-	c->backoff_threshold = 0.3;
-	c->backoff_rate = 0.1;
-	c->messages_per_resize = 10;
-}
-
-int shmr_ctl_resizer_check(const struct shmr_ctl_resizer_cfg *c,
-			   const char **field)
-{
-	int rc = bounds_check(c->lower_bound, c->upper_bound, field);
-
-	if (rc < 0)
-		return rc;
-	if (!ratio(c->rampup_rate))
-		return bad(field, "rampup-rate");
-	if (is_nan(c->backoff_threshold) || c->backoff_threshold > 1.0)
-		return bad(field, "backoff-threshold");
-	if (!ratio(c->backoff_rate))
-		return bad(field, "backoff-rate");
-	if (c->messages_per_resize < 1)
-		return bad(field, "messages-per-resize");
-	return 0;
-}
-
-int shmr_ctl_resizer_is_time(const struct shmr_ctl_resizer_cfg *c,
+int shmr_ctl_resizer_is_time(const struct shmr_conf_resizer_cfg *c,
 			     uint64_t message_counter)
 {
 	return message_counter % (uint64_t)c->messages_per_resize == 0;
 }
 
-unsigned shmr_ctl_resizer_pressure(const struct shmr_ctl_resizer_cfg *c,
+unsigned shmr_ctl_resizer_pressure(const struct shmr_conf_resizer_cfg *c,
 				   const struct shmr_ctl_routee_load *r,
 				   unsigned n)
 {
@@ -169,7 +101,7 @@ unsigned shmr_ctl_resizer_pressure(const struct shmr_ctl_resizer_cfg *c,
 	return count;
 }
 
-int shmr_ctl_resizer_rampup(const struct shmr_ctl_resizer_cfg *c,
+int shmr_ctl_resizer_rampup(const struct shmr_conf_resizer_cfg *c,
 			    unsigned pressure, unsigned capacity)
 {
 	if (pressure < capacity)
@@ -177,7 +109,7 @@ int shmr_ctl_resizer_rampup(const struct shmr_ctl_resizer_cfg *c,
 	return (int)ceil_mul(micro(c->rampup_rate), capacity);
 }
 
-int shmr_ctl_resizer_backoff(const struct shmr_ctl_resizer_cfg *c,
+int shmr_ctl_resizer_backoff(const struct shmr_conf_resizer_cfg *c,
 			     unsigned pressure, unsigned capacity)
 {
 	int64_t t;
@@ -192,7 +124,7 @@ int shmr_ctl_resizer_backoff(const struct shmr_ctl_resizer_cfg *c,
 	return -(int)ceil_mul(micro(c->backoff_rate), capacity);
 }
 
-int shmr_ctl_resizer_delta(const struct shmr_ctl_resizer_cfg *c,
+int shmr_ctl_resizer_delta(const struct shmr_conf_resizer_cfg *c,
 			   unsigned pressure, unsigned size)
 {
 	int64_t delta = (int64_t)shmr_ctl_resizer_rampup(c, pressure, size) +
@@ -201,7 +133,7 @@ int shmr_ctl_resizer_delta(const struct shmr_ctl_resizer_cfg *c,
 	return clamp_delta(size, delta, c->lower_bound, c->upper_bound);
 }
 
-int shmr_ctl_resizer_capacity(const struct shmr_ctl_resizer_cfg *c,
+int shmr_ctl_resizer_capacity(const struct shmr_conf_resizer_cfg *c,
 			      const struct shmr_ctl_routee_load *r,
 			      unsigned n)
 {
@@ -213,47 +145,11 @@ int shmr_ctl_resizer_capacity(const struct shmr_ctl_resizer_cfg *c,
 /* Optimal-size exploring resizer                                      */
 /* ------------------------------------------------------------------ */
 
-void shmr_ctl_optimal_cfg_defaults(struct shmr_ctl_optimal_cfg *c)
-{
-	c->lower_bound = 1;
-	c->upper_bound = 30;
-	c->chance_of_ramping_down_when_full = 0.2;
-	c->action_interval_ms = 5000;
-	c->downsize_after_underutilized_for_ms = 72ull * 3600 * 1000;
-	c->explore_step_size = 0.1;
-	c->chance_of_exploration = 0.4;
-	c->downsize_ratio = 0.8;
-	c->optimization_range = 16;
-	c->weight_of_latest_metric = 0.5;
-}
-
-int shmr_ctl_optimal_check(const struct shmr_ctl_optimal_cfg *c,
-			   const char **field)
-{
-	int rc = bounds_check(c->lower_bound, c->upper_bound, field);
-
-	if (rc < 0)
-		return rc;
-	if (c->optimization_range < 2)
-		return bad(field, "optimization-range");
-	if (!probability(c->chance_of_ramping_down_when_full))
-		return bad(field, "chance-of-ramping-down-when-full");
-	if (!ratio(c->explore_step_size))
-		return bad(field, "explore-step-size");
-	if (!ratio(c->downsize_ratio))
-		return bad(field, "downsize-ratio");
-	if (!probability(c->chance_of_exploration))
-		return bad(field, "chance-of-exploration");
-	if (!probability(c->weight_of_latest_metric))
-		return bad(field, "weight-of-latest-metric");
-	return 0;
-}
-
 int shmr_ctl_optimal_init(struct shmr_ctl_optimal *o,
-			  const struct shmr_ctl_optimal_cfg *c,
+			  const struct shmr_conf_optimal_cfg *c,
 			  const char **field)
 {
-	int rc = shmr_ctl_optimal_check(c, field);
+	int rc = shmr_config_optimal_check(c, field);
 
 	if (rc < 0)
 		return rc;
@@ -434,52 +330,4 @@ int shmr_ctl_optimal_resize(struct shmr_ctl_optimal *o, uint64_t now_ms,
 			   o->cfg.upper_bound);
 }
 
-int shmr_ctl_resizer_from_conf(const struct shmr_conf_resizer *z,
-			       struct shmr_ctl_resizer_cfg *d,
-			       struct shmr_ctl_optimal_cfg *o,
-			       const char **field)
-{
-#define SET_INT(dst, v)                                                    \
-	do {                                                               \
-		if ((v) != INT_MIN)                                        \
-			(dst) = (v);                                       \
-	} while (0)
-#define SET_DBL(dst, v)                                                    \
-	do {                                                               \
-		if (!isnan(v))                                             \
-			(dst) = (v);                                       \
-	} while (0)
-	shmr_ctl_resizer_cfg_defaults(d);
-	shmr_ctl_optimal_cfg_defaults(o);
-	if (z->kind == SHMR_RESIZER_DEFAULT) {
-		SET_INT(d->lower_bound, z->lower_bound);
-		SET_INT(d->upper_bound, z->upper_bound);
-		SET_INT(d->pressure_threshold, z->pressure_threshold);
-		SET_INT(d->messages_per_resize, z->messages_per_resize);
-		SET_DBL(d->rampup_rate, z->rampup_rate);
-		SET_DBL(d->backoff_threshold, z->backoff_threshold);
-		SET_DBL(d->backoff_rate, z->backoff_rate);
-		return shmr_ctl_resizer_check(d, field);
-	}
-	if (z->kind == SHMR_RESIZER_OPTIMAL) {
-		SET_INT(o->lower_bound, z->lower_bound);
-		SET_INT(o->upper_bound, z->upper_bound);
-		SET_INT(o->optimization_range, z->optimization_range);
-		SET_DBL(o->chance_of_ramping_down_when_full,
-			z->chance_of_ramping_down_when_full);
-		SET_DBL(o->explore_step_size, z->explore_step_size);
-		SET_DBL(o->chance_of_exploration, z->chance_of_exploration);
-		SET_DBL(o->downsize_ratio, z->downsize_ratio);
-		SET_DBL(o->weight_of_latest_metric, z->weight_of_latest_metric);
-		if (z->action_interval_ms != UINT64_MAX)
-			o->action_interval_ms = z->action_interval_ms;
-		if (z->downsize_after_underutilized_for_ms != UINT64_MAX)
-			o->downsize_after_underutilized_for_ms =
-				z->downsize_after_underutilized_for_ms;
-		return shmr_ctl_optimal_check(o, field);
-	}
-#undef SET_INT
-#undef SET_DBL
-	return 0;
-}
 

@@ -35,9 +35,13 @@
 
 #include <shmr/layout.h>
 
+#include "resizer_conf.h"
+
 /** The largest pool size a resizer accepts as an upper bound: a pool cannot
- *  have more routees than the domain has endpoint slots. */
-#define SHMR_CTL_POOL_MAX SHMR_MAX_ENDPOINTS
+ *  have more routees than the domain has endpoint slots.  The parameters
+ *  (struct shmr_conf_resizer_cfg, struct shmr_conf_optimal_cfg), their
+ *  defaults and their ranges are config/'s (resizer_conf.h). */
+#define SHMR_CTL_POOL_MAX SHMR_CONF_POOL_MAX
 
 /** One routee's load at the moment the resizer looks. */
 struct shmr_ctl_routee_load {
@@ -73,40 +77,13 @@ double shmr_ctl_rng_splitmix(void *ctx);
  * the result within [lower-bound, upper-bound].
  */
 
-/** Configuration keys of the resizer section, with Pekko's names. */
-struct shmr_ctl_resizer_cfg {
-	int lower_bound;          /**< lower-bound: fewest routees (>= 0) */
-	int upper_bound;          /**< upper-bound: most routees */
-	int pressure_threshold;   /**< pressure-threshold, see pressure() */
-	double rampup_rate;       /**< rampup-rate: growth when all pressed */
-	double backoff_threshold; /**< backoff-threshold: <= 0 never shrinks */
-	double backoff_rate;      /**< backoff-rate: shrink fraction */
-	int messages_per_resize;  /**< messages-per-resize: >= 1 */
-};
-
-/** Pekko's defaults: 1, 10, 1, 0.2, 0.3, 0.1, 10. */
-void shmr_ctl_resizer_cfg_defaults(struct shmr_ctl_resizer_cfg *c);
-
-/**
- * Validate @p c as Pekko does: lower-bound >= 0, upper-bound >= 0 and
- * >= lower-bound, rampup-rate >= 0, backoff-threshold <= 1, backoff-rate
- * >= 0, messages-per-resize >= 1.  In addition: upper-bound <=
- * SHMR_CTL_POOL_MAX, no rate is NaN, and rampup-rate and backoff-rate are
- * at most 1000000 (the integer arithmetic's range).
- *
- * Returns: 0, or -EINVAL with *@p field (when @p field is not NULL) set to
- *          the configuration key at fault, a static string.
- */
-int shmr_ctl_resizer_check(const struct shmr_ctl_resizer_cfg *c,
-			   const char **field);
-
 /**
  * Whether the message numbered @p message_counter should trigger a resize:
  * counter % messages-per-resize == 0.  The counter starts at 0 for the
  * initial resize (before the first message) and counts messages from 1.
- * Context: @p c passed shmr_ctl_resizer_check().
+ * Context: @p c passed shmr_config_resizer_check().
  */
-int shmr_ctl_resizer_is_time(const struct shmr_ctl_resizer_cfg *c,
+int shmr_ctl_resizer_is_time(const struct shmr_conf_resizer_cfg *c,
 			     uint64_t message_counter);
 
 /**
@@ -116,7 +93,7 @@ int shmr_ctl_resizer_is_time(const struct shmr_ctl_resizer_cfg *c,
  *   T = 1: it is busy and has at least one message waiting;
  *   T > 1: it has at least T messages waiting, busy or not.
  */
-unsigned shmr_ctl_resizer_pressure(const struct shmr_ctl_resizer_cfg *c,
+unsigned shmr_ctl_resizer_pressure(const struct shmr_conf_resizer_cfg *c,
 				   const struct shmr_ctl_routee_load *r,
 				   unsigned n);
 
@@ -124,10 +101,10 @@ unsigned shmr_ctl_resizer_pressure(const struct shmr_ctl_resizer_cfg *c,
  * Proposed growth: 0 when @p pressure < @p capacity, else
  * ceil(rampup-rate * capacity).  Rampup 0.2: 9 of 10 is 0, 5 of 5 is 1,
  * 6 of 6 is 2.
- * Context: @p c passed shmr_ctl_resizer_check(); @p capacity <=
+ * Context: @p c passed shmr_config_resizer_check(); @p capacity <=
  *          SHMR_CTL_POOL_MAX.
  */
-int shmr_ctl_resizer_rampup(const struct shmr_ctl_resizer_cfg *c,
+int shmr_ctl_resizer_rampup(const struct shmr_conf_resizer_cfg *c,
 			    unsigned pressure, unsigned capacity);
 
 /**
@@ -137,7 +114,7 @@ int shmr_ctl_resizer_rampup(const struct shmr_ctl_resizer_cfg *c,
  * Threshold 0.3 and rate 0.1: 3 of 10 is 0, 2 of 10 is -1.
  * Context: as shmr_ctl_resizer_rampup().
  */
-int shmr_ctl_resizer_backoff(const struct shmr_ctl_resizer_cfg *c,
+int shmr_ctl_resizer_backoff(const struct shmr_conf_resizer_cfg *c,
 			     unsigned pressure, unsigned capacity);
 
 /**
@@ -147,7 +124,7 @@ int shmr_ctl_resizer_backoff(const struct shmr_ctl_resizer_cfg *c,
  * to the nearest one, and an empty pool grows to lower-bound).
  * Context: as shmr_ctl_resizer_rampup().
  */
-int shmr_ctl_resizer_delta(const struct shmr_ctl_resizer_cfg *c,
+int shmr_ctl_resizer_delta(const struct shmr_conf_resizer_cfg *c,
 			   unsigned pressure, unsigned size);
 
 /**
@@ -155,7 +132,7 @@ int shmr_ctl_resizer_delta(const struct shmr_ctl_resizer_cfg *c,
  * routees of @p r, the pool being those @p n.
  * Context: as shmr_ctl_resizer_rampup().
  */
-int shmr_ctl_resizer_capacity(const struct shmr_ctl_resizer_cfg *c,
+int shmr_ctl_resizer_capacity(const struct shmr_conf_resizer_cfg *c,
 			      const struct shmr_ctl_routee_load *r,
 			      unsigned n);
 
@@ -199,22 +176,6 @@ int shmr_ctl_resizer_capacity(const struct shmr_ctl_resizer_cfg *c,
  * not logged.
  */
 
-/** Configuration keys of the optimal-size-exploring-resizer section. */
-struct shmr_ctl_optimal_cfg {
-	int lower_bound;                     /**< lower-bound (>= 0) */
-	int upper_bound;                     /**< upper-bound */
-	double chance_of_ramping_down_when_full; /**< in [0, 1] */
-	uint64_t action_interval_ms;         /**< action-interval */
-	uint64_t downsize_after_underutilized_for_ms;
-	/**< downsize-after-underutilized-for */
-	double explore_step_size;            /**< explore-step-size (>= 0) */
-	double chance_of_exploration;        /**< in [0, 1] */
-	double downsize_ratio;               /**< downsize-ratio (>= 0) */
-	int optimization_range;              /**< optimization-range (>= 2):
-					      *   adjacent sizes considered */
-	double weight_of_latest_metric;      /**< in [0, 1] */
-};
-
 /** What shmr_ctl_optimal_resize() decided. */
 enum shmr_ctl_optimal_action {
 	SHMR_CTL_OPTIMAL_HOLD = 0,
@@ -231,7 +192,7 @@ struct shmr_ctl_optimal_perf {
 
 /** The resizer's state; the caller owns it (no allocation). */
 struct shmr_ctl_optimal {
-	struct shmr_ctl_optimal_cfg cfg; /**< a validated copy */
+	struct shmr_conf_optimal_cfg cfg; /**< a validated copy */
 	uint32_t checked;         /**< a report has been made */
 	uint64_t check_ms;        /**< time of the last report */
 	uint32_t streak;          /**< an underutilization streak is on */
@@ -242,33 +203,11 @@ struct shmr_ctl_optimal {
 };
 
 /**
- * Pekko's defaults: lower-bound 1, upper-bound 30 (the class default;
- * Pekko's reference.conf says 10), chance-of-ramping-down-when-full 0.2,
- * action-interval 5 s, downsize-after-underutilized-for 72 h,
- * explore-step-size 0.1, chance-of-exploration 0.4, downsize-ratio 0.8,
- * optimization-range 16, weight-of-latest-metric 0.5.
- */
-void shmr_ctl_optimal_cfg_defaults(struct shmr_ctl_optimal_cfg *c);
-
-/**
- * Validate @p c as Pekko does: lower-bound >= 0, upper-bound >= 0 and
- * >= lower-bound, optimization-range >= 2, the three chances/weights in
- * [0, 1], explore-step-size and downsize-ratio >= 0.  In addition:
- * upper-bound <= SHMR_CTL_POOL_MAX, no NaN, explore-step-size and
- * downsize-ratio at most 1000000.
- *
- * Returns: 0, or -EINVAL with *@p field (when not NULL) set to the
- *          configuration key at fault, a static string.
- */
-int shmr_ctl_optimal_check(const struct shmr_ctl_optimal_cfg *c,
-			   const char **field);
-
-/**
  * Validate @p c and start @p o from it: empty log, no report yet.
- * Errors: -EINVAL as shmr_ctl_optimal_check(); @p o is then untouched.
+ * Errors: -EINVAL as shmr_config_optimal_check(); @p o is then untouched.
  */
 int shmr_ctl_optimal_init(struct shmr_ctl_optimal *o,
-			  const struct shmr_ctl_optimal_cfg *c,
+			  const struct shmr_conf_optimal_cfg *c,
 			  const char **field);
 
 /**
@@ -303,17 +242,5 @@ int shmr_ctl_optimal_resize(struct shmr_ctl_optimal *o, uint64_t now_ms,
  */
 int shmr_ctl_optimal_logged(const struct shmr_ctl_optimal *o, unsigned size,
 			    double *ms_per_msg);
-
-struct shmr_conf_resizer;
-
-/**
- * A pool's resizer settings: Pekko's defaults, then what the configuration
- * set, into @p d (resizer) or @p o (optimal_resizer), checked.
- * Returns: 0, or -EINVAL with *@p field the Pekko key at fault.
- */
-int shmr_ctl_resizer_from_conf(const struct shmr_conf_resizer *z,
-			       struct shmr_ctl_resizer_cfg *d,
-			       struct shmr_ctl_optimal_cfg *o,
-			       const char **field);
 
 #endif /* SHMR_CONTROL_RESIZER_H */

@@ -112,12 +112,94 @@ static void load_entry_point(void **state)
 	free(c);
 }
 
+/* A pool's resizer out of Pekko's ranges: the line shmr-control printed
+ * when it checked the ranges itself. */
+static void resizer_ranges(void **state)
+{
+	static const char *const text =
+		"routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
+		"  pool = { size = 1; program = \"w\"; };\n"
+		"  resizer = { rampup_rate = -1.0; }; } );\n";
+	struct shmr_config *c = conf_new();
+	char err[512];
+
+	(void)state;
+	assert_int_equal(shmr_config_load_string(text, "t.conf", c, err,
+						 sizeof(err)),
+			 0);
+	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.conf:3: routers.[0].resizer.rampup_rate: "
+				 "out of range (see docs/pools.md)");
+	shmr_config_resizer_unset(&c->routers[0].resizer,
+				  SHMR_RESIZER_OPTIMAL, 3);
+	c->routers[0].resizer.chance_of_ramping_down_when_full = 1.5;
+	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.conf:3: routers.[0].optimal_resizer."
+				 "chance_of_ramping_down_when_full: out of "
+				 "range (see docs/pools.md)");
+	c->routers[0].resizer.chance_of_ramping_down_when_full = 1.0;
+	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), 0);
+	free(c);
+}
+
+/* Routers and routes take the domain's endpoint slots, routers first: the
+ * first pool or route that does not fit is named. */
+static void endpoint_slots(void **state)
+{
+	struct shmr_config *c = conf_new();
+	char text[8192], err[512];
+	size_t n = 0;
+
+	(void)state;
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "routers = (\n");
+	for (unsigned i = 0; i < 4; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+				      "{ name = \"p%u\"; behaviour = "
+				      "\"round-robin\";\n  pool = { size = 32; "
+				      "program = \"w\"; }; },\n",
+				      i);
+	n += (size_t)snprintf(text + n, sizeof(text) - n,
+			      "{ name = \"r\"; behaviour = \"round-robin\";\n"
+			      "  routes = ( { name = \"a\"; program = \"w\"; "
+			      "} ); } );\n");
+	assert_true(n < sizeof(text));
+	assert_int_equal(shmr_config_load_string(text, "t.conf", c, err,
+						 sizeof(err)),
+			 0);
+	/* 5 routers and 4 * 32 + 1 routes: p3's pool is the first not to
+	 * fit (5 + 3 * 32 + 32 > 128). */
+	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.conf:9: routers.[3].pool.size: more "
+				 "routers and routes than endpoint slots (the "
+				 "domain has 128)");
+	/* Without p3's routees, r has room for 128 - 5 - 3 * 32 = 27
+	 * routes; its 28th is named. */
+	c->routers[3].nroutes = 0;
+	c->routers[3].pool.size = 0;
+	c->routers[4].nroutes = 27;
+	for (unsigned k = 1; k < 27; k++) {
+		c->routers[4].routes[k] = c->routers[4].routes[0];
+		snprintf(c->routers[4].routes[k].name, SHMR_NAME_MAX, "a%u", k);
+	}
+	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), 0);
+	c->routers[4].nroutes++;
+	c->routers[4].routes[27] = c->routers[4].routes[0];
+	snprintf(c->routers[4].routes[27].name, SHMR_NAME_MAX, "a27");
+	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.conf:11: routers.[4].routes.[27]: more "
+				 "routers and routes than endpoint slots (the "
+				 "domain has 128)");
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(cpu_list_messages),
 		cmocka_unit_test(validate_messages),
 		cmocka_unit_test(load_entry_point),
+		cmocka_unit_test(resizer_ranges),
+		cmocka_unit_test(endpoint_slots),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

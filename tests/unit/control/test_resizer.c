@@ -1,5 +1,6 @@
 /*
- * The pool resizers (control/resizer.c), as table tests of exact values:
+ * The pool resizers (control/resizer.c; their parameters' defaults and
+ * ranges are config/resizer_conf.c's), as table tests of exact values:
  *   - default resizer: Pekko's defaults and validation, pressure for each
  *     kind of threshold, rampup and backoff including Pekko's published
  *     examples and the exact boundaries that binary floating point gets
@@ -28,17 +29,17 @@
 /* Default resizer                                                     */
 /* ------------------------------------------------------------------ */
 
-static struct shmr_ctl_resizer_cfg dflt(void)
+static struct shmr_conf_resizer_cfg dflt(void)
 {
-	struct shmr_ctl_resizer_cfg c;
+	struct shmr_conf_resizer_cfg c;
 
-	shmr_ctl_resizer_cfg_defaults(&c);
+	shmr_config_resizer_defaults(&c);
 	return c;
 }
 
 static void default_defaults(void **state)
 {
-	struct shmr_ctl_resizer_cfg c = dflt();
+	struct shmr_conf_resizer_cfg c = dflt();
 	const char *field = "untouched";
 
 	assert_int_equal(c.lower_bound, 1);
@@ -48,7 +49,7 @@ static void default_defaults(void **state)
 	assert_true(c.backoff_threshold == 0.3);
 	assert_true(c.backoff_rate == 0.1);
 	assert_int_equal(c.messages_per_resize, 10);
-	assert_int_equal(shmr_ctl_resizer_check(&c, &field), 0);
+	assert_int_equal(shmr_config_resizer_check(&c, &field), 0);
 	assert_string_equal(field, "untouched");
 }
 
@@ -56,7 +57,7 @@ static void default_check(void **state)
 {
 	static const struct {
 		const char *field; /* NULL: valid */
-		struct shmr_ctl_resizer_cfg c;
+		struct shmr_conf_resizer_cfg c;
 	} t[] = {
 		{ NULL, { 0, 0, 1, 0.2, 0.3, 0.1, 10 } },    /* lower 0 ok */
 		{ NULL, { 5, 5, 1, 0.2, 0.3, 0.1, 10 } },    /* upper = lower */
@@ -84,7 +85,7 @@ static void default_check(void **state)
 
 	for (size_t i = 0; i < N_(t); i++) {
 		const char *field = NULL;
-		int rc = shmr_ctl_resizer_check(&t[i].c, &field);
+		int rc = shmr_config_resizer_check(&t[i].c, &field);
 
 		if (!t[i].field) {
 			assert_int_equal(rc, 0);
@@ -96,12 +97,12 @@ static void default_check(void **state)
 		}
 	}
 	/* The field pointer is optional. */
-	assert_int_equal(shmr_ctl_resizer_check(&t[5].c, NULL), -EINVAL);
+	assert_int_equal(shmr_config_resizer_check(&t[5].c, NULL), -EINVAL);
 }
 
 static void default_is_time(void **state)
 {
-	struct shmr_ctl_resizer_cfg c = dflt();
+	struct shmr_conf_resizer_cfg c = dflt();
 
 	/* 0 is the initial resize, before the first message. */
 	assert_true(shmr_ctl_resizer_is_time(&c, 0));
@@ -141,7 +142,7 @@ static void default_pressure(void **state)
 		{ 5, 1 },
 		{ 6, 0 },
 	};
-	struct shmr_ctl_resizer_cfg c = dflt();
+	struct shmr_conf_resizer_cfg c = dflt();
 
 	for (size_t i = 0; i < N_(t); i++) {
 		c.pressure_threshold = t[i].threshold;
@@ -180,7 +181,7 @@ static void default_rampup(void **state)
 		{ 1.0, 8, 8, 8 },
 		{ 2.5, 3, 3, 8 },
 	};
-	struct shmr_ctl_resizer_cfg c = dflt();
+	struct shmr_conf_resizer_cfg c = dflt();
 
 	for (size_t i = 0; i < N_(t); i++) {
 		c.rampup_rate = t[i].rate;
@@ -221,7 +222,7 @@ static void default_backoff(void **state)
 		{ -1.0, 0.1, 0, 10, 0 },
 		{ 0.3, 0.0, 0, 10, 0 },
 	};
-	struct shmr_ctl_resizer_cfg c = dflt();
+	struct shmr_conf_resizer_cfg c = dflt();
 
 	for (size_t i = 0; i < N_(t); i++) {
 		c.backoff_threshold = t[i].threshold;
@@ -263,7 +264,7 @@ static void default_delta(void **state)
 		{ 0, 10, 0, 1, -1 },
 		{ 0, 10, 0, 0, 0 },
 	};
-	struct shmr_ctl_resizer_cfg c = dflt();
+	struct shmr_conf_resizer_cfg c = dflt();
 
 	for (size_t i = 0; i < N_(t); i++) {
 		c.lower_bound = t[i].lower;
@@ -276,7 +277,7 @@ static void default_delta(void **state)
 
 static void default_capacity(void **state)
 {
-	struct shmr_ctl_resizer_cfg c = dflt();
+	struct shmr_conf_resizer_cfg c = dflt();
 	struct shmr_ctl_routee_load r[10];
 
 	/* Five routees, all busy with a backlog: grow by 1. */
@@ -338,11 +339,11 @@ static double no_draw(void *ctx)
 
 static const struct shmr_ctl_rng forbidden = { no_draw, NULL };
 
-static struct shmr_ctl_optimal_cfg odflt(void)
+static struct shmr_conf_optimal_cfg odflt(void)
 {
-	struct shmr_ctl_optimal_cfg c;
+	struct shmr_conf_optimal_cfg c;
 
-	shmr_ctl_optimal_cfg_defaults(&c);
+	shmr_config_optimal_defaults(&c);
 	return c;
 }
 
@@ -373,7 +374,7 @@ static void log_size(struct shmr_ctl_optimal *o, uint64_t *now, unsigned n,
 
 static void optimal_defaults(void **state)
 {
-	struct shmr_ctl_optimal_cfg c = odflt();
+	struct shmr_conf_optimal_cfg c = odflt();
 	struct shmr_ctl_optimal o;
 	double ms;
 
@@ -404,7 +405,7 @@ enum okey {
 	K_RATIO, K_INTERVAL,
 };
 
-static void oset(struct shmr_ctl_optimal_cfg *c, enum okey k, double v)
+static void oset(struct shmr_conf_optimal_cfg *c, enum okey k, double v)
 {
 	switch (k) {
 	case K_LOWER: c->lower_bound = (int)v; break;
@@ -453,18 +454,18 @@ static void optimal_check(void **state)
 	};
 
 	for (size_t i = 0; i < N_(t); i++) {
-		struct shmr_ctl_optimal_cfg c = odflt();
+		struct shmr_conf_optimal_cfg c = odflt();
 		struct shmr_ctl_optimal o;
 		const char *field = NULL;
 
 		oset(&c, t[i].k, t[i].v);
 		if (!t[i].field) {
-			assert_int_equal(shmr_ctl_optimal_check(&c, &field),
+			assert_int_equal(shmr_config_optimal_check(&c, &field),
 					 0);
 			assert_null(field);
 			continue;
 		}
-		assert_int_equal(shmr_ctl_optimal_check(&c, &field), -EINVAL);
+		assert_int_equal(shmr_config_optimal_check(&c, &field), -EINVAL);
 		assert_string_equal(field, t[i].field);
 		/* init refuses it the same way and leaves o alone */
 		field = NULL;
@@ -478,7 +479,7 @@ static void optimal_check(void **state)
 
 static void optimal_is_time(void **state)
 {
-	struct shmr_ctl_optimal_cfg c = odflt();
+	struct shmr_conf_optimal_cfg c = odflt();
 	struct shmr_ctl_optimal o;
 	struct shmr_ctl_routee_load r[2];
 
@@ -504,7 +505,7 @@ static void optimal_is_time(void **state)
 
 static void optimal_perf_log(void **state)
 {
-	struct shmr_ctl_optimal_cfg c = odflt();
+	struct shmr_conf_optimal_cfg c = odflt();
 	struct shmr_ctl_optimal o;
 	struct shmr_ctl_routee_load r[4];
 	double ms;
@@ -568,7 +569,7 @@ static void optimal_perf_log(void **state)
 
 static void optimal_streak(void **state)
 {
-	struct shmr_ctl_optimal_cfg c = odflt();
+	struct shmr_conf_optimal_cfg c = odflt();
 	struct shmr_ctl_optimal o;
 	struct shmr_ctl_routee_load r[5];
 
@@ -605,7 +606,7 @@ static void optimal_streak(void **state)
 
 static void optimal_hold(void **state)
 {
-	struct shmr_ctl_optimal_cfg c = odflt();
+	struct shmr_conf_optimal_cfg c = odflt();
 	struct shmr_ctl_optimal o;
 	struct shmr_ctl_routee_load r[6];
 	enum shmr_ctl_optimal_action act = SHMR_CTL_OPTIMAL_EXPLORE;
@@ -666,7 +667,7 @@ static void optimal_downsize(void **state)
 	};
 
 	for (size_t i = 0; i < N_(t); i++) {
-		struct shmr_ctl_optimal_cfg c = odflt();
+		struct shmr_conf_optimal_cfg c = odflt();
 		struct shmr_ctl_optimal o;
 		struct shmr_ctl_routee_load r[SHMR_CTL_POOL_MAX];
 		enum shmr_ctl_optimal_action act;
@@ -691,7 +692,7 @@ static void optimal_downsize(void **state)
 	/* Never grows: a streak that saw 10 of 12 busy, then the pool went
 	 * down to 6 (3 busy): 10 * 0.8 = 8 is above 6, so no change. */
 	{
-		struct shmr_ctl_optimal_cfg c = odflt();
+		struct shmr_conf_optimal_cfg c = odflt();
 		struct shmr_ctl_optimal o;
 		struct shmr_ctl_routee_load r[12];
 		enum shmr_ctl_optimal_action act;
@@ -752,7 +753,7 @@ static void optimal_explore(void **state)
 	};
 
 	for (size_t i = 0; i < N_(t); i++) {
-		struct shmr_ctl_optimal_cfg c = odflt();
+		struct shmr_conf_optimal_cfg c = odflt();
 		struct shmr_ctl_optimal o;
 		enum shmr_ctl_optimal_action act;
 		uint64_t now = 0;
@@ -812,7 +813,7 @@ static void optimal_optimize(void **state)
 	};
 
 	for (size_t i = 0; i < N_(t); i++) {
-		struct shmr_ctl_optimal_cfg c = odflt();
+		struct shmr_conf_optimal_cfg c = odflt();
 		struct shmr_ctl_optimal o;
 		enum shmr_ctl_optimal_action act;
 		uint64_t now = 0;
@@ -832,7 +833,7 @@ static void optimal_optimize(void **state)
 
 static void optimal_optimize_rounding_and_ties(void **state)
 {
-	struct shmr_ctl_optimal_cfg c = odflt();
+	struct shmr_conf_optimal_cfg c = odflt();
 	struct shmr_ctl_optimal o;
 	enum shmr_ctl_optimal_action act;
 	uint64_t now = 0;
@@ -886,7 +887,7 @@ static void optimal_optimize_rounding_and_ties(void **state)
 /* The daemon's loop, end to end: is_time, report, resize. */
 static void optimal_cycle(void **state)
 {
-	struct shmr_ctl_optimal_cfg c = odflt();
+	struct shmr_conf_optimal_cfg c = odflt();
 	struct shmr_ctl_optimal o;
 	struct shmr_ctl_routee_load r[SHMR_CTL_POOL_MAX];
 	enum shmr_ctl_optimal_action act;
