@@ -132,6 +132,37 @@ int shmr_layout_check(const void *base, size_t map_size)
 	return 0;
 }
 
+/* The lane checks (see domain.h): valid_sc/_sp, then repair. */
+int shmr_lane_valid_sc(const struct rte_ring *r, uint32_t lane_size)
+{
+	uint32_t ch, ct, pt;
+
+	if (!shmr_lane_geometry_valid(r, lane_size))
+		return 0;
+	/* Our own side: written only by this thread. */
+	ch = __atomic_load_n(&r->cons.head, __ATOMIC_RELAXED);
+	ct = __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
+	/* The producer's tail moves only forward and never more than a
+	 * capacity past our tail, which is stable while we read.  Acquire:
+	 * pairs with the producer's release store of prod.tail. */
+	pt = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+	return ch == ct && pt - ct <= lane_size - 1;
+}
+
+int shmr_lane_valid_sp(const struct rte_ring *r, uint32_t lane_size)
+{
+	uint32_t ph, pt, ct;
+
+	if (!shmr_lane_geometry_valid(r, lane_size))
+		return 0;
+	ph = __atomic_load_n(&r->prod.head, __ATOMIC_RELAXED);
+	pt = __atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED);
+	/* The consumer's tail only follows ours.  Acquire: pairs with the
+	 * consumer's release store of cons.tail (dequeue finish). */
+	ct = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+	return ph == pt && pt - ct <= lane_size - 1;
+}
+
 unsigned shmr_lane_repair_consumer(struct rte_ring *r, uint32_t slot_size)
 {
 	uint32_t head = r->cons.head, tail = r->cons.tail;

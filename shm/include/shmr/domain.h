@@ -133,50 +133,25 @@ static inline int shmr_lane_geometry_valid(const struct rte_ring *r,
  * held: head == tail), and that the producer's tail is at most a capacity
  * ahead of our tail.  It reads no head/tail pair that the peer moves while
  * we read it, so a live producer never makes a sound ring look corrupted.
- * Inline: the dataplane calls it once per burst.
+ * Out of line on purpose: the dataplane calls it once per burst, and
+ * inlined into the burst it cost 4 to 5% of the router's throughput
+ * (docs/benchmarks.md); a call keeps the burst's own code tight.
  *
  * Context:     the lane's consumer, between bursts.
  * Concurrency: wait-free.
  * Returns:     1 sound, 0 not.
  */
-static inline int shmr_lane_valid_sc(const struct rte_ring *r,
-				     uint32_t lane_size)
-{
-	uint32_t ch, ct, pt;
-
-	if (!shmr_lane_geometry_valid(r, lane_size))
-		return 0;
-	/* Our own side: written only by this thread. */
-	ch = __atomic_load_n(&r->cons.head, __ATOMIC_RELAXED);
-	ct = __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
-	/* The producer's tail moves only forward and never more than a
-	 * capacity past our tail, which is stable while we read.  Acquire:
-	 * pairs with the producer's release store of prod.tail. */
-	pt = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
-	return ch == ct && pt - ct <= lane_size - 1;
-}
+int shmr_lane_valid_sc(const struct rte_ring *r, uint32_t lane_size);
 
 /**
- * As shmr_lane_valid_sc(), for a lane we produce.
+ * As shmr_lane_valid_sc(), for a lane we produce (out of line for the same
+ * reason).
  *
  * Context:     the lane's producer, between enqueues.
  * Concurrency: wait-free.
  * Returns:     1 sound, 0 not.
  */
-static inline int shmr_lane_valid_sp(const struct rte_ring *r,
-				     uint32_t lane_size)
-{
-	uint32_t ph, pt, ct;
-
-	if (!shmr_lane_geometry_valid(r, lane_size))
-		return 0;
-	ph = __atomic_load_n(&r->prod.head, __ATOMIC_RELAXED);
-	pt = __atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED);
-	/* The consumer's tail only follows ours.  Acquire: pairs with the
-	 * consumer's release store of cons.tail (dequeue finish). */
-	ct = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
-	return ph == pt && pt - ct <= lane_size - 1;
-}
+int shmr_lane_valid_sp(const struct rte_ring *r, uint32_t lane_size);
 
 /**
  * Hand an unfinished burst back: flag slots [cons.tail, cons.head) as
