@@ -16,6 +16,14 @@
  * and asks for more: a crash during a call loses nothing either.  Since the
  * backlog holds at most what the lanes hold unreleased, it can never
  * overflow: a lane full of unreleased slots stops its producer instead.
+ *
+ * The control plane may die and be started again (it adopts the domain).
+ * Nothing above needs it: the lanes live in the domain.  Only the calls
+ * that talk to it do, through a connection that reconnects to the same
+ * path (shmr_proto_conn_request(), proto.c's essay) and greets the new
+ * control plane as at attach (reattach(): ATTACH again, which also binds
+ * this process's endpoints to the new connection, and a check that it
+ * serves the very domain we mapped).
  */
 #include <errno.h>
 #include <sched.h>
@@ -42,8 +50,10 @@
 #define RX_BURST_MAX 256u
 
 struct shmr_domain {
-	int sock;
+	struct shmr_proto_conn conn; /* the control socket */
 	int memfd;
+	dev_t memfd_dev; /* the domain's identity, to tell a new control */
+	ino_t memfd_ino; /* plane's domain from ours after a reconnect */
 	void *base;
 	size_t size;
 	struct shmr_domain_hdr *hdr;
@@ -78,6 +88,36 @@ struct shmr_endpoint {
 
 /* ---- attach ---------------------------------------------------------- */
 
+#define ATTACH_REQ "ATTACH " SHMR_LAYOUT_VERSION_TEXT
+
+/*
+ * The hello on a new connection (shmr_proto_conn's): ATTACH again and
+ * check that the descriptor passed back is the file we mapped (same
+ * device and inode: while we hold it open no other file can have them),
+ * so a control plane that made a new domain is never taken for ours.
+ * The descriptor is closed: we keep our mapping.
+ */
+static int reattach(void *arg, int sock)
+{
+	struct shmr_domain *d = arg;
+	char ans[256];
+	struct stat st;
+	int fd = -1, rc;
+
+	rc = shmr_proto_request(sock, ATTACH_REQ, ans, sizeof(ans), &fd);
+	if (rc < 0)
+		return rc;
+	rc = 0;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		rc = -SHMR_E_PROTO;
+	else if (st.st_dev != d->memfd_dev || st.st_ino != d->memfd_ino ||
+		 (size_t)st.st_size != d->size)
+		rc = -SHMR_E_NO_DOMAIN; /* ours is gone: a new one was made */
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 {
 	struct shmr_domain *d;
@@ -89,8 +129,9 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	sock = shmr_proto_connect(sock_path);
 	if (sock < 0)
 		return sock;
-	rc = shmr_proto_request(sock, "ATTACH " SHMR_LAYOUT_VERSION_TEXT, ans,
-				sizeof(ans), &fd);
+	rc = shmr_proto_request(sock, ATTACH_REQ, ans, sizeof(ans), &fd);
+	if (rc == -EPIPE || rc == -SHMR_E_CONTROL_LOST)
+		rc = -SHMR_E_NO_DOMAIN; /* it went away as we came */
 	if (rc < 0)
 		goto fail;
 	rc = -SHMR_E_PROTO;
@@ -110,13 +151,18 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	}
 	d->size = (size_t)st.st_size;
 	rc = shmr_layout_check(d->base, d->size);
+	if (rc == 0)
+		rc = shmr_proto_conn_init(&d->conn, sock_path, sock,
+					  shmr_proto_reconnect_ms(), reattach,
+					  d);
 	if (rc < 0) {
 		munmap(d->base, d->size);
 		free(d);
 		goto fail;
 	}
-	d->sock = sock;
 	d->memfd = fd;
+	d->memfd_dev = st.st_dev;
+	d->memfd_ino = st.st_ino;
 	d->hdr = shmr_hdr(d->base);
 	d->slot_size = d->hdr->slot_size;
 	d->nlcores = d->hdr->nlcores;
@@ -147,7 +193,7 @@ void shmr_detach(struct shmr_domain *d)
 		return;
 	munmap(d->base, d->size);
 	close(d->memfd);
-	close(d->sock);
+	shmr_proto_conn_close(&d->conn);
 	free(d);
 }
 
@@ -255,7 +301,8 @@ int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out)
 	int rc;
 
 	*out = NULL;
-	rc = shmr_proto_request(d->sock, "OPEN", ans, sizeof(ans), NULL);
+	rc = shmr_proto_conn_request(&d->conn, "OPEN", ans, sizeof(ans),
+				     NULL);
 	if (rc < 0)
 		return rc;
 	if (strncmp(ans, "OK ", 3) != 0 || parse_pid(ans + 3, &pid) < 0)
@@ -264,8 +311,8 @@ int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out)
 	if (rc < 0) {
 		if (shmr_proto_pid_encode(req, sizeof(req), "CLOSE", NULL,
 					  pid) >= 0)
-			shmr_proto_request(d->sock, req, ans, sizeof(ans),
-					   NULL);
+			shmr_proto_conn_request(&d->conn, req, ans,
+						sizeof(ans), NULL);
 		return rc;
 	}
 	d->nendpoints++;
@@ -308,7 +355,8 @@ int shmr_attach_env(struct shmr_domain **dp, struct shmr_endpoint **epp)
 		return rc;
 	rc = shmr_proto_pid_encode(req, sizeof(req), "CLAIM", NULL, pid);
 	if (rc >= 0)
-		rc = shmr_proto_request(d->sock, req, ans, sizeof(ans), NULL);
+		rc = shmr_proto_conn_request(&d->conn, req, ans, sizeof(ans),
+					     NULL);
 	if (rc == 0)
 		rc = endpoint_make(d, pid, 1, epp);
 	if (rc < 0) {
@@ -348,7 +396,8 @@ void shmr_endpoint_close(struct shmr_endpoint *ep)
 		release_all(ep);
 	if (!ep->claimed && shmr_proto_pid_encode(req, sizeof(req), "CLOSE",
 						  NULL, ep->pid) >= 0)
-		shmr_proto_request(ep->d->sock, req, ans, sizeof(ans), NULL);
+		shmr_proto_conn_request(&ep->d->conn, req, ans, sizeof(ans),
+					NULL);
 	ep->d->nendpoints--;
 	free(ep->rx);
 	free(ep->backlog);
@@ -404,7 +453,8 @@ static int name_request(struct shmr_endpoint *ep, const char *verb,
 	rc = shmr_proto_pid_encode(req, sizeof(req), verb, key, ep->pid);
 	if (rc < 0)
 		return rc;
-	return shmr_proto_request(ep->d->sock, req, ans, sizeof(ans), NULL);
+	return shmr_proto_conn_request(&ep->d->conn, req, ans, sizeof(ans),
+				       NULL);
 }
 
 int shmr_register(struct shmr_endpoint *ep, const char *name)
@@ -439,7 +489,7 @@ static int life_request(struct shmr_domain *d, const char *verb,
 
 	if (rc < 0)
 		return rc;
-	return shmr_proto_request(d->sock, req, ans, sizeof(ans), NULL);
+	return shmr_proto_conn_request(&d->conn, req, ans, sizeof(ans), NULL);
 }
 
 int shmr_route_add(struct shmr_domain *d, const char *router,
@@ -712,17 +762,25 @@ static void set_busy(struct shmr_endpoint *ep, uint32_t busy)
 static int poison_pill(struct shmr_endpoint *ep, const struct shmr_msg *m)
 {
 	char req[64], ans[64];
+	int rc;
 
 	if (!ep->claimed || m->kind != SHMR_KIND_SEND ||
 	    m->type != SHMR_TYPE_POISON_PILL)
 		return 0;
 	if (!ep->retiring) {
 		ep->retiring = 1;
-		/* Nothing to do on failure: the worker just goes on. */
-		if (shmr_proto_pid_encode(req, sizeof(req), "RETIRE", NULL,
-					  ep->pid) >= 0)
-			(void)shmr_proto_request(ep->d->sock, req, ans,
-						 sizeof(ans), NULL);
+		/* Through the reconnecting request, as every control-socket
+		 * call.  On failure the worker just goes on; when the control
+		 * plane could not be reached at all (nothing was asked), a
+		 * later pill asks again.  SHMR_E_CONTROL_LOST: it may have
+		 * been asked, and RETIRE is not repeated. */
+		rc = shmr_proto_pid_encode(req, sizeof(req), "RETIRE", NULL,
+					   ep->pid);
+		if (rc >= 0)
+			rc = shmr_proto_conn_request(&ep->d->conn, req, ans,
+						     sizeof(ans), NULL);
+		if (rc == -SHMR_E_NO_DOMAIN)
+			ep->retiring = 0;
 	}
 	return 1;
 }
