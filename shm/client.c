@@ -50,16 +50,18 @@
 #define RX_BURST_MAX 256u
 
 struct shmr_domain {
-	struct shmr_proto_conn conn; /* the control socket */
 	int memfd;
-	dev_t memfd_dev; /* the domain's identity, to tell a new control */
-	ino_t memfd_ino; /* plane's domain from ours after a reconnect */
 	void *base;
 	size_t size;
 	struct shmr_domain_hdr *hdr;
 	uint32_t slot_size;
 	uint32_t nlcores;
 	unsigned nendpoints;
+	/* Only the control-socket calls use what follows: after the fields
+	 * the fast path reads, so those keep their place. */
+	dev_t memfd_dev; /* the domain's identity, to tell a new control */
+	ino_t memfd_ino; /* plane's domain from ours after a reconnect */
+	struct shmr_proto_conn conn; /* the control socket */
 };
 
 struct shmr_endpoint {

@@ -228,173 +228,142 @@ static void test_request_tells_lost_before_from_after(void **state)
 	close(k.client);
 }
 
-static void test_read_caught_by_the_death_is_sent_again(void **state)
-{
+/* One connection whose control plane dies (see dying_make()), and where
+ * one comes back (@p listening) or none does. */
+struct rig {
 	struct shmr_proto_conn c;
 	struct server s;
 	struct dying k;
+};
+
+static void rig_up(struct rig *r, int listening, int before_send,
+		   int reconnect_ms, int (*hello)(void *, int))
+{
+	server_path(&r->s);
+	if (listening)
+		server_listen(&r->s);
+	dying_make(&r->k, before_send);
+	hellos = 0;
+	assert_int_equal(shmr_proto_conn_init(&r->c, r->s.path, r->k.client,
+					      reconnect_ms, hello, NULL),
+			 0);
+}
+
+static void rig_down(struct rig *r)
+{
+	dying_join(&r->k);
+	shmr_proto_conn_close(&r->c);
+	server_stop(&r->s);
+}
+
+static int rig_request(struct rig *r, const char *req, char *ans, size_t cap)
+{
+	return shmr_proto_conn_request(&r->c, req, ans, cap, NULL);
+}
+
+static void test_read_caught_by_the_death_is_sent_again(void **state)
+{
+	struct rig r;
 	char ans[64];
 
 	(void)state;
-	server_path(&s);
-	server_listen(&s);
-	dying_make(&k, 0);
-	hellos = 0;
-	assert_int_equal(shmr_proto_conn_init(&c, s.path, k.client, 2000,
-					      hello_attach, NULL),
-			 0);
-	assert_int_equal(shmr_proto_conn_request(&c, "STATUS", ans,
-						 sizeof(ans), NULL),
-			 0);
+	rig_up(&r, 1, 0, 2000, hello_attach);
+	assert_int_equal(rig_request(&r, "STATUS", ans, sizeof(ans)), 0);
 	assert_string_equal(ans, "OK STATUS");
 	assert_int_equal(hellos, 1);
-	assert_int_equal(server_accepts(&s), 1);
-	assert_string_equal(s.log, "ATTACH 1\nSTATUS\n");
-	dying_join(&k);
-	shmr_proto_conn_close(&c);
-	server_stop(&s);
+	assert_int_equal(server_accepts(&r.s), 1);
+	assert_string_equal(r.s.log, "ATTACH 1\nSTATUS\n");
+	rig_down(&r);
 }
 
 static void test_write_caught_by_the_death_is_lost(void **state)
 {
-	struct shmr_proto_conn c;
-	struct server s;
-	struct dying k;
 	struct timespec t0;
+	struct rig r;
 	char ans[64];
 
 	(void)state;
-	server_path(&s);
-	server_listen(&s);
-	dying_make(&k, 0);
-	hellos = 0;
-	assert_int_equal(shmr_proto_conn_init(&c, s.path, k.client, 2000,
-					      hello_attach, NULL),
-			 0);
+	rig_up(&r, 1, 0, 2000, hello_attach);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_int_equal(shmr_proto_conn_request(&c, "DISABLE r a", ans,
-						 sizeof(ans), NULL),
+	assert_int_equal(rig_request(&r, "DISABLE r a", ans, sizeof(ans)),
 			 -SHMR_E_CONTROL_LOST);
 	/* At once, and never sent to the new control plane. */
 	assert_true(ms_since(&t0) < 1000);
-	assert_int_equal(server_accepts(&s), 0);
+	assert_int_equal(server_accepts(&r.s), 0);
 	assert_int_equal(hellos, 0);
-	assert_int_equal(c.fd, -1);
-	dying_join(&k);
+	assert_int_equal(r.c.fd, -1);
 	/* The next request reconnects first. */
-	assert_int_equal(shmr_proto_conn_request(&c, "OPEN", ans,
-						 sizeof(ans), NULL),
-			 0);
+	assert_int_equal(rig_request(&r, "OPEN", ans, sizeof(ans)), 0);
 	assert_string_equal(ans, "OK OPEN");
-	assert_string_equal(s.log, "ATTACH 1\nOPEN\n");
-	shmr_proto_conn_close(&c);
-	server_stop(&s);
+	assert_string_equal(r.s.log, "ATTACH 1\nOPEN\n");
+	rig_down(&r);
 }
 
 static void test_write_on_a_dead_connection_is_sent_once(void **state)
 {
-	struct shmr_proto_conn c;
-	struct server s;
-	struct dying k;
+	struct rig r;
 	char ans[64];
 
 	(void)state;
-	server_path(&s);
-	server_listen(&s);
-	dying_make(&k, 1);
-	hellos = 0;
-	assert_int_equal(shmr_proto_conn_init(&c, s.path, k.client, 2000,
-					      hello_attach, NULL),
-			 0);
-	assert_int_equal(shmr_proto_conn_request(&c, "REGISTER me 3 1", ans,
-						 sizeof(ans), NULL),
+	rig_up(&r, 1, 1, 2000, hello_attach);
+	assert_int_equal(rig_request(&r, "REGISTER me 3 1", ans, sizeof(ans)),
 			 0);
 	assert_int_equal(hellos, 1);
-	assert_string_equal(s.log, "ATTACH 1\nREGISTER me 3 1\n");
-	shmr_proto_conn_close(&c);
-	server_stop(&s);
+	assert_string_equal(r.s.log, "ATTACH 1\nREGISTER me 3 1\n");
+	rig_down(&r);
 }
 
 static void test_reconnect_off(void **state)
 {
-	struct shmr_proto_conn c;
-	struct server s;
-	struct dying k;
+	struct rig r;
 	char ans[64];
 
 	(void)state;
-	server_path(&s);
-	server_listen(&s);
-	hellos = 0;
 	for (int before = 0; before < 2; before++) {
-		dying_make(&k, before);
-		assert_int_equal(shmr_proto_conn_init(&c, s.path, k.client, 0,
-						      hello_attach, NULL),
-				 0);
+		rig_up(&r, 1, before, 0, hello_attach);
 		/* A read caught by the death: not sent again either. */
-		assert_int_equal(shmr_proto_conn_request(&c, "STATUS", ans,
-							 sizeof(ans), NULL),
+		assert_int_equal(rig_request(&r, "STATUS", ans, sizeof(ans)),
 				 -SHMR_E_NO_DOMAIN);
-		assert_int_equal(shmr_proto_conn_request(&c, "OPEN", ans,
-							 sizeof(ans), NULL),
+		assert_int_equal(rig_request(&r, "OPEN", ans, sizeof(ans)),
 				 -SHMR_E_NO_DOMAIN);
-		dying_join(&k);
-		shmr_proto_conn_close(&c);
+		assert_int_equal(server_accepts(&r.s), 0);
+		assert_int_equal(hellos, 0);
+		rig_down(&r);
 	}
-	assert_int_equal(server_accepts(&s), 0);
-	assert_int_equal(hellos, 0);
-	server_stop(&s);
 }
 
 static void test_no_control_plane_is_bounded(void **state)
 {
-	struct shmr_proto_conn c;
-	struct server s;
-	struct dying k;
 	struct timespec t0;
+	struct rig r;
 	char ans[64];
 	long ms;
 
 	(void)state;
-	server_path(&s); /* nobody listens there */
-	dying_make(&k, 1);
-	assert_int_equal(shmr_proto_conn_init(&c, s.path, k.client, 200,
-					      hello_attach, NULL),
-			 0);
+	rig_up(&r, 0, 1, 200, hello_attach); /* nobody listens there */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_int_equal(shmr_proto_conn_request(&c, "STATUS", ans,
-						 sizeof(ans), NULL),
+	assert_int_equal(rig_request(&r, "STATUS", ans, sizeof(ans)),
 			 -SHMR_E_NO_DOMAIN);
 	ms = ms_since(&t0);
 	assert_true(ms >= 190);
 	assert_true(ms < 5000); /* a liveness bound on a shared machine */
 	assert_string_equal(ans, "");
-	shmr_proto_conn_close(&c);
-	server_stop(&s);
+	rig_down(&r);
 }
 
 static void test_hello_refusal_is_returned(void **state)
 {
-	struct shmr_proto_conn c;
-	struct server s;
-	struct dying k;
+	struct rig r;
 	char ans[64];
 
 	(void)state;
-	server_path(&s);
-	server_listen(&s);
-	dying_make(&k, 1);
-	hellos = 0;
-	assert_int_equal(shmr_proto_conn_init(&c, s.path, k.client, 2000,
-					      hello_refuse, NULL),
-			 0);
-	assert_int_equal(shmr_proto_conn_request(&c, "STATUS", ans,
-						 sizeof(ans), NULL),
+	rig_up(&r, 1, 1, 2000, hello_refuse);
+	assert_int_equal(rig_request(&r, "STATUS", ans, sizeof(ans)),
 			 -SHMR_E_NO_DOMAIN);
 	assert_int_equal(hellos, 1);
-	assert_int_equal(c.fd, -1);
-	assert_string_equal(s.log, ""); /* the request never went out */
-	server_stop(&s);
+	assert_int_equal(r.c.fd, -1);
+	assert_string_equal(r.s.log, ""); /* the request never went out */
+	rig_down(&r);
 }
 
 static void *listen_later(void *arg)
