@@ -21,9 +21,9 @@
  * Nothing above needs it: the lanes live in the domain.  Only the calls
  * that talk to it do, through a connection that reconnects to the same
  * path (shmr_proto_conn_request(), proto.c's essay) and greets the new
- * control plane as at attach (reattach(): ATTACH again, which also binds
- * this process's endpoints to the new connection, and a check that it
- * serves the very domain we mapped).
+ * control plane as at attach (shmr_client_reattach() in client_ctl.c:
+ * ATTACH again, which also binds this process's endpoints to the new
+ * connection, and a check that it serves the very domain we mapped).
  */
 #include <errno.h>
 #include <sched.h>
@@ -47,22 +47,9 @@
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
 
-#define RX_BURST_MAX 256u
+#include "client_internal.h"
 
-struct shmr_domain {
-	int memfd;
-	void *base;
-	size_t size;
-	struct shmr_domain_hdr *hdr;
-	uint32_t slot_size;
-	uint32_t nlcores;
-	unsigned nendpoints;
-	/* Only the control-socket calls use what follows: after the fields
-	 * the fast path reads, so those keep their place. */
-	dev_t memfd_dev; /* the domain's identity, to tell a new control */
-	ino_t memfd_ino; /* plane's domain from ours after a reconnect */
-	struct shmr_proto_conn conn; /* the control socket */
-};
+#define RX_BURST_MAX 256u
 
 struct shmr_endpoint {
 	struct shmr_domain *d;
@@ -90,40 +77,9 @@ struct shmr_endpoint {
 
 /* ---- attach ---------------------------------------------------------- */
 
-#define ATTACH_REQ "ATTACH " SHMR_LAYOUT_VERSION_TEXT
-
-/*
- * The hello on a new connection (shmr_proto_conn's): ATTACH again and
- * check that the descriptor passed back is the file we mapped (same
- * device and inode: while we hold it open no other file can have them),
- * so a control plane that made a new domain is never taken for ours.
- * The descriptor is closed: we keep our mapping.
- */
-static int reattach(void *arg, int sock)
-{
-	struct shmr_domain *d = arg;
-	char ans[256];
-	struct stat st;
-	int fd = -1, rc;
-
-	rc = shmr_proto_request(sock, ATTACH_REQ, ans, sizeof(ans), &fd);
-	if (rc < 0)
-		return rc;
-	rc = 0;
-	if (fd < 0 || fstat(fd, &st) < 0)
-		rc = -SHMR_E_PROTO;
-	else if (st.st_dev != d->memfd_dev || st.st_ino != d->memfd_ino ||
-		 (size_t)st.st_size != d->size)
-		rc = -SHMR_E_NO_DOMAIN; /* ours is gone: a new one was made */
-	if (fd >= 0)
-		close(fd);
-	return rc;
-}
-
 int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 {
 	struct shmr_domain *d;
-	char ans[256];
 	struct stat st;
 	int sock, fd = -1, rc;
 
@@ -131,13 +87,10 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	sock = shmr_proto_connect(sock_path);
 	if (sock < 0)
 		return sock;
-	rc = shmr_proto_request(sock, ATTACH_REQ, ans, sizeof(ans), &fd);
+	rc = shmr_proto_attach(sock, &fd, &st);
 	if (rc == -EPIPE || rc == -SHMR_E_CONTROL_LOST)
 		rc = -SHMR_E_NO_DOMAIN; /* it went away as we came */
 	if (rc < 0)
-		goto fail;
-	rc = -SHMR_E_PROTO;
-	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size <= 0)
 		goto fail;
 	d = calloc(1, sizeof(*d));
 	if (!d) {
@@ -155,7 +108,8 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	rc = shmr_layout_check(d->base, d->size);
 	if (rc == 0)
 		rc = shmr_proto_conn_init(&d->conn, sock_path, sock,
-					  shmr_proto_reconnect_ms(), reattach,
+					  shmr_proto_reconnect_ms(),
+					  shmr_client_reattach,
 					  d);
 	if (rc < 0) {
 		munmap(d->base, d->size);
@@ -471,67 +425,6 @@ int shmr_register(struct shmr_endpoint *ep, const char *name)
 int shmr_unregister(struct shmr_endpoint *ep, const char *name)
 {
 	return name_request(ep, "UNREGISTER", name);
-}
-
-/* ---- route lifecycle ------------------------------------------------- */
-
-/* VERB ROUTER NAME [CPUS] [PROGRAM ARG...], checked and encoded by the
- * encoder shmrctl uses too. */
-static int life_request(struct shmr_domain *d, const char *verb,
-			const char *router, const char *name,
-			const char *cpus, const char *program,
-			const char *const *args, unsigned nargs)
-{
-	const struct shmr_proto_route_req r = {
-		.verb = verb, .router = router, .route = name, .cpus = cpus,
-		.program = program, .args = args, .nargs = nargs,
-	};
-	char req[SHMR_PROTO_ROUTE_REQ_MAX + 1], ans[256];
-	int rc = shmr_proto_route_encode(req, sizeof(req), &r, NULL);
-
-	if (rc < 0)
-		return rc;
-	return shmr_proto_conn_request(&d->conn, req, ans, sizeof(ans), NULL);
-}
-
-int shmr_route_add(struct shmr_domain *d, const char *router,
-		   const char *name, const char *program,
-		   const char *const *args, unsigned nargs, const char *cpus)
-{
-	return life_request(d, "ADD", router, name, cpus ? cpus : "", program,
-			    args, nargs);
-}
-
-int shmr_route_remove(struct shmr_domain *d, const char *router,
-		      const char *name)
-{
-	return life_request(d, "REMOVE", router, name, NULL, NULL, NULL, 0);
-}
-
-int shmr_route_disable(struct shmr_domain *d, const char *router,
-		       const char *name)
-{
-	return life_request(d, "DISABLE", router, name, NULL, NULL, NULL, 0);
-}
-
-int shmr_route_enable(struct shmr_domain *d, const char *router,
-		      const char *name)
-{
-	return life_request(d, "ENABLE", router, name, NULL, NULL, NULL, 0);
-}
-
-int shmr_route_replace(struct shmr_domain *d, const char *router,
-		       const char *name, const char *program,
-		       const char *const *args, unsigned nargs)
-{
-	return life_request(d, "REPLACE", router, name, NULL, program, args,
-			    nargs);
-}
-
-int shmr_route_respawn(struct shmr_domain *d, const char *router,
-		       const char *name)
-{
-	return life_request(d, "RESPAWN", router, name, NULL, NULL, NULL, 0);
 }
 
 /* ---- send ------------------------------------------------------------ */

@@ -21,10 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <shmr/layout.h>
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
 
@@ -242,6 +244,23 @@ int shmr_proto_connect_wait(const char *path, int wait_ms)
 		nanosleep(&pause, NULL);
 		delay_ms = delay_ms * 2 > 100 ? 100 : delay_ms * 2;
 	}
+}
+
+int shmr_proto_attach(int sock, int *memfd, struct stat *st)
+{
+	char ans[256];
+	int rc;
+
+	rc = shmr_proto_request(sock, "ATTACH " SHMR_LAYOUT_VERSION_TEXT, ans,
+				sizeof(ans), memfd);
+	if (rc == 0 && (*memfd < 0 || fstat(*memfd, st) < 0 ||
+			st->st_size <= 0))
+		rc = -SHMR_E_PROTO;
+	if (rc < 0 && *memfd >= 0) {
+		close(*memfd);
+		*memfd = -1;
+	}
+	return rc;
 }
 
 /* ---- surviving a restart ---------------------------------------------- */

@@ -123,6 +123,20 @@ int shmr_proto_connect_wait(const char *path, int wait_ms);
 int shmr_proto_request(int sock, const char *req, char *ans, size_t cap,
 		       int *fd_out);
 
+struct stat;
+
+/**
+ * ATTACH this build's layout version on @p sock: the domain's descriptor
+ * (close-on-exec) in *@p memfd and its fstat() in *@p st.
+ *
+ * Context: any thread; blocking (one round trip).
+ * Returns: 0; as shmr_proto_request() (the control plane's refusal, such
+ *          as -SHMR_E_VERSION; -EPIPE, -SHMR_E_CONTROL_LOST); -SHMR_E_PROTO
+ *          for no descriptor or an empty one; -errno.  *@p memfd is -1 on
+ *          failure.
+ */
+int shmr_proto_attach(int sock, int *memfd, struct stat *st);
+
 /**
  * Non-zero when request @p req may be sent again after its connection
  * died with it in flight: it only reads (ATTACH, STATUS, ROUTES, ROUTE,
