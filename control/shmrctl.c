@@ -1,7 +1,7 @@
 /*
  * shmrctl: the operator's CLI over the control socket of shmr-control.
  *
- *   shmrctl [-d DOMAIN] [-s SOCKET] COMMAND
+ *   shmrctl [-d DOMAIN] [-s SOCKET] [--wait SEC] COMMAND
  *     routes ROUTER                      one line per route
  *     route ROUTER NAME                  that route's line
  *     add ROUTER NAME PROGRAM [ARG...] [--cpus LIST]
@@ -32,10 +32,19 @@
  * DOMAIN defaults to $SHMR_DOMAIN, else "shmr-demo"; the socket is
  * $SHMR_RUN_DIR/DOMAIN.sock (else /run/shmr/DOMAIN.sock) unless -s names it.
  *
+ * A control plane restarting (its socket absent, or refusing) is waited
+ * for, up to --wait SEC (default 5; 0: not at all), and so is one that
+ * dies during a request that only reads (routes, route, inspect, status,
+ * watch, routees, dlq list): that request is sent again once it is back.
+ * Any other request caught by the death has an unknown outcome: exit 3.
+ *
  * Exit statuses: 0 success (watch: also after --duration or SIGINT);
- * 1 the control plane answered an error, or there is no domain
- * ("shmrctl: no domain NAME at PATH (is shmr-control running?)");
- * 2 bad arguments (a usage line on stderr).
+ * 1 the control plane answered an error, or there is no domain, or it did
+ * not come back within --wait ("shmrctl: no domain NAME at PATH (is
+ * shmr-control running?)"); 2 bad arguments (a usage line on stderr);
+ * 3 the control plane went away during a request that changes something
+ * ("shmrctl: control plane went away during the request; its outcome is
+ * unknown"): look (route, routes) before trying again.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -53,9 +62,12 @@
 #include <shmr/shmr.h>
 
 #define MAX_ROUTES 256
+#define WAIT_S_DEFAULT 5
+#define EXIT_LOST 3
 
 static const char usage_line[] =
-	"usage: shmrctl [-d DOMAIN] [-s SOCKET] {routes ROUTER | inspect ROUTER "
+	"usage: shmrctl [-d DOMAIN] [-s SOCKET] [--wait SEC] {routes ROUTER | "
+	"inspect ROUTER "
 	"[--json] | status | stop | watch ROUTER [--interval SEC] "
 	"[--duration SEC] | route ROUTER NAME | add ROUTER NAME PROGRAM "
 	"[ARG...] [--cpus LIST] | remove|disable|enable|respawn ROUTER NAME | "
@@ -66,6 +78,8 @@ static const char usage_line[] =
 static char ans[SHMR_PROTO_MAX + 1];
 static const char *domain;
 static char sock_path[256];
+static struct shmr_proto_conn conn = { .fd = -1 };
+static int wait_ms = WAIT_S_DEFAULT * 1000;
 static _Atomic int interrupted; /* lock-free: async-signal-safe */
 
 static void usage(const char *why)
@@ -137,9 +151,20 @@ static void help(void)
 	       "  -s SOCKET            the control socket (default "
 	       "$SHMR_RUN_DIR/DOMAIN.sock,\n"
 	       "                       else /run/shmr/DOMAIN.sock)\n"
+	       "  --wait SEC           wait up to SEC seconds (default %d; 0: "
+	       "not at all) for a\n"
+	       "                       control plane that is restarting; a "
+	       "read caught by its\n"
+	       "                       death is sent again once it is back\n"
 	       "\n"
-	       "Exit status: 0 success; 1 error from the control plane or no "
-	       "domain; 2 bad arguments.\n");
+	       "Exit status: 0 success; 1 error from the control plane, or no "
+	       "domain (none\n"
+	       "came within --wait); 2 bad arguments; 3 the control plane went "
+	       "away during a\n"
+	       "request that changes something: its outcome is unknown (look "
+	       "with route or\n"
+	       "routes before trying again).\n",
+	       WAIT_S_DEFAULT);
 }
 
 static void die(const char *msg)
@@ -148,14 +173,38 @@ static void die(const char *msg)
 	exit(1);
 }
 
-static int connect_or_die(void)
+static void no_domain(void)
 {
-	int fd = shmr_proto_connect(sock_path);
 	char msg[512];
 
+	snprintf(msg, sizeof(msg),
+		 "no domain %s at %s (is shmr-control running?)", domain,
+		 sock_path);
+	die(msg);
+}
+
+/* A request caught by the control plane's death that changes something:
+ * it may or may not have been done. */
+static void lost(void)
+{
+	fprintf(stderr, "shmrctl: control plane went away during the "
+			"request; its outcome is unknown\n");
+	exit(EXIT_LOST);
+}
+
+/* Connect @c conn, waiting up to --wait for a control plane that is
+ * restarting; its requests wait as long for it to come back. */
+static void connect_or_die(void)
+{
+	int fd = shmr_proto_connect_wait(sock_path, wait_ms);
+	char msg[512];
+
+	if (fd >= 0 && shmr_proto_conn_init(&conn, sock_path, fd, wait_ms,
+					    NULL, NULL) == 0)
+		return;
 	if (fd >= 0)
-		return fd;
-	if (fd == -SHMR_E_NO_DOMAIN)
+		snprintf(msg, sizeof(msg), "-s: path too long");
+	else if (fd == -SHMR_E_NO_DOMAIN)
 		snprintf(msg, sizeof(msg),
 			 "no domain %s at %s (is shmr-control running?)",
 			 domain, sock_path);
@@ -167,14 +216,25 @@ static int connect_or_die(void)
 			 sock_path, fd > -SHMR_E_BASE ? strerror(-fd)
 						      : "protocol error");
 	die(msg);
-	return -1;
+}
+
+/* A transport failure of a request (no answer): say what, and exit. */
+static void request_failed(int rc)
+{
+	if (rc == -SHMR_E_CONTROL_LOST)
+		lost();
+	if (rc == -SHMR_E_NO_DOMAIN)
+		no_domain();
+	if (rc == -SHMR_E_PROTO)
+		die("the control plane closed the connection");
+	die(rc > -SHMR_E_BASE ? strerror(-rc) : "protocol error");
 }
 
 /* One request; on an error answer, print its message and exit 1.
  * Returns the body (after "OK" and its newline). */
-static const char *request(int fd, const char *req)
+static const char *request(const char *req)
 {
-	int rc = shmr_proto_request(fd, req, ans, sizeof(ans), NULL);
+	int rc = shmr_proto_conn_request(&conn, req, ans, sizeof(ans), NULL);
 	char *p;
 
 	if (rc == 0) {
@@ -189,16 +249,14 @@ static const char *request(int fd, const char *req)
 			p++;
 		die(*p ? p : "error");
 	}
-	if (rc == -SHMR_E_PROTO)
-		die("the control plane closed the connection");
-	die(rc > -SHMR_E_BASE ? strerror(-rc) : "protocol error");
+	request_failed(rc);
 	return NULL;
 }
 
 /* A lifecycle request: "OK", or die with the error's text (exit 1). */
-static void life_request(int fd, const char *req)
+static void life_request(const char *req)
 {
-	int rc = shmr_proto_request(fd, req, ans, sizeof(ans), NULL);
+	int rc = shmr_proto_conn_request(&conn, req, ans, sizeof(ans), NULL);
 	long code;
 
 	if (rc == 0)
@@ -208,13 +266,11 @@ static void life_request(int fd, const char *req)
 		die(code > 0 && code < SHMR_E_LAST ? shmr_strerror((int)code)
 						  : "error");
 	}
-	if (rc == -SHMR_E_PROTO)
-		die("the control plane closed the connection");
-	die(rc > -SHMR_E_BASE ? strerror(-rc) : "protocol error");
+	request_failed(rc);
 }
 
 /* The state= word of ROUTE @p router @p name into @p out. */
-static void route_state(int fd, const char *router, const char *name,
+static void route_state(const char *router, const char *name,
 			char *out, size_t cap)
 {
 	const char *const words[] = { router, name };
@@ -223,7 +279,7 @@ static void route_state(int fd, const char *router, const char *name,
 
 	if (shmr_proto_encode(req, sizeof(req), "ROUTE", words, 2) < 0)
 		die("request too long");
-	p = strstr(request(fd, req), " state=");
+	p = strstr(request(req), " state=");
 	if (!p || sscanf(p + 7, "%31s", out) != 1 || cap < 32)
 		die("unexpected ROUTE answer");
 }
@@ -236,21 +292,21 @@ static void route_state(int fd, const char *router, const char *name,
  * queued for the old one, and the two never run side by side; what is
  * sent meanwhile fails with SHMR_E_DISABLED (kept as dead letters).
  */
-static void replace_drained(int fd, const char *router, const char *name,
+static void replace_drained(const char *router, const char *name,
 			    const char *replace_req)
 {
 	const char *const words[] = { router, name };
 	char req[128], state[32];
 	int was_disabled;
 
-	route_state(fd, router, name, state, sizeof(state));
+	route_state(router, name, state, sizeof(state));
 	was_disabled = strcmp(state, "disabled") == 0;
 	if (!was_disabled) {
 		if (shmr_proto_encode(req, sizeof(req), "DRAIN", words, 2) < 0)
 			die("request too long");
-		life_request(fd, req);
+		life_request(req);
 		for (;;) {
-			route_state(fd, router, name, state, sizeof(state));
+			route_state(router, name, state, sizeof(state));
 			if (strcmp(state, "disabled") == 0)
 				break;
 			if (strcmp(state, "pending_disable") != 0)
@@ -258,14 +314,14 @@ static void replace_drained(int fd, const char *router, const char *name,
 			usleep(20 * 1000);
 		}
 	}
-	life_request(fd, replace_req);
+	life_request(replace_req);
 	if (was_disabled) {
 		printf("replaced %s (it stays disabled)\n", name);
 		return;
 	}
 	if (shmr_proto_encode(req, sizeof(req), "ENABLE", words, 2) < 0)
 		die("request too long");
-	life_request(fd, req);
+	life_request(req);
 	printf("drained, replaced and enabled %s\n", name);
 }
 
@@ -286,7 +342,7 @@ static int lifecycle(const char *cmd, int argc, char **argv, int optind_)
 	char req[SHMR_PROTO_MAX];
 	int add = strcmp(cmd, "add") == 0;
 	int replace = strcmp(cmd, "replace") == 0;
-	int i = optind_, nargs = 0, fd, drain = 0;
+	int i = optind_, nargs = 0, drain = 0;
 
 	for (unsigned j = 0; j < sizeof(simple) / sizeof(simple[0]); j++)
 		if (strcmp(cmd, simple[j][0]) == 0)
@@ -365,14 +421,14 @@ static int lifecycle(const char *cmd, int argc, char **argv, int optind_)
 			usage("request too long (at most 512 bytes)");
 		}
 	}
-	fd = connect_or_die();
+	connect_or_die();
 	if (strcmp(cmd, "route") == 0)
-		fputs(request(fd, req), stdout);
+		fputs(request(req), stdout);
 	else if (replace && drain)
-		replace_drained(fd, router, name, req);
+		replace_drained(router, name, req);
 	else
-		life_request(fd, req);
-	close(fd);
+		life_request(req);
+	shmr_proto_conn_close(&conn);
 	return 1;
 }
 
@@ -448,7 +504,7 @@ static void on_sigint(int sig)
 	atomic_store_explicit(&interrupted, 1, memory_order_relaxed);
 }
 
-static int watch(int fd, const char *router, double interval,
+static int watch(const char *router, double interval,
 		 double duration)
 {
 	static struct sample prev, cur;
@@ -462,7 +518,7 @@ static int watch(int fd, const char *router, double interval,
 	sigaction(SIGTERM, &sa, NULL);
 	if (shmr_proto_encode(req, sizeof(req), "INSPECT", &router, 1) < 0)
 		die("request too long");
-	parse_sample(request(fd, req), &prev);
+	parse_sample(request(req), &prev);
 	prev.t = start = now_s();
 	/* Once, so the columns are named before the first figures. */
 	printf("route msgs/s total\n");
@@ -483,7 +539,7 @@ static int watch(int fd, const char *router, double interval,
 				    NULL) != 0 ||
 		    atomic_load_explicit(&interrupted, memory_order_relaxed))
 			break;
-		parse_sample(request(fd, req), &cur);
+		parse_sample(request(req), &cur);
 		cur.t = now_s();
 		dt = cur.t - prev.t;
 		for (unsigned i = 0; i < cur.n; i++) {
@@ -519,7 +575,7 @@ static int manage(const char *cmd, int argc, char **argv, int i)
 {
 	const char *verb = NULL, *router, *extra = NULL;
 	char req[160];
-	int fd, nargs = 1;
+	int nargs = 1;
 
 	if (strcmp(cmd, "routees") == 0) {
 		verb = "ROUTEES";
@@ -560,11 +616,11 @@ static int manage(const char *cmd, int argc, char **argv, int i)
 			      (const char *const[]){ router, extra },
 			      (unsigned)nargs) < 0)
 		usage("request too long");
-	fd = connect_or_die();
-	fputs(request(fd, req), stdout);
+	connect_or_die();
+	fputs(request(req), stdout);
 	if (strcmp(verb, "POOL_ADJUST") == 0)
 		putchar('\n');
-	close(fd);
+	shmr_proto_conn_close(&conn);
 	return 1;
 }
 
@@ -579,7 +635,7 @@ static int dlq(int argc, char **argv, int i)
 	const char *sub, *router, *body;
 	char req[128];
 	unsigned count = 0;
-	int fd, corrupt;
+	int corrupt;
 
 	if (argc - i != 2)
 		usage("dlq: list|replay ROUTER");
@@ -589,13 +645,13 @@ static int dlq(int argc, char **argv, int i)
 		usage("dlq: list|replay ROUTER");
 	if (!shmr_proto_word_ok(router, SHMR_NAME_MAX))
 		usage("bad ROUTER name");
-	fd = connect_or_die();
+	connect_or_die();
 	if (shmr_proto_encode(req, sizeof(req),
 			      sub[0] == 'l' ? "DLQ_LIST" : "DLQ_REPLAY",
 			      &router, 1) < 0)
 		die("request too long");
-	body = request(fd, req);
-	close(fd);
+	body = request(req);
+	shmr_proto_conn_close(&conn);
 	if (sub[0] == 'r') {
 		unsigned sent = 0, left = 0;
 
@@ -626,11 +682,13 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "wait", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sock = NULL, *cmd, *router = NULL;
 	double interval = 1, duration = 0;
-	int json = 0, opt, fd;
+	double wait_s;
+	int json = 0, opt;
 	ssize_t n;
 
 	domain = getenv("SHMR_DOMAIN");
@@ -648,6 +706,12 @@ int main(int argc, char **argv)
 		case 'h':
 			help();
 			return 0;
+		case 'w':
+			if (parse_seconds(optarg, &wait_s) < 0 ||
+			    wait_s > 3600)
+				usage("--wait: seconds, 0 to 3600");
+			wait_ms = (int)(wait_s * 1000);
+			break;
 		case ':':
 			usage("missing argument");
 			break;
@@ -704,7 +768,7 @@ int main(int argc, char **argv)
 	    strcmp(cmd, "stop"))
 		usage("unknown command");
 
-	fd = connect_or_die();
+	connect_or_die();
 
 	if (strcmp(cmd, "routes") == 0 || strcmp(cmd, "inspect") == 0) {
 		const char *const words[] = { router, "json" };
@@ -714,18 +778,18 @@ int main(int argc, char **argv)
 				      cmd[0] == 'r' ? "ROUTES" : "INSPECT",
 				      words, json ? 2 : 1) < 0)
 			die("request too long");
-		fputs(request(fd, req), stdout);
+		fputs(request(req), stdout);
 	} else if (strcmp(cmd, "status") == 0) {
-		fputs(request(fd, "STATUS"), stdout);
+		fputs(request("STATUS"), stdout);
 	} else if (strcmp(cmd, "stop") == 0) {
-		request(fd, "STOP");
+		request("STOP");
 		/* The control plane closes us when it exits. */
 		do
-			n = recv(fd, ans, sizeof(ans), 0);
+			n = recv(conn.fd, ans, sizeof(ans), 0);
 		while (n > 0 || (n < 0 && errno == EINTR));
 	} else {
-		watch(fd, router, interval, duration);
+		watch(router, interval, duration);
 	}
-	close(fd);
+	shmr_proto_conn_close(&conn);
 	return 0;
 }

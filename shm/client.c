@@ -16,6 +16,14 @@
  * and asks for more: a crash during a call loses nothing either.  Since the
  * backlog holds at most what the lanes hold unreleased, it can never
  * overflow: a lane full of unreleased slots stops its producer instead.
+ *
+ * The control plane may die and be started again (it adopts the domain).
+ * Nothing above needs it: the lanes live in the domain.  Only the calls
+ * that talk to it do, through a connection that reconnects to the same
+ * path (shmr_proto_conn_request(), proto.c's essay) and greets the new
+ * control plane as at attach (shmr_client_reattach() in client_ctl.c:
+ * ATTACH again, which also binds this process's endpoints to the new
+ * connection, and a check that it serves the very domain we mapped).
  */
 #include <errno.h>
 #include <sched.h>
@@ -39,18 +47,9 @@
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
 
-#define RX_BURST_MAX 256u
+#include "client_internal.h"
 
-struct shmr_domain {
-	int sock;
-	int memfd;
-	void *base;
-	size_t size;
-	struct shmr_domain_hdr *hdr;
-	uint32_t slot_size;
-	uint32_t nlcores;
-	unsigned nendpoints;
-};
+#define RX_BURST_MAX 256u
 
 struct shmr_endpoint {
 	struct shmr_domain *d;
@@ -81,7 +80,6 @@ struct shmr_endpoint {
 int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 {
 	struct shmr_domain *d;
-	char ans[256];
 	struct stat st;
 	int sock, fd = -1, rc;
 
@@ -89,12 +87,10 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	sock = shmr_proto_connect(sock_path);
 	if (sock < 0)
 		return sock;
-	rc = shmr_proto_request(sock, "ATTACH " SHMR_LAYOUT_VERSION_TEXT, ans,
-				sizeof(ans), &fd);
+	rc = shmr_proto_attach(sock, &fd, &st);
+	if (rc == -EPIPE || rc == -SHMR_E_CONTROL_LOST)
+		rc = -SHMR_E_NO_DOMAIN; /* it went away as we came */
 	if (rc < 0)
-		goto fail;
-	rc = -SHMR_E_PROTO;
-	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size <= 0)
 		goto fail;
 	d = calloc(1, sizeof(*d));
 	if (!d) {
@@ -110,13 +106,19 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	}
 	d->size = (size_t)st.st_size;
 	rc = shmr_layout_check(d->base, d->size);
+	if (rc == 0)
+		rc = shmr_proto_conn_init(&d->conn, sock_path, sock,
+					  shmr_proto_reconnect_ms(),
+					  shmr_client_reattach,
+					  d);
 	if (rc < 0) {
 		munmap(d->base, d->size);
 		free(d);
 		goto fail;
 	}
-	d->sock = sock;
 	d->memfd = fd;
+	d->memfd_dev = st.st_dev;
+	d->memfd_ino = st.st_ino;
 	d->hdr = shmr_hdr(d->base);
 	d->slot_size = d->hdr->slot_size;
 	d->nlcores = d->hdr->nlcores;
@@ -147,7 +149,7 @@ void shmr_detach(struct shmr_domain *d)
 		return;
 	munmap(d->base, d->size);
 	close(d->memfd);
-	close(d->sock);
+	shmr_proto_conn_close(&d->conn);
 	free(d);
 }
 
@@ -255,7 +257,8 @@ int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out)
 	int rc;
 
 	*out = NULL;
-	rc = shmr_proto_request(d->sock, "OPEN", ans, sizeof(ans), NULL);
+	rc = shmr_proto_conn_request(&d->conn, "OPEN", ans, sizeof(ans),
+				     NULL);
 	if (rc < 0)
 		return rc;
 	if (strncmp(ans, "OK ", 3) != 0 || parse_pid(ans + 3, &pid) < 0)
@@ -264,8 +267,8 @@ int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out)
 	if (rc < 0) {
 		if (shmr_proto_pid_encode(req, sizeof(req), "CLOSE", NULL,
 					  pid) >= 0)
-			shmr_proto_request(d->sock, req, ans, sizeof(ans),
-					   NULL);
+			shmr_proto_conn_request(&d->conn, req, ans,
+						sizeof(ans), NULL);
 		return rc;
 	}
 	d->nendpoints++;
@@ -308,7 +311,8 @@ int shmr_attach_env(struct shmr_domain **dp, struct shmr_endpoint **epp)
 		return rc;
 	rc = shmr_proto_pid_encode(req, sizeof(req), "CLAIM", NULL, pid);
 	if (rc >= 0)
-		rc = shmr_proto_request(d->sock, req, ans, sizeof(ans), NULL);
+		rc = shmr_proto_conn_request(&d->conn, req, ans, sizeof(ans),
+					     NULL);
 	if (rc == 0)
 		rc = endpoint_make(d, pid, 1, epp);
 	if (rc < 0) {
@@ -348,7 +352,8 @@ void shmr_endpoint_close(struct shmr_endpoint *ep)
 		release_all(ep);
 	if (!ep->claimed && shmr_proto_pid_encode(req, sizeof(req), "CLOSE",
 						  NULL, ep->pid) >= 0)
-		shmr_proto_request(ep->d->sock, req, ans, sizeof(ans), NULL);
+		shmr_proto_conn_request(&ep->d->conn, req, ans, sizeof(ans),
+					NULL);
 	ep->d->nendpoints--;
 	free(ep->rx);
 	free(ep->backlog);
@@ -404,7 +409,8 @@ static int name_request(struct shmr_endpoint *ep, const char *verb,
 	rc = shmr_proto_pid_encode(req, sizeof(req), verb, key, ep->pid);
 	if (rc < 0)
 		return rc;
-	return shmr_proto_request(ep->d->sock, req, ans, sizeof(ans), NULL);
+	return shmr_proto_conn_request(&ep->d->conn, req, ans, sizeof(ans),
+				       NULL);
 }
 
 int shmr_register(struct shmr_endpoint *ep, const char *name)
@@ -419,67 +425,6 @@ int shmr_register(struct shmr_endpoint *ep, const char *name)
 int shmr_unregister(struct shmr_endpoint *ep, const char *name)
 {
 	return name_request(ep, "UNREGISTER", name);
-}
-
-/* ---- route lifecycle ------------------------------------------------- */
-
-/* VERB ROUTER NAME [CPUS] [PROGRAM ARG...], checked and encoded by the
- * encoder shmrctl uses too. */
-static int life_request(struct shmr_domain *d, const char *verb,
-			const char *router, const char *name,
-			const char *cpus, const char *program,
-			const char *const *args, unsigned nargs)
-{
-	const struct shmr_proto_route_req r = {
-		.verb = verb, .router = router, .route = name, .cpus = cpus,
-		.program = program, .args = args, .nargs = nargs,
-	};
-	char req[SHMR_PROTO_ROUTE_REQ_MAX + 1], ans[256];
-	int rc = shmr_proto_route_encode(req, sizeof(req), &r, NULL);
-
-	if (rc < 0)
-		return rc;
-	return shmr_proto_request(d->sock, req, ans, sizeof(ans), NULL);
-}
-
-int shmr_route_add(struct shmr_domain *d, const char *router,
-		   const char *name, const char *program,
-		   const char *const *args, unsigned nargs, const char *cpus)
-{
-	return life_request(d, "ADD", router, name, cpus ? cpus : "", program,
-			    args, nargs);
-}
-
-int shmr_route_remove(struct shmr_domain *d, const char *router,
-		      const char *name)
-{
-	return life_request(d, "REMOVE", router, name, NULL, NULL, NULL, 0);
-}
-
-int shmr_route_disable(struct shmr_domain *d, const char *router,
-		       const char *name)
-{
-	return life_request(d, "DISABLE", router, name, NULL, NULL, NULL, 0);
-}
-
-int shmr_route_enable(struct shmr_domain *d, const char *router,
-		      const char *name)
-{
-	return life_request(d, "ENABLE", router, name, NULL, NULL, NULL, 0);
-}
-
-int shmr_route_replace(struct shmr_domain *d, const char *router,
-		       const char *name, const char *program,
-		       const char *const *args, unsigned nargs)
-{
-	return life_request(d, "REPLACE", router, name, NULL, program, args,
-			    nargs);
-}
-
-int shmr_route_respawn(struct shmr_domain *d, const char *router,
-		       const char *name)
-{
-	return life_request(d, "RESPAWN", router, name, NULL, NULL, NULL, 0);
 }
 
 /* ---- send ------------------------------------------------------------ */
@@ -712,17 +657,25 @@ static void set_busy(struct shmr_endpoint *ep, uint32_t busy)
 static int poison_pill(struct shmr_endpoint *ep, const struct shmr_msg *m)
 {
 	char req[64], ans[64];
+	int rc;
 
 	if (!ep->claimed || m->kind != SHMR_KIND_SEND ||
 	    m->type != SHMR_TYPE_POISON_PILL)
 		return 0;
 	if (!ep->retiring) {
 		ep->retiring = 1;
-		/* Nothing to do on failure: the worker just goes on. */
-		if (shmr_proto_pid_encode(req, sizeof(req), "RETIRE", NULL,
-					  ep->pid) >= 0)
-			(void)shmr_proto_request(ep->d->sock, req, ans,
-						 sizeof(ans), NULL);
+		/* Through the reconnecting request, as every control-socket
+		 * call.  On failure the worker just goes on; when the control
+		 * plane could not be reached at all (nothing was asked), a
+		 * later pill asks again.  SHMR_E_CONTROL_LOST: it may have
+		 * been asked, and RETIRE is not repeated. */
+		rc = shmr_proto_pid_encode(req, sizeof(req), "RETIRE", NULL,
+					   ep->pid);
+		if (rc >= 0)
+			rc = shmr_proto_conn_request(&ep->d->conn, req, ans,
+						     sizeof(ans), NULL);
+		if (rc == -SHMR_E_NO_DOMAIN)
+			ep->retiring = 0;
 	}
 	return 1;
 }

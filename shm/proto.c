@@ -3,15 +3,30 @@
  * (libshmr and shmrctl both build theirs here, so the two cannot drift
  * apart), then connect, one request, one answer, optionally a passed
  * descriptor.
+ *
+ * Surviving the control plane's death.  The socket is SOCK_SEQPACKET: a
+ * request is one packet, delivered whole or not at all.  So a send that
+ * fails because the connection is gone (EPIPE, ECONNRESET, ENOTCONN) put
+ * nothing in front of any control plane, and the request may be sent on
+ * a new connection whatever it is.  A send that succeeded and then meets
+ * the end of the connection (EOF, ECONNRESET) may have been read and
+ * acted on before the death, or not: only a request that just reads
+ * (shmr_proto_repeatable()) is sent again; for the rest the caller hears
+ * SHMR_E_CONTROL_LOST, and decides.  Reconnecting is bounded (a deadline
+ * for each loss, a few losses per request), so no request waits forever
+ * for a control plane that does not come back.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <shmr/layout.h>
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
 
@@ -173,14 +188,17 @@ int shmr_proto_request(int sock, const char *req, char *ans, size_t cap,
 		n = send(sock, req, strlen(req), MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return errno == EPIPE ? -SHMR_E_PROTO : -errno;
+		return errno == EPIPE || errno == ECONNRESET ||
+				       errno == ENOTCONN
+			       ? -EPIPE /* gone before: nothing went out */
+			       : -errno;
 	do
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return -errno;
+		return errno == ECONNRESET ? -SHMR_E_CONTROL_LOST : -errno;
 	if (n == 0)
-		return -SHMR_E_PROTO; /* the control plane closed on us */
+		return -SHMR_E_CONTROL_LOST; /* closed with our request read */
 	ans[n] = '\0';
 	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
@@ -201,4 +219,150 @@ int shmr_proto_request(int sock, const char *req, char *ans, size_t cap,
 			return -(int)code;
 	}
 	return -SHMR_E_PROTO;
+}
+
+int shmr_proto_connect_wait(const char *path, int wait_ms)
+{
+	struct timespec t0, now, pause;
+	long delay_ms = 5, spent_ms;
+	int fd;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		fd = shmr_proto_connect(path);
+		if (fd != -SHMR_E_NO_DOMAIN)
+			return fd;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		spent_ms = (now.tv_sec - t0.tv_sec) * 1000 +
+			   (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (spent_ms >= wait_ms)
+			return fd;
+		if (delay_ms > wait_ms - spent_ms)
+			delay_ms = wait_ms - spent_ms;
+		pause.tv_sec = delay_ms / 1000;
+		pause.tv_nsec = (delay_ms % 1000) * 1000000;
+		nanosleep(&pause, NULL);
+		delay_ms = delay_ms * 2 > 100 ? 100 : delay_ms * 2;
+	}
+}
+
+int shmr_proto_attach(int sock, int *memfd, struct stat *st)
+{
+	char ans[256];
+	int rc;
+
+	rc = shmr_proto_request(sock, "ATTACH " SHMR_LAYOUT_VERSION_TEXT, ans,
+				sizeof(ans), memfd);
+	if (rc == 0 && (*memfd < 0 || fstat(*memfd, st) < 0 ||
+			st->st_size <= 0))
+		rc = -SHMR_E_PROTO;
+	if (rc < 0 && *memfd >= 0) {
+		close(*memfd);
+		*memfd = -1;
+	}
+	return rc;
+}
+
+/* ---- surviving a restart ---------------------------------------------- */
+
+int shmr_proto_repeatable(const char *req)
+{
+	/* The verbs that only read; anything else may change state. */
+	static const char *const reads[] = {
+		"ATTACH", "STATUS", "ROUTES", "ROUTE",
+		"INSPECT", "ROUTEES", "DLQ_LIST",
+	};
+	size_t n = strcspn(req, " \n");
+
+	for (unsigned i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)
+		if (strlen(reads[i]) == n && memcmp(req, reads[i], n) == 0)
+			return 1;
+	return 0;
+}
+
+int shmr_proto_reconnect_ms(void)
+{
+	const char *s = getenv(SHMR_ENV_RECONNECT_MS);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return SHMR_PROTO_RECONNECT_MS_DEFAULT;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 ||
+	    v > SHMR_PROTO_RECONNECT_MS_MAX)
+		return SHMR_PROTO_RECONNECT_MS_DEFAULT;
+	return (int)v;
+}
+
+int shmr_proto_conn_init(struct shmr_proto_conn *c, const char *path, int fd,
+			 int reconnect_ms, int (*hello)(void *arg, int fd),
+			 void *hello_arg)
+{
+	if (strlen(path) >= sizeof(c->path))
+		return -ENAMETOOLONG;
+	strcpy(c->path, path);
+	c->fd = fd;
+	c->reconnect_ms = reconnect_ms;
+	c->hello = hello;
+	c->hello_arg = hello_arg;
+	return 0;
+}
+
+void shmr_proto_conn_close(struct shmr_proto_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+/* A new connection to c->path, greeted; 0 or the error. */
+static int reconnect(struct shmr_proto_conn *c)
+{
+	int fd, rc;
+
+	if (c->reconnect_ms <= 0)
+		return -SHMR_E_NO_DOMAIN;
+	fd = shmr_proto_connect_wait(c->path, c->reconnect_ms);
+	if (fd < 0)
+		return fd;
+	rc = c->hello ? c->hello(c->hello_arg, fd) : 0;
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	c->fd = fd;
+	return 0;
+}
+
+/* A control plane dying again and again while one request waits: after
+ * this many new connections, give up (each is bounded by reconnect_ms). */
+#define RECONNECTS_MAX 3
+
+int shmr_proto_conn_request(struct shmr_proto_conn *c, const char *req,
+			    char *ans, size_t cap, int *fd_out)
+{
+	int rc;
+
+	if (fd_out)
+		*fd_out = -1;
+	if (cap)
+		ans[0] = '\0'; /* no stale answer behind an error */
+	for (int round = 0; round <= RECONNECTS_MAX; round++) {
+		if (c->fd < 0) {
+			rc = reconnect(c);
+			if (rc == -EPIPE || rc == -SHMR_E_CONTROL_LOST)
+				continue; /* gone again during the hello */
+			if (rc < 0)
+				return rc;
+		}
+		rc = shmr_proto_request(c->fd, req, ans, cap, fd_out);
+		if (rc != -EPIPE && rc != -SHMR_E_CONTROL_LOST)
+			return rc;
+		shmr_proto_conn_close(c);
+		if (rc == -SHMR_E_CONTROL_LOST && !shmr_proto_repeatable(req))
+			return rc;
+	}
+	return -SHMR_E_NO_DOMAIN;
 }

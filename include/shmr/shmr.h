@@ -145,6 +145,11 @@ enum shmr_error {
 	SHMR_E_NOT_ALLOWED,     /**< router not running */
 	SHMR_E_NO_ENV,          /**< not started by shmr-control */
 	SHMR_E_NO_ROUTEES,      /**< pool or group has no routees */
+	/** The control plane went away while the request was in flight: its
+	 *  outcome is unknown (it may or may not have been done).  Only a
+	 *  request that changes something returns it; one that only reads is
+	 *  sent again once the control plane is back. */
+	SHMR_E_CONTROL_LOST,
 	SHMR_E_LAST
 };
 
@@ -168,6 +173,20 @@ const char *shmr_strerror(int err);
  * Everything else reads the shared memory only and may run from any
  * thread at any time (shmr_lookup(), shmr_payload_max()), or is bound to
  * an endpoint (see struct shmr_endpoint).
+ *
+ * Restarts: the control plane may die and be started again (it adopts
+ * the domain).  Nothing but the calls above needs it: sends, calls,
+ * receives and replies go on meanwhile.  When one of those calls finds
+ * its connection gone, it reconnects to the same socket path, retrying
+ * for up to SHMR_RECONNECT_MS milliseconds (from the environment at
+ * attach; default 10000; 0: never reconnect), attaches again (checking
+ * the control plane serves this very domain) and sends its request again
+ * if that cannot do it twice: when nothing had gone out.  A request that
+ * went out and got no answer returns -SHMR_E_CONTROL_LOST: it may or may
+ * not have been done.  A control plane that cannot be reached in time
+ * (or one that serves a new domain, not this one) gives -SHMR_E_NO_DOMAIN:
+ * nothing was done.  After a clean stop no control plane comes back: such
+ * a call waits the whole SHMR_RECONNECT_MS first.
  */
 struct shmr_domain;
 
@@ -237,7 +256,9 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out);
  *              else as shmr_attach_path(), or the control plane's refusal
  *              of the claim (-SHMR_E_PERM: this process is not the
  *              route's worker; -SHMR_E_NO_ENDPOINT: no such route
- *              endpoint), -ENOMEM.
+ *              endpoint), -SHMR_E_CONTROL_LOST (the control plane died
+ *              with the claim in flight; exit, and the route's restart
+ *              starts a new worker), -ENOMEM.
  */
 int shmr_attach_env(struct shmr_domain **d, struct shmr_endpoint **ep);
 
@@ -272,13 +293,18 @@ size_t shmr_payload_max(const struct shmr_domain *d);
  * restarts), so its PID can be handed out at once.
  *
  * Context:     any thread; blocking (one round trip, then short sleeps
- *              until the dataplane routes to it).
+ *              until the dataplane routes to it; while the control plane
+ *              restarts, up to SHMR_RECONNECT_MS more: see struct
+ *              shmr_domain).
  * Concurrency: uses the domain's socket (see struct shmr_domain); the new
  *              endpoint belongs to one thread (see struct shmr_endpoint).
  * Ownership:   *out is the caller's (NULL on failure); close it with
  *              shmr_endpoint_close() before shmr_detach().
- * Errors:      -SHMR_E_NO_ENDPOINT (domain full), -SHMR_E_PROTO, -ENOMEM,
- *              -errno.
+ * Errors:      -SHMR_E_NO_ENDPOINT (domain full), -SHMR_E_CONTROL_LOST
+ *              (the control plane died with the request: an endpoint may
+ *              have been opened for this process, which it frees when the
+ *              process exits), -SHMR_E_NO_DOMAIN (the control plane is
+ *              away: nothing was opened), -SHMR_E_PROTO, -ENOMEM, -errno.
  */
 int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out);
 
@@ -289,8 +315,10 @@ int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out);
  * nothing is, and it all stays unreleased for whoever comes next.
  *
  * Context:     the endpoint's thread; blocking for an endpoint from
- *              shmr_endpoint_open() (one round trip; a failure is not
- *              reported).
+ *              shmr_endpoint_open() (one round trip, or up to
+ *              SHMR_RECONNECT_MS while the control plane restarts; a
+ *              failure, -SHMR_E_CONTROL_LOST included, is not reported:
+ *              an endpoint left open is freed when the process exits).
  * Concurrency: one thread per endpoint; uses the domain's socket (see
  *              struct shmr_domain) unless the endpoint is a route's inbox
  *              from shmr_attach_env().
@@ -308,7 +336,8 @@ struct shmr_pid shmr_endpoint_pid(const struct shmr_endpoint *ep);
 /**
  * Resolve a registered name (a router, or a registered process).
  *
- * Context:     any thread; no syscall.
+ * Context:     any thread; no syscall (it never asks the control plane,
+ *              so it answers while the control plane is away too).
  * Concurrency: lock-free read of the domain's registry (retried while the
  *              control plane writes it).
  * Errors:      -SHMR_E_PROCESS_UNKNOWN, -SHMR_E_NAME.
@@ -430,8 +459,10 @@ int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
  * Context:     the endpoint's thread; blocking when @p timeout_ms is not 0
  *              (spins briefly, then sleeps on the endpoint's bell).  On a
  *              route worker's endpoint a PoisonPill is not returned: the
- *              control plane is asked (the first time; one round trip) to
- *              retire the route.
+ *              control plane is asked (the first time; one round trip, up
+ *              to SHMR_RECONNECT_MS more while the control plane
+ *              restarts) to retire the route; that request's failure
+ *              (-SHMR_E_CONTROL_LOST included) is not reported.
  * Concurrency: one thread per endpoint (the consumer of its SPSC inbound
  *              lanes); the PoisonPill's request uses the domain's socket.
  * Ownership:   msgs[i] point into the endpoint and stay valid until the
@@ -462,11 +493,17 @@ int shmr_reply(struct shmr_endpoint *ep, const struct shmr_msg *req,
  * Dropped when the endpoint closes or its process dies.
  *
  * Context:     any thread, while @p ep is open; blocking (one round trip,
- *              then short sleeps until the dataplane routes to the name).
+ *              then short sleeps until the dataplane routes to the name;
+ *              up to SHMR_RECONNECT_MS more while the control plane
+ *              restarts: see struct shmr_domain).
  * Concurrency: uses the domain's socket (see struct shmr_domain).
  * Ownership:   @p name is copied.
- * Errors:      -SHMR_E_ROUTE_DUPLICATE (taken), -SHMR_E_NAME, -SHMR_E_PROTO,
- *              -errno.
+ * Errors:      -SHMR_E_ROUTE_DUPLICATE (taken), -SHMR_E_NAME,
+ *              -SHMR_E_CONTROL_LOST (the control plane died with the
+ *              request: look the name up to see whether it is yours, or
+ *              register again and take -SHMR_E_ROUTE_DUPLICATE as
+ *              "perhaps mine"), -SHMR_E_NO_DOMAIN (the control plane is
+ *              away: nothing was done), -SHMR_E_PROTO, -errno.
  */
 int shmr_register(struct shmr_endpoint *ep, const char *name);
 
@@ -474,7 +511,9 @@ int shmr_register(struct shmr_endpoint *ep, const char *name);
  * Remove a name this endpoint registered.  Unknown names are success.
  *
  * Context, Concurrency: as shmr_register() (without the wait).
- * Errors: -SHMR_E_NAME, -SHMR_E_PROTO, -errno.
+ * Errors: -SHMR_E_NAME, -SHMR_E_CONTROL_LOST (outcome unknown: unknown
+ *         names are success, so asking again is safe), -SHMR_E_NO_DOMAIN
+ *         (nothing was done), -SHMR_E_PROTO, -errno.
  */
 int shmr_unregister(struct shmr_endpoint *ep, const char *name);
 
@@ -492,7 +531,8 @@ int shmr_unregister(struct shmr_endpoint *ep, const char *name);
  * The contract of every shmr_route_*() call:
  * Context:     any thread of an attached process; blocking (one
  *              control-socket round trip; the control plane may fork a
- *              worker meanwhile).
+ *              worker meanwhile; up to SHMR_RECONNECT_MS more while the
+ *              control plane restarts: see struct shmr_domain).
  * Concurrency: uses the domain's socket: serialise them with the other
  *              calls that do (see struct shmr_domain).
  * Ownership:   strings are copied; @p args holds @p nargs strings.
@@ -501,8 +541,12 @@ int shmr_unregister(struct shmr_endpoint *ep, const char *name);
  *              args or a request over 512 bytes), -SHMR_E_NO_ROUTE (no
  *              such router, or, except for remove, no such route),
  *              -SHMR_E_BUSY (the route has a pending operation),
- *              -SHMR_E_NOT_ALLOWED (the router is stopped), -SHMR_E_PROTO,
- *              -errno.
+ *              -SHMR_E_NOT_ALLOWED (the router is stopped),
+ *              -SHMR_E_CONTROL_LOST (the control plane died with the
+ *              request in flight: it may or may not have been done; read
+ *              the route's state with shmrctl, then decide),
+ *              -SHMR_E_NO_DOMAIN (the control plane is away: nothing was
+ *              done), -SHMR_E_PROTO, -errno.
  */
 
 /**

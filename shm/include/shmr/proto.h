@@ -62,6 +62,15 @@
  * Every request is encoded by one encoder, shared by libshmr and shmrctl
  * (shmr_proto_encode() and its kin, proto_client.h).
  *
+ * A control plane that dies (kill -9) and is started again listens on the
+ * same path.  A peer that finds its connection gone reconnects
+ * (shmr_proto_conn_request(), proto_client.h) and sends a request again
+ * only when that cannot do it twice: when the send itself found the
+ * connection gone (nothing went out), or when the request only reads
+ * (ATTACH, STATUS, ROUTES, ROUTE, INSPECT, ROUTEES, DLQ_LIST:
+ * shmr_proto_repeatable()).  Any other request that went out and got no
+ * answer has an unknown outcome: SHMR_E_CONTROL_LOST.
+ *
  * Dead letters (MessageRouteFailed records of <run_dir>/<domain>.<router>.dlq,
  * format in control/dlq.c):
  *   DLQ_LIST <router>             -> OK <records> ok|corrupt\n<one line per
@@ -96,5 +105,11 @@
 #define SHMR_ENV_ROUTE "SHMR_ROUTE"       /* route name */
 #define SHMR_ENV_ROUTER "SHMR_ROUTER"     /* router name */
 #define SHMR_ENV_RUN_DIR "SHMR_RUN_DIR"   /* where <domain>.sock lives */
+
+/* How long libshmr retries connecting when its control-socket connection
+ * is found gone (milliseconds; 0: never reconnect); read at attach. */
+#define SHMR_ENV_RECONNECT_MS "SHMR_RECONNECT_MS"
+#define SHMR_PROTO_RECONNECT_MS_DEFAULT 10000
+#define SHMR_PROTO_RECONNECT_MS_MAX 3600000
 
 #endif

@@ -92,20 +92,121 @@ int shmr_proto_sock_path(const char *domain, char *buf, size_t cap);
 
 /**
  * Connect to a control socket.
- * Returns: the fd, or -SHMR_E_NO_DOMAIN (no socket there), -SHMR_E_PERM,
- *          -errno.
+ * Returns: the fd, or -SHMR_E_NO_DOMAIN (no socket there, or nobody
+ *          listens on it), -SHMR_E_PERM, -errno.
  */
 int shmr_proto_connect(const char *path);
+
+/**
+ * As shmr_proto_connect(), but while the socket is absent or refuses (a
+ * control plane restarting) keep trying, with a back-off from 5 ms up to
+ * 100 ms, for up to @p wait_ms milliseconds (0: once).
+ *
+ * Context: any thread; blocking (sleeps between tries).
+ * Returns: as shmr_proto_connect(); -SHMR_E_NO_DOMAIN once the time is up.
+ */
+int shmr_proto_connect_wait(const char *path, int wait_ms);
 
 /**
  * Send @p req and wait for the answer into @p ans (NUL-terminated).  When
  * @p fd_out is not NULL, a descriptor passed with the answer lands there
  * (-1 when none).
- * Returns: 0 for "OK...", the negated code of an "ERR <code> ...", or
- *          -SHMR_E_PROTO / -errno.
+ *
+ * Context: any thread; blocking (one round trip).
+ * Returns: 0 for "OK...", the negated code of an "ERR <code> ...",
+ *          -EPIPE when the send found the connection gone (nothing went
+ *          out: EPIPE, ECONNRESET, ENOTCONN), -SHMR_E_CONTROL_LOST when
+ *          the request went out and the connection closed before an
+ *          answer (its outcome is unknown), -SHMR_E_PROTO (a malformed
+ *          answer), -errno.
  */
 int shmr_proto_request(int sock, const char *req, char *ans, size_t cap,
 		       int *fd_out);
+
+struct stat;
+
+/**
+ * ATTACH this build's layout version on @p sock: the domain's descriptor
+ * (close-on-exec) in *@p memfd and its fstat() in *@p st.
+ *
+ * Context: any thread; blocking (one round trip).
+ * Returns: 0; as shmr_proto_request() (the control plane's refusal, such
+ *          as -SHMR_E_VERSION; -EPIPE, -SHMR_E_CONTROL_LOST); -SHMR_E_PROTO
+ *          for no descriptor or an empty one; -errno.  *@p memfd is -1 on
+ *          failure.
+ */
+int shmr_proto_attach(int sock, int *memfd, struct stat *st);
+
+/**
+ * Non-zero when request @p req may be sent again after its connection
+ * died with it in flight: it only reads (ATTACH, STATUS, ROUTES, ROUTE,
+ * INSPECT, ROUTEES, DLQ_LIST).  Every other verb, and anything unknown,
+ * changes something or might: 0.
+ *
+ * Context: any; pure.
+ */
+int shmr_proto_repeatable(const char *req);
+
+/**
+ * How long to retry reconnecting, from SHMR_RECONNECT_MS in the
+ * environment: milliseconds, 0 = never; unset, empty or not a number
+ * from 0 to SHMR_PROTO_RECONNECT_MS_MAX: SHMR_PROTO_RECONNECT_MS_DEFAULT.
+ *
+ * Context: any thread not racing setenv(); reads the environment.
+ */
+int shmr_proto_reconnect_ms(void);
+
+/**
+ * A control-socket connection that survives the control plane's restart:
+ * it knows its path, and its requests reconnect (shmr_proto_conn_request()).
+ * The caller's memory; no field is read by anyone else.
+ */
+struct shmr_proto_conn {
+	int fd;           /* -1: none; the next request reconnects */
+	int reconnect_ms; /* the bound on one reconnect; 0: never */
+	/* Run on each new connection before the request is sent again
+	 * (libshmr: ATTACH again, and check the domain is ours): 0, or an
+	 * error that the request then returns (the connection is closed). */
+	int (*hello)(void *arg, int fd);
+	void *hello_arg;
+	char path[108]; /* sizeof(sockaddr_un.sun_path) */
+};
+
+/**
+ * Set up @p c on the connected socket @p fd (-1: not connected yet) for
+ * @p path.
+ *
+ * Context: any; no syscall.
+ * Returns: 0, or -ENAMETOOLONG (nothing set).
+ */
+int shmr_proto_conn_init(struct shmr_proto_conn *c, const char *path, int fd,
+			 int reconnect_ms, int (*hello)(void *arg, int fd),
+			 void *hello_arg);
+
+/**
+ * One request on @p c, as shmr_proto_request(), surviving a control
+ * plane that died and came back at the same path.  When the connection is
+ * found gone, it is closed, and it reconnects (retrying for up to
+ * c->reconnect_ms, then c->hello) and sends @p req on the new connection
+ * when that cannot do it twice: the send found the connection gone, so
+ * nothing went out, or @p req is shmr_proto_repeatable().  Otherwise the
+ * connection stays closed until the next request.
+ *
+ * Context:     any thread; blocking (a round trip; up to c->reconnect_ms
+ *              more, a few times at most, while the control plane is away).
+ * Concurrency: one request at a time on @p c (the caller serialises).
+ * Returns:     as shmr_proto_request(), never -EPIPE; -SHMR_E_CONTROL_LOST
+ *              when a request that is not repeatable went out and no
+ *              answer came (its outcome is unknown); -SHMR_E_NO_DOMAIN
+ *              when the control plane cannot be reached (nothing was done:
+ *              reconnecting is off, or it did not come back in time); or
+ *              c->hello's error.
+ */
+int shmr_proto_conn_request(struct shmr_proto_conn *c, const char *req,
+			    char *ans, size_t cap, int *fd_out);
+
+/** Close @p c's connection (if any); @p c may be set up again. */
+void shmr_proto_conn_close(struct shmr_proto_conn *c);
 
 #ifdef __cplusplus
 }

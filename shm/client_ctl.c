@@ -1,0 +1,97 @@
+/*
+ * libshmr's calls that are control-socket requests on a domain and
+ * nothing else: the route lifecycle, and the greeting of a new control
+ * plane after the old one died (shm/client.c's essay).
+ */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <shmr/proto_client.h>
+#include <shmr/shmr.h>
+
+#include "client_internal.h"
+
+/* ---- after a restart ------------------------------------------------- */
+
+/*
+ * The hello on a new connection (shmr_proto_conn's): ATTACH again, and
+ * check that the descriptor passed back is the file we mapped (same
+ * device and inode: while we hold it open no other file can have them),
+ * so a control plane that made a new domain is never taken for ours.
+ * The descriptor is closed: we keep our mapping.
+ */
+int shmr_client_reattach(void *arg, int sock)
+{
+	struct shmr_domain *d = arg;
+	struct stat st;
+	int fd, rc = shmr_proto_attach(sock, &fd, &st);
+
+	if (rc == 0 && (st.st_dev != d->memfd_dev ||
+			st.st_ino != d->memfd_ino ||
+			(size_t)st.st_size != d->size))
+		rc = -SHMR_E_NO_DOMAIN; /* ours is gone: a new one was made */
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* ---- route lifecycle ------------------------------------------------- */
+
+/* VERB ROUTER NAME [CPUS] [PROGRAM ARG...], checked and encoded by the
+ * encoder shmrctl uses too. */
+static int life_request(struct shmr_domain *d, const char *verb,
+			const char *router, const char *name,
+			const char *cpus, const char *program,
+			const char *const *args, unsigned nargs)
+{
+	const struct shmr_proto_route_req r = {
+		.verb = verb, .router = router, .route = name, .cpus = cpus,
+		.program = program, .args = args, .nargs = nargs,
+	};
+	char req[SHMR_PROTO_ROUTE_REQ_MAX + 1], ans[256];
+	int rc = shmr_proto_route_encode(req, sizeof(req), &r, NULL);
+
+	if (rc < 0)
+		return rc;
+	return shmr_proto_conn_request(&d->conn, req, ans, sizeof(ans), NULL);
+}
+
+int shmr_route_add(struct shmr_domain *d, const char *router,
+		   const char *name, const char *program,
+		   const char *const *args, unsigned nargs, const char *cpus)
+{
+	return life_request(d, "ADD", router, name, cpus ? cpus : "", program,
+			    args, nargs);
+}
+
+int shmr_route_remove(struct shmr_domain *d, const char *router,
+		      const char *name)
+{
+	return life_request(d, "REMOVE", router, name, NULL, NULL, NULL, 0);
+}
+
+int shmr_route_disable(struct shmr_domain *d, const char *router,
+		       const char *name)
+{
+	return life_request(d, "DISABLE", router, name, NULL, NULL, NULL, 0);
+}
+
+int shmr_route_enable(struct shmr_domain *d, const char *router,
+		      const char *name)
+{
+	return life_request(d, "ENABLE", router, name, NULL, NULL, NULL, 0);
+}
+
+int shmr_route_replace(struct shmr_domain *d, const char *router,
+		       const char *name, const char *program,
+		       const char *const *args, unsigned nargs)
+{
+	return life_request(d, "REPLACE", router, name, NULL, program, args,
+			    nargs);
+}
+
+int shmr_route_respawn(struct shmr_domain *d, const char *router,
+		       const char *name)
+{
+	return life_request(d, "RESPAWN", router, name, NULL, NULL, NULL, 0);
+}

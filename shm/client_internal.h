@@ -1,0 +1,40 @@
+/*
+ * What libshmr's files share: the attached domain.  Not installed; not
+ * for direct inclusion by anything outside libshmr (shm/client*.c).
+ */
+#ifndef SHMR_CLIENT_INTERNAL_H
+#define SHMR_CLIENT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <shmr/domain.h>
+#include <shmr/proto_client.h>
+
+struct shmr_domain {
+	int memfd;
+	void *base;
+	size_t size;
+	struct shmr_domain_hdr *hdr;
+	uint32_t slot_size;
+	uint32_t nlcores;
+	unsigned nendpoints;
+	/* Only the control-socket calls use what follows: after the fields
+	 * the fast path reads, so those keep their place. */
+	dev_t memfd_dev; /* the domain's identity, to tell a new control */
+	ino_t memfd_ino; /* plane's domain from ours after a reconnect */
+	struct shmr_proto_conn conn; /* the control socket */
+};
+
+/**
+ * The hello of @p arg's (a struct shmr_domain) control connection on a
+ * new socket @p sock: ATTACH again and check it is the same domain.
+ *
+ * Context: inside shmr_proto_conn_request() on the domain's connection.
+ * Returns: 0; -SHMR_E_NO_DOMAIN when the control plane serves another
+ *          domain; shmr_proto_attach()'s errors.
+ */
+int shmr_client_reattach(void *arg, int sock);
+
+#endif
