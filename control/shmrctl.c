@@ -32,8 +32,9 @@
  * DOMAIN defaults to $SHMR_DOMAIN, else "shmr-demo"; the socket is
  * $SHMR_RUN_DIR/DOMAIN.sock (else /run/shmr/DOMAIN.sock) unless -s names it.
  *
- * A control plane restarting (its socket absent, or refusing) is waited
- * for, up to --wait SEC (default 5; 0: not at all), and so is one that
+ * A control plane restarting (its socket refusing; absent for more than a
+ * quarter of a second means no domain) is waited for, up to --wait SEC
+ * (default 5; 0: not at all), and so is one that
  * dies during a request that only reads (routes, route, inspect, status,
  * watch, routees, dlq list): that request is sent again once it is back.
  * Any other request caught by the death has an unknown outcome: exit 3.

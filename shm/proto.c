@@ -221,6 +221,13 @@ int shmr_proto_request(int sock, const char *req, char *ans, size_t cap,
 	return -SHMR_E_PROTO;
 }
 
+static int absent(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) < 0 && errno == ENOENT;
+}
+
 int shmr_proto_connect_wait(const char *path, int wait_ms)
 {
 	struct timespec t0, now, pause;
@@ -236,6 +243,11 @@ int shmr_proto_connect_wait(const char *path, int wait_ms)
 		spent_ms = (now.tv_sec - t0.tv_sec) * 1000 +
 			   (now.tv_nsec - t0.tv_nsec) / 1000000;
 		if (spent_ms >= wait_ms)
+			return fd;
+		/* No socket file at all: no control plane is restarting here
+		 * (a killed one leaves its socket, a new one binds it within
+		 * moments), so a wrong name or a stopped domain fails soon. */
+		if (spent_ms >= SHMR_PROTO_ABSENT_MS && absent(path))
 			return fd;
 		if (delay_ms > wait_ms - spent_ms)
 			delay_ms = wait_ms - spent_ms;

@@ -185,8 +185,9 @@ const char *shmr_strerror(int err);
  * went out and got no answer returns -SHMR_E_CONTROL_LOST: it may or may
  * not have been done.  A control plane that cannot be reached in time
  * (or one that serves a new domain, not this one) gives -SHMR_E_NO_DOMAIN:
- * nothing was done.  After a clean stop no control plane comes back: such
- * a call waits the whole SHMR_RECONNECT_MS first.
+ * nothing was done.  The wait is for a socket that refuses (a killed
+ * control plane leaves it behind); a clean stop removes the socket, and a
+ * call made after it gives up within a quarter of a second.
  */
 struct shmr_domain;
 

@@ -98,14 +98,20 @@ int shmr_proto_sock_path(const char *domain, char *buf, size_t cap);
 int shmr_proto_connect(const char *path);
 
 /**
- * As shmr_proto_connect(), but while the socket is absent or refuses (a
- * control plane restarting) keep trying, with a back-off from 5 ms up to
- * 100 ms, for up to @p wait_ms milliseconds (0: once).
+ * As shmr_proto_connect(), but while the socket refuses (a control plane
+ * restarting: a killed one leaves its socket file behind) keep trying,
+ * with a back-off from 5 ms up to 100 ms, for up to @p wait_ms
+ * milliseconds (0: once).  While there is no socket file at all, it tries
+ * for SHMR_PROTO_ABSENT_MS only: a wrong domain name, or a domain stopped
+ * cleanly, is said at once rather than after the whole wait.
  *
  * Context: any thread; blocking (sleeps between tries).
  * Returns: as shmr_proto_connect(); -SHMR_E_NO_DOMAIN once the time is up.
  */
 int shmr_proto_connect_wait(const char *path, int wait_ms);
+
+/** How long shmr_proto_connect_wait() waits for a socket file to appear. */
+#define SHMR_PROTO_ABSENT_MS 250
 
 /**
  * Send @p req and wait for the answer into @p ans (NUL-terminated).  When
