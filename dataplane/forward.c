@@ -131,8 +131,8 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		meta->nrouters = 1;
 		meta->routers[0] = m->to.slot;
 		if (m->to.gen != r->pid.gen)
-			return refuse(lc, m, meta, SHMR_DP_FAIL,
-				      -SHMR_E_PROCESS_UNKNOWN);
+			return shmr_dp_fwd_refuse(lc, m, meta, SHMR_DP_FAIL,
+						  -SHMR_E_PROCESS_UNKNOWN);
 		/* A reply comes to a router only from a routee answering a
 		 * call that router collects (scatter-gather, tail-chopping):
 		 * its collector decides.  Other replies never go to a
@@ -140,8 +140,9 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		if (m->kind == SHMR_KIND_REPLY) {
 			if (r->behaviour != SHMR_BEH_SCATTER_GATHER &&
 			    r->behaviour != SHMR_BEH_TAIL_CHOPPING)
-				return refuse(lc, m, meta, SHMR_DP_FAIL,
-					      -SHMR_E_NOT_ALLOWED);
+				return shmr_dp_fwd_refuse(lc, m, meta,
+							  SHMR_DP_FAIL,
+							  -SHMR_E_NOT_ALLOWED);
 			meta->what = META_COLLECTED;
 			meta->bcast = (uint8_t)dst->router;
 			return ALONE_TARGET;
@@ -162,8 +163,9 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 			uint32_t a = shmr_dp_fwd_admin_slot_rcu(lc, t);
 
 			if (a == NO_TARGET)
-				return refuse(lc, m, meta, SHMR_DP_FAIL,
-					      -SHMR_E_NOT_ALLOWED);
+				return shmr_dp_fwd_refuse(lc, m, meta,
+							  SHMR_DP_FAIL,
+							  -SHMR_E_NOT_ALLOWED);
 			meta->what = META_ADMIN;
 			meta->target = a;
 			return NO_TARGET;
@@ -224,14 +226,15 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 			return shmr_dp_fwd_route_failed_rcu(lc, t, m, meta,
 							    d.err);
 		if (d.verdict != SHMR_DP_DELIVER)
-			return refuse(lc, m, meta, (uint8_t)d.verdict, d.err);
+			return shmr_dp_fwd_refuse(lc, m, meta,
+						  (uint8_t)d.verdict, d.err);
 		target = d.slot;
 		add_hops = d.nrouters;
 	} else {
 		if (dst->state != SHMR_EP_ACTIVE || dst->gen != m->to.gen ||
 		    m->to.gen == 0)
-			return refuse(lc, m, meta, SHMR_DP_FAIL,
-				      -SHMR_E_PROCESS_UNKNOWN);
+			return shmr_dp_fwd_refuse(lc, m, meta, SHMR_DP_FAIL,
+						  -SHMR_E_PROCESS_UNKNOWN);
 		target = m->to.slot;
 	}
 
@@ -247,8 +250,8 @@ deliver:
 		if (meta->nrouters && m->kind == SHMR_KIND_SEND)
 			return shmr_dp_fwd_route_failed_rcu(
 				lc, t, m, meta, -SHMR_E_PROCESS_UNKNOWN);
-		return refuse(lc, m, meta, SHMR_DP_FAIL,
-			      -SHMR_E_PROCESS_UNKNOWN);
+		return shmr_dp_fwd_refuse(lc, m, meta, SHMR_DP_FAIL,
+					  -SHMR_E_PROCESS_UNKNOWN);
 	}
 	m->hops = (uint8_t)(m->hops + add_hops);
 	meta->what = META_FORWARD;

@@ -167,7 +167,7 @@ static int bcast_slot(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		return 1;
 	}
 	/* A call that reached nobody: the caller hears why. */
-	to = refuse(lc, m, meta, SHMR_DP_FAIL, err);
+	to = shmr_dp_fwd_refuse(lc, m, meta, SHMR_DP_FAIL, err);
 	if (to != NO_TARGET) {
 		if (shmr_lane_put(shmr_dp_lane(env, to, lc->index),
 				  (const unsigned char *)m, ss, 1) != 1)

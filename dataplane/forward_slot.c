@@ -17,6 +17,28 @@
 #include "forward_slot.h"
 
 /*
+ * A send or call that will not be delivered: an error reply to a caller,
+ * nothing for a send.  Returns where the reply goes, or NO_TARGET.
+ */
+uint32_t shmr_dp_fwd_refuse(struct shmr_dp_lcore *lc, struct shmr_msg *m,
+			    struct shmr_dp_meta *meta, uint8_t verdict,
+			    int32_t err)
+{
+	meta->verdict = verdict;
+	meta->err = verdict == SHMR_DP_DISCARD ? -SHMR_E_DISCARDED : err;
+	meta->what = META_DROP;
+	if (m->kind != SHMR_KIND_CALL)
+		return NO_TARGET;
+	make_reply(m, meta->err);
+	/* The caller is the lane's owner (checked): a live endpoint. */
+	if (!target_sound(lc, m->to.slot))
+		return NO_TARGET;
+	meta->what = META_REPLY;
+	meta->target = m->to.slot;
+	return m->to.slot;
+}
+
+/*
  * The control plane's admin endpoint, when it has one that the table knows
  * as live and whose inbound lane of this lcore is sound; else NO_TARGET.
  */
@@ -158,7 +180,7 @@ int shmr_dp_fwd_refuse_now_rcu(struct shmr_dp_lcore *lc,
 		commit(lc, p, m, meta);
 		return 1;
 	}
-	to = refuse(lc, m, meta, SHMR_DP_FAIL, err);
+	to = shmr_dp_fwd_refuse(lc, m, meta, SHMR_DP_FAIL, err);
 	if (to != NO_TARGET) {
 		if (shmr_lane_put(shmr_dp_lane(lc->env, to, lc->index),
 				  (const unsigned char *)m, lc->env->slot_size,

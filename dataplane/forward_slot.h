@@ -175,25 +175,13 @@ static inline void make_reply(struct shmr_msg *m, int32_t status)
 
 /*
  * A send or call that will not be delivered: an error reply to a caller,
- * nothing for a send.  Returns where the reply goes, or NO_TARGET.
+ * nothing for a send.  Returns where the reply goes, or NO_TARGET.  Out
+ * of line (forward_slot.c), as it was a call in the burst before the
+ * split: inlined at each of its callers it made the burst slower.
  */
-static inline uint32_t refuse(struct shmr_dp_lcore *lc, struct shmr_msg *m,
-			      struct shmr_dp_meta *meta, uint8_t verdict,
-			      int32_t err)
-{
-	meta->verdict = verdict;
-	meta->err = verdict == SHMR_DP_DISCARD ? -SHMR_E_DISCARDED : err;
-	meta->what = META_DROP;
-	if (m->kind != SHMR_KIND_CALL)
-		return NO_TARGET;
-	make_reply(m, meta->err);
-	/* The caller is the lane's owner (checked): a live endpoint. */
-	if (!target_sound(lc, m->to.slot))
-		return NO_TARGET;
-	meta->what = META_REPLY;
-	meta->target = m->to.slot;
-	return m->to.slot;
-}
+uint32_t shmr_dp_fwd_refuse(struct shmr_dp_lcore *lc, struct shmr_msg *m,
+			    struct shmr_dp_meta *meta, uint8_t verdict,
+			    int32_t err);
 
 /* Count a handled slot (and log what was dropped). */
 static inline void commit(struct shmr_dp_lcore *lc,
