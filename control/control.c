@@ -52,12 +52,11 @@
  * its table from the spec and each lcore reports the version it applied,
  * which is what lets a freed slot be reused (see alloc.c).
  *
- * Known limitation: children are started with PR_SET_PDEATHSIG(SIGKILL),
- * so a control plane killed with SIGKILL takes its dataplane and workers
- * with it rather than leaving them orphaned forever.  The architecture
- * wants the dataplane to keep forwarding while the control plane is down
- * and a new control plane to adopt the domain; that adoption is future
- * work, and until it exists orphans could never be managed again.
+ * Nothing dies with the control plane: children get no parent-death
+ * signal and run in process groups of their own, so a control plane killed
+ * with SIGKILL leaves the dataplane forwarding with its last table and the
+ * workers serving.  A clean stop (SIGINT, SIGTERM, STOP) still stops every
+ * process of the domain, in order (spawn.c, shmr_ctl_stop_children()).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -4,13 +4,18 @@
  * Starting: fork; the child pins itself with hwloc (the topology was loaded
  * once by the parent), sets its environment and execs.  A CLOEXEC pipe
  * tells the parent synchronously whether exec happened: it reads EOF on
- * success, or the step and errno that failed.  Each child gets
- * PR_SET_PDEATHSIG(SIGKILL) (see control.c for why) and its own process
- * group, so a terminal's Ctrl-C reaches the control plane alone, which then
- * stops everyone in order.
+ * success, or the step and errno that failed.  Each child gets its own
+ * process group, so a terminal's Ctrl-C reaches the control plane alone,
+ * which then stops everyone in order; and no parent-death signal: a
+ * control plane that dies leaves the dataplane and the workers running,
+ * and the next one adopts them (adopt.c).
  *
- * Watching: a pidfd per child in the epoll set.  When one is readable (or
- * SIGCHLD arrives) every exited child is reaped with waitpid(WNOHANG).
+ * Watching: a pidfd per process in the epoll set, ours or adopted.  When
+ * one is readable (or SIGCHLD arrives) every exited child is reaped with
+ * waitpid(WNOHANG), and every adopted process (not our child: waitpid
+ * cannot reap it) whose pidfd is readable is taken as exited, its status
+ * unknown.  Every signal goes through the pidfd (procs.c), so a pid
+ * reused after an unnoticed exit is never hit.
  *
  * The restart protocol (the invariant: a lane has at most one producer and
  * one consumer, and a dead one's half-done operation is undone before a
@@ -43,7 +48,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,6 +58,7 @@
 #include <shmr/proto.h>
 
 #include "control_internal.h"
+#include "procs.h"
 #include "spawn.h"
 
 #define QUICK_EXIT_MS 1000u
@@ -68,11 +73,6 @@ struct report {
 	int err;
 };
 
-static int pidfd_open(pid_t pid)
-{
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
 static void child_report(int wfd, int stage, int err)
 {
 	struct report rep = { stage, err };
@@ -86,14 +86,10 @@ static void child_report(int wfd, int stage, int err)
 
 /* In the child: everything between fork and exec.  The parent is single
  * threaded, so the child may call anything. */
-static void child_setup(pid_t parent, int wfd)
+static void child_setup(void)
 {
 	sigset_t none;
 
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		child_report(wfd, STAGE_SETUP, errno);
-	if (getppid() != parent) /* the parent died before prctl */
-		_exit(127);
 	(void)setpgid(0, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -115,7 +111,7 @@ static int spawn(struct shmr_ctl_spawner *sp, const char *file,
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct report rep;
-	pid_t parent = getpid(), pid;
+	pid_t pid;
 	int p[2], pidfd;
 	ssize_t n;
 
@@ -132,7 +128,7 @@ static int spawn(struct shmr_ctl_spawner *sp, const char *file,
 	}
 	if (pid == 0) {
 		close(p[0]);
-		child_setup(parent, p[1]);
+		child_setup();
 		if (keep_fd >= 0 && fcntl(keep_fd, F_SETFD, 0) < 0)
 			child_report(p[1], STAGE_SETUP, errno);
 		if (cpus && !hwloc_bitmap_iszero(cpus) &&
@@ -155,16 +151,13 @@ static int spawn(struct shmr_ctl_spawner *sp, const char *file,
 		*stage = rep.stage;
 		return -(rep.err ? rep.err : EIO);
 	}
-	pidfd = pidfd_open(pid);
+	pidfd = shmr_ctl_pidfd_open(pid);
 	if (pidfd < 0) {
-		int err = errno;
-
 		kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
-		return -err;
+		return pidfd;
 	}
-	(void)fcntl(pidfd, F_SETFD, FD_CLOEXEC);
 	ev.data.u64 = (uint64_t)SHMR_CTL_TAG_CHILD << 32;
 	if (sp->dep.loop->epfd >= 0)
 		(void)epoll_ctl(sp->dep.loop->epfd, EPOLL_CTL_ADD, pidfd, &ev);
@@ -191,6 +184,8 @@ static void proc_started(struct shmr_ctl_proc *p, pid_t pid, int pidfd)
 {
 	p->pid = pid;
 	p->pidfd = pidfd;
+	p->adopted = 0;
+	p->start = shmr_ctl_proc_start(pid);
 	p->started_ms = shmr_ctl_now_ms();
 	p->retry_at_ms = 0;
 	p->kill_at_ms = 0;
@@ -206,8 +201,17 @@ static void proc_gone(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc *p)
 	}
 	p->pidfd = -1;
 	p->pid = 0;
+	p->adopted = 0;
+	p->start = 0;
 	p->kill_at_ms = 0;
 	p->drain_at_ms = 0;
+}
+
+/* Signal @p p through its pidfd (never a reused pid). */
+static void proc_signal(struct shmr_ctl_proc *p, int sig)
+{
+	if (p->pid)
+		(void)shmr_ctl_pidfd_signal(p->pidfd, p->pid, sig);
 }
 
 int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
@@ -327,7 +331,9 @@ int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 
 static void describe(int status, char *buf, size_t cap)
 {
-	if (WIFEXITED(status))
+	if (status == SHMR_CTL_STATUS_UNKNOWN)
+		snprintf(buf, cap, "exited (not our child: status unknown)");
+	else if (WIFEXITED(status))
 		snprintf(buf, cap, "exited with status %d",
 			 WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
@@ -588,6 +594,17 @@ void shmr_ctl_reap(struct shmr_ctl_spawner *sp)
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 		exited(sp, pid, status);
+	/* Adopted processes: readable pidfd, no status. */
+	if (sp->dp.pid && sp->dp.adopted && shmr_ctl_pidfd_exited(sp->dp.pidfd))
+		dataplane_exited(sp, SHMR_CTL_STATUS_UNKNOWN);
+	for (unsigned i = 0; i < sp->dep.m->nrouters; i++)
+		for (unsigned k = 0; k < sp->dep.m->routers[i].nroutes; k++) {
+			struct shmr_ctl_proc *p = &sp->workers[i][k];
+
+			if (p->pid && p->adopted &&
+			    shmr_ctl_pidfd_exited(p->pidfd))
+				exited(sp, p->pid, SHMR_CTL_STATUS_UNKNOWN);
+		}
 }
 
 /* What is queued for route @p k of router @p r, taken or not: a burst
@@ -647,7 +664,7 @@ void shmr_ctl_spawn_due(struct shmr_ctl_spawner *sp, uint64_t now)
 					     sp->dep.m->routers[i].routes[k]
 						     .conf->name,
 					     (int)p->pid);
-				kill(p->pid, SIGKILL);
+				proc_signal(p, SIGKILL);
 				p->kill_at_ms = 0;
 			}
 			if (p->pid && p->drain_at_ms && p->drain_at_ms <= now)
@@ -658,6 +675,73 @@ void shmr_ctl_spawn_due(struct shmr_ctl_spawner *sp, uint64_t now)
 				restart_worker(sp, i, k);
 			}
 		}
+}
+
+/* ------------------------------------------------------------------ */
+/* Adoption: processes a previous control plane started                */
+/* ------------------------------------------------------------------ */
+
+/* Hold @p pid (started at @p start) by a pidfd in @p p; -ESRCH when it is
+ * gone or its pid now names another process. */
+static int adopt(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc *p,
+		 pid_t pid, uint64_t start)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int pidfd;
+
+	if (pid <= 0 || start == 0)
+		return -ESRCH;
+	pidfd = shmr_ctl_pidfd_open(pid);
+	if (pidfd < 0)
+		return pidfd;
+	/* After the pidfd: a pid reused before it is caught here, one
+	 * reused after it cannot be (the pidfd pins the process). */
+	if (shmr_ctl_proc_start(pid) != start) {
+		close(pidfd);
+		return -ESRCH;
+	}
+	ev.data.u64 = (uint64_t)SHMR_CTL_TAG_CHILD << 32;
+	if (sp->dep.loop->epfd >= 0)
+		(void)epoll_ctl(sp->dep.loop->epfd, EPOLL_CTL_ADD, pidfd, &ev);
+	*p = (struct shmr_ctl_proc){ .pid = pid, .pidfd = pidfd,
+				     .adopted = 1, .start = start,
+				     .started_ms = shmr_ctl_now_ms() };
+	return 0;
+}
+
+int shmr_ctl_spawn_adopt_dataplane(struct shmr_ctl_spawner *sp, pid_t pid,
+				   uint64_t start)
+{
+	return adopt(sp, &sp->dp, pid, start);
+}
+
+int shmr_ctl_spawn_adopt_worker(struct shmr_ctl_spawner *sp, unsigned r,
+				unsigned k, pid_t pid, uint64_t start)
+{
+	int rc = adopt(sp, &sp->workers[r][k], pid, start);
+
+	if (rc == 0)
+		shmr_ctl_model_route_set(sp->dep.m,
+					 &sp->dep.m->routers[r].routes[k], pid);
+	return rc;
+}
+
+void shmr_ctl_spawn_worker_lost(struct shmr_ctl_spawner *sp, unsigned r,
+				unsigned k, pid_t pid)
+{
+	struct shmr_ctl_proc *p = &sp->workers[r][k];
+
+	/* As if it had just exited (not quickly: no backoff), so that the
+	 * repair, a pending operation and the restart run as for any
+	 * exit. */
+	*p = (struct shmr_ctl_proc){ .pid = pid, .pidfd = -1, .adopted = 1 };
+	worker_exited(sp, r, k, SHMR_CTL_STATUS_UNKNOWN);
+}
+
+int shmr_ctl_spawn_is_draining(const struct shmr_ctl_spawner *sp, unsigned r,
+			       unsigned k)
+{
+	return sp->workers[r][k].drain_at_ms != 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -691,7 +775,7 @@ static void op_stop(void *ctx, unsigned r, unsigned k)
 
 	if (p->pid == 0)
 		return;
-	kill(p->pid, SIGTERM);
+	proc_signal(p, SIGTERM);
 	p->retry_at_ms = 0;
 	p->kill_at_ms = shmr_ctl_now_ms() + sp->dep.cfg->stop_grace_ms;
 }
@@ -736,8 +820,7 @@ static void op_kill(void *ctx, unsigned r, unsigned k)
 	struct shmr_ctl_spawner *sp = ctx;
 	struct shmr_ctl_proc *p = &sp->workers[r][k];
 
-	if (p->pid)
-		kill(p->pid, SIGKILL);
+	proc_signal(p, SIGKILL);
 }
 
 static void op_drain(void *ctx, unsigned r, unsigned k)
@@ -780,8 +863,14 @@ static void wait_procs(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc **ps,
 		for (unsigned i = 0; i < n; i++) {
 			if (ps[i]->pid == 0)
 				continue;
-			if (waitpid(ps[i]->pid, &status, WNOHANG) ==
-			    ps[i]->pid) {
+			if (ps[i]->adopted &&
+			    shmr_ctl_pidfd_exited(ps[i]->pidfd))
+				status = SHMR_CTL_STATUS_UNKNOWN;
+			else if (ps[i]->adopted ||
+				 waitpid(ps[i]->pid, &status, WNOHANG) !=
+					 ps[i]->pid)
+				status = -2;
+			if (status != -2) {
 				if (is_dp)
 					dataplane_exited(sp, status);
 				else
@@ -820,14 +909,13 @@ void shmr_ctl_stop_children(struct shmr_ctl_spawner *sp)
 
 			p->retry_at_ms = 0;
 			if (p->pid) {
-				kill(p->pid, SIGTERM);
+				proc_signal(p, SIGTERM);
 				ps[n++] = p;
 			}
 		}
 	wait_procs(sp, ps, n, shmr_ctl_now_ms() + grace, 0);
 	for (unsigned i = 0; i < n; i++)
-		if (ps[i]->pid)
-			kill(ps[i]->pid, SIGKILL);
+		proc_signal(ps[i], SIGKILL);
 	wait_procs(sp, ps, n, 0, 0);
 
 	dp->retry_at_ms = 0;
@@ -838,11 +926,11 @@ void shmr_ctl_stop_children(struct shmr_ctl_spawner *sp)
 		wait_procs(sp, &dp, 1, shmr_ctl_now_ms() + grace, 1);
 	}
 	if (dp->pid) {
-		kill(dp->pid, SIGTERM);
+		proc_signal(dp, SIGTERM);
 		wait_procs(sp, &dp, 1, shmr_ctl_now_ms() + grace, 1);
 	}
 	if (dp->pid) {
-		kill(dp->pid, SIGKILL);
+		proc_signal(dp, SIGKILL);
 		wait_procs(sp, &dp, 1, 0, 1);
 	}
 }
