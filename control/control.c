@@ -61,6 +61,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <grp.h>
 #include <libgen.h>
 #include <signal.h>
@@ -68,6 +69,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -78,6 +81,7 @@
 #include <shmr/proto.h>
 
 #include "admin.h"
+#include "adopt.h"
 #include "control_internal.h"
 #include "cpus.h"
 #include "dlqfile.h"
@@ -91,6 +95,7 @@
 #include "resizer.h"
 #include "server.h"
 #include "spawn.h"
+#include "state.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -125,6 +130,9 @@ struct shmr_ctl {
 	struct shmr_ctl_dlq_files dlq;
 	struct shmr_ctl_handlers hnd;
 	struct shmr_ctl_pools pools;
+	struct shmr_ctl_state_file state;
+	struct shmr_ctl_adopt adopt;
+	int lockfd; /* <run_dir>/<domain>.lock, held (flock) while we run */
 };
 
 static struct shmr_ctl ctl; /* large: keep it off the stack */
@@ -448,6 +456,38 @@ static void on_admin(struct shmr_ctl *c)
 	shmr_ctl_admin_end(&c->admin);
 }
 
+/* The state file, when the model was published since it was written. */
+static void save_state(struct shmr_ctl *c, int force)
+{
+	int rc = shmr_ctl_state_save(&c->state, &c->model, &c->sp,
+				     c->dom.size, force);
+
+	if (rc < 0)
+		shmr_ctl_warn("state file %s: %s (a restarted control plane "
+			      "could not adopt the domain)",
+			      c->state.path, strerror(-rc));
+}
+
+/*
+ * One control plane per domain: an exclusive flock on
+ * <run_dir>/<domain>.lock, held until we exit (the kernel drops it when
+ * we die, however we die; CLOEXEC, so no child ever holds it).
+ * 0, -EADDRINUSE (held by a live control plane), or -errno.
+ */
+static int take_lock(struct shmr_ctl *c)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s.lock", c->run_dir,
+		 c->cfg.domain);
+	c->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (c->lockfd < 0)
+		return -errno;
+	if (flock(c->lockfd, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? -EADDRINUSE : -errno;
+	return 0;
+}
+
 static int run_loop(struct shmr_ctl *c)
 {
 	struct epoll_event evs[64];
@@ -485,16 +525,58 @@ static int run_loop(struct shmr_ctl *c)
 			case SHMR_CTL_TAG_ADMIN:
 				on_admin(c);
 				break;
+			case SHMR_CTL_TAG_OWNER:
+				shmr_ctl_server_owner_event(&c->srv, idx);
+				break;
 			default:
 				break;
 			}
 			/* What the event changed, and the deadlines it
 			 * moved. */
 			shmr_ctl_publish(&c->dom, &c->model);
+			save_state(c, 0);
 			arm_timer(c);
 		}
 	}
 	return 0;
+}
+
+/* A new domain: the dataplane (until it takes our table), then every
+ * route's worker; any failure stops everything and exits 1. */
+static void start_fresh(struct shmr_ctl *c)
+{
+	int rc = shmr_ctl_spawn_dataplane(&c->sp);
+
+	if (rc < 0) {
+		shmr_ctl_warn("cannot start dataplane %s: %s", c->dataplane,
+			      strerror(-rc));
+		fatal_init(c);
+	}
+	if (shmr_ctl_spawn_wait_ready(&c->sp, c->model.version,
+				      DATAPLANE_START_MS) < 0)
+		fatal_init(c);
+	for (unsigned i = 0; i < c->model.nrouters; i++) {
+		struct shmr_ctl_router *r = &c->model.routers[i];
+
+		for (unsigned k = 0; k < r->nroutes; k++) {
+			const char *what = NULL;
+
+			rc = shmr_ctl_spawn_worker(&c->sp, i, k, &what);
+			if (rc < 0 && what)
+				shmr_ctl_warn("route %s: cannot pin to cpus "
+					      "%s: %s",
+					      r->routes[k].conf->name,
+					      r->routes[k].cpus,
+					      strerror(-rc));
+			else if (rc < 0)
+				shmr_ctl_warn("route %s: cannot start %s: %s",
+					      r->routes[k].conf->name,
+					      r->routes[k].conf->program,
+					      strerror(-rc));
+			if (rc < 0)
+				fatal_init(c);
+		}
+	}
 }
 
 /*
@@ -530,6 +612,14 @@ static void wire(struct shmr_ctl *c)
 			       &c->admin, &c->dlq);
 	shmr_ctl_manage_init(&c->pools, &c->model, &c->life, &c->dom,
 			     &c->admin);
+	c->adopt.cfg = &c->cfg;
+	c->adopt.m = &c->model;
+	c->adopt.d = &c->dom;
+	c->adopt.sp = &c->sp;
+	c->adopt.srv = &c->srv;
+	c->adopt.pin = &c->pin;
+	c->adopt.sock_path = c->sock_path;
+	c->lockfd = -1;
 }
 
 int main(int argc, char **argv)
@@ -546,7 +636,7 @@ int main(int argc, char **argv)
 	};
 	struct shmr_ctl *c = &ctl;
 	const char *conf = NULL, *run_dir = NULL, *dataplane = NULL;
-	int check = 0, ready_fd = -1, opt, rc;
+	int check = 0, ready_fd = -1, opt, rc, adopting;
 	char *end;
 	long v;
 
@@ -635,6 +725,19 @@ int main(int argc, char **argv)
 			return EXIT_RUNTIME;
 		}
 	}
+	rc = shmr_ctl_state_init(&c->state, c->run_dir, c->cfg.domain);
+	if (rc == 0)
+		rc = take_lock(c);
+	if (rc == -EADDRINUSE) {
+		shmr_ctl_warn("domain %s is already served at %s",
+			      c->cfg.domain, c->sock_path);
+		return EXIT_RUNTIME;
+	} else if (rc < 0) {
+		shmr_ctl_warn("cannot lock domain %s in %s: %s", c->cfg.domain,
+			      c->run_dir, strerror(-rc));
+		return EXIT_RUNTIME;
+	}
+	adopting = shmr_ctl_adopt_probe(&c->adopt, &c->state);
 	/* check_config() resolved the socket group. */
 	rc = shmr_ctl_server_open(&c->srv, c->have_group, c->group);
 	if (rc == -EADDRINUSE) {
@@ -646,19 +749,37 @@ int main(int argc, char **argv)
 			      strerror(-rc));
 		return EXIT_RUNTIME;
 	}
-	rc = shmr_ctl_domain_create(&c->dom, &c->cfg);
-	if (rc < 0) {
-		shmr_ctl_warn("cannot create domain %s: %s", c->cfg.domain,
-			      rc <= -SHMR_E_BASE ? "layout" : strerror(-rc));
-		shmr_ctl_server_close_listener(&c->srv);
-		return EXIT_RUNTIME;
+	if (adopting && shmr_ctl_adopt_domain(&c->adopt, &c->admin) < 0) {
+		/* Not ours as configured: a new domain, without the old
+		 * one's processes (they would run unmanaged forever). */
+		shmr_ctl_adopt_abandon(&c->adopt);
+		adopting = 0;
+		if (c->dom.base)
+			munmap(c->dom.base, c->dom.size);
+		if (c->dom.memfd >= 0)
+			close(c->dom.memfd);
+		c->dom = (struct shmr_ctl_domain){ .memfd = -1 };
+		shmr_ctl_admin_init(&c->admin, &c->loop, &c->dom, &c->model);
+		if (shmr_ctl_model_init(&c->model, &c->cfg) < 0)
+			abort(); /* it worked in check_config() */
 	}
-	rc = shmr_ctl_admin_open(&c->admin);
-	if (rc < 0) {
-		shmr_ctl_warn("cannot allocate the admin endpoint: %s",
-			      shmr_strerror(rc));
-		shmr_ctl_server_close_listener(&c->srv);
-		return EXIT_RUNTIME;
+	if (!adopting) {
+		rc = shmr_ctl_domain_create(&c->dom, &c->cfg);
+		if (rc < 0) {
+			shmr_ctl_warn("cannot create domain %s: %s",
+				      c->cfg.domain,
+				      rc <= -SHMR_E_BASE ? "layout"
+							 : strerror(-rc));
+			shmr_ctl_server_close_listener(&c->srv);
+			return EXIT_RUNTIME;
+		}
+		rc = shmr_ctl_admin_open(&c->admin);
+		if (rc < 0) {
+			shmr_ctl_warn("cannot allocate the admin endpoint: %s",
+				      shmr_strerror(rc));
+			shmr_ctl_server_close_listener(&c->srv);
+			return EXIT_RUNTIME;
+		}
 	}
 	shmr_ctl_publish(&c->dom, &c->model);
 	if (hwloc_topology_init(&c->pin.topo) < 0 ||
@@ -667,6 +788,8 @@ int main(int argc, char **argv)
 		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}
+	if (adopting)
+		shmr_ctl_adopt_pins(&c->adopt);
 	if (shmr_ctl_pin_plan(&c->pin, &c->cfg, &c->model,
 			      shmr_hdr(c->dom.base)->nlcores) < 0) {
 		shmr_ctl_server_close_listener(&c->srv);
@@ -686,42 +809,22 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 
-	rc = shmr_ctl_spawn_dataplane(&c->sp);
-	if (rc < 0) {
-		shmr_ctl_warn("cannot start dataplane %s: %s", c->dataplane,
-			      strerror(-rc));
-		fatal_init(c);
+	if (adopting) {
+		shmr_ctl_adopt_processes(&c->adopt);
+		shmr_ctl_publish(&c->dom, &c->model);
+		shmr_ctl_log("adopted domain %s: dataplane %d, %u workers, "
+			     "%" PRIu32 " endpoints",
+			     c->cfg.domain,
+			     (int)shmr_ctl_spawn_dataplane_pid(&c->sp),
+			     c->adopt.workers, c->model.alloc.nused);
+	} else {
+		start_fresh(c);
+		shmr_ctl_publish(&c->dom, &c->model);
+		shmr_ctl_log("domain %s up: %u router(s), socket %s, %s pages",
+			     c->cfg.domain, c->model.nrouters, c->sock_path,
+			     c->dom.hugepages ? "huge" : "4 KiB");
 	}
-	if (shmr_ctl_spawn_wait_ready(&c->sp, c->model.version,
-				      DATAPLANE_START_MS) < 0)
-		fatal_init(c);
-	for (unsigned i = 0; i < c->model.nrouters; i++) {
-		struct shmr_ctl_router *r = &c->model.routers[i];
-
-		for (unsigned k = 0; k < r->nroutes; k++) {
-			const char *what = NULL;
-
-			rc = shmr_ctl_spawn_worker(&c->sp, i, k, &what);
-			if (rc < 0 && what)
-				shmr_ctl_warn("route %s: cannot pin to cpus "
-					      "%s: %s",
-					      r->routes[k].conf->name,
-					      r->routes[k].cpus,
-					      strerror(-rc));
-			else if (rc < 0)
-				shmr_ctl_warn("route %s: cannot start %s: %s",
-					      r->routes[k].conf->name,
-					      r->routes[k].conf->program,
-					      strerror(-rc));
-			if (rc < 0) {
-				fatal_init(c);
-			}
-		}
-	}
-	shmr_ctl_publish(&c->dom, &c->model);
-	shmr_ctl_log("domain %s up: %u router(s), socket %s, %s pages",
-		     c->cfg.domain, c->model.nrouters, c->sock_path,
-		     c->dom.hugepages ? "huge" : "4 KiB");
+	save_state(c, 1);
 	if (ready_fd >= 0) {
 		ssize_t w;
 
@@ -742,6 +845,8 @@ int main(int argc, char **argv)
 	shmr_ctl_stop_children(&c->sp);
 	shmr_ctl_server_close_all(&c->srv);
 	shmr_ctl_handlers_unload(&c->hnd);
+	/* Nothing left to adopt. */
+	shmr_ctl_state_remove(&c->state);
 	shmr_ctl_log("domain %s stopped", c->cfg.domain);
 	return rc;
 }

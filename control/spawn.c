@@ -169,7 +169,8 @@ static int spawn(struct shmr_ctl_spawner *sp, const char *file,
 void shmr_ctl_spawn_init(struct shmr_ctl_spawner *sp,
 			 const struct shmr_ctl_spawn_deps *dep)
 {
-	*sp = (struct shmr_ctl_spawner){ .dep = *dep, .dp.pidfd = -1 };
+	*sp = (struct shmr_ctl_spawner){ .dep = *dep, .dp.pidfd = -1,
+					 .dp_fd = -1 };
 	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++)
 		for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++)
 			sp->workers[i][k].pidfd = -1;
@@ -238,6 +239,7 @@ int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 	if (rc < 0)
 		return rc;
 	proc_started(&sp->dp, pid, pidfd);
+	sp->dp_fd = sp->dep.d->memfd; /* kept across exec: the same number */
 	/* Relaxed: informational words for tools and tests. */
 	atomic_store_explicit(&shmr_hdr(sp->dep.d->base)->dataplane_pid, pid,
 			      memory_order_relaxed);
@@ -736,6 +738,19 @@ void shmr_ctl_spawn_worker_lost(struct shmr_ctl_spawner *sp, unsigned r,
 	 * exit. */
 	*p = (struct shmr_ctl_proc){ .pid = pid, .pidfd = -1, .adopted = 1 };
 	worker_exited(sp, r, k, SHMR_CTL_STATUS_UNKNOWN);
+}
+
+void shmr_ctl_spawn_dataplane_lost(struct shmr_ctl_spawner *sp, pid_t pid)
+{
+	sp->dp = (struct shmr_ctl_proc){ .pid = pid, .pidfd = -1,
+					 .adopted = 1 };
+	dataplane_exited(sp, SHMR_CTL_STATUS_UNKNOWN);
+}
+
+void shmr_ctl_spawn_restart(struct shmr_ctl_spawner *sp, unsigned r,
+			    unsigned k)
+{
+	restart_worker(sp, r, k);
 }
 
 int shmr_ctl_spawn_is_draining(const struct shmr_ctl_spawner *sp, unsigned r,

@@ -56,6 +56,7 @@ struct shmr_ctl_spawner {
 	struct shmr_ctl_spawn_deps dep;
 	/* The process table */
 	struct shmr_ctl_proc dp;
+	int dp_fd; /* the domain's descriptor number in the dataplane */
 	struct shmr_ctl_proc workers[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
 };
 
@@ -104,6 +105,13 @@ int shmr_ctl_spawn_adopt_worker(struct shmr_ctl_spawner *sp, unsigned r,
  *  completes, the route restarts into its slot). */
 void shmr_ctl_spawn_worker_lost(struct shmr_ctl_spawner *sp, unsigned r,
 				unsigned k, pid_t pid);
+/** The dataplane (@p pid) is gone at adoption: repaired and restarted as
+ *  after any death of it. */
+void shmr_ctl_spawn_dataplane_lost(struct shmr_ctl_spawner *sp, pid_t pid);
+/** Start the worker of a DEAD (or REPLACE_WAIT) route that has none, as a
+ *  restart after an exit (counted; a replace completes). */
+void shmr_ctl_spawn_restart(struct shmr_ctl_spawner *sp, unsigned r,
+			    unsigned k);
 /** Is route @p k of router @p r's worker draining (ops->drain)? */
 int shmr_ctl_spawn_is_draining(const struct shmr_ctl_spawner *sp, unsigned r,
 			       unsigned k);

@@ -214,6 +214,11 @@ static int gone(void *arg)
 	return 1;
 }
 
+static int first_received(void *arg)
+{
+	return ((struct ctx *)arg)->rec[0] != 0;
+}
+
 static int alive(pid_t pid)
 {
 	pid_t pids[2] = { pid, 0 };
@@ -232,6 +237,11 @@ static void test_control_kill9_leaves_children_running(void **state)
 	(void)state;
 
 	assert_true(pids[0] > 0 && pids[1] > 0);
+	/* The worker is past its attach (its serving loop has a message). */
+	uint64_t k0 = 0;
+	assert_int_equal(shmr_send(c->cl.ep, c->router, 1, 0, &k0, sizeof(k0)),
+			 0);
+	assert_true(shmr_test_wait(first_received, c, 10000));
 	assert_int_equal(kill(c->cl.app.control, SIGKILL), 0);
 	/* A parent-death signal would have killed them by now. */
 	usleep(300000);
