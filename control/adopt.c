@@ -621,7 +621,7 @@ static void adopt_route(struct shmr_ctl_adopt *a, unsigned r, unsigned k,
 		if (state == SHMR_ROUTE_PENDING_DISABLE ||
 		    state == SHMR_ROUTE_PENDING_REPLACE ||
 		    state == SHMR_ROUTE_PENDING_REMOVE) {
-			shmr_ctl_log("route %s: resuming its pending %s",
+			shmr_ctl_log("route %s: resuming its %s",
 				     q->conf->name,
 				     shmr_ctl_route_state_name(state));
 			if (qs && qs->drain)
