@@ -10,6 +10,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <hwloc.h>
+
+/* The step of a start that failed (shmr_ctl_proc_spawn()'s *stage). */
+enum { SHMR_CTL_STAGE_EXEC = 1, SHMR_CTL_STAGE_PIN = 2,
+       SHMR_CTL_STAGE_SETUP = 3 };
+
 /** pidfd_open(2), CLOEXEC.  The descriptor, or -errno. */
 int shmr_ctl_pidfd_open(pid_t pid);
 
@@ -34,5 +40,18 @@ uint64_t shmr_ctl_proc_start(pid_t pid);
  * Returns: the descriptor, or -errno.
  */
 int shmr_ctl_pidfd_getfd(int pidfd, pid_t pid, int fd);
+
+/**
+ * Fork and exec @p file with @p argv: @p set_env(@p env_ctx) (may be NULL)
+ * runs in the child, @p cpus (NULL or empty: no pinning) is applied with
+ * @p topo before exec, @p keep_fd stays open across exec.  On success
+ * *pid and *pidfd (CLOEXEC) are set.
+ * Context: a single-threaded parent (the child may call anything).
+ * Returns 0, or -errno with *stage (SHMR_CTL_STAGE_*).
+ */
+int shmr_ctl_proc_spawn(const char *file, char *const argv[],
+			void (*set_env)(void *), void *env_ctx,
+			hwloc_topology_t topo, hwloc_const_bitmap_t cpus,
+			int keep_fd, pid_t *pid, int *pidfd, int *stage);
 
 #endif

@@ -1,10 +1,8 @@
 /*
  * Children of the control plane: the dataplane and one worker per route.
  *
- * Starting: fork; the child pins itself with hwloc (the topology was loaded
- * once by the parent), sets its environment and execs.  A CLOEXEC pipe
- * tells the parent synchronously whether exec happened: it reads EOF on
- * success, or the step and errno that failed.  Each child gets its own
+ * Starting: fork and exec with a synchronous report of the step that
+ * failed (procs.c, shmr_ctl_proc_spawn()).  Each child gets its own
  * process group, so a terminal's Ctrl-C reaches the control plane alone,
  * which then stops everyone in order; and no parent-death signal: a
  * control plane that dies leaves the dataplane and the workers running,
@@ -66,42 +64,21 @@
 #define BACKOFF_FIRST_MS 100u
 #define BACKOFF_MAX_MS 5000u
 
-enum { STAGE_EXEC = 1, STAGE_PIN = 2, STAGE_SETUP = 3 };
-
-struct report {
-	int stage;
-	int err;
+/* What a child's environment is set from (worker_env()). */
+struct env_ctx {
+	struct shmr_ctl_spawner *sp;
+	unsigned r, k;
+	void (*set_env)(struct shmr_ctl_spawner *, unsigned, unsigned);
 };
 
-static void child_report(int wfd, int stage, int err)
+static void env_call(void *arg)
 {
-	struct report rep = { stage, err };
-	ssize_t n;
+	struct env_ctx *e = arg;
 
-	do
-		n = write(wfd, &rep, sizeof(rep));
-	while (n < 0 && errno == EINTR);
-	_exit(127);
+	e->set_env(e->sp, e->r, e->k);
 }
 
-/* In the child: everything between fork and exec.  The parent is single
- * threaded, so the child may call anything. */
-static void child_setup(void)
-{
-	sigset_t none;
-
-	(void)setpgid(0, 0);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-}
-
-/*
- * Fork and exec.  @p set_env (may be NULL) runs in the child; @p cpus
- * (NULL or empty: no pinning) is applied before exec; @p keep_fd stays
- * open across exec.  On success *pid and *pidfd are set.
- * Returns 0, or -errno with *stage.
- */
+/* Fork and exec (procs.c), the pidfd in our epoll set. */
 static int spawn(struct shmr_ctl_spawner *sp, const char *file,
 		 char *const argv[],
 		 void (*set_env)(struct shmr_ctl_spawner *, unsigned,
@@ -109,60 +86,18 @@ static int spawn(struct shmr_ctl_spawner *sp, const char *file,
 		 unsigned r, unsigned k, hwloc_const_bitmap_t cpus,
 		 int keep_fd, pid_t *pid_out, int *pidfd_out, int *stage)
 {
+	struct env_ctx e = { sp, r, k, set_env };
 	struct epoll_event ev = { .events = EPOLLIN };
-	struct report rep;
-	pid_t pid;
-	int p[2], pidfd;
-	ssize_t n;
+	int rc = shmr_ctl_proc_spawn(file, argv, set_env ? env_call : NULL,
+				     &e, sp->dep.pin->topo, cpus, keep_fd,
+				     pid_out, pidfd_out, stage);
 
-	*stage = STAGE_SETUP;
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		int err = errno;
-		close(p[0]);
-		close(p[1]);
-		return -err;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		child_setup();
-		if (keep_fd >= 0 && fcntl(keep_fd, F_SETFD, 0) < 0)
-			child_report(p[1], STAGE_SETUP, errno);
-		if (cpus && !hwloc_bitmap_iszero(cpus) &&
-		    hwloc_set_cpubind(sp->dep.pin->topo, cpus,
-				      HWLOC_CPUBIND_PROCESS) < 0)
-			child_report(p[1], STAGE_PIN, errno ? errno : EINVAL);
-		if (set_env)
-			set_env(sp, r, k);
-		execvp(file, argv);
-		child_report(p[1], STAGE_EXEC, errno);
-	}
-	close(p[1]);
-	do
-		n = read(p[0], &rep, sizeof(rep));
-	while (n < 0 && errno == EINTR);
-	close(p[0]);
-	if (n == (ssize_t)sizeof(rep)) {
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		*stage = rep.stage;
-		return -(rep.err ? rep.err : EIO);
-	}
-	pidfd = shmr_ctl_pidfd_open(pid);
-	if (pidfd < 0) {
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		return pidfd;
-	}
+	if (rc < 0)
+		return rc;
 	ev.data.u64 = (uint64_t)SHMR_CTL_TAG_CHILD << 32;
 	if (sp->dep.loop->epfd >= 0)
-		(void)epoll_ctl(sp->dep.loop->epfd, EPOLL_CTL_ADD, pidfd, &ev);
-	*pid_out = pid;
-	*pidfd_out = pidfd;
+		(void)epoll_ctl(sp->dep.loop->epfd, EPOLL_CTL_ADD, *pidfd_out,
+				&ev);
 	return 0;
 }
 
@@ -318,7 +253,7 @@ int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	rc = spawn(sp, cq->program, argv, worker_env, r, k,
 		   sp->dep.pin->cpus[r][k], -1, &pid, &pidfd, &stage);
 	if (rc < 0) {
-		if (stage == STAGE_PIN)
+		if (stage == SHMR_CTL_STAGE_PIN)
 			*what = "pin";
 		return rc;
 	}
