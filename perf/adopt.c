@@ -41,7 +41,7 @@ static char conf[PATH_MAX], sock[PATH_MAX], control[PATH_MAX];
 static pid_t control_pid;
 static unsigned reps = 20, phase_ms = 2000;
 static uint64_t adopt_us[MAX_REPS];
-static atomic_int killing;
+static atomic_int killing, finished;
 
 static uint64_t now_us(void)
 {
@@ -70,7 +70,7 @@ static int64_t start_control(void)
 
 		/* A killed harness stops the appliance cleanly. */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (null >= 0)
+		if (null >= 0 && !getenv("SHMR_PERF_ADOPT_LOG"))
 			dup2(null, 2);
 		snprintf(fdarg, sizeof(fdarg), "%d", fd);
 		execl(control, "shmr-control", "-c", conf, "--run-dir", dir,
@@ -109,6 +109,10 @@ static void *killer(void *arg)
 		adopt_us[i] = (uint64_t)us;
 	}
 	atomic_store(&killing, 0);
+	/* A parent-death signal is the forking thread's: the control plane
+	 * started here would get its SIGTERM when this thread ends. */
+	while (!atomic_load(&finished))
+		usleep(10000);
 	return NULL;
 }
 
@@ -152,7 +156,7 @@ static int cmp_u64(const void *a, const void *b)
 
 static void find_binaries(const char *opt)
 {
-	static char path[3 * PATH_MAX];
+	static char path[PATH_MAX + 32];
 	char self[PATH_MAX], *d;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	const char *old = getenv("PATH");
@@ -169,8 +173,8 @@ static void find_binaries(const char *opt)
 	/* A build tree: ../control/shmr-control, ../examples for the
 	 * echo worker. */
 	snprintf(path, sizeof(path), "%s/../control/shmr-control", d);
-	if (access(path, X_OK) == 0)
-		snprintf(control, sizeof(control), "%s", path);
+	if (access(path, X_OK) == 0 && strlen(path) < sizeof(control))
+		memcpy(control, path, strlen(path) + 1);
 	{
 		size_t need = strlen(d) + (old ? strlen(old) : 0) + 16;
 		char *p = malloc(need);
@@ -192,7 +196,7 @@ int main(int argc, char **argv)
 	uint64_t calls[2], gap[2];
 	pthread_t thr;
 	FILE *f;
-	int rc = 1, st;
+	int rc = 1, st, thr_started = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
@@ -250,11 +254,15 @@ int main(int argc, char **argv)
 	atomic_store(&killing, 1);
 	if (pthread_create(&thr, NULL, killer, NULL) != 0)
 		goto stop;
-	if (phase(ep, router, phase_ms, 1, &calls[1], &gap[1]) < 0) {
-		pthread_join(thr, NULL);
+	thr_started = 1;
+	rc = phase(ep, router, phase_ms, 1, &calls[1], &gap[1]);
+	while (atomic_load(&killing))
+		usleep(10000);
+	if (rc < 0) {
+		rc = 1;
 		goto stop;
 	}
-	pthread_join(thr, NULL);
+	rc = 1;
 	qsort(adopt_us, reps, sizeof(adopt_us[0]), cmp_u64);
 	printf("undisturbed:      %8llu calls in %u ms, longest gap %6llu us\n",
 	       (unsigned long long)calls[0], phase_ms,
@@ -277,6 +285,10 @@ stop:
 		shmr_detach(d);
 	kill(control_pid, SIGTERM);
 	waitpid(control_pid, &st, 0);
+	if (atomic_load(&finished) == 0 && thr_started) {
+		atomic_store(&finished, 1);
+		pthread_join(thr, NULL);
+	}
 out:
 	{
 		char cmd[PATH_MAX + 16];
