@@ -362,6 +362,19 @@ static int answer_status(struct shmr_ctl_server *srv, char *buf, size_t cap)
 			atomic_load_explicit(&((struct shmr_domain_hdr *)h)
 						      ->dataplane_starts,
 					     memory_order_relaxed));
+	{
+		uint64_t dropped = 0;
+
+		/* Relaxed: statistics, each word written by one lcore. */
+		for (uint32_t i = 0; i < h->nlcores; i++)
+			dropped += atomic_load_explicit(
+				&shmr_stats_of(srv->dep.d->base, i)
+					 ->admin_dropped,
+				memory_order_relaxed);
+		/* Meant for the admin endpoint, but its lanes were full (a
+		 * control plane away or too slow). */
+		shmr_ctl_kv_add(&kv, "admin_dropped", "%" PRIu64, dropped);
+	}
 	shmr_ctl_kv_add(&kv, "nlcores", "%" PRIu32, h->nlcores);
 	shmr_ctl_kv_add(&kv, "slot_size", "%" PRIu32, h->slot_size);
 	shmr_ctl_kv_add(&kv, "lane_size", "%" PRIu32, h->lane_size);
