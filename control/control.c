@@ -329,6 +329,7 @@ static void fatal_init(struct shmr_ctl *c)
 	shmr_ctl_log_quiet();
 	shmr_ctl_stop_children(&c->sp);
 	shmr_ctl_server_close_listener(&c->srv);
+	shmr_ctl_state_remove(&c->state);
 	exit(EXIT_RUNTIME);
 }
 
@@ -552,6 +553,9 @@ static void start_fresh(struct shmr_ctl *c)
 			      strerror(-rc));
 		fatal_init(c);
 	}
+	/* From the first child on, a control plane killed during start-up
+	 * leaves what it started to the next one (adopted, or stopped). */
+	save_state(c, 1);
 	if (shmr_ctl_spawn_wait_ready(&c->sp, c->model.version,
 				      DATAPLANE_START_MS) < 0)
 		fatal_init(c);
@@ -575,6 +579,7 @@ static void start_fresh(struct shmr_ctl *c)
 					      strerror(-rc));
 			if (rc < 0)
 				fatal_init(c);
+			save_state(c, 1);
 		}
 	}
 }

@@ -169,9 +169,10 @@ int shmr_ctl_state_save(struct shmr_ctl_state_file *f,
 	for (uint32_t s = 0; s < m->alloc.nslots; s++) {
 		const struct shmr_ctl_slot *sl = &m->alloc.slots[s];
 
+		/* Not the admin endpoint: it is ours. */
 		if (sl->state != SHMR_CTL_SLOT_USED ||
 		    sl->kind != SHMR_EPK_CLIENT || sl->os_pid <= 0 ||
-		    sl->os_pid == getpid())
+		    strcmp(sl->name, "shmr:admin") == 0)
 			continue;
 		fprintf(o, "client %" PRIu32 " %" PRIu32 " %d %" PRIu64 "\n",
 			s, sl->gen, (int)sl->os_pid,
