@@ -413,6 +413,18 @@ static int model_routers(struct shmr_ctl_adopt *a, const struct shmr_spec *sp,
 	return 0;
 }
 
+/* Registry entry @p g, owned by process @p pid. */
+static void add_name(struct shmr_ctl_model *m, const struct shmr_spec_reg *g,
+		     int32_t pid)
+{
+	struct shmr_ctl_name *n = &m->names[m->nnames++];
+
+	memcpy(n->name, g->name, SHMR_NAME_MAX);
+	n->name[SHMR_NAME_MAX - 1] = '\0';
+	n->pid = g->pid;
+	n->owner = shmr_ctl_owner_of_pid(pid);
+}
+
 /* Registered names and client endpoints: owned by their process's pid. */
 static void model_owners(struct shmr_ctl_model *m, const struct shmr_spec *sp,
 			 uint32_t admin_slot)
@@ -432,13 +444,10 @@ static void model_owners(struct shmr_ctl_model *m, const struct shmr_spec *sp,
 			continue;
 		pid = s->os_pid;
 		/* A route inbox's names come with its worker (route_names). */
-		if (s->kind == SHMR_EPK_ROUTE || pid <= 0)
+		if (s->kind == SHMR_EPK_ROUTE || pid <= 0 ||
+		    m->nrouters + m->nnames >= SHMR_MAX_REGISTRY)
 			continue;
-		memcpy(m->names[m->nnames].name, g->name, SHMR_NAME_MAX);
-		m->names[m->nnames].name[SHMR_NAME_MAX - 1] = '\0';
-		m->names[m->nnames].pid = g->pid;
-		m->names[m->nnames].owner = shmr_ctl_owner_of_pid(pid);
-		m->nnames++;
+		add_name(m, g, pid);
 	}
 	for (uint32_t i = 0; i < m->alloc.nslots; i++) {
 		struct shmr_ctl_slot *s = &m->alloc.slots[i];
@@ -470,11 +479,7 @@ static void route_names(struct shmr_ctl_model *m, const struct shmr_spec *sp,
 		    !name_ok(g->name) ||
 		    m->nrouters + m->nnames >= SHMR_MAX_REGISTRY)
 			continue;
-		memcpy(m->names[m->nnames].name, g->name, SHMR_NAME_MAX);
-		m->names[m->nnames].name[SHMR_NAME_MAX - 1] = '\0';
-		m->names[m->nnames].pid = g->pid;
-		m->names[m->nnames].owner = shmr_ctl_owner_of_pid(pid);
-		m->nnames++;
+		add_name(m, g, pid);
 	}
 }
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +32,24 @@ static inline uint64_t adopt_now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* A record file of shmr-test-worker --record for @p n keys (n counts,
+ * then n redelivered marks), mapped here; its path into @p path. */
+static inline unsigned char *adopt_rec_file(char *path, size_t cap,
+					    const char *tag, int i, size_t n)
+{
+	unsigned char *p;
+	int fd;
+
+	snprintf(path, cap, "/tmp/shmr-rec-%s%d-%d", tag, i, (int)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)(2 * n)), 0);
+	p = mmap(NULL, 2 * n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	close(fd);
+	return p;
 }
 
 /* kill -9 the control plane and reap it. */

@@ -40,17 +40,9 @@ static struct ctx *start(const char *tag, const char *routes)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
 	char conf[2048];
-	int fd;
 
 	assert_non_null(c);
-	snprintf(c->recpath, sizeof(c->recpath), "/tmp/shmr-rec-%s-%d", tag,
-		 (int)getpid());
-	fd = open(c->recpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, 2 * N), 0);
-	c->rec = mmap(NULL, 2 * N, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	assert_true(c->rec != MAP_FAILED);
-	close(fd);
+	c->rec = adopt_rec_file(c->recpath, sizeof(c->recpath), tag, 0, N);
 	snprintf(conf, sizeof(conf),
 		 "routers = ( { name = \"events\"; behaviour = \"type\";\n"
 		 "  types = ( { type = 1; route = \"w\"; } );\n"

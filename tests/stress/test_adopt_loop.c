@@ -87,22 +87,6 @@ static int all_received(void *arg)
 	return 1;
 }
 
-static unsigned char *rec_file(char *path, size_t cap, const char *tag,
-			       int i)
-{
-	unsigned char *p;
-	int fd;
-
-	snprintf(path, cap, "/tmp/shmr-rec-%s%d-%d", tag, i, (int)getpid());
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, 2 * N), 0);
-	p = mmap(NULL, 2 * N, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	assert_true(p != MAP_FAILED);
-	close(fd);
-	return p;
-}
-
 static unsigned sockets_in(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -144,8 +128,9 @@ static void test_control_kill9_ten_times_under_load(void **state)
 
 	assert_non_null(c);
 	for (int i = 0; i < 2; i++)
-		c->rec[i] = rec_file(c->recpath[i], sizeof(c->recpath[i]),
-				     "adopt", i);
+		c->rec[i] = adopt_rec_file(c->recpath[i],
+					   sizeof(c->recpath[i]), "adopt", i,
+					   N);
 	snprintf(conf, sizeof(conf),
 		 "routers = ( { name = \"events\"; behaviour = \"type\";\n"
 		 "  types = ( { type = 1; route = \"a\"; },\n"
