@@ -211,7 +211,8 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 		snprintf(why, cap, "descriptor %d of dataplane %d is not this "
 			 "domain as configured (%s)", st->dp_fd,
 			 (int)st->dataplane.pid,
-			 rc == -EINVAL ? "name or geometry" : shmr_strerror(rc));
+			 rc == -EINVAL ? "name or geometry"
+				       : shmr_strerror(rc));
 		munmap(base, (size_t)size);
 		close(fd);
 		return -1;
@@ -305,8 +306,8 @@ static int slot_is(struct shmr_ctl_model *m, struct shmr_pid pid,
 	return s && s->kind == kind;
 }
 
-static const struct shmr_conf_route *conf_route(const struct shmr_conf_router *cr,
-						const char *name)
+static const struct shmr_conf_route *
+conf_route(const struct shmr_conf_router *cr, const char *name)
 {
 	for (unsigned k = 0; k < cr->nroutes; k++)
 		if (strcmp(cr->routes[k].name, name) == 0)

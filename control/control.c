@@ -16,14 +16,27 @@
  *
  * Start-up, in order: parse and check the configuration; resolve the run
  * dir (--run-dir, else the configuration's run_dir when it is not the
- * built-in default, else $SHMR_RUN_DIR, else /run/shmr); bind the socket
- * (refusing when a live control answers on it); create the domain (memfd,
- * hugetlb when there are free hugepages); publish spec version 1; start the
- * dataplane and wait (at most 30 s) until every routing lcore reports that
- * version; start every route's worker, each pinned (a route with cpus ""
- * to a PU of its own, see pin.c).  Initialisation is atomic: if any
- * start fails, everything started is stopped and the exit status is 1.
- * Only then is "R" written to --ready-fd.
+ * built-in default, else $SHMR_RUN_DIR, else /run/shmr); take the domain's
+ * lock (<run_dir>/<domain>.lock, flock: one control plane per domain);
+ * read the state file (<run_dir>/<domain>.state) to see whether a
+ * running domain is there to adopt; bind the socket (refusing when a live
+ * control answers on it, replacing a stale file).  Then either
+ *   - adopt (adopt.c): take the domain's memory back from the live
+ *     dataplane, rebuild the model from the domain, the state file and the
+ *     configuration, hold the dataplane and the workers by pidfd, handle
+ *     the deaths that happened meanwhile, resume pending operations, keep
+ *     the live clients' endpoints; log "adopted domain NAME: dataplane
+ *     PID, N workers, M endpoints"; or, when there is nothing to adopt
+ *     (or it cannot be trusted: one line says why),
+ *   - create the domain (memfd, hugetlb when there are free hugepages);
+ *     publish spec version 1; start the dataplane and wait (at most 30 s)
+ *     until every routing lcore reports that version; start every route's
+ *     worker, each pinned (a route with cpus "" to a PU of its own, see
+ *     pin.c).  Initialisation is atomic: if any start fails, everything
+ *     started is stopped and the exit status is 1.
+ * Only then is "R" written to --ready-fd.  From the first child on, the
+ * state file is rewritten (by rename) after every publication, and removed
+ * at a clean stop.
  *
  * Then the control plane sleeps in epoll_wait: a signalfd (SIGINT, SIGTERM,
  * SIGCHLD), the listening socket and its connections, one pidfd per child,

@@ -4,8 +4,8 @@
  *   shmr-perf-adopt [--reps N] [--phase-ms MS] [--control PATH]
  *
  * Starts a private appliance (router "bench", two routes of
- * shmr-echo-worker; "by" is the bystander), warms up for 500 ms, then calls the bystander
- * back to back through the router from one client for two phases of the
+ * shmr-echo-worker; "by" is the bystander), warms up for 500 ms, then
+ * calls the bystander back to back through the router from one client for two phases of the
  * same run: MS milliseconds undisturbed, then MS milliseconds during which
  * another thread kills shmr-control with SIGKILL N times and starts it
  * again each time (as systemd's Restart= would), waiting for its ready
@@ -102,8 +102,8 @@ static void *killer(void *arg)
 		waitpid(control_pid, &st, 0);
 		us = start_control();
 		if (us < 0) {
-			fprintf(stderr, "shmr-perf-adopt: the control plane did "
-				"not come back\n");
+			fprintf(stderr, "shmr-perf-adopt: the control plane "
+				"did not come back\n");
 			exit(1);
 		}
 		adopt_us[i] = (uint64_t)us;

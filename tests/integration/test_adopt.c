@@ -4,9 +4,10 @@
  * its queue intact; a disable and a replace in flight when the control
  * plane is killed complete after adoption; a shmrctl request caught by the
  * kill gets an error (never a hang) and a retry after the restart
- * succeeds; client endpoints of a live process are kept, and nothing is
- * left running afterwards.  (The ten kills under load are
- * tests/stress/test_adopt_loop.c.)
+ * succeeds; client endpoints of a live process are kept; an adopted
+ * dataplane that dies is restarted; when both daemons died the next start
+ * is a new domain; and nothing is left running afterwards.  (The ten
+ * kills under load are tests/stress/test_adopt_loop.c.)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -285,9 +286,72 @@ static void test_client_endpoint_kept(void **state)
 	adopt_kill_control(&c->cl.app);
 	(void)adopt_restart(&c->cl.app);
 	assert_int_equal(adopt_status(&c->cl.app, "endpoints"), before);
+	/* One control socket, the same one. */
+	assert_int_equal(access(c->cl.app.sock, F_OK), 0);
 	/* The endpoint still works both ways through the dataplane. */
 	send_keys(c, 0, 1);
 	assert_true(shmr_test_wait(first_got, c, 10000));
+	stop(c);
+}
+
+static int dataplane_back(void *arg)
+{
+	long long *old = arg;
+	struct shmr_test_app *app = (struct shmr_test_app *)(intptr_t)old[1];
+
+	return adopt_status(app, "dataplane_starts") == 2 &&
+	       adopt_status(app, "dataplane_pid") > 0 &&
+	       adopt_status(app, "dataplane_pid") != old[0];
+}
+
+/* The adopted dataplane dies: the adopted control plane sees it through
+ * its pidfd (not its child) and starts a new one, which finds what was
+ * queued. */
+static void test_adopted_dataplane_restarted(void **state)
+{
+	struct ctx *c = start("adoptdp", "");
+	long long old[2] = { adopt_status(&c->cl.app, "dataplane_pid"),
+			     (long long)(intptr_t)&c->cl.app };
+	(void)state;
+
+	assert_true(old[0] > 0);
+	adopt_kill_control(&c->cl.app);
+	(void)adopt_restart(&c->cl.app);
+	assert_int_equal(adopt_status(&c->cl.app, "dataplane_pid"), old[0]);
+	assert_int_equal(kill((pid_t)old[0], SIGKILL), 0);
+	assert_true(shmr_test_wait(dataplane_back, old, 30000));
+	send_keys(c, 0, N);
+	assert_true(shmr_test_wait(all_got, c, 30000));
+	stop(c);
+}
+
+/* Both daemons die: the state file names a dead dataplane, the next start
+ * says so and makes a new domain, stopping the old domain's worker (it
+ * would run unmanaged); one socket, one dataplane. */
+static void test_both_dead_new_domain(void **state)
+{
+	struct ctx *c = start("adoptboth", "");
+	long long dp = adopt_status(&c->cl.app, "dataplane_pid"), w, now;
+	(void)state;
+
+	send_keys(c, 0, 1);
+	assert_true(shmr_test_wait(first_got, c, 10000));
+	w = os_pid_of(c, "w", NULL, 0);
+	assert_true(dp > 0 && w > 0);
+	adopt_kill_control(&c->cl.app);
+	assert_int_equal(kill((pid_t)dp, SIGKILL), 0);
+	/* Reaped by us (the subreaper): gone, not a zombie. */
+	while (adopt_alive((pid_t)dp))
+		usleep(1000);
+	(void)adopt_restart(&c->cl.app);
+	now = adopt_status(&c->cl.app, "dataplane_pid");
+	assert_true(now > 0 && now != dp);
+	assert_int_equal(adopt_status(&c->cl.app, "dataplane_starts"), 1);
+	/* The old domain's worker was stopped; the route has a new one. */
+	for (int i = 0; i < 1000 && adopt_alive((pid_t)w); i++)
+		usleep(1000);
+	assert_false(adopt_alive((pid_t)w));
+	assert_true(os_pid_of(c, "w", NULL, 0) != w);
 	stop(c);
 }
 
@@ -298,6 +362,8 @@ int main(void)
 		cmocka_unit_test(test_pending_operations_complete),
 		cmocka_unit_test(test_shmrctl_racing_the_kill),
 		cmocka_unit_test(test_client_endpoint_kept),
+		cmocka_unit_test(test_adopted_dataplane_restarted),
+		cmocka_unit_test(test_both_dead_new_domain),
 	};
 	return cmocka_run_group_tests_name("adopt", tests, NULL, NULL);
 }

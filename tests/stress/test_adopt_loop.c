@@ -51,11 +51,12 @@ static void *sender(void *arg)
 
 	c->t0_us = adopt_now_us();
 	for (uint64_t k = 0; k < N; k++) {
+		uint32_t type = 1 + (uint32_t)(k & 1);
 		uint64_t wait_from = 0;
 		int rc;
 
-		while ((rc = shmr_send(c->cl.ep, c->router, 1 + (uint32_t)(k & 1),
-				       k, &k, sizeof(k))) == -EAGAIN)
+		while ((rc = shmr_send(c->cl.ep, c->router, type, k, &k,
+				       sizeof(k))) == -EAGAIN)
 			if (!wait_from)
 				wait_from = adopt_now_us();
 		if (wait_from && adopt_now_us() - wait_from > c->max_wait_us)
