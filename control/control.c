@@ -7,10 +7,11 @@
  * Exit statuses:
  *   0  clean stop (SIGINT, SIGTERM or a STOP request), or --check passed;
  *   1  runtime failure: the run dir, domain or socket could not be made,
- *      another control plane is live on the socket, or a worker or the
- *      dataplane failed to start at init (the dataplane also fails if it
- *      exits, or takes no routing table within 30 s) (whatever was started is stopped
- *      first: nothing is left running);
+ *      another control plane holds the domain's lock or is live on the
+ *      socket, or a worker or the dataplane failed to start at init (the
+ *      dataplane also fails if it exits, or takes no routing table within
+ *      30 s) (whatever was started is stopped first: nothing is left
+ *      running);
  *   2  bad configuration or bad arguments: one line on stderr,
  *      "shmr-control: FILE:LINE: field: message" or a usage line.
  *

@@ -165,7 +165,7 @@ static inline uint64_t shmr_ctl_owner_of_pid(int32_t os_pid)
 /**
  * Everything owner @p from holds (client endpoints, names, claims) is
  * held by @p to from now on (a process owned by pid attached again).
- * Returns how many endpoints moved.
+ * Returns how many endpoints moved (client endpoints and claimed inboxes).
  */
 int shmr_ctl_model_rebind_owner(struct shmr_ctl_model *m, uint64_t from,
 				uint64_t to);

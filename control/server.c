@@ -101,22 +101,21 @@ void shmr_ctl_server_owner_event(struct shmr_ctl_server *srv, unsigned idx)
 	shmr_ctl_publish(srv->dep.d, srv->dep.m);
 }
 
-/* ATTACH from a process that owns endpoints by pid: they are the
- * connection's from now on. */
+/* ATTACH from a process that owns endpoints, names or a claim by pid
+ * (an adopted domain's client or worker): they are the connection's from
+ * now on, and its pidfd watch ends. */
 static void owner_attached(struct shmr_ctl_server *srv,
 			   const struct shmr_ctl_conn *k)
 {
-	for (unsigned i = 0; i < SHMR_CTL_MAX_OWNERS; i++) {
-		int n;
+	int n = shmr_ctl_model_rebind_owner(
+		srv->dep.m, shmr_ctl_owner_of_pid(k->pid), k->id);
 
-		if (srv->owners[i].pidfd < 0 || srv->owners[i].pid != k->pid)
-			continue;
-		n = shmr_ctl_model_rebind_owner(
-			srv->dep.m, shmr_ctl_owner_of_pid(k->pid), k->id);
+	if (n > 0)
 		shmr_ctl_log("process %d attached again: %d endpoint(s) "
 			     "bound to its connection", (int)k->pid, n);
-		owner_forget(srv, i);
-	}
+	for (unsigned i = 0; i < SHMR_CTL_MAX_OWNERS; i++)
+		if (srv->owners[i].pidfd >= 0 && srv->owners[i].pid == k->pid)
+			owner_forget(srv, i);
 }
 
 int shmr_ctl_server_open(struct shmr_ctl_server *srv, int have_group,
