@@ -1,8 +1,8 @@
 /*
  * Adoption by a restarted control plane, against the real daemons: a
  * worker killed while no control plane runs is restarted at adoption with
- * its queue intact; a disable and a replace in flight when the control
- * plane is killed complete after adoption; a shmrctl request caught by the
+ * its queue intact; a disable, a replace, a drain and a remove in flight
+ * when the control plane is killed complete after adoption; a shmrctl request caught by the
  * kill gets an error (never a hang) and a retry after the restart
  * succeeds; client endpoints of a live process are kept; an adopted
  * dataplane that dies is restarted; when both daemons died the next start
@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,7 +38,8 @@ struct ctx {
 	char recpath[300];
 };
 
-static struct ctx *start(const char *tag, const char *routes)
+static struct ctx *start_types(const char *tag, const char *types,
+			       const char *routes)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
 	char conf[2048];
@@ -46,15 +48,20 @@ static struct ctx *start(const char *tag, const char *routes)
 	c->rec = adopt_rec_file(c->recpath, sizeof(c->recpath), tag, 0, N);
 	snprintf(conf, sizeof(conf),
 		 "routers = ( { name = \"events\"; behaviour = \"type\";\n"
-		 "  types = ( { type = 1; route = \"w\"; } );\n"
+		 "  types = ( { type = 1; route = \"w\"; }%s );\n"
 		 "  routes = (\n"
 		 "    { name = \"w\"; program = \"shmr-test-worker\";\n"
 		 "      args = [\"--record\", \"%s\"]; }%s );\n"
 		 "} );\n",
-		 c->recpath, routes);
+		 types, c->recpath, routes);
 	assert_int_equal(shmr_test_client_start(&c->cl, tag, conf, -1), 0);
 	assert_int_equal(shmr_lookup(c->cl.d, "events", &c->router), 0);
 	return c;
+}
+
+static struct ctx *start(const char *tag, const char *routes)
+{
+	return start_types(tag, "", routes);
 }
 
 static void stop(struct ctx *c)
@@ -294,6 +301,73 @@ static void test_client_endpoint_kept(void **state)
 	stop(c);
 }
 
+static int drained_and_removed(void *arg)
+{
+	struct ctx *c = arg;
+	char st[32] = "";
+
+	(void)os_pid_of(c, "g", st, sizeof(st));
+	return strcmp(st, "disabled") == 0 && os_pid_of(c, "x", NULL, 0) < 0;
+}
+
+static int names_up(void *arg)
+{
+	struct ctx *c = arg;
+	struct shmr_pid p;
+
+	return shmr_lookup(c->cl.d, "gname", &p) == 0 &&
+	       shmr_lookup(c->cl.d, "xname", &p) == 0;
+}
+
+/* A drain waiting for its inbox and a remove waiting for a slow worker,
+ * both in flight when the control plane is killed: the adopted one
+ * watches the inbox again and completes both. */
+static void test_drain_and_remove_resumed(void **state)
+{
+	char gate[300], st[32] = "", ans[SHMR_PROTO_MAX], routes[1024];
+	struct ctx *c;
+	int fd;
+	(void)state;
+
+	snprintf(gate, sizeof(gate), "/tmp/shmr-gate-adopt-%d", (int)getpid());
+	unlink(gate);
+	assert_int_equal(mkfifo(gate, 0600), 0);
+	snprintf(routes, sizeof(routes),
+		 ",\n    { name = \"g\"; program = \"shmr-test-worker\";\n"
+		 "      args = [\"--gate\", \"%s\", \"--gate-count\", \"1\",\n"
+		 "              \"--register\", \"gname\"]; },\n"
+		 "    { name = \"x\"; program = \"shmr-test-worker\";\n"
+		 "      args = [\"--ignore-term-ms\", \"800\", \"--register\",\n"
+		 "              \"xname\"]; }",
+		 gate);
+	c = start_types("adoptdrain", ", { type = 2; route = \"g\"; }",
+			routes);
+	assert_true(shmr_test_wait(names_up, c, 10000));
+	/* Five messages for g: its worker holds the first burst at the
+	 * gate, so its inbox is not empty. */
+	for (uint64_t k = 0; k < 5; k++)
+		assert_int_equal(shmr_send(c->cl.ep, c->router, 2, k, &k,
+					   sizeof(k)),
+				 0);
+	assert_int_equal(shmr_test_ctl(&c->cl.app, "DRAIN events g", ans,
+				       sizeof(ans)),
+			 0);
+	assert_int_equal(shmr_test_ctl(&c->cl.app, "REMOVE events x", ans,
+				       sizeof(ans)),
+			 0);
+	adopt_kill_control(&c->cl.app);
+	(void)adopt_restart(&c->cl.app);
+	(void)os_pid_of(c, "g", st, sizeof(st));
+	assert_string_equal(st, "pending_disable"); /* still draining */
+	/* Open the gate: g finishes its inbox, then the drain completes. */
+	fd = open(gate, O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_true(shmr_test_wait(drained_and_removed, c, 30000));
+	unlink(gate);
+	stop(c);
+}
+
 static int dataplane_back(void *arg)
 {
 	long long *old = arg;
@@ -360,6 +434,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_worker_killed_while_away),
 		cmocka_unit_test(test_pending_operations_complete),
+		cmocka_unit_test(test_drain_and_remove_resumed),
 		cmocka_unit_test(test_shmrctl_racing_the_kill),
 		cmocka_unit_test(test_client_endpoint_kept),
 		cmocka_unit_test(test_adopted_dataplane_restarted),
