@@ -2,9 +2,9 @@
  * Adoption by a restarted control plane, against the real daemons: a
  * worker killed while no control plane runs is restarted at adoption with
  * its queue intact; a disable, a replace, a drain and a remove in flight
- * when the control plane is killed complete after adoption; a shmrctl request caught by the
- * kill gets an error (never a hang) and a retry after the restart
- * succeeds; client endpoints of a live process are kept; an adopted
+ * when the control plane is killed complete after adoption; a shmrctl
+ * request caught by the kill gets an error (never a hang) and a retry
+ * after the restart succeeds; client endpoints of a live process are kept; an adopted
  * dataplane that dies is restarted; when both daemons died the next start
  * is a new domain; and nothing is left running afterwards.  (The ten
  * kills under load are tests/stress/test_adopt_loop.c.)
@@ -337,8 +337,8 @@ static void test_drain_and_remove_resumed(void **state)
 		 "      args = [\"--gate\", \"%s\", \"--gate-count\", \"1\",\n"
 		 "              \"--register\", \"gname\"]; },\n"
 		 "    { name = \"x\"; program = \"shmr-test-worker\";\n"
-		 "      args = [\"--ignore-term-ms\", \"800\", \"--register\",\n"
-		 "              \"xname\"]; }",
+		 "      args = [\"--ignore-term-ms\", \"800\",\n"
+		 "              \"--register\", \"xname\"]; }",
 		 gate);
 	c = start_types("adoptdrain", ", { type = 2; route = \"g\"; }",
 			routes);
