@@ -4,9 +4,10 @@
  * its queue intact; a disable, a replace, a drain and a remove in flight
  * when the control plane is killed complete after adoption; a shmrctl
  * request caught by the kill gets an error (never a hang) and a retry
- * after the restart succeeds; client endpoints of a live process are kept; an adopted
- * dataplane that dies is restarted; when both daemons died the next start
- * is a new domain; and nothing is left running afterwards.  (The ten
+ * after the restart succeeds; client endpoints of a live process are
+ * kept; an adopted dataplane that dies is restarted; when both daemons
+ * died the next start is a new domain; and nothing is left running
+ * afterwards.  (The ten
  * kills under load are tests/stress/test_adopt_loop.c.)
  */
 #include <errno.h>
