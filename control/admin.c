@@ -111,6 +111,33 @@ int shmr_ctl_admin_open(struct shmr_ctl_admin *ad)
 	return 0;
 }
 
+int shmr_ctl_admin_adopt(struct shmr_ctl_admin *ad)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(ad->d->base);
+	/* Acquire: pairs with the release store in shmr_ctl_admin_open(). */
+	uint64_t v = atomic_load_explicit(&h->admin_pid, memory_order_acquire);
+	struct shmr_pid pid = { (uint32_t)v, (uint32_t)(v >> 32) };
+	struct shmr_ctl_slot *s = shmr_ctl_alloc_lookup(&ad->m->alloc, pid);
+
+	if (!s || s->kind != SHMR_EPK_CLIENT)
+		return -SHMR_E_NO_ENDPOINT;
+	/* The predecessor is dead (we hold the domain's lock): its side of
+	 * every lane of the endpoint is ours to repair. */
+	for (uint32_t i = 0; i < h->nlcores; i++)
+		(void)shmr_lane_repair_consumer(
+			shmr_lane_at(ad->d->base, pid.slot, i), h->slot_size);
+	(void)shmr_lane_repair_producer(
+		shmr_lane_at(ad->d->base, pid.slot, SHMR_LANE_OUT(h->nlcores)));
+	(void)shmr_lane_repair_producer(shmr_lane_at(
+		ad->d->base, pid.slot, SHMR_LANE_OUT_HIGH(h->nlcores)));
+	s->os_pid = getpid();
+	s->owner = 0;
+	snprintf(s->name, SHMR_NAME_MAX, "shmr:admin");
+	ad->m->dirty = 1;
+	ad->pid = pid;
+	return 0;
+}
+
 int shmr_ctl_admin_start(struct shmr_ctl_admin *a)
 {
 	struct epoll_event ev = { .events = EPOLLIN };

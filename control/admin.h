@@ -44,6 +44,14 @@ void shmr_ctl_admin_init(struct shmr_ctl_admin *a, struct shmr_ctl_loop *loop,
  *  Errors: -SHMR_E_NO_ENDPOINT. */
 int shmr_ctl_admin_open(struct shmr_ctl_admin *a);
 /** Start the bell thread and watch its eventfd.  Errors: -errno. */
+/**
+ * Adoption: take over the admin endpoint a previous control plane
+ * published (hdr.admin_pid), already in the model rebuilt from the domain.
+ * Its side of the lanes is repaired (a burst it had taken is handed back,
+ * flagged; an enqueue it had not finished is dropped).
+ * Errors: -SHMR_E_NO_ENDPOINT (no admin endpoint in the domain).
+ */
+int shmr_ctl_admin_adopt(struct shmr_ctl_admin *a);
 int shmr_ctl_admin_start(struct shmr_ctl_admin *a);
 
 /**

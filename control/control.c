@@ -7,23 +7,37 @@
  * Exit statuses:
  *   0  clean stop (SIGINT, SIGTERM or a STOP request), or --check passed;
  *   1  runtime failure: the run dir, domain or socket could not be made,
- *      another control plane is live on the socket, or a worker or the
- *      dataplane failed to start at init (the dataplane also fails if it
- *      exits, or takes no routing table within 30 s) (whatever was started is stopped
- *      first: nothing is left running);
+ *      another control plane holds the domain's lock or is live on the
+ *      socket, or a worker or the dataplane failed to start at init (the
+ *      dataplane also fails if it exits, or takes no routing table within
+ *      30 s) (whatever was started is stopped first: nothing is left
+ *      running);
  *   2  bad configuration or bad arguments: one line on stderr,
  *      "shmr-control: FILE:LINE: field: message" or a usage line.
  *
  * Start-up, in order: parse and check the configuration; resolve the run
  * dir (--run-dir, else the configuration's run_dir when it is not the
- * built-in default, else $SHMR_RUN_DIR, else /run/shmr); bind the socket
- * (refusing when a live control answers on it); create the domain (memfd,
- * hugetlb when there are free hugepages); publish spec version 1; start the
- * dataplane and wait (at most 30 s) until every routing lcore reports that
- * version; start every route's worker, each pinned (a route with cpus ""
- * to a PU of its own, see pin.c).  Initialisation is atomic: if any
- * start fails, everything started is stopped and the exit status is 1.
- * Only then is "R" written to --ready-fd.
+ * built-in default, else $SHMR_RUN_DIR, else /run/shmr); take the domain's
+ * lock (<run_dir>/<domain>.lock, flock: one control plane per domain);
+ * read the state file (<run_dir>/<domain>.state) to see whether a
+ * running domain is there to adopt; bind the socket (refusing when a live
+ * control answers on it, replacing a stale file).  Then either
+ *   - adopt (adopt.c): take the domain's memory back from the live
+ *     dataplane, rebuild the model from the domain, the state file and the
+ *     configuration, hold the dataplane and the workers by pidfd, handle
+ *     the deaths that happened meanwhile, resume pending operations, keep
+ *     the live clients' endpoints; log "adopted domain NAME: dataplane
+ *     PID, N workers, M endpoints"; or, when there is nothing to adopt
+ *     (or it cannot be trusted: one line says why),
+ *   - create the domain (memfd, hugetlb when there are free hugepages);
+ *     publish spec version 1; start the dataplane and wait (at most 30 s)
+ *     until every routing lcore reports that version; start every route's
+ *     worker, each pinned (a route with cpus "" to a PU of its own, see
+ *     pin.c).  Initialisation is atomic: if any start fails, everything
+ *     started is stopped and the exit status is 1.
+ * Only then is "R" written to --ready-fd.  From the first child on, the
+ * state file is rewritten (by rename) after every publication, and removed
+ * at a clean stop.
  *
  * Then the control plane sleeps in epoll_wait: a signalfd (SIGINT, SIGTERM,
  * SIGCHLD), the listening socket and its connections, one pidfd per child,
@@ -52,16 +66,16 @@
  * its table from the spec and each lcore reports the version it applied,
  * which is what lets a freed slot be reused (see alloc.c).
  *
- * Known limitation: children are started with PR_SET_PDEATHSIG(SIGKILL),
- * so a control plane killed with SIGKILL takes its dataplane and workers
- * with it rather than leaving them orphaned forever.  The architecture
- * wants the dataplane to keep forwarding while the control plane is down
- * and a new control plane to adopt the domain; that adoption is future
- * work, and until it exists orphans could never be managed again.
+ * Nothing dies with the control plane: children get no parent-death
+ * signal and run in process groups of their own, so a control plane killed
+ * with SIGKILL leaves the dataplane forwarding with its last table and the
+ * workers serving.  A clean stop (SIGINT, SIGTERM, STOP) still stops every
+ * process of the domain, in order (spawn.c, shmr_ctl_stop_children()).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <grp.h>
 #include <libgen.h>
 #include <signal.h>
@@ -69,6 +83,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -79,6 +95,7 @@
 #include <shmr/proto.h>
 
 #include "admin.h"
+#include "adopt.h"
 #include "control_internal.h"
 #include "cpus.h"
 #include "dlqfile.h"
@@ -92,6 +109,7 @@
 #include "resizer.h"
 #include "server.h"
 #include "spawn.h"
+#include "state.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -126,6 +144,9 @@ struct shmr_ctl {
 	struct shmr_ctl_dlq_files dlq;
 	struct shmr_ctl_handlers hnd;
 	struct shmr_ctl_pools pools;
+	struct shmr_ctl_state_file state;
+	struct shmr_ctl_adopt adopt;
+	int lockfd; /* <run_dir>/<domain>.lock, held (flock) while we run */
 };
 
 static struct shmr_ctl ctl; /* large: keep it off the stack */
@@ -322,6 +343,7 @@ static void fatal_init(struct shmr_ctl *c)
 	shmr_ctl_log_quiet();
 	shmr_ctl_stop_children(&c->sp);
 	shmr_ctl_server_close_listener(&c->srv);
+	shmr_ctl_state_remove(&c->state);
 	exit(EXIT_RUNTIME);
 }
 
@@ -449,6 +471,38 @@ static void on_admin(struct shmr_ctl *c)
 	shmr_ctl_admin_end(&c->admin);
 }
 
+/* The state file, when the model was published since it was written. */
+static void save_state(struct shmr_ctl *c, int force)
+{
+	int rc = shmr_ctl_state_save(&c->state, &c->model, &c->sp,
+				     c->dom.size, force);
+
+	if (rc < 0)
+		shmr_ctl_warn("state file %s: %s (a restarted control plane "
+			      "could not adopt the domain)",
+			      c->state.path, strerror(-rc));
+}
+
+/*
+ * One control plane per domain: an exclusive flock on
+ * <run_dir>/<domain>.lock, held until we exit (the kernel drops it when
+ * we die, however we die; CLOEXEC, so no child ever holds it).
+ * 0, -EADDRINUSE (held by a live control plane), or -errno.
+ */
+static int take_lock(struct shmr_ctl *c)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s.lock", c->run_dir,
+		 c->cfg.domain);
+	c->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (c->lockfd < 0)
+		return -errno;
+	if (flock(c->lockfd, LOCK_EX | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? -EADDRINUSE : -errno;
+	return 0;
+}
+
 static int run_loop(struct shmr_ctl *c)
 {
 	struct epoll_event evs[64];
@@ -486,16 +540,62 @@ static int run_loop(struct shmr_ctl *c)
 			case SHMR_CTL_TAG_ADMIN:
 				on_admin(c);
 				break;
+			case SHMR_CTL_TAG_OWNER:
+				shmr_ctl_server_owner_event(&c->srv, idx);
+				break;
 			default:
 				break;
 			}
 			/* What the event changed, and the deadlines it
 			 * moved. */
 			shmr_ctl_publish(&c->dom, &c->model);
+			save_state(c, 0);
 			arm_timer(c);
 		}
 	}
 	return 0;
+}
+
+/* A new domain: the dataplane (until it takes our table), then every
+ * route's worker; any failure stops everything and exits 1. */
+static void start_fresh(struct shmr_ctl *c)
+{
+	int rc = shmr_ctl_spawn_dataplane(&c->sp);
+
+	if (rc < 0) {
+		shmr_ctl_warn("cannot start dataplane %s: %s", c->dataplane,
+			      strerror(-rc));
+		fatal_init(c);
+	}
+	/* From the first child on, a control plane killed during start-up
+	 * leaves what it started to the next one (adopted, or stopped). */
+	save_state(c, 1);
+	if (shmr_ctl_spawn_wait_ready(&c->sp, c->model.version,
+				      DATAPLANE_START_MS) < 0)
+		fatal_init(c);
+	for (unsigned i = 0; i < c->model.nrouters; i++) {
+		struct shmr_ctl_router *r = &c->model.routers[i];
+
+		for (unsigned k = 0; k < r->nroutes; k++) {
+			const char *what = NULL;
+
+			rc = shmr_ctl_spawn_worker(&c->sp, i, k, &what);
+			if (rc < 0 && what)
+				shmr_ctl_warn("route %s: cannot pin to cpus "
+					      "%s: %s",
+					      r->routes[k].conf->name,
+					      r->routes[k].cpus,
+					      strerror(-rc));
+			else if (rc < 0)
+				shmr_ctl_warn("route %s: cannot start %s: %s",
+					      r->routes[k].conf->name,
+					      r->routes[k].conf->program,
+					      strerror(-rc));
+			if (rc < 0)
+				fatal_init(c);
+			save_state(c, 1);
+		}
+	}
 }
 
 /*
@@ -531,6 +631,14 @@ static void wire(struct shmr_ctl *c)
 			       &c->admin, &c->dlq);
 	shmr_ctl_manage_init(&c->pools, &c->model, &c->life, &c->dom,
 			     &c->admin);
+	c->adopt.cfg = &c->cfg;
+	c->adopt.m = &c->model;
+	c->adopt.d = &c->dom;
+	c->adopt.sp = &c->sp;
+	c->adopt.srv = &c->srv;
+	c->adopt.pin = &c->pin;
+	c->adopt.sock_path = c->sock_path;
+	c->lockfd = -1;
 }
 
 int main(int argc, char **argv)
@@ -547,7 +655,7 @@ int main(int argc, char **argv)
 	};
 	struct shmr_ctl *c = &ctl;
 	const char *conf = NULL, *run_dir = NULL, *dataplane = NULL;
-	int check = 0, ready_fd = -1, opt, rc;
+	int check = 0, ready_fd = -1, opt, rc, adopting;
 	char *end;
 	long v;
 
@@ -636,6 +744,19 @@ int main(int argc, char **argv)
 			return EXIT_RUNTIME;
 		}
 	}
+	rc = shmr_ctl_state_init(&c->state, c->run_dir, c->cfg.domain);
+	if (rc == 0)
+		rc = take_lock(c);
+	if (rc == -EADDRINUSE) {
+		shmr_ctl_warn("domain %s is already served at %s",
+			      c->cfg.domain, c->sock_path);
+		return EXIT_RUNTIME;
+	} else if (rc < 0) {
+		shmr_ctl_warn("cannot lock domain %s in %s: %s", c->cfg.domain,
+			      c->run_dir, strerror(-rc));
+		return EXIT_RUNTIME;
+	}
+	adopting = shmr_ctl_adopt_probe(&c->adopt, &c->state);
 	/* check_config() resolved the socket group. */
 	rc = shmr_ctl_server_open(&c->srv, c->have_group, c->group);
 	if (rc == -EADDRINUSE) {
@@ -647,19 +768,37 @@ int main(int argc, char **argv)
 			      strerror(-rc));
 		return EXIT_RUNTIME;
 	}
-	rc = shmr_ctl_domain_create(&c->dom, &c->cfg);
-	if (rc < 0) {
-		shmr_ctl_warn("cannot create domain %s: %s", c->cfg.domain,
-			      rc <= -SHMR_E_BASE ? "layout" : strerror(-rc));
-		shmr_ctl_server_close_listener(&c->srv);
-		return EXIT_RUNTIME;
+	if (adopting && shmr_ctl_adopt_domain(&c->adopt, &c->admin) < 0) {
+		/* Not ours as configured: a new domain, without the old
+		 * one's processes (they would run unmanaged forever). */
+		shmr_ctl_adopt_abandon(&c->adopt);
+		adopting = 0;
+		if (c->dom.base)
+			munmap(c->dom.base, c->dom.size);
+		if (c->dom.memfd >= 0)
+			close(c->dom.memfd);
+		c->dom = (struct shmr_ctl_domain){ .memfd = -1 };
+		shmr_ctl_admin_init(&c->admin, &c->loop, &c->dom, &c->model);
+		if (shmr_ctl_model_init(&c->model, &c->cfg) < 0)
+			abort(); /* it worked in check_config() */
 	}
-	rc = shmr_ctl_admin_open(&c->admin);
-	if (rc < 0) {
-		shmr_ctl_warn("cannot allocate the admin endpoint: %s",
-			      shmr_strerror(rc));
-		shmr_ctl_server_close_listener(&c->srv);
-		return EXIT_RUNTIME;
+	if (!adopting) {
+		rc = shmr_ctl_domain_create(&c->dom, &c->cfg);
+		if (rc < 0) {
+			shmr_ctl_warn("cannot create domain %s: %s",
+				      c->cfg.domain,
+				      rc <= -SHMR_E_BASE ? "layout"
+							 : strerror(-rc));
+			shmr_ctl_server_close_listener(&c->srv);
+			return EXIT_RUNTIME;
+		}
+		rc = shmr_ctl_admin_open(&c->admin);
+		if (rc < 0) {
+			shmr_ctl_warn("cannot allocate the admin endpoint: %s",
+				      shmr_strerror(rc));
+			shmr_ctl_server_close_listener(&c->srv);
+			return EXIT_RUNTIME;
+		}
 	}
 	shmr_ctl_publish(&c->dom, &c->model);
 	if (hwloc_topology_init(&c->pin.topo) < 0 ||
@@ -668,6 +807,8 @@ int main(int argc, char **argv)
 		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}
+	if (adopting)
+		shmr_ctl_adopt_pins(&c->adopt);
 	if (shmr_ctl_pin_plan(&c->pin, &c->cfg, &c->model,
 			      shmr_hdr(c->dom.base)->nlcores) < 0) {
 		shmr_ctl_server_close_listener(&c->srv);
@@ -687,42 +828,22 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 
-	rc = shmr_ctl_spawn_dataplane(&c->sp);
-	if (rc < 0) {
-		shmr_ctl_warn("cannot start dataplane %s: %s", c->dataplane,
-			      strerror(-rc));
-		fatal_init(c);
+	if (adopting) {
+		shmr_ctl_adopt_processes(&c->adopt);
+		shmr_ctl_publish(&c->dom, &c->model);
+		shmr_ctl_log("adopted domain %s: dataplane %d, %u workers, "
+			     "%" PRIu32 " endpoints",
+			     c->cfg.domain,
+			     (int)shmr_ctl_spawn_dataplane_pid(&c->sp),
+			     c->adopt.workers, c->model.alloc.nused);
+	} else {
+		start_fresh(c);
+		shmr_ctl_publish(&c->dom, &c->model);
+		shmr_ctl_log("domain %s up: %u router(s), socket %s, %s pages",
+			     c->cfg.domain, c->model.nrouters, c->sock_path,
+			     c->dom.hugepages ? "huge" : "4 KiB");
 	}
-	if (shmr_ctl_spawn_wait_ready(&c->sp, c->model.version,
-				      DATAPLANE_START_MS) < 0)
-		fatal_init(c);
-	for (unsigned i = 0; i < c->model.nrouters; i++) {
-		struct shmr_ctl_router *r = &c->model.routers[i];
-
-		for (unsigned k = 0; k < r->nroutes; k++) {
-			const char *what = NULL;
-
-			rc = shmr_ctl_spawn_worker(&c->sp, i, k, &what);
-			if (rc < 0 && what)
-				shmr_ctl_warn("route %s: cannot pin to cpus "
-					      "%s: %s",
-					      r->routes[k].conf->name,
-					      r->routes[k].cpus,
-					      strerror(-rc));
-			else if (rc < 0)
-				shmr_ctl_warn("route %s: cannot start %s: %s",
-					      r->routes[k].conf->name,
-					      r->routes[k].conf->program,
-					      strerror(-rc));
-			if (rc < 0) {
-				fatal_init(c);
-			}
-		}
-	}
-	shmr_ctl_publish(&c->dom, &c->model);
-	shmr_ctl_log("domain %s up: %u router(s), socket %s, %s pages",
-		     c->cfg.domain, c->model.nrouters, c->sock_path,
-		     c->dom.hugepages ? "huge" : "4 KiB");
+	save_state(c, 1);
 	if (ready_fd >= 0) {
 		ssize_t w;
 
@@ -743,6 +864,8 @@ int main(int argc, char **argv)
 	shmr_ctl_stop_children(&c->sp);
 	shmr_ctl_server_close_all(&c->srv);
 	shmr_ctl_handlers_unload(&c->hnd);
+	/* Nothing left to adopt. */
+	shmr_ctl_state_remove(&c->state);
 	shmr_ctl_log("domain %s stopped", c->cfg.domain);
 	return rc;
 }

@@ -15,8 +15,9 @@
  *     the domain mapping and publication (domain.h), pinning (pin.h), the
  *     spawner (spawn.h), the socket server (server.h), the admin endpoint
  *     (admin.h), the dead-letter files (dlqfile.h), the routers' handlers
- *     (handlers.h), and the management messages and the pool resizers'
- *     clock (manage.h).  Single-threaded: nothing here takes a lock.
+ *     (handlers.h), the management messages and the pool resizers'
+ *     clock (manage.h), processes by pidfd (procs.h), the state file
+ *     (state.h) and the adoption of a running domain (adopt.h).  Single-threaded: nothing here takes a lock.
  *
  * Each daemon module owns its state (a struct of its own, which control.c
  * holds and wires up at start-up: what a module may use of another's is
@@ -25,13 +26,15 @@
  * operations (struct shmr_ctl_life_ops), which spawn.c fills in: the core
  * stays free of processes.  Who calls whom:
  *
- *   control.c --> server, admin, handlers, manage, spawn, pin, dlqfile,
- *                 domain
+ *   control.c --> adopt, state, server, admin, handlers, manage, spawn,
+ *                 pin, dlqfile, domain
+ *   adopt     --> state, server, admin, spawn, domain, procs
  *   server    --> handlers, manage, dlqfile, spawn (reads), domain
  *   handlers  --> dlqfile, admin, domain
  *   manage    --> admin, domain
  *   dlqfile   --> admin
- *   spawn     --> pin, domain
+ *   spawn     --> pin, domain, procs
+ *   state     --> procs (and reads the spawner's process table)
  *   every one --> the core, and the log below (admin.c: nothing else)
  *
  * Events flow from the loop into the modules; what a module changes in the
@@ -66,6 +69,8 @@ enum shmr_ctl_tag {
 	SHMR_CTL_TAG_CONN,   /* index: the server's conns[] */
 	SHMR_CTL_TAG_CHILD,  /* any child's pidfd: reap */
 	SHMR_CTL_TAG_ADMIN,  /* the admin endpoint has slots */
+	SHMR_CTL_TAG_OWNER,  /* index: the server's owners[] (a process
+			      * owning endpoints by pid exited) */
 };
 
 /* log.c */

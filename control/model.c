@@ -318,6 +318,34 @@ int shmr_ctl_model_drop_owner(struct shmr_ctl_model *m, uint64_t owner)
 	return freed;
 }
 
+int shmr_ctl_model_rebind_owner(struct shmr_ctl_model *m, uint64_t from,
+				uint64_t to)
+{
+	int moved = 0;
+
+	if (from == 0)
+		return 0;
+	for (unsigned i = 0; i < m->nnames; i++)
+		if (m->names[i].owner == from)
+			m->names[i].owner = to;
+	for (uint32_t i = 0; i < m->alloc.nslots; i++) {
+		struct shmr_ctl_slot *s = &m->alloc.slots[i];
+
+		if (s->state == SHMR_CTL_SLOT_USED &&
+		    s->kind == SHMR_EPK_CLIENT && s->owner == from) {
+			s->owner = to;
+			moved++;
+		}
+	}
+	for (unsigned i = 0; i < m->nrouters; i++)
+		for (unsigned k = 0; k < m->routers[i].nroutes; k++)
+			if (m->routers[i].routes[k].claimed_by == from) {
+				m->routers[i].routes[k].claimed_by = to;
+				moved++;
+			}
+	return moved;
+}
+
 void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 			       struct shmr_spec *out)
 {

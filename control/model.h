@@ -150,6 +150,26 @@ int shmr_ctl_model_unregister(struct shmr_ctl_model *m, uint64_t owner,
  */
 int shmr_ctl_model_drop_owner(struct shmr_ctl_model *m, uint64_t owner);
 
+/*
+ * Owners "by pid": a control plane that adopted a domain has no
+ * connections; what a live process owned (its client endpoints, names,
+ * claims) is owned by that process until it attaches again or exits.
+ * Such an owner id has the top bit set; connection ids never do.
+ */
+#define SHMR_CTL_OWNER_PID (1ull << 63)
+static inline uint64_t shmr_ctl_owner_of_pid(int32_t os_pid)
+{
+	return SHMR_CTL_OWNER_PID | (uint32_t)os_pid;
+}
+
+/**
+ * Everything owner @p from holds (client endpoints, names, claims) is
+ * held by @p to from now on (a process owned by pid attached again).
+ * Returns how many endpoints moved (client endpoints and claimed inboxes).
+ */
+int shmr_ctl_model_rebind_owner(struct shmr_ctl_model *m, uint64_t from,
+				uint64_t to);
+
 /**
  * Fill @p out (a private copy: seq is zeroed; version = m->version; the
  * daemon copies everything after seq into the domain under the seqcount)

@@ -16,7 +16,11 @@
  *
  * Lifetime: the endpoints a connection OPENed, the names it registered and
  * the inbox it CLAIMed belong to the connection: when it closes (the
- * process exited, or closed it) they are freed, dropped, released.
+ * process exited, or closed it) they are freed, dropped, released.  After
+ * an adoption there are no connections yet: what a live process held is
+ * owned by its pid and watched by its pidfd (owners[]) until the process
+ * exits (then freed, as a closed connection's) or sends ATTACH again (then
+ * bound to that connection, SO_PEERCRED's pid).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -51,6 +55,67 @@ void shmr_ctl_server_init(struct shmr_ctl_server *srv,
 					 .lfd = -1 };
 	for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++)
 		srv->conns[i].fd = -1;
+	for (unsigned i = 0; i < SHMR_CTL_MAX_OWNERS; i++)
+		srv->owners[i].pidfd = -1;
+}
+
+int shmr_ctl_server_watch(struct shmr_ctl_server *srv, pid_t pid, int pidfd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	unsigned i;
+
+	for (i = 0; i < SHMR_CTL_MAX_OWNERS; i++)
+		if (srv->owners[i].pidfd < 0)
+			break;
+	if (i == SHMR_CTL_MAX_OWNERS)
+		return -ENOSPC;
+	ev.data.u64 = (uint64_t)SHMR_CTL_TAG_OWNER << 32 | i;
+	if (epoll_ctl(srv->dep.loop->epfd, EPOLL_CTL_ADD, pidfd, &ev) < 0)
+		return -errno;
+	srv->owners[i] = (struct shmr_ctl_owner){ pid, pidfd };
+	return 0;
+}
+
+static void owner_forget(struct shmr_ctl_server *srv, unsigned idx)
+{
+	struct shmr_ctl_owner *o = &srv->owners[idx];
+
+	epoll_ctl(srv->dep.loop->epfd, EPOLL_CTL_DEL, o->pidfd, NULL);
+	close(o->pidfd);
+	*o = (struct shmr_ctl_owner){ 0, -1 };
+}
+
+void shmr_ctl_server_owner_event(struct shmr_ctl_server *srv, unsigned idx)
+{
+	struct shmr_ctl_owner *o;
+	int freed;
+
+	if (idx >= SHMR_CTL_MAX_OWNERS || srv->owners[idx].pidfd < 0)
+		return;
+	o = &srv->owners[idx];
+	freed = shmr_ctl_model_drop_owner(srv->dep.m,
+					  shmr_ctl_owner_of_pid(o->pid));
+	shmr_ctl_log("process %d gone: %d endpoint(s) freed", (int)o->pid,
+		     freed);
+	owner_forget(srv, idx);
+	shmr_ctl_publish(srv->dep.d, srv->dep.m);
+}
+
+/* ATTACH from a process that owns endpoints, names or a claim by pid
+ * (an adopted domain's client or worker): they are the connection's from
+ * now on, and its pidfd watch ends. */
+static void owner_attached(struct shmr_ctl_server *srv,
+			   const struct shmr_ctl_conn *k)
+{
+	int n = shmr_ctl_model_rebind_owner(
+		srv->dep.m, shmr_ctl_owner_of_pid(k->pid), k->id);
+
+	if (n > 0)
+		shmr_ctl_log("process %d attached again: %d endpoint(s) "
+			     "bound to its connection", (int)k->pid, n);
+	for (unsigned i = 0; i < SHMR_CTL_MAX_OWNERS; i++)
+		if (srv->owners[i].pidfd >= 0 && srv->owners[i].pid == k->pid)
+			owner_forget(srv, i);
 }
 
 int shmr_ctl_server_open(struct shmr_ctl_server *srv, int have_group,
@@ -274,6 +339,9 @@ void shmr_ctl_server_close_all(struct shmr_ctl_server *srv)
 			close(srv->conns[i].fd);
 			srv->conns[i].fd = -1;
 		}
+	for (unsigned i = 0; i < SHMR_CTL_MAX_OWNERS; i++)
+		if (srv->owners[i].pidfd >= 0)
+			owner_forget(srv, i);
 }
 
 static int answer_status(struct shmr_ctl_server *srv, char *buf, size_t cap)
@@ -293,6 +361,19 @@ static int answer_status(struct shmr_ctl_server *srv, char *buf, size_t cap)
 			atomic_load_explicit(&((struct shmr_domain_hdr *)h)
 						      ->dataplane_starts,
 					     memory_order_relaxed));
+	{
+		uint64_t dropped = 0;
+
+		/* Relaxed: statistics, each word written by one lcore. */
+		for (uint32_t i = 0; i < h->nlcores; i++)
+			dropped += atomic_load_explicit(
+				&shmr_stats_of(srv->dep.d->base, i)
+					 ->admin_dropped,
+				memory_order_relaxed);
+		/* Meant for the admin endpoint, but its lanes were full (a
+		 * control plane away or too slow). */
+		shmr_ctl_kv_add(&kv, "admin_dropped", "%" PRIu64, dropped);
+	}
 	shmr_ctl_kv_add(&kv, "nlcores", "%" PRIu32, h->nlcores);
 	shmr_ctl_kv_add(&kv, "slot_size", "%" PRIu32, h->slot_size);
 	shmr_ctl_kv_add(&kv, "lane_size", "%" PRIu32, h->lane_size);
@@ -413,6 +494,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 
 	switch (req.verb) {
 	case SHMR_REQ_ATTACH:
+		owner_attached(srv, k);
 		n = snprintf(answer, sizeof(answer), "OK %" PRIu64,
 			     srv->dep.d->size);
 		return send_answer(k->fd, answer, (size_t)n, srv->dep.d->memfd);

@@ -21,6 +21,14 @@
 #include "spawn.h"
 
 #define SHMR_CTL_MAX_CONNS 256
+#define SHMR_CTL_MAX_OWNERS SHMR_MAX_ENDPOINTS
+
+/* A process that owns endpoints "by pid" (an adopted domain's client that
+ * has not attached again): watched by its pidfd. */
+struct shmr_ctl_owner {
+	pid_t pid;
+	int pidfd; /* -1: free entry */
+};
 
 struct shmr_ctl_conn {
 	int fd;      /* -1: free entry */
@@ -55,6 +63,7 @@ struct shmr_ctl_server {
 	int lfd;                       /* the listener; -1: none */
 	struct shmr_ctl_conn conns[SHMR_CTL_MAX_CONNS];
 	uint64_t next_conn_id;
+	struct shmr_ctl_owner owners[SHMR_CTL_MAX_OWNERS];
 };
 
 /** No listener, no connection; serves requests on what @p dep points to. */
@@ -73,6 +82,16 @@ void shmr_ctl_server_accept(struct shmr_ctl_server *s);
 void shmr_ctl_server_event(struct shmr_ctl_server *s, unsigned idx,
 			   uint32_t ev);
 /** Stop accepting: close the listener and unlink the socket. */
+/**
+ * Adoption: process @p pid owns endpoints by pid (model.h); watch it with
+ * @p pidfd (taken over).  When it exits, what it owned is freed ("process
+ * N gone"); when it sends ATTACH, what it owned is bound to that
+ * connection and from then on goes with it, as for any client.
+ * Errors: -ENOSPC (table full: the caller frees its endpoints), -errno.
+ */
+int shmr_ctl_server_watch(struct shmr_ctl_server *s, pid_t pid, int pidfd);
+/** Watched process @p idx exited (SHMR_CTL_TAG_OWNER). */
+void shmr_ctl_server_owner_event(struct shmr_ctl_server *s, unsigned idx);
 void shmr_ctl_server_close_listener(struct shmr_ctl_server *s);
 void shmr_ctl_server_close_all(struct shmr_ctl_server *s);
 

@@ -1,16 +1,19 @@
 /*
  * Children of the control plane: the dataplane and one worker per route.
  *
- * Starting: fork; the child pins itself with hwloc (the topology was loaded
- * once by the parent), sets its environment and execs.  A CLOEXEC pipe
- * tells the parent synchronously whether exec happened: it reads EOF on
- * success, or the step and errno that failed.  Each child gets
- * PR_SET_PDEATHSIG(SIGKILL) (see control.c for why) and its own process
- * group, so a terminal's Ctrl-C reaches the control plane alone, which then
- * stops everyone in order.
+ * Starting: fork and exec with a synchronous report of the step that
+ * failed (procs.c, shmr_ctl_proc_spawn()).  Each child gets its own
+ * process group, so a terminal's Ctrl-C reaches the control plane alone,
+ * which then stops everyone in order; and no parent-death signal: a
+ * control plane that dies leaves the dataplane and the workers running,
+ * and the next one adopts them (adopt.c).
  *
- * Watching: a pidfd per child in the epoll set.  When one is readable (or
- * SIGCHLD arrives) every exited child is reaped with waitpid(WNOHANG).
+ * Watching: a pidfd per process in the epoll set, ours or adopted.  When
+ * one is readable (or SIGCHLD arrives) every exited child is reaped with
+ * waitpid(WNOHANG), and every adopted process (not our child: waitpid
+ * cannot reap it) whose pidfd is readable is taken as exited, its status
+ * unknown.  Every signal goes through the pidfd (procs.c), so a pid
+ * reused after an unnoticed exit is never hit.
  *
  * The restart protocol (the invariant: a lane has at most one producer and
  * one consumer, and a dead one's half-done operation is undone before a
@@ -43,7 +46,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,6 +56,7 @@
 #include <shmr/proto.h>
 
 #include "control_internal.h"
+#include "procs.h"
 #include "spawn.h"
 
 #define QUICK_EXIT_MS 1000u
@@ -61,51 +64,21 @@
 #define BACKOFF_FIRST_MS 100u
 #define BACKOFF_MAX_MS 5000u
 
-enum { STAGE_EXEC = 1, STAGE_PIN = 2, STAGE_SETUP = 3 };
-
-struct report {
-	int stage;
-	int err;
+/* What a child's environment is set from (worker_env()). */
+struct env_ctx {
+	struct shmr_ctl_spawner *sp;
+	unsigned r, k;
+	void (*set_env)(struct shmr_ctl_spawner *, unsigned, unsigned);
 };
 
-static int pidfd_open(pid_t pid)
+static void env_call(void *arg)
 {
-	return (int)syscall(SYS_pidfd_open, pid, 0);
+	struct env_ctx *e = arg;
+
+	e->set_env(e->sp, e->r, e->k);
 }
 
-static void child_report(int wfd, int stage, int err)
-{
-	struct report rep = { stage, err };
-	ssize_t n;
-
-	do
-		n = write(wfd, &rep, sizeof(rep));
-	while (n < 0 && errno == EINTR);
-	_exit(127);
-}
-
-/* In the child: everything between fork and exec.  The parent is single
- * threaded, so the child may call anything. */
-static void child_setup(pid_t parent, int wfd)
-{
-	sigset_t none;
-
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		child_report(wfd, STAGE_SETUP, errno);
-	if (getppid() != parent) /* the parent died before prctl */
-		_exit(127);
-	(void)setpgid(0, 0);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-}
-
-/*
- * Fork and exec.  @p set_env (may be NULL) runs in the child; @p cpus
- * (NULL or empty: no pinning) is applied before exec; @p keep_fd stays
- * open across exec.  On success *pid and *pidfd are set.
- * Returns 0, or -errno with *stage.
- */
+/* Fork and exec (procs.c), the pidfd in our epoll set. */
 static int spawn(struct shmr_ctl_spawner *sp, const char *file,
 		 char *const argv[],
 		 void (*set_env)(struct shmr_ctl_spawner *, unsigned,
@@ -113,70 +86,26 @@ static int spawn(struct shmr_ctl_spawner *sp, const char *file,
 		 unsigned r, unsigned k, hwloc_const_bitmap_t cpus,
 		 int keep_fd, pid_t *pid_out, int *pidfd_out, int *stage)
 {
+	struct env_ctx e = { sp, r, k, set_env };
 	struct epoll_event ev = { .events = EPOLLIN };
-	struct report rep;
-	pid_t parent = getpid(), pid;
-	int p[2], pidfd;
-	ssize_t n;
+	int rc = shmr_ctl_proc_spawn(file, argv, set_env ? env_call : NULL,
+				     &e, sp->dep.pin->topo, cpus, keep_fd,
+				     pid_out, pidfd_out, stage);
 
-	*stage = STAGE_SETUP;
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		int err = errno;
-		close(p[0]);
-		close(p[1]);
-		return -err;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		child_setup(parent, p[1]);
-		if (keep_fd >= 0 && fcntl(keep_fd, F_SETFD, 0) < 0)
-			child_report(p[1], STAGE_SETUP, errno);
-		if (cpus && !hwloc_bitmap_iszero(cpus) &&
-		    hwloc_set_cpubind(sp->dep.pin->topo, cpus,
-				      HWLOC_CPUBIND_PROCESS) < 0)
-			child_report(p[1], STAGE_PIN, errno ? errno : EINVAL);
-		if (set_env)
-			set_env(sp, r, k);
-		execvp(file, argv);
-		child_report(p[1], STAGE_EXEC, errno);
-	}
-	close(p[1]);
-	do
-		n = read(p[0], &rep, sizeof(rep));
-	while (n < 0 && errno == EINTR);
-	close(p[0]);
-	if (n == (ssize_t)sizeof(rep)) {
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		*stage = rep.stage;
-		return -(rep.err ? rep.err : EIO);
-	}
-	pidfd = pidfd_open(pid);
-	if (pidfd < 0) {
-		int err = errno;
-
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		return -err;
-	}
-	(void)fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+	if (rc < 0)
+		return rc;
 	ev.data.u64 = (uint64_t)SHMR_CTL_TAG_CHILD << 32;
 	if (sp->dep.loop->epfd >= 0)
-		(void)epoll_ctl(sp->dep.loop->epfd, EPOLL_CTL_ADD, pidfd, &ev);
-	*pid_out = pid;
-	*pidfd_out = pidfd;
+		(void)epoll_ctl(sp->dep.loop->epfd, EPOLL_CTL_ADD, *pidfd_out,
+				&ev);
 	return 0;
 }
 
 void shmr_ctl_spawn_init(struct shmr_ctl_spawner *sp,
 			 const struct shmr_ctl_spawn_deps *dep)
 {
-	*sp = (struct shmr_ctl_spawner){ .dep = *dep, .dp.pidfd = -1 };
+	*sp = (struct shmr_ctl_spawner){ .dep = *dep, .dp.pidfd = -1,
+					 .dp_fd = -1 };
 	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++)
 		for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++)
 			sp->workers[i][k].pidfd = -1;
@@ -191,6 +120,8 @@ static void proc_started(struct shmr_ctl_proc *p, pid_t pid, int pidfd)
 {
 	p->pid = pid;
 	p->pidfd = pidfd;
+	p->adopted = 0;
+	p->start = shmr_ctl_proc_start(pid);
 	p->started_ms = shmr_ctl_now_ms();
 	p->retry_at_ms = 0;
 	p->kill_at_ms = 0;
@@ -206,8 +137,17 @@ static void proc_gone(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc *p)
 	}
 	p->pidfd = -1;
 	p->pid = 0;
+	p->adopted = 0;
+	p->start = 0;
 	p->kill_at_ms = 0;
 	p->drain_at_ms = 0;
+}
+
+/* Signal @p p through its pidfd (never a reused pid). */
+static void proc_signal(struct shmr_ctl_proc *p, int sig)
+{
+	if (p->pid)
+		(void)shmr_ctl_pidfd_signal(p->pidfd, p->pid, sig);
 }
 
 int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
@@ -234,6 +174,7 @@ int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 	if (rc < 0)
 		return rc;
 	proc_started(&sp->dp, pid, pidfd);
+	sp->dp_fd = sp->dep.d->memfd; /* kept across exec: the same number */
 	/* Relaxed: informational words for tools and tests. */
 	atomic_store_explicit(&shmr_hdr(sp->dep.d->base)->dataplane_pid, pid,
 			      memory_order_relaxed);
@@ -312,7 +253,7 @@ int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	rc = spawn(sp, cq->program, argv, worker_env, r, k,
 		   sp->dep.pin->cpus[r][k], -1, &pid, &pidfd, &stage);
 	if (rc < 0) {
-		if (stage == STAGE_PIN)
+		if (stage == SHMR_CTL_STAGE_PIN)
 			*what = "pin";
 		return rc;
 	}
@@ -327,7 +268,9 @@ int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 
 static void describe(int status, char *buf, size_t cap)
 {
-	if (WIFEXITED(status))
+	if (status == SHMR_CTL_STATUS_UNKNOWN)
+		snprintf(buf, cap, "exited (not our child: status unknown)");
+	else if (WIFEXITED(status))
 		snprintf(buf, cap, "exited with status %d",
 			 WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
@@ -588,6 +531,17 @@ void shmr_ctl_reap(struct shmr_ctl_spawner *sp)
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 		exited(sp, pid, status);
+	/* Adopted processes: readable pidfd, no status. */
+	if (sp->dp.pid && sp->dp.adopted && shmr_ctl_pidfd_exited(sp->dp.pidfd))
+		dataplane_exited(sp, SHMR_CTL_STATUS_UNKNOWN);
+	for (unsigned i = 0; i < sp->dep.m->nrouters; i++)
+		for (unsigned k = 0; k < sp->dep.m->routers[i].nroutes; k++) {
+			struct shmr_ctl_proc *p = &sp->workers[i][k];
+
+			if (p->pid && p->adopted &&
+			    shmr_ctl_pidfd_exited(p->pidfd))
+				exited(sp, p->pid, SHMR_CTL_STATUS_UNKNOWN);
+		}
 }
 
 /* What is queued for route @p k of router @p r, taken or not: a burst
@@ -647,7 +601,7 @@ void shmr_ctl_spawn_due(struct shmr_ctl_spawner *sp, uint64_t now)
 					     sp->dep.m->routers[i].routes[k]
 						     .conf->name,
 					     (int)p->pid);
-				kill(p->pid, SIGKILL);
+				proc_signal(p, SIGKILL);
 				p->kill_at_ms = 0;
 			}
 			if (p->pid && p->drain_at_ms && p->drain_at_ms <= now)
@@ -658,6 +612,86 @@ void shmr_ctl_spawn_due(struct shmr_ctl_spawner *sp, uint64_t now)
 				restart_worker(sp, i, k);
 			}
 		}
+}
+
+/* ------------------------------------------------------------------ */
+/* Adoption: processes a previous control plane started                */
+/* ------------------------------------------------------------------ */
+
+/* Hold @p pid (started at @p start) by a pidfd in @p p; -ESRCH when it is
+ * gone or its pid now names another process. */
+static int adopt(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc *p,
+		 pid_t pid, uint64_t start)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int pidfd;
+
+	if (pid <= 0 || start == 0)
+		return -ESRCH;
+	pidfd = shmr_ctl_pidfd_open(pid);
+	if (pidfd < 0)
+		return pidfd;
+	/* After the pidfd: a pid reused before it is caught here, one
+	 * reused after it cannot be (the pidfd pins the process). */
+	if (shmr_ctl_proc_start(pid) != start) {
+		close(pidfd);
+		return -ESRCH;
+	}
+	ev.data.u64 = (uint64_t)SHMR_CTL_TAG_CHILD << 32;
+	if (sp->dep.loop->epfd >= 0)
+		(void)epoll_ctl(sp->dep.loop->epfd, EPOLL_CTL_ADD, pidfd, &ev);
+	*p = (struct shmr_ctl_proc){ .pid = pid, .pidfd = pidfd,
+				     .adopted = 1, .start = start,
+				     .started_ms = shmr_ctl_now_ms() };
+	return 0;
+}
+
+int shmr_ctl_spawn_adopt_dataplane(struct shmr_ctl_spawner *sp, pid_t pid,
+				   uint64_t start)
+{
+	return adopt(sp, &sp->dp, pid, start);
+}
+
+int shmr_ctl_spawn_adopt_worker(struct shmr_ctl_spawner *sp, unsigned r,
+				unsigned k, pid_t pid, uint64_t start)
+{
+	int rc = adopt(sp, &sp->workers[r][k], pid, start);
+
+	if (rc == 0)
+		shmr_ctl_model_route_set(sp->dep.m,
+					 &sp->dep.m->routers[r].routes[k], pid);
+	return rc;
+}
+
+void shmr_ctl_spawn_worker_lost(struct shmr_ctl_spawner *sp, unsigned r,
+				unsigned k, pid_t pid)
+{
+	struct shmr_ctl_proc *p = &sp->workers[r][k];
+
+	/* As if it had just exited (not quickly: no backoff), so that the
+	 * repair, a pending operation and the restart run as for any
+	 * exit. */
+	*p = (struct shmr_ctl_proc){ .pid = pid, .pidfd = -1, .adopted = 1 };
+	worker_exited(sp, r, k, SHMR_CTL_STATUS_UNKNOWN);
+}
+
+void shmr_ctl_spawn_dataplane_lost(struct shmr_ctl_spawner *sp, pid_t pid)
+{
+	sp->dp = (struct shmr_ctl_proc){ .pid = pid, .pidfd = -1,
+					 .adopted = 1 };
+	dataplane_exited(sp, SHMR_CTL_STATUS_UNKNOWN);
+}
+
+void shmr_ctl_spawn_restart(struct shmr_ctl_spawner *sp, unsigned r,
+			    unsigned k)
+{
+	restart_worker(sp, r, k);
+}
+
+int shmr_ctl_spawn_is_draining(const struct shmr_ctl_spawner *sp, unsigned r,
+			       unsigned k)
+{
+	return sp->workers[r][k].drain_at_ms != 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -691,7 +725,7 @@ static void op_stop(void *ctx, unsigned r, unsigned k)
 
 	if (p->pid == 0)
 		return;
-	kill(p->pid, SIGTERM);
+	proc_signal(p, SIGTERM);
 	p->retry_at_ms = 0;
 	p->kill_at_ms = shmr_ctl_now_ms() + sp->dep.cfg->stop_grace_ms;
 }
@@ -736,8 +770,7 @@ static void op_kill(void *ctx, unsigned r, unsigned k)
 	struct shmr_ctl_spawner *sp = ctx;
 	struct shmr_ctl_proc *p = &sp->workers[r][k];
 
-	if (p->pid)
-		kill(p->pid, SIGKILL);
+	proc_signal(p, SIGKILL);
 }
 
 static void op_drain(void *ctx, unsigned r, unsigned k)
@@ -780,8 +813,14 @@ static void wait_procs(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc **ps,
 		for (unsigned i = 0; i < n; i++) {
 			if (ps[i]->pid == 0)
 				continue;
-			if (waitpid(ps[i]->pid, &status, WNOHANG) ==
-			    ps[i]->pid) {
+			if (ps[i]->adopted &&
+			    shmr_ctl_pidfd_exited(ps[i]->pidfd))
+				status = SHMR_CTL_STATUS_UNKNOWN;
+			else if (ps[i]->adopted ||
+				 waitpid(ps[i]->pid, &status, WNOHANG) !=
+					 ps[i]->pid)
+				status = -2;
+			if (status != -2) {
 				if (is_dp)
 					dataplane_exited(sp, status);
 				else
@@ -820,14 +859,13 @@ void shmr_ctl_stop_children(struct shmr_ctl_spawner *sp)
 
 			p->retry_at_ms = 0;
 			if (p->pid) {
-				kill(p->pid, SIGTERM);
+				proc_signal(p, SIGTERM);
 				ps[n++] = p;
 			}
 		}
 	wait_procs(sp, ps, n, shmr_ctl_now_ms() + grace, 0);
 	for (unsigned i = 0; i < n; i++)
-		if (ps[i]->pid)
-			kill(ps[i]->pid, SIGKILL);
+		proc_signal(ps[i], SIGKILL);
 	wait_procs(sp, ps, n, 0, 0);
 
 	dp->retry_at_ms = 0;
@@ -838,11 +876,11 @@ void shmr_ctl_stop_children(struct shmr_ctl_spawner *sp)
 		wait_procs(sp, &dp, 1, shmr_ctl_now_ms() + grace, 1);
 	}
 	if (dp->pid) {
-		kill(dp->pid, SIGTERM);
+		proc_signal(dp, SIGTERM);
 		wait_procs(sp, &dp, 1, shmr_ctl_now_ms() + grace, 1);
 	}
 	if (dp->pid) {
-		kill(dp->pid, SIGKILL);
+		proc_signal(dp, SIGKILL);
 		wait_procs(sp, &dp, 1, 0, 1);
 	}
 }

@@ -20,10 +20,17 @@
 #include "pin.h"
 #include "shmr_config.h"
 
-/* A child process: the dataplane or a route's worker. */
+/* An exit whose status is unknown: the process was not our child (it was
+ * adopted), so only its pidfd told us. */
+#define SHMR_CTL_STATUS_UNKNOWN (-1)
+
+/* A managed process: the dataplane or a route's worker, our child or
+ * adopted from a previous control plane. */
 struct shmr_ctl_proc {
 	pid_t pid;            /* 0: not running */
 	int pidfd;            /* -1 when not running */
+	int adopted;          /* not our child: watched by its pidfd only */
+	uint64_t start;       /* /proc start time (procs.h), 0: unknown */
 	uint64_t started_ms;  /* monotonic */
 	unsigned quick_fails; /* exits within 1 s of start, in a row */
 	uint64_t retry_at_ms; /* 0: no restart scheduled */
@@ -49,6 +56,7 @@ struct shmr_ctl_spawner {
 	struct shmr_ctl_spawn_deps dep;
 	/* The process table */
 	struct shmr_ctl_proc dp;
+	int dp_fd; /* the domain's descriptor number in the dataplane */
 	struct shmr_ctl_proc workers[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
 };
 
@@ -81,7 +89,34 @@ void shmr_ctl_want_worker(struct shmr_ctl_spawner *sp, struct shmr_pid inbox);
 void shmr_ctl_spawn_due(struct shmr_ctl_spawner *sp, uint64_t now);
 /** The lifecycle's process operations; ctx is the spawner. */
 extern const struct shmr_ctl_life_ops shmr_ctl_life_daemon_ops;
-/** Stop every child: workers (SIGTERM, SIGKILL after the grace), then the
+/**
+ * Adoption (adopt.c): hold the dataplane, or route @p k of router @p r's
+ * worker, that a previous control plane started: @p pid must still be the
+ * process started at @p start (procs.h).  Its exit is then seen through
+ * its pidfd (status unknown), and it is signalled through it.
+ * Errors: -ESRCH (gone, or the pid names another process), -errno.
+ */
+int shmr_ctl_spawn_adopt_dataplane(struct shmr_ctl_spawner *sp, pid_t pid,
+				   uint64_t start);
+int shmr_ctl_spawn_adopt_worker(struct shmr_ctl_spawner *sp, unsigned r,
+				unsigned k, pid_t pid, uint64_t start);
+/** A worker (@p pid) the previous control plane had is found dead at
+ *  adoption: handled as an exit now (lane repair, a pending operation
+ *  completes, the route restarts into its slot). */
+void shmr_ctl_spawn_worker_lost(struct shmr_ctl_spawner *sp, unsigned r,
+				unsigned k, pid_t pid);
+/** The dataplane (@p pid) is gone at adoption: repaired and restarted as
+ *  after any death of it. */
+void shmr_ctl_spawn_dataplane_lost(struct shmr_ctl_spawner *sp, pid_t pid);
+/** Start the worker of a DEAD (or REPLACE_WAIT) route that has none, as a
+ *  restart after an exit (counted; a replace completes). */
+void shmr_ctl_spawn_restart(struct shmr_ctl_spawner *sp, unsigned r,
+			    unsigned k);
+/** Is route @p k of router @p r's worker draining (ops->drain)? */
+int shmr_ctl_spawn_is_draining(const struct shmr_ctl_spawner *sp, unsigned r,
+			       unsigned k);
+/** Stop every process, ours and adopted: workers (SIGTERM, SIGKILL after
+ *  the grace), then the
  *  dataplane (SHMR_CTL_SHUTDOWN, SIGTERM, SIGKILL).  Sets loop->stopping.
  *  Blocks. */
 void shmr_ctl_stop_children(struct shmr_ctl_spawner *sp);

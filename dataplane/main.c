@@ -13,7 +13,10 @@
  *     lane, rebuilds and publishes the table, frees the old one after a
  *     grace period; re-reads the spec every 100 ms in case a control-lane
  *     message was lost with the control plane.
- * It stops cleanly (status 0) on SIGTERM, SIGINT or SHMR_CTL_SHUTDOWN.
+ * It stops cleanly (status 0) on SIGTERM, SIGINT or SHMR_CTL_SHUTDOWN, and
+ * on nothing else: it never watches its parent, so it keeps forwarding
+ * with its last table while no control plane runs, and it keeps the
+ * domain's descriptor open so that the next control plane can adopt it.
  *
  * Exit status: 0 clean stop, 1 runtime failure, 2 bad usage.
  *
@@ -540,7 +543,10 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	close(fd);
+	/* The descriptor stays open for as long as we run: a control plane
+	 * that comes back after its predecessor died takes the domain from
+	 * us with pidfd_getfd(2) (control/adopt.c), and without it the
+	 * memory would be reachable by nobody but its mappers. */
 	rc = shmr_dp_env_init(&g_env, base, (size_t)sb.st_size);
 	if (rc < 0) {
 		fprintf(stderr, PROG ": not a usable domain: %s\n",

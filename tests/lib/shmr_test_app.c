@@ -46,6 +46,14 @@ static void live_remove(pid_t control)
 			memset(&live[i], 0, sizeof(live[i]));
 }
 
+void shmr_test_app_set_control(struct shmr_test_app *app, pid_t control)
+{
+	for (int i = 0; i < LIVE_MAX; i++)
+		if (live[i].dir[0] && strcmp(live[i].dir, app->dir) == 0)
+			live[i].control = control;
+	app->control = control;
+}
+
 static void stop_leftovers(void)
 {
 	for (int i = 0; i < LIVE_MAX; i++)

@@ -50,6 +50,10 @@ int shmr_test_app_start_file(struct shmr_test_app *app, const char *tag,
  */
 int shmr_test_app_stop(struct shmr_test_app *app);
 
+/** @p app's control plane is now process @p control (0: none; it was
+ *  killed and reaped, or started again, as the adoption tests do). */
+void shmr_test_app_set_control(struct shmr_test_app *app, pid_t control);
+
 /** One admin request; 0 or the negated error.  @p ans gets the answer. */
 int shmr_test_ctl(const struct shmr_test_app *app, const char *req, char *ans,
 		  size_t cap);

@@ -1,0 +1,723 @@
+/*
+ * Adoption of a running domain.
+ *
+ * The control plane may die at any instruction; nothing dies with it
+ * (spawn.c), so when the next one starts with the same configuration the
+ * domain is usually still there: the dataplane forwarding with its last
+ * table, the workers serving, the clients sending.  The protocol:
+ *
+ *   1. Exclusion.  The caller holds <run_dir>/<domain>.lock (flock): no
+ *      other control plane of this domain runs, so the predecessor is
+ *      dead and its side of every lane is ours to repair.
+ *   2. Probe.  The state file (state.c) names the dataplane by pid and
+ *      start time.  Only a live process with both matching is adopted; a
+ *      dead one means a new domain (what its lanes held is lost with its
+ *      memory), and the workers it names that still run are stopped.
+ *   3. Memory.  The dataplane keeps the domain's memfd open (it is its
+ *      --domain-fd); pidfd_getfd(2) gives us the same file (procs.c).  The
+ *      mapping must pass shmr_layout_check() (magic, layout version, ready
+ *      word, size) and match the configuration: name, slot and lane
+ *      sizes, lcores, poll mode.  Hugepage backing is whatever it was.
+ *   4. Model.  Rebuilt from the domain, never from the state file alone:
+ *      the endpoint table gives every slot's generation, kind and owner
+ *      pid (a freed slot is reusable once the lcores have applied the
+ *      current version); the spec gives the routers (which must be the
+ *      configuration's, in order), their routes with inbox PIDs and
+ *      states, routee lists, stopped flags and the registry.  Each route's
+ *      spec (program, args, cpus) and restart counter come from the state
+ *      file, else from the configuration; a route neither knows is kept
+ *      but disabled, and said so.  A spec the predecessor was writing
+ *      when it died (odd seqcount) is closed and republished.
+ *   5. Processes.  The dataplane and each worker are held by a pidfd (not
+ *      our children: their exit is seen, their status is not).  A worker
+ *      is found by the state file's pid + start time, else by its
+ *      environment (SHMR_SOCKET and SHMR_ENDPOINT of the route: a worker
+ *      started just before the predecessor died, before it was written
+ *      down), never by a bare pid.  A worker that is gone is handled as a
+ *      death now: its lanes are repaired (the burst it held comes back,
+ *      flagged), a pending operation completes, the route restarts into
+ *      its slot with its queue intact.  A live worker with a pending
+ *      disable, replace or remove is asked again to stop (or to drain).
+ *   6. Clients.  A client endpoint whose owner (the table's pid, guarded
+ *      by the start time in the state file) lives is kept, owned by that
+ *      pid (model.h) and watched by its pidfd (server.c); ATTACH binds it
+ *      to the new connection.  One whose owner is gone is freed.
+ *
+ * Nothing read from the domain or the file is trusted: every name, slot,
+ * generation, state and count is checked, and anything inconsistent is
+ * repaired (freed, disabled, restarted) and reported in one line, never
+ * used blindly.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <shmr/domain.h>
+#include <shmr/proto.h>
+
+#include "adopt.h"
+#include "admin.h"
+#include "control_internal.h"
+#include "cpus.h"
+#include "procs.h"
+
+/* Is the process the state names (pid + start time) alive? */
+static int named_alive(const struct shmr_ctl_state_proc *p)
+{
+	return p->pid > 0 && p->start != 0 &&
+	       shmr_ctl_proc_start(p->pid) == p->start;
+}
+
+/* SIGKILL @p p if it is still the process named; 1 when it was. */
+static int stop_named(const struct shmr_ctl_state_proc *p)
+{
+	int fd, hit = 0;
+
+	if (p->pid <= 0 || p->start == 0)
+		return 0;
+	fd = shmr_ctl_pidfd_open(p->pid);
+	if (fd < 0)
+		return 0;
+	if (shmr_ctl_proc_start(p->pid) == p->start) {
+		hit = shmr_ctl_pidfd_signal(fd, p->pid, SIGKILL) == 0;
+		/* Bounded: a SIGKILLed process goes at once. */
+		for (int i = 0; hit && i < 100 && !shmr_ctl_pidfd_exited(fd);
+		     i++)
+			usleep(10000);
+	}
+	close(fd);
+	return hit;
+}
+
+static unsigned stop_workers(const struct shmr_ctl_state *st)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < st->nroutes; i++)
+		n += (unsigned)stop_named(&st->routes[i].worker);
+	return n;
+}
+
+int shmr_ctl_adopt_probe(struct shmr_ctl_adopt *a,
+			 const struct shmr_ctl_state_file *f)
+{
+	struct shmr_ctl_state *st = &a->st;
+	char why[160];
+	int rc = shmr_ctl_state_read(f, st, why, sizeof(why));
+	unsigned n;
+
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0) {
+		shmr_ctl_warn("state file %s: %s: ignored; starting a new "
+			      "domain", f->path,
+			      rc == -EINVAL ? why : strerror(-rc));
+		return 0;
+	}
+	if (strcmp(st->domain, a->cfg->domain) != 0) {
+		shmr_ctl_warn("state file %s is of domain %s, not %s: ignored; "
+			      "starting a new domain", f->path, st->domain,
+			      a->cfg->domain);
+		return 0;
+	}
+	if (named_alive(&st->dataplane))
+		return 1;
+	n = stop_workers(st);
+	shmr_ctl_warn("domain %s: the previous dataplane (process %d) is "
+		      "gone: starting a new domain (what its lanes held is "
+		      "lost); %u worker(s) of it stopped",
+		      a->cfg->domain, (int)st->dataplane.pid, n);
+	return 0;
+}
+
+void shmr_ctl_adopt_abandon(struct shmr_ctl_adopt *a)
+{
+	unsigned n = stop_workers(&a->st);
+	int dp = stop_named(&a->st.dataplane);
+
+	shmr_ctl_warn("domain %s: the running domain is stopped (%s, %u "
+		      "worker(s)); starting a new one",
+		      a->cfg->domain, dp ? "its dataplane" : "no dataplane",
+		      n);
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory                                                              */
+/* ------------------------------------------------------------------ */
+
+static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
+{
+	const struct shmr_config *cfg = a->cfg;
+	const struct shmr_ctl_state *st = &a->st;
+	struct shmr_geometry g = { cfg->slot_size, cfg->lane_size,
+				   cfg->lcores, cfg->poll_mode, 0 };
+	struct shmr_domain_hdr plan;
+	const struct shmr_domain_hdr *h;
+	int64_t size = shmr_layout_plan(&g, &plan);
+	struct stat sb;
+	int pidfd, fd, rc;
+	void *base;
+
+	if (size < 0)
+		abort(); /* the configuration was validated */
+	pidfd = shmr_ctl_pidfd_open(st->dataplane.pid);
+	if (pidfd < 0) {
+		snprintf(why, cap, "dataplane %d: %s", (int)st->dataplane.pid,
+			 strerror(-pidfd));
+		return -1;
+	}
+	fd = st->dp_fd < 0 ? -EBADF
+			   : shmr_ctl_pidfd_getfd(pidfd, st->dataplane.pid,
+						  st->dp_fd);
+	close(pidfd);
+	if (fd < 0) {
+		snprintf(why, cap, "cannot take descriptor %d of dataplane "
+			 "%d: %s", st->dp_fd, (int)st->dataplane.pid,
+			 strerror(-fd));
+		return -1;
+	}
+	if (fstat(fd, &sb) < 0 || (uint64_t)sb.st_size != (uint64_t)size) {
+		snprintf(why, cap, "the domain is %lld bytes, the "
+			 "configuration's geometry makes %lld",
+			 (long long)sb.st_size, (long long)size);
+		close(fd);
+		return -1;
+	}
+	base = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    fd, 0);
+	if (base == MAP_FAILED) {
+		snprintf(why, cap, "mmap: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	h = base;
+	rc = shmr_layout_check(base, (size_t)size);
+	if (rc == 0 && (strncmp(h->name, cfg->domain, SHMR_NAME_MAX) != 0 ||
+			h->slot_size != plan.slot_size ||
+			h->lane_size != plan.lane_size ||
+			h->nlcores != plan.nlcores ||
+			h->poll_mode != plan.poll_mode ||
+			h->lanes_off != plan.lanes_off))
+		rc = -EINVAL;
+	if (rc < 0) {
+		snprintf(why, cap, "descriptor %d of dataplane %d is not this "
+			 "domain as configured (%s)", st->dp_fd,
+			 (int)st->dataplane.pid,
+			 rc == -EINVAL ? "name or geometry"
+				       : shmr_strerror(rc));
+		munmap(base, (size_t)size);
+		close(fd);
+		return -1;
+	}
+	a->d->memfd = fd;
+	a->d->base = base;
+	a->d->size = (uint64_t)size;
+	/* A hugetlb memfd reports the huge page as its block size. */
+	a->d->hugepages = sb.st_blksize > 4096;
+	return 0;
+}
+
+/* The predecessor's half-done writes: a spec it was writing (odd seq),
+ * an enqueue on the control lane. */
+static void repair_writer(struct shmr_ctl_adopt *a)
+{
+	struct shmr_spec *spec = shmr_spec_of(a->d->base);
+	uint64_t seq = atomic_load_explicit(&spec->seq, memory_order_relaxed);
+
+	if (seq & 1) {
+		shmr_ctl_warn("the previous control plane died writing spec "
+			      "version %" PRIu64 ": republished",
+			      spec->version);
+		/* Even again; the contents are rewritten by the next
+		 * publication (the model is dirty).  Release: pairs with the
+		 * readers' acquire [S3], as S2. */
+		atomic_store_explicit(&spec->seq, seq + 1,
+				      memory_order_release);
+	}
+	(void)shmr_lane_repair_producer(shmr_ctl_lane(a->d->base));
+	/* Relaxed: an informational word for tools. */
+	atomic_store_explicit(&shmr_hdr(a->d->base)->control_pid, getpid(),
+			      memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------ */
+/* Model                                                               */
+/* ------------------------------------------------------------------ */
+
+static int name_ok(const char *s)
+{
+	size_t n = strnlen(s, SHMR_NAME_MAX);
+
+	return n > 0 && n < SHMR_NAME_MAX;
+}
+
+/* The allocator from the endpoint table. */
+static void model_slots(struct shmr_ctl_model *m, void *base,
+			uint64_t version)
+{
+	struct shmr_ctl_alloc *al = &m->alloc;
+
+	shmr_ctl_alloc_init(al, SHMR_MAX_ENDPOINTS);
+	for (uint32_t i = 0; i < al->nslots; i++) {
+		const struct shmr_ep_shared *ep = shmr_ep_at(base, i);
+		struct shmr_ctl_slot *s = &al->slots[i];
+		/* Relaxed: the writer is dead; nothing else writes it. */
+		uint32_t state = atomic_load_explicit(
+			(_Atomic(uint32_t) *)&ep->state, memory_order_relaxed);
+		int used = state == SHMR_EP_ACTIVE ||
+			   state == SHMR_EP_QUARANTINED;
+
+		s->gen = ep->gen;
+		if (used && (ep->gen == 0 || ep->kind < SHMR_EPK_CLIENT ||
+			     ep->kind > SHMR_EPK_ROUTER)) {
+			shmr_ctl_warn("endpoint slot %u: bad generation or "
+				      "kind in the domain: freed", i);
+			used = 0;
+		}
+		if (used) {
+			s->state = SHMR_CTL_SLOT_USED;
+			s->kind = ep->kind;
+			s->os_pid = ep->os_pid;
+			memcpy(s->name, ep->name, SHMR_NAME_MAX);
+			s->name[SHMR_NAME_MAX - 1] = '\0';
+			al->nused++;
+		} else if (s->gen != 0) {
+			/* Reusable once every lcore has applied the version
+			 * that is current now. */
+			s->state = SHMR_CTL_SLOT_DEFERRED;
+			s->freed_version = version;
+		}
+	}
+}
+
+static int slot_is(struct shmr_ctl_model *m, struct shmr_pid pid,
+		   uint32_t kind)
+{
+	struct shmr_ctl_slot *s = shmr_ctl_alloc_lookup(&m->alloc, pid);
+
+	return s && s->kind == kind;
+}
+
+static const struct shmr_conf_route *
+conf_route(const struct shmr_conf_router *cr, const char *name)
+{
+	for (unsigned k = 0; k < cr->nroutes; k++)
+		if (strcmp(cr->routes[k].name, name) == 0)
+			return &cr->routes[k];
+	return NULL;
+}
+
+/* Router @p i's routes from spec router @p sr. */
+static void model_routes(struct shmr_ctl_adopt *a, unsigned i,
+			 const struct shmr_spec_router *sr)
+{
+	struct shmr_ctl_model *m = a->m;
+	struct shmr_ctl_router *r = &m->routers[i];
+	unsigned n = sr->nroutes > SHMR_MAX_ROUTES ? SHMR_MAX_ROUTES
+						   : sr->nroutes;
+
+	r->nroutes = 0;
+	memset(r->routes, 0, sizeof(r->routes));
+	for (unsigned k = 0; k < n; k++) {
+		const struct shmr_spec_route *sq = &sr->routes[k];
+		struct shmr_ctl_route *q = &r->routes[r->nroutes];
+		const struct shmr_ctl_state_route *qs;
+		const struct shmr_conf_route *cq;
+
+		if (!name_ok(sq->name) ||
+		    !slot_is(m, sq->pid, SHMR_EPK_ROUTE) ||
+		    sq->state > SHMR_ROUTE_REPLACE_WAIT) {
+			shmr_ctl_warn("router %s: route %u of the domain is "
+				      "not sound: dropped", r->conf->name, k);
+			if (shmr_ctl_alloc_lookup(&m->alloc, sq->pid))
+				shmr_ctl_alloc_put(&m->alloc, sq->pid,
+						   m->version + 1);
+			continue;
+		}
+		memset(q, 0, sizeof(*q));
+		q->pid = sq->pid;
+		q->state = sq->state;
+		qs = shmr_ctl_state_route(&a->st, r->conf->name, sq->name);
+		cq = conf_route(r->conf, sq->name);
+		if (qs) {
+			q->spec = qs->spec;
+			q->restarts = qs->restarts;
+		} else if (cq) {
+			q->spec = *cq;
+		} else {
+			shmr_ctl_warn("route %s/%s: in the domain, but neither "
+				      "in the state file nor in the "
+				      "configuration: disabled (REPLACE gives "
+				      "it a program)",
+				      r->conf->name, sq->name);
+			q->state = SHMR_ROUTE_DISABLED;
+		}
+		memcpy(q->spec.name, sq->name, SHMR_NAME_MAX);
+		q->spec.name[SHMR_NAME_MAX - 1] = '\0';
+		q->conf = &q->spec;
+		/* The worker is adopted (or found dead) later. */
+		m->alloc.slots[q->pid.slot].os_pid = 0;
+		r->nroutes++;
+	}
+	for (unsigned k = 0; k < r->conf->nroutes; k++)
+		if (shmr_ctl_model_route_index(r, r->conf->routes[k].name) < 0)
+			shmr_ctl_log("route %s/%s: in the configuration, not "
+				     "in the running domain (removed at run "
+				     "time): not added",
+				     r->conf->name, r->conf->routes[k].name);
+}
+
+static int model_routers(struct shmr_ctl_adopt *a, const struct shmr_spec *sp,
+			 char *why, size_t cap)
+{
+	struct shmr_ctl_model *m = a->m;
+
+	if (sp->nrouters != m->nrouters) {
+		snprintf(why, cap, "the domain has %u router(s), the "
+			 "configuration %u", sp->nrouters, m->nrouters);
+		return -1;
+	}
+	for (unsigned i = 0; i < m->nrouters; i++) {
+		const struct shmr_spec_router *sr = &sp->routers[i];
+		struct shmr_ctl_router *r = &m->routers[i];
+
+		if (strncmp(sr->name, r->conf->name, SHMR_NAME_MAX) != 0 ||
+		    !slot_is(m, sr->pid, SHMR_EPK_ROUTER)) {
+			snprintf(why, cap, "router %u of the domain is not "
+				 "the configuration's %s", i, r->conf->name);
+			return -1;
+		}
+		r->pid = sr->pid;
+		r->stopped = (sr->flags & SHMR_RF_STOPPED) != 0;
+		if (shmr_ctl_is_logic(r->conf->behaviour)) {
+			unsigned nh = sr->nhash > SHMR_MAX_ROUTES
+					      ? SHMR_MAX_ROUTES
+					      : sr->nhash;
+
+			r->listed = nh > 0;
+			r->nroutees = 0;
+			for (unsigned k = 0; k < nh; k++)
+				if (name_ok(sr->hash[k]))
+					memcpy(r->routees[r->nroutees++],
+					       sr->hash[k], SHMR_NAME_MAX);
+		}
+		model_routes(a, i, sr);
+	}
+	return 0;
+}
+
+/* Registry entry @p g, owned by process @p pid. */
+static void add_name(struct shmr_ctl_model *m, const struct shmr_spec_reg *g,
+		     int32_t pid)
+{
+	struct shmr_ctl_name *n = &m->names[m->nnames++];
+
+	memcpy(n->name, g->name, SHMR_NAME_MAX);
+	n->name[SHMR_NAME_MAX - 1] = '\0';
+	n->pid = g->pid;
+	n->owner = shmr_ctl_owner_of_pid(pid);
+}
+
+/* Registered names and client endpoints: owned by their process's pid. */
+static void model_owners(struct shmr_ctl_model *m, const struct shmr_spec *sp,
+			 uint32_t admin_slot)
+{
+	unsigned nreg = sp->nreg > SHMR_MAX_REGISTRY ? SHMR_MAX_REGISTRY
+						     : sp->nreg;
+
+	m->nnames = 0;
+	for (unsigned i = m->nrouters; i < nreg; i++) {
+		const struct shmr_spec_reg *g = &sp->registry[i];
+		struct shmr_ctl_slot *s =
+			shmr_ctl_alloc_lookup(&m->alloc, g->pid);
+		int32_t pid;
+
+		if (!name_ok(g->name) || !s ||
+		    (s->kind != SHMR_EPK_CLIENT && s->kind != SHMR_EPK_ROUTE))
+			continue;
+		pid = s->os_pid;
+		/* A route inbox's names come with its worker (route_names). */
+		if (s->kind == SHMR_EPK_ROUTE || pid <= 0 ||
+		    m->nrouters + m->nnames >= SHMR_MAX_REGISTRY)
+			continue;
+		add_name(m, g, pid);
+	}
+	for (uint32_t i = 0; i < m->alloc.nslots; i++) {
+		struct shmr_ctl_slot *s = &m->alloc.slots[i];
+
+		if (s->state != SHMR_CTL_SLOT_USED ||
+		    s->kind != SHMR_EPK_CLIENT || i == admin_slot)
+			continue;
+		if (s->os_pid <= 0) {
+			shmr_ctl_alloc_put(&m->alloc,
+					   (struct shmr_pid){ i, s->gen },
+					   m->version + 1);
+			continue;
+		}
+		s->owner = shmr_ctl_owner_of_pid(s->os_pid);
+	}
+}
+
+/* A route inbox's names, owned by its worker @p pid (once adopted). */
+static void route_names(struct shmr_ctl_model *m, const struct shmr_spec *sp,
+			struct shmr_pid inbox, int32_t pid)
+{
+	unsigned nreg = sp->nreg > SHMR_MAX_REGISTRY ? SHMR_MAX_REGISTRY
+						     : sp->nreg;
+
+	for (unsigned i = m->nrouters; i < nreg; i++) {
+		const struct shmr_spec_reg *g = &sp->registry[i];
+
+		if (g->pid.slot != inbox.slot || g->pid.gen != inbox.gen ||
+		    !name_ok(g->name) ||
+		    m->nrouters + m->nnames >= SHMR_MAX_REGISTRY)
+			continue;
+		add_name(m, g, pid);
+	}
+}
+
+int shmr_ctl_adopt_domain(struct shmr_ctl_adopt *a,
+			  struct shmr_ctl_admin *admin)
+{
+	struct shmr_ctl_model *m = a->m;
+	const struct shmr_spec *sp;
+	char why[200];
+	uint64_t v;
+
+	if (map_memory(a, why, sizeof(why)) < 0) {
+		shmr_ctl_warn("domain %s: cannot adopt: %s", a->cfg->domain,
+			      why);
+		return -1;
+	}
+	repair_writer(a);
+	sp = shmr_spec_of(a->d->base);
+	m->version = sp->version;
+	model_slots(m, a->d->base, sp->version);
+	if (model_routers(a, sp, why, sizeof(why)) < 0) {
+		shmr_ctl_warn("domain %s: cannot adopt: %s", a->cfg->domain,
+			      why);
+		return -1;
+	}
+	/* Acquire: pairs with the release store in shmr_ctl_admin_open(). */
+	v = atomic_load_explicit(&shmr_hdr(a->d->base)->admin_pid,
+				 memory_order_acquire);
+	model_owners(m, sp, (uint32_t)v);
+	if (shmr_ctl_admin_adopt(admin) < 0) {
+		shmr_ctl_warn("domain %s: cannot adopt: no admin endpoint in "
+			      "the domain", a->cfg->domain);
+		return -1;
+	}
+	m->dirty = 1;
+	return 0;
+}
+
+void shmr_ctl_adopt_pins(struct shmr_ctl_adopt *a)
+{
+	struct shmr_ctl_model *m = a->m;
+
+	for (unsigned i = 0; i < m->nrouters; i++)
+		for (unsigned k = 0; k < m->routers[i].nroutes; k++) {
+			struct shmr_ctl_route *q = &m->routers[i].routes[k];
+			hwloc_bitmap_t *set = &a->pin->cpus[i][k];
+
+			if (!*set)
+				*set = hwloc_bitmap_alloc();
+			if (!*set)
+				abort();
+			if (shmr_ctl_cpus_parse(q->conf->cpus, *set) < 0) {
+				shmr_ctl_warn("route %s: cpus %s: not a cpu "
+					      "list: unpinned",
+					      q->conf->name, q->conf->cpus);
+				q->spec.cpus[0] = '\0';
+				hwloc_bitmap_zero(*set);
+			}
+		}
+}
+
+/* ------------------------------------------------------------------ */
+/* Processes                                                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Workers by their environment: for each route inbox slot, the process
+ * whose SHMR_SOCKET is our socket and whose SHMR_ENDPOINT is that slot's
+ * PID (a worker started just before the predecessor died, before it was
+ * written down).  found[slot] = {pid, start}, gen in gens[slot].
+ */
+static void scan_workers(const char *sock_path,
+			 struct shmr_ctl_state_proc found[SHMR_MAX_ENDPOINTS],
+			 uint32_t gens[SHMR_MAX_ENDPOINTS])
+{
+	static char env[65536];
+	char want[160];
+	DIR *dir = opendir("/proc");
+	struct dirent *e;
+
+	if (!dir)
+		return;
+	snprintf(want, sizeof(want), "%s=%s", SHMR_ENV_SOCKET, sock_path);
+	while ((e = readdir(dir))) {
+		long pid = strtol(e->d_name, NULL, 10);
+		char path[64];
+		unsigned slot, gen;
+		int fd, have_sock = 0, have_ep = 0;
+		ssize_t n;
+
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, env, sizeof(env) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		env[n] = '\0';
+		for (char *p = env; p < env + n; p += strlen(p) + 1) {
+			if (strcmp(p, want) == 0)
+				have_sock = 1;
+			else if (sscanf(p, SHMR_ENV_ENDPOINT "=%u:%u", &slot,
+					&gen) == 2 &&
+				 slot < SHMR_MAX_ENDPOINTS)
+				have_ep = 1;
+		}
+		if (have_sock && have_ep) {
+			found[slot] = (struct shmr_ctl_state_proc){
+				(int32_t)pid, shmr_ctl_proc_start((pid_t)pid)
+			};
+			gens[slot] = gen;
+		}
+	}
+	closedir(dir);
+}
+
+/* Route @p k of router @p r: adopt its worker, or handle its death. */
+static void adopt_route(struct shmr_ctl_adopt *a, unsigned r, unsigned k,
+			const struct shmr_ctl_state_proc *found,
+			const uint32_t *gens)
+{
+	struct shmr_ctl_model *m = a->m;
+	struct shmr_ctl_route *q = &m->routers[r].routes[k];
+	const struct shmr_ctl_state_route *qs =
+		shmr_ctl_state_route(&a->st, m->routers[r].conf->name,
+				     q->conf->name);
+	struct shmr_ctl_state_proc w = { 0, 0 };
+	uint32_t state = q->state;
+
+	if (qs && qs->worker.pid > 0)
+		w = qs->worker;
+	else if (found[q->pid.slot].pid > 0 && gens[q->pid.slot] == q->pid.gen)
+		w = found[q->pid.slot];
+	if (w.pid > 0 &&
+	    shmr_ctl_spawn_adopt_worker(a->sp, r, k, w.pid, w.start) == 0) {
+		a->workers++;
+		q->claimed_by = shmr_ctl_owner_of_pid(w.pid);
+		route_names(m, shmr_spec_of(a->d->base), q->pid, w.pid);
+		/* A pending operation: ask again (the SIGTERM may have been
+		 * sent, its grace timer was the predecessor's). */
+		if (state == SHMR_ROUTE_PENDING_DISABLE ||
+		    state == SHMR_ROUTE_PENDING_REPLACE ||
+		    state == SHMR_ROUTE_PENDING_REMOVE) {
+			shmr_ctl_log("route %s: resuming its %s",
+				     q->conf->name,
+				     shmr_ctl_route_state_name(state));
+			if (qs && qs->drain)
+				shmr_ctl_life_daemon_ops.drain(a->sp, r, k);
+			else
+				shmr_ctl_life_daemon_ops.stop(a->sp, r, k);
+		}
+		return;
+	}
+	if (w.pid > 0 || state == SHMR_ROUTE_RUNNING ||
+	    state == SHMR_ROUTE_PENDING_DISABLE ||
+	    state == SHMR_ROUTE_PENDING_REPLACE ||
+	    state == SHMR_ROUTE_PENDING_REMOVE) {
+		/* It died while no control plane ran. */
+		shmr_ctl_spawn_worker_lost(a->sp, r, k, w.pid);
+		return;
+	}
+	if (state == SHMR_ROUTE_DEAD || state == SHMR_ROUTE_REPLACE_WAIT)
+		shmr_ctl_spawn_restart(a->sp, r, k);
+}
+
+/* Client endpoints: kept for live owners (watched), freed otherwise. */
+static void adopt_clients(struct shmr_ctl_adopt *a, uint32_t admin_slot)
+{
+	struct shmr_ctl_model *m = a->m;
+
+	for (uint32_t i = 0; i < m->alloc.nslots; i++) {
+		struct shmr_ctl_slot *s = &m->alloc.slots[i];
+		const struct shmr_ctl_state_client *sc;
+		uint64_t start;
+		int32_t pid = s->os_pid;
+		int fd, watched = 0, freed;
+
+		if (s->state != SHMR_CTL_SLOT_USED ||
+		    s->kind != SHMR_EPK_CLIENT || i == admin_slot ||
+		    s->owner != shmr_ctl_owner_of_pid(pid))
+			continue;
+		for (unsigned j = 0; j < SHMR_CTL_MAX_OWNERS; j++)
+			if (a->srv->owners[j].pidfd >= 0 &&
+			    a->srv->owners[j].pid == pid)
+				watched = 1;
+		if (watched)
+			continue;
+		sc = shmr_ctl_state_client(&a->st, i, s->gen);
+		start = sc && sc->owner.pid == pid ? sc->owner.start : 0;
+		fd = shmr_ctl_pidfd_open(pid);
+		if (fd >= 0 && start == 0) {
+			/* Opened just before the predecessor died: the pid
+			 * alone, said so. */
+			start = shmr_ctl_proc_start(pid);
+			shmr_ctl_log("endpoint %u: owner %d not in the state "
+				     "file: kept by its pid", i, (int)pid);
+		}
+		if (fd >= 0 && start != 0 &&
+		    shmr_ctl_proc_start(pid) == start &&
+		    shmr_ctl_server_watch(a->srv, pid, fd) == 0)
+			continue;
+		if (fd >= 0)
+			close(fd);
+		freed = shmr_ctl_model_drop_owner(m,
+						  shmr_ctl_owner_of_pid(pid));
+		shmr_ctl_log("process %d gone: %d endpoint(s) freed", (int)pid,
+			     freed);
+	}
+}
+
+void shmr_ctl_adopt_processes(struct shmr_ctl_adopt *a)
+{
+	static struct shmr_ctl_state_proc found[SHMR_MAX_ENDPOINTS];
+	static uint32_t gens[SHMR_MAX_ENDPOINTS];
+	struct shmr_ctl_model *m = a->m;
+	uint64_t v = atomic_load_explicit(
+		&shmr_hdr(a->d->base)->admin_pid, memory_order_acquire);
+	int rc;
+
+	rc = shmr_ctl_spawn_adopt_dataplane(a->sp, a->st.dataplane.pid,
+					    a->st.dataplane.start);
+	if (rc == 0) {
+		a->sp->dp_fd = a->st.dp_fd;
+	} else {
+		shmr_ctl_warn("dataplane %d gone during the adoption",
+			      (int)a->st.dataplane.pid);
+		shmr_ctl_spawn_dataplane_lost(a->sp, a->st.dataplane.pid);
+	}
+	memset(found, 0, sizeof(found));
+	scan_workers(a->sock_path, found, gens);
+	/* Backwards: a completed remove moves the routes after it. */
+	for (unsigned i = 0; i < m->nrouters; i++)
+		for (unsigned k = m->routers[i].nroutes; k-- > 0;)
+			adopt_route(a, i, k, found, gens);
+	adopt_clients(a, (uint32_t)v);
+	m->dirty = 1;
+}
