@@ -139,21 +139,4 @@ static inline int adopt_route(const struct shmr_test_app *app,
 	return -1;
 }
 
-/* Is @p pid a live process (not a zombie)? */
-static inline int adopt_alive(pid_t pid)
-{
-	char path[64], buf[512], *rp;
-	FILE *f;
-	int live = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')))
-		live = rp[2] != 'Z' && rp[2] != 'X';
-	fclose(f);
-	return live;
-}
-
 #endif

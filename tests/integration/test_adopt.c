@@ -71,7 +71,7 @@ static void stop(struct ctx *c)
 
 	/* Nothing left running (the harness counts what it had to kill). */
 	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
-	assert_false(dp > 0 && adopt_alive((pid_t)dp));
+	assert_false(dp > 0 && shmr_test_pid_alive((pid_t)dp));
 	munmap(c->rec, 2 * N);
 	unlink(c->recpath);
 	free(c);
@@ -416,16 +416,16 @@ static void test_both_dead_new_domain(void **state)
 	adopt_kill_control(&c->cl.app);
 	assert_int_equal(kill((pid_t)dp, SIGKILL), 0);
 	/* Reaped by us (the subreaper): gone, not a zombie. */
-	while (adopt_alive((pid_t)dp))
+	while (shmr_test_pid_alive((pid_t)dp))
 		usleep(1000);
 	(void)adopt_restart(&c->cl.app);
 	now = adopt_status(&c->cl.app, "dataplane_pid");
 	assert_true(now > 0 && now != dp);
 	assert_int_equal(adopt_status(&c->cl.app, "dataplane_starts"), 1);
 	/* The old domain's worker was stopped; the route has a new one. */
-	for (int i = 0; i < 1000 && adopt_alive((pid_t)w); i++)
+	for (int i = 0; i < 1000 && shmr_test_pid_alive((pid_t)w); i++)
 		usleep(1000);
-	assert_false(adopt_alive((pid_t)w));
+	assert_false(shmr_test_pid_alive((pid_t)w));
 	assert_true(os_pid_of(c, "w", NULL, 0) != w);
 	stop(c);
 }

@@ -97,23 +97,6 @@ static pid_t dataplane_pid(struct rig *r)
 	return v > 0 ? (pid_t)v : 0;
 }
 
-/* A process of ours is gone (or a zombie). */
-static int gone(pid_t pid)
-{
-	char path[64], buf[256], *rp;
-	FILE *f;
-	int z = 1;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 1;
-	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')))
-		z = rp[2] == 'Z' || rp[2] == 'X';
-	fclose(f);
-	return z;
-}
-
 /* kill -9 the control plane and wait until it has exited. */
 static void kill_control(struct rig *r)
 {
@@ -132,7 +115,7 @@ static void kill_control(struct rig *r)
 	/* Today the dataplane dies with it: let it go before a new one
 	 * starts.  (A dataplane that outlives it, as adoption wants, is
 	 * simply waited for a moment.) */
-	for (int i = 0; dp && i < 200 && !gone(dp); i++)
+	for (int i = 0; dp && i < 200 && shmr_test_pid_alive(dp); i++)
 		usleep(10000);
 }
 

@@ -417,6 +417,22 @@ int shmr_test_route_pid(const struct shmr_test_app *app, const char *router,
 	return 0;
 }
 
+int shmr_test_pid_alive(pid_t pid)
+{
+	char path[64], buf[512], *rp;
+	FILE *f;
+	int live = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')))
+		live = rp[2] != 'Z' && rp[2] != 'X';
+	fclose(f);
+	return live;
+}
+
 long long shmr_test_value(const char *ans, const char *key)
 {
 	size_t kl = strlen(key);

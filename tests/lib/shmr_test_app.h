@@ -61,6 +61,10 @@ int shmr_test_ctl(const struct shmr_test_app *app, const char *req, char *ans,
 /** Value of "key value" line @p key in an admin answer; -1 if absent. */
 long long shmr_test_value(const char *ans, const char *key);
 
+/** Is @p pid a live process (not gone, not a zombie)?  Any process, ours
+ *  or not (/proc/PID/stat). */
+int shmr_test_pid_alive(pid_t pid);
+
 /** Write @p text to @p dir/@p name; the path, in a static buffer.
  *  Aborts the process on failure (a test cannot go on without it). */
 const char *shmr_test_write_conf(const char *dir, const char *name,

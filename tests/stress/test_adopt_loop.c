@@ -198,7 +198,7 @@ static void test_control_kill9_ten_times_under_load(void **state)
 
 	/* Nothing left running, no other domain or socket. */
 	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
-	assert_false(adopt_alive((pid_t)dp));
+	assert_false(shmr_test_pid_alive((pid_t)dp));
 	for (int i = 0; i < 2; i++) {
 		munmap(c->rec[i], 2 * N);
 		unlink(c->recpath[i]);

@@ -198,19 +198,9 @@ static int gone(void *arg)
 {
 	pid_t *pids = arg;
 
-	for (int i = 0; pids[i]; i++) {
-		char path[64], buf[256];
-		FILE *f;
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pids[i]);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		char *got = fgets(buf, sizeof(buf), f);
-		fclose(f);
-		char *rp = got ? strrchr(buf, ')') : NULL;
-		if (rp && rp[2] != 'Z')
+	for (int i = 0; pids[i]; i++)
+		if (shmr_test_pid_alive(pids[i]))
 			return 0; /* still running */
-	}
 	return 1;
 }
 
