@@ -5,10 +5,16 @@
  *
  *   parse.c          the file, its top level, the domain and geometry
  *   parse_routers.c  one router: behaviour, type maps, routes, logics
+ *   parse_route.c    one route's settings (a route, a pool's template)
  *   parse_pools.c    a router's pool and its resizer
- *   parse_fields.c   readers of one setting each, and the error line
- *   validate.c       rules on values (cpu lists) and on a whole
- *                    configuration; the one entry point shmr_config_load()
+ *   parse_fields.c   readers of one setting each, the rule on cpu lists,
+ *                    and the error line
+ *   validate.c       rules on a whole configuration; the one entry point
+ *                    shmr_config_load()
+ *
+ * Calls go down that list's dependencies only: validate.c calls the
+ * parser and dso_defaults.c; parse.c calls parse_routers.c, which calls
+ * parse_route.c and parse_pools.c; everything calls parse_fields.c.
  *   resizer_conf.c   a pool resizer's parameters: defaults and ranges
  *   dso_defaults.c   what a router's behaviour object fills in
  *
@@ -119,7 +125,7 @@ int shmr_conf_group_list(struct pctx *p, const config_setting_t *lst,
 			 const struct fpath *path, unsigned max,
 			 const char *what);
 
-/* ---- parse_routers.c, parse_pools.c ------------------------------------ */
+/* ---- parse_routers.c, parse_route.c, parse_pools.c --------------------- */
 
 /* Router @p g into c->routers[c->nrouters] (the caller counts it). */
 int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
@@ -135,7 +141,7 @@ int shmr_conf_resizer_parse(struct pctx *p, const config_setting_t *g,
 			    const struct fpath *path,
 			    struct shmr_conf_router *rt);
 
-/* ---- validate.c -------------------------------------------------------- */
+/* ---- parse_fields.c: the rule on cpu lists ------------------------------ */
 
 /*
  * A cpu list as the configuration allows it: shmr's one grammar

@@ -5,7 +5,7 @@
  * whole configuration is known, and once a router's behaviour object has
  * filled in what the file leaves to it (dso_defaults.c), is checked here
  * by shmr_config_validate(): the geometry, the domain's name, the cpu
- * lists, the pools' resizers (resizer_conf.c) and the endpoint slots.
+ * lists (by parse_fields.c's rule), the pools' resizers (resizer_conf.c) and the endpoint slots.
  * shmr_config_load() does all three in order, so that shmr-control only
  * applies what it is given.
  *
@@ -27,50 +27,6 @@
 #include "config_internal.h"
 #include "dso_defaults.h"
 #include "resizer_conf.h"
-
-/* Highest cpu number a list may name: the last a cpu_set_t holds, since
- * the dataplane pins its lcores with one (shmr-dataplane's --cpus). */
-#define CPU_MAX 1023u
-static_assert(CPU_MAX == CPU_SETSIZE - 1,
-	      "a cpu list names only cpus a cpu_set_t holds");
-static_assert(CPU_MAX < SHMR_CPULIST_LIMIT,
-	      "within the cpu-list parser's limit");
-
-static int above_max(unsigned lo, unsigned hi, void *arg)
-{
-	(void)lo;
-	(void)arg;
-	return hi > CPU_MAX ? -ERANGE : 0;
-}
-
-/*
- * A cpu list: "" (any), or comma-separated "N" / "N-M" with N <= M,
- * numbers in decimal up to CPU_MAX.  Returns NULL or what is wrong.  A
- * range's numbers are checked before its order, so "2000-1" names a cpu
- * above CPU_MAX rather than a reversed range.
- */
-const char *shmr_conf_cpulist_why(const char *s, char *buf, size_t cap)
-{
-	struct shmr_cpulist_range bad = { 0, 0 };
-	int rc = shmr_cpulist_parse(s, above_max, NULL, &bad);
-
-	if (rc == 0)
-		return NULL;
-	if (rc == -ERANGE || (rc == -EDOM && bad.lo > CPU_MAX)) {
-		snprintf(buf, cap, "cpu list \"%s\" names a cpu above %u", s,
-			 CPU_MAX);
-		return buf;
-	}
-	if (rc == -EDOM) {
-		snprintf(buf, cap, "cpu list \"%s\" has a reversed range %u-%u",
-			 s, bad.lo, bad.hi);
-		return buf;
-	}
-	snprintf(buf, cap,
-		 "bad cpu list \"%s\" (expected N, N-M, or a comma-separated list of them, e.g. \"0,2-3\")",
-		 s);
-	return buf;
-}
 
 /* A name as the control socket and the spec take it: 1 to
  * SHMR_NAME_MAX - 1 characters of [A-Za-z0-9_.:-]. */
