@@ -184,12 +184,18 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 			 strerror(-fd));
 		return -1;
 	}
-	if (fstat(fd, &sb) < 0 || (uint64_t)sb.st_size != (uint64_t)size) {
+	if (fstat(fd, &sb) < 0) {
+		snprintf(why, cap, "descriptor %d of dataplane %d: %s",
+			 st->dp_fd, (int)st->dataplane.pid, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if ((uint64_t)sb.st_size != (uint64_t)size) {
 		snprintf(why, cap, "the domain is %lld bytes, the "
 			 "configuration's geometry makes %lld",
 			 (long long)sb.st_size, (long long)size);
 		close(fd);
-		return -1;
+		return SHMR_CTL_ADOPT_MISMATCH;
 	}
 	base = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		    fd, 0);
@@ -215,7 +221,7 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 				       : shmr_strerror(rc));
 		munmap(base, (size_t)size);
 		close(fd);
-		return -1;
+		return rc == -EINVAL ? SHMR_CTL_ADOPT_MISMATCH : -1;
 	}
 	a->d->memfd = fd;
 	a->d->base = base;
@@ -380,19 +386,15 @@ static int model_routers(struct shmr_ctl_adopt *a, const struct shmr_spec *sp,
 {
 	struct shmr_ctl_model *m = a->m;
 
-	if (sp->nrouters != m->nrouters) {
-		snprintf(why, cap, "the domain has %u router(s), the "
-			 "configuration %u", sp->nrouters, m->nrouters);
-		return -1;
-	}
+	/* The count and the names matched (routers_match()). */
 	for (unsigned i = 0; i < m->nrouters; i++) {
 		const struct shmr_spec_router *sr = &sp->routers[i];
 		struct shmr_ctl_router *r = &m->routers[i];
 
-		if (strncmp(sr->name, r->conf->name, SHMR_NAME_MAX) != 0 ||
-		    !slot_is(m, sr->pid, SHMR_EPK_ROUTER)) {
-			snprintf(why, cap, "router %u of the domain is not "
-				 "the configuration's %s", i, r->conf->name);
+		if (!slot_is(m, sr->pid, SHMR_EPK_ROUTER)) {
+			snprintf(why, cap, "router %s's endpoint %u.%u in the "
+				 "domain is not a router's", r->conf->name,
+				 sr->pid.slot, sr->pid.gen);
 			return -1;
 		}
 		r->pid = sr->pid;
@@ -484,6 +486,29 @@ static void route_names(struct shmr_ctl_model *m, const struct shmr_spec *sp,
 	}
 }
 
+/* Is the running domain's router list the configuration's?  Only reads
+ * the spec: nothing is written before the domain is known to be ours. */
+static int routers_match(const struct shmr_ctl_adopt *a,
+			 const struct shmr_spec *sp, char *why, size_t cap)
+{
+	const struct shmr_config *cfg = a->cfg;
+
+	if (sp->nrouters != cfg->nrouters) {
+		snprintf(why, cap, "the domain has %u router(s), the "
+			 "configuration %u", sp->nrouters, cfg->nrouters);
+		return SHMR_CTL_ADOPT_MISMATCH;
+	}
+	for (unsigned i = 0; i < cfg->nrouters; i++)
+		if (strncmp(sp->routers[i].name, cfg->routers[i].name,
+			    SHMR_NAME_MAX) != 0) {
+			snprintf(why, cap, "router %u of the domain is not "
+				 "the configuration's %s", i,
+				 cfg->routers[i].name);
+			return SHMR_CTL_ADOPT_MISMATCH;
+		}
+	return 0;
+}
+
 int shmr_ctl_adopt_domain(struct shmr_ctl_adopt *a,
 			  struct shmr_ctl_admin *admin)
 {
@@ -491,11 +516,18 @@ int shmr_ctl_adopt_domain(struct shmr_ctl_adopt *a,
 	const struct shmr_spec *sp;
 	char why[200];
 	uint64_t v;
+	int rc;
 
-	if (map_memory(a, why, sizeof(why)) < 0) {
+	rc = map_memory(a, why, sizeof(why));
+	if (rc == 0) {
+		/* Read only, until the routers are known to be ours. */
+		sp = shmr_spec_of(a->d->base);
+		rc = routers_match(a, sp, why, sizeof(why));
+	}
+	if (rc < 0) {
 		shmr_ctl_warn("domain %s: cannot adopt: %s", a->cfg->domain,
 			      why);
-		return -1;
+		return rc;
 	}
 	repair_writer(a);
 	sp = shmr_spec_of(a->d->base);

@@ -29,6 +29,9 @@ struct shmr_ctl_adopt {
 	unsigned workers;   /* adopted alive */
 };
 
+/* shmr_ctl_adopt_domain(): the domain runs, but not as configured. */
+#define SHMR_CTL_ADOPT_MISMATCH (-2)
+
 /**
  * Is there a running domain to adopt?  Reads the state file @p f: 1 when
  * it names a live dataplane of this domain (pid and start time match);
@@ -46,8 +49,11 @@ int shmr_ctl_adopt_probe(struct shmr_ctl_adopt *a,
  * the configuration's geometry.  Then rebuild the model from the domain
  * (spec, endpoint table), the state file and the configuration, and take
  * over the admin endpoint's and the control lane's sides of the dead
- * predecessor.  0, or -1 after one line saying why (the caller then stops
- * the old domain's processes and starts a new one).
+ * predecessor.  0; SHMR_CTL_ADOPT_MISMATCH when the running domain is
+ * not the configuration's (its geometry, name or routers differ: the
+ * caller then leaves it running, untouched, and refuses to start); or -1
+ * when it cannot be taken back at all (the caller then stops the old
+ * domain's processes and starts a new one); one line says why.
  */
 int shmr_ctl_adopt_domain(struct shmr_ctl_adopt *a,
 			  struct shmr_ctl_admin *admin);

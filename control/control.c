@@ -13,7 +13,9 @@
  *      30 s) (whatever was started is stopped first: nothing is left
  *      running);
  *   2  bad configuration or bad arguments: one line on stderr,
- *      "shmr-control: FILE:LINE: field: message" or a usage line.
+ *      "shmr-control: FILE:LINE: field: message" or a usage line; or a
+ *      running domain of this name that another configuration made (left
+ *      running, untouched: see adopt.h).
  *
  * Start-up, in order: parse and check the configuration; resolve the run
  * dir (--run-dir, else the configuration's run_dir when it is not the
@@ -183,7 +185,8 @@ static void usage_full(void)
 	       "Exit status: 0 clean stop; 1 runtime failure (e.g. a worker "
 	       "could not start:\n"
 	       "nothing is left running); 2 bad configuration or bad "
-	       "arguments.\n");
+	       "arguments,\nor the domain runs with another configuration "
+	       "(left running).\n");
 }
 
 static void usage_error(const char *why)
@@ -768,8 +771,20 @@ int main(int argc, char **argv)
 			      strerror(-rc));
 		return EXIT_RUNTIME;
 	}
-	if (adopting && shmr_ctl_adopt_domain(&c->adopt, &c->admin) < 0) {
-		/* Not ours as configured: a new domain, without the old
+	rc = adopting ? shmr_ctl_adopt_domain(&c->adopt, &c->admin) : 0;
+	if (rc == SHMR_CTL_ADOPT_MISMATCH) {
+		/* A running domain, but not this configuration's: it keeps
+		 * running, untouched (its queues are not ours to drop). */
+		shmr_ctl_warn("domain %s is running with another "
+			      "configuration: left running; start "
+			      "shmr-control with the configuration it was "
+			      "started with to adopt it",
+			      c->cfg.domain);
+		shmr_ctl_server_close_listener(&c->srv);
+		return EXIT_USAGE;
+	}
+	if (rc < 0) {
+		/* Not reachable at all: a new domain, without the old
 		 * one's processes (they would run unmanaged forever). */
 		shmr_ctl_adopt_abandon(&c->adopt);
 		adopting = 0;

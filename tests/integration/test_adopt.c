@@ -403,6 +403,47 @@ static void test_adopted_dataplane_restarted(void **state)
 /* Both daemons die: the state file names a dead dataplane, the next start
  * says so and makes a new domain, stopping the old domain's worker (it
  * would run unmanaged); one socket, one dataplane. */
+/* A control plane started with another configuration (a wrong -c) finds
+ * the running domain and leaves it alone: it exits 2 with one line, the
+ * dataplane and the worker go on (messages sent meanwhile are forwarded),
+ * and a control plane with the right configuration then adopts it. */
+static void test_other_configuration_left_running(void **state)
+{
+	struct ctx *c = start("adoptother", "");
+	long long dp = adopt_status(&c->cl.app, "dataplane_pid"), w;
+	char text[1024], out[4096];
+	const char *other;
+	(void)state;
+
+	send_keys(c, 0, 1);
+	assert_true(shmr_test_wait(first_got, c, 10000));
+	w = os_pid_of(c, "w", NULL, 0);
+	assert_true(dp > 0 && w > 0);
+	adopt_kill_control(&c->cl.app);
+	snprintf(text, sizeof(text),
+		 "domain = \"%s\";\n"
+		 "routers = ( { name = \"other\"; behaviour = \"type\";\n"
+		 "  types = ( { type = 1; route = \"a\"; } );\n"
+		 "  routes = ( { name = \"a\"; program = \"shmr-test-worker\"; } );\n"
+		 "} );\n",
+		 c->cl.app.domain);
+	other = shmr_test_write_conf(c->cl.app.dir, "other.conf", text);
+	assert_int_equal(shmr_test_run_control(other, c->cl.app.dir, NULL, out,
+					       sizeof(out)),
+			 2);
+	assert_non_null(strstr(out, "is running with another configuration: "
+				    "left running"));
+	assert_true(shmr_test_pid_alive((pid_t)dp));
+	assert_true(shmr_test_pid_alive((pid_t)w));
+	/* Still forwarding, with no control plane at all. */
+	send_keys(c, 1, N);
+	assert_true(shmr_test_wait(all_got, c, 10000));
+	(void)adopt_restart(&c->cl.app);
+	assert_int_equal(adopt_status(&c->cl.app, "dataplane_pid"), dp);
+	assert_int_equal(os_pid_of(c, "w", NULL, 0), w);
+	stop(c);
+}
+
 static void test_both_dead_new_domain(void **state)
 {
 	struct ctx *c = start("adoptboth", "");
@@ -439,6 +480,7 @@ int main(void)
 		cmocka_unit_test(test_shmrctl_racing_the_kill),
 		cmocka_unit_test(test_client_endpoint_kept),
 		cmocka_unit_test(test_adopted_dataplane_restarted),
+		cmocka_unit_test(test_other_configuration_left_running),
 		cmocka_unit_test(test_both_dead_new_domain),
 	};
 	return cmocka_run_group_tests_name("adopt", tests, NULL, NULL);
