@@ -122,6 +122,10 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	d->hdr = shmr_hdr(d->base);
 	d->slot_size = d->hdr->slot_size;
 	d->nlcores = d->hdr->nlcores;
+	/* Our copy, never above what this library was built for. */
+	d->max_endpoints = d->hdr->max_endpoints < SHMR_MAX_ENDPOINTS
+				   ? d->hdr->max_endpoints
+				   : SHMR_MAX_ENDPOINTS;
 	*out = d;
 	return 0;
 fail:
@@ -476,6 +480,10 @@ static int send_one(struct shmr_endpoint *ep, uint8_t kind, uint8_t prio,
 {
 	if (len > ep->d->slot_size - SHMR_HDR_SIZE)
 		return -SHMR_E_TOO_BIG;
+	/* A slot that cannot exist: no need to ask the dataplane (it would
+	 * drop the slot as a bad target, and a call would wait it out). */
+	if (to.slot >= ep->d->max_endpoints)
+		return -SHMR_E_PROCESS_UNKNOWN;
 	fill_slot(ep, (struct shmr_msg *)ep->tx, kind, prio, to, type, key,
 		  ref, status, data, (uint32_t)len);
 	return push(ep, prio != SHMR_PRIO_NORMAL, 1) == 1 ? 0 : -EAGAIN;
@@ -496,6 +504,8 @@ int shmr_send_broadcast(struct shmr_endpoint *ep, struct shmr_pid router,
 
 	if (len > ep->d->slot_size - SHMR_HDR_SIZE)
 		return -SHMR_E_TOO_BIG;
+	if (router.slot >= ep->d->max_endpoints)
+		return -SHMR_E_PROCESS_UNKNOWN;
 	fill_slot(ep, m, SHMR_KIND_SEND, SHMR_PRIO_NORMAL, router, type, key,
 		  0, 0, data, (uint32_t)len);
 	m->flags = SHMR_F_BROADCAST;
