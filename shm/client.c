@@ -234,11 +234,13 @@ static int parse_pid(const char *s, struct shmr_pid *pid)
 static void wait_adopted(struct shmr_domain *d)
 {
 	const struct shmr_spec *s = shmr_spec_of(d->base);
-	uint64_t want, seq;
+	uint64_t want, seq, deadline = shmr_spec_deadline();
 	struct timespec pause = { 0, 200000 }; /* 0.2 ms */
 
 	do {
-		seq = shmr_spec_read_begin(s);
+		/* An unreadable spec (a peer's doing): nothing to wait for. */
+		if (shmr_spec_read_begin(s, deadline, &seq) < 0)
+			return;
 		want = s->version;
 	} while (shmr_spec_read_retry(s, seq));
 	for (int tries = 0; tries < 5000; tries++) { /* about 1 s */
@@ -377,13 +379,14 @@ int shmr_lookup(struct shmr_domain *d, const char *name, struct shmr_pid *out)
 	const struct shmr_spec *s = shmr_spec_of(d->base);
 	char key[SHMR_NAME_MAX];
 	struct shmr_pid found;
-	uint64_t seq;
+	uint64_t seq, deadline = shmr_spec_deadline();
 	int hit;
 
 	if (shmr_name_copy(key, name) < 0)
 		return -SHMR_E_NAME;
 	do {
-		seq = shmr_spec_read_begin(s);
+		if (shmr_spec_read_begin(s, deadline, &seq) < 0)
+			return -SHMR_E_TIMEOUT;
 		uint32_t n = s->nreg < SHMR_MAX_REGISTRY ? s->nreg
 							 : SHMR_MAX_REGISTRY;
 		hit = 0;

@@ -12,6 +12,7 @@
  * half-done enqueue is dropped by moving prod.head back to prod.tail.
  */
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdio.h>
@@ -247,15 +248,39 @@ int shmr_bell_sleep(struct shmr_bell *b, uint32_t seen, int timeout_ms)
 	return err;
 }
 
-uint64_t shmr_spec_read_begin(const struct shmr_spec *s)
+static uint64_t mono_ns(void)
 {
-	uint64_t seq;
+	struct timespec ts;
 
-	/* S3: pairs with S2. */
-	while ((seq = atomic_load_explicit(&((struct shmr_spec *)s)->seq,
-					   memory_order_acquire)) & 1)
-		;
-	return seq;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t shmr_spec_deadline(void)
+{
+	return mono_ns() + (uint64_t)SHMR_SPEC_WAIT_MS * 1000000u;
+}
+
+int shmr_spec_read_begin(const struct shmr_spec *s, uint64_t deadline_ns,
+			 uint64_t *seq)
+{
+	/* The clock is read at every begin, not only while seq is odd: a
+	 * peer that keeps changing an even seq makes every retry fail, and
+	 * that must end at the deadline too. */
+	for (unsigned spins = 0;; spins++) {
+		/* S3: pairs with S2. */
+		uint64_t v = atomic_load_explicit(
+			&((struct shmr_spec *)s)->seq, memory_order_acquire);
+
+		if (mono_ns() > deadline_ns)
+			return -SHMR_E_TIMEOUT;
+		if (!(v & 1)) {
+			*seq = v;
+			return 0;
+		}
+		if (spins >= 64)
+			sched_yield();
+	}
 }
 
 int shmr_spec_read_retry(const struct shmr_spec *s, uint64_t seq)
@@ -270,7 +295,9 @@ void shmr_spec_write_begin(struct shmr_spec *s)
 {
 	uint64_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
 
-	atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
+	/* Odd and past every value a reader may have seen, even when a peer
+	 * left seq odd: (seq + 1) | 1.  write_end's + 1 makes it even. */
+	atomic_store_explicit(&s->seq, (seq + 1) | 1, memory_order_relaxed);
 	/* S1: the odd seq is visible before any field changes. */
 	atomic_thread_fence(memory_order_release);
 }

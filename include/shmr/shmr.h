@@ -340,8 +340,9 @@ struct shmr_pid shmr_endpoint_pid(const struct shmr_endpoint *ep);
  * Context:     any thread; no syscall (it never asks the control plane,
  *              so it answers while the control plane is away too).
  * Concurrency: lock-free read of the domain's registry (retried while the
- *              control plane writes it).
- * Errors:      -SHMR_E_PROCESS_UNKNOWN, -SHMR_E_NAME.
+ *              control plane writes it, for at most about a second).
+ * Errors:      -SHMR_E_PROCESS_UNKNOWN, -SHMR_E_NAME, -SHMR_E_TIMEOUT (the
+ *              registry stayed mid-write for that second).
  */
 int shmr_lookup(struct shmr_domain *d, const char *name, struct shmr_pid *out);
 

@@ -3,6 +3,9 @@
  * that maps the domain read-write, or a client that names a PID that
  * cannot exist, must not be able to do to the appliance.
  *
+ *   - An odd spec sequence word left by a peer: a new client's lookup
+ *     fails within the bound instead of spinning; the control plane's
+ *     next publication makes the spec readable again.
  *   - A call to a slot out of range, or to a free slot, fails at once with
  *     SHMR_E_PROCESS_UNKNOWN instead of waiting for its timeout.
  */
@@ -78,6 +81,12 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static int stats_call(struct ctx *x, uint32_t type, struct shmr_test_stats *st)
+{
+	return shmr_call(x->c.ep, x->router, type, 0, "stats", 5, st,
+			 sizeof(*st), CALL_MS);
+}
+
 /* Hole 5: a call to slot 9999 (no such slot) or to a free slot. */
 static void test_call_unknown_slot_fails_at_once(void **state)
 {
@@ -105,10 +114,88 @@ static void test_call_unknown_slot_fails_at_once(void **state)
 	assert_true(now_ms() - t0 < AT_ONCE_MS);
 }
 
+/* A fresh client, in a child: attach, look up "r", and with @p open an
+ * endpoint first (an OPEN publishes a new spec).  Exit status: 0 found,
+ * 1 -SHMR_E_TIMEOUT (as wanted while the spec is unreadable), 2 could not
+ * attach or open, 3 another error. */
+static int child_lookup(const struct ctx *x, int open)
+{
+	struct shmr_domain *d;
+	struct shmr_endpoint *ep = NULL;
+	struct shmr_pid p;
+	int rc;
+
+	if (shmr_attach_path(x->c.app.sock, &d) < 0)
+		return 2;
+	if (open && shmr_endpoint_open(d, &ep) < 0)
+		return 2;
+	rc = shmr_lookup(d, "r", &p);
+	if (ep)
+		shmr_endpoint_close(ep);
+	shmr_detach(d);
+	if (rc == 0)
+		return 0;
+	return rc == -SHMR_E_TIMEOUT ? 1 : 3;
+}
+
+/* Run child_lookup(@p open); its exit status, or -1 when it had not finished
+ * after @p ms (killed). */
+static int lookup_in_child(const struct ctx *x, int open, int ms)
+{
+	int status;
+	pid_t pid = fork(), w = 0;
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child_lookup(x, open));
+	for (int i = 0; i < ms / 10 && w == 0; i++) {
+		w = waitpid(pid, &status, WNOHANG);
+		if (w == 0)
+			usleep(10000);
+	}
+	if (w == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		return -1;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+}
+
+/* Hole 2: one store to the spec's sequence word. */
+static void test_odd_spec_seq_bounded(void **state)
+{
+	struct ctx *x = *state;
+	struct shmr_spec *s = shmr_spec_of(x->c.base);
+	struct shmr_test_stats st;
+	uint64_t seq;
+	int64_t t0;
+
+	assert_int_equal(lookup_in_child(x, 1, 15000), 0);
+	seq = atomic_load(&s->seq);
+	atomic_store(&s->seq, seq | 1);
+
+	/* A new client: an error within the bound, not a hang. */
+	t0 = now_ms();
+	assert_int_equal(lookup_in_child(x, 0, 15000), 1);
+	assert_true(now_ms() - t0 < 10000);
+	/* An old client keeps working. */
+	assert_int_equal(stats_call(x, 2, &st), (int)sizeof(st));
+
+	/* The control plane owns the spec: its next publication (a name
+	 * registered) just writes, and the spec is readable again. */
+	assert_int_equal(shmr_register(x->c.ep, "trust-reg"), 0);
+	assert_int_equal(atomic_load(&s->seq) & 1, 0);
+	assert_int_equal(lookup_in_child(x, 1, 15000), 0);
+	assert_int_equal(shmr_test_ctl(&x->c.app, "STATUS", (char[4096]){ 0 },
+				       4096),
+			 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_call_unknown_slot_fails_at_once),
+		cmocka_unit_test(test_odd_spec_seq_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -202,9 +202,28 @@ int shmr_bell_sleep(struct shmr_bell *b, uint32_t seen, int timeout_ms);
 /** Withdraw a sleeper announced by shmr_bell_prepare(). */
 void shmr_bell_cancel(struct shmr_bell *b);
 
-/* Spec seqcount (see struct shmr_spec). */
-uint64_t shmr_spec_read_begin(const struct shmr_spec *s);
+/*
+ * Spec seqcount (see struct shmr_spec).  A reader's wait is bounded: a
+ * write takes the control plane microseconds, so a seq that stays odd, or
+ * keeps changing, for SHMR_SPEC_WAIT_MS is a peer's doing (or a writer
+ * stopped mid-write), and the read gives up.
+ */
+#define SHMR_SPEC_WAIT_MS 1000
+
+/** The deadline for one read: now (CLOCK_MONOTONIC) + SHMR_SPEC_WAIT_MS,
+ *  in ns, to pass to every shmr_spec_read_begin() of that read. */
+uint64_t shmr_spec_deadline(void);
+
+/**
+ * Begin (or begin again, after shmr_spec_read_retry()) a read: wait for an
+ * even seq [S3] and put it in @p seq.
+ * Context:     any reader; spins, then yields, never past @p deadline_ns.
+ * Returns:     0, or -SHMR_E_TIMEOUT once @p deadline_ns has passed.
+ */
+int shmr_spec_read_begin(const struct shmr_spec *s, uint64_t deadline_ns,
+			 uint64_t *seq);
 int shmr_spec_read_retry(const struct shmr_spec *s, uint64_t seq);
+/** Make seq odd [S1], whatever it was (a peer may have left it odd). */
 void shmr_spec_write_begin(struct shmr_spec *s);
 void shmr_spec_write_end(struct shmr_spec *s);
 
