@@ -164,18 +164,29 @@ int shmr_lane_valid_sp(const struct rte_ring *r, uint32_t lane_size)
 	return ph == pt && pt - ct <= lane_size - 1;
 }
 
-unsigned shmr_lane_repair_consumer(struct rte_ring *r, uint32_t slot_size)
+unsigned shmr_lane_repair_consumer(struct rte_ring *r, uint32_t slot_size,
+				   uint32_t lane_size)
 {
-	uint32_t head = r->cons.head, tail = r->cons.tail;
-	unsigned n = head - tail;
+	uint32_t head, tail, mask = lane_size - 1;
+	unsigned n;
 	unsigned char *slots = (unsigned char *)(r + 1);
 
-	if (n == 0 || n > r->capacity)
+	if (!shmr_lane_geometry_valid(r, lane_size))
 		return 0;
+	head = r->cons.head;
+	tail = r->cons.tail;
+	n = head - tail;
+	if (n == 0)
+		return 0;
+	if (n > mask) {
+		/* Not a burst: indices a peer wrote.  Nothing to flag. */
+		r->cons.head = tail;
+		return 0;
+	}
 	for (uint32_t i = tail; i != head; i++) {
 		struct shmr_msg *m =
 			(struct shmr_msg *)(slots +
-					    (uint64_t)(i & r->mask) * slot_size);
+					    (uint64_t)(i & mask) * slot_size);
 		m->flags |= SHMR_F_REDELIVERED;
 	}
 	/* The flags must be visible before the next consumer can take the
@@ -187,14 +198,33 @@ unsigned shmr_lane_repair_consumer(struct rte_ring *r, uint32_t slot_size)
 	return n;
 }
 
-int shmr_lane_repair_producer(struct rte_ring *r)
+int shmr_lane_repair_producer(struct rte_ring *r, uint32_t lane_size)
 {
-	uint32_t head = r->prod.head, tail = r->prod.tail;
+	uint32_t head, tail;
 
+	if (!shmr_lane_geometry_valid(r, lane_size))
+		return 0;
+	head = r->prod.head;
+	tail = r->prod.tail;
 	if (head == tail)
 		return 0;
 	r->prod.head = tail;
 	return 1;
+}
+
+int shmr_lane_sound_for_repair(const struct rte_ring *r, uint32_t lane_size,
+			       int dead_consumer)
+{
+	uint32_t cap = lane_size - 1;
+	/* Acquire on the live side's tail: as in the lane checks. */
+	uint32_t pt = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+	uint32_t ct = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+
+	if (!shmr_lane_geometry_valid(r, lane_size) || pt - ct > cap)
+		return 0;
+	if (dead_consumer)
+		return r->prod.head - pt <= cap;
+	return r->cons.head - ct <= cap;
 }
 
 static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val,

@@ -3,6 +3,10 @@
  * that maps the domain read-write, or a client that names a PID that
  * cannot exist, must not be able to do to the appliance.
  *
+ *   - A worker that scribbles its own lanes' geometry and indices (and
+ *     the header's nlcores) and dies: shmr-control survives, repairs or
+ *     reinitialises the lanes, restarts the route; a bystander route
+ *     keeps answering and the new worker receives.
  *   - An odd spec sequence word left by a peer: a new client's lookup
  *     fails within the bound instead of spinning; the control plane's
  *     next publication makes the spec readable again.
@@ -85,6 +89,15 @@ static int stats_call(struct ctx *x, uint32_t type, struct shmr_test_stats *st)
 {
 	return shmr_call(x->c.ep, x->router, type, 0, "stats", 5, st,
 			 sizeof(*st), CALL_MS);
+}
+
+static long long inspect(struct ctx *x, const char *key)
+{
+	char ans[SHMR_PROTO_MAX];
+
+	if (shmr_test_ctl(&x->c.app, "INSPECT r", ans, sizeof(ans)) < 0)
+		return -1;
+	return shmr_test_value(ans, key);
 }
 
 /* Hole 5: a call to slot 9999 (no such slot) or to a free slot. */
@@ -191,11 +204,96 @@ static void test_odd_spec_seq_bounded(void **state)
 			 0);
 }
 
+struct restarted {
+	struct ctx *x;
+	long long old;
+};
+
+static int victim_restarted(void *arg)
+{
+	struct restarted *r = arg;
+	long long now = inspect(r->x, "shmr:route:victim:os_pid");
+
+	return now > 0 && now != r->old;
+}
+
+/* Hole 1: a worker that corrupts its lanes and the header, then dies. */
+static void test_scribbled_lanes_then_exit(void **state)
+{
+	struct ctx *x = *state;
+	struct shmr_domain_hdr *h = shmr_hdr(x->c.base);
+	uint32_t nlc = h->nlcores;
+	struct shmr_test_stats st;
+	struct shmr_pid victim;
+	struct restarted r = { x, 0 };
+	pid_t control = x->c.app.control;
+	int restarted, status;
+	char ans[SHMR_PROTO_MAX];
+
+	assert_int_equal(stats_call(x, 1, &st), (int)sizeof(st));
+	assert_int_equal(stats_call(x, 2, &st), (int)sizeof(st));
+	assert_int_equal(shmr_test_route_pid(&x->c.app, "r", "victim",
+					     &victim),
+			 0);
+	r.old = inspect(x, "shmr:route:victim:os_pid");
+	assert_true(r.old > 0);
+
+	/* What the worker could write today: every lane of its slot
+	 * (geometry and indices), and the header's nlcores.  Lane 0 keeps
+	 * its geometry but gets an unfinished "burst" of a billion slots
+	 * (its repair is bounded by the real capacity); the others also
+	 * get the other side's index and a geometry that points far
+	 * outside the domain (they are initialised again). */
+	for (uint32_t i = 0; i < SHMR_LANES_PER_EP(nlc); i++) {
+		struct rte_ring *l = shmr_lane_at(x->c.base, victim.slot, i);
+
+		l->cons.head = l->cons.tail + 0x40000000u;
+		if (i == 0)
+			continue;
+		l->prod.head = l->prod.tail + 0x40000000u;
+		l->mask = 0xffffffffu;
+		l->capacity = 0x7fffffffu;
+		l->size = 0x80000000u;
+	}
+	h->nlcores = 100000;
+	assert_int_equal(kill((pid_t)r.old, SIGKILL), 0);
+
+	/* The control plane survives and restarts the route. */
+	restarted = shmr_test_wait(victim_restarted, &r, 20000);
+	if (waitpid(control, &status, WNOHANG) == control) {
+		fprintf(stderr, "shmr-control gone: %s %d\n",
+			WIFSIGNALED(status) ? "signal" : "exit",
+			WIFSIGNALED(status) ? WTERMSIG(status)
+					    : WEXITSTATUS(status));
+		shmr_test_app_set_control(&x->c.app, 0);
+		fail();
+	}
+	assert_true(restarted);
+	/* The header is the control plane's: it wrote its geometry back.
+	 * Every lane but lane 0 was initialised again, and counted. */
+	assert_int_equal(h->nlcores, nlc);
+	assert_int_equal(shmr_test_ctl(&x->c.app, "STATUS", ans, sizeof(ans)),
+			 0);
+	assert_int_equal(shmr_test_value(ans, "lanes_reinit"),
+			 SHMR_LANES_PER_EP(nlc) - 1);
+	/* The bystander kept delivering, the new worker receives. */
+	assert_int_equal(stats_call(x, 2, &st), (int)sizeof(st));
+	assert_int_equal(stats_call(x, 1, &st), (int)sizeof(st));
+	assert_int_equal(st.count, 0);
+	assert_int_equal(shmr_send(x->c.ep, x->router, 1, 7, "m", 1), 0);
+	assert_int_equal(stats_call(x, 1, &st), (int)sizeof(st));
+	assert_int_equal(st.count, 1);
+	assert_int_equal(st.misrouted, 0);
+	/* And a new client can attach, open and look up. */
+	assert_int_equal(lookup_in_child(x, 1, 15000), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_call_unknown_slot_fails_at_once),
 		cmocka_unit_test(test_odd_spec_seq_bounded),
+		cmocka_unit_test(test_scribbled_lanes_then_exit),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
