@@ -34,8 +34,8 @@ struct shmr_ctl_domain {
 };
 
 /* The domain's parts, placed by our copy of the geometry (d->geo). */
-static inline struct rte_ring *shmr_ctl_dom_lane(const struct shmr_ctl_domain *d,
-						 uint32_t slot, uint32_t idx)
+static inline struct rte_ring *shmr_ctl_dom_lane(
+	const struct shmr_ctl_domain *d, uint32_t slot, uint32_t idx)
 {
 	uint64_t n = (uint64_t)slot * SHMR_LANES_PER_EP(d->geo.nlcores) + idx;
 

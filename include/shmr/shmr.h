@@ -432,10 +432,11 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
  * Errors:      the error the router or worker answered with
  *              (-SHMR_E_DISCARDED, -SHMR_E_PROCESS_UNKNOWN, ...), or
  *              -SHMR_E_PROCESS_UNKNOWN at once for a slot that cannot
- *              exist (as shmr_send()), -SHMR_E_TIMEOUT, -SHMR_E_TOO_BIG, -EAGAIN (outbound lane
- *              full), -ENOBUFS (too much arrived while waiting; nothing
- *              was lost, it stays queued), -EINTR (a signal interrupted
- *              the wait, or shmr_stopping() is true and it would wait).
+ *              exist (as shmr_send()), -SHMR_E_TIMEOUT, -SHMR_E_TOO_BIG,
+ *              -EAGAIN (outbound lane full), -ENOBUFS (too much arrived
+ *              while waiting; nothing was lost, it stays queued), -EINTR
+ *              (a signal interrupted the wait, or shmr_stopping() is true
+ *              and it would wait).
  */
 int shmr_call(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 	      uint64_t key, const void *req, size_t len, void *reply,
