@@ -39,11 +39,9 @@
 
 static int admin_pending(struct shmr_ctl_admin *a)
 {
-	const struct shmr_domain_hdr *h = shmr_hdr(a->d->base);
-
-	for (uint32_t i = 0; i < h->nlcores; i++)
+	for (uint32_t i = 0; i < a->d->geo.nlcores; i++)
 		if (shmr_lane_pending_sc(
-			    shmr_lane_at(a->d->base, a->pid.slot, i)))
+			    shmr_ctl_dom_lane(a->d, a->pid.slot, i)))
 			return 1;
 	return 0;
 }
@@ -51,7 +49,7 @@ static int admin_pending(struct shmr_ctl_admin *a)
 static void *admin_thread(void *arg)
 {
 	struct shmr_ctl_admin *a = arg;
-	struct shmr_bell *bell = &shmr_ep_at(a->d->base, a->pid.slot)->bell;
+	struct shmr_bell *bell = &shmr_ctl_dom_ep(a->d, a->pid.slot)->bell;
 	uint64_t one = 1, v;
 
 	for (;;) {
@@ -123,13 +121,7 @@ int shmr_ctl_admin_adopt(struct shmr_ctl_admin *ad)
 		return -SHMR_E_NO_ENDPOINT;
 	/* The predecessor is dead (we hold the domain's lock): its side of
 	 * every lane of the endpoint is ours to repair. */
-	for (uint32_t i = 0; i < h->nlcores; i++)
-		(void)shmr_lane_repair_consumer(
-			shmr_lane_at(ad->d->base, pid.slot, i), h->slot_size);
-	(void)shmr_lane_repair_producer(
-		shmr_lane_at(ad->d->base, pid.slot, SHMR_LANE_OUT(h->nlcores)));
-	(void)shmr_lane_repair_producer(shmr_lane_at(
-		ad->d->base, pid.slot, SHMR_LANE_OUT_HIGH(h->nlcores)));
+	(void)shmr_ctl_slot_take_over(ad->d, pid.slot);
 	s->os_pid = getpid();
 	s->owner = 0;
 	snprintf(s->name, SHMR_NAME_MAX, "shmr:admin");
@@ -185,14 +177,17 @@ void shmr_ctl_admin_log(struct shmr_ctl_admin *a, unsigned kind,
 int shmr_ctl_admin_put(struct shmr_ctl_admin *a, const struct shmr_msg *m)
 {
 	struct shmr_domain_hdr *h = shmr_hdr(a->d->base);
+	uint32_t nl = a->d->geo.nlcores;
+	struct rte_ring *out =
+		shmr_ctl_dom_lane(a->d, a->pid.slot, SHMR_LANE_OUT(nl));
 
-	if (rte_ring_enqueue_burst_elem(
-		    shmr_lane_at(a->d->base, a->pid.slot,
-				 SHMR_LANE_OUT(h->nlcores)),
-		    m, h->slot_size, 1, NULL) != 1)
+	/* Our own lane, in memory a peer could write: checked first. */
+	if (!shmr_lane_valid_sp(out, a->d->geo.lane_size) ||
+	    rte_ring_enqueue_burst_elem(out, m, a->d->geo.slot_size, 1,
+					NULL) != 1)
 		return -EAGAIN;
 	/* B2 inside: pairs with the lcore's B1. */
-	shmr_bell_ring(&h->lcore_bell[a->pid.slot % h->nlcores]);
+	shmr_bell_ring(&h->lcore_bell[a->pid.slot % nl]);
 	return 0;
 }
 
@@ -201,7 +196,7 @@ int shmr_ctl_admin_reply(struct shmr_ctl_admin *a, const struct shmr_msg *req,
 {
 	uint64_t buf[SHMR_SLOT_MAX / sizeof(uint64_t)];
 	struct shmr_msg *m = (struct shmr_msg *)buf;
-	size_t max = shmr_hdr(a->d->base)->slot_size - SHMR_HDR_SIZE;
+	size_t max = a->d->geo.slot_size - SHMR_HDR_SIZE;
 
 	if (n > max)
 		return -SHMR_E_TOO_BIG;
@@ -228,7 +223,7 @@ void shmr_ctl_admin_reply_text(struct shmr_ctl_admin *a,
 			       const struct shmr_msg *req, int32_t status,
 			       const char *text)
 {
-	size_t max = shmr_hdr(a->d->base)->slot_size - SHMR_HDR_SIZE;
+	size_t max = a->d->geo.slot_size - SHMR_HDR_SIZE;
 	size_t n = text ? strlen(text) : 0;
 
 	(void)shmr_ctl_admin_reply(a, req, status, text, n > max ? max : n);
@@ -246,14 +241,16 @@ int shmr_ctl_admin_begin(struct shmr_ctl_admin *a)
 
 int shmr_ctl_admin_next(struct shmr_ctl_admin *a, struct shmr_msg *m)
 {
-	struct shmr_domain_hdr *h = shmr_hdr(a->d->base);
+	for (; a->lane < a->d->geo.nlcores; a->lane++) {
+		struct rte_ring *lane =
+			shmr_ctl_dom_lane(a->d, a->pid.slot, a->lane);
 
-	for (; a->lane < h->nlcores; a->lane++) {
-		struct rte_ring *lane = shmr_lane_at(a->d->base, a->pid.slot,
-						     a->lane);
-
-		if (rte_ring_dequeue_burst_elem(lane, m, h->slot_size, 1,
-						NULL) == 1)
+		/* Our own lane, in memory a peer could write: checked
+		 * before each dequeue. */
+		if (!shmr_lane_valid_sc(lane, a->d->geo.lane_size))
+			continue;
+		if (rte_ring_dequeue_burst_elem(lane, m, a->d->geo.slot_size,
+						1, NULL) == 1)
 			return 1;
 	}
 	return 0;

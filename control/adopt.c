@@ -225,6 +225,10 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 	}
 	a->d->memfd = fd;
 	a->d->base = base;
+	/* Our copy of the geometry: the configuration's plan, which the
+	 * header was just checked against. */
+	a->d->geo = plan;
+	memcpy(a->d->geo.name, h->name, SHMR_NAME_MAX);
 	a->d->size = (uint64_t)size;
 	/* A hugetlb memfd reports the huge page as its block size. */
 	a->d->hugepages = sb.st_blksize > 4096;
@@ -235,7 +239,7 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
  * an enqueue on the control lane. */
 static void repair_writer(struct shmr_ctl_adopt *a)
 {
-	struct shmr_spec *spec = shmr_spec_of(a->d->base);
+	struct shmr_spec *spec = shmr_ctl_dom_spec(a->d);
 	uint64_t seq = atomic_load_explicit(&spec->seq, memory_order_relaxed);
 
 	if (seq & 1) {
@@ -248,7 +252,8 @@ static void repair_writer(struct shmr_ctl_adopt *a)
 		atomic_store_explicit(&spec->seq, seq + 1,
 				      memory_order_release);
 	}
-	(void)shmr_lane_repair_producer(shmr_ctl_lane(a->d->base));
+	(void)shmr_lane_repair_producer(shmr_ctl_dom_ctl_lane(a->d),
+					a->d->geo.lane_size);
 	/* Relaxed: an informational word for tools. */
 	atomic_store_explicit(&shmr_hdr(a->d->base)->control_pid, getpid(),
 			      memory_order_relaxed);
@@ -530,7 +535,7 @@ int shmr_ctl_adopt_domain(struct shmr_ctl_adopt *a,
 		return rc;
 	}
 	repair_writer(a);
-	sp = shmr_spec_of(a->d->base);
+	sp = shmr_ctl_dom_spec(a->d);
 	m->version = sp->version;
 	model_slots(m, a->d->base, sp->version);
 	if (model_routers(a, sp, why, sizeof(why)) < 0) {
@@ -653,7 +658,7 @@ static void adopt_route(struct shmr_ctl_adopt *a, unsigned r, unsigned k,
 	    shmr_ctl_spawn_adopt_worker(a->sp, r, k, w.pid, w.start) == 0) {
 		a->workers++;
 		q->claimed_by = shmr_ctl_owner_of_pid(w.pid);
-		route_names(m, shmr_spec_of(a->d->base), q->pid, w.pid);
+		route_names(m, shmr_ctl_dom_spec(a->d), q->pid, w.pid);
 		/* A pending operation: ask again (the SIGTERM may have been
 		 * sent, its grace timer was the predecessor's). */
 		if (state == SHMR_ROUTE_PENDING_DISABLE ||

@@ -825,7 +825,7 @@ int main(int argc, char **argv)
 	if (adopting)
 		shmr_ctl_adopt_pins(&c->adopt);
 	if (shmr_ctl_pin_plan(&c->pin, &c->cfg, &c->model,
-			      shmr_hdr(c->dom.base)->nlcores) < 0) {
+			      c->dom.geo.nlcores) < 0) {
 		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}

@@ -92,7 +92,7 @@ int shmr_ctl_dlq_replay(struct shmr_ctl_dlq_files *f, unsigned r,
 		struct shmr_msg m;
 		unsigned char b[SHMR_SLOT_MAX];
 	} slot;
-	uint32_t ss = shmr_hdr(f->admin->d->base)->slot_size, slen;
+	uint32_t ss = f->admin->d->geo.slot_size, slen;
 	char path[PATH_MAX + 80], tmp[PATH_MAX + 90];
 	unsigned char *buf;
 	size_t size, off = 0;

@@ -77,6 +77,8 @@ int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
 	rc = shmr_layout_init(d->base, &g, cfg->domain);
 	if (rc < 0)
 		return rc;
+	/* Our copy of the geometry: what we laid out, before any peer. */
+	memcpy(&d->geo, d->base, sizeof(d->geo));
 	/* Relaxed: an informational word for tools; the ready word [R0]
 	 * already published the domain. */
 	atomic_store_explicit(&shmr_hdr(d->base)->control_pid, getpid(),
@@ -90,13 +92,18 @@ int shmr_ctl_lane_send(struct shmr_ctl_domain *d, uint32_t type,
 	struct shmr_domain_hdr *h = shmr_hdr(d->base);
 	uint64_t slot[SHMR_SLOT_MAX / sizeof(uint64_t)];
 	struct shmr_msg *m = (struct shmr_msg *)slot;
+	struct rte_ring *lane = shmr_ctl_dom_ctl_lane(d);
 
-	memset(slot, 0, h->slot_size);
+	/* Only we produce and only the dataplane consumes it, but it lies
+	 * in memory peers could write: checked as any lane we produce. */
+	if (!shmr_lane_valid_sp(lane, d->geo.lane_size))
+		return -ENOBUFS;
+	memset(slot, 0, d->geo.slot_size);
 	m->kind = SHMR_KIND_SEND;
 	m->type = type;
 	m->key = key;
-	if (rte_ring_enqueue_burst_elem(shmr_ctl_lane(d->base), slot,
-					h->slot_size, 1, NULL) != 1)
+	if (rte_ring_enqueue_burst_elem(lane, slot, d->geo.slot_size, 1,
+					NULL) != 1)
 		return -ENOBUFS;
 	shmr_bell_ring(&h->ctl_bell);
 	return 0;
@@ -104,15 +111,14 @@ int shmr_ctl_lane_send(struct shmr_ctl_domain *d, uint32_t type,
 
 uint64_t shmr_ctl_seen_version(const struct shmr_ctl_domain *d)
 {
-	const struct shmr_domain_hdr *h = shmr_hdr(d->base);
 	uint64_t min = UINT64_MAX;
 
-	for (uint32_t i = 0; i < h->nlcores; i++) {
+	for (uint32_t i = 0; i < d->geo.nlcores; i++) {
 		/* Acquire: pairs with the lcore's release store of the
 		 * version it applied; it no longer touches what that version
 		 * dropped. */
 		uint64_t v = atomic_load_explicit(
-			&shmr_stats_of(d->base, i)->table_version,
+			&shmr_ctl_dom_stats(d, i)->table_version,
 			memory_order_acquire);
 		if (v < min)
 			min = v;
@@ -120,18 +126,92 @@ uint64_t shmr_ctl_seen_version(const struct shmr_ctl_domain *d)
 	return min;
 }
 
-void shmr_ctl_slot_reinit(struct shmr_ctl_domain *d, uint32_t slot)
+static void lane_reinit(struct shmr_ctl_domain *d, uint32_t slot,
+			uint32_t idx)
 {
-	struct shmr_domain_hdr *h = shmr_hdr(d->base);
-	struct shmr_ep_shared *ep = shmr_ep_at(d->base, slot);
 	char name[RTE_RING_NAMESIZE];
 
-	for (uint32_t i = 0; i < SHMR_LANES_PER_EP(h->nlcores); i++) {
-		snprintf(name, sizeof(name), "ep%u.%u", slot, i);
-		if (shmr_lane_init(shmr_lane_at(d->base, slot, i), name,
-				   h->lane_size) < 0)
-			abort(); /* the same geometry worked at init */
+	snprintf(name, sizeof(name), "ep%u.%u", slot, idx);
+	if (shmr_lane_init(shmr_ctl_dom_lane(d, slot, idx), name,
+			   d->geo.lane_size) < 0)
+		abort(); /* the same geometry worked at init */
+}
+
+/* The header's geometry as we laid it out: a peer may have written it
+ * (attach checks it, so a new client could not attach).  Only the words
+ * that are constant after creation; the ready word, pids and bells are
+ * left alone. */
+static void header_heal(struct shmr_ctl_domain *d)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(d->base);
+	const struct shmr_domain_hdr *g = &d->geo;
+
+	if (h->magic == g->magic && h->layout_version == g->layout_version &&
+	    h->size == g->size && h->slot_size == g->slot_size &&
+	    h->lane_size == g->lane_size && h->nlcores == g->nlcores &&
+	    h->max_endpoints == g->max_endpoints &&
+	    h->poll_mode == g->poll_mode && h->spin_polls == g->spin_polls &&
+	    h->lane_stride == g->lane_stride && h->ep_off == g->ep_off &&
+	    h->spec_off == g->spec_off && h->counters_off == g->counters_off &&
+	    h->ctl_off == g->ctl_off && h->lanes_off == g->lanes_off &&
+	    memcmp(h->name, g->name, SHMR_NAME_MAX) == 0)
+		return;
+	shmr_ctl_warn("the domain header's geometry was overwritten by a "
+		      "peer: written back");
+	h->magic = g->magic;
+	h->layout_version = g->layout_version;
+	h->size = g->size;
+	memcpy(h->name, g->name, SHMR_NAME_MAX);
+	h->slot_size = g->slot_size;
+	h->lane_size = g->lane_size;
+	h->nlcores = g->nlcores;
+	h->max_endpoints = g->max_endpoints;
+	h->poll_mode = g->poll_mode;
+	h->spin_polls = g->spin_polls;
+	h->lane_stride = g->lane_stride;
+	h->ep_off = g->ep_off;
+	h->spec_off = g->spec_off;
+	h->counters_off = g->counters_off;
+	h->ctl_off = g->ctl_off;
+	h->lanes_off = g->lanes_off;
+}
+
+unsigned shmr_ctl_slot_take_over(struct shmr_ctl_domain *d, uint32_t slot)
+{
+	uint32_t nl = d->geo.nlcores, ls = d->geo.lane_size;
+	unsigned back = 0, reinit = 0;
+
+	for (uint32_t i = 0; i < SHMR_LANES_PER_EP(nl); i++) {
+		struct rte_ring *r = shmr_ctl_dom_lane(d, slot, i);
+		int in = i < nl; /* it consumed [0, nl), produced the rest */
+
+		if (!shmr_lane_sound_for_repair(r, ls, in)) {
+			lane_reinit(d, slot, i);
+			reinit++;
+		} else if (in) {
+			back += shmr_lane_repair_consumer(r, d->geo.slot_size,
+							  ls);
+		} else {
+			(void)shmr_lane_repair_producer(r, ls);
+		}
 	}
+	if (reinit) {
+		d->lanes_reinit += reinit;
+		shmr_ctl_warn("endpoint %u: %u lane(s) left unsound by its "
+			      "process: initialised again (what they held is "
+			      "lost)",
+			      slot, reinit);
+	}
+	header_heal(d);
+	return back;
+}
+
+void shmr_ctl_slot_reinit(struct shmr_ctl_domain *d, uint32_t slot)
+{
+	struct shmr_ep_shared *ep = shmr_ctl_dom_ep(d, slot);
+
+	for (uint32_t i = 0; i < SHMR_LANES_PER_EP(d->geo.nlcores); i++)
+		lane_reinit(d, slot, i);
 	/* A sleeper of the dead owner never withdrew.  Relaxed: nobody
 	 * uses the slot until OPEN is answered, a syscall round trip that
 	 * orders it. */
@@ -145,7 +225,7 @@ static void sync_endpoints(struct shmr_ctl_domain *d,
 
 	for (uint32_t i = 0; i < SHMR_MAX_ENDPOINTS; i++) {
 		const struct shmr_ctl_slot *s = &a->slots[i];
-		struct shmr_ep_shared *ep = shmr_ep_at(d->base, i);
+		struct shmr_ep_shared *ep = shmr_ctl_dom_ep(d, i);
 		uint32_t state = s->state == SHMR_CTL_SLOT_USED ? SHMR_EP_ACTIVE
 							       : SHMR_EP_FREE;
 		int32_t os_pid = s->state == SHMR_CTL_SLOT_USED ? s->os_pid : 0;
@@ -176,7 +256,7 @@ void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 		return;
 	m->version++;
 	shmr_ctl_model_spec_build(m, &d->spec_buf);
-	spec = shmr_spec_of(d->base);
+	spec = shmr_ctl_dom_spec(d);
 	shmr_spec_write_begin(spec);
 	sync_endpoints(d, m);
 	memcpy((char *)spec + off, (const char *)&d->spec_buf + off,
@@ -192,7 +272,6 @@ void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 			    const struct shmr_ctl_model *m,
 			    struct shmr_ctl_counters *out)
 {
-	const struct shmr_domain_hdr *h = shmr_hdr(d->base);
 	const struct shmr_ctl_alloc *a = &m->alloc;
 
 	/* Relaxed loads: statistics, each word written by one lcore; no
@@ -201,9 +280,8 @@ void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 	for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++) {
 		if (a->slots[s].state != SHMR_CTL_SLOT_USED)
 			continue;
-		for (uint32_t l = 0; l < h->nlcores; l++) {
-			struct shmr_lcore_stats *st =
-				shmr_stats_of(d->base, l);
+		for (uint32_t l = 0; l < d->geo.nlcores; l++) {
+			struct shmr_lcore_stats *st = shmr_ctl_dom_stats(d, l);
 
 			out->forwarded[s] += atomic_load_explicit(
 				&st->router_forwarded[s], memory_order_relaxed);
@@ -215,7 +293,7 @@ void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 				&st->ep_delivered[s], memory_order_relaxed);
 			if (a->slots[s].kind != SHMR_EPK_ROUTER)
 				out->queued[s] += rte_ring_count(
-					shmr_lane_at(d->base, s, l));
+					shmr_ctl_dom_lane(d, s, l));
 		}
 	}
 }

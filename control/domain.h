@@ -12,6 +12,8 @@
 
 #include <shmr/layout.h>
 
+#include <rte_ring_core.h>
+
 #include "format.h"
 #include "model.h"
 #include "shmr_config.h"
@@ -21,8 +23,52 @@ struct shmr_ctl_domain {
 	void *base; /* NULL: not created */
 	uint64_t size;
 	int hugepages;
+	/* Our own copy of the header's geometry and offsets (the plan of
+	 * the configuration's geometry, at creation or adoption).  A peer
+	 * can write the shared header: every reader here uses this copy,
+	 * never the header's nlcores, sizes or offsets. */
+	struct shmr_domain_hdr geo;
+	uint64_t lanes_reinit; /* lanes initialised again after their owner
+				* died and left them unsound */
 	struct shmr_spec spec_buf; /* private copy the spec is built in */
 };
+
+/* The domain's parts, placed by our copy of the geometry (d->geo). */
+static inline struct rte_ring *shmr_ctl_dom_lane(
+	const struct shmr_ctl_domain *d, uint32_t slot, uint32_t idx)
+{
+	uint64_t n = (uint64_t)slot * SHMR_LANES_PER_EP(d->geo.nlcores) + idx;
+
+	return (struct rte_ring *)((char *)d->base + d->geo.lanes_off +
+				   n * d->geo.lane_stride);
+}
+
+static inline struct rte_ring *shmr_ctl_dom_ctl_lane(
+	const struct shmr_ctl_domain *d)
+{
+	return (struct rte_ring *)((char *)d->base + d->geo.ctl_off);
+}
+
+static inline struct shmr_ep_shared *shmr_ctl_dom_ep(
+	const struct shmr_ctl_domain *d, uint32_t slot)
+{
+	return (struct shmr_ep_shared *)((char *)d->base + d->geo.ep_off) +
+	       slot;
+}
+
+static inline struct shmr_spec *shmr_ctl_dom_spec(
+	const struct shmr_ctl_domain *d)
+{
+	return (struct shmr_spec *)((char *)d->base + d->geo.spec_off);
+}
+
+static inline struct shmr_lcore_stats *shmr_ctl_dom_stats(
+	const struct shmr_ctl_domain *d, uint32_t lcore)
+{
+	return (struct shmr_lcore_stats *)((char *)d->base +
+					   d->geo.counters_off) +
+	       lcore;
+}
 
 /**
  * Create the domain of @p cfg's geometry: a memfd (hugetlb when there are
@@ -41,6 +87,18 @@ int shmr_ctl_lane_send(struct shmr_ctl_domain *d, uint32_t type,
 uint64_t shmr_ctl_seen_version(const struct shmr_ctl_domain *d);
 /** Re-initialise every lane of @p slot (a reused slot), reset its bell. */
 void shmr_ctl_slot_reinit(struct shmr_ctl_domain *d, uint32_t slot);
+/**
+ * The process that held @p slot is gone: take over its side of every lane
+ * of the slot.  A lane sound enough to repair is repaired (its unfinished
+ * burst handed back, its half-done enqueue dropped); one that is not (the
+ * process wrote its geometry or indices) is initialised again in place,
+ * counted in d->lanes_reinit and logged once for the slot.  The header's
+ * geometry, if a peer wrote it, is written back from d->geo.
+ *
+ * Context: after the process's death is confirmed (waitpid, pidfd).
+ * Returns: how many slots were handed back for redelivery.
+ */
+unsigned shmr_ctl_slot_take_over(struct shmr_ctl_domain *d, uint32_t slot);
 /** Read the counters of every slot used in @p m out of the domain. */
 void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 			    const struct shmr_ctl_model *m,

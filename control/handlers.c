@@ -67,7 +67,7 @@ void shmr_ctl_handlers_default_message(struct shmr_ctl_handlers *hs,
 				       unsigned r, const struct shmr_msg *m)
 {
 	const char *rname = hs->m->routers[r].conf->name;
-	uint32_t ss = shmr_hdr(hs->d->base)->slot_size;
+	uint32_t ss = hs->d->geo.slot_size;
 
 	if (m->flags & SHMR_F_ROUTE_FAILED) {
 		char name[SHMR_NAME_MAX];
@@ -136,7 +136,7 @@ static void op_failed_name(struct shmr_admin *a, const struct shmr_msg *m,
 {
 	struct shmr_ctl_hrouter *h = of(a);
 
-	shmr_ctl_dlq_name(m, shmr_hdr(h->hs->d->base)->slot_size, out);
+	shmr_ctl_dlq_name(m, h->hs->d->geo.slot_size, out);
 }
 
 static const char *router_name(struct shmr_ctl_hrouter *h)

@@ -95,7 +95,7 @@ static unsigned loads(struct shmr_ctl_pools *p, unsigned ri,
 			continue;
 		/* Relaxed: a hint the worker's library keeps; no partner. */
 		out[n].busy = atomic_load_explicit(
-			&shmr_ep_at(p->d->base, s)->busy, memory_order_relaxed);
+			&shmr_ctl_dom_ep(p->d, s)->busy, memory_order_relaxed);
 		out[n].depth = cnt->queued[s] > UINT32_MAX
 				       ? UINT32_MAX
 				       : (uint32_t)cnt->queued[s];
@@ -179,7 +179,7 @@ void shmr_ctl_manage_msg(struct shmr_ctl_pools *p, unsigned r,
 {
 	char name[SHMR_NAME_MAX] = "";
 	char text[1024];
-	uint32_t ss = shmr_hdr(p->d->base)->slot_size;
+	uint32_t ss = p->d->geo.slot_size;
 	int rc;
 
 	if ((m->type == SHMR_TYPE_ADD_ROUTEE ||

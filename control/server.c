@@ -365,18 +365,23 @@ static int answer_status(struct shmr_ctl_server *srv, char *buf, size_t cap)
 		uint64_t dropped = 0;
 
 		/* Relaxed: statistics, each word written by one lcore. */
-		for (uint32_t i = 0; i < h->nlcores; i++)
+		for (uint32_t i = 0; i < srv->dep.d->geo.nlcores; i++)
 			dropped += atomic_load_explicit(
-				&shmr_stats_of(srv->dep.d->base, i)
+				&shmr_ctl_dom_stats(srv->dep.d, i)
 					 ->admin_dropped,
 				memory_order_relaxed);
 		/* Meant for the admin endpoint, but its lanes were full (a
 		 * control plane away or too slow). */
 		shmr_ctl_kv_add(&kv, "admin_dropped", "%" PRIu64, dropped);
 	}
-	shmr_ctl_kv_add(&kv, "nlcores", "%" PRIu32, h->nlcores);
-	shmr_ctl_kv_add(&kv, "slot_size", "%" PRIu32, h->slot_size);
-	shmr_ctl_kv_add(&kv, "lane_size", "%" PRIu32, h->lane_size);
+	shmr_ctl_kv_add(&kv, "nlcores", "%" PRIu32, srv->dep.d->geo.nlcores);
+	shmr_ctl_kv_add(&kv, "slot_size", "%" PRIu32,
+			srv->dep.d->geo.slot_size);
+	shmr_ctl_kv_add(&kv, "lane_size", "%" PRIu32,
+			srv->dep.d->geo.lane_size);
+	/* Lanes initialised again after a process left them unsound. */
+	shmr_ctl_kv_add(&kv, "lanes_reinit", "%" PRIu64,
+			srv->dep.d->lanes_reinit);
 	shmr_ctl_kv_add(&kv, "endpoints", "%" PRIu32, srv->dep.m->alloc.nused);
 	shmr_ctl_kv_add(&kv, "routers", "%u", srv->dep.m->nrouters);
 	shmr_ctl_kv_add(&kv, "spec_version", "%" PRIu64, srv->dep.m->version);

@@ -24,6 +24,10 @@
  *        SHMR_F_REDELIVERED and handed to the next consumer;
  *     2. its OUT and OUT_HIGH lanes (producer side): shmr_lane_repair_
  *        producer() drops an enqueue it had not published;
+ *        (1 and 2 are shmr_ctl_slot_take_over(), domain.c: our own copy
+ *        of the geometry places the lanes and bounds the repairs, and a
+ *        lane the worker left unsound, geometry or indices, is
+ *        initialised again in place instead: counted, logged once);
  *     3. R goes DEAD (its names and claim are dropped): the dataplane keeps
  *        queueing into the inbox, which belongs to the route;
  *     4. a replacement is forked into the same slot (same endpoint PID), so
@@ -414,26 +418,18 @@ static void schedule(struct shmr_ctl_proc *p, uint64_t now)
 static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 			  int status)
 {
-	const struct shmr_domain_hdr *h = shmr_hdr(sp->dep.d->base);
 	struct shmr_ctl_route *q = &sp->dep.m->routers[r].routes[k];
 	struct shmr_ctl_proc *p = &sp->workers[r][k];
 	uint32_t slot = q->pid.slot;
-	unsigned handed_back = 0;
+	unsigned handed_back;
 	char how[96];
 	pid_t pid = p->pid;
 
 	proc_gone(sp, p);
 	describe(status, how, sizeof(how));
-	/* Repair before anything else can consume or produce: the
-	 * replacement is forked only below. */
-	for (uint32_t i = 0; i < h->nlcores; i++)
-		handed_back += shmr_lane_repair_consumer(
-			shmr_lane_at(sp->dep.d->base, slot, i), h->slot_size);
-	shmr_lane_repair_producer(
-		shmr_lane_at(sp->dep.d->base, slot, SHMR_LANE_OUT(h->nlcores)));
-	shmr_lane_repair_producer(
-		shmr_lane_at(sp->dep.d->base, slot,
-			     SHMR_LANE_OUT_HIGH(h->nlcores)));
+	/* Repair (or initialise again) before anything else can consume or
+	 * produce: the replacement is forked only below. */
+	handed_back = shmr_ctl_slot_take_over(sp->dep.d, slot);
 	shmr_ctl_model_route_set(sp->dep.m, q, 0);
 	if (sp->dep.loop->stopping) {
 		shmr_ctl_log("route %s: worker %d %s", q->conf->name,
@@ -474,7 +470,9 @@ static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 static void dataplane_exited(struct shmr_ctl_spawner *sp, int status)
 {
 	struct shmr_domain_hdr *h = shmr_hdr(sp->dep.d->base);
+	const struct shmr_ctl_domain *d = sp->dep.d;
 	const struct shmr_ctl_alloc *a = &sp->dep.m->alloc;
+	uint32_t nl = d->geo.nlcores, ls = d->geo.lane_size;
 	char how[96];
 	pid_t pid = sp->dp.pid;
 
@@ -485,19 +483,21 @@ static void dataplane_exited(struct shmr_ctl_spawner *sp, int status)
 		if (a->slots[s].state != SHMR_CTL_SLOT_USED ||
 		    a->slots[s].kind == SHMR_EPK_ROUTER)
 			continue;
-		for (uint32_t i = 0; i < h->nlcores; i++)
-			shmr_lane_repair_producer(
-				shmr_lane_at(sp->dep.d->base, s, i));
+		/* Our copy of the geometry; a lane whose geometry a worker
+		 * wrote is left alone by the repairs (the dataplane's lane
+		 * checks refuse it; its owner's exit initialises it). */
+		for (uint32_t i = 0; i < nl; i++)
+			shmr_lane_repair_producer(shmr_ctl_dom_lane(d, s, i),
+						  ls);
 		shmr_lane_repair_consumer(
-			shmr_lane_at(sp->dep.d->base, s,
-				     SHMR_LANE_OUT(h->nlcores)),
-			h->slot_size);
+			shmr_ctl_dom_lane(d, s, SHMR_LANE_OUT(nl)),
+			d->geo.slot_size, ls);
 		shmr_lane_repair_consumer(
-			shmr_lane_at(sp->dep.d->base, s,
-				     SHMR_LANE_OUT_HIGH(h->nlcores)),
-			h->slot_size);
+			shmr_ctl_dom_lane(d, s, SHMR_LANE_OUT_HIGH(nl)),
+			d->geo.slot_size, ls);
 	}
-	shmr_lane_repair_consumer(shmr_ctl_lane(sp->dep.d->base), h->slot_size);
+	shmr_lane_repair_consumer(shmr_ctl_dom_ctl_lane(d), d->geo.slot_size,
+				  ls);
 	if (sp->dep.loop->stopping) {
 		shmr_ctl_log("dataplane %d %s", (int)pid, how);
 		return;
@@ -549,12 +549,11 @@ void shmr_ctl_reap(struct shmr_ctl_spawner *sp)
 static uint64_t inbox_queued(const struct shmr_ctl_spawner *sp, unsigned r,
 			     unsigned k)
 {
-	const struct shmr_domain_hdr *h = shmr_hdr(sp->dep.d->base);
 	uint32_t slot = sp->dep.m->routers[r].routes[k].pid.slot;
 	uint64_t n = 0;
 
-	for (uint32_t i = 0; i < h->nlcores; i++)
-		n += rte_ring_count(shmr_lane_at(sp->dep.d->base, slot, i));
+	for (uint32_t i = 0; i < sp->dep.d->geo.nlcores; i++)
+		n += rte_ring_count(shmr_ctl_dom_lane(sp->dep.d, slot, i));
 	return n;
 }
 

@@ -409,16 +409,18 @@ static void repair_own_sides(void)
 			if (!shmr_lane_geometry_valid(r, g_env.lane_size))
 				continue;
 			if (i < g_env.nlcores)
-				dropped += (unsigned)shmr_lane_repair_producer(r);
+				dropped += (unsigned)shmr_lane_repair_producer(
+					r, g_env.lane_size);
 			else
 				back += shmr_lane_repair_consumer(
-					r, g_env.slot_size);
+					r, g_env.slot_size, g_env.lane_size);
 		}
 	}
 	struct rte_ring *ctl = shmr_dp_ctl_lane(&g_env);
 
 	if (shmr_lane_geometry_valid(ctl, g_env.lane_size))
-		back += shmr_lane_repair_consumer(ctl, g_env.slot_size);
+		back += shmr_lane_repair_consumer(ctl, g_env.slot_size,
+						  g_env.lane_size);
 	if (back || dropped)
 		say(SHMR_DP_LOG_WARNING,
 		    "took over from a previous dataplane: %u slot(s) to "

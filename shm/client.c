@@ -122,6 +122,10 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	d->hdr = shmr_hdr(d->base);
 	d->slot_size = d->hdr->slot_size;
 	d->nlcores = d->hdr->nlcores;
+	/* Our copy, never above what this library was built for. */
+	d->max_endpoints = d->hdr->max_endpoints < SHMR_MAX_ENDPOINTS
+				   ? d->hdr->max_endpoints
+				   : SHMR_MAX_ENDPOINTS;
 	*out = d;
 	return 0;
 fail:
@@ -230,11 +234,13 @@ static int parse_pid(const char *s, struct shmr_pid *pid)
 static void wait_adopted(struct shmr_domain *d)
 {
 	const struct shmr_spec *s = shmr_spec_of(d->base);
-	uint64_t want, seq;
+	uint64_t want, seq, deadline = shmr_spec_deadline();
 	struct timespec pause = { 0, 200000 }; /* 0.2 ms */
 
 	do {
-		seq = shmr_spec_read_begin(s);
+		/* An unreadable spec (a peer's doing): nothing to wait for. */
+		if (shmr_spec_read_begin(s, deadline, &seq) < 0)
+			return;
 		want = s->version;
 	} while (shmr_spec_read_retry(s, seq));
 	for (int tries = 0; tries < 5000; tries++) { /* about 1 s */
@@ -373,13 +379,14 @@ int shmr_lookup(struct shmr_domain *d, const char *name, struct shmr_pid *out)
 	const struct shmr_spec *s = shmr_spec_of(d->base);
 	char key[SHMR_NAME_MAX];
 	struct shmr_pid found;
-	uint64_t seq;
+	uint64_t seq, deadline = shmr_spec_deadline();
 	int hit;
 
 	if (shmr_name_copy(key, name) < 0)
 		return -SHMR_E_NAME;
 	do {
-		seq = shmr_spec_read_begin(s);
+		if (shmr_spec_read_begin(s, deadline, &seq) < 0)
+			return -SHMR_E_TIMEOUT;
 		uint32_t n = s->nreg < SHMR_MAX_REGISTRY ? s->nreg
 							 : SHMR_MAX_REGISTRY;
 		hit = 0;
@@ -476,6 +483,10 @@ static int send_one(struct shmr_endpoint *ep, uint8_t kind, uint8_t prio,
 {
 	if (len > ep->d->slot_size - SHMR_HDR_SIZE)
 		return -SHMR_E_TOO_BIG;
+	/* A slot that cannot exist: no need to ask the dataplane (it would
+	 * drop the slot as a bad target, and a call would wait it out). */
+	if (to.slot >= ep->d->max_endpoints)
+		return -SHMR_E_PROCESS_UNKNOWN;
 	fill_slot(ep, (struct shmr_msg *)ep->tx, kind, prio, to, type, key,
 		  ref, status, data, (uint32_t)len);
 	return push(ep, prio != SHMR_PRIO_NORMAL, 1) == 1 ? 0 : -EAGAIN;
@@ -496,6 +507,8 @@ int shmr_send_broadcast(struct shmr_endpoint *ep, struct shmr_pid router,
 
 	if (len > ep->d->slot_size - SHMR_HDR_SIZE)
 		return -SHMR_E_TOO_BIG;
+	if (router.slot >= ep->d->max_endpoints)
+		return -SHMR_E_PROCESS_UNKNOWN;
 	fill_slot(ep, m, SHMR_KIND_SEND, SHMR_PRIO_NORMAL, router, type, key,
 		  0, 0, data, (uint32_t)len);
 	m->flags = SHMR_F_BROADCAST;

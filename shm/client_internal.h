@@ -19,6 +19,7 @@ struct shmr_domain {
 	struct shmr_domain_hdr *hdr;
 	uint32_t slot_size;
 	uint32_t nlcores;
+	uint32_t max_endpoints; /* slots a PID may name (our copy, bounded) */
 	unsigned nendpoints;
 	/* Only the control-socket calls use what follows: after the fields
 	 * the fast path reads, so those keep their place. */

@@ -12,6 +12,7 @@
  * half-done enqueue is dropped by moving prod.head back to prod.tail.
  */
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdio.h>
@@ -163,18 +164,29 @@ int shmr_lane_valid_sp(const struct rte_ring *r, uint32_t lane_size)
 	return ph == pt && pt - ct <= lane_size - 1;
 }
 
-unsigned shmr_lane_repair_consumer(struct rte_ring *r, uint32_t slot_size)
+unsigned shmr_lane_repair_consumer(struct rte_ring *r, uint32_t slot_size,
+				   uint32_t lane_size)
 {
-	uint32_t head = r->cons.head, tail = r->cons.tail;
-	unsigned n = head - tail;
+	uint32_t head, tail, mask = lane_size - 1;
+	unsigned n;
 	unsigned char *slots = (unsigned char *)(r + 1);
 
-	if (n == 0 || n > r->capacity)
+	if (!shmr_lane_geometry_valid(r, lane_size))
 		return 0;
+	head = r->cons.head;
+	tail = r->cons.tail;
+	n = head - tail;
+	if (n == 0)
+		return 0;
+	if (n > mask) {
+		/* Not a burst: indices a peer wrote.  Nothing to flag. */
+		r->cons.head = tail;
+		return 0;
+	}
 	for (uint32_t i = tail; i != head; i++) {
 		struct shmr_msg *m =
 			(struct shmr_msg *)(slots +
-					    (uint64_t)(i & r->mask) * slot_size);
+					    (uint64_t)(i & mask) * slot_size);
 		m->flags |= SHMR_F_REDELIVERED;
 	}
 	/* The flags must be visible before the next consumer can take the
@@ -186,14 +198,33 @@ unsigned shmr_lane_repair_consumer(struct rte_ring *r, uint32_t slot_size)
 	return n;
 }
 
-int shmr_lane_repair_producer(struct rte_ring *r)
+int shmr_lane_repair_producer(struct rte_ring *r, uint32_t lane_size)
 {
-	uint32_t head = r->prod.head, tail = r->prod.tail;
+	uint32_t head, tail;
 
+	if (!shmr_lane_geometry_valid(r, lane_size))
+		return 0;
+	head = r->prod.head;
+	tail = r->prod.tail;
 	if (head == tail)
 		return 0;
 	r->prod.head = tail;
 	return 1;
+}
+
+int shmr_lane_sound_for_repair(const struct rte_ring *r, uint32_t lane_size,
+			       int dead_consumer)
+{
+	uint32_t cap = lane_size - 1;
+	/* Acquire on the live side's tail: as in the lane checks. */
+	uint32_t pt = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+	uint32_t ct = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+
+	if (!shmr_lane_geometry_valid(r, lane_size) || pt - ct > cap)
+		return 0;
+	if (dead_consumer)
+		return r->prod.head - pt <= cap;
+	return r->cons.head - ct <= cap;
 }
 
 static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val,
@@ -247,15 +278,39 @@ int shmr_bell_sleep(struct shmr_bell *b, uint32_t seen, int timeout_ms)
 	return err;
 }
 
-uint64_t shmr_spec_read_begin(const struct shmr_spec *s)
+static uint64_t mono_ns(void)
 {
-	uint64_t seq;
+	struct timespec ts;
 
-	/* S3: pairs with S2. */
-	while ((seq = atomic_load_explicit(&((struct shmr_spec *)s)->seq,
-					   memory_order_acquire)) & 1)
-		;
-	return seq;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t shmr_spec_deadline(void)
+{
+	return mono_ns() + (uint64_t)SHMR_SPEC_WAIT_MS * 1000000u;
+}
+
+int shmr_spec_read_begin(const struct shmr_spec *s, uint64_t deadline_ns,
+			 uint64_t *seq)
+{
+	/* The clock is read at every begin, not only while seq is odd: a
+	 * peer that keeps changing an even seq makes every retry fail, and
+	 * that must end at the deadline too. */
+	for (unsigned spins = 0;; spins++) {
+		/* S3: pairs with S2. */
+		uint64_t v = atomic_load_explicit(
+			&((struct shmr_spec *)s)->seq, memory_order_acquire);
+
+		if (mono_ns() > deadline_ns)
+			return -SHMR_E_TIMEOUT;
+		if (!(v & 1)) {
+			*seq = v;
+			return 0;
+		}
+		if (spins >= 64)
+			sched_yield();
+	}
 }
 
 int shmr_spec_read_retry(const struct shmr_spec *s, uint64_t seq)
@@ -270,7 +325,9 @@ void shmr_spec_write_begin(struct shmr_spec *s)
 {
 	uint64_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
 
-	atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
+	/* Odd and past every value a reader may have seen, even when a peer
+	 * left seq odd: (seq + 1) | 1.  write_end's + 1 makes it even. */
+	atomic_store_explicit(&s->seq, (seq + 1) | 1, memory_order_relaxed);
 	/* S1: the odd seq is visible before any field changes. */
 	atomic_thread_fence(memory_order_release);
 }

@@ -340,8 +340,9 @@ struct shmr_pid shmr_endpoint_pid(const struct shmr_endpoint *ep);
  * Context:     any thread; no syscall (it never asks the control plane,
  *              so it answers while the control plane is away too).
  * Concurrency: lock-free read of the domain's registry (retried while the
- *              control plane writes it).
- * Errors:      -SHMR_E_PROCESS_UNKNOWN, -SHMR_E_NAME.
+ *              control plane writes it, for at most about a second).
+ * Errors:      -SHMR_E_PROCESS_UNKNOWN, -SHMR_E_NAME, -SHMR_E_TIMEOUT (the
+ *              registry stayed mid-write for that second).
  */
 int shmr_lookup(struct shmr_domain *d, const char *name, struct shmr_pid *out);
 
@@ -354,8 +355,10 @@ int shmr_lookup(struct shmr_domain *d, const char *name, struct shmr_pid *out);
  *              is staged in its buffer.
  * Ownership:   @p data is copied before the call returns.
  * Errors:      -EAGAIN when the outbound lane is full (nothing was sent),
- *              -SHMR_E_TOO_BIG.  Where it goes is checked by the
- *              dataplane, not here.
+ *              -SHMR_E_TOO_BIG, -SHMR_E_PROCESS_UNKNOWN for a PID whose
+ *              slot the domain does not have.  Whether that slot is in use
+ *              is checked by the dataplane, not here (a call to a free
+ *              slot gets -SHMR_E_PROCESS_UNKNOWN as its reply at once).
  */
 int shmr_send(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 	      uint64_t key, const void *data, size_t len);
@@ -427,11 +430,13 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
  * Returns:     the reply's payload length (the first @p cap bytes are
  *              copied to @p reply).
  * Errors:      the error the router or worker answered with
- *              (-SHMR_E_DISCARDED, -SHMR_E_PROCESS_UNKNOWN, ...),
- *              -SHMR_E_TIMEOUT, -SHMR_E_TOO_BIG, -EAGAIN (outbound lane
- *              full), -ENOBUFS (too much arrived while waiting; nothing
- *              was lost, it stays queued), -EINTR (a signal interrupted
- *              the wait, or shmr_stopping() is true and it would wait).
+ *              (-SHMR_E_DISCARDED, -SHMR_E_PROCESS_UNKNOWN, ...), or
+ *              -SHMR_E_PROCESS_UNKNOWN at once for a slot that cannot
+ *              exist (as shmr_send()), -SHMR_E_TIMEOUT, -SHMR_E_TOO_BIG,
+ *              -EAGAIN (outbound lane full), -ENOBUFS (too much arrived
+ *              while waiting; nothing was lost, it stays queued), -EINTR
+ *              (a signal interrupted the wait, or shmr_stopping() is true
+ *              and it would wait).
  */
 int shmr_call(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 	      uint64_t key, const void *req, size_t len, void *reply,

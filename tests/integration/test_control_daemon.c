@@ -416,11 +416,11 @@ static int req(struct app *a, const char *r, char *ans, size_t cap)
 static int registered(struct app *a, const char *name)
 {
 	const struct shmr_spec *s = shmr_spec_of(a->base);
-	uint64_t seq;
+	uint64_t seq, deadline = shmr_spec_deadline();
 	int found;
 
 	do {
-		seq = shmr_spec_read_begin(s);
+		assert_int_equal(shmr_spec_read_begin(s, deadline, &seq), 0);
 		found = 0;
 		for (uint32_t i = 0; i < s->nreg && i < SHMR_MAX_REGISTRY; i++)
 			if (strncmp(s->registry[i].name, name,

@@ -155,22 +155,44 @@ int shmr_lane_valid_sp(const struct rte_ring *r, uint32_t lane_size);
 
 /**
  * Hand an unfinished burst back: flag slots [cons.tail, cons.head) as
- * SHMR_F_REDELIVERED and move cons.head back to cons.tail.
+ * SHMR_F_REDELIVERED and move cons.head back to cons.tail.  Trusts
+ * nothing in the ring but its indices: a lane whose geometry is not that
+ * of @p lane_size is left alone (0), the slots are found with our mask
+ * (@p lane_size - 1), and a burst longer than a capacity (indices a peer
+ * wrote) hands nothing back but still moves cons.head to cons.tail.
  *
  * Context:     only once the consumer's death is confirmed (waitpid), and
  *              before its replacement attaches: nobody else consumes.
  * Concurrency: the producer may keep enqueueing; it never writes those slots.
  * Returns:     how many slots were handed back.
  */
-unsigned shmr_lane_repair_consumer(struct rte_ring *r, uint32_t slot_size);
+unsigned shmr_lane_repair_consumer(struct rte_ring *r, uint32_t slot_size,
+				   uint32_t lane_size);
 
 /**
  * Drop a half-done enqueue of a dead producer (prod.head back to prod.tail:
- * the slots were never published).
+ * the slots were never published).  A lane whose geometry is not that of
+ * @p lane_size is left alone.
  * Context: only once the producer's death is confirmed.
  * Returns: 1 when something was repaired.
  */
-int shmr_lane_repair_producer(struct rte_ring *r);
+int shmr_lane_repair_producer(struct rte_ring *r, uint32_t lane_size);
+
+/**
+ * Can a lane whose one side belonged to a dead process be taken over by
+ * the repairs above, or must it be initialised again?  Unsound: its
+ * geometry is not that of @p lane_size, or the live peer's side or the
+ * producer's lead over the consumer is more than a capacity (so the live
+ * peer's own lane check refuses the lane: it is not using it, and
+ * shmr_lane_init() on it races with nobody).  @p dead_consumer: the dead
+ * process consumed the lane (its cons.head is repaired, not judged).
+ *
+ * Context:     once the dead side's process is gone.
+ * Concurrency: wait-free; reads the live side's indices.
+ * Returns:     1 sound, 0 initialise it again.
+ */
+int shmr_lane_sound_for_repair(const struct rte_ring *r, uint32_t lane_size,
+			       int dead_consumer);
 
 /** Initialise one ring in place (SP/SC, @p lane_size entries). */
 int shmr_lane_init(struct rte_ring *r, const char *name, uint32_t lane_size);
@@ -202,9 +224,28 @@ int shmr_bell_sleep(struct shmr_bell *b, uint32_t seen, int timeout_ms);
 /** Withdraw a sleeper announced by shmr_bell_prepare(). */
 void shmr_bell_cancel(struct shmr_bell *b);
 
-/* Spec seqcount (see struct shmr_spec). */
-uint64_t shmr_spec_read_begin(const struct shmr_spec *s);
+/*
+ * Spec seqcount (see struct shmr_spec).  A reader's wait is bounded: a
+ * write takes the control plane microseconds, so a seq that stays odd, or
+ * keeps changing, for SHMR_SPEC_WAIT_MS is a peer's doing (or a writer
+ * stopped mid-write), and the read gives up.
+ */
+#define SHMR_SPEC_WAIT_MS 1000
+
+/** The deadline for one read: now (CLOCK_MONOTONIC) + SHMR_SPEC_WAIT_MS,
+ *  in ns, to pass to every shmr_spec_read_begin() of that read. */
+uint64_t shmr_spec_deadline(void);
+
+/**
+ * Begin (or begin again, after shmr_spec_read_retry()) a read: wait for an
+ * even seq [S3] and put it in @p seq.
+ * Context:     any reader; spins, then yields, never past @p deadline_ns.
+ * Returns:     0, or -SHMR_E_TIMEOUT once @p deadline_ns has passed.
+ */
+int shmr_spec_read_begin(const struct shmr_spec *s, uint64_t deadline_ns,
+			 uint64_t *seq);
 int shmr_spec_read_retry(const struct shmr_spec *s, uint64_t seq);
+/** Make seq odd [S1], whatever it was (a peer may have left it odd). */
 void shmr_spec_write_begin(struct shmr_spec *s);
 void shmr_spec_write_end(struct shmr_spec *s);
 

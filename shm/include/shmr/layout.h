@@ -273,6 +273,9 @@ static_assert(sizeof(struct shmr_spec_reg) == 40, "spec reg size");
  * [S1]), writes, then makes it even with a release store [S2].  A reader
  * loads seq with acquire [S3, pairs with S2], copies, issues an acquire
  * fence [S4, pairs with S1], reloads seq, and retries on change or odd.
+ * A reader waits for an even seq only until a deadline (SHMR_SPEC_WAIT_MS,
+ * shm/domain.h): a peer that stored an odd seq cannot hang it; the writer
+ * starts from an odd seq as from an even one, and so heals it.
  */
 struct shmr_spec {
 	alignas(SHMR_CACHE_LINE) _Atomic(uint64_t) seq;

@@ -158,8 +158,8 @@ static void test_repair_consumer_redelivers(void **state)
 	assert_int_equal(rte_ring_dequeue_burst_elem_start(f->r, out, SLOT, 8,
 							   NULL),
 			 8);
-	assert_int_equal(shmr_lane_repair_consumer(f->r, SLOT), 8);
-	assert_int_equal(shmr_lane_repair_consumer(f->r, SLOT), 0);
+	assert_int_equal(shmr_lane_repair_consumer(f->r, SLOT, LANE), 8);
+	assert_int_equal(shmr_lane_repair_consumer(f->r, SLOT, LANE), 0);
 	/* The replacement gets the 8 again, flagged, then the rest not. */
 	assert_int_equal(rte_ring_dequeue_burst_elem_start(f->r, out, SLOT, 64,
 							   NULL),
@@ -173,6 +173,36 @@ static void test_repair_consumer_redelivers(void **state)
 	assert_int_equal(rte_ring_count(f->r), 0);
 }
 
+/* A dead consumer's lane as a hostile peer left it: repairs trust only
+ * our geometry; what cannot be repaired is refused, then initialised. */
+static void test_repair_distrusts_the_ring(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(enq(f->r, 0, 4), 4);
+	/* A "burst" longer than the capacity: nothing flagged, head back. */
+	f->r->cons.head = f->r->cons.tail + 0x40000000u;
+	assert_true(shmr_lane_sound_for_repair(f->r, LANE, 1));
+	assert_int_equal(shmr_lane_repair_consumer(f->r, SLOT, LANE), 0);
+	assert_int_equal(f->r->cons.head, f->r->cons.tail);
+	assert_int_equal(rte_ring_count(f->r), 4);
+	/* A mask that reaches outside the ring: left alone, unsound. */
+	f->r->cons.head += 2;
+	f->r->mask = 0xffffffffu;
+	assert_false(shmr_lane_sound_for_repair(f->r, LANE, 1));
+	assert_int_equal(shmr_lane_repair_consumer(f->r, SLOT, LANE), 0);
+	assert_int_equal(shmr_lane_repair_producer(f->r, LANE), 0);
+	assert_int_equal(shmr_lane_init(f->r, "again", LANE), 0);
+	assert_true(shmr_lane_sound_for_repair(f->r, LANE, 1));
+	assert_true(shmr_lane_sound_for_repair(f->r, LANE, 0));
+	/* The live side's index out of range: unsound for either side. */
+	f->r->prod.head = f->r->prod.tail + LANE;
+	assert_false(shmr_lane_sound_for_repair(f->r, LANE, 1));
+	f->r->prod.head = f->r->prod.tail;
+	f->r->cons.head = f->r->cons.tail + LANE;
+	assert_false(shmr_lane_sound_for_repair(f->r, LANE, 0));
+}
+
 static void test_repair_producer_drops_unpublished(void **state)
 {
 	struct fixture *f = *state;
@@ -181,8 +211,8 @@ static void test_repair_producer_drops_unpublished(void **state)
 	assert_int_equal(enq(f->r, 0, 3), 3);
 	/* A producer that died between moving head and publishing tail. */
 	f->r->prod.head += 2;
-	assert_int_equal(shmr_lane_repair_producer(f->r), 1);
-	assert_int_equal(shmr_lane_repair_producer(f->r), 0);
+	assert_int_equal(shmr_lane_repair_producer(f->r, LANE), 1);
+	assert_int_equal(shmr_lane_repair_producer(f->r, LANE), 0);
 	assert_int_equal(enq(f->r, 3, 2), 2);
 	assert_int_equal(rte_ring_dequeue_burst_elem(f->r, out, SLOT, 64, NULL),
 			 5);
@@ -264,6 +294,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_full_wrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peek_keeps_burst_until_finish, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repair_consumer_redelivers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repair_distrusts_the_ring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repair_producer_drops_unpublished, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spsc_threads_with_bell, setup, teardown),
 		cmocka_unit_test(test_names),
