@@ -16,6 +16,7 @@
  * one input to the next and a crash file replays alone.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,8 +34,17 @@ struct fz {
 	struct shmr_pid a;
 };
 
-/* A small spec: one router of each decision shape the slot can reach
- * without a behaviour object (type, hash, broadcast, round robin). */
+/* Six logics: with the type and hash routers, the eight routers a spec
+ * holds.  Round robin and random, the simplest picks, are left out. */
+static const uint32_t fz_logics[] = {
+	SHMR_BEH_BROADCAST,	  SHMR_BEH_SMALLEST_MAILBOX,
+	SHMR_BEH_CONSISTENT_HASH, SHMR_BEH_SCATTER_GATHER,
+	SHMR_BEH_TAIL_CHOPPING,	  SHMR_BEH_BALANCING,
+};
+
+/* A small spec: one router of each decision the slot can reach without a
+ * behaviour object: type (slot 2), hash (4), and the routing logics of
+ * fz_logics (6, 8, ... 16). */
 static void fz_spec(struct fz *f, int admin)
 {
 	struct dp_dom *d = &f->d;
@@ -61,14 +71,21 @@ static void fz_spec(struct fz *f, int admin)
 	dp_hash(d, ri, "s0");
 	dp_hash(d, ri, "s1");
 	dp_hash(d, ri, "reg");
-	ri = dp_router(d, "all", dp_ep(d, 6, 1, SHMR_EPK_ROUTER),
-		       SHMR_BEH_BROADCAST);
-	dp_route(d, ri, "w", work, SHMR_ROUTE_RUNNING);
-	dp_route(d, ri, "c", c, SHMR_ROUTE_RUNNING);
-	ri = dp_router(d, "rr", dp_ep(d, 8, 1, SHMR_EPK_ROUTER),
-		       SHMR_BEH_ROUND_ROBIN);
-	dp_route(d, ri, "w", work, SHMR_ROUTE_RUNNING);
-	dp_route(d, ri, "c", c, SHMR_ROUTE_PENDING_DISABLE);
+	/* The routing logics over the same two routees, at slots 6.. */
+	for (unsigned i = 0; i < sizeof(fz_logics) / sizeof(fz_logics[0]);
+	     i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "logic%u", i);
+		ri = dp_router(d, name,
+			       dp_ep(d, 6 + 2 * i, 1, SHMR_EPK_ROUTER),
+			       fz_logics[i]);
+		dp_spec(d)->routers[ri].vnodes = SHMR_CHASH_VNODES_DEFAULT;
+		dp_spec(d)->routers[ri].within_ms = 100;
+		dp_spec(d)->routers[ri].interval_ms = 10;
+		dp_route(d, ri, "w", work, SHMR_ROUTE_RUNNING);
+		dp_route(d, ri, "c", c, SHMR_ROUTE_RUNNING);
+	}
 	dp_reg(d, "reg", b);
 	dp_spec_end(d);
 	if (admin)
