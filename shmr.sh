@@ -145,7 +145,8 @@ run_fuzz() {
     [ $# -eq 0 ] || seconds=$1
     [[ $seconds =~ ^[0-9]+$ ]] && [ "$seconds" -gt 0 ] || usage
     packages+=("${fuzz_packages[@]}")
-    CC=clang setup build-fuzz -Dwerror=true -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
+    CC=clang setup build-fuzz -Dwerror=true -Dfuzz=true \
+        -Db_sanitize=address,undefined -Db_lundef=false
     local scratch; scratch=$(mktemp -d /tmp/shmr-fuzz.XXXXXX)
     local t passed=0 failed=0 rc
     for t in config request dlq classify; do
@@ -162,7 +163,9 @@ run_fuzz() {
         rc=$?
         set -e
         if [ "$rc" -eq 0 ]; then
-            say "fuzz $t: $(awk '/^stat::number_of_executed_units:/ {print $2}' "$scratch/$t/log") runs, no crash"
+            local runs
+            runs=$(awk '/^stat::number_of_executed_units:/ {print $2}' "$scratch/$t/log")
+            say "fuzz $t: $runs runs, no crash"
             passed=$((passed + 1))
         else
             failed=$((failed + 1))
