@@ -6,6 +6,7 @@
 #   ./shmr.sh test                    the whole test suite
 #   ./shmr.sh sanitize                the suite again under ASan and UBSan
 #   ./shmr.sh tsan                    lane and RCU table threads under TSan
+#   ./shmr.sh fuzz [SECONDS]          each libFuzzer target for SECONDS (30)
 #
 # Exit status: 0 success; 1 a step failed; 2 bad arguments.
 set -euo pipefail
@@ -14,10 +15,12 @@ root=$PWD
 
 packages=(meson ninja-build pkg-config gcc g++ libc6-dev libdpdk-dev
           liburcu-dev libhwloc-dev libcmocka-dev libconfig-dev procps)
+# Only for `fuzz`: libFuzzer comes with Debian's clang.
+fuzz_packages=(clang)
 
 say() { printf 'shmr: %s\n' "$*" >&2; }
 usage() {
-    echo "usage: $0 demo [--duration SEC] | test | sanitize | tsan" >&2
+    echo "usage: $0 demo [--duration SEC] | test | sanitize | tsan | fuzz [SECONDS]" >&2
     exit 2
 }
 
@@ -131,6 +134,56 @@ run_tsan() {
     mtest -C build-tsan --print-errorlogs --num-processes 1
 }
 
+# Each libFuzzer target of tests/fuzz for SECONDS, from its seed corpus.
+# New inputs go to a scratch copy of the corpus, not the tree; a crash
+# leaves its input in a scratch folder, named here, to be copied into
+# tests/fuzz/corpus/<target>/ (the suite's fuzz_replay_<target> replays
+# it from then on).  Prints "suite: N passed, M failed" over the targets.
+run_fuzz() {
+    local seconds=30
+    [ $# -le 1 ] || usage
+    [ $# -eq 0 ] || seconds=$1
+    [[ $seconds =~ ^[0-9]+$ ]] && [ "$seconds" -gt 0 ] || usage
+    packages+=("${fuzz_packages[@]}")
+    CC=clang setup build-fuzz -Dwerror=true -Dfuzz=true \
+        -Db_sanitize=address,undefined -Db_lundef=false
+    local scratch; scratch=$(mktemp -d /tmp/shmr-fuzz.XXXXXX)
+    local t passed=0 failed=0 rc
+    for t in config request dlq classify; do
+        mkdir -p "$scratch/$t/corpus" "$scratch/$t/crash"
+        cp tests/fuzz/corpus/"$t"/* "$scratch/$t/corpus/"
+        say "fuzz $t for ${seconds}s"
+        set +e
+        LSAN_OPTIONS=suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=0 \
+        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+            build-fuzz/tests/fuzz/fuzz_"$t" "$scratch/$t/corpus" \
+            -max_total_time="$seconds" -timeout=10 -print_final_stats=1 \
+            -artifact_prefix="$scratch/$t/crash/" \
+            >"$scratch/$t/log" 2>&1
+        rc=$?
+        set -e
+        if [ "$rc" -eq 0 ]; then
+            local runs
+            runs=$(awk '/^stat::number_of_executed_units:/ {print $2}' "$scratch/$t/log")
+            say "fuzz $t: $runs runs, no crash"
+            passed=$((passed + 1))
+        else
+            failed=$((failed + 1))
+            tail -40 "$scratch/$t/log" >&2
+            local f
+            for f in "$scratch/$t"/crash/*; do
+                [ -e "$f" ] || continue
+                say "fuzz $t: crash input $f"
+                say "  copy it into tests/fuzz/corpus/$t/ once fixed (the suite replays it)"
+            done
+            say "fuzz $t failed (rc $rc); its log is $scratch/$t/log"
+        fi
+    done
+    printf '%s: %d passed, %d failed\n' suite "$passed" "$failed"
+    [ "$failed" -eq 0 ] && rm -rf "$scratch"
+    [ "$failed" -eq 0 ]
+}
+
 [ $# -ge 1 ] || usage
 cmd=$1; shift
 case $cmd in
@@ -138,5 +191,6 @@ case $cmd in
     test) run_tests "$@" ;;
     sanitize) run_sanitized "$@" ;;
     tsan) run_tsan "$@" ;;
+    fuzz) run_fuzz "$@" ;;
     *) usage ;;
 esac

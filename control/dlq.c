@@ -126,9 +126,12 @@ const char *shmr_ctl_dlq_reason(int32_t status)
 		[SHMR_E_MAILBOX_FULL - SHMR_E_BASE] = "SHMR_E_MAILBOX_FULL",
 		[SHMR_E_NOT_ALLOWED - SHMR_E_BASE] = "SHMR_E_NOT_ALLOWED",
 	};
-	int e = -status - SHMR_E_BASE;
+	/* In 64 bits: the status is whatever the file holds, and -INT32_MIN
+	 * or -INT32_MAX - SHMR_E_BASE overflow an int (found by fuzz_dlq). */
+	int64_t e = -(int64_t)status - SHMR_E_BASE;
 
-	if (e > 0 && e < (int)(sizeof(names) / sizeof(names[0])) && names[e])
+	if (e > 0 && e < (int64_t)(sizeof(names) / sizeof(names[0])) &&
+	    names[e])
 		return names[e];
 	return "SHMR_E_OTHER";
 }
