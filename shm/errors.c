@@ -1,6 +1,7 @@
 /*
  * Names of every error code, shared by libshmr and the daemons.
  */
+#include <limits.h>
 #include <string.h>
 
 #include <shmr/shmr.h>
@@ -30,6 +31,9 @@ static const char *const shmr_error_names[] = {
 
 const char *shmr_strerror(int err)
 {
+	/* INT_MIN has no positive counterpart (a status a peer wrote). */
+	if (err == INT_MIN)
+		return "unknown error";
 	if (err < 0)
 		err = -err;
 	if (err == 0)
