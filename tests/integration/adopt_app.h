@@ -55,12 +55,7 @@ static inline unsigned char *adopt_rec_file(char *path, size_t cap,
 /* kill -9 the control plane and reap it. */
 static inline void adopt_kill_control(struct shmr_test_app *app)
 {
-	int st;
-
-	assert_true(app->control > 0);
-	assert_int_equal(kill(app->control, SIGKILL), 0);
-	assert_int_equal(waitpid(app->control, &st, 0), app->control);
-	shmr_test_app_set_control(app, 0);
+	assert_int_equal(shmr_test_app_kill_control(app), 0);
 }
 
 /* Start shmr-control again on @p app's configuration, as systemd's
@@ -68,32 +63,9 @@ static inline void adopt_kill_control(struct shmr_test_app *app)
  * from the fork to ready. */
 static inline uint64_t adopt_restart(struct shmr_test_app *app)
 {
-	int pfd[2];
-	char fdbuf[16], ready = 0;
-	struct pollfd p;
 	uint64_t t0 = adopt_now_us();
-	pid_t pid;
 
-	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fd = dup(pfd[1]); /* without CLOEXEC */
-
-		snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
-		execl(getenv("SHMR_CONTROL"), "shmr-control", "-c", app->conf,
-		      "--run-dir", app->dir, "--ready-fd", fdbuf,
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	shmr_test_app_set_control(app, pid);
-	/* Liveness bound only. */
-	p = (struct pollfd){ .fd = pfd[0], .events = POLLIN };
-	assert_int_equal(poll(&p, 1, 30000), 1);
-	assert_int_equal(read(pfd[0], &ready, 1), 1);
-	assert_int_equal(ready, 'R');
-	close(pfd[0]);
+	assert_int_equal(shmr_test_app_restart_control(app, 0), 0);
 	return adopt_now_us() - t0;
 }
 

@@ -57,10 +57,7 @@
 
 struct rig {
 	struct shmr_test_client c;
-	pid_t first;   /* the control plane tests/lib started: kept unreaped
-			  until the end, so its stop finds it */
 	int alive;     /* c.app.control runs */
-	pid_t dp;      /* its dataplane, as STATUS said at its start */
 };
 
 static long ms_since(const struct timespec *t0)
@@ -72,105 +69,39 @@ static long ms_since(const struct timespec *t0)
 	       (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-static pid_t dataplane_pid(struct rig *r);
-
 static void rig_start(struct rig *r, const char *tag, const char *reconnect)
 {
 	memset(r, 0, sizeof(*r));
 	setenv(SHMR_ENV_RECONNECT_MS, reconnect, 1); /* read at attach */
 	assert_int_equal(shmr_test_client_start(&r->c, tag, CONF, -1), 0);
-	r->first = r->c.app.control;
 	r->alive = 1;
-	r->dp = dataplane_pid(r);
 }
 
-/* The dataplane's pid from STATUS (asked while the control plane runs);
- * 0 when it cannot be read. */
-static pid_t dataplane_pid(struct rig *r)
-{
-	char ans[4096];
-	long long v;
-
-	if (shmr_test_ctl(&r->c.app, "STATUS", ans, sizeof(ans)) < 0)
-		return 0;
-	v = shmr_test_value(ans, "dataplane_pid");
-	return v > 0 ? (pid_t)v : 0;
-}
-
-/* kill -9 the control plane and wait until it has exited. */
+/* kill -9 the control plane and wait until it has exited (its dataplane
+ * and worker go on: the restarted one adopts them). */
 static void kill_control(struct rig *r)
 {
-	pid_t pid = r->c.app.control, dp = r->dp;
-	siginfo_t si;
-
 	assert_true(r->alive);
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	if (pid == r->first) /* exited, not reaped: see struct rig */
-		assert_int_equal(waitid(P_PID, (id_t)pid, &si,
-					WEXITED | WNOWAIT),
-				 0);
-	else
-		assert_int_equal(waitpid(pid, NULL, 0), pid);
+	assert_int_equal(shmr_test_app_kill_control(&r->c.app), 0);
 	r->alive = 0;
-	/* Today the dataplane dies with it: let it go before a new one
-	 * starts.  (A dataplane that outlives it, as adoption wants, is
-	 * simply waited for a moment.) */
-	for (int i = 0; dp && i < 200 && shmr_test_pid_alive(dp); i++)
-		usleep(10000);
 }
 
 /* A new shmr-control on the same configuration and run directory. */
 static void restart_control(struct rig *r)
 {
-	const char *bin = getenv("SHMR_CONTROL");
-	struct pollfd p;
-	char fdbuf[16], ready = 0;
-	int pfd[2];
-	pid_t pid;
-
 	assert_false(r->alive);
-	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		snprintf(fdbuf, sizeof(fdbuf), "%d", dup(pfd[1]));
-		execl(bin ? bin : "shmr-control", "shmr-control", "-c",
-		      r->c.app.conf, "--run-dir", r->c.app.dir, "--ready-fd",
-		      fdbuf, "--quiet", (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	p = (struct pollfd){ .fd = pfd[0], .events = POLLIN };
-	/* Liveness bound only: start-up takes well under a second. */
-	assert_int_equal(poll(&p, 1, 30000), 1);
-	assert_int_equal(read(pfd[0], &ready, 1), 1);
-	assert_int_equal(ready, 'R');
-	close(pfd[0]);
-	r->c.app.control = pid;
+	assert_int_equal(shmr_test_app_restart_control(&r->c.app, 1), 0);
 	r->alive = 1;
-	r->dp = dataplane_pid(r);
 }
 
 /* Close the client, stop the control plane (one runs: a dataplane and
  * workers that outlived a dead one are its to stop), leave nothing. */
 static void rig_stop(struct rig *r)
 {
-	int st;
-
 	if (!r->alive)
 		restart_control(r);
 	shmr_endpoint_close(r->c.ep);
 	shmr_detach(r->c.d);
-	if (r->alive && r->c.app.control != r->first) {
-		kill(r->c.app.control, SIGTERM);
-		for (int i = 0; i < 300; i++) { /* liveness bound: 15 s */
-			if (waitpid(r->c.app.control, &st, WNOHANG) ==
-			    r->c.app.control)
-				break;
-			usleep(50000);
-		}
-	}
-	r->c.app.control = r->first;
 	assert_int_equal(shmr_test_app_stop(&r->c.app), 0);
 	unsetenv(SHMR_ENV_RECONNECT_MS);
 }

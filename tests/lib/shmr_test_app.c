@@ -69,12 +69,60 @@ static const char *env_or(const char *name, const char *dflt)
 	return v && *v ? v : dflt;
 }
 
+/*
+ * Start shmr-control on @p app's configuration and run directory and wait
+ * for its ready byte (a liveness bound only: start-up, adoption included,
+ * takes well under a second).  @p app->control is the new pid, also
+ * while it is coming up, so that a failure can still stop it.
+ */
+static int spawn_control(struct shmr_test_app *app, int quiet)
+{
+	char ready = 0, fdbuf[16];
+	struct pollfd p;
+	int pfd[2], ok;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -1;
+	app->control = fork();
+	if (app->control == 0) {
+		int fd = dup(pfd[1]); /* without CLOEXEC */
+
+		snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
+		execl(env_or("SHMR_CONTROL", "shmr-control"), "shmr-control",
+		      "-c", app->conf, "--run-dir", app->dir, "--ready-fd",
+		      fdbuf, quiet ? "--quiet" : (char *)NULL, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	p = (struct pollfd){ .fd = pfd[0], .events = POLLIN };
+	ok = app->control > 0 && poll(&p, 1, 30000) == 1 &&
+	     read(pfd[0], &ready, 1) == 1 && ready == 'R';
+	close(pfd[0]);
+	return ok ? 0 : -1;
+}
+
+int shmr_test_app_kill_control(struct shmr_test_app *app)
+{
+	pid_t pid = app->control;
+	int st;
+
+	if (pid <= 0 || kill(pid, SIGKILL) < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	shmr_test_app_set_control(app, 0);
+	return 0;
+}
+
+int shmr_test_app_restart_control(struct shmr_test_app *app, int quiet)
+{
+	int rc = spawn_control(app, quiet);
+
+	shmr_test_app_set_control(app, app->control);
+	return rc;
+}
+
 int shmr_test_app_start(struct shmr_test_app *app, const char *tag,
 			const char *conf_body)
 {
-	int pfd[2];
-	char ready = 0, fdbuf[16];
-	struct pollfd p;
 	FILE *f;
 
 	memset(app, 0, sizeof(*app));
@@ -96,29 +144,12 @@ int shmr_test_app_start(struct shmr_test_app *app, const char *tag,
 		app->dir, conf_body);
 	fclose(f);
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -1;
-	app->control = fork();
-	if (app->control == 0) {
-		int fd = dup(pfd[1]); /* without CLOEXEC */
-		snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
-		execl(env_or("SHMR_CONTROL", "shmr-control"), "shmr-control",
-		      "-c", app->conf, "--run-dir", app->dir, "--ready-fd",
-		      fdbuf, (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	/* Liveness bound only: start-up takes well under a second. */
-	p = (struct pollfd){ .fd = pfd[0], .events = POLLIN };
-	if (poll(&p, 1, 30000) != 1 || read(pfd[0], &ready, 1) != 1 ||
-	    ready != 'R') {
+	if (spawn_control(app, 0) < 0) {
 		fprintf(stderr, "test: appliance %s did not come up\n",
 			app->domain);
-		close(pfd[0]);
 		shmr_test_app_stop(app);
 		return -1;
 	}
-	close(pfd[0]);
 	setenv(SHMR_ENV_RUN_DIR, app->dir, 1);
 	if (!exit_handler_set) {
 		atexit(stop_leftovers);

@@ -54,6 +54,16 @@ int shmr_test_app_stop(struct shmr_test_app *app);
  *  killed and reaped, or started again, as the adoption tests do). */
 void shmr_test_app_set_control(struct shmr_test_app *app, pid_t control);
 
+/** kill -9 @p app's control plane and reap it (its dataplane and workers
+ *  go on: a restarted control plane adopts them).  0, or -1. */
+int shmr_test_app_kill_control(struct shmr_test_app *app);
+
+/** Start shmr-control again on @p app's configuration and run directory
+ *  (as systemd's Restart= would, after the last one was killed), with
+ *  --quiet if @p quiet, and wait for its ready byte; the harness tracks
+ *  the new pid.  0, or -1 if it did not come up. */
+int shmr_test_app_restart_control(struct shmr_test_app *app, int quiet);
+
 /** One admin request; 0 or the negated error.  @p ans gets the answer. */
 int shmr_test_ctl(const struct shmr_test_app *app, const char *req, char *ans,
 		  size_t cap);
