@@ -232,6 +232,10 @@ static void test_control_kill9_leaves_children_running(void **state)
 	assert_int_equal(shmr_send(c->cl.ep, c->router, 1, 0, &k0, sizeof(k0)),
 			 0);
 	assert_true(shmr_test_wait(first_received, c, 10000));
+	/* Closed while the control plane can answer: after its death the
+	 * close would wait SHMR_RECONNECT_MS for a successor. */
+	shmr_endpoint_close(c->cl.ep);
+	shmr_detach(c->cl.d);
 	assert_int_equal(kill(c->cl.app.control, SIGKILL), 0);
 	/* A parent-death signal would have killed them by now. */
 	usleep(300000);
@@ -240,8 +244,6 @@ static void test_control_kill9_leaves_children_running(void **state)
 	for (int i = 0; pids[i]; i++)
 		kill(pids[i], SIGKILL);
 	assert_true(shmr_test_wait(gone, pids, 10000));
-	shmr_endpoint_close(c->cl.ep);
-	shmr_detach(c->cl.d);
 	/* The control plane is reaped; what it started is killed above. */
 	assert_int_equal(shmr_test_app_stop(&c->cl.app), 0);
 	munmap(c->rec, 2 * N);
