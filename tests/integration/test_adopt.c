@@ -403,6 +403,16 @@ static void test_adopted_dataplane_restarted(void **state)
 /* Both daemons die: the state file names a dead dataplane, the next start
  * says so and makes a new domain, stopping the old domain's worker (it
  * would run unmanaged); one socket, one dataplane. */
+/* Router events' forwarded count, as INSPECT gives it (-1: no answer). */
+static long long forwarded(struct ctx *c)
+{
+	char ans[SHMR_PROTO_MAX];
+
+	if (shmr_test_ctl(&c->cl.app, "INSPECT events", ans, sizeof(ans)) < 0)
+		return -1;
+	return shmr_test_value(ans, "shmr:forwarded");
+}
+
 /* A control plane started with another configuration (a wrong -c) finds
  * the running domain and leaves it alone: it exits 2 with one line, the
  * dataplane and the worker go on (messages sent meanwhile are forwarded),
@@ -410,7 +420,7 @@ static void test_adopted_dataplane_restarted(void **state)
 static void test_other_configuration_left_running(void **state)
 {
 	struct ctx *c = start("adoptother", "");
-	long long dp = adopt_status(&c->cl.app, "dataplane_pid"), w;
+	long long dp = adopt_status(&c->cl.app, "dataplane_pid"), w, fwd;
 	char text[1024], out[4096];
 	const char *other;
 	(void)state;
@@ -419,6 +429,8 @@ static void test_other_configuration_left_running(void **state)
 	assert_true(shmr_test_wait(first_got, c, 10000));
 	w = os_pid_of(c, "w", NULL, 0);
 	assert_true(dp > 0 && w > 0);
+	fwd = forwarded(c);
+	assert_true(fwd >= 1);
 	adopt_kill_control(&c->cl.app);
 	snprintf(text, sizeof(text),
 		 "domain = \"%s\";\n"
@@ -441,6 +453,9 @@ static void test_other_configuration_left_running(void **state)
 	(void)adopt_restart(&c->cl.app);
 	assert_int_equal(adopt_status(&c->cl.app, "dataplane_pid"), dp);
 	assert_int_equal(os_pid_of(c, "w", NULL, 0), w);
+	/* The counters are the domain's: kept, and they counted what was
+	 * forwarded while no control plane ran. */
+	assert_true(forwarded(c) >= fwd + (long long)(N - 1));
 	stop(c);
 }
 
