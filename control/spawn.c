@@ -2,7 +2,10 @@
  * Children of the control plane: the dataplane and one worker per route.
  *
  * Starting: fork and exec with a synchronous report of the step that
- * failed (procs.c, shmr_ctl_proc_spawn()).  Each child gets its own
+ * failed (procs.c, shmr_ctl_proc_spawn()).  We have threads, so what a
+ * child needs (argv, its environment, its cpu mask, the descriptors it
+ * keeps) is built here and in procs.c before the fork, and the child
+ * makes only async-signal-safe calls until exec.  Each child gets its own
  * process group, so a terminal's Ctrl-C reaches the control plane alone,
  * which then stops everyone in order; and no parent-death signal: a
  * control plane that dies leaves the dataplane and the workers running,
@@ -44,6 +47,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -68,33 +72,13 @@
 #define BACKOFF_FIRST_MS 100u
 #define BACKOFF_MAX_MS 5000u
 
-/* What a child's environment is set from (worker_env()). */
-struct env_ctx {
-	struct shmr_ctl_spawner *sp;
-	unsigned r, k;
-	void (*set_env)(struct shmr_ctl_spawner *, unsigned, unsigned);
-};
-
-static void env_call(void *arg)
-{
-	struct env_ctx *e = arg;
-
-	e->set_env(e->sp, e->r, e->k);
-}
-
 /* Fork and exec (procs.c), the pidfd in our epoll set. */
-static int spawn(struct shmr_ctl_spawner *sp, const char *file,
-		 char *const argv[],
-		 void (*set_env)(struct shmr_ctl_spawner *, unsigned,
-					unsigned),
-		 unsigned r, unsigned k, hwloc_const_bitmap_t cpus,
-		 int keep_fd, pid_t *pid_out, int *pidfd_out, int *stage)
+static int spawn(struct shmr_ctl_spawner *sp, const struct shmr_ctl_exec *x,
+		 pid_t *pid_out, int *pidfd_out, int *stage)
 {
-	struct env_ctx e = { sp, r, k, set_env };
 	struct epoll_event ev = { .events = EPOLLIN };
-	int rc = shmr_ctl_proc_spawn(file, argv, set_env ? env_call : NULL,
-				     &e, sp->dep.pin->topo, cpus, keep_fd,
-				     pid_out, pidfd_out, stage);
+	int rc = shmr_ctl_proc_spawn(x, sp->dep.pin->topo, pid_out, pidfd_out,
+				     stage);
 
 	if (rc < 0)
 		return rc;
@@ -158,6 +142,8 @@ int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 {
 	char fdnum[16];
 	char *argv[6];
+	int keep[] = { sp->dep.d->memfd };
+	unsigned nkeep = sizeof(keep) / sizeof(keep[0]);
 	int n = 0, stage, rc;
 	pid_t pid;
 	int pidfd;
@@ -173,8 +159,11 @@ int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 		argv[n++] = sp->dep.pin->dp_cpus;
 	}
 	argv[n] = NULL;
-	rc = spawn(sp, sp->dep.dataplane, argv, NULL, 0, 0, NULL,
-		   sp->dep.d->memfd, &pid, &pidfd, &stage);
+	rc = spawn(sp,
+		   &(struct shmr_ctl_exec){ .file = sp->dep.dataplane,
+					    .argv = argv, .keep_fds = keep,
+					    .nkeep = nkeep },
+		   &pid, &pidfd, &stage);
 	if (rc < 0)
 		return rc;
 	proc_started(&sp->dp, pid, pidfd);
@@ -223,20 +212,51 @@ int shmr_ctl_spawn_wait_ready(struct shmr_ctl_spawner *sp, uint64_t version,
 	return 0;
 }
 
-static void worker_env(struct shmr_ctl_spawner *sp, unsigned r, unsigned k)
+/* A worker's SHMR_* variables, set over the control plane's environment
+ * (procs.c builds the envp before it forks). */
+struct worker_env {
+	char sock[sizeof(SHMR_ENV_SOCKET) + PATH_MAX];
+	char ep[sizeof(SHMR_ENV_ENDPOINT) + 24];
+	char route[sizeof(SHMR_ENV_ROUTE) + SHMR_NAME_MAX];
+	char router[sizeof(SHMR_ENV_ROUTER) + SHMR_NAME_MAX];
+	char run_dir[sizeof(SHMR_ENV_RUN_DIR) + PATH_MAX];
+	char domain[sizeof("SHMR_DOMAIN") + SHMR_NAME_MAX];
+	const char *vars[7];
+};
+
+static int worker_env(const struct shmr_ctl_spawner *sp, unsigned r,
+		      unsigned k, struct worker_env *e)
 {
 	const struct shmr_ctl_router *ro = &sp->dep.m->routers[r];
 	const struct shmr_ctl_route *q = &ro->routes[k];
-	char ep[32];
+	int n[6];
 
-	snprintf(ep, sizeof(ep), "%" PRIu32 ":%" PRIu32, q->pid.slot,
-		 q->pid.gen);
-	setenv(SHMR_ENV_SOCKET, sp->dep.sock_path, 1);
-	setenv(SHMR_ENV_ENDPOINT, ep, 1);
-	setenv(SHMR_ENV_ROUTE, q->conf->name, 1);
-	setenv(SHMR_ENV_ROUTER, ro->conf->name, 1);
-	setenv(SHMR_ENV_RUN_DIR, sp->dep.run_dir, 1);
-	setenv("SHMR_DOMAIN", sp->dep.cfg->domain, 1);
+	n[0] = snprintf(e->sock, sizeof(e->sock), "%s=%s", SHMR_ENV_SOCKET,
+			sp->dep.sock_path);
+	n[1] = snprintf(e->ep, sizeof(e->ep), "%s=%" PRIu32 ":%" PRIu32,
+			SHMR_ENV_ENDPOINT, q->pid.slot, q->pid.gen);
+	n[2] = snprintf(e->route, sizeof(e->route), "%s=%s", SHMR_ENV_ROUTE,
+			q->conf->name);
+	n[3] = snprintf(e->router, sizeof(e->router), "%s=%s",
+			SHMR_ENV_ROUTER, ro->conf->name);
+	n[4] = snprintf(e->run_dir, sizeof(e->run_dir), "%s=%s",
+			SHMR_ENV_RUN_DIR, sp->dep.run_dir);
+	n[5] = snprintf(e->domain, sizeof(e->domain), "SHMR_DOMAIN=%s",
+			sp->dep.cfg->domain);
+	if ((size_t)n[0] >= sizeof(e->sock) || (size_t)n[1] >= sizeof(e->ep) ||
+	    (size_t)n[2] >= sizeof(e->route) ||
+	    (size_t)n[3] >= sizeof(e->router) ||
+	    (size_t)n[4] >= sizeof(e->run_dir) ||
+	    (size_t)n[5] >= sizeof(e->domain))
+		return -ENAMETOOLONG;
+	e->vars[0] = e->sock;
+	e->vars[1] = e->ep;
+	e->vars[2] = e->route;
+	e->vars[3] = e->router;
+	e->vars[4] = e->run_dir;
+	e->vars[5] = e->domain;
+	e->vars[6] = NULL;
+	return 0;
 }
 
 int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
@@ -245,8 +265,9 @@ int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	struct shmr_ctl_route *q = &sp->dep.m->routers[r].routes[k];
 	const struct shmr_conf_route *cq = q->conf;
 	char *argv[SHMR_CONF_ARGS_MAX + 2];
+	struct worker_env env;
 	unsigned n = 0;
-	int stage, rc, pidfd;
+	int stage = SHMR_CTL_STAGE_SETUP, rc, pidfd;
 	pid_t pid;
 
 	*what = NULL;
@@ -254,8 +275,14 @@ int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	for (unsigned i = 0; i < cq->nargs && i < SHMR_CONF_ARGS_MAX; i++)
 		argv[n++] = (char *)cq->args[i];
 	argv[n] = NULL;
-	rc = spawn(sp, cq->program, argv, worker_env, r, k,
-		   sp->dep.pin->cpus[r][k], -1, &pid, &pidfd, &stage);
+	rc = worker_env(sp, r, k, &env);
+	if (rc == 0)
+		rc = spawn(sp,
+			   &(struct shmr_ctl_exec){
+				   .file = cq->program, .argv = argv,
+				   .env = env.vars,
+				   .cpus = sp->dep.pin->cpus[r][k] },
+			   &pid, &pidfd, &stage);
 	if (rc < 0) {
 		if (stage == SHMR_CTL_STAGE_PIN)
 			*what = "pin";
