@@ -141,7 +141,8 @@ static void proc_signal(struct shmr_ctl_proc *p, int sig)
 int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 {
 	char fdnum[16];
-	char *argv[6];
+	char *argv[8]; /* room for one more descriptor option */
+	/* The descriptors argv names: left open across exec. */
 	int keep[] = { sp->dep.d->memfd };
 	unsigned nkeep = sizeof(keep) / sizeof(keep[0]);
 	int n = 0, stage, rc;

@@ -285,11 +285,12 @@ static long long check_worker(struct ctx *x, const char *name,
 	return pid;
 }
 
-/* The shim is in the control plane: else an empty log proves nothing. */
-static void assert_shim_loaded(const struct ctx *x)
+/* The premise: the shim is in the control plane (else an empty log
+ * proves nothing), and the control plane has threads. */
+static void assert_premise(const struct ctx *x)
 {
 	char path[64], line[512];
-	int found = 0;
+	int found = 0, threads = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)x->c.app.control);
@@ -299,6 +300,14 @@ static void assert_shim_loaded(const struct ctx *x)
 		found = strstr(line, "spawn_shim") != NULL;
 	fclose(f);
 	assert_true(found);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)x->c.app.control);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &threads) == 1)
+			break;
+	fclose(f);
+	assert_true(threads >= 2);
 }
 
 static void test_start_up_children_are_async_signal_safe(void **state)
@@ -306,7 +315,7 @@ static void test_start_up_children_are_async_signal_safe(void **state)
 	struct ctx *x = *state;
 	char want[16], ans[SHMR_PROTO_MAX];
 
-	assert_shim_loaded(x);
+	assert_premise(x);
 	snprintf(want, sizeof(want), "%d", x->pinned_cpu);
 	check_worker(x, "a", 1, want);
 	check_worker(x, "b", 2, NULL);
