@@ -222,41 +222,45 @@ struct worker_env {
 	char router[sizeof(SHMR_ENV_ROUTER) + SHMR_NAME_MAX];
 	char run_dir[sizeof(SHMR_ENV_RUN_DIR) + PATH_MAX];
 	char domain[sizeof("SHMR_DOMAIN") + SHMR_NAME_MAX];
-	const char *vars[7];
+	const char *vars[7]; /* NULL-terminated */
+	unsigned n;
 };
+
+/* "NAME=value" into @p buf, appended to e->vars. */
+static int env_put(struct worker_env *e, char *buf, size_t cap,
+		   const char *name, const char *val)
+{
+	int n = snprintf(buf, cap, "%s=%s", name, val);
+
+	if (n < 0 || (size_t)n >= cap)
+		return -ENAMETOOLONG;
+	e->vars[e->n++] = buf;
+	e->vars[e->n] = NULL;
+	return 0;
+}
 
 static int worker_env(const struct shmr_ctl_spawner *sp, unsigned r,
 		      unsigned k, struct worker_env *e)
 {
 	const struct shmr_ctl_router *ro = &sp->dep.m->routers[r];
 	const struct shmr_ctl_route *q = &ro->routes[k];
-	int n[6];
+	char ep[24];
 
-	n[0] = snprintf(e->sock, sizeof(e->sock), "%s=%s", SHMR_ENV_SOCKET,
-			sp->dep.sock_path);
-	n[1] = snprintf(e->ep, sizeof(e->ep), "%s=%" PRIu32 ":%" PRIu32,
-			SHMR_ENV_ENDPOINT, q->pid.slot, q->pid.gen);
-	n[2] = snprintf(e->route, sizeof(e->route), "%s=%s", SHMR_ENV_ROUTE,
-			q->conf->name);
-	n[3] = snprintf(e->router, sizeof(e->router), "%s=%s",
-			SHMR_ENV_ROUTER, ro->conf->name);
-	n[4] = snprintf(e->run_dir, sizeof(e->run_dir), "%s=%s",
-			SHMR_ENV_RUN_DIR, sp->dep.run_dir);
-	n[5] = snprintf(e->domain, sizeof(e->domain), "SHMR_DOMAIN=%s",
-			sp->dep.cfg->domain);
-	if ((size_t)n[0] >= sizeof(e->sock) || (size_t)n[1] >= sizeof(e->ep) ||
-	    (size_t)n[2] >= sizeof(e->route) ||
-	    (size_t)n[3] >= sizeof(e->router) ||
-	    (size_t)n[4] >= sizeof(e->run_dir) ||
-	    (size_t)n[5] >= sizeof(e->domain))
+	snprintf(ep, sizeof(ep), "%" PRIu32 ":%" PRIu32, q->pid.slot,
+		 q->pid.gen);
+	e->n = 0;
+	if (env_put(e, e->sock, sizeof(e->sock), SHMR_ENV_SOCKET,
+		    sp->dep.sock_path) < 0 ||
+	    env_put(e, e->ep, sizeof(e->ep), SHMR_ENV_ENDPOINT, ep) < 0 ||
+	    env_put(e, e->route, sizeof(e->route), SHMR_ENV_ROUTE,
+		    q->conf->name) < 0 ||
+	    env_put(e, e->router, sizeof(e->router), SHMR_ENV_ROUTER,
+		    ro->conf->name) < 0 ||
+	    env_put(e, e->run_dir, sizeof(e->run_dir), SHMR_ENV_RUN_DIR,
+		    sp->dep.run_dir) < 0 ||
+	    env_put(e, e->domain, sizeof(e->domain), "SHMR_DOMAIN",
+		    sp->dep.cfg->domain) < 0)
 		return -ENAMETOOLONG;
-	e->vars[0] = e->sock;
-	e->vars[1] = e->ep;
-	e->vars[2] = e->route;
-	e->vars[3] = e->router;
-	e->vars[4] = e->run_dir;
-	e->vars[5] = e->domain;
-	e->vars[6] = NULL;
 	return 0;
 }
 
