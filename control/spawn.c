@@ -141,7 +141,7 @@ static void proc_signal(struct shmr_ctl_proc *p, int sig)
 int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 {
 	char fdnum[16], lanesnum[16];
-	char *argv[8]; /* room for one more descriptor option */
+	char *argv[8];
 	/* The descriptors argv names: left open across exec. */
 	int keep[] = { sp->dep.d->memfd, sp->dep.d->lanes_fd };
 	unsigned nkeep = sizeof(keep) / sizeof(keep[0]);
