@@ -130,6 +130,8 @@ struct shmr_ctl {
 	char dataplane[PATH_MAX];
 	int have_group; /* socket_group, resolved by check_config() */
 	gid_t group;
+	int have_admin_group; /* admin_group, resolved by check_config() */
+	gid_t admin_group;
 	/* Each route's cpu set, parsed by check_config(); pin.c keeps it
 	 * from then on. */
 	hwloc_bitmap_t cpus[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
@@ -326,6 +328,17 @@ static void check_config(struct shmr_ctl *c)
 		c->have_group = 1;
 		c->group = gr->gr_gid;
 	}
+	if (cfg->admin_group[0]) {
+		struct group *gr = getgrnam(cfg->admin_group);
+
+		if (!gr) {
+			shmr_ctl_warn("%s: admin_group: no group '%s'",
+				      cfg->source, cfg->admin_group);
+			exit(EXIT_USAGE);
+		}
+		c->have_admin_group = 1;
+		c->admin_group = gr->gr_gid;
+	}
 }
 
 /* Parse, defaults from behaviour objects, validation: config/'s one entry
@@ -396,16 +409,19 @@ static void on_signal(struct shmr_ctl *c)
 	}
 }
 
-/* Arm the timer for the earliest deadline of the spawner and the pools'
- * resizers. */
+/* Arm the timer for the earliest deadline of the spawner, the pools'
+ * resizers and the control socket's idle connections. */
 static void arm_timer(struct shmr_ctl *c)
 {
 	struct itimerspec its = { 0 };
 	uint64_t next = shmr_ctl_spawn_next_ms(&c->sp);
 	uint64_t rs = shmr_ctl_resize_next_ms(&c->pools);
+	uint64_t idle = shmr_ctl_server_next_ms(&c->srv);
 
 	if (rs && (!next || rs < next))
 		next = rs;
+	if (idle && (!next || idle < next))
+		next = idle;
 	if (next) {
 		its.it_value.tv_sec = (time_t)(next / 1000);
 		its.it_value.tv_nsec = (long)(next % 1000) * 1000000L;
@@ -423,6 +439,7 @@ static void on_timer(struct shmr_ctl *c)
 	if (!c->loop.stopping)
 		shmr_ctl_resize_due(&c->pools, now);
 	shmr_ctl_spawn_due(&c->sp, now);
+	shmr_ctl_server_due(&c->srv, now);
 }
 
 /* Router whose endpoint is @p pid, or -1. */
@@ -761,7 +778,8 @@ int main(int argc, char **argv)
 	}
 	adopting = shmr_ctl_adopt_probe(&c->adopt, &c->state);
 	/* check_config() resolved the socket group. */
-	rc = shmr_ctl_server_open(&c->srv, c->have_group, c->group);
+	rc = shmr_ctl_server_open(&c->srv, c->have_group, c->group,
+				  c->have_admin_group, c->admin_group);
 	if (rc == -EADDRINUSE) {
 		shmr_ctl_warn("domain %s is already served at %s",
 			      c->cfg.domain, c->sock_path);

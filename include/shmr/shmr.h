@@ -547,7 +547,10 @@ int shmr_unregister(struct shmr_endpoint *ep, const char *name);
  *              args or a request over 512 bytes), -SHMR_E_NO_ROUTE (no
  *              such router, or, except for remove, no such route),
  *              -SHMR_E_BUSY (the route has a pending operation),
- *              -SHMR_E_NOT_ALLOWED (the router is stopped),
+ *              -SHMR_E_NOT_ALLOWED (the router is stopped; or the
+ *              caller is neither the owner, root nor in admin_group;
+ *              or add and replace name a program the configuration
+ *              does not list),
  *              -SHMR_E_CONTROL_LOST (the control plane died with the
  *              request in flight: it may or may not have been done; read
  *              the route's state with shmrctl, then decide),
