@@ -43,8 +43,10 @@
  *
  * Then the control plane sleeps in epoll_wait: a signalfd (SIGINT, SIGTERM,
  * SIGCHLD), the listening socket and its connections, one pidfd per child,
- * and a timerfd armed only while a restart is backing off.  An idle
- * appliance wakes it for nothing.
+ * and a timerfd armed only while a restart is backing off, a resizer
+ * looks, a worker's stop grace runs, or a control connection that has
+ * not attached may time out (server.c).  An idle appliance wakes it for
+ * nothing.
  *
  * The loop owns no module's state (see control_internal.h for the map):
  * each event goes to the module it is for (the socket to server.c, a
@@ -480,6 +482,14 @@ static void on_admin(struct shmr_ctl *c)
 		if (m->type >= SHMR_TYPE_RESERVED &&
 		    !(m->flags & SHMR_F_ROUTE_FAILED) &&
 		    m->kind != SHMR_KIND_REPLY) {
+			if (!shmr_ctl_server_msg_allowed(&c->srv, (unsigned)r,
+							 m)) {
+				if (m->kind == SHMR_KIND_CALL)
+					(void)shmr_ctl_admin_reply(
+						&c->admin, m,
+						-SHMR_E_NOT_ALLOWED, NULL, 0);
+				continue;
+			}
 			shmr_ctl_manage_msg(&c->pools, (unsigned)r, m);
 			continue;
 		}

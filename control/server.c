@@ -361,8 +361,8 @@ static void refusal_log(struct shmr_ctl_server *srv, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	if (srv->log_suppressed)
-		shmr_ctl_log("%s (and %u more refusals not logged)", line,
-			     srv->log_suppressed);
+		shmr_ctl_log("%s (%u similar line(s) suppressed before it)",
+			     line, srv->log_suppressed);
 	else
 		shmr_ctl_log("%s", line);
 	srv->log_ms = now;
@@ -719,6 +719,55 @@ static int dlq_request(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		memcpy(answer, head, (size_t)h);
 		return send_answer(k->fd, answer, (size_t)(h + n), -1);
 	}
+}
+
+/* The role of the process behind client endpoint slot @p sl: its
+ * connection's, or, for one owned by pid (adopted, not attached again),
+ * what its credentials in /proc give. */
+static int slot_role(const struct shmr_ctl_server *srv,
+		     const struct shmr_ctl_slot *sl)
+{
+	char path[64];
+	struct stat st;
+
+	if (!(sl->owner & SHMR_CTL_OWNER_PID)) {
+		for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++)
+			if (srv->conns[i].fd >= 0 &&
+			    srv->conns[i].id == sl->owner)
+				return srv->conns[i].role;
+		return SHMR_CTL_ROLE_NONE;
+	}
+	snprintf(path, sizeof(path), "/proc/%d", (int)sl->os_pid);
+	if (stat(path, &st) < 0)
+		return SHMR_CTL_ROLE_NONE;
+	if (is_owner(st.st_uid) ||
+	    (srv->have_admin && proc_in_group(sl->os_pid, srv->admin)))
+		return SHMR_CTL_ROLE_ADMIN;
+	return SHMR_CTL_ROLE_USER;
+}
+
+int shmr_ctl_server_msg_allowed(struct shmr_ctl_server *srv, unsigned r,
+				const struct shmr_msg *m)
+{
+	const struct shmr_ctl_slot *sl;
+
+	if (m->type == SHMR_TYPE_GET_ROUTEES)
+		return 1;
+	/* The dataplane checked m->from against the lane it came on. */
+	sl = shmr_ctl_alloc_lookup(&srv->dep.m->alloc, m->from);
+	/* Not a client's: a router (the dataplane) or a route's inbox (a
+	 * worker this control plane started). */
+	if (sl && (sl->kind != SHMR_EPK_CLIENT ||
+		   slot_role(srv, sl) == SHMR_CTL_ROLE_ADMIN))
+		return 1;
+	srv->requests_refused++;
+	refusal_log(srv,
+		    "router %s: management message type 0x%" PRIx32
+		    " from %u:%u (process %d) refused: needs the owner, root "
+		    "or admin_group",
+		    srv->dep.m->routers[r].conf->name, m->type, m->from.slot,
+		    m->from.gen, sl ? (int)sl->os_pid : 0);
+	return 0;
 }
 
 /* Answer @p req with SHMR_E_NOT_ALLOWED and @p why; counted, logged. */

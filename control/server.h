@@ -99,6 +99,18 @@ void shmr_ctl_server_init(struct shmr_ctl_server *s,
  *  -EADDRINUSE when a live control answers. */
 int shmr_ctl_server_open(struct shmr_ctl_server *s, int have_group,
 			 gid_t group, int have_admin, gid_t admin);
+/**
+ * May router @p r's management message @p m (SHMR_TYPE_*, on the admin
+ * path) be acted on?  The sender's role decides, as for the control
+ * socket's verbs: GetRoutees is a read; the others (AddRoutee,
+ * RemoveRoutee, AdjustPoolSize, PoisonPill, Kill) need a client endpoint
+ * of the owner, root or admin_group (or come from the dataplane or a
+ * route's worker).  A refusal is counted and logged; the caller answers
+ * a call with -SHMR_E_NOT_ALLOWED.
+ * Returns: 1 allowed, 0 refused.
+ */
+int shmr_ctl_server_msg_allowed(struct shmr_ctl_server *s, unsigned r,
+				const struct shmr_msg *m);
 /** The earliest idle deadline of a connection (CLOCK_MONOTONIC ms, as
  *  shmr_ctl_now_ms()), or 0 when none. */
 uint64_t shmr_ctl_server_next_ms(const struct shmr_ctl_server *s);
