@@ -52,7 +52,8 @@
 static const char *const top_keys[] = {
 	"domain", "run_dir", "slot_size", "lane_size", "lcores", "poll_mode",
 	"dataplane_cpus", "socket_group", "admin_group", "programs",
-	"max_connections_per_user", "idle_timeout_ms", "stop_grace_ms",
+	"max_connections_per_user", "max_endpoints_per_user",
+	"idle_timeout_ms", "stop_grace_ms",
 	"restart_backoff_ms", "restart_backoff_max_ms", "routers", NULL
 };
 
@@ -130,6 +131,10 @@ static int parse_access(struct pctx *p, const config_setting_t *root,
 	if ((rc = shmr_conf_get_u32(p, root, NULL, "max_connections_per_user",
 				    1, CONNS_MAX, &c->max_connections_per_user,
 				    NULL)) < 0)
+		return rc;
+	if ((rc = shmr_conf_get_u32(p, root, NULL, "max_endpoints_per_user", 1,
+				    SHMR_MAX_ENDPOINTS,
+				    &c->max_endpoints_per_user, NULL)) < 0)
 		return rc;
 	return shmr_conf_get_u32(p, root, NULL, "idle_timeout_ms", IDLE_MIN,
 				 IDLE_MAX, &c->idle_timeout_ms, NULL);
@@ -288,6 +293,7 @@ static void set_defaults(struct shmr_config *c, const char *source)
 	c->stop_grace_ms = 2000;
 	c->restart_backoff_max_ms = 5000;
 	c->max_connections_per_user = 32;
+	c->max_endpoints_per_user = 32;
 	c->idle_timeout_ms = 10000;
 }
 

@@ -143,6 +143,9 @@ struct shmr_config {
 	/* Concurrent control connections of one uid other than the owner's
 	 * and root's (default 32, of SHMR_CTL_MAX_CONNS = 256). */
 	uint32_t max_connections_per_user;
+	/* Client endpoints, and registered names, that one such uid may hold
+	 * (default 32, of SHMR_MAX_ENDPOINTS = SHMR_MAX_REGISTRY = 128). */
+	uint32_t max_endpoints_per_user;
 	/* A connection that has not attached is closed when it has not
 	 * completed a request for this long (default 10000). */
 	uint32_t idle_timeout_ms;

@@ -833,6 +833,59 @@ static int program_check(struct shmr_ctl_server *srv,
 	return refuse(srv, k, why);
 }
 
+/* The uid of connection id @p owner; -1 when it is not a live one. */
+static long long uid_of_conn(const struct shmr_ctl_server *srv,
+			     uint64_t owner)
+{
+	for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++)
+		if (srv->conns[i].fd >= 0 && srv->conns[i].id == owner)
+			return srv->conns[i].uid;
+	return -1;
+}
+
+/*
+ * OPEN, REGISTER: a user other than the owner and root holds at most
+ * max_endpoints_per_user client endpoints, and as many names, so that
+ * one user cannot take the domain's endpoint slots or its registry from
+ * the others.  0, or *refused and the refusal's answer.
+ */
+static int share_check(struct shmr_ctl_server *srv,
+		       const struct shmr_ctl_conn *k,
+		       const struct shmr_ctl_req *req, int *refused)
+{
+	const struct shmr_ctl_model *m = srv->dep.m;
+	uint32_t cap = srv->dep.cfg->max_endpoints_per_user;
+	unsigned held = 0;
+	char why[200];
+
+	*refused = 0;
+	if (is_owner(k->uid))
+		return 0;
+	if (req->verb == SHMR_REQ_OPEN) {
+		for (uint32_t i = 0; i < m->alloc.nslots; i++) {
+			const struct shmr_ctl_slot *sl = &m->alloc.slots[i];
+
+			held += sl->state == SHMR_CTL_SLOT_USED &&
+				sl->kind == SHMR_EPK_CLIENT &&
+				uid_of_conn(srv, sl->owner) ==
+					(long long)k->uid;
+		}
+	} else {
+		for (unsigned i = 0; i < m->nnames; i++)
+			held += uid_of_conn(srv, m->names[i].owner) ==
+				(long long)k->uid;
+	}
+	if (held < cap)
+		return 0;
+	*refused = 1;
+	snprintf(why, sizeof(why),
+		 "%s: uid %u holds %u %s (max_endpoints_per_user = %" PRIu32
+		 ")",
+		 verbs[req->verb].word, (unsigned)k->uid, held,
+		 req->verb == SHMR_REQ_OPEN ? "endpoints" : "names", cap);
+	return refuse(srv, k, why);
+}
+
 static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		  const char *pkt, size_t len)
 {
@@ -861,6 +914,11 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	rc = role_check(srv, k, &req, &refused);
 	if (refused)
 		return rc;
+	if (req.verb == SHMR_REQ_OPEN || req.verb == SHMR_REQ_REGISTER) {
+		rc = share_check(srv, k, &req, &refused);
+		if (refused)
+			return rc;
+	}
 	if (req.verb == SHMR_REQ_ADD || req.verb == SHMR_REQ_REPLACE) {
 		struct shmr_conf_route spec;
 

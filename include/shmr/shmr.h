@@ -301,7 +301,9 @@ size_t shmr_payload_max(const struct shmr_domain *d);
  *              endpoint belongs to one thread (see struct shmr_endpoint).
  * Ownership:   *out is the caller's (NULL on failure); close it with
  *              shmr_endpoint_close() before shmr_detach().
- * Errors:      -SHMR_E_NO_ENDPOINT (domain full), -SHMR_E_CONTROL_LOST
+ * Errors:      -SHMR_E_NO_ENDPOINT (domain full), -SHMR_E_NOT_ALLOWED
+ *              (this user holds its max_endpoints_per_user already),
+ *              -SHMR_E_CONTROL_LOST
  *              (the control plane died with the request: an endpoint may
  *              have been opened for this process, which it frees when the
  *              process exits), -SHMR_E_NO_DOMAIN (the control plane is
@@ -505,6 +507,8 @@ int shmr_reply(struct shmr_endpoint *ep, const struct shmr_msg *req,
  * Concurrency: uses the domain's socket (see struct shmr_domain).
  * Ownership:   @p name is copied.
  * Errors:      -SHMR_E_ROUTE_DUPLICATE (taken), -SHMR_E_NAME,
+ *              -SHMR_E_NOT_ALLOWED (this user holds its
+ *              max_endpoints_per_user names already),
  *              -SHMR_E_CONTROL_LOST (the control plane died with the
  *              request: look the name up to see whether it is yours, or
  *              register again and take -SHMR_E_ROUTE_DUPLICATE as

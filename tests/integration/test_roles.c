@@ -15,7 +15,8 @@
  *   - a program the configuration does not list is refused to everyone,
  *     root included, however its path is spelt ("../");
  *   - a member's connection over max_connections_per_user is refused with
- *     the reason while the owner still gets in;
+ *     the reason while the owner still gets in; its endpoints and names
+ *     over max_endpoints_per_user too;
  *   - a connection that does not attach and does not complete a request
  *     within idle_timeout_ms is closed, while an attached client (whose
  *     connection is its lifelong link) stays served.
@@ -268,6 +269,7 @@ static int group_setup(void **state)
 	snprintf(conf, sizeof(conf),
 		 "socket_group = \"%s\";\nadmin_group = \"%s\";\n"
 		 "max_connections_per_user = %d;\nidle_timeout_ms = %d;\n"
+		 "max_endpoints_per_user = %d;\n"
 		 /* a program only ever added at run time */
 		 "programs = ( \"/bin/true\" );\n"
 		 "routers = ( { name = \"r\"; behaviour = \"type\";\n"
@@ -276,7 +278,7 @@ static int group_setup(void **state)
 		 "  routes = ( { name = \"w\"; program = \"shmr-test-worker\";"
 		 " args = [ \"--expect-type\", \"1\" ]; } );\n"
 		 "} );\n",
-		 grp_users, grp_admins, CAP, IDLE_MS);
+		 grp_users, grp_admins, CAP, IDLE_MS, CAP);
 	if (shmr_test_app_start(&app, "roles", conf) < 0)
 		return -1;
 	/* The run directory is mkdtemp's 0700: let the users reach the
@@ -677,6 +679,70 @@ static void test_connections_capped_per_user(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* As a member: CAP endpoints and CAP names, then one more of each is
+ * refused; a freed endpoint can be opened again.  0, or the step. */
+static int member_fills_endpoints(void *arg)
+{
+	struct shmr_endpoint *eps[CAP + 1];
+	struct shmr_domain *d;
+	char name[32];
+	int rc;
+	(void)arg;
+
+	if (shmr_attach_path(app.sock, &d) < 0)
+		return 1;
+	for (int i = 0; i < CAP; i++)
+		if ((rc = shmr_endpoint_open(d, &eps[i])) < 0) {
+			fprintf(stderr, "open %d: %s\n", i, shmr_strerror(rc));
+			return 2;
+		}
+	rc = shmr_endpoint_open(d, &eps[CAP]);
+	if (rc != -SHMR_E_NOT_ALLOWED) {
+		fprintf(stderr, "open over the share: %d\n", rc);
+		return 3;
+	}
+	for (int i = 0; i <= CAP; i++) {
+		snprintf(name, sizeof(name), "member-%d", i);
+		rc = shmr_register(eps[0], name);
+		if (i < CAP && rc < 0) {
+			fprintf(stderr, "register %d: %s\n", i,
+				shmr_strerror(rc));
+			return 4;
+		}
+		if (i == CAP && rc != -SHMR_E_NOT_ALLOWED) {
+			fprintf(stderr, "register over the share: %d\n", rc);
+			return 5;
+		}
+	}
+	shmr_endpoint_close(eps[CAP - 1]);
+	if ((rc = shmr_endpoint_open(d, &eps[CAP - 1])) < 0) {
+		fprintf(stderr, "open after a close: %s\n", shmr_strerror(rc));
+		return 6;
+	}
+	for (int i = 0; i < CAP; i++)
+		shmr_endpoint_close(eps[i]);
+	shmr_detach(d);
+	return 0;
+}
+
+/* One user cannot take the domain's endpoints or registry: its share is
+ * max_endpoints_per_user (the owner is not limited). */
+static void test_endpoints_and_names_capped_per_user(void **state)
+{
+	struct shmr_domain *d;
+	struct shmr_endpoint *eps[CAP + 1];
+	(void)state;
+
+	assert_int_equal(as_user(&member, member_fills_endpoints, NULL), 0);
+	/* The owner opens more than a user's share. */
+	assert_int_equal(shmr_attach_path(app.sock, &d), 0);
+	for (int i = 0; i <= CAP; i++)
+		assert_int_equal(shmr_endpoint_open(d, &eps[i]), 0);
+	for (int i = 0; i <= CAP; i++)
+		shmr_endpoint_close(eps[i]);
+	shmr_detach(d);
+}
+
 /* As a member: an attached client that, once told (after the idle
  * timeout closed another connection), still gets its requests served on
  * its connection. */
@@ -778,6 +844,7 @@ int main(void)
 		cmocka_unit_test(test_admin_group_may_change_it),
 		cmocka_unit_test(test_unlisted_program_refused_to_everyone),
 		cmocka_unit_test(test_connections_capped_per_user),
+		cmocka_unit_test(test_endpoints_and_names_capped_per_user),
 		cmocka_unit_test(test_idle_connections_time_out),
 	};
 	int rc;

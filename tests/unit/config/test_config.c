@@ -1246,6 +1246,10 @@ static void test_access_settings(void **state)
 		   " );\n",
 		   "t.conf:1: max_connections_per_user: 257 is out of range",
 		   NULL);
+	expect_err("max_endpoints_per_user = 129;\nrouters = ( " ROUTER_OK
+		   " );\n",
+		   "t.conf:1: max_endpoints_per_user: 129 is out of range",
+		   NULL);
 	expect_err("idle_timeout_ms = 10;\nrouters = ( " ROUTER_OK " );\n",
 		   "t.conf:1: idle_timeout_ms: 10 is out of range", NULL);
 
@@ -1253,6 +1257,7 @@ static void test_access_settings(void **state)
 		"socket_group = \"shmr-users\"; admin_group = \"shmr-ops\";\n"
 		"programs = ( \"/opt/w/bin/a\", \"/usr/local/bin/b\" );\n"
 		"max_connections_per_user = 8; idle_timeout_ms = 500;\n"
+		"max_endpoints_per_user = 3;\n"
 		"routers = ( " ROUTER_OK " );\n");
 	assert_string_equal(c->admin_group, "shmr-ops");
 	assert_int_equal(c->nprograms, 2);
@@ -1260,6 +1265,7 @@ static void test_access_settings(void **state)
 	assert_string_equal(c->programs[1], "/usr/local/bin/b");
 	assert_int_equal(c->max_connections_per_user, 8);
 	assert_int_equal(c->idle_timeout_ms, 500);
+	assert_int_equal(c->max_endpoints_per_user, 3);
 	free(c);
 
 	c = expect_ok("routers = ( " ROUTER_OK " );\n");
@@ -1267,6 +1273,7 @@ static void test_access_settings(void **state)
 	assert_int_equal(c->nprograms, 0);
 	assert_int_equal(c->max_connections_per_user, 32);
 	assert_int_equal(c->idle_timeout_ms, 10000);
+	assert_int_equal(c->max_endpoints_per_user, 32);
 	free(c);
 }
 
