@@ -289,6 +289,24 @@ static void resolve_dataplane(struct shmr_ctl *c, const char *opt)
  * sets, the socket's group.  Only the group is new to it (the host's group
  * database): a failure there is a configuration error (exit 2); any other
  * is a broken invariant. */
+/* Group setting @p key (@p name, "" for none) of @p cfg into *have and
+ * *gid; a group the system does not know is a configuration error. */
+static void resolve_group(const struct shmr_config *cfg, const char *key,
+			  const char *name, int *have, gid_t *gid)
+{
+	struct group *gr;
+
+	if (!name[0])
+		return;
+	gr = getgrnam(name);
+	if (!gr) {
+		shmr_ctl_warn("%s: %s: no group '%s'", cfg->source, key, name);
+		exit(EXIT_USAGE);
+	}
+	*have = 1;
+	*gid = gr->gr_gid;
+}
+
 static void check_config(struct shmr_ctl *c)
 {
 	const struct shmr_config *cfg = &c->cfg;
@@ -319,28 +337,10 @@ static void check_config(struct shmr_ctl *c)
 				abort();
 		}
 	}
-	if (cfg->socket_group[0]) {
-		struct group *gr = getgrnam(cfg->socket_group);
-
-		if (!gr) {
-			shmr_ctl_warn("%s: socket_group: no group '%s'",
-				      cfg->source, cfg->socket_group);
-			exit(EXIT_USAGE);
-		}
-		c->have_group = 1;
-		c->group = gr->gr_gid;
-	}
-	if (cfg->admin_group[0]) {
-		struct group *gr = getgrnam(cfg->admin_group);
-
-		if (!gr) {
-			shmr_ctl_warn("%s: admin_group: no group '%s'",
-				      cfg->source, cfg->admin_group);
-			exit(EXIT_USAGE);
-		}
-		c->have_admin_group = 1;
-		c->admin_group = gr->gr_gid;
-	}
+	resolve_group(cfg, "socket_group", cfg->socket_group, &c->have_group,
+		      &c->group);
+	resolve_group(cfg, "admin_group", cfg->admin_group,
+		      &c->have_admin_group, &c->admin_group);
 }
 
 /* Parse, defaults from behaviour objects, validation: config/'s one entry

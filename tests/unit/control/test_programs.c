@@ -101,45 +101,41 @@ static void test_programs_allowed_and_refused(void **state)
 			 0);
 	assert_string_equal(out, c.programs[0]);
 
-	/* Other spellings: the canonical path is what runs. */
-	snprintf(want, sizeof(want), "%s/bin/listed", canon_dir);
-	snprintf(req, sizeof(req), "%s/bin/../bin/./listed", dir);
-	assert_int_equal(shmr_ctl_program_allowed(&c, req, out, sizeof(out)),
-			 0);
-	assert_string_equal(out, want);
-	snprintf(req, sizeof(req), "%s/bin/link", dir);
-	assert_int_equal(shmr_ctl_program_allowed(&c, req, out, sizeof(out)),
-			 0);
-	assert_string_equal(out, want);
-	assert_int_equal(shmr_ctl_program_allowed(&c, "listed", out,
-						  sizeof(out)),
-			 0);
-	assert_string_equal(out, want);
-	snprintf(want, sizeof(want), "%s/bin/worker", canon_dir);
-	snprintf(req, sizeof(req), "%s/bin/worker", dir);
-	assert_int_equal(shmr_ctl_program_allowed(&c, req, out, sizeof(out)),
-			 0);
-	assert_string_equal(out, want);
+	/* Other spellings: the canonical path is what runs.  Then the
+	 * refused: another file, "../" out of a listed directory, a program
+	 * that does not exist, the empty string. */
+	static const struct {
+		const char *req; /* a leading '@' stands for dir */
+		const char *runs; /* under canon_dir; NULL: refused */
+	} cases[] = {
+		{ "@/bin/../bin/./listed", "/bin/listed" },
+		{ "@/bin/link", "/bin/listed" },
+		{ "listed", "/bin/listed" },
+		{ "@/bin/worker", "/bin/worker" },
+		{ "@/other", NULL },
+		{ "@/bin/../other", NULL },
+		{ "/usr/bin/touch", NULL },
+		{ "other", NULL },
+		{ "@/bin/missing", NULL },
+		{ "", NULL },
+	};
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc;
 
-	/* Refused: another file, "../" out of a listed directory, a
-	 * program that does not exist, the empty string. */
-	snprintf(req, sizeof(req), "%s/other", dir);
-	assert_int_equal(shmr_ctl_program_allowed(&c, req, out, sizeof(out)),
-			 -SHMR_E_NOT_ALLOWED);
-	snprintf(req, sizeof(req), "%s/bin/../other", dir);
-	assert_int_equal(shmr_ctl_program_allowed(&c, req, out, sizeof(out)),
-			 -SHMR_E_NOT_ALLOWED);
-	assert_int_equal(shmr_ctl_program_allowed(&c, "/usr/bin/touch", out,
-						  sizeof(out)),
-			 -SHMR_E_NOT_ALLOWED);
-	assert_int_equal(shmr_ctl_program_allowed(&c, "other", out,
-						  sizeof(out)),
-			 -SHMR_E_NOT_ALLOWED);
-	snprintf(req, sizeof(req), "%s/bin/missing", dir);
-	assert_int_equal(shmr_ctl_program_allowed(&c, req, out, sizeof(out)),
-			 -SHMR_E_NOT_ALLOWED);
-	assert_int_equal(shmr_ctl_program_allowed(&c, "", out, sizeof(out)),
-			 -SHMR_E_NOT_ALLOWED);
+		if (cases[i].req[0] == '@')
+			snprintf(req, sizeof(req), "%s%s", dir,
+				 cases[i].req + 1);
+		else
+			snprintf(req, sizeof(req), "%s", cases[i].req);
+		rc = shmr_ctl_program_allowed(&c, req, out, sizeof(out));
+		if (!cases[i].runs) {
+			assert_int_equal(rc, -SHMR_E_NOT_ALLOWED);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		snprintf(want, sizeof(want), "%s%s", canon_dir, cases[i].runs);
+		assert_string_equal(out, want);
+	}
 	/* Nothing configured at all: nothing allowed. */
 	memset(&c, 0, sizeof(c));
 	assert_int_equal(shmr_ctl_program_allowed(&c, "worker", out,
