@@ -31,6 +31,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -67,6 +68,7 @@ static struct who member, admin, stranger;
 static int made_users, made_groups;
 
 static struct shmr_test_app app;
+static pid_t child; /* the client child running now, for on_term() */
 static char worker_path[512]; /* shmr-test-worker, absolute */
 static char touch_file[300];
 
@@ -82,7 +84,9 @@ static void cleanup_accounts(void)
 	const struct who *u[] = { &member, &admin, &stranger };
 
 	for (int i = 0; i < made_users; i++) {
-		char *argv[] = { "userdel", (char *)u[i]->name, NULL };
+		/* -f: even while a process of it still runs (a client
+		 * child that a failed test left behind). */
+		char *argv[] = { "userdel", "-f", (char *)u[i]->name, NULL };
 
 		run_quiet(argv);
 	}
@@ -191,7 +195,7 @@ static int ctl_as(const struct who *u, char *out, size_t cap, ...)
 	va_end(ap);
 	argv[n] = NULL;
 	assert_int_equal(pipe(fds), 0);
-	pid = fork();
+	pid = child = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		dup2(fds[1], 1);
@@ -222,7 +226,7 @@ static int ctl_as(const struct who *u, char *out, size_t cap, ...)
  * the step that failed, printed by the child). */
 static int as_user(const struct who *u, int (*fn)(void *), void *arg)
 {
-	pid_t pid = fork();
+	pid_t pid = child = fork();
 	int st;
 
 	assert_true(pid >= 0);
@@ -652,7 +656,7 @@ static void test_connections_capped_per_user(void **state)
 
 	assert_int_equal(pipe(p.ready), 0);
 	assert_int_equal(pipe(p.go), 0);
-	pid = fork();
+	pid = child = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		become(&member);
@@ -793,7 +797,7 @@ static void test_idle_connections_time_out(void **state)
 
 	assert_int_equal(pipe(ready), 0);
 	assert_int_equal(pipe(go), 0);
-	pid = fork();
+	pid = child = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(ready[0]);
@@ -831,6 +835,19 @@ static void test_idle_connections_time_out(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* Stopped from outside (meson's timeout): the client child and the
+ * appliance go, then the accounts. */
+static void on_term(int sig)
+{
+	(void)sig;
+	if (child > 0)
+		kill(child, SIGKILL);
+	if (app.control > 0)
+		shmr_test_app_stop(&app);
+	cleanup_accounts();
+	_exit(1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -851,8 +868,20 @@ int main(void)
 				"users and groups with useradd/groupadd)\n");
 		return 77;
 	}
-	/* Accounts go even if a test fails or aborts. */
+	{
+		char path[512];
+
+		if (which("useradd", path, sizeof(path)) < 0 ||
+		    which("groupadd", path, sizeof(path)) < 0) {
+			fprintf(stderr, "test_roles: skipped: no useradd or "
+					"groupadd in PATH\n");
+			return 77;
+		}
+	}
+	/* Accounts go even if a test fails, or meson's timeout stops us. */
 	atexit(cleanup_accounts);
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
 	rc = cmocka_run_group_tests(tests, group_setup, group_teardown);
 	cleanup_accounts();
 	return rc;
