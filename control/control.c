@@ -43,8 +43,10 @@
  *
  * Then the control plane sleeps in epoll_wait: a signalfd (SIGINT, SIGTERM,
  * SIGCHLD), the listening socket and its connections, one pidfd per child,
- * and a timerfd armed only while a restart is backing off.  An idle
- * appliance wakes it for nothing.
+ * and a timerfd armed only while a restart is backing off, a resizer
+ * looks, a worker's stop grace runs, or a control connection that has
+ * not attached may time out (server.c).  An idle appliance wakes it for
+ * nothing.
  *
  * The loop owns no module's state (see control_internal.h for the map):
  * each event goes to the module it is for (the socket to server.c, a
@@ -130,6 +132,8 @@ struct shmr_ctl {
 	char dataplane[PATH_MAX];
 	int have_group; /* socket_group, resolved by check_config() */
 	gid_t group;
+	int have_admin_group; /* admin_group, resolved by check_config() */
+	gid_t admin_group;
 	/* Each route's cpu set, parsed by check_config(); pin.c keeps it
 	 * from then on. */
 	hwloc_bitmap_t cpus[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
@@ -285,6 +289,24 @@ static void resolve_dataplane(struct shmr_ctl *c, const char *opt)
  * sets, the socket's group.  Only the group is new to it (the host's group
  * database): a failure there is a configuration error (exit 2); any other
  * is a broken invariant. */
+/* Group setting @p key (@p name, "" for none) of @p cfg into *have and
+ * *gid; a group the system does not know is a configuration error. */
+static void resolve_group(const struct shmr_config *cfg, const char *key,
+			  const char *name, int *have, gid_t *gid)
+{
+	struct group *gr;
+
+	if (!name[0])
+		return;
+	gr = getgrnam(name);
+	if (!gr) {
+		shmr_ctl_warn("%s: %s: no group '%s'", cfg->source, key, name);
+		exit(EXIT_USAGE);
+	}
+	*have = 1;
+	*gid = gr->gr_gid;
+}
+
 static void check_config(struct shmr_ctl *c)
 {
 	const struct shmr_config *cfg = &c->cfg;
@@ -315,17 +337,10 @@ static void check_config(struct shmr_ctl *c)
 				abort();
 		}
 	}
-	if (cfg->socket_group[0]) {
-		struct group *gr = getgrnam(cfg->socket_group);
-
-		if (!gr) {
-			shmr_ctl_warn("%s: socket_group: no group '%s'",
-				      cfg->source, cfg->socket_group);
-			exit(EXIT_USAGE);
-		}
-		c->have_group = 1;
-		c->group = gr->gr_gid;
-	}
+	resolve_group(cfg, "socket_group", cfg->socket_group, &c->have_group,
+		      &c->group);
+	resolve_group(cfg, "admin_group", cfg->admin_group,
+		      &c->have_admin_group, &c->admin_group);
 }
 
 /* Parse, defaults from behaviour objects, validation: config/'s one entry
@@ -396,16 +411,19 @@ static void on_signal(struct shmr_ctl *c)
 	}
 }
 
-/* Arm the timer for the earliest deadline of the spawner and the pools'
- * resizers. */
+/* Arm the timer for the earliest deadline of the spawner, the pools'
+ * resizers and the control socket's idle connections. */
 static void arm_timer(struct shmr_ctl *c)
 {
 	struct itimerspec its = { 0 };
 	uint64_t next = shmr_ctl_spawn_next_ms(&c->sp);
 	uint64_t rs = shmr_ctl_resize_next_ms(&c->pools);
+	uint64_t idle = shmr_ctl_server_next_ms(&c->srv);
 
 	if (rs && (!next || rs < next))
 		next = rs;
+	if (idle && (!next || idle < next))
+		next = idle;
 	if (next) {
 		its.it_value.tv_sec = (time_t)(next / 1000);
 		its.it_value.tv_nsec = (long)(next % 1000) * 1000000L;
@@ -423,6 +441,7 @@ static void on_timer(struct shmr_ctl *c)
 	if (!c->loop.stopping)
 		shmr_ctl_resize_due(&c->pools, now);
 	shmr_ctl_spawn_due(&c->sp, now);
+	shmr_ctl_server_due(&c->srv, now);
 }
 
 /* Router whose endpoint is @p pid, or -1. */
@@ -463,6 +482,14 @@ static void on_admin(struct shmr_ctl *c)
 		if (m->type >= SHMR_TYPE_RESERVED &&
 		    !(m->flags & SHMR_F_ROUTE_FAILED) &&
 		    m->kind != SHMR_KIND_REPLY) {
+			if (!shmr_ctl_server_msg_allowed(&c->srv, (unsigned)r,
+							 m)) {
+				if (m->kind == SHMR_KIND_CALL)
+					(void)shmr_ctl_admin_reply(
+						&c->admin, m,
+						-SHMR_E_NOT_ALLOWED, NULL, 0);
+				continue;
+			}
 			shmr_ctl_manage_msg(&c->pools, (unsigned)r, m);
 			continue;
 		}
@@ -761,7 +788,8 @@ int main(int argc, char **argv)
 	}
 	adopting = shmr_ctl_adopt_probe(&c->adopt, &c->state);
 	/* check_config() resolved the socket group. */
-	rc = shmr_ctl_server_open(&c->srv, c->have_group, c->group);
+	rc = shmr_ctl_server_open(&c->srv, c->have_group, c->group,
+				  c->have_admin_group, c->admin_group);
 	if (rc == -EADDRINUSE) {
 		shmr_ctl_warn("domain %s is already served at %s",
 			      c->cfg.domain, c->sock_path);

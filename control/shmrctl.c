@@ -254,16 +254,23 @@ static const char *request(const char *req)
 	return NULL;
 }
 
-/* A lifecycle request: "OK", or die with the error's text (exit 1). */
+/* A lifecycle request: "OK", or die with the error's text (exit 1): the
+ * control plane's message (a refusal says what and why), else the
+ * code's. */
 static void life_request(const char *req)
 {
 	int rc = shmr_proto_conn_request(&conn, req, ans, sizeof(ans), NULL);
+	char *p;
 	long code;
 
 	if (rc == 0)
 		return;
 	if (strncmp(ans, "ERR ", 4) == 0) {
-		code = strtol(ans + 4, NULL, 10);
+		code = strtol(ans + 4, &p, 10);
+		while (*p == ' ')
+			p++;
+		if (*p)
+			die(p);
 		die(code > 0 && code < SHMR_E_LAST ? shmr_strerror((int)code)
 						  : "error");
 	}
