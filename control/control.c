@@ -18,8 +18,8 @@
  *      running, untouched: see adopt.h).
  *
  * Start-up, in order: parse and check the configuration (-c FILE; else
- * $SHMR_CONFIG, else $sysconfdir/shmr/shmr.conf (SHMR_SYSCONF_CONF, from
- * meson), when that file exists; else the embedded default; the first log
+ * $SHMR_CONFIG, else $sysconfdir/shmr/shmr.conf, when that file exists
+ * (config/sysconf.c); else the embedded default; the first log
  * line says which); resolve the run
  * dir (--run-dir, else the configuration's run_dir when it is not the
  * built-in default, else $SHMR_RUN_DIR, else /run/shmr); take the domain's
@@ -174,8 +174,7 @@ static void usage_full(void)
 	       "\n"
 	       "  -c, --config FILE   configuration (default: $SHMR_CONFIG, "
 	       "else\n"
-	       "                      " SHMR_SYSCONF_CONF ", when that file "
-	       "exists;\n"
+	       "                      %s, when that file exists;\n"
 	       "                      else the embedded default)\n"
 	       "  --run-dir DIR       socket directory (default: run_dir of "
 	       "the configuration,\n"
@@ -195,7 +194,8 @@ static void usage_full(void)
 	       "could not start:\n"
 	       "nothing is left running); 2 bad configuration or bad "
 	       "arguments,\nor the domain runs with another configuration "
-	       "(left running).\n");
+	       "(left running).\n",
+	       shmr_config_sysconf_path());
 }
 
 static void usage_error(const char *why)
@@ -337,25 +337,6 @@ static void check_config(struct shmr_ctl *c)
 	}
 }
 
-/*
- * The configuration file when no -c names one: $SHMR_CONFIG, else the
- * installed SHMR_SYSCONF_CONF ($sysconfdir/shmr/shmr.conf), when that file
- * exists; NULL (the embedded default) when it does not.  A file that
- * exists but cannot be read is not skipped: it is returned, and reading it
- * fails with its reason.
- */
-static const char *default_config(const char **looked)
-{
-	const char *env = getenv("SHMR_CONFIG");
-	const char *path = env && *env ? env : SHMR_SYSCONF_CONF;
-	struct stat st;
-
-	*looked = path;
-	if (stat(path, &st) < 0 && errno == ENOENT)
-		return NULL;
-	return path;
-}
-
 /* Parse, defaults from behaviour objects, validation: config/'s one entry
  * point; a failure is a configuration error (exit 2).  *@p why says where
  * the configuration came from, for the first log line. */
@@ -367,7 +348,7 @@ static void load_config(struct shmr_ctl *c, const char *path,
 
 	if (path)
 		snprintf(why, cap, "configuration %s (-c)", path);
-	else if ((path = default_config(&looked)))
+	else if ((path = shmr_config_default_file(&looked)))
 		snprintf(why, cap, "configuration %s", path);
 	else
 		snprintf(why, cap, "configuration: the embedded default (no %s)",
