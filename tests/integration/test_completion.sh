@@ -1,21 +1,18 @@
 #!/usr/bin/env bash
 # shmrctl's bash completion as bash-completion runs it, from where
 # `meson install` puts it: `shmrctl <TAB>` offers every verb that
-# `shmrctl --help` lists; against a running domain, `routes <TAB>` its routers and
-# `route ROUTER <TAB>` that router's routes (a name with ':' included);
+# `shmrctl --help` lists; against a running domain, `routes <TAB>` its
+# routers and `route ROUTER <TAB>` that router's routes (a name with ':'
+# included);
 # with no domain there, nothing, at once.
 #
 # usage: test_completion.sh BUILD_DIR SHMR_CONTROL SHMRCTL
 set -euo pipefail
 build=$1 control=$2 shmrctl=$3
-tmp=$(mktemp -d /tmp/shmr-compl-XXXXXX)
-ctl_pid=""
-cleanup() {
-    [ -n "$ctl_pid" ] && kill -TERM "$ctl_pid" 2>/dev/null && wait "$ctl_pid" 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+tmp=$(mktemp -d /tmp/shmr-compl-XXXXXX)
+# The appliance, once started, is stopped (SIGTERM: it stops its own).
+trap '[ -z "${ctl:-}" ] || { kill -TERM "$ctl"; wait "$ctl"; }; rm -rf "$tmp"' EXIT
 
 bc=/usr/share/bash-completion/bash_completion
 [ -r "$bc" ] || fail "bash-completion is not installed ($bc)"
@@ -63,7 +60,7 @@ routers = (
 CONF
 mkfifo "$tmp/ready"
 "$control" -c "$tmp/app.conf" --run-dir "$tmp" --ready-fd 4 --quiet 4>"$tmp/ready" &
-ctl_pid=$!
+ctl=$!
 [ "$(head -c1 "$tmp/ready")" = R ] || fail "appliance did not start"
 
 got=$(complete_line "shmrctl -s $tmp/$dom.sock routes " | sort | tr '\n' ' ')
