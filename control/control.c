@@ -415,8 +415,8 @@ static void on_signal(struct shmr_ctl *c)
 	}
 }
 
-/* Arm the timer for the earliest deadline of the spawner and the pools'
- * resizers. */
+/* Arm the timer for the earliest deadline of the spawner, the pools'
+ * resizers and the systemd watchdog (when systemd asked for one). */
 static void arm_timer(struct shmr_ctl *c)
 {
 	struct itimerspec its = { 0 };
@@ -432,7 +432,8 @@ static void arm_timer(struct shmr_ctl *c)
 		its.it_value.tv_sec = (time_t)(next / 1000);
 		its.it_value.tv_nsec = (long)(next % 1000) * 1000000L;
 	}
-	/* All zero disarms: an idle appliance has no timer. */
+	/* All zero disarms: an idle appliance has no timer (but the
+	 * watchdog's ping, which it asked for). */
 	timerfd_settime(c->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
@@ -888,6 +889,8 @@ int main(int argc, char **argv)
 	} else {
 		unsigned workers = 0;
 
+		shmr_ctl_notify_status(&c->notify, "starting domain %s",
+				       c->cfg.domain);
 		start_fresh(c);
 		shmr_ctl_publish(&c->dom, &c->model);
 		shmr_ctl_log("domain %s up: %u router(s), socket %s, %s pages",

@@ -10,6 +10,8 @@
  * appliance: it is logged once and never retried.
  *
  * What is sent, in order:
+ *   STATUS=starting domain NAME           before a new domain's processes
+ *                                         start, or
  *   STATUS=adopting domain NAME           before an adoption
  *   READY=1, STATUS=domain NAME up: ...   once the domain is up (where
  *                                         --ready-fd is written)

@@ -3,8 +3,9 @@
  * unix datagram socket, names it in NOTIFY_SOCKET (as systemd does for a
  * Type=notify unit) and reads what arrives, with the sender's credentials
  * (SO_PASSCRED: systemd's NotifyAccess=main keeps only the main pid's):
- *   - READY=1 and STATUS=domain NAME up: ... once the domain is up, from
- *     shmr-control itself, and nothing from its dataplane or workers;
+ *   - STATUS=starting domain NAME, then READY=1 and STATUS=domain NAME
+ *     up: ... once the domain is up, from shmr-control itself, and
+ *     nothing from its dataplane or workers;
  *   - STOPPING=1 with a STATUS= line at SIGTERM;
  *   - after a kill -9, the restarted control plane says it is adopting,
  *     then READY=1 again;
@@ -136,6 +137,8 @@ static void test_ready_status_stopping(void **state)
 	assert_int_equal(shmr_test_app_start(&app, "notify", BODY), 0);
 	control = app.control;
 	/* Sent before the ready byte: already here. */
+	snprintf(want, sizeof(want), "STATUS=starting domain %s", app.domain);
+	expect(&n, control, want);
 	expect(&n, control, "READY=1");
 	snprintf(want, sizeof(want),
 		 "STATUS=domain %s up: 1 router(s), 2 worker(s)", app.domain);
