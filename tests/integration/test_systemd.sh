@@ -9,7 +9,9 @@
 #     (KillMode=process, Restart=on-failure, the run directory kept), with
 #     the limits DPDK needs, the template running NAME.conf;
 #   - the sysusers.d file creates the `shmr` group (systemd-sysusers
-#     --dry-run on an empty root).
+#     --dry-run on an empty root);
+#   - the configuration is installed as $sysconfdir/shmr/shmr.conf, the
+#     path shmr-control reads without -c and the unit names.
 # The units' man: links are checked too once the man pages are installed
 # (man pages are another part's); until then --man=no.
 # Usage: test_systemd.sh BUILD_DIR
@@ -30,6 +32,17 @@ users=$(find "$tmp/root" -path '*/sysusers.d/shmr.conf' -print -quit)
 [ -n "$tmpl" ] || fail "shmr-control@.service was not installed"
 [ -n "$users" ] || fail "sysusers.d/shmr.conf was not installed"
 case $(dirname "$unit") in */lib/systemd/system) ;; *) fail "unit in $unit";; esac
+
+# The configuration is installed where shmr-control looks without -c
+# (its --help names the compiled-in path), and where the unit points.
+conf=$(find "$tmp/root" -path '*/shmr/shmr.conf' ! -path '*/sysusers.d/*' -print -quit)
+[ -n "$conf" ] || fail "no shmr/shmr.conf installed"
+conf_path=${conf#"$tmp/root"}
+control=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit")
+"$tmp/root$control" --help | grep -qF " $conf_path," ||
+	fail "shmr-control's default configuration is not $conf_path"
+grep -q "^ExecStart=.* -c $conf_path " "$unit" || fail "the unit does not run $conf_path"
+"$tmp/root$control" --check -c "$conf" >/dev/null || fail "the installed $conf_path is refused"
 
 mkdir "$tmp/units"
 for u in "$unit" "$tmpl"; do
