@@ -235,4 +235,23 @@ int shmr_config_validate(const struct shmr_config *cfg, char *err,
 /** The embedded default configuration's text (config/default.conf). */
 const char *shmr_config_default_text(void);
 
+/** The variable that names the configuration file in place of the
+ *  installed one (shmr_config_default_file()). */
+#define SHMR_CONFIG_ENV "SHMR_CONFIG"
+
+/** The installed configuration's path, $sysconfdir/shmr/shmr.conf of this
+ *  build (/etc/shmr/shmr.conf for prefix /usr). */
+const char *shmr_config_sysconf_path(void);
+
+/**
+ * The configuration file to use when no file is named: $SHMR_CONFIG, else
+ * shmr_config_sysconf_path(), when that file exists (a file that exists
+ * but cannot be read is returned all the same: reading it says why).
+ * Returns NULL when it does not exist: the embedded default applies.
+ * *@p looked (when not NULL) is the path that was looked at.
+ *
+ * Context: any; stat(2) only.
+ */
+const char *shmr_config_default_file(const char **looked);
+
 #endif

@@ -17,7 +17,10 @@
  *      running domain of this name that another configuration made (left
  *      running, untouched: see adopt.h).
  *
- * Start-up, in order: parse and check the configuration; resolve the run
+ * Start-up, in order: parse and check the configuration (-c FILE; else
+ * $SHMR_CONFIG, else $sysconfdir/shmr/shmr.conf, when that file exists
+ * (config/sysconf.c); else the embedded default; the first log
+ * line says which); resolve the run
  * dir (--run-dir, else the configuration's run_dir when it is not the
  * built-in default, else $SHMR_RUN_DIR, else /run/shmr); take the domain's
  * lock (<run_dir>/<domain>.lock, flock: one control plane per domain);
@@ -37,7 +40,8 @@
  *     worker, each pinned (a route with cpus "" to a PU of its own, see
  *     pin.c).  Initialisation is atomic: if any start fails, everything
  *     started is stopped and the exit status is 1.
- * Only then is "R" written to --ready-fd.  From the first child on, the
+ * Only then is "R" written to --ready-fd, and READY=1 sent to systemd
+ * (notify.h: also STATUS= lines, STOPPING=1 and the watchdog).  From the first child on, the
  * state file is rewritten (by rename) after every publication, and removed
  * at a clean stop.
  *
@@ -108,6 +112,7 @@
 #include "lifecycle.h"
 #include "manage.h"
 #include "model.h"
+#include "notify.h"
 #include "pin.h"
 #include "request.h"
 #include "resizer.h"
@@ -152,6 +157,7 @@ struct shmr_ctl {
 	struct shmr_ctl_pools pools;
 	struct shmr_ctl_state_file state;
 	struct shmr_ctl_adopt adopt;
+	struct shmr_ctl_notify notify; /* sd_notify: READY, STATUS, ... */
 	int lockfd; /* <run_dir>/<domain>.lock, held (flock) while we run */
 };
 
@@ -170,8 +176,10 @@ static void usage_full(void)
 	       "its control socket <run_dir>/<domain>.sock until SIGINT, "
 	       "SIGTERM or STOP.\n"
 	       "\n"
-	       "  -c, --config FILE   configuration (default: the embedded "
-	       "default)\n"
+	       "  -c, --config FILE   configuration (default: $SHMR_CONFIG, "
+	       "else\n"
+	       "                      %s, when that file exists;\n"
+	       "                      else the embedded default)\n"
 	       "  --run-dir DIR       socket directory (default: run_dir of "
 	       "the configuration,\n"
 	       "                      else $SHMR_RUN_DIR, else "
@@ -190,7 +198,8 @@ static void usage_full(void)
 	       "could not start:\n"
 	       "nothing is left running); 2 bad configuration or bad "
 	       "arguments,\nor the domain runs with another configuration "
-	       "(left running).\n");
+	       "(left running).\n",
+	       shmr_config_sysconf_path());
 }
 
 static void usage_error(const char *why)
@@ -344,11 +353,21 @@ static void check_config(struct shmr_ctl *c)
 }
 
 /* Parse, defaults from behaviour objects, validation: config/'s one entry
- * point; a failure is a configuration error (exit 2). */
-static void load_config(struct shmr_ctl *c, const char *path)
+ * point; a failure is a configuration error (exit 2).  *@p why says where
+ * the configuration came from, for the first log line. */
+static void load_config(struct shmr_ctl *c, const char *path,
+			char *why, size_t cap)
 {
 	char err[512];
+	const char *looked = NULL;
 
+	if (path)
+		snprintf(why, cap, "configuration %s (-c)", path);
+	else if ((path = shmr_config_default_file(&looked)))
+		snprintf(why, cap, "configuration %s", path);
+	else
+		snprintf(why, cap, "configuration: the embedded default (no %s)",
+			 looked);
 	if (shmr_config_load(path, &c->cfg, err, sizeof(err)) < 0) {
 		shmr_ctl_warn("%s", err);
 		exit(EXIT_USAGE);
@@ -412,23 +431,28 @@ static void on_signal(struct shmr_ctl *c)
 }
 
 /* Arm the timer for the earliest deadline of the spawner, the pools'
- * resizers and the control socket's idle connections. */
+ * resizers, the control socket's idle connections and the systemd watchdog
+ * (when systemd asked for one). */
 static void arm_timer(struct shmr_ctl *c)
 {
 	struct itimerspec its = { 0 };
 	uint64_t next = shmr_ctl_spawn_next_ms(&c->sp);
 	uint64_t rs = shmr_ctl_resize_next_ms(&c->pools);
 	uint64_t idle = shmr_ctl_server_next_ms(&c->srv);
+	uint64_t wd = shmr_ctl_notify_next_ms(&c->notify);
 
 	if (rs && (!next || rs < next))
 		next = rs;
 	if (idle && (!next || idle < next))
 		next = idle;
+	if (wd && (!next || wd < next))
+		next = wd;
 	if (next) {
 		its.it_value.tv_sec = (time_t)(next / 1000);
 		its.it_value.tv_nsec = (long)(next % 1000) * 1000000L;
 	}
-	/* All zero disarms: an idle appliance has no timer. */
+	/* All zero disarms: an idle appliance has no timer (but the
+	 * watchdog's ping, which it asked for). */
 	timerfd_settime(c->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
@@ -442,6 +466,8 @@ static void on_timer(struct shmr_ctl *c)
 		shmr_ctl_resize_due(&c->pools, now);
 	shmr_ctl_spawn_due(&c->sp, now);
 	shmr_ctl_server_due(&c->srv, now);
+	/* The watchdog's ping says the loop turns, so it is sent from it. */
+	shmr_ctl_notify_due(&c->notify, now);
 }
 
 /* Router whose endpoint is @p pid, or -1. */
@@ -686,7 +712,7 @@ int main(int argc, char **argv)
 	struct shmr_ctl *c = &ctl;
 	const char *conf = NULL, *run_dir = NULL, *dataplane = NULL;
 	int check = 0, ready_fd = -1, opt, rc, adopting;
-	char *end;
+	char *end, conf_why[PATH_MAX + 64];
 	long v;
 
 	wire(c);
@@ -740,7 +766,7 @@ int main(int argc, char **argv)
 	if (ready_fd >= 0)
 		(void)fcntl(ready_fd, F_SETFD, FD_CLOEXEC);
 
-	load_config(c, conf);
+	load_config(c, conf, conf_why, sizeof(conf_why));
 	check_config(c);
 	if (check) {
 		printf("%s: ok\n", c->cfg.source[0] ? c->cfg.source
@@ -749,6 +775,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	/* The first line says which configuration runs. */
+	shmr_ctl_log("%s", conf_why);
+	shmr_ctl_notify_init(&c->notify);
 	/* A closed ready pipe must not kill us; children get SIG_DFL back. */
 	signal(SIGPIPE, SIG_IGN);
 	if (resolve_run_dir(c, run_dir) < 0) {
@@ -787,6 +816,9 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	adopting = shmr_ctl_adopt_probe(&c->adopt, &c->state);
+	if (adopting)
+		shmr_ctl_notify_status(&c->notify, "adopting domain %s",
+				       c->cfg.domain);
 	/* check_config() resolved the socket group. */
 	rc = shmr_ctl_server_open(&c->srv, c->have_group, c->group,
 				  c->have_admin_group, c->admin_group);
@@ -877,12 +909,29 @@ int main(int argc, char **argv)
 			     c->cfg.domain,
 			     (int)shmr_ctl_spawn_dataplane_pid(&c->sp),
 			     c->adopt.workers, c->model.alloc.nused);
+		shmr_ctl_notify_ready(&c->notify,
+				      "domain %s up (adopted): dataplane %d, "
+				      "%u worker(s)",
+				      c->cfg.domain,
+				      (int)shmr_ctl_spawn_dataplane_pid(&c->sp),
+				      c->adopt.workers);
 	} else {
+		unsigned workers = 0;
+
+		shmr_ctl_notify_status(&c->notify, "starting domain %s",
+				       c->cfg.domain);
 		start_fresh(c);
 		shmr_ctl_publish(&c->dom, &c->model);
 		shmr_ctl_log("domain %s up: %u router(s), socket %s, %s pages",
 			     c->cfg.domain, c->model.nrouters, c->sock_path,
 			     c->dom.hugepages ? "huge" : "4 KiB");
+		for (unsigned i = 0; i < c->model.nrouters; i++)
+			workers += c->model.routers[i].nroutes;
+		shmr_ctl_notify_ready(&c->notify,
+				      "domain %s up: %u router(s), %u "
+				      "worker(s)",
+				      c->cfg.domain, c->model.nrouters,
+				      workers);
 	}
 	save_state(c, 1);
 	if (ready_fd >= 0) {
@@ -900,6 +949,8 @@ int main(int argc, char **argv)
 			      (uint64_t)getpid() ^ shmr_ctl_now_ms());
 	arm_timer(c);
 	rc = run_loop(c);
+	shmr_ctl_notify_stopping(&c->notify, "stopping domain %s",
+				 c->cfg.domain);
 	c->loop.stopping = 1;
 	shmr_ctl_server_close_listener(&c->srv);
 	shmr_ctl_stop_children(&c->sp);

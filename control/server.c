@@ -634,6 +634,18 @@ static int answer_status(struct shmr_ctl_server *srv, char *buf, size_t cap)
 			srv->dep.d->lanes_reinit);
 	shmr_ctl_kv_add(&kv, "endpoints", "%" PRIu32, srv->dep.m->alloc.nused);
 	shmr_ctl_kv_add(&kv, "routers", "%u", srv->dep.m->nrouters);
+	{
+		/* Their names, comma-separated (a name has no comma): what
+		 * shmrctl's completion offers. */
+		char names[SHMR_MAX_ROUTERS * SHMR_NAME_MAX + 1] = "";
+		size_t len = 0;
+
+		for (unsigned i = 0; i < srv->dep.m->nrouters; i++)
+			len += (size_t)snprintf(names + len, sizeof(names) - len,
+						"%s%s", i ? "," : "",
+						srv->dep.m->routers[i].conf->name);
+		shmr_ctl_kv_add(&kv, "router_names", "%s", names);
+	}
 	shmr_ctl_kv_add(&kv, "spec_version", "%" PRIu64, srv->dep.m->version);
 	shmr_ctl_kv_add(&kv, "socket", "%s", srv->sock_path);
 	/* The control socket's refusals (see the top of this file). */
