@@ -75,7 +75,7 @@ demo() {
     [ -w /run ] || run_dir=${XDG_RUNTIME_DIR:-/tmp}/shmr
     export SHMR_RUN_DIR=$run_dir
     local ready; ready=$(mktemp -u /tmp/shmr-ready.XXXXXX); mkfifo "$ready"
-    build/control/shmr-control --run-dir "$run_dir" --ready-fd 4 4>"$ready" &
+    build/control/shmr-control -c config/default.conf --run-dir "$run_dir" --ready-fd 4 4>"$ready" &
     local control=$!
     local load="" watcher=""
     stop() {
