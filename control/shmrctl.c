@@ -2,6 +2,7 @@
  * shmrctl: the operator's CLI over the control socket of shmr-control.
  *
  *   shmrctl [-d DOMAIN] [-s SOCKET] [--wait SEC] COMMAND
+ *   shmrctl --version | --help
  *     routes ROUTER                      one line per route
  *     route ROUTER NAME                  that route's line
  *     add ROUTER NAME PROGRAM [ARG...] [--cpus LIST]
@@ -157,6 +158,7 @@ static void help(void)
 	       "                       control plane that is restarting; a "
 	       "read caught by its\n"
 	       "                       death is sent again once it is back\n"
+	       "  --version            print \"shmrctl VERSION\" and exit\n"
 	       "\n"
 	       "Exit status: 0 success; 1 error from the control plane, or no "
 	       "domain (none\n"
@@ -684,6 +686,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "wait", required_argument, NULL, 'w' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sock = NULL, *cmd, *router = NULL;
@@ -706,6 +709,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			help();
+			return 0;
+		case 'V':
+			printf("shmrctl %s\n", SHMR_VERSION_TEXT);
 			return 0;
 		case 'w':
 			if (parse_seconds(optarg, &wait_s) < 0 ||
