@@ -102,7 +102,8 @@ def main():
     for page in pages:
         path = os.path.join(mandir, page)
         if not os.path.isfile(path):
-            fail("%s: not built" % path)
+            fail("%s: not built (is scdoc installed? see man/meson.build)"
+                 % path)
             continue
         roff = open(path).read()
         roffs[page] = roff
