@@ -18,7 +18,8 @@ Coverage is read from the code itself, never from a hand list:
                 lifecycle table ({ "word", "VERB" }), and dlq's
                 sub-commands (strcmp(sub, "WORD")).  Each a term.
   libshmr(3)    every function declared in include/shmr/shmr.h.  Each a
-                term ("NAME(...)").
+                term ("NAME(...)"), and its declaration, exactly as the
+                header has it (whitespace aside), in the SYNOPSIS.
 
 Each extraction must find at least as many as the code had when this test
 was written, so that a change in how the code spells them makes the test
@@ -81,6 +82,18 @@ def functions(src):
     return set(re.findall(r"^[a-z][^;(]*?\b(shmr_\w+)\(", text, re.M))
 
 
+def squash(s):
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def declarations(src):
+    """Each function's declaration in shmr.h, whitespace squashed."""
+    text = open(os.path.join(src, "include", "shmr", "shmr.h")).read()
+    return {m.group(2): squash(m.group(1))
+            for m in re.finditer(r"^([a-z][^;{}#(]*?\b(shmr_\w+)\([^;]*\);)",
+                                 text, re.M)}
+
+
 def is_term(roff, words):
     """A line of the page that starts with WORDS, each in bold."""
     pat = r"^" + r"\s+".join(r"\\fB" + re.escape(w) + r"\\fR"
@@ -140,6 +153,15 @@ def main():
          MIN_FUNCTIONS, lambda r, f: re.search(
              r"^\\fB%s\\fR\(" % re.escape(f), r, re.M) is not None),
     ]
+    # libshmr(3)'s SYNOPSIS: the header's declarations, word for word.
+    roff = roffs.get("libshmr.3")
+    if roff is not None:
+        syn = re.search(r"^\.SH SYNOPSIS\n(.*?)^\.SH ", roff, re.M | re.S)
+        syn = squash(syn.group(1).replace("\\&", "")) if syn else ""
+        for name, decl in sorted(declarations(src).items()):
+            if decl not in syn:
+                fail("libshmr.3: SYNOPSIS lacks or differs from shmr.h's "
+                     "'%s'" % decl)
     verbs, subs = shmrctl_verbs(src)
     checks.append(("shmrctl.8", "shmrctl commands", sorted(verbs),
                    MIN_SHMRCTL_VERBS, lambda r, v: is_term(r, [v])))
