@@ -5,9 +5,13 @@
 # bin or sbin directory, run from there against the installed libshmr: a
 # program added later without --version fails here.
 #
-# usage: test_version.sh BUILD_DIR VERSION
+# PROGRAM...: programs of the build that are not installed (the test
+# worker), checked for --version only.
+#
+# usage: test_version.sh BUILD_DIR VERSION [PROGRAM...]
 set -euo pipefail
 build=$1 version=$2
+shift 2
 tmp=$(mktemp -d /tmp/shmr-version-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -38,6 +42,11 @@ for prog in "${progs[@]}"; do
         continue
     fi
     echo "ok: $out"
+done
+for prog in "$@"; do
+    out=$(timeout 10 "$prog" --version) || { echo "FAIL: $prog --version: exit $?"; fails=$((fails + 1)); continue; }
+    [ "$out" = "$(basename "$prog") $version" ] || { echo "FAIL: $prog --version: '$out'"; fails=$((fails + 1)); continue; }
+    echo "ok: $out (not installed)"
 done
 # The daemons and tools the issue names must be among them.
 for want in shmr-control shmr-dataplane shmrctl shmr-perf; do
