@@ -162,6 +162,16 @@ enum shmr_error {
 const char *shmr_strerror(int err);
 
 /**
+ * The version of the libshmr this process runs with, "MAJOR.MINOR.PATCH"
+ * (the library's, not the header's: SHMR_VERSION_TEXT is the version
+ * the program was compiled against, which may be older).
+ *
+ * Context:     any thread, any time (no attach needed).
+ * Concurrency: thread-safe; never NULL, static storage.
+ */
+const char *shmr_version(void);
+
+/**
  * An attached domain (opaque).
  *
  * Concurrency: the calls that talk to the control plane share the
