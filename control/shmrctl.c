@@ -2,7 +2,6 @@
  * shmrctl: the operator's CLI over the control socket of shmr-control.
  *
  *   shmrctl [-d DOMAIN] [-s SOCKET] [--wait SEC] COMMAND
- *   shmrctl --version | --help
  *     routes ROUTER                      one line per route
  *     route ROUTER NAME                  that route's line
  *     add ROUTER NAME PROGRAM [ARG...] [--cpus LIST]
@@ -39,6 +38,9 @@
  * dies during a request that only reads (routes, route, inspect, status,
  * watch, routees, dlq list): that request is sent again once it is back.
  * Any other request caught by the death has an unknown outcome: exit 3.
+ *
+ * shmrctl --version prints "shmrctl VERSION"; --help the usage and the
+ * commands.
  *
  * Exit statuses: 0 success (watch: also after --duration or SIGINT);
  * 1 the control plane answered an error, or there is no domain, or it did
