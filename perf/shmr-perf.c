@@ -3,6 +3,7 @@
  *
  *   shmr-perf [compare] [flags]   bare and router runs interleaved, medians,
  *                                 ratios against the issue's bars
+ *   shmr-perf --version           "shmr-perf VERSION"
  *   shmr-perf bare [flags]        two-hop SPSC chain, two-ring ping-pong,
  *                                 three-process round trip
  *   shmr-perf router [flags]      the same through shmr-control/-dataplane,
@@ -13,7 +14,6 @@
  *   shmr-perf decide [flags]      each logic's routing decision alone, in
  *                                 this process, ns per decision
  *   shmr-perf load --domain D ... paced load into a running appliance
- *   shmr-perf --version           "shmr-perf VERSION"
  *
  * Every run checks what it measured: the consumer (bare) or the sinks
  * (router) must have received every message, in order per sender; if not,
