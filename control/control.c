@@ -3,6 +3,7 @@
  *
  *   shmr-control [-c FILE] [--run-dir DIR] [--ready-fd N] [--dataplane PATH]
  *                [--check] [--quiet]
+ *   shmr-control --version | --help
  *
  * Exit statuses:
  *   0  clean stop (SIGINT, SIGTERM or a STOP request), or --check passed;
@@ -101,6 +102,7 @@
 
 #include <shmr/domain.h>
 #include <shmr/proto.h>
+#include <shmr/version.h>
 
 #include "admin.h"
 #include "adopt.h"
@@ -193,6 +195,7 @@ static void usage_full(void)
 	       "ok\", exit\n"
 	       "  --quiet             log errors only\n"
 	       "  -h, --help          this text\n"
+	       "  --version           print \"shmr-control VERSION\" and exit\n"
 	       "\n"
 	       "Exit status: 0 clean stop; 1 runtime failure (e.g. a worker "
 	       "could not start:\n"
@@ -707,6 +710,7 @@ int main(int argc, char **argv)
 		{ "check", no_argument, NULL, 'k' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct shmr_ctl *c = &ctl;
@@ -747,6 +751,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage_full();
+			return 0;
+		case 'V':
+			printf("shmr-control %s\n", SHMR_VERSION_TEXT);
 			return 0;
 		case ':':
 			fprintf(stderr, "shmr-control: %s: missing argument\n",

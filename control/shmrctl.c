@@ -44,6 +44,9 @@
  * watch, routees, dlq list): that request is sent again once it is back.
  * Any other request caught by the death has an unknown outcome: exit 3.
  *
+ * shmrctl --version prints "shmrctl VERSION"; --help the usage and the
+ * commands.
+ *
  * Exit statuses: 0 success (watch: also after --duration or SIGINT);
  * 1 the control plane answered an error, or there is no domain, or it did
  * not come back within --wait ("shmrctl: no domain NAME at PATH (is
@@ -174,6 +177,7 @@ static void help(void)
 	       "                       control plane that is restarting; a "
 	       "read caught by its\n"
 	       "                       death is sent again once it is back\n"
+	       "  --version            print \"shmrctl VERSION\" and exit\n"
 	       "\n"
 	       "Exit status: 0 success; 1 error from the control plane, or no "
 	       "domain (none\n"
@@ -778,6 +782,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "wait", required_argument, NULL, 'w' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sock = NULL, *cmd, *router = NULL, *conf = NULL,
@@ -801,6 +806,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			help();
+			return 0;
+		case 'V':
+			printf("shmrctl %s\n", SHMR_VERSION_TEXT);
 			return 0;
 		case 'w':
 			if (parse_seconds(optarg, &wait_s) < 0 ||
