@@ -332,31 +332,39 @@ static int fresh_client(const struct ctx *x)
 	return 0;
 }
 
+struct child {
+	pid_t pid;
+	int status;
+};
+
+static int child_done(void *arg)
+{
+	struct child *c = arg;
+
+	return waitpid(c->pid, &c->status, WNOHANG) == c->pid;
+}
+
 static void fresh_client_works(struct ctx *x, unsigned round)
 {
 	static const char *const step[] = { "", "attach", "open", "lookup",
 					    "call" };
-	int status = -1;
-	pid_t pid = fork(), w = 0;
+	struct child c = { fork(), -1 };
+	int done;
 
-	assert_true(pid >= 0);
-	if (pid == 0)
+	assert_true(c.pid >= 0);
+	if (c.pid == 0)
 		_exit(fresh_client(x));
-	for (int i = 0; i < LIVE_MS / 10 && w == 0; i++) {
-		w = waitpid(pid, &status, WNOHANG);
-		if (w == 0)
-			usleep(10000);
+	done = shmr_test_wait(child_done, &c, LIVE_MS);
+	if (!done) {
+		kill(c.pid, SIGKILL);
+		waitpid(c.pid, &c.status, 0);
 	}
-	if (w == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-	}
-	CHECK(x, round, w == pid, "a new client hung (killed after %d ms)",
+	CHECK(x, round, done, "a new client hung (killed after %d ms)",
 	      LIVE_MS);
-	CHECK(x, round, WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	CHECK(x, round, WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0,
 	      "a new client could not %s",
-	      WIFEXITED(status) && WEXITSTATUS(status) < 5
-		      ? step[WEXITSTATUS(status)]
+	      WIFEXITED(c.status) && WEXITSTATUS(c.status) < 5
+		      ? step[WEXITSTATUS(c.status)]
 		      : "finish (it crashed)");
 }
 

@@ -384,53 +384,37 @@ static void hit_readonly(struct worker *w, uint32_t which)
 	uint64_t other = g_geo.ep_off +
 			 (uint64_t)below(SHMR_MAX_ENDPOINTS) *
 				 sizeof(struct shmr_ep_shared);
-	uint64_t off;
-	const char *what;
+	uint64_t routers = offsetof(struct shmr_spec, routers);
+	uint64_t reg = offsetof(struct shmr_spec, registry);
+	/* Where each region starts, how many bytes of it, what it is. */
+	const struct {
+		uint64_t off, span;
+		const char *what;
+	} region[] = {
+		{ 0, offsetof(struct shmr_domain_hdr, control_pid),
+		  "domain header geometry" },
+		{ ep, offsetof(struct shmr_ep_shared, bell),
+		  "own endpoint's control line" },
+		{ ep + offsetof(struct shmr_ep_shared, quarantined), 16,
+		  "own endpoint's dataplane counters" },
+		{ other, offsetof(struct shmr_ep_shared, bell),
+		  "another endpoint's control line" },
+		{ g_geo.spec_off, 8, "spec sequence word" },
+		{ g_geo.spec_off + offsetof(struct shmr_spec, version), 8,
+		  "spec version" },
+		{ g_geo.spec_off + routers, sizeof(struct shmr_spec_router),
+		  "spec routers" },
+		{ g_geo.spec_off + reg, sizeof(((struct shmr_spec *)0)->registry),
+		  "registry" },
+		{ g_geo.counters_off,
+		  g_geo.nlcores * sizeof(struct shmr_lcore_stats),
+		  "lcore counters" },
+	};
+	unsigned k = which % (sizeof(region) / sizeof(region[0]));
+	uint64_t off = region[k].off + rnd() % region[k].span;
+	const char *what = region[k].what;
 	int ok;
 
-	switch (which % 9) {
-	case 0:
-		off = below(offsetof(struct shmr_domain_hdr, control_pid));
-		what = "domain header geometry";
-		break;
-	case 1:
-		off = ep + below(offsetof(struct shmr_ep_shared, bell));
-		what = "own endpoint's control line";
-		break;
-	case 2:
-		off = ep + offsetof(struct shmr_ep_shared, quarantined) +
-		      below(16);
-		what = "own endpoint's dataplane counters";
-		break;
-	case 3:
-		off = other + below(offsetof(struct shmr_ep_shared, bell));
-		what = "another endpoint's control line";
-		break;
-	case 4:
-		off = g_geo.spec_off + below(8);
-		what = "spec sequence word";
-		break;
-	case 5:
-		off = g_geo.spec_off + offsetof(struct shmr_spec, routers) +
-		      below(sizeof(struct shmr_spec_router));
-		what = "spec routers";
-		break;
-	case 6:
-		off = g_geo.spec_off + offsetof(struct shmr_spec, registry) +
-		      below(sizeof(((struct shmr_spec *)0)->registry));
-		what = "registry";
-		break;
-	case 7:
-		off = g_geo.counters_off +
-		      below(g_geo.nlcores) * sizeof(struct shmr_lcore_stats) +
-		      below(sizeof(struct shmr_lcore_stats));
-		what = "lcore counters";
-		break;
-	default:
-		off = g_geo.spec_off + offsetof(struct shmr_spec, version);
-		what = "spec version";
-		break;
-	}
 	w->rep.ro_tries++;
 	ok = gwrite_same(off);
 	if (ok) {
