@@ -138,8 +138,8 @@ static void child_setup(void)
 int shmr_ctl_proc_spawn(const char *file, char *const argv[],
 			void (*set_env)(void *), void *env_ctx,
 			hwloc_topology_t topo, hwloc_const_bitmap_t cpus,
-			int keep_fd, pid_t *pid_out, int *pidfd_out,
-			int *stage)
+			const int *keep, unsigned nkeep, pid_t *pid_out,
+			int *pidfd_out, int *stage)
 {
 	struct report rep;
 	pid_t pid;
@@ -160,8 +160,9 @@ int shmr_ctl_proc_spawn(const char *file, char *const argv[],
 	if (pid == 0) {
 		close(p[0]);
 		child_setup();
-		if (keep_fd >= 0 && fcntl(keep_fd, F_SETFD, 0) < 0)
-			child_report(p[1], SHMR_CTL_STAGE_SETUP, errno);
+		for (unsigned i = 0; i < nkeep; i++)
+			if (fcntl(keep[i], F_SETFD, 0) < 0)
+				child_report(p[1], SHMR_CTL_STAGE_SETUP, errno);
 		if (cpus && !hwloc_bitmap_iszero(cpus) &&
 		    hwloc_set_cpubind(topo, cpus, HWLOC_CPUBIND_PROCESS) < 0)
 			child_report(p[1], SHMR_CTL_STAGE_PIN,

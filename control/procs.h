@@ -44,7 +44,8 @@ int shmr_ctl_pidfd_getfd(int pidfd, pid_t pid, int fd);
 /**
  * Fork and exec @p file with @p argv: @p set_env(@p env_ctx) (may be NULL)
  * runs in the child, @p cpus (NULL or empty: no pinning) is applied with
- * @p topo before exec, @p keep_fd stays open across exec.  On success
+ * @p topo before exec, the @p nkeep descriptors @p keep stay open across
+ * exec (every other descriptor of ours is close-on-exec).  On success
  * *pid and *pidfd (CLOEXEC) are set.
  * Context: a single-threaded parent (the child may call anything).
  * Returns 0, or -errno with *stage (SHMR_CTL_STAGE_*).
@@ -52,6 +53,7 @@ int shmr_ctl_pidfd_getfd(int pidfd, pid_t pid, int fd);
 int shmr_ctl_proc_spawn(const char *file, char *const argv[],
 			void (*set_env)(void *), void *env_ctx,
 			hwloc_topology_t topo, hwloc_const_bitmap_t cpus,
-			int keep_fd, pid_t *pid, int *pidfd, int *stage);
+			const int *keep, unsigned nkeep, pid_t *pid,
+			int *pidfd, int *stage);
 
 #endif

@@ -88,12 +88,13 @@ static int spawn(struct shmr_ctl_spawner *sp, const char *file,
 		 void (*set_env)(struct shmr_ctl_spawner *, unsigned,
 					unsigned),
 		 unsigned r, unsigned k, hwloc_const_bitmap_t cpus,
-		 int keep_fd, pid_t *pid_out, int *pidfd_out, int *stage)
+		 const int *keep, unsigned nkeep, pid_t *pid_out,
+		 int *pidfd_out, int *stage)
 {
 	struct env_ctx e = { sp, r, k, set_env };
 	struct epoll_event ev = { .events = EPOLLIN };
 	int rc = shmr_ctl_proc_spawn(file, argv, set_env ? env_call : NULL,
-				     &e, sp->dep.pin->topo, cpus, keep_fd,
+				     &e, sp->dep.pin->topo, cpus, keep, nkeep,
 				     pid_out, pidfd_out, stage);
 
 	if (rc < 0)
@@ -109,7 +110,7 @@ void shmr_ctl_spawn_init(struct shmr_ctl_spawner *sp,
 			 const struct shmr_ctl_spawn_deps *dep)
 {
 	*sp = (struct shmr_ctl_spawner){ .dep = *dep, .dp.pidfd = -1,
-					 .dp_fd = -1 };
+					 .dp_fd = -1, .dp_lanes_fd = -1 };
 	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++)
 		for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++)
 			sp->workers[i][k].pidfd = -1;
@@ -156,16 +157,20 @@ static void proc_signal(struct shmr_ctl_proc *p, int sig)
 
 int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 {
-	char fdnum[16];
-	char *argv[6];
+	const int keep[2] = { sp->dep.d->memfd, sp->dep.d->lanes_fd };
+	char fdnum[16], lanesnum[16];
+	char *argv[8];
 	int n = 0, stage, rc;
 	pid_t pid;
 	int pidfd;
 
-	snprintf(fdnum, sizeof(fdnum), "%d", sp->dep.d->memfd);
+	snprintf(fdnum, sizeof(fdnum), "%d", keep[0]);
+	snprintf(lanesnum, sizeof(lanesnum), "%d", keep[1]);
 	argv[n++] = (char *)sp->dep.dataplane;
 	argv[n++] = "--domain-fd";
 	argv[n++] = fdnum;
+	argv[n++] = "--lanes-fd";
+	argv[n++] = lanesnum;
 	/* Always a list: the control plane must know which PUs route, to
 	 * keep default-pinned workers off them (pin.c). */
 	if (sp->dep.pin->dp_cpus[0]) {
@@ -173,12 +178,14 @@ int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 		argv[n++] = sp->dep.pin->dp_cpus;
 	}
 	argv[n] = NULL;
-	rc = spawn(sp, sp->dep.dataplane, argv, NULL, 0, 0, NULL,
-		   sp->dep.d->memfd, &pid, &pidfd, &stage);
+	rc = spawn(sp, sp->dep.dataplane, argv, NULL, 0, 0, NULL, keep, 2,
+		   &pid, &pidfd, &stage);
 	if (rc < 0)
 		return rc;
 	proc_started(&sp->dp, pid, pidfd);
-	sp->dp_fd = sp->dep.d->memfd; /* kept across exec: the same number */
+	/* Kept across exec: the same numbers. */
+	sp->dp_fd = keep[0];
+	sp->dp_lanes_fd = keep[1];
 	/* Relaxed: informational words for tools and tests. */
 	atomic_store_explicit(&shmr_hdr(sp->dep.d->base)->dataplane_pid, pid,
 			      memory_order_relaxed);
@@ -255,7 +262,7 @@ int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 		argv[n++] = (char *)cq->args[i];
 	argv[n] = NULL;
 	rc = spawn(sp, cq->program, argv, worker_env, r, k,
-		   sp->dep.pin->cpus[r][k], -1, &pid, &pidfd, &stage);
+		   sp->dep.pin->cpus[r][k], NULL, 0, &pid, &pidfd, &stage);
 	if (rc < 0) {
 		if (stage == SHMR_CTL_STAGE_PIN)
 			*what = "pin";

@@ -368,6 +368,30 @@ static void fresh_client_works(struct ctx *x, unsigned round)
 		      : "finish (it crashed)");
 }
 
+/* What a failure needs to be understood: the scribbler inbox's lanes. */
+static void dump_inbox(const struct ctx *x)
+{
+	uint32_t nl = shmr_hdr(x->c.base)->nlcores;
+	const struct shmr_ep_peer *pe = shmr_ep_peer_at(x->c.base, x->inbox.slot);
+
+	fprintf(stderr, "scribble: inbox %u: quarantined %u, bell seq %u "
+		"sleepers %u, busy %u\n",
+		x->inbox.slot,
+		atomic_load(&shmr_ep_at(x->c.base, x->inbox.slot)->quarantined),
+		atomic_load(&pe->bell.seq), atomic_load(&pe->bell.sleepers),
+		atomic_load(&pe->busy));
+	for (uint32_t i = 0; i < SHMR_LANES_PER_EP(nl); i++) {
+		const struct rte_ring *r =
+			shmr_lane_at(x->c.base, x->inbox.slot, i);
+
+		fprintf(stderr, "  lane %u: size %u mask %u cap %u sync %u/%u "
+			"prod %u/%u cons %u/%u\n",
+			i, r->size, r->mask, r->capacity, r->prod.sync_type,
+			r->cons.sync_type, r->prod.head, r->prod.tail,
+			r->cons.head, r->cons.tail);
+	}
+}
+
 struct respawned {
 	struct ctx *x;
 	long long old;
@@ -408,6 +432,8 @@ static int ask_round(struct ctx *x, const struct scrib_round *rq,
 		pid = scribbler_pid(x);
 		rc = shmr_call(x->c.ep, x->rs, 1, 0, rq, sizeof(*rq), &ack,
 			       sizeof(ack), LIVE_MS);
+		if (rc != (int)sizeof(ack))
+			dump_inbox(x);
 		CHECK(x, rq->round, rc == (int)sizeof(ack) && ack == rq->round,
 		      "a new scribbler did not answer its round: %s",
 		      rc < 0 ? shmr_strerror(rc) : "a short answer");
@@ -499,7 +525,7 @@ static void test_admin_lane_scribbled(void **state)
 	l->cons.tail -= 3;
 	/* Wake its thread, as any peer can (and as the dataplane does when
 	 * it puts something there). */
-	shmr_bell_ring(&shmr_ep_at(base, admin.slot)->bell);
+	shmr_bell_ring(&shmr_ep_peer_at(base, admin.slot)->bell);
 	usleep(200000);
 	t0 = cpu_ticks(x->control);
 	usleep(1000000);
@@ -528,7 +554,7 @@ static void test_scribble_rounds(void **state)
 	unsigned killed = 0, died = 0, quarantined = 0, n[3] = { 0 };
 	uint64_t landed = 0, faulted = 0, raw = 0, ro_tries = 0, bad = 0;
 	long long reinit;
-	int64_t t0 = now_ms();
+	int64_t t0 = now_ms(), ph[3] = { 0 };
 	struct respawned r = { x, 0 };
 
 	for (unsigned round = 1; round <= rounds; round++) {
@@ -536,6 +562,7 @@ static void test_scribble_rounds(void **state)
 					  mix(x->seed, round), SCRIB_MODE_LANES,
 					  0 };
 		struct scrib_report rep;
+		int64_t t = now_ms();
 
 		r.old = scribbler_pid(x);
 		if (ask_round(x, &rq, &rep, &killed)) {
@@ -556,9 +583,14 @@ static void test_scribble_rounds(void **state)
 						     LIVE_MS),
 				      "the scribbler was not restarted");
 		}
+		ph[0] += now_ms() - t;
+		t = now_ms();
 		daemons_same(x, round);
 		bystander_whole(x, round);
+		ph[1] += now_ms() - t;
+		t = now_ms();
 		fresh_client_works(x, round);
+		ph[2] += now_ms() - t;
 		/* The scribbler's inbox (the route's endpoint, the same
 		 * slot for every worker): quarantined now?  Relaxed: a flag
 		 * for display. */
@@ -579,10 +611,12 @@ static void test_scribble_rounds(void **state)
 		" writes landed, %" PRIu64 " faulted, %" PRIu64
 		" raw bad slots, %" PRIu64 " daemons-only tries; seen: %" PRIu64
 		" bad slots, %u rounds ended quarantined, %lld lanes "
-		"initialised again; %" PRIu64 " streamed\n",
+		"initialised again; %" PRIu64 " streamed; ms in rounds %" PRId64
+		", checks %" PRId64 ", new clients %" PRId64 "\n",
 		rounds, now_ms() - t0, x->seed, n[SCRIB_STAY], n[SCRIB_EXIT],
 		n[SCRIB_KILL], died, killed, landed, faulted, raw, ro_tries,
-		bad, quarantined, reinit, atomic_load(&x->sent));
+		bad, quarantined, reinit, atomic_load(&x->sent), ph[0], ph[1],
+		ph[2]);
 	if (rounds >= 50) {
 		/* The scribbling was seen (a shorter replay may not). */
 		assert_true(bad > 0);
@@ -592,8 +626,7 @@ static void test_scribble_rounds(void **state)
 }
 
 /* Every same-value write to a daemons-only region faults (they are
- * mapped read-only in workers).  Fails until the read-only mappings land:
- * registered as expected to fail (tests/stress/meson.build). */
+ * mapped read-only in workers). */
 static void test_scribble_readonly(void **state)
 {
 	struct ctx *x = *state;

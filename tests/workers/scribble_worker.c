@@ -22,9 +22,10 @@
  *
  * Where its writes go: the worker finds the domain in its own address
  * space (/proc/self/maps: the memfd mapping whose first word is the
- * domain's magic) and, for every target, the mapping of that memfd that
- * covers the target's offset, writable if it has one.  So it writes with
- * exactly the rights libshmr's mappings give a worker, whatever they are.
+ * domain's magic is its base; the parts are mapped back to back from
+ * there) and writes through libshmr's own mappings, so with exactly the
+ * rights they give a worker: the lanes part read-write, the daemons'
+ * part read-only.
  * Every write is guarded: a SIGSEGV (or SIGBUS) during it is caught with
  * sigsetjmp and counted as faulted, and the worker goes on.
  */
@@ -55,83 +56,55 @@
 
 struct map {
 	uintptr_t start, end;
-	uint64_t off; /* file offset of start */
 	int writable;
 };
 
 static struct map g_maps[64];
 static unsigned g_nmaps;
+static uintptr_t g_base;             /* where the domain header is */
 static struct shmr_domain_hdr g_geo; /* the header as read at start */
 
-/* Find the domain's mappings; 0, or -1 when there is none. */
+/* Find the domain's mappings (every memfd mapping; the header's is the
+ * one whose first word is the magic); 0, or -1 when there is none. */
 static int find_domain(void)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
 	char line[512];
-	struct {
-		uintptr_t s, e;
-		uint64_t off;
-		unsigned long ino;
-		int w, r;
-	} all[256];
-	unsigned n = 0;
-	unsigned long ino = 0;
 
 	if (!f)
 		return -1;
-	while (n < 256 && fgets(line, sizeof(line), f)) {
+	while (g_nmaps < 64 && fgets(line, sizeof(line), f)) {
 		unsigned long s, e, off, inode;
 		char perms[8], path[256] = "";
 		unsigned maj, min;
 
 		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %255[^\n]", &s, &e,
-			   perms, &off, &maj, &min, &inode, path) < 7)
+			   perms, &off, &maj, &min, &inode, path) < 7 ||
+		    !strstr(path, "memfd:") || perms[0] != 'r')
 			continue;
-		if (!strstr(path, "memfd:"))
-			continue;
-		all[n].s = s;
-		all[n].e = e;
-		all[n].off = off;
-		all[n].ino = inode;
-		all[n].r = perms[0] == 'r';
-		all[n].w = perms[1] == 'w';
-		n++;
+		g_maps[g_nmaps++] = (struct map){ s, e, perms[1] == 'w' };
+		if (!g_base && off == 0 &&
+		    e - s >= sizeof(struct shmr_domain_hdr) &&
+		    ((const struct shmr_domain_hdr *)s)->magic == SHMR_MAGIC)
+			g_base = s;
 	}
 	fclose(f);
-	for (unsigned i = 0; i < n && !ino; i++)
-		if (all[i].off == 0 && all[i].r &&
-		    all[i].e - all[i].s >= sizeof(struct shmr_domain_hdr) &&
-		    ((const struct shmr_domain_hdr *)all[i].s)->magic ==
-			    SHMR_MAGIC) {
-			ino = all[i].ino;
-			memcpy(&g_geo, (const void *)all[i].s, sizeof(g_geo));
-		}
-	if (!ino)
+	if (!g_base)
 		return -1;
-	for (unsigned i = 0; i < n && g_nmaps < 64; i++)
-		if (all[i].ino == ino)
-			g_maps[g_nmaps++] = (struct map){ all[i].s, all[i].e,
-							  all[i].off,
-							  all[i].w };
+	memcpy(&g_geo, (const void *)g_base, sizeof(g_geo));
 	return 0;
 }
 
-/* The address of domain offset @p off, through a writable mapping when
- * there is one; NULL when nothing maps it. */
+/* The address of domain offset @p off (every process maps the domain's
+ * parts back to back from its base); NULL when nothing maps it. */
 static void *at(uint64_t off)
 {
-	void *ro = NULL;
+	uintptr_t p = g_base + off;
 
-	for (unsigned i = 0; i < g_nmaps; i++) {
-		const struct map *m = &g_maps[i];
-
-		if (off < m->off || off >= m->off + (m->end - m->start))
-			continue;
-		if (m->writable)
-			return (void *)(m->start + (off - m->off));
-		ro = (void *)(m->start + (off - m->off));
-	}
-	return ro;
+	for (unsigned i = 0; i < g_nmaps; i++)
+		if (p >= g_maps[i].start && p < g_maps[i].end)
+			return (void *)p;
+	return NULL;
 }
 
 static uint64_t lane_off(uint32_t slot, uint32_t idx)
@@ -346,23 +319,21 @@ static void raw_slot(struct worker *w)
 /* Our endpoint's bell and busy line, or an lcore's bell. */
 static void hit_bell(struct worker *w)
 {
+	uint64_t peer = g_geo.eppeer_off +
+			(uint64_t)w->self.slot * sizeof(struct shmr_ep_peer);
 	uint32_t v = nasty32(0);
 	uint64_t off;
 
 	switch (below(3)) {
 	case 0:
-		off = g_geo.ep_off +
-		      (uint64_t)w->self.slot * sizeof(struct shmr_ep_shared) +
-		      offsetof(struct shmr_ep_shared, bell) +
+		off = peer + offsetof(struct shmr_ep_peer, bell) +
 		      (below(2) ? offsetof(struct shmr_bell, sleepers) : 0);
 		break;
 	case 1:
-		off = g_geo.ep_off +
-		      (uint64_t)w->self.slot * sizeof(struct shmr_ep_shared) +
-		      offsetof(struct shmr_ep_shared, busy);
+		off = peer + offsetof(struct shmr_ep_peer, busy);
 		break;
 	default:
-		off = offsetof(struct shmr_domain_hdr, lcore_bell) +
+		off = g_geo.bells_off +
 		      below(g_geo.nlcores) * sizeof(struct shmr_bell) +
 		      (below(2) ? offsetof(struct shmr_bell, sleepers) : 0);
 		break;
@@ -373,8 +344,9 @@ static void hit_bell(struct worker *w)
 /*
  * A daemons-only word: the header's geometry, our own and another
  * endpoint's control-plane line and dataplane counters, the spec (its
- * sequence word, routers, registry), an lcore's counters.  Not the bells
- * (peers ring and sleep on them) nor an endpoint's busy line (its owner's).
+ * sequence word, routers, registry), an lcore's counters, the control
+ * lane.  Not the bells nor an endpoint's busy line (in the lanes part:
+ * peers ring and sleep on the bells, the busy line is its owner's).
  * Written with the value it has: where such a write lands, nothing changes.
  */
 static void hit_readonly(struct worker *w, uint32_t which)
@@ -393,12 +365,12 @@ static void hit_readonly(struct worker *w, uint32_t which)
 	} region[] = {
 		{ 0, offsetof(struct shmr_domain_hdr, control_pid),
 		  "domain header geometry" },
-		{ ep, offsetof(struct shmr_ep_shared, bell),
+		{ ep, offsetof(struct shmr_ep_shared, quarantined),
 		  "own endpoint's control line" },
 		{ ep + offsetof(struct shmr_ep_shared, quarantined), 16,
 		  "own endpoint's dataplane counters" },
-		{ other, offsetof(struct shmr_ep_shared, bell),
-		  "another endpoint's control line" },
+		{ other, sizeof(struct shmr_ep_shared),
+		  "another endpoint's lines" },
 		{ g_geo.spec_off, 8, "spec sequence word" },
 		{ g_geo.spec_off + offsetof(struct shmr_spec, version), 8,
 		  "spec version" },
@@ -409,6 +381,7 @@ static void hit_readonly(struct worker *w, uint32_t which)
 		{ g_geo.counters_off,
 		  g_geo.nlcores * sizeof(struct shmr_lcore_stats),
 		  "lcore counters" },
+		{ g_geo.ctl_off, sizeof(struct rte_ring), "control lane" },
 	};
 	unsigned k = which % (sizeof(region) / sizeof(region[0]));
 	uint64_t off = region[k].off + rnd() % region[k].span;
@@ -464,7 +437,7 @@ static void do_round(struct worker *w, const struct scrib_round *rq)
 	w->rep.mode = rq->mode;
 	g_rng = rq->seed;
 	if (rq->mode == SCRIB_MODE_READONLY) {
-		for (uint32_t i = 0; i < 9 * 8; i++)
+		for (uint32_t i = 0; i < 10 * 8; i++)
 			hit_readonly(w, i);
 		w->rep.action = SCRIB_STAY;
 	} else {
@@ -490,7 +463,7 @@ static void do_round(struct worker *w, const struct scrib_round *rq)
 				break;
 			}
 		}
-		hit_readonly(w, below(9));
+		hit_readonly(w, below(10));
 		w->rep.action = below(3);
 	}
 	w->last_round = rq->round;
