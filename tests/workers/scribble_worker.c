@@ -12,8 +12,9 @@
  *                    by rename) and then does what the seed picked: stays
  *                    (receiving, and sending to --router), _exit()s or
  *                    SIGKILLs itself.  A round at or below the last one
- *                    FILE reports is not done again (the call of a round
- *                    that killed its worker is redelivered to the next).
+ *                    FILE reports is only answered, not done again (its
+ *                    answer was lost, or the call that killed a worker
+ *                    was redelivered to the next).
  *   --router NAME    where a staying scribbler sends (type SCRIB_ROUND,
  *                    as sends, which it receives back and counts)
  *   --sequence       the bystander: sends must arrive with keys 0, 1, 2,
@@ -537,11 +538,11 @@ static int scribbler(struct worker *w)
 				continue;
 			}
 			memcpy(&rq, m->data, sizeof(rq));
-			if (rq.magic != SCRIB_MAGIC ||
-			    rq.round <= w->last_round ||
-			    (m->flags & SHMR_F_REDELIVERED))
+			if (rq.magic != SCRIB_MAGIC)
 				continue;
 			answer(w->ep, m, &rq.round, sizeof(rq.round));
+			if (rq.round <= w->last_round)
+				continue; /* done, its answer lost: again */
 			wait_drained(w);
 			do_round(w, &rq);
 			staying = 1;
@@ -613,17 +614,21 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	w.self = shmr_endpoint_pid(w.ep);
-	if (seq)
-		return sequence(&w);
-	if (find_domain() < 0) {
+	if (seq) {
+		rc = sequence(&w);
+	} else if (find_domain() < 0) {
 		fprintf(stderr, PROG ": the domain is not mapped here\n");
-		return 1;
+		rc = 1;
+	} else {
+		if (router && shmr_lookup(w.d, router, &w.router) == 0)
+			w.have_router = 1;
+		sa.sa_handler = on_fault;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGSEGV, &sa, NULL);
+		sigaction(SIGBUS, &sa, NULL);
+		rc = scribbler(&w);
 	}
-	if (router && shmr_lookup(w.d, router, &w.router) == 0)
-		w.have_router = 1;
-	sa.sa_handler = on_fault;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGSEGV, &sa, NULL);
-	sigaction(SIGBUS, &sa, NULL);
-	return scribbler(&w);
+	shmr_endpoint_close(w.ep);
+	shmr_detach(w.d);
+	return rc;
 }
