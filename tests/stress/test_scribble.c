@@ -22,9 +22,10 @@
  * SHMR_SCRIBBLE_SEED=N replays it, SHMR_SCRIBBLE_ROUNDS=N changes the
  * count.
  *
- * Also here: shmr_send_burst() refuses a PID whose slot cannot exist, and
- * a peer that breaks the admin endpoint's inbound lanes costs the control
- * plane no CPU (the lane is reset, counted).  With the argument
+ * Also here: shmr_send_burst() refuses a PID whose slot cannot exist, a
+ * peer that breaks the admin endpoint's inbound lanes costs the control
+ * plane no CPU (the lane is reset, counted), and a dead worker that moved
+ * the dataplane's side of its lanes leaves its route usable.  With the argument
  * "readonly", only the read-only case: a round of same-value writes to
  * every daemons-only region, each of which must fault.
  */
@@ -552,6 +553,45 @@ static void test_admin_lane_scribbled(void **state)
 	munmap(base, size);
 }
 
+/* Found by the scribbler (seed 1796130770373672): a worker that moves the
+ * dataplane's side of its lanes (a burst "held" on its outbound lanes, an
+ * enqueue "half done" on its inbound ones) and dies.  The repair took
+ * those for work in progress and left them, so every later worker of the
+ * route was quarantined or refused.  Now they are initialised again, and
+ * the next worker answers. */
+static void test_dataplane_side_left_by_dead_worker(void **state)
+{
+	struct ctx *x = *state;
+	uint32_t nl = shmr_hdr(x->c.base)->nlcores;
+	struct respawned r = { x, scribbler_pid(x) };
+	long long reinit = status_value(x, "lanes_reinit");
+	uint64_t got;
+	void *base;
+	size_t size;
+
+	assert_true(r.old > 0);
+	assert_int_equal(shmr_call(x->c.ep, x->rs, 1, 0, "x", 1, &got,
+				   sizeof(got), LIVE_MS),
+			 (int)sizeof(got));
+	assert_int_equal(shmr_test_map(&x->c.app, 1, &base, &size), 0);
+	for (uint32_t i = 0; i < SHMR_LANES_PER_EP(nl); i++) {
+		struct rte_ring *l = shmr_lane_at(base, x->inbox.slot, i);
+
+		if (i < nl)
+			l->prod.head += 1;
+		else
+			l->cons.head += 1;
+	}
+	munmap(base, size);
+	assert_int_equal(kill((pid_t)r.old, SIGKILL), 0);
+	assert_true(shmr_test_wait(scribbler_respawned, &r, LIVE_MS));
+	assert_int_equal(shmr_call(x->c.ep, x->rs, 1, 0, "x", 1, &got,
+				   sizeof(got), 5000),
+			 (int)sizeof(got));
+	assert_int_equal(status_value(x, "lanes_reinit"),
+			 reinit + SHMR_LANES_PER_EP(nl));
+}
+
 static void test_scribble_rounds(void **state)
 {
 	struct ctx *x = *state;
@@ -659,6 +699,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest main_tests[] = {
 		cmocka_unit_test(test_send_burst_refuses_unknown_slot),
 		cmocka_unit_test(test_admin_lane_scribbled),
+		cmocka_unit_test(test_dataplane_side_left_by_dead_worker),
 		cmocka_unit_test(test_scribble_rounds),
 	};
 	const struct CMUnitTest ro_tests[] = {
