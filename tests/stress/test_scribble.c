@@ -59,7 +59,7 @@
 
 #define ROUNDS_DEFAULT 100
 /* Generous liveness bounds (never a pass/fail timing). */
-#define ROUND_CALL_MS 1000  /* a scribbler that answers nothing by then is
+#define ROUND_CALL_MS 500   /* a scribbler that answers nothing by then is
 			     * killed and its successor asked again */
 #define LIVE_MS 20000
 

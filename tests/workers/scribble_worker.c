@@ -10,7 +10,8 @@
  *                    values into what it can write (see scribble.h's
  *                    modes), writes a struct scrib_report to FILE (whole,
  *                    by rename) and then does what the seed picked: stays
- *                    (receiving, and sending to --router), _exit()s or
+ *                    (receiving, sending to --router, and writing up to
+ *                    three more times at random moments), _exit()s or
  *                    SIGKILLs itself.  A round at or below the last one
  *                    FILE reports is only answered, not done again (its
  *                    answer was lost, or the call that killed a worker
@@ -210,6 +211,7 @@ struct worker {
 	uint32_t last_round;
 	struct scrib_report rep;
 	uint64_t got; /* sends received (a staying scribbler's own) */
+	unsigned stay_writes; /* writes left to do while staying */
 };
 
 static void landed(struct worker *w, int ok)
@@ -430,6 +432,29 @@ static void read_last_round(struct worker *w)
 	close(fd);
 }
 
+/* One random write into what the worker may write. */
+static void one_write(struct worker *w)
+{
+	switch (below(8)) {
+	case 0:
+	case 1:
+	case 2:
+		hit_ring(w);
+		break;
+	case 3:
+	case 4:
+		hit_slot(w);
+		break;
+	case 5:
+	case 6:
+		raw_slot(w);
+		break;
+	default:
+		hit_bell(w);
+		break;
+	}
+}
+
 static void do_round(struct worker *w, const struct scrib_round *rq)
 {
 	memset(&w->rep, 0, sizeof(w->rep));
@@ -444,28 +469,14 @@ static void do_round(struct worker *w, const struct scrib_round *rq)
 	} else {
 		unsigned n = 1 + below(8);
 
-		for (unsigned i = 0; i < n; i++) {
-			switch (below(8)) {
-			case 0:
-			case 1:
-			case 2:
-				hit_ring(w);
-				break;
-			case 3:
-			case 4:
-				hit_slot(w);
-				break;
-			case 5:
-			case 6:
-				raw_slot(w);
-				break;
-			default:
-				hit_bell(w);
-				break;
-			}
-		}
+		for (unsigned i = 0; i < n; i++)
+			one_write(w);
 		hit_readonly(w, below(10));
 		w->rep.action = below(3);
+		/* If it stays: this many more writes while it sends and
+		 * receives, at random moments (the daemons are busy with
+		 * its lanes then). */
+		w->stay_writes = below(4);
 	}
 	w->last_round = rq->round;
 	write_report(w);
@@ -547,10 +558,15 @@ static int scribbler(struct worker *w)
 			do_round(w, &rq);
 			staying = 1;
 		}
-		/* A staying scribbler keeps sending through its router. */
+		/* A staying scribbler keeps sending through its router, and
+		 * writing now and then. */
 		for (int i = 0; staying && w->have_router && i < 4; i++)
 			(void)shmr_send(w->ep, w->router, 1, key++, &key,
 					sizeof(key));
+		if (staying && w->stay_writes && below(8) == 0) {
+			w->stay_writes--;
+			one_write(w);
+		}
 	}
 }
 
