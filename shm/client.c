@@ -66,6 +66,7 @@ struct shmr_endpoint {
 	unsigned rr;
 	uint64_t next_ref;
 	uint64_t stale_replies;
+	uint64_t bad_slots; /* malformed slots found in our inbound lanes */
 	uint32_t busy; /* what we last stored in peer->busy; UINT32_MAX: none */
 	/* Messages returned by the last receive (peeked, not yet released). */
 	unsigned char *rx;
@@ -118,6 +119,7 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	shmr_proto_attached_close(&a);
 	d->hdr = shmr_hdr(d->base);
 	d->slot_size = d->hdr->slot_size;
+	d->lane_size = d->hdr->lane_size;
 	d->nlcores = d->hdr->nlcores;
 	/* Our copy, never above what this library was built for. */
 	d->max_endpoints = d->hdr->max_endpoints < SHMR_MAX_ENDPOINTS
@@ -465,7 +467,8 @@ static void fill_slot(struct shmr_endpoint *ep, struct shmr_msg *m,
 static unsigned push(struct shmr_endpoint *ep, int high, unsigned n)
 {
 	struct rte_ring *r = high ? ep->out_high : ep->out;
-	unsigned done = shmr_lane_put(r, ep->tx, ep->d->slot_size, n);
+	unsigned done = shmr_lane_put_bounded(r, ep->d->lane_size, ep->tx,
+					      ep->d->slot_size, n);
 
 	/* B2 inside shmr_bell_ring(): pairs with the lcore's B1. */
 	if (done && ep->bell_needed)
@@ -568,11 +571,24 @@ int shmr_reply(struct shmr_endpoint *ep, const struct shmr_msg *req,
 
 /* ---- receive --------------------------------------------------------- */
 
+/*
+ * Nothing new to read?  A lane whose geometry is not ours, or that claims
+ * more than a capacity, counts as empty: its words were written by a peer
+ * (the dataplane quarantines the endpoint when it next produces there),
+ * and a bounded peek would refuse it anyway, so waiting for it to fill
+ * would spin.  Called only when a receive found nothing.
+ */
 static int lanes_empty(struct shmr_endpoint *ep)
 {
-	for (uint32_t i = 0; i < ep->d->nlcores; i++)
-		if (shmr_lane_pending_sc(ep->in[i]) > ep->unreleased[i])
+	uint32_t ls = ep->d->lane_size;
+
+	for (uint32_t i = 0; i < ep->d->nlcores; i++) {
+		uint32_t pending = shmr_lane_pending_sc(ep->in[i]);
+
+		if (pending > ep->unreleased[i] && pending <= ls - 1 &&
+		    shmr_lane_geometry_valid(ep->in[i], ls))
 			return 0;
+	}
 	return 1;
 }
 
@@ -628,7 +644,45 @@ static int wait_input(struct shmr_endpoint *ep, int64_t deadline)
 	}
 }
 
-/* Peek up to @n new slots from the lanes into @dst (round robin). */
+/*
+ * Keep the sound ones of @p m slots just copied to @p dst, in order; a
+ * slot of no kind we know, or longer than a slot can hold, is dropped and
+ * counted (the first one said once on stderr): only the dataplane should
+ * write our inbound lanes, and it sends nothing of the sort, so a peer
+ * that can write the lanes part did.  It stays reserved in the ring with
+ * the others (released with them).  Returns how many were kept.
+ */
+static unsigned keep_sound(struct shmr_endpoint *ep, unsigned char *dst,
+			   unsigned m, uint32_t lane)
+{
+	size_t ss = ep->d->slot_size;
+	unsigned kept = 0;
+
+	for (unsigned j = 0; j < m; j++) {
+		const struct shmr_msg *s =
+			(const struct shmr_msg *)(dst + j * ss);
+
+		if ((s->kind == SHMR_KIND_SEND || s->kind == SHMR_KIND_CALL ||
+		     s->kind == SHMR_KIND_REPLY) &&
+		    s->len <= ss - SHMR_HDR_SIZE) {
+			if (kept != j)
+				memcpy(dst + kept * ss, s, ss);
+			kept++;
+			continue;
+		}
+		if (ep->bad_slots++ == 0)
+			fprintf(stderr,
+				"libshmr: endpoint %u: dropped a malformed slot "
+				"(kind %u, length %u) from inbound lane %u: "
+				"something other than the dataplane wrote it\n",
+				ep->pid.slot, s->kind, s->len, lane);
+	}
+	return kept;
+}
+
+/* Peek up to @n new slots from the lanes into @dst (round robin).  Every
+ * copy is bounded by our own geometry (lane_copy.h): the lanes are memory
+ * any peer can write. */
 static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n)
 {
 	size_t ss = ep->d->slot_size;
@@ -637,10 +691,11 @@ static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n)
 
 	for (uint32_t k = 0; k < nl && got < n; k++) {
 		uint32_t i = (ep->rr + k) % nl;
-		unsigned m = shmr_lane_peek(ep->in[i], dst + got * ss,
-					    (uint32_t)ss, n - got);
+		unsigned m = shmr_lane_peek_bounded(ep->in[i], ep->d->lane_size,
+						    dst + got * ss,
+						    (uint32_t)ss, n - got);
 		ep->unreleased[i] += m;
-		got += m;
+		got += keep_sound(ep, dst + got * ss, m, i);
 	}
 	ep->rr++;
 	return got;

@@ -17,6 +17,7 @@ struct shmr_domain {
 	size_t size;
 	struct shmr_domain_hdr *hdr;
 	uint32_t slot_size;
+	uint32_t lane_size; /* our copy: every copy in or out is bounded by it */
 	uint32_t nlcores;
 	uint32_t max_endpoints; /* slots a PID may name (our copy, bounded) */
 	unsigned nendpoints;

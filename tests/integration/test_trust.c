@@ -482,9 +482,86 @@ static void test_daemon_memory_read_only(void **state)
 	assert_int_equal(stats_call(x, 2, &st), (int)sizeof(st));
 }
 
+/* Receive on @p ep in a child; its exit status: the number of messages
+ * received whose payload is @p want (at most 100), 200 + an error. */
+static int recv_in_child(struct shmr_endpoint *ep, const char *want)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		const struct shmr_msg *msgs[16];
+		int good = 0, n;
+
+		signal(SIGSEGV, SIG_DFL);
+		while ((n = shmr_recv_burst(ep, msgs, 16, 300)) > 0)
+			for (int i = 0; i < n; i++)
+				good += msgs[i]->len == strlen(want) &&
+					memcmp(msgs[i]->data, want,
+					       msgs[i]->len) == 0;
+		_exit(n < 0 ? 200 + (-n % 50) : good);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 300 + WTERMSIG(status);
+}
+
+/* A peer can write any endpoint's lanes (one file holds them all): what
+ * it puts into another client's inbound lane, or does to its geometry,
+ * must not crash that client or give it a slot it cannot trust. */
+static void test_client_survives_scribbled_inbound(void **state)
+{
+	struct ctx *x = *state;
+	struct shmr_endpoint *victim;
+	struct shmr_pid v;
+	unsigned char slot[SHMR_SLOT_MAX];
+	struct shmr_msg *m = (struct shmr_msg *)slot;
+	struct shmr_domain_hdr *h = shmr_hdr(x->c.base);
+	struct rte_ring *in;
+	uint32_t mask, size, head, tail;
+
+	assert_int_equal(shmr_endpoint_open(x->c.d, &victim), 0);
+	v = shmr_endpoint_pid(victim);
+	in = shmr_lane_at(x->c.base, v.slot, 0);
+
+	/* A slot of no kind, and one longer than a slot, put straight into
+	 * its inbound lane, then a real message: it gets the real one. */
+	memset(slot, 0, sizeof(slot));
+	m->kind = 77;
+	m->to = v;
+	assert_int_equal(rte_ring_enqueue_burst_elem(in, slot, h->slot_size,
+						     1, NULL),
+			 1);
+	m->kind = SHMR_KIND_SEND;
+	m->len = 100000;
+	assert_int_equal(rte_ring_enqueue_burst_elem(in, slot, h->slot_size,
+						     1, NULL),
+			 1);
+	assert_int_equal(shmr_send(x->c.ep, v, 1, 0, "real", 4), 0);
+	assert_int_equal(recv_in_child(victim, "real"), 1);
+
+	/* Its inbound lane's geometry and indices written: a receive finds
+	 * nothing it can use, and does not crash. */
+	mask = in->mask;
+	size = in->size;
+	head = in->cons.head;
+	tail = in->prod.tail;
+	in->cons.head = in->cons.tail = 0x7ffffff0u;
+	in->prod.head = in->prod.tail = 0x7ffffff8u;
+	in->mask = 0xffffffffu;
+	in->size = 0x80000000u;
+	assert_int_equal(recv_in_child(victim, "real"), 0);
+	in->mask = mask;
+	in->size = size;
+	in->cons.head = in->cons.tail = head;
+	in->prod.head = in->prod.tail = tail;
+	shmr_endpoint_close(victim);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_client_survives_scribbled_inbound),
 		cmocka_unit_test(test_daemon_memory_read_only),
 		cmocka_unit_test(test_call_unknown_slot_fails_at_once),
 		cmocka_unit_test(test_odd_spec_seq_bounded),
