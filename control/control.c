@@ -99,6 +99,7 @@
 #include "admin.h"
 #include "adopt.h"
 #include "control_internal.h"
+#include "drain.h"
 #include "cpus.h"
 #include "dlqfile.h"
 #include "domain.h"
@@ -149,6 +150,7 @@ struct shmr_ctl {
 	struct shmr_ctl_state_file state;
 	struct shmr_ctl_adopt adopt;
 	int lockfd; /* <run_dir>/<domain>.lock, held (flock) while we run */
+	uint64_t drain_next; /* drain.c looks again then (0: nothing drains) */
 };
 
 static struct shmr_ctl ctl; /* large: keep it off the stack */
@@ -406,6 +408,8 @@ static void arm_timer(struct shmr_ctl *c)
 
 	if (rs && (!next || rs < next))
 		next = rs;
+	if (c->drain_next && (!next || c->drain_next < next))
+		next = c->drain_next;
 	if (next) {
 		its.it_value.tv_sec = (time_t)(next / 1000);
 		its.it_value.tv_nsec = (long)(next % 1000) * 1000000L;
@@ -549,8 +553,10 @@ static int run_loop(struct shmr_ctl *c)
 			default:
 				break;
 			}
-			/* What the event changed, and the deadlines it
-			 * moved. */
+			/* Closed or gone clients' lanes (drain.c), what
+			 * the event changed, and the deadlines it moved. */
+			c->drain_next = shmr_ctl_drain_poll(
+				&c->dom, &c->model, shmr_ctl_now_ms());
 			shmr_ctl_publish(&c->dom, &c->model);
 			save_state(c, 0);
 			arm_timer(c);

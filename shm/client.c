@@ -44,12 +44,18 @@
 
 #include <shmr/domain.h>
 #include <shmr/lane_copy.h>
+#include <shmr/lane_drain.h>
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
 
 #include "client_internal.h"
 
 #define RX_BURST_MAX 256u
+
+/* shmr_endpoint_close()'s bound (shmr.h), from the environment. */
+#define CLOSE_WAIT_ENV "SHMR_CLOSE_WAIT_MS"
+#define CLOSE_WAIT_MS_DEFAULT 2000
+#define CLOSE_WAIT_MS_MAX 600000
 
 struct shmr_endpoint {
 	struct shmr_domain *d;
@@ -73,6 +79,7 @@ struct shmr_endpoint {
 	unsigned backlog_cap, backlog_len, backlog_pos;
 	int backlog_given; /* all of it was returned: release on next recv */
 	unsigned char *tx;
+	uint32_t lane_size; /* read once: what close checks the lanes by */
 };
 
 /* ---- attach ---------------------------------------------------------- */
@@ -188,7 +195,8 @@ static int endpoint_make(struct shmr_domain *d, struct shmr_pid pid,
 	ep->bell_needed = d->hdr->poll_mode != SHMR_POLL_BUSY;
 	ep->next_ref = ((uint64_t)pid.gen << 40) | ((uint64_t)pid.slot << 32);
 	ep->busy = UINT32_MAX; /* whatever a predecessor left: rewrite it */
-	ep->backlog_cap = d->nlcores * d->hdr->lane_size;
+	ep->lane_size = d->hdr->lane_size;
+	ep->backlog_cap = d->nlcores * ep->lane_size;
 	ep->rx = malloc(RX_BURST_MAX * ss);
 	ep->backlog = malloc((size_t)ep->backlog_cap * ss);
 	ep->tx = malloc(RX_BURST_MAX * ss);
@@ -346,16 +354,92 @@ static void release_all(struct shmr_endpoint *ep)
 	ep->backlog_given = 0;
 }
 
-void shmr_endpoint_close(struct shmr_endpoint *ep)
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Closing loses nothing that a send accepted.  Accepted means enqueued
+ * in one of our outbound lanes; the dataplane polls them only while the
+ * spec lists our slot, and CLOSE drops it from the spec.  So before CLOSE
+ * we wait, bounded by SHMR_CLOSE_WAIT_MS, until the dataplane has
+ * finished with every slot we enqueued: it releases a slot (cons.tail)
+ * only once it has forwarded, queued or failed it.  A close that gives up
+ * says how many it left, and the control plane keeps polling the slot for
+ * a while longer after CLOSE (control/drain.c), as it does for a process
+ * that exits or is killed without closing: those are not dropped either
+ * unless the dataplane does not take them within its bound (counted as
+ * close_dropped in `shmrctl status`).
+ */
+static int close_wait_ms(void)
+{
+	const char *s = getenv(CLOSE_WAIT_ENV);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return CLOSE_WAIT_MS_DEFAULT;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > CLOSE_WAIT_MS_MAX)
+		return CLOSE_WAIT_MS_DEFAULT;
+	return (int)v;
+}
+
+/* Slots of our outbound lanes the dataplane has not finished with; -1
+ * when a lane cannot be judged (the dataplane quarantines such a lane:
+ * nobody takes what it holds). */
+static int64_t out_left(const struct shmr_endpoint *ep)
+{
+	uint32_t ls = ep->lane_size;
+	int64_t a = shmr_lane_unconsumed(ep->out, ls);
+	int64_t b = shmr_lane_unconsumed(ep->out_high, ls);
+
+	return a < 0 || b < 0 ? -1 : a + b;
+}
+
+/* Wait until the dataplane took everything we sent; what is left when
+ * the bound passes (0: nothing), or -EIO for a lane it cannot take. */
+static int wait_out_taken(struct shmr_endpoint *ep)
+{
+	struct timespec pause = { 0, 200000 }; /* 0.2 ms */
+	int64_t left = out_left(ep), deadline;
+
+	if (left <= 0)
+		return left < 0 ? -EIO : 0;
+	deadline = now_ms() + close_wait_ms();
+	while (now_ms() < deadline) {
+		/* A sleeping lcore was woken by the send; ring again in case
+		 * it went back to sleep with our lane held back (B2 inside,
+		 * as in push()). */
+		if (ep->bell_needed)
+			shmr_bell_ring(ep->dp_bell);
+		nanosleep(&pause, NULL);
+		left = out_left(ep);
+		if (left <= 0)
+			return left < 0 ? -EIO : 0;
+	}
+	return (int)left;
+}
+
+int shmr_endpoint_close(struct shmr_endpoint *ep)
 {
 	char req[64], ans[128];
+	int left = 0;
 
 	if (!ep)
-		return;
+		return 0;
 	/* What the application was given has been handled; what sits in the
 	 * backlog has not, and stays unreleased for whoever comes next. */
 	if (ep->backlog_len == 0 || ep->backlog_given)
 		release_all(ep);
+	/* A route's inbox stays (and stays polled) after its worker. */
+	if (!ep->claimed)
+		left = wait_out_taken(ep);
 	if (!ep->claimed && shmr_proto_pid_encode(req, sizeof(req), "CLOSE",
 						  NULL, ep->pid) >= 0)
 		shmr_proto_conn_request(&ep->d->conn, req, ans, sizeof(ans),
@@ -365,6 +449,7 @@ void shmr_endpoint_close(struct shmr_endpoint *ep)
 	free(ep->backlog);
 	free(ep->tx);
 	free(ep);
+	return left;
 }
 
 struct shmr_pid shmr_endpoint_pid(const struct shmr_endpoint *ep)
@@ -573,14 +658,6 @@ static int lanes_empty(struct shmr_endpoint *ep)
 		if (shmr_lane_pending_sc(ep->in[i]) > ep->unreleased[i])
 			return 0;
 	return 1;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*
