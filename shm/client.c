@@ -375,21 +375,6 @@ static int64_t now_ms(void)
  * unless the dataplane does not take them within its bound (counted as
  * close_dropped in `shmrctl status`).
  */
-static int close_wait_ms(void)
-{
-	const char *s = getenv(CLOSE_WAIT_ENV);
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return CLOSE_WAIT_MS_DEFAULT;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 0 || v > CLOSE_WAIT_MS_MAX)
-		return CLOSE_WAIT_MS_DEFAULT;
-	return (int)v;
-}
-
 /* Slots of our outbound lanes the dataplane has not finished with; -1
  * when a lane cannot be judged (the dataplane quarantines such a lane:
  * nobody takes what it holds). */
@@ -411,7 +396,9 @@ static int wait_out_taken(struct shmr_endpoint *ep)
 
 	if (left <= 0)
 		return left < 0 ? -EIO : 0;
-	deadline = now_ms() + close_wait_ms();
+	deadline = now_ms() + shmr_proto_env_ms(CLOSE_WAIT_ENV,
+						 CLOSE_WAIT_MS_DEFAULT,
+						 CLOSE_WAIT_MS_MAX);
 	while (now_ms() < deadline) {
 		/* A sleeping lcore was woken by the send; ring again in case
 		 * it went back to sleep with our lane held back (B2 inside,

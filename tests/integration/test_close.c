@@ -318,92 +318,49 @@ static void routes_conf(const struct ctx *c, unsigned nr, int shared,
 				       c->rec[shared ? 0 : j]);
 }
 
-static void logic_case(const char *what, const char *behaviour,
-		       const char *extra, int every, const char *route,
-		       unsigned n, unsigned k)
+/* One routing logic's case: router "t" of @p behaviour over r0..r2. */
+struct logic_case {
+	const char *what, *behaviour, *extra;
+	int every;         /* every routee gets every key */
+	const char *route; /* send to this route's inbox, not the router */
+};
+
+#define N 20u
+#define K 50u
+
+static const struct logic_case cases[] = {
+	{ "round-robin", "round-robin", "", 0, NULL },
+	{ "random", "random", "", 0, NULL },
+	{ "smallest-mailbox", "smallest-mailbox", "", 0, NULL },
+	{ "broadcast", "broadcast", "", 1, NULL },
+	{ "consistent-hash", "consistent-hash", "", 0, NULL },
+	{ "scatter-gather", "scatter-gather", "within_ms = 1000;", 1, NULL },
+	{ "tail-chopping", "tail-chopping",
+	  "within_ms = 1000; interval_ms = 50;", 0, NULL },
+	{ "type", "type", "types = ( { type = 1; route = \"r1\"; } );", 0,
+	  NULL },
+	{ "hash", "hash", "hash = [ \"r0\", \"r1\", \"r2\" ];", 0, NULL },
+	{ "direct", "round-robin", "", 0, "r2" },
+};
+
+static void test_logic(void **state)
 {
+	const struct logic_case *lc = *state;
 	char routes[2048], body[4096];
 	struct ctx rec, *c;
 
 	memset(&rec, 0, sizeof(rec));
-	records_make(&rec, MAX_RECS, (uint64_t)M_NMODES * n * k);
+	records_make(&rec, MAX_RECS, (uint64_t)M_NMODES * N * K);
 	routes_conf(&rec, MAX_RECS, 0, routes, sizeof(routes));
 	snprintf(body, sizeof(body),
 		 "routers = ( { name = \"t\"; behaviour = \"%s\";\n"
 		 "  %s\n"
 		 "  routes = ( %s ); } );\n",
-		 behaviour, extra, routes);
-	c = case_start(&rec, what, what, body);
-	c->every = every;
-	rounds(c, "t", route, n, k);
+		 lc->behaviour, lc->extra, routes);
+	c = case_start(&rec, lc->what, lc->what, body);
+	c->every = lc->every;
+	rounds(c, "t", lc->route, N, K);
 	case_stop(c);
-}
-
-#define N 20u
-#define K 50u
-
-static void test_round_robin(void **state)
-{
-	(void)state;
-	logic_case("round-robin", "round-robin", "", 0, NULL, N, K);
-}
-
-static void test_random(void **state)
-{
-	(void)state;
-	logic_case("random", "random", "", 0, NULL, N, K);
-}
-
-static void test_smallest_mailbox(void **state)
-{
-	(void)state;
-	logic_case("smallest-mailbox", "smallest-mailbox", "", 0, NULL, N, K);
-}
-
-static void test_broadcast(void **state)
-{
-	(void)state;
-	logic_case("broadcast", "broadcast", "", 1, NULL, N, K);
-}
-
-static void test_consistent_hash(void **state)
-{
-	(void)state;
-	logic_case("consistent-hash", "consistent-hash", "", 0, NULL, N, K);
-}
-
-static void test_scatter_gather(void **state)
-{
-	(void)state;
-	logic_case("scatter-gather", "scatter-gather", "within_ms = 1000;", 1,
-		   NULL, N, K);
-}
-
-static void test_tail_chopping(void **state)
-{
-	(void)state;
-	logic_case("tail-chopping", "tail-chopping",
-		   "within_ms = 1000; interval_ms = 50;", 0, NULL, N, K);
-}
-
-static void test_type(void **state)
-{
-	(void)state;
-	logic_case("type", "type", "types = ( { type = 1; route = \"r1\"; } );",
-		   0, NULL, N, K);
-}
-
-static void test_hash(void **state)
-{
-	(void)state;
-	logic_case("hash", "hash", "hash = [ \"r0\", \"r1\", \"r2\" ];", 0,
-		   NULL, N, K);
-}
-
-static void test_direct(void **state)
-{
-	(void)state;
-	logic_case("direct", "round-robin", "", 0, "r2", N, K);
 }
 
 /* The case: a balancing pool of four, 100 clients of 50 each. */
@@ -427,22 +384,57 @@ static void test_balancing_pool(void **state)
 
 /* ---- the bound -------------------------------------------------------- */
 
+/* Is process @p arg stopped?  "State:\tT (stopped)" in its status. */
 static int dataplane_stopped(void *arg)
 {
-	pid_t pid = (pid_t)(intptr_t)arg;
-	char path[64], buf[512], *p;
+	char path[64], line[256];
+	int stopped = 0;
 	FILE *f;
-	size_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)(intptr_t)arg);
+	f = fopen(path, "re");
 	if (!f)
 		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "State:", 6) == 0)
+			stopped = strchr(line, 'T') != NULL;
 	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && (p[2] == 'T' || p[2] == 't');
+	return stopped;
+}
+
+/* One route r0 recording keys 0..9, behind round-robin router "t". */
+static struct ctx *stopped_case(const char *tag, const char *what)
+{
+	char routes[1024], body[2048];
+	struct ctx rec;
+
+	memset(&rec, 0, sizeof(rec));
+	records_make(&rec, 1, 10);
+	routes_conf(&rec, 1, 1, routes, sizeof(routes));
+	snprintf(body, sizeof(body),
+		 "routers = ( { name = \"t\"; behaviour = \"round-robin\";\n"
+		 "  routes = ( %s ); } );\n",
+		 routes);
+	return case_start(&rec, tag, what, body);
+}
+
+/* Stop @p c's dataplane (SIGSTOP), and wait until it is. */
+static pid_t dataplane_stop(struct ctx *c)
+{
+	pid_t dp = (pid_t)status_value(c, "dataplane_pid");
+
+	assert_true(dp > 0);
+	assert_int_equal(kill(dp, SIGSTOP), 0);
+	stopped_dp = dp;
+	assert_true(shmr_test_wait(dataplane_stopped, (void *)(intptr_t)dp,
+				   WAIT_MS));
+	return dp;
+}
+
+static void dataplane_cont(pid_t dp)
+{
+	assert_int_equal(kill(dp, SIGCONT), 0);
+	stopped_dp = 0;
 }
 
 /*
@@ -453,36 +445,20 @@ static int dataplane_stopped(void *arg)
  */
 static void test_close_gives_up_but_keeps(void **state)
 {
-	char routes[1024], body[2048];
-	struct ctx rec, *c;
+	struct ctx *c = stopped_case("giveup", "close gives up");
 	struct shmr_endpoint *ep;
-	struct shmr_pid to;
+	struct shmr_pid to = client_lookup(&c->cl, "t");
 	pid_t dp;
 	(void)state;
 
-	memset(&rec, 0, sizeof(rec));
-	records_make(&rec, 1, 10);
-	routes_conf(&rec, 1, 1, routes, sizeof(routes));
-	snprintf(body, sizeof(body),
-		 "routers = ( { name = \"t\"; behaviour = \"round-robin\";\n"
-		 "  routes = ( %s ); } );\n",
-		 routes);
-	c = case_start(&rec, "giveup", "close gives up", body);
-	to = client_lookup(&c->cl, "t");
-	dp = (pid_t)status_value(c, "dataplane_pid");
-	assert_true(dp > 0);
 	assert_int_equal(shmr_endpoint_open(c->cl.d, &ep), 0);
-	assert_int_equal(kill(dp, SIGSTOP), 0);
-	stopped_dp = dp;
-	assert_true(shmr_test_wait(dataplane_stopped, (void *)(intptr_t)dp,
-				   WAIT_MS));
+	dp = dataplane_stop(c);
 	for (uint64_t i = 0; i < 10; i++)
 		assert_int_equal(shmr_send(ep, to, 1, i, &i, sizeof(i)), 0);
 	setenv("SHMR_CLOSE_WAIT_MS", "200", 1);
 	assert_int_equal(shmr_endpoint_close(ep), 10);
 	unsetenv("SHMR_CLOSE_WAIT_MS");
-	assert_int_equal(kill(dp, SIGCONT), 0);
-	stopped_dp = 0;
+	dataplane_cont(dp);
 	c->lo = 0;
 	c->hi = 10;
 	if (!shmr_test_wait(all_seen, c, WAIT_MS))
@@ -526,25 +502,11 @@ static int all_accounted(void *arg)
  */
 static void test_gone_client_given_up_is_counted(void **state)
 {
-	char routes[1024], body[2048];
-	struct ctx rec, *c;
+	struct ctx *c = stopped_case("counted", "a gone client given up");
 	pid_t dp;
 	(void)state;
 
-	memset(&rec, 0, sizeof(rec));
-	records_make(&rec, 1, 10);
-	routes_conf(&rec, 1, 1, routes, sizeof(routes));
-	snprintf(body, sizeof(body),
-		 "routers = ( { name = \"t\"; behaviour = \"round-robin\";\n"
-		 "  routes = ( %s ); } );\n",
-		 routes);
-	c = case_start(&rec, "counted", "a gone client given up", body);
-	dp = (pid_t)status_value(c, "dataplane_pid");
-	assert_true(dp > 0);
-	assert_int_equal(kill(dp, SIGSTOP), 0);
-	stopped_dp = dp;
-	assert_true(shmr_test_wait(dataplane_stopped, (void *)(intptr_t)dp,
-				   WAIT_MS));
+	dp = dataplane_stop(c);
 	c->lo = 0;
 	c->hi = 10;
 	senders(c, "t", (struct shmr_pid){ 0, 0 }, 1, 10, 0, M_EXIT);
@@ -552,8 +514,7 @@ static void test_gone_client_given_up_is_counted(void **state)
 	/* The control plane's bound (2 s) passes with the dataplane still
 	 * stopped. */
 	assert_true(shmr_test_wait(none_draining, c, WAIT_MS));
-	assert_int_equal(kill(dp, SIGCONT), 0);
-	stopped_dp = 0;
+	dataplane_cont(dp);
 	if (!shmr_test_wait(all_accounted, c, WAIT_MS))
 		fail_msg("%" PRIu64 " delivered, %lld counted dropped, of 10",
 			 c->seen, status_value(c, "close_dropped"));
@@ -561,24 +522,21 @@ static void test_gone_client_given_up_is_counted(void **state)
 	case_stop(c);
 }
 
+#define LOGIC(i)                                                         \
+	{ .name = cases[i].what, .test_func = test_logic,                \
+	  .teardown_func = teardown, .initial_state = (void *)&cases[i] }
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_balancing_pool, teardown),
-		cmocka_unit_test_teardown(test_round_robin, teardown),
-		cmocka_unit_test_teardown(test_random, teardown),
-		cmocka_unit_test_teardown(test_smallest_mailbox, teardown),
-		cmocka_unit_test_teardown(test_broadcast, teardown),
-		cmocka_unit_test_teardown(test_consistent_hash, teardown),
-		cmocka_unit_test_teardown(test_scatter_gather, teardown),
-		cmocka_unit_test_teardown(test_tail_chopping, teardown),
-		cmocka_unit_test_teardown(test_type, teardown),
-		cmocka_unit_test_teardown(test_hash, teardown),
-		cmocka_unit_test_teardown(test_direct, teardown),
+		LOGIC(0), LOGIC(1), LOGIC(2), LOGIC(3), LOGIC(4),
+		LOGIC(5), LOGIC(6), LOGIC(7), LOGIC(8), LOGIC(9),
 		cmocka_unit_test_teardown(test_close_gives_up_but_keeps, teardown),
 		cmocka_unit_test_teardown(test_gone_client_given_up_is_counted,
 					  teardown),
 	};
 
+	_Static_assert(sizeof(cases) / sizeof(cases[0]) == 10, "LOGIC()");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
