@@ -49,7 +49,7 @@ static int admin_pending(struct shmr_ctl_admin *a)
 static void *admin_thread(void *arg)
 {
 	struct shmr_ctl_admin *a = arg;
-	struct shmr_bell *bell = &shmr_ctl_dom_ep(a->d, a->pid.slot)->bell;
+	struct shmr_bell *bell = &shmr_ctl_dom_ep_peer(a->d, a->pid.slot)->bell;
 	uint64_t one = 1, v;
 
 	for (;;) {
@@ -176,7 +176,6 @@ void shmr_ctl_admin_log(struct shmr_ctl_admin *a, unsigned kind,
 
 int shmr_ctl_admin_put(struct shmr_ctl_admin *a, const struct shmr_msg *m)
 {
-	struct shmr_domain_hdr *h = shmr_hdr(a->d->base);
 	uint32_t nl = a->d->geo.nlcores;
 	struct rte_ring *out =
 		shmr_ctl_dom_lane(a->d, a->pid.slot, SHMR_LANE_OUT(nl));
@@ -187,7 +186,7 @@ int shmr_ctl_admin_put(struct shmr_ctl_admin *a, const struct shmr_msg *m)
 					NULL) != 1)
 		return -EAGAIN;
 	/* B2 inside: pairs with the lcore's B1. */
-	shmr_bell_ring(&h->lcore_bell[a->pid.slot % nl]);
+	shmr_bell_ring(shmr_ctl_dom_lcore_bell(a->d, a->pid.slot % nl));
 	return 0;
 }
 

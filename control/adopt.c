@@ -13,8 +13,9 @@
  *      start time.  Only a live process with both matching is adopted; a
  *      dead one means a new domain (what its lanes held is lost with its
  *      memory), and the workers it names that still run are stopped.
- *   3. Memory.  The dataplane keeps the domain's memfd open (it is its
- *      --domain-fd); pidfd_getfd(2) gives us the same file (procs.c).  The
+ *   3. Memory.  The dataplane keeps the domain's two memfds open (its
+ *      --domain-fd and --lanes-fd); pidfd_getfd(2) gives us the same
+ *      files (procs.c), and we open the first again read-only for peers.  The
  *      mapping must pass shmr_layout_check() (magic, layout version, ready
  *      word, size) and match the configuration: name, slot and lane
  *      sizes, lcores, poll mode.  Hugepage backing is whatever it was.
@@ -153,6 +154,19 @@ void shmr_ctl_adopt_abandon(struct shmr_ctl_adopt *a)
 /* Memory                                                              */
 /* ------------------------------------------------------------------ */
 
+/* Descriptor @p num of the dataplane (@p pidfd), or -1 after saying why. */
+static int take_fd(const struct shmr_ctl_state *st, int pidfd, int num,
+		   char *why, size_t cap)
+{
+	int fd = num < 0 ? -EBADF
+			 : shmr_ctl_pidfd_getfd(pidfd, st->dataplane.pid, num);
+
+	if (fd < 0)
+		snprintf(why, cap, "cannot take descriptor %d of dataplane "
+			 "%d: %s", num, (int)st->dataplane.pid, strerror(-fd));
+	return fd;
+}
+
 static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 {
 	const struct shmr_config *cfg = a->cfg;
@@ -162,8 +176,8 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 	struct shmr_domain_hdr plan;
 	const struct shmr_domain_hdr *h;
 	int64_t size = shmr_layout_plan(&g, &plan);
-	struct stat sb;
-	int pidfd, fd, rc;
+	struct stat sb, lb;
+	int pidfd, fd, lfd = -1, rc;
 	void *base;
 
 	if (size < 0)
@@ -174,35 +188,32 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 			 strerror(-pidfd));
 		return -1;
 	}
-	fd = st->dp_fd < 0 ? -EBADF
-			   : shmr_ctl_pidfd_getfd(pidfd, st->dataplane.pid,
-						  st->dp_fd);
+	fd = take_fd(st, pidfd, st->dp_fd, why, cap);
+	if (fd >= 0)
+		lfd = take_fd(st, pidfd, st->dp_lanes_fd, why, cap);
 	close(pidfd);
-	if (fd < 0) {
-		snprintf(why, cap, "cannot take descriptor %d of dataplane "
-			 "%d: %s", st->dp_fd, (int)st->dataplane.pid,
-			 strerror(-fd));
-		return -1;
+	if (fd < 0 || lfd < 0)
+		goto fail;
+	if (fstat(fd, &sb) < 0 || fstat(lfd, &lb) < 0) {
+		snprintf(why, cap, "descriptors %d, %d of dataplane %d: %s",
+			 st->dp_fd, st->dp_lanes_fd, (int)st->dataplane.pid,
+			 strerror(errno));
+		goto fail;
 	}
-	if (fstat(fd, &sb) < 0) {
-		snprintf(why, cap, "descriptor %d of dataplane %d: %s",
-			 st->dp_fd, (int)st->dataplane.pid, strerror(errno));
-		close(fd);
-		return -1;
+	if ((uint64_t)sb.st_size != plan.peer_off ||
+	    (uint64_t)lb.st_size != (uint64_t)size - plan.peer_off) {
+		snprintf(why, cap, "the domain is %lld + %lld bytes, the "
+			 "configuration's geometry makes %lld + %lld",
+			 (long long)sb.st_size, (long long)lb.st_size,
+			 (long long)plan.peer_off,
+			 (long long)((uint64_t)size - plan.peer_off));
+		rc = SHMR_CTL_ADOPT_MISMATCH;
+		goto out;
 	}
-	if ((uint64_t)sb.st_size != (uint64_t)size) {
-		snprintf(why, cap, "the domain is %lld bytes, the "
-			 "configuration's geometry makes %lld",
-			 (long long)sb.st_size, (long long)size);
-		close(fd);
-		return SHMR_CTL_ADOPT_MISMATCH;
-	}
-	base = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    fd, 0);
-	if (base == MAP_FAILED) {
-		snprintf(why, cap, "mmap: %s", strerror(errno));
-		close(fd);
-		return -1;
+	rc = shmr_domain_map(fd, lfd, plan.peer_off, (uint64_t)size, 1, &base);
+	if (rc < 0) {
+		snprintf(why, cap, "mmap: %s", strerror(-rc));
+		goto fail;
 	}
 	h = base;
 	rc = shmr_layout_check(base, (size_t)size);
@@ -219,11 +230,12 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 			 (int)st->dataplane.pid,
 			 rc == -EINVAL ? "name or geometry"
 				       : shmr_strerror(rc));
-		munmap(base, (size_t)size);
-		close(fd);
-		return rc == -EINVAL ? SHMR_CTL_ADOPT_MISMATCH : -1;
+		shmr_domain_unmap(base, (uint64_t)size);
+		rc = rc == -EINVAL ? SHMR_CTL_ADOPT_MISMATCH : -1;
+		goto out;
 	}
 	a->d->memfd = fd;
+	a->d->lanes_fd = lfd;
 	a->d->base = base;
 	/* Our copy of the geometry: the configuration's plan, which the
 	 * header was just checked against. */
@@ -232,7 +244,22 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 	a->d->size = (uint64_t)size;
 	/* A hugetlb memfd reports the huge page as its block size. */
 	a->d->hugepages = sb.st_blksize > 4096;
+	rc = shmr_ctl_domain_open_ro(a->d);
+	if (rc < 0) {
+		snprintf(why, cap, "cannot open the domain read-only for "
+			 "peers: %s", strerror(-rc));
+		shmr_ctl_domain_close(a->d);
+		return -1;
+	}
 	return 0;
+fail:
+	rc = -1;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (lfd >= 0)
+		close(lfd);
+	return rc;
 }
 
 /* The predecessor's half-done writes: a spec it was writing (odd seq),
@@ -744,6 +771,7 @@ void shmr_ctl_adopt_processes(struct shmr_ctl_adopt *a)
 					    a->st.dataplane.start);
 	if (rc == 0) {
 		a->sp->dp_fd = a->st.dp_fd;
+		a->sp->dp_lanes_fd = a->st.dp_lanes_fd;
 	} else {
 		shmr_ctl_warn("dataplane %d gone during the adoption",
 			      (int)a->st.dataplane.pid);

@@ -627,7 +627,7 @@ static void wire(struct shmr_ctl *c)
 
 	memset(c, 0, sizeof(*c));
 	c->loop.epfd = c->sigfd = c->timerfd = -1;
-	c->dom.memfd = -1;
+	c->dom.memfd = c->dom.lanes_fd = c->dom.peer_ro_fd = -1;
 	c->life = (struct shmr_ctl_life){ &c->model, &shmr_ctl_life_daemon_ops,
 					  &c->sp };
 	shmr_ctl_pin_init(&c->pin, c->cpus);
@@ -794,11 +794,9 @@ int main(int argc, char **argv)
 		 * one's processes (they would run unmanaged forever). */
 		shmr_ctl_adopt_abandon(&c->adopt);
 		adopting = 0;
-		if (c->dom.base)
-			munmap(c->dom.base, c->dom.size);
-		if (c->dom.memfd >= 0)
-			close(c->dom.memfd);
-		c->dom = (struct shmr_ctl_domain){ .memfd = -1 };
+		shmr_ctl_domain_close(&c->dom);
+		c->dom = (struct shmr_ctl_domain){ .memfd = -1, .lanes_fd = -1,
+						   .peer_ro_fd = -1 };
 		shmr_ctl_admin_init(&c->admin, &c->loop, &c->dom, &c->model);
 		if (shmr_ctl_model_init(&c->model, &c->cfg) < 0)
 			abort(); /* it worked in check_config() */

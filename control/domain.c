@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <rte_ring.h>
@@ -23,30 +24,73 @@
 #include "control_internal.h"
 #include "domain.h"
 
-static int map_domain(struct shmr_ctl_domain *d, const char *name,
-		      unsigned flags)
+/* One part: a memfd of @p size, sealed against resizing. */
+static int part_create(const char *name, unsigned flags, uint64_t size)
 {
 	int fd = memfd_create(name, flags);
-	void *p;
 
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, (off_t)d->size) < 0) {
-		int err = errno;
-		close(fd);
-		return -err;
-	}
-	p = mmap(NULL, d->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
+	if (ftruncate(fd, (off_t)size) < 0) {
 		int err = errno;
 		close(fd);
 		return -err;
 	}
 	/* Peers map it too: nobody may shrink it under them (SIGBUS). */
 	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
-	d->memfd = fd;
-	d->base = p;
-	return 0;
+	return fd;
+}
+
+static int map_domain(struct shmr_ctl_domain *d, const char *name,
+		      unsigned flags)
+{
+	char lname[SHMR_NAME_MAX + 8];
+	int rc;
+
+	snprintf(lname, sizeof(lname), "%s.lanes", name);
+	d->memfd = part_create(name, flags, d->geo.peer_off);
+	if (d->memfd < 0)
+		return d->memfd;
+	d->lanes_fd = part_create(lname, flags, d->size - d->geo.peer_off);
+	rc = d->lanes_fd < 0 ? d->lanes_fd
+			     : shmr_domain_map(d->memfd, d->lanes_fd,
+					       d->geo.peer_off, d->size, 1,
+					       &d->base);
+	if (rc < 0) {
+		close(d->memfd);
+		if (d->lanes_fd >= 0)
+			close(d->lanes_fd);
+		d->memfd = d->lanes_fd = -1;
+		d->base = NULL;
+	}
+	return rc;
+}
+
+int shmr_ctl_domain_open_ro(struct shmr_ctl_domain *d)
+{
+	char path[64];
+
+	/* Only the daemons (our user) open the files again; a peer's
+	 * descriptor stays read-only whatever it tries through /proc. */
+	if (fchmod(d->memfd, 0600) < 0 || fchmod(d->lanes_fd, 0600) < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", d->memfd);
+	d->peer_ro_fd = open(path, O_RDONLY | O_CLOEXEC);
+	return d->peer_ro_fd < 0 ? -errno : 0;
+}
+
+void shmr_ctl_domain_close(struct shmr_ctl_domain *d)
+{
+	if (d->base)
+		shmr_domain_unmap(d->base, d->size);
+	if (d->memfd >= 0)
+		close(d->memfd);
+	if (d->lanes_fd >= 0)
+		close(d->lanes_fd);
+	if (d->peer_ro_fd >= 0)
+		close(d->peer_ro_fd);
+	d->base = NULL;
+	d->memfd = d->lanes_fd = d->peer_ro_fd = -1;
 }
 
 int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
@@ -54,8 +98,7 @@ int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
 {
 	struct shmr_geometry g = { cfg->slot_size, cfg->lane_size,
 				   cfg->lcores, cfg->poll_mode, 0 };
-	struct shmr_domain_hdr plan;
-	int64_t size = shmr_layout_plan(&g, &plan);
+	int64_t size = shmr_layout_plan(&g, &d->geo);
 	int rc;
 
 	if (size < 0)
@@ -75,6 +118,8 @@ int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
 			return rc;
 	}
 	rc = shmr_layout_init(d->base, &g, cfg->domain);
+	if (rc == 0)
+		rc = shmr_ctl_domain_open_ro(d);
 	if (rc < 0)
 		return rc;
 	/* Our copy of the geometry: what we laid out, before any peer. */
@@ -154,6 +199,8 @@ static void header_heal(struct shmr_ctl_domain *d)
 	    h->lane_stride == g->lane_stride && h->ep_off == g->ep_off &&
 	    h->spec_off == g->spec_off && h->counters_off == g->counters_off &&
 	    h->ctl_off == g->ctl_off && h->lanes_off == g->lanes_off &&
+	    h->peer_off == g->peer_off && h->bells_off == g->bells_off &&
+	    h->eppeer_off == g->eppeer_off &&
 	    memcmp(h->name, g->name, SHMR_NAME_MAX) == 0)
 		return;
 	shmr_ctl_warn("the domain header's geometry was overwritten by a "
@@ -174,6 +221,9 @@ static void header_heal(struct shmr_ctl_domain *d)
 	h->counters_off = g->counters_off;
 	h->ctl_off = g->ctl_off;
 	h->lanes_off = g->lanes_off;
+	h->peer_off = g->peer_off;
+	h->bells_off = g->bells_off;
+	h->eppeer_off = g->eppeer_off;
 }
 
 unsigned shmr_ctl_slot_take_over(struct shmr_ctl_domain *d, uint32_t slot)
@@ -208,7 +258,7 @@ unsigned shmr_ctl_slot_take_over(struct shmr_ctl_domain *d, uint32_t slot)
 
 void shmr_ctl_slot_reinit(struct shmr_ctl_domain *d, uint32_t slot)
 {
-	struct shmr_ep_shared *ep = shmr_ctl_dom_ep(d, slot);
+	struct shmr_ep_peer *ep = shmr_ctl_dom_ep_peer(d, slot);
 
 	for (uint32_t i = 0; i < SHMR_LANES_PER_EP(d->geo.nlcores); i++)
 		lane_reinit(d, slot, i);

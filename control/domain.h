@@ -19,8 +19,13 @@
 #include "shmr_config.h"
 
 struct shmr_ctl_domain {
-	int memfd;  /* -1: not created */
-	void *base; /* NULL: not created */
+	/* The domain's two memfds (layout.h), read-write (-1: not created),
+	 * and the read-only descriptor of the first that ATTACH hands to
+	 * peers (opened again through /proc, so it cannot be mapped or
+	 * mprotect()ed writable; the file itself is mode 0600, so a peer
+	 * of another user cannot open it again for writing either). */
+	int memfd, lanes_fd, peer_ro_fd;
+	void *base; /* NULL: not created; both parts, back to back */
 	uint64_t size;
 	int hugepages;
 	/* Our own copy of the header's geometry and offsets (the plan of
@@ -56,6 +61,20 @@ static inline struct shmr_ep_shared *shmr_ctl_dom_ep(
 	       slot;
 }
 
+static inline struct shmr_ep_peer *shmr_ctl_dom_ep_peer(
+	const struct shmr_ctl_domain *d, uint32_t slot)
+{
+	return (struct shmr_ep_peer *)((char *)d->base + d->geo.eppeer_off) +
+	       slot;
+}
+
+static inline struct shmr_bell *shmr_ctl_dom_lcore_bell(
+	const struct shmr_ctl_domain *d, uint32_t lcore)
+{
+	return (struct shmr_bell *)((char *)d->base + d->geo.bells_off) +
+	       lcore;
+}
+
 static inline struct shmr_spec *shmr_ctl_dom_spec(
 	const struct shmr_ctl_domain *d)
 {
@@ -71,12 +90,21 @@ static inline struct shmr_lcore_stats *shmr_ctl_dom_stats(
 }
 
 /**
- * Create the domain of @p cfg's geometry: a memfd (hugetlb when there are
- * free hugepages, else 4 KiB pages), sealed, mapped and laid out.
+ * Create the domain of @p cfg's geometry: two memfds (hugetlb when there
+ * are free hugepages, else 4 KiB pages), sealed, mapped and laid out, and
+ * the read-only descriptor for peers (shmr_ctl_domain_open_ro()).
  * Context: start-up.  Errors: -errno, the layout's -SHMR_E_*.
  */
 int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
 			   const struct shmr_config *cfg);
+/**
+ * Open d->memfd again read-only into d->peer_ro_fd (for ATTACH), and make
+ * the file mode 0600.  Context: after creation or adoption.
+ * Errors: -errno (no /proc: peers cannot be given a read-only part).
+ */
+int shmr_ctl_domain_open_ro(struct shmr_ctl_domain *d);
+/** Close and unmap what creation or adoption made (idempotent). */
+void shmr_ctl_domain_close(struct shmr_ctl_domain *d);
 /** Publish @p m if dirty: ep table + spec under the seqcount, then a
  *  SHMR_CTL_SPEC slot on the control lane and its bell. */
 void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m);

@@ -95,7 +95,8 @@ static unsigned loads(struct shmr_ctl_pools *p, unsigned ri,
 			continue;
 		/* Relaxed: a hint the worker's library keeps; no partner. */
 		out[n].busy = atomic_load_explicit(
-			&shmr_ctl_dom_ep(p->d, s)->busy, memory_order_relaxed);
+			&shmr_ctl_dom_ep_peer(p->d, s)->busy,
+			memory_order_relaxed);
 		out[n].depth = cnt->queued[s] > UINT32_MAX
 				       ? UINT32_MAX
 				       : (uint32_t)cnt->queued[s];

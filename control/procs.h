@@ -41,17 +41,35 @@ uint64_t shmr_ctl_proc_start(pid_t pid);
  */
 int shmr_ctl_pidfd_getfd(int pidfd, pid_t pid, int fd);
 
-/**
- * Fork and exec @p file with @p argv: @p set_env(@p env_ctx) (may be NULL)
- * runs in the child, @p cpus (NULL or empty: no pinning) is applied with
- * @p topo before exec, @p keep_fd stays open across exec.  On success
- * *pid and *pidfd (CLOEXEC) are set.
- * Context: a single-threaded parent (the child may call anything).
- * Returns 0, or -errno with *stage (SHMR_CTL_STAGE_*).
+/*
+ * What a child is started with.  Everything is the caller's, read by
+ * shmr_ctl_proc_spawn() before it forks (so the caller may free it once
+ * that returns).
  */
-int shmr_ctl_proc_spawn(const char *file, char *const argv[],
-			void (*set_env)(void *), void *env_ctx,
-			hwloc_topology_t topo, hwloc_const_bitmap_t cpus,
-			int keep_fd, pid_t *pid, int *pidfd, int *stage);
+struct shmr_ctl_exec {
+	const char *file;         /* looked up in PATH unless it holds a '/' */
+	char *const *argv;        /* NULL-terminated */
+	const char *const *env;   /* "NAME=value", NULL-terminated: each
+				   * replaces the inherited NAME; NULL: none */
+	hwloc_const_bitmap_t cpus; /* NULL or empty: not pinned */
+	const int *keep_fds;      /* stay open across exec */
+	unsigned nkeep;
+};
+
+/**
+ * Fork and exec @p x->file with @p x->argv, the control plane's
+ * environment with @p x->env set over it, pinned to @p x->cpus (checked
+ * against @p topo) before it runs an instruction of its own.  Everything
+ * the child needs is made here, before the fork; between fork and exec
+ * the child makes only async-signal-safe calls (procs.c).  On success
+ * *pid and *pidfd (CLOEXEC) are set.
+ * Context: any thread of a threaded process; nobody calls setenv()
+ *          meanwhile (the inherited environment is read, not copied).
+ * Returns 0, or -errno with *stage (SHMR_CTL_STAGE_*): SETUP (no memory,
+ * a descriptor to keep), PIN (a cpu outside the topology, or one we may
+ * not run on), EXEC (as execvp(3) would have failed).
+ */
+int shmr_ctl_proc_spawn(const struct shmr_ctl_exec *x, hwloc_topology_t topo,
+			pid_t *pid, int *pidfd, int *stage);
 
 #endif

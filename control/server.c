@@ -241,32 +241,42 @@ static int peer_allowed(const struct shmr_ctl_server *srv,
 	return 0;
 }
 
-static int send_answer(int fd, const char *buf, size_t len, int pass_fd)
+/* An answer, with @p nfds descriptors (at most SHMR_PROTO_FDS_MAX) in
+ * one SCM_RIGHTS message, in order. */
+static int send_answer_fds(int fd, const char *buf, size_t len,
+			   const int *fds, unsigned nfds)
 {
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(SHMR_PROTO_FDS_MAX * sizeof(int))];
 	} ctl;
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 
-	if (pass_fd >= 0) {
+	if (nfds > SHMR_PROTO_FDS_MAX)
+		abort();
+	if (nfds > 0) {
 		struct cmsghdr *cm;
 
 		memset(&ctl, 0, sizeof(ctl));
 		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof(ctl.buf);
+		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
 		cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &pass_fd, sizeof(int));
+		cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
 	}
 	do
 		n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	return n == (ssize_t)len ? 0 : -1;
+}
+
+static int send_answer(int fd, const char *buf, size_t len, int pass_fd)
+{
+	return send_answer_fds(fd, buf, len, &pass_fd, pass_fd >= 0 ? 1 : 0);
 }
 
 static int send_err(int fd, int code, const char *fmt, const char *arg)
@@ -525,7 +535,11 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		owner_attached(srv, k);
 		n = snprintf(answer, sizeof(answer), "OK %" PRIu64,
 			     srv->dep.d->size);
-		return send_answer(k->fd, answer, (size_t)n, srv->dep.d->memfd);
+		/* The daemons' part read-only, then the lanes (layout.h). */
+		return send_answer_fds(k->fd, answer, (size_t)n,
+				       (const int[]){ srv->dep.d->peer_ro_fd,
+						      srv->dep.d->lanes_fd },
+				       2);
 	case SHMR_REQ_OPEN:
 		rc = shmr_ctl_model_open(m, k->id, k->pid,
 					 shmr_ctl_seen_version(srv->dep.d),

@@ -2,7 +2,10 @@
  * Children of the control plane: the dataplane and one worker per route.
  *
  * Starting: fork and exec with a synchronous report of the step that
- * failed (procs.c, shmr_ctl_proc_spawn()).  Each child gets its own
+ * failed (procs.c, shmr_ctl_proc_spawn()).  We have threads, so what a
+ * child needs (argv, its environment, its cpu mask, the descriptors it
+ * keeps) is built here and in procs.c before the fork, and the child
+ * makes only async-signal-safe calls until exec.  Each child gets its own
  * process group, so a terminal's Ctrl-C reaches the control plane alone,
  * which then stops everyone in order; and no parent-death signal: a
  * control plane that dies leaves the dataplane and the workers running,
@@ -44,6 +47,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -68,33 +72,13 @@
 #define BACKOFF_FIRST_MS 100u
 #define BACKOFF_MAX_MS 5000u
 
-/* What a child's environment is set from (worker_env()). */
-struct env_ctx {
-	struct shmr_ctl_spawner *sp;
-	unsigned r, k;
-	void (*set_env)(struct shmr_ctl_spawner *, unsigned, unsigned);
-};
-
-static void env_call(void *arg)
-{
-	struct env_ctx *e = arg;
-
-	e->set_env(e->sp, e->r, e->k);
-}
-
 /* Fork and exec (procs.c), the pidfd in our epoll set. */
-static int spawn(struct shmr_ctl_spawner *sp, const char *file,
-		 char *const argv[],
-		 void (*set_env)(struct shmr_ctl_spawner *, unsigned,
-					unsigned),
-		 unsigned r, unsigned k, hwloc_const_bitmap_t cpus,
-		 int keep_fd, pid_t *pid_out, int *pidfd_out, int *stage)
+static int spawn(struct shmr_ctl_spawner *sp, const struct shmr_ctl_exec *x,
+		 pid_t *pid_out, int *pidfd_out, int *stage)
 {
-	struct env_ctx e = { sp, r, k, set_env };
 	struct epoll_event ev = { .events = EPOLLIN };
-	int rc = shmr_ctl_proc_spawn(file, argv, set_env ? env_call : NULL,
-				     &e, sp->dep.pin->topo, cpus, keep_fd,
-				     pid_out, pidfd_out, stage);
+	int rc = shmr_ctl_proc_spawn(x, sp->dep.pin->topo, pid_out, pidfd_out,
+				     stage);
 
 	if (rc < 0)
 		return rc;
@@ -109,7 +93,7 @@ void shmr_ctl_spawn_init(struct shmr_ctl_spawner *sp,
 			 const struct shmr_ctl_spawn_deps *dep)
 {
 	*sp = (struct shmr_ctl_spawner){ .dep = *dep, .dp.pidfd = -1,
-					 .dp_fd = -1 };
+					 .dp_fd = -1, .dp_lanes_fd = -1 };
 	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++)
 		for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++)
 			sp->workers[i][k].pidfd = -1;
@@ -156,16 +140,22 @@ static void proc_signal(struct shmr_ctl_proc *p, int sig)
 
 int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 {
-	char fdnum[16];
-	char *argv[6];
+	char fdnum[16], lanesnum[16];
+	char *argv[8];
+	/* The descriptors argv names: left open across exec. */
+	int keep[] = { sp->dep.d->memfd, sp->dep.d->lanes_fd };
+	unsigned nkeep = sizeof(keep) / sizeof(keep[0]);
 	int n = 0, stage, rc;
 	pid_t pid;
 	int pidfd;
 
-	snprintf(fdnum, sizeof(fdnum), "%d", sp->dep.d->memfd);
+	snprintf(fdnum, sizeof(fdnum), "%d", keep[0]);
+	snprintf(lanesnum, sizeof(lanesnum), "%d", keep[1]);
 	argv[n++] = (char *)sp->dep.dataplane;
 	argv[n++] = "--domain-fd";
 	argv[n++] = fdnum;
+	argv[n++] = "--lanes-fd";
+	argv[n++] = lanesnum;
 	/* Always a list: the control plane must know which PUs route, to
 	 * keep default-pinned workers off them (pin.c). */
 	if (sp->dep.pin->dp_cpus[0]) {
@@ -173,12 +163,17 @@ int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 		argv[n++] = sp->dep.pin->dp_cpus;
 	}
 	argv[n] = NULL;
-	rc = spawn(sp, sp->dep.dataplane, argv, NULL, 0, 0, NULL,
-		   sp->dep.d->memfd, &pid, &pidfd, &stage);
+	rc = spawn(sp,
+		   &(struct shmr_ctl_exec){ .file = sp->dep.dataplane,
+					    .argv = argv, .keep_fds = keep,
+					    .nkeep = nkeep },
+		   &pid, &pidfd, &stage);
 	if (rc < 0)
 		return rc;
 	proc_started(&sp->dp, pid, pidfd);
-	sp->dp_fd = sp->dep.d->memfd; /* kept across exec: the same number */
+	/* Kept across exec: the same numbers. */
+	sp->dp_fd = keep[0];
+	sp->dp_lanes_fd = keep[1];
 	/* Relaxed: informational words for tools and tests. */
 	atomic_store_explicit(&shmr_hdr(sp->dep.d->base)->dataplane_pid, pid,
 			      memory_order_relaxed);
@@ -223,20 +218,55 @@ int shmr_ctl_spawn_wait_ready(struct shmr_ctl_spawner *sp, uint64_t version,
 	return 0;
 }
 
-static void worker_env(struct shmr_ctl_spawner *sp, unsigned r, unsigned k)
+/* A worker's SHMR_* variables, set over the control plane's environment
+ * (procs.c builds the envp before it forks). */
+struct worker_env {
+	char sock[sizeof(SHMR_ENV_SOCKET) + PATH_MAX];
+	char ep[sizeof(SHMR_ENV_ENDPOINT) + 24];
+	char route[sizeof(SHMR_ENV_ROUTE) + SHMR_NAME_MAX];
+	char router[sizeof(SHMR_ENV_ROUTER) + SHMR_NAME_MAX];
+	char run_dir[sizeof(SHMR_ENV_RUN_DIR) + PATH_MAX];
+	char domain[sizeof("SHMR_DOMAIN") + SHMR_NAME_MAX];
+	const char *vars[7]; /* NULL-terminated */
+	unsigned n;
+};
+
+/* "NAME=value" into @p buf, appended to e->vars. */
+static int env_put(struct worker_env *e, char *buf, size_t cap,
+		   const char *name, const char *val)
+{
+	int n = snprintf(buf, cap, "%s=%s", name, val);
+
+	if (n < 0 || (size_t)n >= cap)
+		return -ENAMETOOLONG;
+	e->vars[e->n++] = buf;
+	e->vars[e->n] = NULL;
+	return 0;
+}
+
+static int worker_env(const struct shmr_ctl_spawner *sp, unsigned r,
+		      unsigned k, struct worker_env *e)
 {
 	const struct shmr_ctl_router *ro = &sp->dep.m->routers[r];
 	const struct shmr_ctl_route *q = &ro->routes[k];
-	char ep[32];
+	char ep[24];
 
 	snprintf(ep, sizeof(ep), "%" PRIu32 ":%" PRIu32, q->pid.slot,
 		 q->pid.gen);
-	setenv(SHMR_ENV_SOCKET, sp->dep.sock_path, 1);
-	setenv(SHMR_ENV_ENDPOINT, ep, 1);
-	setenv(SHMR_ENV_ROUTE, q->conf->name, 1);
-	setenv(SHMR_ENV_ROUTER, ro->conf->name, 1);
-	setenv(SHMR_ENV_RUN_DIR, sp->dep.run_dir, 1);
-	setenv("SHMR_DOMAIN", sp->dep.cfg->domain, 1);
+	e->n = 0;
+	if (env_put(e, e->sock, sizeof(e->sock), SHMR_ENV_SOCKET,
+		    sp->dep.sock_path) < 0 ||
+	    env_put(e, e->ep, sizeof(e->ep), SHMR_ENV_ENDPOINT, ep) < 0 ||
+	    env_put(e, e->route, sizeof(e->route), SHMR_ENV_ROUTE,
+		    q->conf->name) < 0 ||
+	    env_put(e, e->router, sizeof(e->router), SHMR_ENV_ROUTER,
+		    ro->conf->name) < 0 ||
+	    env_put(e, e->run_dir, sizeof(e->run_dir), SHMR_ENV_RUN_DIR,
+		    sp->dep.run_dir) < 0 ||
+	    env_put(e, e->domain, sizeof(e->domain), "SHMR_DOMAIN",
+		    sp->dep.cfg->domain) < 0)
+		return -ENAMETOOLONG;
+	return 0;
 }
 
 int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
@@ -245,8 +275,9 @@ int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	struct shmr_ctl_route *q = &sp->dep.m->routers[r].routes[k];
 	const struct shmr_conf_route *cq = q->conf;
 	char *argv[SHMR_CONF_ARGS_MAX + 2];
+	struct worker_env env;
 	unsigned n = 0;
-	int stage, rc, pidfd;
+	int stage = SHMR_CTL_STAGE_SETUP, rc, pidfd;
 	pid_t pid;
 
 	*what = NULL;
@@ -254,8 +285,14 @@ int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	for (unsigned i = 0; i < cq->nargs && i < SHMR_CONF_ARGS_MAX; i++)
 		argv[n++] = (char *)cq->args[i];
 	argv[n] = NULL;
-	rc = spawn(sp, cq->program, argv, worker_env, r, k,
-		   sp->dep.pin->cpus[r][k], -1, &pid, &pidfd, &stage);
+	rc = worker_env(sp, r, k, &env);
+	if (rc == 0)
+		rc = spawn(sp,
+			   &(struct shmr_ctl_exec){
+				   .file = cq->program, .argv = argv,
+				   .env = env.vars,
+				   .cpus = sp->dep.pin->cpus[r][k] },
+			   &pid, &pidfd, &stage);
 	if (rc < 0) {
 		if (stage == SHMR_CTL_STAGE_PIN)
 			*what = "pin";

@@ -56,7 +56,9 @@ struct shmr_ctl_spawner {
 	struct shmr_ctl_spawn_deps dep;
 	/* The process table */
 	struct shmr_ctl_proc dp;
-	int dp_fd; /* the domain's descriptor number in the dataplane */
+	/* The domain's descriptor numbers in the dataplane (its two
+	 * parts). */
+	int dp_fd, dp_lanes_fd;
 	struct shmr_ctl_proc workers[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
 };
 

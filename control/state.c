@@ -4,8 +4,8 @@
  * PIDs and states, the registry), the endpoint table (each slot's
  * generation, kind and owner pid), the counters and the lanes; the
  * configuration holds what was configured.  What neither holds is here:
- *   - the dataplane's pid and start time, and the number of the domain's
- *     descriptor in it (where the memory is found again);
+ *   - the dataplane's pid and start time, and the numbers of the domain's
+ *     two descriptors in it (where the memory is found again);
  *   - each route's spec (program, args, cpus: a route added at run time, or
  *     replaced, is in no configuration), its restart counter, whether a
  *     pending disable/remove drains first, and its worker's pid + start;
@@ -20,10 +20,10 @@
  * or the new one.  A reader trusts nothing in it: adopt.c checks every
  * pid against its start time and every route against the domain.
  *
- *   shmr-control-state 1
+ *   shmr-control-state 2
  *   domain NAME
  *   control PID START
- *   dataplane PID START FD SIZE
+ *   dataplane PID START FD LANES_FD SIZE
  *   spec VERSION
  *   route ROUTER NAME RESTARTS DRAIN WPID WSTART CPUS PROGRAM NARGS ARG...
  *   client SLOT GEN PID START
@@ -142,8 +142,9 @@ int shmr_ctl_state_save(struct shmr_ctl_state_file *f,
 	put_str(o, m->cfg->domain);
 	fprintf(o, "\ncontrol %d %" PRIu64 "\n", (int)getpid(),
 		shmr_ctl_proc_start(getpid()));
-	fprintf(o, "dataplane %d %" PRIu64 " %d %" PRIu64 "\n",
-		(int)sp->dp.pid, sp->dp.start, sp->dp_fd, size);
+	fprintf(o, "dataplane %d %" PRIu64 " %d %d %" PRIu64 "\n",
+		(int)sp->dp.pid, sp->dp.start, sp->dp_fd, sp->dp_lanes_fd,
+		size);
 	fprintf(o, "spec %" PRIu64 "\n", m->version);
 	for (unsigned i = 0; i < m->nrouters; i++) {
 		const struct shmr_ctl_router *r = &m->routers[i];
@@ -257,7 +258,7 @@ static int parse_line(struct shmr_ctl_state *st, char *line, int *ended)
 {
 	char *tok[12 + SHMR_CONF_ARGS_MAX];
 	unsigned n = split(line, tok, 12 + SHMR_CONF_ARGS_MAX);
-	uint64_t a, b, c, d;
+	uint64_t a, b, c, d, e;
 
 	if (n == 0)
 		return 0;
@@ -269,12 +270,14 @@ static int parse_line(struct shmr_ctl_state *st, char *line, int *ended)
 		st->control = (struct shmr_ctl_state_proc){ (int32_t)a, b };
 		return 0;
 	}
-	if (strcmp(tok[0], "dataplane") == 0 && n == 5 &&
+	if (strcmp(tok[0], "dataplane") == 0 && n == 6 &&
 	    parse_u64(tok[1], &a) == 0 && parse_u64(tok[2], &b) == 0 &&
-	    parse_u64(tok[3], &c) == 0 && parse_u64(tok[4], &d) == 0 &&
-	    a <= INT32_MAX && c <= INT32_MAX) {
+	    parse_u64(tok[3], &c) == 0 && parse_u64(tok[4], &e) == 0 &&
+	    parse_u64(tok[5], &d) == 0 && a <= INT32_MAX && c <= INT32_MAX &&
+	    e <= INT32_MAX) {
 		st->dataplane = (struct shmr_ctl_state_proc){ (int32_t)a, b };
 		st->dp_fd = (int)c;
+		st->dp_lanes_fd = (int)e;
 		st->size = d;
 		return 0;
 	}
@@ -309,7 +312,7 @@ int shmr_ctl_state_read(const struct shmr_ctl_state_file *f,
 	int ended = 0, rc = 0;
 
 	memset(st, 0, sizeof(*st));
-	st->dp_fd = -1;
+	st->dp_fd = st->dp_lanes_fd = -1;
 	if (!in)
 		return errno == ENOENT ? -ENOENT : -errno;
 	if (getline(&line, &lcap, in) < 0 ||

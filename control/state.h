@@ -16,7 +16,7 @@
 #include "shmr_config.h"
 #include "spawn.h"
 
-#define SHMR_CTL_STATE_VERSION 1u
+#define SHMR_CTL_STATE_VERSION 2u
 
 /* A process, named for good: its pid and its start time (procs.h). */
 struct shmr_ctl_state_proc {
@@ -43,7 +43,8 @@ struct shmr_ctl_state_client {
 struct shmr_ctl_state {
 	char domain[SHMR_NAME_MAX];
 	struct shmr_ctl_state_proc control, dataplane;
-	int dp_fd;          /* the domain's descriptor in the dataplane */
+	int dp_fd;          /* the domain's descriptors in the dataplane */
+	int dp_lanes_fd;
 	uint64_t size;      /* of the domain */
 	uint64_t spec_version;
 	unsigned nroutes;

@@ -59,7 +59,7 @@ struct shmr_dp_env {
 	uint32_t slot_size, lane_size, nlcores, max_endpoints;
 	uint32_t poll_mode, spin_polls;
 	uint64_t lane_stride, ep_off, spec_off, counters_off, ctl_off,
-		lanes_off;
+		lanes_off, bells_off, eppeer_off;
 	char name[SHMR_NAME_MAX];
 	/* Where the core reports what it decided to drop or quarantine.
 	 * Context: any dataplane thread; must be thread-safe.  NULL: silent. */
@@ -79,6 +79,18 @@ static inline struct shmr_ep_shared *shmr_dp_ep(const struct shmr_dp_env *e,
 						uint32_t slot)
 {
 	return (struct shmr_ep_shared *)((char *)e->base + e->ep_off) + slot;
+}
+
+static inline struct shmr_ep_peer *shmr_dp_ep_peer(const struct shmr_dp_env *e,
+						   uint32_t slot)
+{
+	return (struct shmr_ep_peer *)((char *)e->base + e->eppeer_off) + slot;
+}
+
+static inline struct shmr_bell *shmr_dp_lcore_bell(const struct shmr_dp_env *e,
+						   uint32_t lcore)
+{
+	return (struct shmr_bell *)((char *)e->base + e->bells_off) + lcore;
 }
 
 static inline struct rte_ring *shmr_dp_lane(const struct shmr_dp_env *e,

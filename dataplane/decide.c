@@ -89,7 +89,7 @@ static int smallest_mailbox(const struct shmr_dp_table *t,
 		const struct shmr_dp_routee *e = &r->routees[i];
 
 		load[i].busy = 0;
-		if (!e->ep) { /* a router: its inbox is not one ring */
+		if (!e->peer) { /* a router: its inbox is not one ring */
 			load[i].depth = SHMR_LOGIC_DEPTH_UNKNOWN;
 			continue;
 		}
@@ -97,7 +97,7 @@ static int smallest_mailbox(const struct shmr_dp_table *t,
 		if (load[i].depth != 0)
 			continue; /* busy only tells empty inboxes apart */
 		/* No partner: the worker's hint (layout.h). */
-		load[i].busy = atomic_load_explicit(&e->ep->busy,
+		load[i].busy = atomic_load_explicit(&e->peer->busy,
 						    memory_order_relaxed) != 0;
 		/* Idle and empty wins at once, as the pick itself would:
 		 * no routee after it needs reading. */

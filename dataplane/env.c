@@ -56,6 +56,8 @@ int shmr_dp_env_init(struct shmr_dp_env *env, void *base, size_t map_size)
 	env->counters_off = h->counters_off;
 	env->ctl_off = h->ctl_off;
 	env->lanes_off = h->lanes_off;
+	env->bells_off = h->bells_off;
+	env->eppeer_off = h->eppeer_off;
 	memcpy(env->name, h->name, SHMR_NAME_MAX);
 	env->name[SHMR_NAME_MAX - 1] = '\0';
 	return 0;

@@ -183,9 +183,7 @@ void shmr_dp_ring_bells(struct shmr_dp_lcore *lc)
 		unsigned j = (unsigned)__builtin_ctz(lc->xbells);
 
 		lc->xbells &= lc->xbells - 1;
-		shmr_bell_ring_fenced(
-			&((struct shmr_domain_hdr *)lc->env->base)
-				 ->lcore_bell[j]);
+		shmr_bell_ring_fenced(shmr_dp_lcore_bell(lc->env, j));
 	}
 	for (unsigned w = 0; w < SHMR_MAX_ENDPOINTS / 64; w++) {
 		uint64_t bits = lc->bells[w];
@@ -195,7 +193,7 @@ void shmr_dp_ring_bells(struct shmr_dp_lcore *lc)
 
 			bits &= bits - 1;
 			shmr_bell_ring_fenced(
-				&shmr_dp_ep(lc->env, w * 64 + b)->bell);
+				&shmr_dp_ep_peer(lc->env, w * 64 + b)->bell);
 		}
 		lc->bells[w] = 0;
 	}

@@ -124,7 +124,7 @@ static void request_stop(void)
 	/* shmr_bell_ring(): fence B2, then a futex wake if anyone sleeps.
 	 * Only atomics and a syscall: safe in a signal handler. */
 	for (uint32_t i = 0; i < g_env.nlcores; i++)
-		shmr_bell_ring(&h->lcore_bell[i]);
+		shmr_bell_ring(shmr_dp_lcore_bell(&g_env, i));
 	shmr_bell_ring(&h->ctl_bell);
 }
 
@@ -144,7 +144,7 @@ static int stopping(void)
 static int lcore_main(void *arg)
 {
 	struct shmr_dp_lcore *lc = &((struct lcore_ctx *)arg)->lc;
-	struct shmr_bell *bell = &shmr_hdr(g_env.base)->lcore_bell[lc->index];
+	struct shmr_bell *bell = shmr_dp_lcore_bell(&g_env, lc->index);
 	int adaptive = g_env.poll_mode == SHMR_POLL_ADAPTIVE;
 	uint32_t empty = 0;
 	uint64_t adopted = UINT64_MAX;
@@ -240,7 +240,7 @@ static int rebuild(uint64_t *last_fail_version)
 	 * next timeout, so the control plane's wait on table_version is
 	 * short.  A syscall only for an lcore that sleeps. */
 	for (uint32_t i = 0; i < g_env.nlcores; i++)
-		shmr_bell_ring(&shmr_hdr(g_env.base)->lcore_bell[i]);
+		shmr_bell_ring(shmr_dp_lcore_bell(&g_env, i));
 	*last_fail_version = UINT64_MAX;
 	return 0;
 }
@@ -336,9 +336,13 @@ static void *update_main(void *arg)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: " PROG " --domain-fd N [--cpus LIST] [--log-level L]\n"
-		"  --domain-fd N   the domain's memfd, inherited from "
-		"shmr-control\n"
+		"usage: " PROG " --domain-fd N --lanes-fd M [--cpus LIST] "
+		"[--log-level L]\n"
+		"  --domain-fd N   the domain's first memfd (the daemons' part),"
+		"\n"
+		"                  inherited from shmr-control\n"
+		"  --lanes-fd M    its second memfd (the lanes part), inherited "
+		"too\n"
 		"  --cpus LIST     cpus for the routing lcores, e.g. 0,2-3 "
 		"(round-robin;\n"
 		"                  default: the cpus this process may use)\n"
@@ -471,15 +475,16 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "domain-fd", required_argument, NULL, 'd' },
+		{ "lanes-fd", required_argument, NULL, 'L' },
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int fd = -1, ncpus = 0, cpus[CPU_SETSIZE], opt, rc;
+	int fd = -1, lanes_fd = -1, ncpus = 0, cpus[CPU_SETSIZE], opt, rc;
 	const char *cpu_list = NULL;
 	cpu_set_t all;
-	struct stat sb;
+	struct stat sb, lb;
 	void *base;
 	pthread_t updater;
 	pthread_attr_t attr;
@@ -494,13 +499,18 @@ int main(int argc, char **argv)
 
 		switch (opt) {
 		case 'd':
+		case 'L':
 			v = strtol(optarg, &end, 10);
 			if (*optarg == '\0' || *end || v < 0 || v > INT_MAX) {
-				fprintf(stderr, PROG ": bad --domain-fd %s\n",
+				fprintf(stderr, PROG ": bad --%s %s\n",
+					opt == 'd' ? "domain-fd" : "lanes-fd",
 					optarg);
 				return 2;
 			}
-			fd = (int)v;
+			if (opt == 'd')
+				fd = (int)v;
+			else
+				lanes_fd = (int)v;
 			break;
 		case 'c':
 			cpu_list = optarg;
@@ -521,7 +531,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (fd < 0 || optind != argc) {
+	if (fd < 0 || lanes_fd < 0 || optind != argc) {
 		usage(stderr);
 		return 2;
 	}
@@ -532,28 +542,32 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 
-	/* The domain. */
-	if (fstat(fd, &sb) < 0) {
-		fprintf(stderr, PROG ": --domain-fd %d: %s\n", fd,
-			strerror(errno));
+	/* The domain: its two parts, back to back (layout.h). */
+	if (fstat(fd, &sb) < 0 || fstat(lanes_fd, &lb) < 0) {
+		fprintf(stderr, PROG ": --domain-fd %d / --lanes-fd %d: %s\n",
+			fd, lanes_fd, strerror(errno));
 		return 2;
 	}
-	base = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE,
-		    MAP_SHARED, fd, 0);
-	if (base == MAP_FAILED) {
+	uint64_t map_size = (uint64_t)sb.st_size + (uint64_t)lb.st_size;
+
+	rc = shmr_domain_map(fd, lanes_fd, (uint64_t)sb.st_size, map_size, 1,
+			     &base);
+	if (rc < 0) {
 		fprintf(stderr, PROG ": cannot map the domain: %s\n",
-			strerror(errno));
+			strerror(-rc));
 		return 1;
 	}
-	/* The descriptor stays open for as long as we run: a control plane
+	/* The descriptors stay open for as long as we run: a control plane
 	 * that comes back after its predecessor died takes the domain from
-	 * us with pidfd_getfd(2) (control/adopt.c), and without it the
+	 * us with pidfd_getfd(2) (control/adopt.c), and without them the
 	 * memory would be reachable by nobody but its mappers. */
-	rc = shmr_dp_env_init(&g_env, base, (size_t)sb.st_size);
+	rc = shmr_dp_env_init(&g_env, base, (size_t)map_size);
+	if (rc == 0 && shmr_hdr(base)->peer_off != (uint64_t)sb.st_size)
+		rc = -SHMR_E_PROTO; /* the two descriptors do not match */
 	if (rc < 0) {
 		fprintf(stderr, PROG ": not a usable domain: %s\n",
 			shmr_strerror(rc));
-		munmap(base, (size_t)sb.st_size);
+		shmr_domain_unmap(base, map_size);
 		return 1;
 	}
 	g_env.log = log_line;

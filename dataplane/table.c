@@ -444,7 +444,7 @@ static int build_routees(const struct shmr_dp_env *env,
 		memset(e, 0, sizeof(*e));
 		e->tgt = tgt;
 		if (tgt.router < 0) {
-			e->ep = shmr_dp_ep(env, tgt.slot);
+			e->peer = shmr_dp_ep_peer(env, tgt.slot);
 			for (uint32_t l = 0; l < env->nlcores; l++)
 				e->in[l] = shmr_dp_lane(env, tgt.slot, l);
 		}

@@ -79,11 +79,11 @@ struct shmr_dp_type_ent {
  * One routee of a routing-logic router: a name that resolved, at build, to
  * a deliverable target (a running or dead route, a live registry name).
  * For smallest-mailbox, where its load is read: its inbound lanes (one per
- * lcore) and its shared endpoint line; NULL when the target is a router.
+ * lcore) and its owner's line (busy); NULL when the target is a router.
  */
 struct shmr_dp_routee {
 	struct shmr_dp_target tgt;
-	const struct shmr_ep_shared *ep;
+	const struct shmr_ep_peer *peer;
 	const struct rte_ring *in[SHMR_MAX_LCORES];
 };
 

@@ -62,7 +62,8 @@ struct shmr_endpoint {
 	struct shmr_pid pid;
 	int claimed; /* a route's inbox: never CLOSEd by us */
 	int retiring; /* a PoisonPill came: RETIRE was asked */
-	struct shmr_ep_shared *sh;
+	struct shmr_ep_shared *sh;  /* read-only: the daemons write it */
+	struct shmr_ep_peer *peer;  /* our bell and busy line */
 	struct rte_ring *in[SHMR_MAX_LCORES];
 	struct rte_ring *out, *out_high;
 	struct shmr_bell *dp_bell; /* the lcore that polls our out lanes */
@@ -71,7 +72,7 @@ struct shmr_endpoint {
 	unsigned rr;
 	uint64_t next_ref;
 	uint64_t stale_replies;
-	uint32_t busy; /* what we last stored in sh->busy; UINT32_MAX: none */
+	uint32_t busy; /* what we last stored in peer->busy; UINT32_MAX: none */
 	/* Messages returned by the last receive (peeked, not yet released). */
 	unsigned char *rx;
 	/* Messages that arrived during calls, not yet given to the app. */
@@ -87,14 +88,14 @@ struct shmr_endpoint {
 int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 {
 	struct shmr_domain *d;
-	struct stat st;
-	int sock, fd = -1, rc;
+	struct shmr_proto_attached a = { .domain_fd = -1, .lanes_fd = -1 };
+	int sock, rc;
 
 	*out = NULL;
 	sock = shmr_proto_connect(sock_path);
 	if (sock < 0)
 		return sock;
-	rc = shmr_proto_attach(sock, &fd, &st);
+	rc = shmr_proto_attach(sock, &a);
 	if (rc == -EPIPE || rc == -SHMR_E_CONTROL_LOST)
 		rc = -SHMR_E_NO_DOMAIN; /* it went away as we came */
 	if (rc < 0)
@@ -104,28 +105,24 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 		rc = -ENOMEM;
 		goto fail;
 	}
-	d->base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, fd, 0);
-	if (d->base == MAP_FAILED) {
-		rc = -errno;
-		free(d);
-		goto fail;
-	}
-	d->size = (size_t)st.st_size;
-	rc = shmr_layout_check(d->base, d->size);
+	/* The daemons' part read-only: a store of ours there faults. */
+	rc = shmr_proto_attached_map(&a, 0, &d->base, &d->size);
 	if (rc == 0)
 		rc = shmr_proto_conn_init(&d->conn, sock_path, sock,
 					  shmr_proto_reconnect_ms(),
 					  shmr_client_reattach,
 					  d);
 	if (rc < 0) {
-		munmap(d->base, d->size);
+		shmr_domain_unmap(d->base, d->size);
 		free(d);
 		goto fail;
 	}
-	d->memfd = fd;
-	d->memfd_dev = st.st_dev;
-	d->memfd_ino = st.st_ino;
+	d->domain_dev = a.domain_st.st_dev;
+	d->domain_ino = a.domain_st.st_ino;
+	d->lanes_dev = a.lanes_st.st_dev;
+	d->lanes_ino = a.lanes_st.st_ino;
+	/* The mapping holds the files; the descriptors are not needed. */
+	shmr_proto_attached_close(&a);
 	d->hdr = shmr_hdr(d->base);
 	d->slot_size = d->hdr->slot_size;
 	d->nlcores = d->hdr->nlcores;
@@ -136,8 +133,7 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	*out = d;
 	return 0;
 fail:
-	if (fd >= 0)
-		close(fd);
+	shmr_proto_attached_close(&a);
 	close(sock);
 	return rc;
 }
@@ -158,8 +154,7 @@ void shmr_detach(struct shmr_domain *d)
 {
 	if (!d)
 		return;
-	munmap(d->base, d->size);
-	close(d->memfd);
+	shmr_domain_unmap(d->base, d->size);
 	shmr_proto_conn_close(&d->conn);
 	free(d);
 }
@@ -191,7 +186,8 @@ static int endpoint_make(struct shmr_domain *d, struct shmr_pid pid,
 	ep->out = shmr_lane_at(d->base, pid.slot, SHMR_LANE_OUT(d->nlcores));
 	ep->out_high =
 		shmr_lane_at(d->base, pid.slot, SHMR_LANE_OUT_HIGH(d->nlcores));
-	ep->dp_bell = &d->hdr->lcore_bell[pid.slot % d->nlcores];
+	ep->peer = shmr_ep_peer_at(d->base, pid.slot);
+	ep->dp_bell = shmr_lcore_bell(d->base, pid.slot % d->nlcores);
 	ep->bell_needed = d->hdr->poll_mode != SHMR_POLL_BUSY;
 	ep->next_ref = ((uint64_t)pid.gen << 40) | ((uint64_t)pid.slot << 32);
 	ep->busy = UINT32_MAX; /* whatever a predecessor left: rewrite it */
@@ -653,7 +649,7 @@ static int lanes_empty(struct shmr_endpoint *ep)
  */
 static int wait_input(struct shmr_endpoint *ep, int64_t deadline)
 {
-	struct shmr_bell *bell = &ep->sh->bell;
+	struct shmr_bell *bell = &ep->peer->bell;
 	uint32_t spins = ep->d->hdr->spin_polls;
 	int rc;
 
@@ -720,7 +716,7 @@ static void set_busy(struct shmr_endpoint *ep, uint32_t busy)
 	if (ep->busy == busy)
 		return;
 	ep->busy = busy;
-	atomic_store_explicit(&ep->sh->busy, busy, memory_order_relaxed);
+	atomic_store_explicit(&ep->peer->busy, busy, memory_order_relaxed);
 }
 
 /*

@@ -15,23 +15,25 @@
 
 /*
  * The hello on a new connection (shmr_proto_conn's): ATTACH again, and
- * check that the descriptor passed back is the file we mapped (same
- * device and inode: while we hold it open no other file can have them),
- * so a control plane that made a new domain is never taken for ours.
- * The descriptor is closed: we keep our mapping.
+ * check that the descriptors passed back are the files we mapped (same
+ * device and inode: while our mapping holds them no other file can have
+ * them), so a control plane that made a new domain is never taken for
+ * ours.  The descriptors are closed: we keep our mapping.
  */
 int shmr_client_reattach(void *arg, int sock)
 {
 	struct shmr_domain *d = arg;
-	struct stat st;
-	int fd, rc = shmr_proto_attach(sock, &fd, &st);
+	struct shmr_proto_attached a;
+	int rc = shmr_proto_attach(sock, &a);
 
-	if (rc == 0 && (st.st_dev != d->memfd_dev ||
-			st.st_ino != d->memfd_ino ||
-			(size_t)st.st_size != d->size))
+	if (rc == 0 && (a.domain_st.st_dev != d->domain_dev ||
+			a.domain_st.st_ino != d->domain_ino ||
+			a.lanes_st.st_dev != d->lanes_dev ||
+			a.lanes_st.st_ino != d->lanes_ino ||
+			(size_t)(a.domain_st.st_size + a.lanes_st.st_size) !=
+				d->size))
 		rc = -SHMR_E_NO_DOMAIN; /* ours is gone: a new one was made */
-	if (fd >= 0)
-		close(fd);
+	shmr_proto_attached_close(&a);
 	return rc;
 }
 

@@ -13,8 +13,7 @@
 #include <shmr/proto_client.h>
 
 struct shmr_domain {
-	int memfd;
-	void *base;
+	void *base; /* both parts (shmr_domain_map()), the first read-only */
 	size_t size;
 	struct shmr_domain_hdr *hdr;
 	uint32_t slot_size;
@@ -23,8 +22,10 @@ struct shmr_domain {
 	unsigned nendpoints;
 	/* Only the control-socket calls use what follows: after the fields
 	 * the fast path reads, so those keep their place. */
-	dev_t memfd_dev; /* the domain's identity, to tell a new control */
-	ino_t memfd_ino; /* plane's domain from ours after a reconnect */
+	/* The domain's identity (its two files), to tell a new control
+	 * plane's domain from ours after a reconnect. */
+	dev_t domain_dev, lanes_dev;
+	ino_t domain_ino, lanes_ino;
 	struct shmr_proto_conn conn; /* the control socket */
 };
 

@@ -15,8 +15,11 @@
 #include <sched.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,7 +64,15 @@ int64_t shmr_layout_plan(const struct shmr_geometry *g,
 	off = ALIGN_UP(off + SHMR_MAX_LCORES * sizeof(struct shmr_lcore_stats),
 		       4096);
 	h->ctl_off = off;
-	off = ALIGN_UP(off + h->lane_stride, 4096);
+	/* The lanes part: on a 2 MiB boundary (the domain part's memfd
+	 * ends here, and either may be hugetlb). */
+	off = ALIGN_UP(off + h->lane_stride, 2u << 20);
+	h->peer_off = off;
+	h->bells_off = off;
+	off = ALIGN_UP(off + SHMR_MAX_LCORES * sizeof(struct shmr_bell), 4096);
+	h->eppeer_off = off;
+	off = ALIGN_UP(off + SHMR_MAX_ENDPOINTS * sizeof(struct shmr_ep_peer),
+		       4096);
 	h->lanes_off = off;
 	nlanes = (uint64_t)SHMR_MAX_ENDPOINTS * SHMR_LANES_PER_EP(g->nlcores);
 	off = ALIGN_UP(off + nlanes * h->lane_stride, 2u << 20);
@@ -128,9 +139,62 @@ int shmr_layout_check(const void *base, size_t map_size)
 	    h->size > map_size || plan.lanes_off != h->lanes_off ||
 	    plan.lane_stride != h->lane_stride || plan.ep_off != h->ep_off ||
 	    plan.spec_off != h->spec_off ||
-	    plan.counters_off != h->counters_off || plan.ctl_off != h->ctl_off)
+	    plan.counters_off != h->counters_off || plan.ctl_off != h->ctl_off ||
+	    plan.peer_off != h->peer_off || plan.bells_off != h->bells_off ||
+	    plan.eppeer_off != h->eppeer_off)
 		return -SHMR_E_PROTO;
 	return 0;
+}
+
+#define MAP_ALIGN (2ull << 20)
+
+int shmr_domain_map(int domain_fd, int lanes_fd, uint64_t peer_off,
+		    uint64_t size, int writable, void **base)
+{
+	struct stat a, b;
+	uint64_t span = size + MAP_ALIGN;
+	char *r, *p;
+
+	*base = NULL;
+	if (peer_off == 0 || peer_off >= size || peer_off % MAP_ALIGN ||
+	    size % MAP_ALIGN || size > SIZE_MAX - MAP_ALIGN)
+		return -EINVAL;
+	if (fstat(domain_fd, &a) < 0 || fstat(lanes_fd, &b) < 0)
+		return -errno;
+	if ((uint64_t)a.st_size < peer_off ||
+	    (uint64_t)b.st_size < size - peer_off)
+		return -EINVAL;
+	/* Reserve the span, then map both parts over it at an aligned
+	 * address (MAP_FIXED replaces the reservation, never anything
+	 * else: it is ours). */
+	r = mmap(NULL, (size_t)span, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return -errno;
+	p = (char *)(((uintptr_t)r + MAP_ALIGN - 1) & ~(uintptr_t)(MAP_ALIGN - 1));
+	if (mmap(p, (size_t)peer_off, PROT_READ | (writable ? PROT_WRITE : 0),
+		 MAP_SHARED | MAP_FIXED, domain_fd, 0) == MAP_FAILED ||
+	    mmap(p + peer_off, (size_t)(size - peer_off),
+		 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, lanes_fd,
+		 0) == MAP_FAILED) {
+		int err = errno;
+
+		munmap(r, (size_t)span);
+		return -err;
+	}
+	/* The slack before and after the aligned span. */
+	if (p > r)
+		munmap(r, (size_t)(p - r));
+	if (p + size < r + span)
+		munmap(p + size, (size_t)(r + span - (p + size)));
+	*base = p;
+	return 0;
+}
+
+void shmr_domain_unmap(void *base, uint64_t size)
+{
+	if (base)
+		munmap(base, (size_t)size);
 }
 
 /* The lane checks (see domain.h): valid_sc/_sp, then repair. */

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <shmr/domain.h>
 #include <shmr/layout.h>
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
@@ -167,10 +168,18 @@ int shmr_proto_connect(const char *path)
 int shmr_proto_request(int sock, const char *req, char *ans, size_t cap,
 		       int *fd_out)
 {
+	return shmr_proto_request_fds(sock, req, ans, cap, fd_out,
+				      fd_out ? 1 : 0);
+}
+
+int shmr_proto_request_fds(int sock, const char *req, char *ans, size_t cap,
+			   int *fds, unsigned nfds)
+{
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(SHMR_PROTO_FDS_MAX * sizeof(int))];
 	} ctl;
+	unsigned got = 0;
 	struct iovec iov = { .iov_base = ans, .iov_len = cap - 1 };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = ctl.buf,
@@ -180,10 +189,10 @@ int shmr_proto_request(int sock, const char *req, char *ans, size_t cap,
 	long code;
 	char *end;
 
-	if (fd_out)
-		*fd_out = -1;
-	if (cap < 2)
+	if (nfds > SHMR_PROTO_FDS_MAX || cap < 2)
 		return -EINVAL;
+	for (unsigned i = 0; i < nfds; i++)
+		fds[i] = -1;
 	do
 		n = send(sock, req, strlen(req), MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
@@ -202,12 +211,21 @@ int shmr_proto_request(int sock, const char *req, char *ans, size_t cap,
 	ans[n] = '\0';
 	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			int fd;
-			memcpy(&fd, CMSG_DATA(c), sizeof(fd));
-			if (fd_out)
-				*fd_out = fd;
-			else
-				close(fd);
+			/* Whatever came: ours in order, up to nfds; the rest
+			 * closed (a cmsg cut short by MSG_CTRUNC keeps only
+			 * what fitted, and those are closed or taken too). */
+			size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (size_t i = 0; i < n; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int),
+				       sizeof(fd));
+				if (got < nfds)
+					fds[got++] = fd;
+				else
+					close(fd);
+			}
 		}
 	}
 	if (strncmp(ans, "OK", 2) == 0 &&
@@ -258,21 +276,55 @@ int shmr_proto_connect_wait(const char *path, int wait_ms)
 	}
 }
 
-int shmr_proto_attach(int sock, int *memfd, struct stat *st)
+int shmr_proto_attach(int sock, struct shmr_proto_attached *a)
 {
 	char ans[256];
-	int rc;
+	int fds[2], rc;
 
-	rc = shmr_proto_request(sock, "ATTACH " SHMR_LAYOUT_VERSION_TEXT, ans,
-				sizeof(ans), memfd);
-	if (rc == 0 && (*memfd < 0 || fstat(*memfd, st) < 0 ||
-			st->st_size <= 0))
+	rc = shmr_proto_request_fds(sock, "ATTACH " SHMR_LAYOUT_VERSION_TEXT,
+				    ans, sizeof(ans), fds, 2);
+	a->domain_fd = fds[0];
+	a->lanes_fd = fds[1];
+	if (rc == 0 &&
+	    (a->domain_fd < 0 || a->lanes_fd < 0 ||
+	     fstat(a->domain_fd, &a->domain_st) < 0 ||
+	     fstat(a->lanes_fd, &a->lanes_st) < 0 ||
+	     a->domain_st.st_size <= 0 || a->lanes_st.st_size <= 0))
 		rc = -SHMR_E_PROTO;
-	if (rc < 0 && *memfd >= 0) {
-		close(*memfd);
-		*memfd = -1;
-	}
+	if (rc < 0)
+		shmr_proto_attached_close(a);
 	return rc;
+}
+
+void shmr_proto_attached_close(struct shmr_proto_attached *a)
+{
+	if (a->domain_fd >= 0)
+		close(a->domain_fd);
+	if (a->lanes_fd >= 0)
+		close(a->lanes_fd);
+	a->domain_fd = a->lanes_fd = -1;
+}
+
+int shmr_proto_attached_map(const struct shmr_proto_attached *a,
+			    int writable, void **base, size_t *size)
+{
+	uint64_t peer_off = (uint64_t)a->domain_st.st_size;
+	uint64_t total = peer_off + (uint64_t)a->lanes_st.st_size;
+	int rc = shmr_domain_map(a->domain_fd, a->lanes_fd, peer_off, total,
+				 writable, base);
+
+	if (rc < 0)
+		return rc;
+	rc = shmr_layout_check(*base, (size_t)total);
+	if (rc == 0 && shmr_hdr(*base)->peer_off != peer_off)
+		rc = -SHMR_E_PROTO;
+	if (rc < 0) {
+		shmr_domain_unmap(*base, total);
+		*base = NULL;
+		return rc;
+	}
+	*size = (size_t)total;
+	return 0;
 }
 
 /* ---- surviving a restart ---------------------------------------------- */

@@ -109,7 +109,7 @@ static inline int client_stats(struct shmr_test_client *cl,
 static inline uint32_t client_busy(const struct shmr_test_client *cl,
 				   struct shmr_pid pid)
 {
-	return atomic_load_explicit(&shmr_ep_at(cl->base, pid.slot)->busy,
+	return atomic_load_explicit(&shmr_ep_peer_at(cl->base, pid.slot)->busy,
 				    memory_order_relaxed);
 }
 

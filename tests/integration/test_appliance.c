@@ -279,22 +279,16 @@ static void test_bad_slots_dropped(void **state)
 	struct shmr_pid me = shmr_endpoint_pid(c->ep);
 	unsigned char slot[SHMR_SLOT_MAX];
 	struct shmr_msg *m = (struct shmr_msg *)slot;
-	char ans[128];
-	struct stat sb;
-	int sock, fd;
+	size_t size;
+	int sock;
 	void *base;
 	uint64_t bad = 0;
 
-	/* Map the domain ourselves, as a buggy peer with its own view. */
+	/* Map the domain ourselves, as a buggy peer with its own view (the
+	 * lanes are all it can write). */
 	sock = shmr_proto_connect(c->app.sock);
 	assert_true(sock >= 0);
-	assert_int_equal(shmr_proto_request(sock, "ATTACH " SHMR_LAYOUT_VERSION_TEXT, ans, sizeof(ans),
-					    &fd),
-			 0);
-	assert_true(fd >= 0 && fstat(fd, &sb) == 0);
-	base = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE,
-		    MAP_SHARED, fd, 0);
-	assert_true(base != MAP_FAILED);
+	assert_int_equal(shmr_test_map_sock(sock, 0, &base, &size), 0);
 	struct shmr_domain_hdr *h = shmr_hdr(base);
 	struct rte_ring *out = shmr_lane_at(base, me.slot,
 					    SHMR_LANE_OUT(h->nlcores));
@@ -315,7 +309,7 @@ static void test_bad_slots_dropped(void **state)
 	assert_int_equal(rte_ring_enqueue_burst_elem(out, slot, h->slot_size,
 						     1, NULL),
 			 1);
-	shmr_bell_ring(&h->lcore_bell[me.slot % h->nlcores]);
+	shmr_bell_ring(shmr_lcore_bell(base, me.slot % h->nlcores));
 
 	/* Still forwarding, and both were counted. */
 	(void)stats_of(c, 2);
@@ -323,8 +317,7 @@ static void test_bad_slots_dropped(void **state)
 	for (uint32_t l = 0; l < h->nlcores; l++)
 		now += shmr_stats_of(base, l)->bad;
 	assert_int_equal(now, bad + 2);
-	munmap(base, (size_t)sb.st_size);
-	close(fd);
+	shmr_domain_unmap(base, size);
 	close(sock);
 }
 

@@ -285,23 +285,25 @@ static int app_wait(struct app *a)
 static void app_connect(struct app *a)
 {
 	char ans[256];
-	int mfd = -1;
-	struct stat st;
+	int fds[2];
+	struct shmr_proto_attached at;
 
 	a->fd = shmr_proto_connect(a->sock);
 	assert_true(a->fd >= 0);
-	assert_int_equal(
-		shmr_proto_request(a->fd, "ATTACH " SHMR_LAYOUT_VERSION_TEXT, ans, sizeof(ans), &mfd),
-		0);
-	assert_true(mfd >= 0);
-	assert_int_equal(fstat(mfd, &st), 0);
-	a->size = (size_t)st.st_size;
+	/* ATTACH: "OK SIZE", the daemons' part and the lanes part. */
+	assert_int_equal(shmr_proto_request_fds(a->fd,
+						"ATTACH " SHMR_LAYOUT_VERSION_TEXT,
+						ans, sizeof(ans), fds, 2),
+			 0);
+	assert_true(fds[0] >= 0 && fds[1] >= 0);
+	at.domain_fd = fds[0];
+	at.lanes_fd = fds[1];
+	assert_int_equal(fstat(at.domain_fd, &at.domain_st), 0);
+	assert_int_equal(fstat(at.lanes_fd, &at.lanes_st), 0);
+	assert_int_equal(shmr_proto_attached_map(&at, 0, &a->base, &a->size),
+			 0);
+	shmr_proto_attached_close(&at);
 	assert_int_equal(strtoull(ans + 3, NULL, 10), (unsigned long long)a->size);
-	a->base = mmap(NULL, a->size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd,
-		       0);
-	assert_true(a->base != MAP_FAILED);
-	close(mfd);
-	assert_int_equal(shmr_layout_check(a->base, a->size), 0);
 }
 
 /*
@@ -396,8 +398,7 @@ static void app_stop(struct app *a)
 	if (a->fd >= 0)
 		close(a->fd);
 	a->fd = -1;
-	if (a->base)
-		munmap(a->base, a->size);
+	shmr_domain_unmap(a->base, a->size);
 	a->base = NULL;
 	if (a->pid > 0) {
 		kill(a->pid, SIGTERM);

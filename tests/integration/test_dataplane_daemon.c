@@ -83,18 +83,20 @@ static int start(struct daemon *dm, uint32_t nlcores, const char *extra_arg)
 	struct shmr_geometry g = { SS, 64, nlcores, SHMR_POLL_ADAPTIVE, 0 };
 	struct shmr_domain_hdr plan;
 	const char *exe = getenv("SHMR_DATAPLANE");
-	int pipefd[2];
-	char fdarg[16];
+	int pipefd[2], lanes_fd;
+	char fdarg[16], lanesarg[16];
 
 	if (!exe)
 		return -1;
+	/* The domain as shmr-control makes it: two memfds (layout.h). */
 	dm->size = (size_t)shmr_layout_plan(&g, &plan);
 	dm->fd = memfd_create("shmr-dp-test", 0);
-	if (dm->fd < 0 || ftruncate(dm->fd, (off_t)dm->size) < 0)
-		return -1;
-	dm->base = mmap(NULL, dm->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			dm->fd, 0);
-	if (dm->base == MAP_FAILED ||
+	lanes_fd = memfd_create("shmr-dp-test.lanes", 0);
+	if (dm->fd < 0 || lanes_fd < 0 ||
+	    ftruncate(dm->fd, (off_t)plan.peer_off) < 0 ||
+	    ftruncate(lanes_fd, (off_t)(dm->size - plan.peer_off)) < 0 ||
+	    shmr_domain_map(dm->fd, lanes_fd, plan.peer_off, dm->size, 1,
+			    &dm->base) < 0 ||
 	    shmr_layout_init(dm->base, &g, "dptest") < 0 ||
 	    shmr_dp_env_init(&dm->d.env, dm->base, dm->size) < 0)
 		return -1;
@@ -115,16 +117,19 @@ static int start(struct daemon *dm, uint32_t nlcores, const char *extra_arg)
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -1;
 	snprintf(fdarg, sizeof(fdarg), "%d", dm->fd);
+	snprintf(lanesarg, sizeof(lanesarg), "%d", lanes_fd);
 	dm->pid = fork();
 	if (dm->pid == 0) {
 		dup2(pipefd[1], STDERR_FILENO);
-		execl(exe, exe, "--domain-fd", fdarg, "--log-level", "debug",
-		      extra_arg ? "--cpus" : NULL, extra_arg, (char *)NULL);
+		execl(exe, exe, "--domain-fd", fdarg, "--lanes-fd", lanesarg,
+		      "--log-level", "debug", extra_arg ? "--cpus" : NULL,
+		      extra_arg, (char *)NULL);
 		_exit(127);
 	}
 	close(pipefd[1]);
 	dm->err = pipefd[0];
 	close(dm->fd);
+	close(lanes_fd);
 	return dm->pid > 0 ? 0 : -1;
 }
 
@@ -193,11 +198,10 @@ static void send_from(struct daemon *dm, struct shmr_pid from,
 		      struct shmr_pid to, uint32_t type, uint64_t key,
 		      uint64_t ref)
 {
-	struct shmr_domain_hdr *h = shmr_hdr(dm->base);
 	uint32_t nl = dm->d.env.nlcores;
 	struct rte_ring *out = shmr_lane_at(dm->base, from.slot,
 					    SHMR_LANE_OUT(nl));
-	struct shmr_bell *bell = &h->lcore_bell[from.slot % nl];
+	struct shmr_bell *bell = shmr_lcore_bell(dm->base, from.slot % nl);
 	unsigned char slot[SS];
 
 	dp_msg(slot, SHMR_KIND_SEND, from, to, type, key, ref);
@@ -220,7 +224,7 @@ static int recv_lane(struct daemon *dm, struct shmr_pid me, uint32_t lane,
 		     unsigned char *slot)
 {
 	struct rte_ring *in = shmr_lane_at(dm->base, me.slot, lane);
-	struct shmr_bell *bell = &shmr_ep_at(dm->base, me.slot)->bell;
+	struct shmr_bell *bell = &shmr_ep_peer_at(dm->base, me.slot)->bell;
 	uint64_t end = now_ms() + WAIT_MS;
 
 	while (now_ms() < end) {

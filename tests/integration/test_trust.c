@@ -12,6 +12,14 @@
  *     next publication makes the spec readable again.
  *   - A call to a slot out of range, or to a free slot, fails at once with
  *     SHMR_E_PROCESS_UNKNOWN instead of waiting for its timeout.
+ *   - What only the daemons write (header, endpoint table, spec, counters,
+ *     control lane) a client cannot: its store faults, its mapping cannot
+ *     be made writable, and a client of another user cannot open the
+ *     file again for writing.  Its lanes it can write.
+ *
+ * The scribbling tests write the daemons' part too, through a mapping
+ * only root gets (shmr_test_map()'s writable one): defence in depth, the
+ * control plane trusts its own copy of the geometry even so.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,7 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -238,8 +249,9 @@ static void test_scribbled_lanes_then_exit(void **state)
 	r.old = inspect(x, "shmr:route:victim:os_pid");
 	assert_true(r.old > 0);
 
-	/* What the worker could write today: every lane of its slot
-	 * (geometry and indices), and the header's nlcores.  Lane 0 keeps
+	/* What the worker can write: every lane of its slot (geometry and
+	 * indices); and, through root's writable mapping (a worker's faults,
+	 * test_daemon_memory_read_only), the header's nlcores.  Lane 0 keeps
 	 * its geometry but gets an unfinished "burst" of a billion slots
 	 * (its repair is bounded by the real capacity); the others also
 	 * get the other side's index and a geometry that points far
@@ -288,9 +300,192 @@ static void test_scribbled_lanes_then_exit(void **state)
 	assert_int_equal(lookup_in_child(x, 1, 15000), 0);
 }
 
+/* Does a store of one byte at @p addr (its own value back) fault?  In a
+ * child: 1 it was killed by SIGSEGV, 0 the store landed, -1 otherwise. */
+static int store_faults(volatile uint8_t *addr)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uint8_t v = *addr;
+
+		/* CMocka catches SIGSEGV to report a crash: not here. */
+		signal(SIGSEGV, SIG_DFL);
+		*addr = v;
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
+		return 1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* Mappings of @p domain's two files in this process, by permissions. */
+struct maps {
+	int dom_ro, dom_rw, lanes_rw;
+};
+
+static int maps_count(const char *domain, struct maps *c)
+{
+	char line[512], want_dom[96], want_lanes[96];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -1;
+	memset(c, 0, sizeof(*c));
+	/* "(deleted)" follows the name: compare with the space. */
+	snprintf(want_dom, sizeof(want_dom), "memfd:%s ", domain);
+	snprintf(want_lanes, sizeof(want_lanes), "memfd:%s.lanes ", domain);
+	while (fgets(line, sizeof(line), f)) {
+		char perms[8] = "";
+		const char *m = strstr(line, "memfd:");
+
+		if (!m || sscanf(line, "%*s %7s", perms) != 1)
+			continue;
+		if (strncmp(m, want_dom, strlen(want_dom)) == 0) {
+			if (strcmp(perms, "r--s") == 0)
+				c->dom_ro++;
+			else
+				c->dom_rw++;
+		} else if (strncmp(m, want_lanes, strlen(want_lanes)) == 0) {
+			c->lanes_rw += strcmp(perms, "rw-s") == 0;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* libshmr's own mappings of the domain, in a child that attaches: what
+ * the attach added to /proc/self/maps is one read-only mapping of the
+ * daemons' part and one read-write of the lanes. */
+static int child_maps(const struct ctx *x, const char *domain)
+{
+	struct shmr_domain *d;
+	struct maps before, after;
+
+	if (maps_count(domain, &before) < 0)
+		return 10;
+	if (shmr_attach_path(x->c.app.sock, &d) < 0)
+		return 11;
+	if (maps_count(domain, &after) < 0)
+		return 10;
+	shmr_detach(d);
+	if (after.dom_ro == before.dom_ro + 1 &&
+	    after.dom_rw == before.dom_rw &&
+	    after.lanes_rw == before.lanes_rw + 1)
+		return 0;
+	fprintf(stderr, "attach mapped %s: %d read-only, %d writable, %d "
+		"lanes\n", domain, after.dom_ro - before.dom_ro,
+		after.dom_rw - before.dom_rw, after.lanes_rw - before.lanes_rw);
+	return 12;
+}
+
+/* A client of another user (nobody) that kept ATTACH's descriptors: it
+ * cannot map the daemons' part writable nor open it again for writing. */
+static int child_other_user(const struct ctx *x)
+{
+	struct shmr_proto_attached a;
+	char path[64];
+	int sock = shmr_proto_connect(x->c.app.sock), fd;
+
+	if (sock < 0 || shmr_proto_attach(sock, &a) < 0)
+		return 20;
+	if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+		return 21;
+	if (mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, a.domain_fd,
+		 0) != MAP_FAILED || errno != EACCES)
+		return 22;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", a.domain_fd);
+	fd = open(path, O_RDWR);
+	if (fd >= 0 || errno != EACCES)
+		return 23;
+	/* The lanes it may write: that descriptor maps read-write. */
+	if (mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, a.lanes_fd,
+		 0) == MAP_FAILED)
+		return 24;
+	return 0;
+}
+
+static int in_child(int (*fn)(const struct ctx *, const char *),
+		    const struct ctx *x, const char *arg)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL);
+		_exit(fn(x, arg));
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+static int other_user_fn(const struct ctx *x, const char *unused)
+{
+	(void)unused;
+	return child_other_user(x);
+}
+
+/* The daemons' part is read-only for peers (issue 11). */
+static void test_daemon_memory_read_only(void **state)
+{
+	struct ctx *x = *state;
+	struct shmr_pid me = shmr_endpoint_pid(x->c.ep);
+	size_t size;
+	void *base;
+	int sock;
+
+	/* A peer's view, as ATTACH hands it to every client. */
+	sock = shmr_proto_connect(x->c.app.sock);
+	assert_true(sock >= 0);
+	assert_int_equal(shmr_test_map_sock(sock, 0, &base, &size), 0);
+	close(sock);
+	struct shmr_domain_hdr *h = shmr_hdr(base);
+	struct rte_ring *out = shmr_lane_at(base, me.slot,
+					    SHMR_LANE_OUT(h->nlcores));
+
+	assert_int_equal(store_faults((volatile uint8_t *)&h->magic), 1);
+	assert_int_equal(store_faults((volatile uint8_t *)&h->nlcores), 1);
+	assert_int_equal(
+		store_faults((volatile uint8_t *)&shmr_ep_at(base, me.slot)->state),
+		1);
+	assert_int_equal(store_faults((volatile uint8_t *)&shmr_spec_of(base)->seq),
+			 1);
+	assert_int_equal(
+		store_faults((volatile uint8_t *)&shmr_spec_of(base)->registry[0]),
+		1);
+	assert_int_equal(
+		store_faults((volatile uint8_t *)&shmr_stats_of(base, 0)->forwarded),
+		1);
+	assert_int_equal(store_faults((volatile uint8_t *)shmr_ctl_lane(base)),
+			 1);
+	/* Nor can the mapping be made writable. */
+	assert_int_equal(mprotect(base, 4096, PROT_READ | PROT_WRITE), -1);
+	assert_int_equal(errno, EACCES);
+	/* What it must write, it can: its lanes, its bell and busy line,
+	 * the lcores' bells. */
+	assert_int_equal(store_faults((volatile uint8_t *)&out->prod.head), 0);
+	assert_int_equal(
+		store_faults((volatile uint8_t *)&shmr_ep_peer_at(base, me.slot)->busy),
+		0);
+	assert_int_equal(store_faults((volatile uint8_t *)shmr_lcore_bell(base, 0)),
+			 0);
+	/* libshmr maps it so itself; another user cannot undo it. */
+	assert_int_equal(in_child(child_maps, x, h->name), 0);
+	assert_int_equal(in_child(other_user_fn, x, NULL), 0);
+	shmr_domain_unmap(base, size);
+	/* And the appliance still routes. */
+	struct shmr_test_stats st;
+	assert_int_equal(stats_call(x, 2, &st), (int)sizeof(st));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_daemon_memory_read_only),
 		cmocka_unit_test(test_call_unknown_slot_fails_at_once),
 		cmocka_unit_test(test_odd_spec_seq_bounded),
 		cmocka_unit_test(test_scribbled_lanes_then_exit),

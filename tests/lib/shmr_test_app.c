@@ -329,30 +329,42 @@ int shmr_test_run_control(const char *conf, const char *run_dir,
 	return shmr_test_run(argv, out, cap);
 }
 
+int shmr_test_map_sock(int sock, int writable, void **base, size_t *size)
+{
+	struct shmr_proto_attached a;
+	int rc = shmr_proto_attach(sock, &a);
+
+	if (rc < 0)
+		return rc;
+	if (writable) {
+		char path[64];
+		int rw;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", a.domain_fd);
+		rw = open(path, O_RDWR | O_CLOEXEC);
+		if (rw < 0) {
+			rc = -errno;
+			shmr_proto_attached_close(&a);
+			return rc;
+		}
+		close(a.domain_fd);
+		a.domain_fd = rw;
+	}
+	rc = shmr_proto_attached_map(&a, writable, base, size);
+	shmr_proto_attached_close(&a);
+	return rc;
+}
+
 int shmr_test_map(const struct shmr_test_app *app, int writable, void **base,
 		  size_t *size)
 {
-	char ans[128];
-	struct stat sb;
-	int sock = shmr_proto_connect(app->sock), fd = -1, rc;
+	int sock = shmr_proto_connect(app->sock), rc;
 
 	if (sock < 0)
 		return sock;
-	rc = shmr_proto_request(sock, "ATTACH " SHMR_LAYOUT_VERSION_TEXT, ans,
-				sizeof(ans), &fd);
+	rc = shmr_test_map_sock(sock, writable, base, size);
 	close(sock);
-	if (rc < 0)
-		return rc;
-	if (fd < 0 || fstat(fd, &sb) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return -EPROTO;
-	}
-	*size = (size_t)sb.st_size;
-	*base = mmap(NULL, *size, PROT_READ | (writable ? PROT_WRITE : 0),
-		     MAP_SHARED, fd, 0);
-	close(fd);
-	return *base == MAP_FAILED ? -errno : 0;
+	return rc;
 }
 
 /* shmr_test_client_start() and _start_file(): the appliance from a
@@ -373,8 +385,6 @@ static int client_start(struct shmr_test_client *c, const char *tag,
 		rc = shmr_test_map(&c->app, map, &c->base, &c->size);
 	if (rc < 0) {
 		fprintf(stderr, "test client %s: %s\n", tag, shmr_strerror(rc));
-		if (map >= 0 && c->base == MAP_FAILED)
-			c->base = NULL;
 		shmr_test_client_stop(c);
 		return -1;
 	}

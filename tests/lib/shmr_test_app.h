@@ -85,10 +85,21 @@ const char *shmr_test_write_conf(const char *dir, const char *name,
 int shmr_test_run_control(const char *conf, const char *run_dir,
 			  const char *extra, char *out, size_t cap);
 
-/** Map @p app's domain ourselves (as a peer with its own view), read-write
- *  when @p writable.  0, or -errno / -SHMR_E_*. */
+/**
+ * Map @p app's domain ourselves, as a peer with its own view: the lanes
+ * part read-write, the daemons' part read-only as ATTACH hands it to
+ * peers; or, when @p writable, read-write too, by opening that part again
+ * through /proc (what only the daemons' user or root can do: the test
+ * runs as root, playing a peer that the read-only mapping does not stop,
+ * to check what the daemons validate anyway).
+ * Returns: 0, or -errno / -SHMR_E_*.
+ */
 int shmr_test_map(const struct shmr_test_app *app, int writable, void **base,
 		  size_t *size);
+
+/** As shmr_test_map(), on a connected control socket @p sock (ATTACHed
+ *  on it; left open). */
+int shmr_test_map_sock(int sock, int writable, void **base, size_t *size);
 
 /* The appliance with this process as a client of it. */
 struct shmr_test_client {

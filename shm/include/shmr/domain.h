@@ -24,8 +24,10 @@
 struct rte_ring;
 
 /**
- * Size of a domain of geometry @p g, and fill in the offsets of @p h
- * (everything but the bells and ready word).
+ * Size of a domain of geometry @p g (both parts), and fill in the offsets
+ * of @p h (everything but the bells and ready word).  The domain part is
+ * [0, h->peer_off), the lanes part [h->peer_off, size); both sizes are
+ * multiples of 2 MiB.
  *
  * Errors: -EINVAL naming nothing: the caller validated @p g (see
  *         shmr_geometry_check()).
@@ -48,6 +50,25 @@ int shmr_layout_init(void *base, const struct shmr_geometry *g,
  */
 int shmr_layout_check(const void *base, size_t map_size);
 
+/**
+ * Map a domain's two memfds back to back at one address: @p domain_fd
+ * ([0, @p peer_off), read-write when @p writable, else read-only: a
+ * peer's mapping) and @p lanes_fd ([@p peer_off, @p size), read-write).
+ * The address is aligned to 2 MiB, as a hugetlb mapping needs.  Checks
+ * that each descriptor is at least as large as its part (a smaller one
+ * would be a SIGBUS at first touch).
+ *
+ * Context:     any process, once per domain.
+ * Returns:     0 and *@p base; -EINVAL (sizes), -errno of mmap(2) (a
+ *              read-only descriptor mapped @p writable fails with
+ *              -EACCES).
+ */
+int shmr_domain_map(int domain_fd, int lanes_fd, uint64_t peer_off,
+		    uint64_t size, int writable, void **base);
+
+/** Undo shmr_domain_map() (@p size as given to it). */
+void shmr_domain_unmap(void *base, uint64_t size);
+
 static inline struct shmr_domain_hdr *shmr_hdr(void *base)
 {
 	return (struct shmr_domain_hdr *)base;
@@ -57,6 +78,20 @@ static inline struct shmr_ep_shared *shmr_ep_at(void *base, uint32_t slot)
 {
 	struct shmr_domain_hdr *h = shmr_hdr(base);
 	return (struct shmr_ep_shared *)((char *)base + h->ep_off) + slot;
+}
+
+/** The part of endpoint @p slot its owner writes (lanes part). */
+static inline struct shmr_ep_peer *shmr_ep_peer_at(void *base, uint32_t slot)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(base);
+	return (struct shmr_ep_peer *)((char *)base + h->eppeer_off) + slot;
+}
+
+/** Routing lcore @p lcore's bell (lanes part: endpoints ring it). */
+static inline struct shmr_bell *shmr_lcore_bell(void *base, uint32_t lcore)
+{
+	return (struct shmr_bell *)((char *)base + shmr_hdr(base)->bells_off) +
+	       lcore;
 }
 
 static inline struct shmr_spec *shmr_spec_of(void *base)

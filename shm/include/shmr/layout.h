@@ -3,35 +3,49 @@
  * appliance's own parts (libshmr, shmr-dataplane, shmr-control, tests)
  * include it; third-party workers see only <shmr/shmr.h>.
  *
- * Every process maps the domain (one memfd) at its own address, so the
- * layout holds offsets from the domain base, never pointers.  All sizes and
- * offsets of fixed structures are checked with static_assert (against
- * the table shmr/layout_pin.def, at the end); the header's layout_version
- * is checked at attach.  Atomics are spelled _Atomic(T), which C11 reads as
+ * The domain is two memfds, mapped by every process back to back at one
+ * address of its own (shmr_domain_map()), so the layout holds offsets from
+ * that base, never pointers, and one offset reaches either part.  The
+ * first, the "domain" part, holds what only the daemons write; clients and
+ * workers are handed a read-only descriptor of it and map it read-only, so
+ * a peer's store there faults instead of landing.  The second, the "lanes"
+ * part, holds everything a peer must write.  All sizes and offsets of
+ * fixed structures are checked with static_assert (against the table
+ * shmr/layout_pin.def, at the end); the header's layout_version is checked
+ * at attach.  Atomics are spelled _Atomic(T), which C11 reads as
  * _Atomic T and C++23's <stdatomic.h> as std::atomic<T> (same size and
  * alignment), so a C++ reader of the domain can include this header too.
  *
- *   +---------------------------+ 0
- *   | struct shmr_domain_hdr    |  geometry, bells, ready word (written last)
+ *   +---------------------------+ 0           domain memfd (peers: read-only)
+ *   | struct shmr_domain_hdr    |  geometry, ready word (written last)
  *   +---------------------------+ ep_off
- *   | struct shmr_ep_shared[N]  |  endpoint table (control writes)
+ *   | struct shmr_ep_shared[N]  |  endpoint table (control, dataplane lines)
  *   +---------------------------+ spec_off
  *   | struct shmr_spec          |  routers, routes, registry (seqcount)
  *   +---------------------------+ counters_off
  *   | struct shmr_lcore_stats[L]|  one block per routing lcore (dataplane writes)
  *   +---------------------------+ ctl_off
  *   | control lane              |  control -> dataplane update thread
+ *   +---------------------------+ peer_off    lanes memfd (peers: read-write)
+ *   | struct shmr_bell[L]       |  bells_off: the routing lcores' bells
+ *   +---------------------------+ eppeer_off
+ *   | struct shmr_ep_peer[N]    |  per endpoint: its bell, its owner's line
  *   +---------------------------+ lanes_off
  *   | lanes: N * (L + 2)        |  per endpoint: L inbound, 1 out, 1 out-high
  *   +---------------------------+ size
  *
  * Who writes what:
- *   - shmr-control: header (at creation), endpoint table, spec, control lane
- *     producer side, and lane repair after a peer's death is confirmed.
- *   - shmr-dataplane: lcore stats, inbound lanes' producer side, outbound
- *     lanes' consumer side, quarantine words, control lane consumer side.
- *   - an endpoint's owner: its inbound lanes' consumer side and its outbound
- *     lanes' producer side.
+ *   - shmr-control: header (at creation), endpoint table's control line,
+ *     spec, control lane producer side, and lane repair after a peer's
+ *     death is confirmed.
+ *   - shmr-dataplane: lcore stats, the endpoint table's dataplane line
+ *     (quarantine words, bad-slot counts), inbound lanes' producer side,
+ *     outbound lanes' consumer side, control lane consumer side.
+ *   - an endpoint's owner: its inbound lanes' consumer side, its outbound
+ *     lanes' producer side, its shmr_ep_peer (bell sleepers, busy), the
+ *     lcore bells it rings.  All of it in the lanes part, which every
+ *     reader validates against its own copy of the geometry: a peer can
+ *     write any of it (the lanes memfd is one file for all peers).
  */
 #ifndef SHMR_LAYOUT_H
 #define SHMR_LAYOUT_H
@@ -60,9 +74,10 @@
  *   2: admin_pid, admin counters; 3: replace wait, router flags, restart
  *   asks; 4: the routing logics (routee list, vnodes), the endpoint's busy
  *   line; 5: scatter-gather, tail-chopping and balancing (within_ms,
- *   interval_ms)
+ *   interval_ms); 6: two memfds, the daemons' part read-only for peers
+ *   (struct shmr_ep_peer, the lcore bells moved to the lanes part)
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 5
+#define SHMR_LAYOUT_VERSION_DIGITS 6
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -117,10 +132,9 @@ enum shmr_ep_kind {
 };
 
 /*
- * One endpoint slot.  The first line is written by the control plane only
- * (under the spec seqcount when it changes gen/state); `bell` is the wake-up
- * word of the endpoint's receiver; the third line is written by the
- * dataplane only; the last line by the endpoint's owner (libshmr) only.
+ * One endpoint slot, in the domain part (read-only for peers).  The first
+ * line is written by the control plane only (under the spec seqcount when
+ * it changes gen/state); the second by the dataplane only.
  */
 struct shmr_ep_shared {
 	/* enum shmr_ep_state */
@@ -129,11 +143,23 @@ struct shmr_ep_shared {
 	uint32_t kind;   /* enum shmr_ep_kind */
 	int32_t os_pid;  /* owner process, 0 when none */
 	char name[SHMR_NAME_MAX];
-	struct shmr_bell bell;
 	alignas(SHMR_CACHE_LINE) _Atomic(uint32_t) quarantined; /* dataplane */
 	uint32_t pad0;
 	/* dataplane: slots dropped from its lanes */
 	_Atomic(uint64_t) bad_slots;
+};
+static_assert(sizeof(struct shmr_ep_shared) == 2 * SHMR_CACHE_LINE, "ep size");
+
+/*
+ * What of an endpoint slot its owner writes, in the lanes part: `bell` is
+ * the wake-up word of the endpoint's receiver (its owner adds sleepers,
+ * the dataplane rings seq); `busy` is the owner's own line.  A peer can
+ * write these words of any endpoint: a wrong `sleepers` costs a wake-up
+ * or a bounded sleep (every sleep has a timeout), a wrong `busy` a
+ * smallest-mailbox pick, never a crash, a loss or a hang.
+ */
+struct shmr_ep_peer {
+	struct shmr_bell bell;
 	/* Owner: 1 while the worker holds a received burst (from the
 	 * shmr_recv_burst() that returned it until the one that finds
 	 * nothing), else 0.  Stored only when it changes, relaxed; read
@@ -142,8 +168,9 @@ struct shmr_ep_shared {
 	 * busy leaves 1 until its replacement's first empty receive. */
 	alignas(SHMR_CACHE_LINE) _Atomic(uint32_t) busy;
 };
-static_assert(sizeof(struct shmr_ep_shared) == 4 * SHMR_CACHE_LINE, "ep size");
-static_assert(offsetof(struct shmr_ep_shared, busy) == 3 * SHMR_CACHE_LINE,
+static_assert(sizeof(struct shmr_ep_peer) == 2 * SHMR_CACHE_LINE,
+	      "ep peer size");
+static_assert(offsetof(struct shmr_ep_peer, busy) == SHMR_CACHE_LINE,
 	      "the owner's line is its own");
 
 /* Routing behaviours. */
@@ -347,6 +374,10 @@ struct shmr_domain_hdr {
 	uint32_t spin_polls;  /* empty polls before sleeping (adaptive) */
 	uint64_t lane_stride; /* bytes between lanes (ring memsize, aligned) */
 	uint64_t ep_off, spec_off, counters_off, ctl_off, lanes_off;
+	/* Where the lanes part begins (the domain memfd's size; a multiple
+	 * of 2 MiB, so either part can be hugetlb), and its lcore bells and
+	 * endpoint peer blocks. */
+	uint64_t peer_off, bells_off, eppeer_off;
 	_Atomic(int32_t) control_pid;   /* OS pids, for shmrctl and tests */
 	_Atomic(int32_t) dataplane_pid;
 	_Atomic(uint64_t) dataplane_starts;
@@ -356,11 +387,9 @@ struct shmr_domain_hdr {
 	 * by shmr-control with release before it starts the dataplane;
 	 * loaded with acquire by the lcores. */
 	_Atomic(uint64_t) admin_pid;
-	/* The dataplane's lcores sleep on these; endpoints ring them after
-	 * enqueueing to an outbound lane of an endpoint that lcore polls
-	 * (slot % nlcores). */
-	struct shmr_bell lcore_bell[SHMR_MAX_LCORES];
-	/* The dataplane's update thread sleeps here (control lane). */
+	/* The dataplane's update thread sleeps here (control lane).  The
+	 * lcores' bells, which endpoints ring, are in the lanes part
+	 * (bells_off). */
 	struct shmr_bell ctl_bell;
 };
 
@@ -372,7 +401,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 5u,
+static_assert(SHMR_LAYOUT_VERSION == 6u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

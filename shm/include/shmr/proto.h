@@ -112,4 +112,8 @@
 #define SHMR_PROTO_RECONNECT_MS_DEFAULT 10000
 #define SHMR_PROTO_RECONNECT_MS_MAX 3600000
 
+/* The most descriptors one answer carries: ATTACH's two, the domain's
+ * daemons' part (read-only for peers) and its lanes part (layout.h). */
+#define SHMR_PROTO_FDS_MAX 2u
+
 #endif

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include <shmr/proto.h>
 #include <shmr/shmr.h>
@@ -129,19 +130,45 @@ int shmr_proto_connect_wait(const char *path, int wait_ms);
 int shmr_proto_request(int sock, const char *req, char *ans, size_t cap,
 		       int *fd_out);
 
-struct stat;
+/**
+ * As shmr_proto_request(), taking up to @p nfds (at most
+ * SHMR_PROTO_FDS_MAX) descriptors passed with the answer into @p fds, in
+ * the order sent (-1 for each not sent); any more are closed.
+ */
+int shmr_proto_request_fds(int sock, const char *req, char *ans, size_t cap,
+			   int *fds, unsigned nfds);
+
+/* What ATTACH hands over: the domain's two memfds (layout.h). */
+struct shmr_proto_attached {
+	int domain_fd; /* the daemons' part: opened read-only for peers */
+	int lanes_fd;  /* the lanes part: read-write */
+	struct stat domain_st, lanes_st;
+};
 
 /**
- * ATTACH this build's layout version on @p sock: the domain's descriptor
- * (close-on-exec) in *@p memfd and its fstat() in *@p st.
+ * ATTACH this build's layout version on @p sock: the domain's two
+ * descriptors (close-on-exec) and their fstat() in *@p a.
  *
  * Context: any thread; blocking (one round trip).
  * Returns: 0; as shmr_proto_request() (the control plane's refusal, such
  *          as -SHMR_E_VERSION; -EPIPE, -SHMR_E_CONTROL_LOST); -SHMR_E_PROTO
- *          for no descriptor or an empty one; -errno.  *@p memfd is -1 on
- *          failure.
+ *          for a missing or empty descriptor; -errno.  Both descriptors
+ *          are -1 on failure.
  */
-int shmr_proto_attach(int sock, int *memfd, struct stat *st);
+int shmr_proto_attach(int sock, struct shmr_proto_attached *a);
+
+/** Close what shmr_proto_attach() gave (each -1 afterwards). */
+void shmr_proto_attached_close(struct shmr_proto_attached *a);
+
+/**
+ * Map @p a's domain (shmr_domain_map(): the domain part read-write only
+ * when @p writable, which a peer's read-only descriptor refuses with
+ * -EACCES) and check its header (shmr_layout_check()).
+ * Returns: 0 with *@p base and *@p size (both parts); -errno,
+ *          -SHMR_E_VERSION, -SHMR_E_PROTO.
+ */
+int shmr_proto_attached_map(const struct shmr_proto_attached *a,
+			    int writable, void **base, size_t *size);
 
 /**
  * Non-zero when request @p req may be sent again after its connection

@@ -79,6 +79,7 @@ static void round_trip(void **state)
 	sp.dp.pid = getpid();
 	sp.dp.start = shmr_ctl_proc_start(getpid());
 	sp.dp_fd = 5;
+	sp.dp_lanes_fd = 6;
 	sp.workers[0][0].pid = getpid();
 	sp.workers[0][0].start = 42;
 	sp.workers[0][0].drain_at_ms = 1;
@@ -93,6 +94,7 @@ static void round_trip(void **state)
 	assert_true(st.dataplane.start != 0);
 	assert_int_equal(st.dataplane.start, shmr_ctl_proc_start(getpid()));
 	assert_int_equal(st.dp_fd, 5);
+	assert_int_equal(st.dp_lanes_fd, 6);
 	assert_int_equal(st.size, 1u << 21);
 	assert_int_equal(st.spec_version, 7);
 	assert_int_equal(st.nroutes, 2);
@@ -133,15 +135,15 @@ static void refused(void **state)
 {
 	static const char *const bad[] = {
 		"",
-		"shmr-control-state 2\ndomain unit\nend\n",
-		"shmr-control-state 1\ndomain unit\n", /* no end */
-		"shmr-control-state 1\ndomain unit\nwhat 1\nend\n",
-		"shmr-control-state 1\ndataplane 1 2 3\nend\n",
+		"shmr-control-state 3\ndomain unit\nend\n",
+		"shmr-control-state 2\ndomain unit\n", /* no end */
+		"shmr-control-state 2\ndomain unit\nwhat 1\nend\n",
+		"shmr-control-state 2\ndataplane 1 2 3\nend\n",
 		/* NARGS says 2, one follows */
-		"shmr-control-state 1\nroute r a 0 0 0 0 = prog 2 x\nend\n",
-		"shmr-control-state 1\nroute r a 0 0 0 0 = pr%4 0\nend\n",
-		"shmr-control-state 1\nclient 999 1 2 3\nend\n",
-		"shmr-control-state 1\ncontrol 99999999999 1\nend\n",
+		"shmr-control-state 2\nroute r a 0 0 0 0 = prog 2 x\nend\n",
+		"shmr-control-state 2\nroute r a 0 0 0 0 = pr%4 0\nend\n",
+		"shmr-control-state 2\nclient 999 1 2 3\nend\n",
+		"shmr-control-state 2\ncontrol 99999999999 1\nend\n",
 	};
 	static struct shmr_ctl_state st;
 	static struct shmr_ctl_state_file f;
@@ -156,7 +158,7 @@ static void refused(void **state)
 				 -EINVAL);
 		assert_true(why[0] != '\0');
 	}
-	write_file(&f, "shmr-control-state 1\ndomain unit\n"
+	write_file(&f, "shmr-control-state 2\ndomain unit\n"
 		       "route r a 1 0 0 0 = prog 0\nend\ntrailing junk\n");
 	assert_int_equal(shmr_ctl_state_read(&f, &st, why, sizeof(why)), 0);
 	assert_int_equal(st.nroutes, 1);

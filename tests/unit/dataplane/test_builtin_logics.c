@@ -153,7 +153,7 @@ static void set_admin(struct fixture *f)
 
 static void set_busy(struct fixture *f, struct shmr_pid p, uint32_t busy)
 {
-	atomic_store(&shmr_ep_at(f->d.base, p.slot)->busy, busy);
+	atomic_store(&shmr_ep_peer_at(f->d.base, p.slot)->busy, busy);
 }
 
 /* ---- who takes part -------------------------------------------------- */
@@ -210,8 +210,8 @@ static void test_routees_taking_part(void **state)
 	/* A router may be a routee of a single-pick logic. */
 	assert_string_equal(r->routees[3].tgt.name, "other");
 	assert_int_equal(r->routees[3].tgt.router, own);
-	assert_null(r->routees[3].ep);
-	assert_non_null(r->routees[0].ep);
+	assert_null(r->routees[3].peer);
+	assert_non_null(r->routees[0].peer);
 	assert_ptr_equal(r->routees[0].in[LC], lane(f, f->reg, LC));
 
 	/* No list: the own routes, in order, deliverable ones only. */

@@ -735,7 +735,7 @@ static void test_burst_size(void **state)
 static void test_bells(void **state)
 {
 	struct fixture *f = *state;
-	struct shmr_bell *bell = &shmr_ep_at(f->d.base, f->b.slot)->bell;
+	struct shmr_bell *bell = &shmr_ep_peer_at(f->d.base, f->b.slot)->bell;
 	unsigned char slot[SS];
 	uint32_t seq = atomic_load(&bell->seq);
 

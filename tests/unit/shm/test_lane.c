@@ -245,7 +245,7 @@ static void *producer(void *arg)
 static void test_spsc_threads_with_bell(void **state)
 {
 	struct fixture *f = *state;
-	struct spsc s = { f->r, &shmr_ep_at(f->base, 3)->bell, 200000 };
+	struct spsc s = { f->r, &shmr_ep_peer_at(f->base, 3)->bell, 200000 };
 	unsigned char out[SLOT * 32];
 	uint64_t expect = 0;
 	pthread_t t;
