@@ -41,6 +41,7 @@ int shmr_ctl_alloc_get(struct shmr_ctl_alloc *a, uint32_t kind,
 		s->owner = 0;
 		s->freed_version = 0;
 		s->drain_since = 0;
+		s->drain_left = 0;
 		memset(s->name, 0, sizeof(s->name));
 		a->nused++;
 		*out = (struct shmr_pid){ i, s->gen };

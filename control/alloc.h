@@ -42,8 +42,10 @@ enum shmr_ctl_drain {
 struct shmr_ctl_slot {
 	uint32_t state;         /* enum shmr_ctl_slot_state */
 	uint32_t drain;         /* enum shmr_ctl_drain */
-	uint64_t drain_since;   /* ms (shmr_ctl_now_ms()) it began; 0: not
+	uint64_t drain_since;   /* ms (shmr_ctl_now_ms()) of the last
+				 * progress seen while draining; 0: not
 				 * yet looked at */
+	int64_t drain_left;     /* what was left then */
 	uint32_t gen;           /* current or last owner's; 0 = never used */
 	uint32_t kind;          /* enum shmr_ep_kind while used */
 	int32_t os_pid;         /* owner process, 0 when none */

@@ -11,9 +11,12 @@
  * file frees it once both its outbound lanes are empty (cons.tail ==
  * prod.tail: the dataplane releases a slot only after it handled it).
  *
- * Bounded: after SHMR_CTL_DRAIN_MS (the dataplane stopped, or the target
- * inbox stays full) the slot is given up: freed, but not reused (drain
- * COUNT) until every lcore has applied the spec that dropped it.  Only
+ * Bounded: once the dataplane has taken none of them for
+ * SHMR_CTL_DRAIN_MS (it is stopped, or the target inbox stays full) the
+ * slot is given up: freed, but not reused (drain COUNT) until every lcore
+ * has applied the spec that dropped it.  The bound is on a stall, so a
+ * dataplane that is slow but taking (a loaded machine) loses nothing;
+ * the whole wait is at most a lane's capacity of bounds.  Only
  * then nobody takes from its lanes, and what is left there is exactly
  * what was dropped: counted in close_dropped (STATUS) and logged, never
  * silently lost; the lanes are initialised again when the slot is reused.
@@ -24,7 +27,8 @@
  *
  * An idle appliance is not woken: the loop's timer is armed only while
  * something drains, every millisecond for the first 20 ms (a dataplane at
- * work empties a lane in microseconds), then every 20 ms.
+ * work empties a lane in microseconds) after the last progress, then
+ * every 20 ms.
  */
 #include <inttypes.h>
 
@@ -80,11 +84,16 @@ uint64_t shmr_ctl_drain_poll(struct shmr_ctl_domain *d,
 				shmr_ctl_model_drain_end(m, pid, 0);
 				continue;
 			}
-			if (!s->drain_since)
+			/* The bound is on stalling, not on the whole: a
+			 * dataplane that keeps taking (a busy machine) is
+			 * waited for; at most a lane's worth of bounds. */
+			if (!s->drain_since || left < s->drain_left) {
 				s->drain_since = now;
+				s->drain_left = left;
+			}
 			if (now - s->drain_since >= SHMR_CTL_DRAIN_MS) {
 				shmr_ctl_warn("endpoint %u (closed): the "
-					      "dataplane did not take its "
+					      "dataplane took none of its "
 					      "last %" PRId64 " message(s) in "
 					      "%u ms: giving up",
 					      i, left, SHMR_CTL_DRAIN_MS);

@@ -217,6 +217,7 @@ static void retire(struct shmr_ctl_model *m, struct shmr_ctl_slot *s)
 	s->os_pid = 0;
 	s->drain = SHMR_CTL_DRAIN_POLL;
 	s->drain_since = 0;
+	s->drain_left = 0;
 	m->dirty = 1;
 }
 

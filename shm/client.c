@@ -362,13 +362,13 @@ static int64_t now_ms(void)
  * Closing loses nothing that a send accepted.  Accepted means enqueued
  * in one of our outbound lanes; the dataplane polls them only while the
  * spec lists our slot, and CLOSE drops it from the spec.  So before CLOSE
- * we wait, bounded by SHMR_CLOSE_WAIT_MS, until the dataplane has
- * finished with every slot we enqueued: it releases a slot (cons.tail)
- * only once it has forwarded, queued or failed it.  A close that gives up
- * says how many it left, and the control plane keeps polling the slot for
- * a while longer after CLOSE (control/drain.c), as it does for a process
+ * we wait until the dataplane has finished with every slot we enqueued
+ * (it releases a slot, cons.tail, only once it has forwarded, queued or
+ * failed it), or has taken none for SHMR_CLOSE_WAIT_MS.  A close that
+ * gives up says how many it left, and the control plane keeps polling
+ * the slot after CLOSE (control/drain.c), as it does for a process
  * that exits or is killed without closing: those are not dropped either
- * unless the dataplane does not take them within its bound (counted as
+ * unless the dataplane stalls on them past its bound (counted as
  * close_dropped in `shmrctl status`).
  */
 /* Slots of our outbound lanes the dataplane has not finished with; -1
@@ -383,18 +383,21 @@ static int64_t out_left(const struct shmr_endpoint *ep)
 	return a < 0 || b < 0 ? -1 : a + b;
 }
 
-/* Wait until the dataplane took everything we sent; what is left when
- * the bound passes (0: nothing), or -EIO for a lane it cannot take. */
+/* Wait until the dataplane took everything we sent, or took none for
+ * the bound; what is left then (0: nothing), or -EIO for a lane it
+ * cannot take.  The bound is on a stall, so a slow but working dataplane
+ * (a loaded machine) is waited for: at most a lane's worth of bounds. */
 static int wait_out_taken(struct shmr_endpoint *ep)
 {
 	struct timespec pause = { 0, 200000 }; /* 0.2 ms */
-	int64_t left = out_left(ep), deadline;
+	int64_t left = out_left(ep), last = left, deadline;
+	int bound;
 
 	if (left <= 0)
 		return left < 0 ? -EIO : 0;
-	deadline = now_ms() + shmr_proto_env_ms(CLOSE_WAIT_ENV,
-						 CLOSE_WAIT_MS_DEFAULT,
-						 CLOSE_WAIT_MS_MAX);
+	bound = shmr_proto_env_ms(CLOSE_WAIT_ENV, CLOSE_WAIT_MS_DEFAULT,
+				  CLOSE_WAIT_MS_MAX);
+	deadline = now_ms() + bound;
 	while (now_ms() < deadline) {
 		/* A sleeping lcore was woken by the send; ring again in case
 		 * it went back to sleep with our lane held back (B2 inside,
@@ -405,6 +408,10 @@ static int wait_out_taken(struct shmr_endpoint *ep)
 		left = out_left(ep);
 		if (left <= 0)
 			return left < 0 ? -EIO : 0;
+		if (left < last) {
+			last = left;
+			deadline = now_ms() + bound;
+		}
 	}
 	return (int)left;
 }

@@ -318,14 +318,17 @@ int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out);
  * Nothing a send accepted is lost: for an endpoint from
  * shmr_endpoint_open(), the close first waits until the dataplane has
  * taken every message the endpoint sent (forwarded, queued or failed it,
- * each counted), for at most SHMR_CLOSE_WAIT_MS milliseconds (from the
- * environment at the close; default 2000; 0: do not wait).  A close that
- * gives up (the dataplane is stopped, or a full inbox holds the messages
- * back) still closes; the control plane keeps the endpoint's outbound
- * lanes polled for up to 2 s more, as it does when a process exits or is
- * killed without closing, and counts what the dataplane never took as
- * close_dropped (`shmrctl status`).  A route's inbox (shmr_attach_env())
- * does not wait: it stays polled after its worker.
+ * each counted), or has taken none of them for SHMR_CLOSE_WAIT_MS
+ * milliseconds (from the environment at the close; default 2000; 0: do
+ * not wait).  The bound is on a stall: a dataplane that keeps taking is
+ * waited for, so the whole wait is at most one bound per message left.
+ * A close that gives up (the dataplane is stopped, or a full inbox holds
+ * the messages back) still closes; the control plane keeps the
+ * endpoint's outbound lanes polled until they are empty or stall for 2 s,
+ * as it does when a process exits or is killed without closing, and
+ * counts what the dataplane never took as close_dropped (`shmrctl
+ * status`).  A route's inbox (shmr_attach_env()) does not wait: it stays
+ * polled after its worker.
  *
  * Context:     the endpoint's thread; blocking for an endpoint from
  *              shmr_endpoint_open() (the wait above, then one round trip,
@@ -340,8 +343,8 @@ int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out);
  *              the result.
  * Returns:     0 when the dataplane took everything the endpoint sent;
  *              > 0: that many messages were still in its outbound lanes
- *              when SHMR_CLOSE_WAIT_MS passed (the control plane goes on
- *              polling them, see above).
+ *              when the dataplane had taken none for SHMR_CLOSE_WAIT_MS
+ *              (the control plane goes on polling them, see above).
  * Errors:      -EIO: an outbound lane was found corrupted (overwritten in
  *              this process); the dataplane quarantines such a lane, and
  *              how many it held cannot be told.
