@@ -556,7 +556,7 @@ static int run_loop(struct shmr_ctl *c)
 			/* Closed or gone clients' lanes (drain.c), what
 			 * the event changed, and the deadlines it moved. */
 			c->drain_next = shmr_ctl_drain_poll(
-				&c->dom, &c->model, shmr_ctl_now_ms());
+				&c->dom, &c->model, &c->dlq, shmr_ctl_now_ms());
 			shmr_ctl_publish(&c->dom, &c->model);
 			save_state(c, 0);
 			arm_timer(c);

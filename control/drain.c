@@ -19,7 +19,9 @@
  * the whole wait is at most a lane's capacity of bounds.  Only
  * then nobody takes from its lanes, and what is left there is exactly
  * what was dropped: counted in close_dropped (STATUS) and logged, never
- * silently lost; the lanes are initialised again when the slot is reused.
+ * silently lost, and what of it was sent to a router is dead-lettered
+ * there (`shmrctl dlq list`, `dlq replay`); the lanes are initialised
+ * again when the slot is reused.
  *
  * Nothing in the lanes is trusted: a lane whose geometry or tails are
  * not sound (shmr_lane_unconsumed() < 0) cannot be judged, is not waited
@@ -30,11 +32,14 @@
  * work empties a lane in microseconds) after the last progress, then
  * every 20 ms.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <string.h>
 
 #include <shmr/lane_drain.h>
 
 #include "control_internal.h"
+#include "dlq.h"
 #include "drain.h"
 
 #define DRAIN_FAST_MS 20u
@@ -54,13 +59,61 @@ static int64_t out_left(const struct shmr_ctl_domain *d, uint32_t slot)
 	return a < 0 || b < 0 ? -1 : a + b;
 }
 
+/* Router @p m sends to, or -1. */
+static int router_of(const struct shmr_ctl_model *m, struct shmr_pid to)
+{
+	for (unsigned r = 0; r < m->nrouters; r++)
+		if (m->routers[r].pid.slot == to.slot &&
+		    m->routers[r].pid.gen == to.gen)
+			return (int)r;
+	return -1;
+}
+
+/*
+ * Dead-letter what is left in lane @p r (nobody consumes it now) that was
+ * sent to a router: a MessageRouteFailed record with -SHMR_E_TIMEOUT in
+ * that router's file.  Nothing is trusted: the payload length is checked
+ * (a bad one is only counted), the slots are found with our own mask.
+ * Returns how many were written.
+ */
+static unsigned dead_letter(const struct shmr_ctl_domain *d,
+			    const struct shmr_ctl_model *m,
+			    struct shmr_ctl_dlq_files *dlq,
+			    const struct rte_ring *r, int64_t left)
+{
+	uint64_t buf[SHMR_SLOT_MAX / sizeof(uint64_t)];
+	struct shmr_msg *msg = (struct shmr_msg *)buf;
+	uint32_t ss = d->geo.slot_size, mask = d->geo.lane_size - 1;
+	const unsigned char *slots = (const unsigned char *)(r + 1);
+	uint32_t ct = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+	unsigned written = 0;
+
+	for (int64_t k = 0; k < left; k++) {
+		int ri, fd;
+
+		memcpy(buf, slots + (size_t)((ct + (uint32_t)k) & mask) * ss,
+		       ss);
+		ri = router_of(m, msg->to);
+		if (ri < 0 || msg->len > ss - SHMR_HDR_SIZE)
+			continue;
+		msg->flags = (uint8_t)((msg->flags & ~SHMR_F_ROUTE_NAME) |
+				       SHMR_F_ROUTE_FAILED);
+		msg->status = -SHMR_E_TIMEOUT;
+		fd = shmr_ctl_dlq_fd(dlq, (unsigned)ri);
+		if (fd >= 0 && shmr_ctl_dlq_append(fd, msg, ss) == 0)
+			written++;
+	}
+	return written;
+}
+
 static uint64_t sooner(uint64_t next, uint64_t at)
 {
 	return next == 0 || at < next ? at : next;
 }
 
 uint64_t shmr_ctl_drain_poll(struct shmr_ctl_domain *d,
-			     struct shmr_ctl_model *m, uint64_t now)
+			     struct shmr_ctl_model *m,
+			     struct shmr_ctl_dlq_files *dlq, uint64_t now)
 {
 	uint64_t next = 0, seen = 0;
 	int seen_read = 0;
@@ -116,12 +169,27 @@ uint64_t shmr_ctl_drain_poll(struct shmr_ctl_domain *d,
 			}
 			/* No lcore polls it now: what is left stays. */
 			left = out_left(d, i);
-			if (left > 0)
+			if (left > 0) {
+				uint32_t nl = d->geo.nlcores;
+				unsigned dl = 0;
+
+				for (uint32_t l = SHMR_LANE_OUT(nl);
+				     dlq && l <= SHMR_LANE_OUT_HIGH(nl); l++) {
+					const struct rte_ring *r =
+						shmr_ctl_dom_lane(d, i, l);
+
+					dl += dead_letter(
+						d, m, dlq, r,
+						shmr_lane_unconsumed(
+							r, d->geo.lane_size));
+				}
 				shmr_ctl_warn("endpoint %u (closed): %" PRId64
 					      " message(s) it sent were never "
 					      "taken by the dataplane: dropped "
-					      "(counted in close_dropped)",
-					      i, left);
+					      "(counted in close_dropped; %u "
+					      "dead-lettered to their routers)",
+					      i, left, dl);
+			}
 			else if (left < 0)
 				shmr_ctl_warn("endpoint %u (closed): an "
 					      "outbound lane is corrupted: "

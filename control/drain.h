@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "dlqfile.h"
 #include "domain.h"
 #include "model.h"
 
@@ -19,8 +20,11 @@
  * lanes the dataplane has emptied; give up on those still holding
  * messages after SHMR_CTL_DRAIN_MS (freed, not reusable yet); count what
  * is left in a given-up slot once no lcore polls it any more
- * (m->close_dropped, one warning line per slot).  Marks @p m dirty when
- * it freed anything: the caller publishes.
+ * (m->close_dropped, one warning line per slot), and dead-letter those of
+ * them that were sent to a router into its file of @p dlq (NULL: none),
+ * with status -SHMR_E_TIMEOUT, so that `shmrctl dlq replay` can send
+ * them again.  Marks @p m dirty when it freed anything: the caller
+ * publishes.
  *
  * Context:     the control plane's loop, after any event; @p now from
  *              shmr_ctl_now_ms().
@@ -31,6 +35,7 @@
  *              clock), 0 when nothing drains.
  */
 uint64_t shmr_ctl_drain_poll(struct shmr_ctl_domain *d,
-			     struct shmr_ctl_model *m, uint64_t now);
+			     struct shmr_ctl_model *m,
+			     struct shmr_ctl_dlq_files *dlq, uint64_t now);
 
 #endif

@@ -90,7 +90,8 @@ static void owner_forget(struct shmr_ctl_server *srv, unsigned idx)
  * the same publication (the loop looks again at the rest: drain.c). */
 static void drain_now(struct shmr_ctl_server *srv)
 {
-	(void)shmr_ctl_drain_poll(srv->dep.d, srv->dep.m, shmr_ctl_now_ms());
+	(void)shmr_ctl_drain_poll(srv->dep.d, srv->dep.m, srv->dep.dlq,
+				  shmr_ctl_now_ms());
 }
 
 void shmr_ctl_server_owner_event(struct shmr_ctl_server *srv, unsigned idx)

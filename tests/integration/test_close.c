@@ -23,7 +23,8 @@
  * keeps polling them, so once the dataplane goes on they arrive.  A client
  * that exits stays polled (STATUS draining) until the control plane's own
  * bound, and what the dataplane then never took is counted in
- * close_dropped: delivered + dropped = sent.
+ * close_dropped: delivered + dropped = sent; the dropped ones are the
+ * router's dead letters, and a replay delivers them.
  *
  * Waits are bounded retries on the record files, never fixed sleeps;
  * the bounds are liveness bounds only.
@@ -498,7 +499,9 @@ static int all_accounted(void *arg)
  * A client that exits right after sending, while the dataplane is
  * stopped: the control plane keeps its slot polled (draining 1), gives up
  * after its bound, and once the dataplane goes on, what it never took is
- * counted in close_dropped: delivered + dropped = sent, nothing silent.
+ * counted in close_dropped: delivered + dropped = sent, nothing silent;
+ * the dropped ones are dead letters of the router they were sent to, and
+ * `dlq replay` delivers them.
  */
 static void test_gone_client_given_up_is_counted(void **state)
 {
@@ -519,6 +522,32 @@ static void test_gone_client_given_up_is_counted(void **state)
 		fail_msg("%" PRIu64 " delivered, %lld counted dropped, of 10",
 			 c->seen, status_value(c, "close_dropped"));
 	assert_int_equal(c->twice, 0);
+	/* Each one dropped was sent to router t: it is t's dead letter, with
+	 * the reason, and `dlq replay` sends it again. */
+	{
+		char ans[SHMR_PROTO_MAX];
+		long long dropped = status_value(c, "close_dropped");
+		unsigned count = 0;
+		char *p = ans;
+
+		assert_int_equal(shmr_test_ctl(&c->cl.app, "DLQ_LIST t", ans,
+					       sizeof(ans)),
+				 0);
+		while ((p = strstr(p, "reason=SHMR_E_TIMEOUT"))) {
+			count++;
+			p++;
+		}
+		assert_int_equal(count, dropped);
+		if (dropped > 0) {
+			assert_int_equal(shmr_test_ctl(&c->cl.app,
+						       "DLQ_REPLAY t", ans,
+						       sizeof(ans)),
+					 0);
+			if (!shmr_test_wait(all_seen, c, WAIT_MS))
+				fail_msg("%" PRIu64 " of 10 after the replay",
+					 c->seen);
+		}
+	}
 	case_stop(c);
 }
 
