@@ -13,15 +13,15 @@
  *
  * Bounded: once the dataplane has taken none of them for
  * SHMR_CTL_DRAIN_MS (it is stopped, or the target inbox stays full) the
- * slot is given up: freed, but not reused (drain COUNT) until every lcore
- * has applied the spec that dropped it.  The bound is on a stall, so a
- * dataplane that is slow but taking (a loaded machine) loses nothing;
- * the whole wait is at most a lane's capacity of bounds.  Only
- * then nobody takes from its lanes, and what is left there is exactly
- * what was dropped: counted in close_dropped (STATUS) and logged, never
- * silently lost, and what of it was sent to a router is dead-lettered
- * there (`shmrctl dlq list`, `dlq replay`); the lanes are initialised
- * again when the slot is reused.
+ * slot is given up.  The bound is on a stall, so a dataplane that is slow
+ * but taking (a loaded machine) loses nothing; the whole wait is at most
+ * a lane's capacity of bounds.  A given-up slot is freed but not reused
+ * (drain COUNT) until every lcore has applied the spec that dropped it:
+ * only then does nobody take from its lanes, and what is left there is
+ * exactly what was dropped.  It is counted in close_dropped (STATUS) and
+ * logged, never silently lost, and what of it was sent to a router is
+ * dead-lettered there (`shmrctl dlq list`, `dlq replay`); the lanes are
+ * initialised again when the slot is reused.
  *
  * Nothing in the lanes is trusted: a lane whose geometry or tails are
  * not sound (shmr_lane_unconsumed() < 0) cannot be judged, is not waited
@@ -189,13 +189,13 @@ uint64_t shmr_ctl_drain_poll(struct shmr_ctl_domain *d,
 					      "(counted in close_dropped; %u "
 					      "dead-lettered to their routers)",
 					      i, left, dl);
-			}
-			else if (left < 0)
+			} else if (left < 0) {
 				shmr_ctl_warn("endpoint %u (closed): an "
 					      "outbound lane is corrupted: "
 					      "what it held is lost (not "
 					      "counted)",
 					      i);
+			}
 			shmr_ctl_model_drain_counted(m, i,
 						     left > 0 ? (uint64_t)left
 							      : 0);

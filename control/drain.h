@@ -12,13 +12,14 @@
 #include "domain.h"
 #include "model.h"
 
-/* How long a gone client's outbound lanes stay polled, at most. */
+/* How long a gone client's outbound lanes stay polled while the
+ * dataplane takes nothing from them. */
 #define SHMR_CTL_DRAIN_MS 2000u
 
 /**
  * Look at every draining client slot of @p m: free those whose outbound
- * lanes the dataplane has emptied; give up on those still holding
- * messages after SHMR_CTL_DRAIN_MS (freed, not reusable yet); count what
+ * lanes the dataplane has emptied; give up on those it took nothing from
+ * for SHMR_CTL_DRAIN_MS (freed, not reusable yet); count what
  * is left in a given-up slot once no lcore polls it any more
  * (m->close_dropped, one warning line per slot), and dead-letter those of
  * them that were sent to a router into its file of @p dlq (NULL: none),

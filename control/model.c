@@ -221,6 +221,16 @@ static void retire(struct shmr_ctl_model *m, struct shmr_ctl_slot *s)
 	m->dirty = 1;
 }
 
+void shmr_ctl_model_retire(struct shmr_ctl_model *m, struct shmr_pid pid)
+{
+	struct shmr_ctl_slot *s = shmr_ctl_alloc_lookup(&m->alloc, pid);
+
+	if (s && s->kind == SHMR_EPK_CLIENT) {
+		drop_names_of(m, pid);
+		retire(m, s);
+	}
+}
+
 void shmr_ctl_model_drain_end(struct shmr_ctl_model *m, struct shmr_pid pid,
 			      int left)
 {

@@ -158,6 +158,12 @@ int shmr_ctl_model_unregister(struct shmr_ctl_model *m, uint64_t owner,
 int shmr_ctl_model_drop_owner(struct shmr_ctl_model *m, uint64_t owner);
 
 /**
+ * Client slot @p pid has no owner any more (found so when a domain is
+ * adopted): it drains as after CLOSE.  Anything else: nothing.
+ */
+void shmr_ctl_model_retire(struct shmr_ctl_model *m, struct shmr_pid pid);
+
+/**
  * A draining client slot @p pid is done being polled: freed (reusable
  * once every lcore has seen the next version, as any free).  @p left:
  * its lanes still held messages (the daemon gave up on them), so the slot

@@ -292,6 +292,11 @@ static void given_up_slot_waits_for_its_count(void **state)
 	publish(f);
 	shmr_ctl_model_drop_owner(&f->m, 5);
 	shmr_ctl_model_drain_end(&f->m, a, 1);
+	/* Retiring a route's inbox does nothing; a client's drains. */
+	shmr_ctl_model_retire(&f->m, f->m.routers[0].routes[0].pid);
+	assert_int_equal(
+		f->m.alloc.slots[f->m.routers[0].routes[0].pid.slot].drain,
+		SHMR_CTL_DRAIN_NONE);
 	/* Every lcore is past it, but it is still not handed out. */
 	for (uint64_t owner = 6; owner <= 7; owner++) {
 		publish(f);
@@ -303,7 +308,9 @@ static void given_up_slot_waits_for_its_count(void **state)
 		assert_int_not_equal(b.slot, a.slot);
 		shmr_ctl_model_drain_counted(&f->m, a.slot, 3);
 		assert_int_equal(f->m.close_dropped, 3);
-		shmr_ctl_model_drop_owner(&f->m, owner);
+		shmr_ctl_model_retire(&f->m, b);
+		assert_int_equal(f->m.alloc.slots[b.slot].drain,
+				 SHMR_CTL_DRAIN_POLL);
 		shmr_ctl_model_drain_end(&f->m, b, 0);
 	}
 	/* Counted: it comes back. */
