@@ -491,9 +491,10 @@ static void model_owners(struct shmr_ctl_model *m, const struct shmr_spec *sp,
 		    s->kind != SHMR_EPK_CLIENT || i == admin_slot)
 			continue;
 		if (s->os_pid <= 0) {
-			shmr_ctl_alloc_put(&m->alloc,
-					   (struct shmr_pid){ i, s->gen },
-					   m->version + 1);
+			/* Closed, still draining when our predecessor died:
+			 * it drains on (drain.c). */
+			shmr_ctl_model_retire(m,
+					      (struct shmr_pid){ i, s->gen });
 			continue;
 		}
 		s->owner = shmr_ctl_owner_of_pid(s->os_pid);

@@ -27,7 +27,8 @@ int shmr_ctl_alloc_get(struct shmr_ctl_alloc *a, uint32_t kind,
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		struct shmr_ctl_slot *s = &a->slots[i];
 
-		if (s->state == SHMR_CTL_SLOT_USED)
+		if (s->state == SHMR_CTL_SLOT_USED ||
+		    s->drain != SHMR_CTL_DRAIN_NONE)
 			continue;
 		if (s->state == SHMR_CTL_SLOT_DEFERRED &&
 		    s->freed_version > seen_version)
@@ -39,6 +40,8 @@ int shmr_ctl_alloc_get(struct shmr_ctl_alloc *a, uint32_t kind,
 		s->os_pid = 0;
 		s->owner = 0;
 		s->freed_version = 0;
+		s->drain_since = 0;
+		s->drain_left = 0;
 		memset(s->name, 0, sizeof(s->name));
 		a->nused++;
 		*out = (struct shmr_pid){ i, s->gen };

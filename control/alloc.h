@@ -27,8 +27,25 @@ enum shmr_ctl_slot_state {
 	SHMR_CTL_SLOT_DEFERRED = 2, /* freed; reusable once seen >= freed_version */
 };
 
+/*
+ * A client slot closed or given up by its process does not go at once:
+ * its outbound lanes may still hold what it sent (control/drain.c).
+ */
+enum shmr_ctl_drain {
+	SHMR_CTL_DRAIN_NONE = 0,
+	SHMR_CTL_DRAIN_POLL = 1,  /* still USED and polled, no owner: until
+				   * its outbound lanes are empty */
+	SHMR_CTL_DRAIN_COUNT = 2, /* DEFERRED, given up: not reusable until
+				   * what is left in it has been counted */
+};
+
 struct shmr_ctl_slot {
 	uint32_t state;         /* enum shmr_ctl_slot_state */
+	uint32_t drain;         /* enum shmr_ctl_drain */
+	uint64_t drain_since;   /* ms (shmr_ctl_now_ms()) of the last
+				 * progress seen while draining; 0: not
+				 * yet looked at */
+	int64_t drain_left;     /* what was left then */
 	uint32_t gen;           /* current or last owner's; 0 = never used */
 	uint32_t kind;          /* enum shmr_ep_kind while used */
 	int32_t os_pid;         /* owner process, 0 when none */
@@ -48,7 +65,7 @@ void shmr_ctl_alloc_init(struct shmr_ctl_alloc *a, uint32_t nslots);
 
 /**
  * Take the lowest slot that is free, or deferred with a freed_version
- * <= @p seen_version.
+ * <= @p seen_version and nothing left to count (drain NONE).
  *
  * Returns: the slot (>= 0), with *out = {slot, gen} and *reused = 1 when
  *          the slot had an owner before (its lanes must be re-initialised

@@ -49,9 +49,9 @@
  * Then the control plane sleeps in epoll_wait: a signalfd (SIGINT, SIGTERM,
  * SIGCHLD), the listening socket and its connections, one pidfd per child,
  * and a timerfd armed only while a restart is backing off, a resizer
- * looks, a worker's stop grace runs, or a control connection that has
- * not attached may time out (server.c).  An idle appliance wakes it for
- * nothing.
+ * looks, a worker's stop grace runs, a control connection that has not
+ * attached may time out (server.c), or a closed client's lanes drain
+ * (drain.c).  An idle appliance wakes it for nothing.
  *
  * The loop owns no module's state (see control_internal.h for the map):
  * each event goes to the module it is for (the socket to server.c, a
@@ -110,6 +110,7 @@
 #include "cpus.h"
 #include "dlqfile.h"
 #include "domain.h"
+#include "drain.h"
 #include "handlers.h"
 #include "lifecycle.h"
 #include "manage.h"
@@ -161,6 +162,7 @@ struct shmr_ctl {
 	struct shmr_ctl_adopt adopt;
 	struct shmr_ctl_notify notify; /* sd_notify: READY, STATUS, ... */
 	int lockfd; /* <run_dir>/<domain>.lock, held (flock) while we run */
+	uint64_t drain_next; /* drain.c looks again then (0: nothing drains) */
 };
 
 static struct shmr_ctl ctl; /* large: keep it off the stack */
@@ -434,8 +436,8 @@ static void on_signal(struct shmr_ctl *c)
 }
 
 /* Arm the timer for the earliest deadline of the spawner, the pools'
- * resizers, the control socket's idle connections and the systemd watchdog
- * (when systemd asked for one). */
+ * resizers, the control socket's idle connections, the systemd watchdog
+ * (when systemd asked for one) and the closed clients' lanes (drain.c). */
 static void arm_timer(struct shmr_ctl *c)
 {
 	struct itimerspec its = { 0 };
@@ -450,6 +452,8 @@ static void arm_timer(struct shmr_ctl *c)
 		next = idle;
 	if (wd && (!next || wd < next))
 		next = wd;
+	if (c->drain_next && (!next || c->drain_next < next))
+		next = c->drain_next;
 	if (next) {
 		its.it_value.tv_sec = (time_t)(next / 1000);
 		its.it_value.tv_nsec = (long)(next % 1000) * 1000000L;
@@ -605,8 +609,10 @@ static int run_loop(struct shmr_ctl *c)
 			default:
 				break;
 			}
-			/* What the event changed, and the deadlines it
-			 * moved. */
+			/* Closed or gone clients' lanes (drain.c), what
+			 * the event changed, and the deadlines it moved. */
+			c->drain_next = shmr_ctl_drain_poll(
+				&c->dom, &c->model, &c->dlq, shmr_ctl_now_ms());
 			shmr_ctl_publish(&c->dom, &c->model);
 			save_state(c, 0);
 			arm_timer(c);

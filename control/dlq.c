@@ -125,6 +125,8 @@ const char *shmr_ctl_dlq_reason(int32_t status)
 		[SHMR_E_BUSY - SHMR_E_BASE] = "SHMR_E_BUSY",
 		[SHMR_E_MAILBOX_FULL - SHMR_E_BASE] = "SHMR_E_MAILBOX_FULL",
 		[SHMR_E_NOT_ALLOWED - SHMR_E_BASE] = "SHMR_E_NOT_ALLOWED",
+		/* Left by a client that went, never taken (drain.c). */
+		[SHMR_E_TIMEOUT - SHMR_E_BASE] = "SHMR_E_TIMEOUT",
 	};
 	/* In 64 bits: the status is whatever the file holds, and -INT32_MIN
 	 * or -INT32_MAX - SHMR_E_BASE overflow an int (found by fuzz_dlq). */

@@ -7,8 +7,11 @@
  *   - a route's inbox slot is allocated when the route is (at init, or by
  *     ADD) and freed only when the route is removed (lifecycle.c): workers
  *     come and go, the inbox (and what is queued in it) stays;
- *   - a client slot belongs to the connection that OPENed it and is freed
- *     when that connection closes or CLOSEs it;
+ *   - a client slot belongs to the connection that OPENed it until that
+ *     connection closes or CLOSEs it; then it has no owner and no names
+ *     but stays in the spec (polled: drain POLL) until the daemon finds
+ *     its outbound lanes empty or gives up (shmr_ctl_model_drain_end(),
+ *     control/drain.c), and only then is it freed;
  *   - a registered name points at an endpoint its connection opened or
  *     claimed, and goes when the endpoint or the connection goes;
  *   - every mutation sets dirty; the daemon then publishes the spec with
@@ -207,6 +210,49 @@ void shmr_ctl_model_route_set(struct shmr_ctl_model *m,
 	m->dirty = 1;
 }
 
+/* A client slot its process closed or left: no owner, still polled. */
+static void retire(struct shmr_ctl_model *m, struct shmr_ctl_slot *s)
+{
+	s->owner = 0;
+	s->os_pid = 0;
+	s->drain = SHMR_CTL_DRAIN_POLL;
+	s->drain_since = 0;
+	s->drain_left = 0;
+	m->dirty = 1;
+}
+
+void shmr_ctl_model_retire(struct shmr_ctl_model *m, struct shmr_pid pid)
+{
+	struct shmr_ctl_slot *s = shmr_ctl_alloc_lookup(&m->alloc, pid);
+
+	if (s && s->kind == SHMR_EPK_CLIENT) {
+		drop_names_of(m, pid);
+		retire(m, s);
+	}
+}
+
+void shmr_ctl_model_drain_end(struct shmr_ctl_model *m, struct shmr_pid pid,
+			      int left)
+{
+	struct shmr_ctl_slot *s = shmr_ctl_alloc_lookup(&m->alloc, pid);
+
+	if (!s || s->drain != SHMR_CTL_DRAIN_POLL)
+		return;
+	shmr_ctl_alloc_put(&m->alloc, pid, m->version + 1);
+	s->drain = left ? SHMR_CTL_DRAIN_COUNT : SHMR_CTL_DRAIN_NONE;
+	m->dirty = 1;
+}
+
+void shmr_ctl_model_drain_counted(struct shmr_ctl_model *m, uint32_t slot,
+				  uint64_t dropped)
+{
+	if (slot >= m->alloc.nslots ||
+	    m->alloc.slots[slot].drain != SHMR_CTL_DRAIN_COUNT)
+		return;
+	m->alloc.slots[slot].drain = SHMR_CTL_DRAIN_NONE;
+	m->close_dropped += dropped;
+}
+
 int shmr_ctl_model_close(struct shmr_ctl_model *m, uint64_t owner,
 			 struct shmr_pid pid)
 {
@@ -217,8 +263,7 @@ int shmr_ctl_model_close(struct shmr_ctl_model *m, uint64_t owner,
 	s = shmr_ctl_alloc_lookup(&m->alloc, pid);
 	drop_names_of(m, pid);
 	if (s->kind == SHMR_EPK_CLIENT) {
-		shmr_ctl_alloc_put(&m->alloc, pid, m->version + 1);
-		m->dirty = 1;
+		retire(m, s);
 	} else {
 		shmr_ctl_model_route_of_slot(m, pid.slot, NULL)->claimed_by =
 			0;
@@ -304,10 +349,7 @@ int shmr_ctl_model_drop_owner(struct shmr_ctl_model *m, uint64_t owner)
 
 		if (s->state == SHMR_CTL_SLOT_USED &&
 		    s->kind == SHMR_EPK_CLIENT && s->owner == owner) {
-			shmr_ctl_alloc_put(&m->alloc,
-					   (struct shmr_pid){ i, s->gen },
-					   m->version + 1);
-			m->dirty = 1;
+			retire(m, s);
 			freed++;
 		}
 	}

@@ -67,6 +67,9 @@ struct shmr_ctl_model {
 	struct shmr_ctl_router routers[SHMR_MAX_ROUTERS];
 	unsigned nnames;
 	struct shmr_ctl_name names[SHMR_MAX_REGISTRY];
+	/* Messages closed or gone clients sent that the dataplane never
+	 * took (control/drain.c): STATUS close_dropped. */
+	uint64_t close_dropped;
 };
 
 /**
@@ -120,8 +123,11 @@ int shmr_ctl_model_claim(struct shmr_ctl_model *m, uint64_t owner,
 			 int32_t os_pid, struct shmr_pid pid);
 
 /**
- * CLOSE: a client endpoint of @p owner is freed (with its names); a route
- * inbox it claimed is released (its names dropped, the inbox stays).
+ * CLOSE: a client endpoint of @p owner loses its names and its owner and
+ * starts draining (drain POLL: still in the spec, so the dataplane takes
+ * what is left in its outbound lanes; freed by shmr_ctl_model_drain_end());
+ * a route inbox it claimed is released (its names dropped, the inbox
+ * stays).
  * Errors: -SHMR_E_NO_ENDPOINT (not @p owner's).
  */
 int shmr_ctl_model_close(struct shmr_ctl_model *m, uint64_t owner,
@@ -145,10 +151,34 @@ int shmr_ctl_model_unregister(struct shmr_ctl_model *m, uint64_t owner,
 			      const char *name, struct shmr_pid pid);
 
 /**
- * Connection @p owner closed: free its client endpoints, drop its names,
- * release its claims.  Returns how many endpoints were freed.
+ * Connection @p owner closed: its client endpoints start draining (as for
+ * CLOSE), its names are dropped, its claims released.  Returns how many
+ * endpoints it had.
  */
 int shmr_ctl_model_drop_owner(struct shmr_ctl_model *m, uint64_t owner);
+
+/**
+ * Client slot @p pid has no owner any more (found so when a domain is
+ * adopted): it drains as after CLOSE.  Anything else: nothing.
+ */
+void shmr_ctl_model_retire(struct shmr_ctl_model *m, struct shmr_pid pid);
+
+/**
+ * A draining client slot @p pid is done being polled: freed (reusable
+ * once every lcore has seen the next version, as any free).  @p left:
+ * its lanes still held messages (the daemon gave up on them), so the slot
+ * is not reused until shmr_ctl_model_drain_counted() says how many the
+ * dataplane never took.  Anything else than a draining slot: nothing.
+ */
+void shmr_ctl_model_drain_end(struct shmr_ctl_model *m, struct shmr_pid pid,
+			      int left);
+
+/**
+ * What was left in given-up slot @p slot has been counted: @p dropped
+ * more in close_dropped; the slot is reusable again.
+ */
+void shmr_ctl_model_drain_counted(struct shmr_ctl_model *m, uint32_t slot,
+				  uint64_t dropped);
 
 /*
  * Owners "by pid": a control plane that adopted a domain has no

@@ -62,6 +62,7 @@
 
 #include "control_internal.h"
 #include "dlq.h"
+#include "drain.h"
 #include "format.h"
 #include "programs.h"
 #include "request.h"
@@ -152,6 +153,14 @@ static void owner_forget(struct shmr_ctl_server *srv, unsigned idx)
 	*o = (struct shmr_ctl_owner){ 0, -1 };
 }
 
+/* Endpoints just closed whose lanes are already empty go at once, in
+ * the same publication (the loop looks again at the rest: drain.c). */
+static void drain_now(struct shmr_ctl_server *srv)
+{
+	(void)shmr_ctl_drain_poll(srv->dep.d, srv->dep.m, srv->dep.dlq,
+				  shmr_ctl_now_ms());
+}
+
 void shmr_ctl_server_owner_event(struct shmr_ctl_server *srv, unsigned idx)
 {
 	struct shmr_ctl_owner *o;
@@ -165,6 +174,7 @@ void shmr_ctl_server_owner_event(struct shmr_ctl_server *srv, unsigned idx)
 	shmr_ctl_log("process %d gone: %d endpoint(s) freed", (int)o->pid,
 		     freed);
 	owner_forget(srv, idx);
+	drain_now(srv);
 	shmr_ctl_publish(srv->dep.d, srv->dep.m);
 }
 
@@ -545,6 +555,7 @@ static void conn_close(struct shmr_ctl_server *srv, unsigned idx)
 			     (int)k->pid, freed);
 	k->fd = -1;
 	k->id = 0;
+	drain_now(srv);
 	shmr_ctl_publish(srv->dep.d, srv->dep.m);
 }
 
@@ -633,6 +644,19 @@ static int answer_status(struct shmr_ctl_server *srv, char *buf, size_t cap)
 	shmr_ctl_kv_add(&kv, "lanes_reinit", "%" PRIu64,
 			srv->dep.d->lanes_reinit);
 	shmr_ctl_kv_add(&kv, "endpoints", "%" PRIu32, srv->dep.m->alloc.nused);
+	{
+		unsigned draining = 0;
+
+		for (uint32_t i = 0; i < srv->dep.m->alloc.nslots; i++)
+			draining += srv->dep.m->alloc.slots[i].drain ==
+				    SHMR_CTL_DRAIN_POLL;
+		/* Closed or gone clients whose outbound lanes are still
+		 * polled, and what such clients sent that the dataplane
+		 * never took (drain.c). */
+		shmr_ctl_kv_add(&kv, "draining", "%u", draining);
+		shmr_ctl_kv_add(&kv, "close_dropped", "%" PRIu64,
+				srv->dep.m->close_dropped);
+	}
 	shmr_ctl_kv_add(&kv, "routers", "%u", srv->dep.m->nrouters);
 	{
 		/* Their names, comma-separated (a name has no comma): what
@@ -1016,6 +1040,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		if (rc < 0)
 			return send_err(k->fd, rc, "%s",
 					"not an endpoint of this connection");
+		drain_now(srv);
 		shmr_ctl_publish(srv->dep.d, m);
 		break;
 	case SHMR_REQ_REGISTER:

@@ -44,12 +44,18 @@
 
 #include <shmr/domain.h>
 #include <shmr/lane_copy.h>
+#include <shmr/lane_drain.h>
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
 
 #include "client_internal.h"
 
 #define RX_BURST_MAX 256u
+
+/* shmr_endpoint_close()'s bound (shmr.h), from the environment. */
+#define CLOSE_WAIT_ENV "SHMR_CLOSE_WAIT_MS"
+#define CLOSE_WAIT_MS_DEFAULT 2000
+#define CLOSE_WAIT_MS_MAX 600000
 
 struct shmr_endpoint {
 	struct shmr_domain *d;
@@ -75,6 +81,7 @@ struct shmr_endpoint {
 	unsigned backlog_cap, backlog_len, backlog_pos;
 	int backlog_given; /* all of it was returned: release on next recv */
 	unsigned char *tx;
+	uint32_t lane_size; /* read once: what close checks the lanes by */
 };
 
 /* ---- attach ---------------------------------------------------------- */
@@ -186,7 +193,8 @@ static int endpoint_make(struct shmr_domain *d, struct shmr_pid pid,
 	ep->bell_needed = d->hdr->poll_mode != SHMR_POLL_BUSY;
 	ep->next_ref = ((uint64_t)pid.gen << 40) | ((uint64_t)pid.slot << 32);
 	ep->busy = UINT32_MAX; /* whatever a predecessor left: rewrite it */
-	ep->backlog_cap = d->nlcores * d->hdr->lane_size;
+	ep->lane_size = d->hdr->lane_size;
+	ep->backlog_cap = d->nlcores * ep->lane_size;
 	ep->rx = malloc(RX_BURST_MAX * ss);
 	ep->backlog = malloc((size_t)ep->backlog_cap * ss);
 	ep->tx = malloc(RX_BURST_MAX * ss);
@@ -344,16 +352,86 @@ static void release_all(struct shmr_endpoint *ep)
 	ep->backlog_given = 0;
 }
 
-void shmr_endpoint_close(struct shmr_endpoint *ep)
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Closing loses nothing that a send accepted.  Accepted means enqueued
+ * in one of our outbound lanes; the dataplane polls them only while the
+ * spec lists our slot, and CLOSE drops it from the spec.  So before CLOSE
+ * we wait until the dataplane has finished with every slot we enqueued
+ * (it releases a slot, cons.tail, only once it has forwarded, queued or
+ * failed it), or has taken none for SHMR_CLOSE_WAIT_MS.  A close that
+ * gives up says how many it left, and the control plane keeps polling
+ * the slot after CLOSE (control/drain.c), as it does for a process
+ * that exits or is killed without closing: those are not dropped either
+ * unless the dataplane stalls on them past its bound (counted as
+ * close_dropped in `shmrctl status`).
+ */
+/* Slots of our outbound lanes the dataplane has not finished with; -1
+ * when a lane cannot be judged (the dataplane quarantines such a lane:
+ * nobody takes what it holds). */
+static int64_t out_left(const struct shmr_endpoint *ep)
+{
+	uint32_t ls = ep->lane_size;
+	int64_t a = shmr_lane_unconsumed(ep->out, ls);
+	int64_t b = shmr_lane_unconsumed(ep->out_high, ls);
+
+	return a < 0 || b < 0 ? -1 : a + b;
+}
+
+/* Wait until the dataplane took everything we sent, or took none for
+ * the bound; what is left then (0: nothing), or -EIO for a lane it
+ * cannot take.  The bound is on a stall, so a slow but working dataplane
+ * (a loaded machine) is waited for: at most a lane's worth of bounds. */
+static int wait_out_taken(struct shmr_endpoint *ep)
+{
+	struct timespec pause = { 0, 200000 }; /* 0.2 ms */
+	int64_t left = out_left(ep), last = left, deadline;
+	int bound;
+
+	if (left <= 0)
+		return left < 0 ? -EIO : 0;
+	bound = shmr_proto_env_ms(CLOSE_WAIT_ENV, CLOSE_WAIT_MS_DEFAULT,
+				  CLOSE_WAIT_MS_MAX);
+	deadline = now_ms() + bound;
+	while (now_ms() < deadline) {
+		/* A sleeping lcore was woken by the send; ring again in case
+		 * it went back to sleep with our lane held back (B2 inside,
+		 * as in push()). */
+		if (ep->bell_needed)
+			shmr_bell_ring(ep->dp_bell);
+		nanosleep(&pause, NULL);
+		left = out_left(ep);
+		if (left <= 0)
+			return left < 0 ? -EIO : 0;
+		if (left < last) {
+			last = left;
+			deadline = now_ms() + bound;
+		}
+	}
+	return (int)left;
+}
+
+int shmr_endpoint_close(struct shmr_endpoint *ep)
 {
 	char req[64], ans[128];
+	int left = 0;
 
 	if (!ep)
-		return;
+		return 0;
 	/* What the application was given has been handled; what sits in the
 	 * backlog has not, and stays unreleased for whoever comes next. */
 	if (ep->backlog_len == 0 || ep->backlog_given)
 		release_all(ep);
+	/* A route's inbox stays (and stays polled) after its worker. */
+	if (!ep->claimed)
+		left = wait_out_taken(ep);
 	if (!ep->claimed && shmr_proto_pid_encode(req, sizeof(req), "CLOSE",
 						  NULL, ep->pid) >= 0)
 		shmr_proto_conn_request(&ep->d->conn, req, ans, sizeof(ans),
@@ -363,6 +441,7 @@ void shmr_endpoint_close(struct shmr_endpoint *ep)
 	free(ep->backlog);
 	free(ep->tx);
 	free(ep);
+	return left;
 }
 
 struct shmr_pid shmr_endpoint_pid(const struct shmr_endpoint *ep)
@@ -590,14 +669,6 @@ static int lanes_empty(struct shmr_endpoint *ep)
 			return 0;
 	}
 	return 1;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*

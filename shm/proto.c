@@ -344,20 +344,26 @@ int shmr_proto_repeatable(const char *req)
 	return 0;
 }
 
-int shmr_proto_reconnect_ms(void)
+int shmr_proto_env_ms(const char *name, int def, int max)
 {
-	const char *s = getenv(SHMR_ENV_RECONNECT_MS);
+	const char *s = getenv(name);
 	char *end;
 	long v;
 
 	if (!s || !*s)
-		return SHMR_PROTO_RECONNECT_MS_DEFAULT;
+		return def;
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 0 ||
-	    v > SHMR_PROTO_RECONNECT_MS_MAX)
-		return SHMR_PROTO_RECONNECT_MS_DEFAULT;
+	if (errno || end == s || *end || v < 0 || v > max)
+		return def;
 	return (int)v;
+}
+
+int shmr_proto_reconnect_ms(void)
+{
+	return shmr_proto_env_ms(SHMR_ENV_RECONNECT_MS,
+				 SHMR_PROTO_RECONNECT_MS_DEFAULT,
+				 SHMR_PROTO_RECONNECT_MS_MAX);
 }
 
 int shmr_proto_conn_init(struct shmr_proto_conn *c, const char *path, int fd,

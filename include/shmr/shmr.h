@@ -327,17 +327,41 @@ int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out);
  * messages that arrived during a call still wait to be returned: then
  * nothing is, and it all stays unreleased for whoever comes next.
  *
+ * Nothing a send accepted is lost: for an endpoint from
+ * shmr_endpoint_open(), the close first waits until the dataplane has
+ * taken every message the endpoint sent (forwarded, queued or failed it,
+ * each counted), or has taken none of them for SHMR_CLOSE_WAIT_MS
+ * milliseconds (from the environment at the close; default 2000; 0: do
+ * not wait).  The bound is on a stall: a dataplane that keeps taking is
+ * waited for, so the whole wait is at most one bound per message left.
+ * A close that gives up (the dataplane is stopped, or a full inbox holds
+ * the messages back) still closes; the control plane keeps the
+ * endpoint's outbound lanes polled until they are empty or stall for 2 s,
+ * as it does when a process exits or is killed without closing, and
+ * counts what the dataplane never took as close_dropped (`shmrctl
+ * status`).  A route's inbox (shmr_attach_env()) does not wait: it stays
+ * polled after its worker.
+ *
  * Context:     the endpoint's thread; blocking for an endpoint from
- *              shmr_endpoint_open() (one round trip, or up to
- *              SHMR_RECONNECT_MS while the control plane restarts; a
- *              failure, -SHMR_E_CONTROL_LOST included, is not reported:
- *              an endpoint left open is freed when the process exits).
+ *              shmr_endpoint_open() (the wait above, then one round trip,
+ *              or up to SHMR_RECONNECT_MS while the control plane
+ *              restarts; a failure of the request, -SHMR_E_CONTROL_LOST
+ *              included, is not reported: an endpoint left open is freed
+ *              when the process exits).
  * Concurrency: one thread per endpoint; uses the domain's socket (see
  *              struct shmr_domain) unless the endpoint is a route's inbox
  *              from shmr_attach_env().
- * Ownership:   @p ep and every message it returned are gone.
+ * Ownership:   @p ep and every message it returned are gone, whatever
+ *              the result.
+ * Returns:     0 when the dataplane took everything the endpoint sent;
+ *              > 0: that many messages were still in its outbound lanes
+ *              when the dataplane had taken none for SHMR_CLOSE_WAIT_MS
+ *              (the control plane goes on polling them, see above).
+ * Errors:      -EIO: an outbound lane was found corrupted (overwritten in
+ *              this process); the dataplane quarantines such a lane, and
+ *              how many it held cannot be told.
  */
-void shmr_endpoint_close(struct shmr_endpoint *ep);
+int shmr_endpoint_close(struct shmr_endpoint *ep);
 
 /**
  * This endpoint's PID, to give to others.

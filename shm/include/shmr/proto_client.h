@@ -181,6 +181,14 @@ int shmr_proto_attached_map(const struct shmr_proto_attached *a,
 int shmr_proto_repeatable(const char *req);
 
 /**
+ * A bound in milliseconds from environment variable @p name: unset,
+ * empty, or not a number from 0 to @p max: @p def.
+ *
+ * Context: any thread not racing setenv(); reads the environment.
+ */
+int shmr_proto_env_ms(const char *name, int def, int max);
+
+/**
  * How long to retry reconnecting, from SHMR_RECONNECT_MS in the
  * environment: milliseconds, 0 = never; unset, empty or not a number
  * from 0 to SHMR_PROTO_RECONNECT_MS_MAX: SHMR_PROTO_RECONNECT_MS_DEFAULT.

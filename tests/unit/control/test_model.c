@@ -249,21 +249,73 @@ static void clients_and_names(void **state)
 	publish(f);
 	assert_null(reg_find(&f->spec, "gamma"));
 
-	/* CLOSE frees the endpoint and drops its names. */
+	/* CLOSE drops its names at once; the endpoint stays polled, with no
+	 * owner, until its lanes are drained, and only then goes. */
 	assert_int_equal(shmr_ctl_model_close(&f->m, 22, a),
 			 -SHMR_E_NO_ENDPOINT);
 	assert_int_equal(shmr_ctl_model_close(&f->m, 11, a), 0);
 	publish(f);
 	assert_null(reg_find(&f->spec, "alpha"));
 	assert_non_null(reg_find(&f->spec, "beta"));
+	assert_int_equal(f->spec.nactive, 8);
+	assert_int_equal(f->m.alloc.slots[a.slot].drain, SHMR_CTL_DRAIN_POLL);
+	assert_int_equal(f->m.alloc.slots[a.slot].os_pid, 0);
+	assert_int_equal(shmr_ctl_model_close(&f->m, 11, a),
+			 -SHMR_E_NO_ENDPOINT);
+	assert_int_equal(shmr_ctl_model_register(&f->m, 11, "again", a),
+			 -SHMR_E_NO_ENDPOINT);
+	shmr_ctl_model_drain_end(&f->m, a, 0);
+	publish(f);
 	assert_int_equal(f->spec.nactive, 7);
 
-	/* The connection closes: the rest goes. */
+	/* The connection closes: the rest goes the same way. */
 	assert_int_equal(shmr_ctl_model_drop_owner(&f->m, 11), 1);
 	publish(f);
 	assert_null(reg_find(&f->spec, "beta"));
-	assert_int_equal(f->spec.nactive, 6);
+	assert_int_equal(f->spec.nactive, 7);
 	assert_int_equal(f->spec.nreg, 3);
+	shmr_ctl_model_drain_end(&f->m, b, 0);
+	publish(f);
+	assert_int_equal(f->spec.nactive, 6);
+}
+
+/* A slot given up with messages left is not reused until they are
+ * counted, however far the dataplane has got. */
+static void given_up_slot_waits_for_its_count(void **state)
+{
+	struct fixture *f = *state;
+	struct shmr_pid a, b;
+	int reused;
+
+	publish(f);
+	assert_int_equal(shmr_ctl_model_open(&f->m, 5, 1, 0, &a, &reused), 0);
+	publish(f);
+	shmr_ctl_model_drop_owner(&f->m, 5);
+	shmr_ctl_model_drain_end(&f->m, a, 1);
+	/* Retiring a route's inbox does nothing; a client's drains. */
+	shmr_ctl_model_retire(&f->m, f->m.routers[0].routes[0].pid);
+	assert_int_equal(
+		f->m.alloc.slots[f->m.routers[0].routes[0].pid.slot].drain,
+		SHMR_CTL_DRAIN_NONE);
+	/* Every lcore is past it, but it is still not handed out. */
+	for (uint64_t owner = 6; owner <= 7; owner++) {
+		publish(f);
+		assert_int_equal(shmr_ctl_model_open(&f->m, owner, 1,
+						     UINT64_MAX, &b, &reused),
+				 0);
+		if (owner == 7)
+			break;
+		assert_int_not_equal(b.slot, a.slot);
+		shmr_ctl_model_drain_counted(&f->m, a.slot, 3);
+		assert_int_equal(f->m.close_dropped, 3);
+		shmr_ctl_model_retire(&f->m, b);
+		assert_int_equal(f->m.alloc.slots[b.slot].drain,
+				 SHMR_CTL_DRAIN_POLL);
+		shmr_ctl_model_drain_end(&f->m, b, 0);
+	}
+	/* Counted: it comes back. */
+	assert_int_equal(b.slot, a.slot);
+	assert_int_equal(reused, 1);
 }
 
 static void freed_client_slot_deferred(void **state)
@@ -276,12 +328,14 @@ static void freed_client_slot_deferred(void **state)
 	shmr_ctl_model_open(&f->m, 5, 1, 0, &a, &reused);
 	publish(f); /* version 2 */
 	shmr_ctl_model_drop_owner(&f->m, 5);
+	shmr_ctl_model_drain_end(&f->m, a, 0); /* its lanes were empty */
 	publish(f); /* version 3 removed it */
 	/* The dataplane has applied only version 2: a different slot. */
 	assert_int_equal(shmr_ctl_model_open(&f->m, 6, 1, 2, &b, &reused), 0);
 	assert_int_not_equal(b.slot, a.slot);
 	assert_int_equal(reused, 0);
 	shmr_ctl_model_drop_owner(&f->m, 6);
+	shmr_ctl_model_drain_end(&f->m, b, 0);
 	publish(f); /* version 4 */
 	/* Applied 4: the lowest slot comes back with the next gen. */
 	assert_int_equal(shmr_ctl_model_open(&f->m, 7, 1, 4, &b, &reused), 0);
@@ -415,6 +469,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(freed_client_slot_deferred,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			given_up_slot_waits_for_its_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(claim_by_spawned_worker_only,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(registry_full, setup,
