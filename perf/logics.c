@@ -46,6 +46,16 @@ static int checked(const char *what, const struct perf_result *r)
 	return 0;
 }
 
+/*
+ * The calls timed through @p logic: a broadcast call is answered by every
+ * routee and the caller keeps the extra replies until it receives: not
+ * timed (scatter-gather drops them itself).
+ */
+static unsigned timed_calls(const struct perf_opts *o, const char *logic)
+{
+	return strcmp(logic, "broadcast") ? o->rtt : 0;
+}
+
 /* --json: a logic run's record, or with @p rep 0 its median's. */
 static void json_row(const struct perf_opts *o, unsigned rep,
 		     const char *logic, const struct perf_result *r,
@@ -128,10 +138,7 @@ int perf_logics_main(const struct perf_opts *o)
 			char what[40];
 			int rc;
 
-			/* A broadcast call is answered by every routee and the
-			 * caller keeps the extra replies until it receives:
-			 * not timed (scatter-gather drops them itself). */
-			one.rtt = strcmp(name[l], "broadcast") ? o->rtt : 0;
+			one.rtt = timed_calls(o, name[l]);
 			one.by_type = 0;
 			one.polls = busy ? PERF_POLL_BUSY : PERF_POLL_ADAPTIVE;
 			one.poll_busy = busy;
@@ -169,10 +176,12 @@ int perf_logics_main(const struct perf_opts *o)
 	}
 	for (unsigned l = 0; l < n; l++) {
 		double m = perf_median(mps[l], o->reps);
+		struct perf_opts one = *o;
 		struct perf_result med;
 
+		one.rtt = timed_calls(o, name[l]);
 		perf_result_median(res[l], o->reps, &med);
-		json_row(o, 0, name[l], &med, bare_med);
+		json_row(&one, 0, name[l], &med, bare_med);
 
 		row("med", name[l], m, perf_median(dps[l], o->reps), bare_med,
 		    perf_median(p50[l], o->reps), perf_median(p99[l], o->reps));

@@ -50,6 +50,7 @@ struct cell {
 
 struct chart {
 	const char *file, *title, *ylabel;
+	int logy;             /* percentiles span decades: log scale */
 	double ref[2];        /* horizontal lines (0: none) */
 	const char *ref_name[2];
 	char cat[CAT_MAX][LABEL_MAX];
@@ -74,7 +75,8 @@ static struct chart charts[CH_COUNT] = {
 	[CH_LATENCY] = {
 		.file = "latency.svg",
 		.title = "round trip percentiles (medians)",
-		.ylabel = "microseconds",
+		.ylabel = "microseconds (log scale)",
+		.logy = 1,
 		.ser = { "p50", "p99", "p99.9" },
 		.nser = 3,
 	},
@@ -479,11 +481,14 @@ static int write_script(const struct chart *c, const char *tmp,
 		"set style data histograms\n"
 		"set style histogram clustered gap 1\n"
 		"set style fill solid 0.8 border -1\n"
-		"set yrange [0:*]\n"
+		"%s\n"
+		"set offsets 0, 0, graph 0.1, 0\n"
 		"set grid ytics\n"
-		"set key top right\n"
+		"set key below horizontal\n"
 		"set xtics nomirror%s\n",
 		c->ncat > 6 ? 900u : 720u, out, c->title, c->ylabel,
+		c->logy ? "set logscale y\nset yrange [0.1:*]"
+			: "set yrange [0:*]",
 		c->ncat > 4 ? " rotate by -30" : "");
 	fprintf(f, "plot ");
 	for (unsigned s = 0, first = 1; s < c->nser; s++) {
