@@ -53,7 +53,8 @@ struct json_object *perf_json_record(const char *mode, const char *record)
 {
 	struct json_object *j = json_object_new_object();
 
-	json_object_object_add(j, "schema", json_object_new_int(PERF_JSON_SCHEMA));
+	json_object_object_add(j, "schema",
+			       json_object_new_int(PERF_JSON_SCHEMA));
 	json_object_object_add(j, "mode", json_object_new_string(mode));
 	json_object_object_add(j, "record", json_object_new_string(record));
 	return j;

@@ -246,7 +246,8 @@ static int record(const struct where *w, struct json_object *j, int pass)
 	    !json_object_is_type(v, json_type_int))
 		return bad(w, "no integer", "schema");
 	if (json_object_get_int64(v) != PERF_JSON_SCHEMA)
-		return bad(w, "a schema this shmr-perf does not read", "schema");
+		return bad(w, "a schema this shmr-perf does not read",
+			   "schema");
 	if (name(w, j, "mode", &mode, 1) < 0 ||
 	    name(w, j, "record", &rec, 1) < 0)
 		return -1;

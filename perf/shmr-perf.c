@@ -59,8 +59,8 @@ static void usage(FILE *f)
 		"default: one cpu of each\n"
 		"                  of the first three cores (two cores: "
 		"A,B with C = A)\n"
-		"  --json          JSON Lines on stdout, one object per run and "
-		"per median\n"
+		"  --json          JSON Lines on stdout, one object per run "
+		"and per median\n"
 		"                  (docs/benchmarks.md); the text goes to "
 		"stderr\n"
 		"       shmr-perf report [--out DIR] FILE.json...  SVG plots "
@@ -414,7 +414,8 @@ static int compare(const struct perf_opts *o)
 		if (!result_ok("bare", &b))
 			failed = 1;
 		bres[i] = b;
-		perf_json_emit(perf_json_run("compare", o, 0, i + 1, "bare", &b));
+		perf_json_emit(perf_json_run("compare", o, 0, i + 1, "bare",
+					     &b));
 		bm[i] = b.mps;
 		bp50[i] = b.p50_us;
 		bp99[i] = b.p99_us;
@@ -534,7 +535,8 @@ static int compare(const struct perf_opts *o)
 			perf_json_num(j, "latency_vs_pingpong", lat);
 			perf_json_num(j, "latency_bar", BAR_LATENCY);
 			perf_json_bool(j, "latency_met", lat <= BAR_LATENCY);
-			perf_json_num(j, "latency_vs_rtt3", tp > 0 ? rp / tp : 0);
+			perf_json_num(j, "latency_vs_rtt3",
+				      tp > 0 ? rp / tp : 0);
 			if (shares_core(o)) {
 				double hp = perf_median(hp50, o->reps);
 
