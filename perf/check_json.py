@@ -2,7 +2,12 @@
 """Run `shmr-perf ... --json` (or shmr-perf-adopt --json) and check its
 stdout against the schema of docs/benchmarks.md, "JSON results".
 
-usage: check_json.py MODE COMMAND [ARG...]
+usage: check_json.py [--appliance SHMR_CONTROL WORKER] MODE COMMAND [ARG...]
+
+--appliance: first start SHMR_CONTROL on a private domain (router
+"events", types 1, 2 and 3 to one route running WORKER) and replace
+{domain} and {run_dir} in COMMAND's arguments with its domain and run
+directory: for `shmr-perf load`, which attaches to a running appliance.
 
 Every line of stdout must be one JSON object (no NaN or Infinity), with
 schema 1 and mode MODE; every documented key of its kind must be there
@@ -13,8 +18,12 @@ threshold: a slow machine passes, a wrong or missing figure fails.
 Exit status 0 when it all holds, 1 otherwise (each problem on stderr).
 """
 import json
+import os
+import select
+import signal
 import subprocess
 import sys
+import tempfile
 
 SETUP = ["slot_bytes", "burst", "count", "lane_entries", "round_trips"]
 ROUTER = ["routes", "lcores"]
@@ -131,6 +140,14 @@ def check(mode, lines):
                           "reps" if kind == "median" else "rep"], is_int,
                  "an integer")
             need(n, rec, ["ns_per_decision"], is_num, "a number")
+        elif kind == "run" and mode == "load":
+            need(n, rec, ["domain", "router"],
+                 lambda v: isinstance(v, str) and v, "a name")
+            need(n, rec, ["sent", "lane_full"], is_int, "an integer")
+            need(n, rec, ["rate_asked_msgs_per_s", "duration_s",
+                          "msgs_per_s"], is_num, "a number")
+            if rec.get("sent", 0) <= 0:
+                bad(n, "load sent nothing: %r" % rec)
         elif kind == "run" and mode == "adopt":
             need(n, rec, ["kills", "phase_ms", "undisturbed_calls",
                           "undisturbed_longest_gap_us", "killed_calls",
@@ -140,6 +157,7 @@ def check(mode, lines):
         else:
             bad(n, "record %r not expected from mode %r" % (kind, mode))
     want = {"bare": ["run"], "router": ["run"], "adopt": ["run"],
+            "load": ["run"],
             "compare": ["run", "median", "summary"],
             "logics": ["run", "median"], "decide": ["run", "median"]}
     for kind in want[mode]:
@@ -147,12 +165,61 @@ def check(mode, lines):
             problems.append("no %r record at all" % kind)
 
 
+CONF = """domain = "%s";
+routers = ( { name = "events"; behaviour = "type";
+  types = ( { type = 1; route = "w"; }, { type = 2; route = "w"; },
+            { type = 3; route = "w"; } );
+  routes = ( { name = "w"; program = "%s"; } );
+} );
+"""
+
+
+def start_appliance(control, worker, tmp):
+    """shmr-control on a private domain; returns (process, domain)."""
+    domain = "pjl%d" % os.getpid()
+    conf = os.path.join(tmp, "load.conf")
+    with open(conf, "w") as f:
+        f.write(CONF % (domain, os.path.basename(worker)))
+    env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(worker)) +
+               os.pathsep + os.environ.get("PATH", ""))
+    r, w = os.pipe()
+    proc = subprocess.Popen([control, "-c", conf, "--run-dir", tmp,
+                             "--ready-fd", str(w)], pass_fds=[w], env=env,
+                            stdout=subprocess.DEVNULL)
+    os.close(w)
+    # Liveness bound only: the domain is up in well under a second.
+    ready, _, _ = select.select([r], [], [], 60)
+    ok = ready and os.read(r, 1) == b"R"
+    os.close(r)
+    if not ok:
+        proc.kill()
+        proc.wait()
+        raise SystemExit("check_json: %s did not come up" % control)
+    return proc, domain
+
+
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    appliance = None
+    if args[:1] == ["--appliance"]:
+        appliance, args = args[1:3], args[3:]
+    if len(args) < 2 or (appliance is not None and len(appliance) != 2):
         print(__doc__, file=sys.stderr)
         return 2
-    mode, cmd = sys.argv[1], sys.argv[2:]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    mode, cmd = args[0], args[1:]
+    with tempfile.TemporaryDirectory(prefix="shmr-check-json-") as tmp:
+        control = None
+        if appliance:
+            control, domain = start_appliance(*appliance, tmp)
+            cmd = [a.replace("{domain}", domain).replace("{run_dir}", tmp)
+                   for a in cmd]
+        try:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True,
+                                  timeout=240)
+        finally:
+            if control:
+                control.send_signal(signal.SIGTERM)
+                control.wait(timeout=60)
     if proc.returncode != 0:
         problems.append("%s exited with %d" % (" ".join(cmd),
                                                 proc.returncode))
