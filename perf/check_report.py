@@ -4,10 +4,12 @@
 usage: check_report.py SHMR_PERF SAMPLE.jsonl
 
 1. `report --out DIR SAMPLE.jsonl` exits 0 and writes throughput.svg,
-   latency.svg, logics.svg and decide.svg: each non-empty, starting with
-   <?xml or <svg, well-formed XML whose root is an SVG element, with a
-   bar for every category of the sample (its label is in the SVG).
-2. The same sample as one JSON array gives the same four files.
+   logics.svg, decide.svg and latency-SLOT-BURST.svg for each setup of
+   the sample's compare medians, and nothing else: each non-empty,
+   starting with <?xml or <svg, well-formed XML whose root is an SVG
+   element, with a bar for every category of the sample (its label is in
+   the SVG).
+2. The same sample as one JSON array gives the same files.
 3. Hostile input never crashes it nor writes anything: a figure that is a
    string, a label with a quote in it, truncated JSON, an unknown schema
    each exit 1 with one line naming the file, the line and what is wrong.
@@ -23,7 +25,6 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-SVGS = ["throughput.svg", "latency.svg", "logics.svg", "decide.svg"]
 problems = []
 
 
@@ -34,7 +35,10 @@ def report(perf, out, *files):
 
 
 def check_svgs(out, labels, what):
-    for name in SVGS:
+    if sorted(os.listdir(out)) != sorted(labels):
+        problems.append("%s: wrote %r, not %r" % (
+            what, sorted(os.listdir(out)), sorted(labels)))
+    for name in labels:
         path = os.path.join(out, name)
         if not os.path.exists(path) or os.path.getsize(path) == 0:
             problems.append("%s: %s missing or empty" % (what, name))
@@ -60,7 +64,8 @@ def check_svgs(out, labels, what):
 
 def sample_labels(records):
     """The category labels the sample must produce, per file."""
-    labels = {n: [] for n in SVGS}
+    labels = {n: [] for n in ["throughput.svg", "logics.svg",
+                              "decide.svg"]}
     for r in records:
         if r.get("record") == "summary" and r["mode"] == "compare":
             labels["throughput.svg"].append("%d B, burst %d" %
@@ -71,7 +76,8 @@ def sample_labels(records):
         if r.get("record") == "median" and r["mode"] == "decide":
             labels["decide.svg"].append(r["logic"])
         if r.get("record") == "median" and r["mode"] == "compare":
-            labels["latency.svg"].append(
+            labels.setdefault("latency-%d-%d.svg" % (
+                r["slot_bytes"], r["burst"]), []).append(
                 "bare ping-pong" if r["run"] == "bare" else
                 "router call, %s" % r["poll"])
     return labels
@@ -142,7 +148,7 @@ def main():
         print("check_report: %s" % p, file=sys.stderr)
     if not problems:
         print("check_report: %d SVG files from %d records, hostile input "
-              "refused" % (len(SVGS), len(records)))
+              "refused" % (len(labels), len(records)))
     return 1 if problems else 0
 
 

@@ -7,8 +7,8 @@
  *
  *   throughput.svg  compare summaries: router / bare throughput, by slot
  *                   size and burst, one bar per poll mode
- *   latency.svg     compare medians: round-trip p50, p99, p99.9 of the
- *                   bare runs and the router's call
+ *   latency-S-B.svg compare medians of slot size S and burst B: round-trip
+ *                   p50, p99, p99.9 of the bare runs and the router's call
  *   logics.svg      logics medians: each logic's throughput / bare
  *   decide.svg      decide medians: ns per decision
  *
@@ -50,6 +50,8 @@ struct cell {
 
 struct chart {
 	const char *file, *title, *ylabel;
+	char grp[LABEL_MAX];  /* latency: the setup it is drawn for */
+	char file_buf[48], title_buf[96];
 	int logy;             /* percentiles span decades: log scale */
 	double ref[2];        /* horizontal lines (0: none) */
 	const char *ref_name[2];
@@ -60,7 +62,7 @@ struct chart {
 	struct cell cell[CAT_MAX][SER_MAX];
 };
 
-enum { CH_THROUGHPUT, CH_LATENCY, CH_LOGICS, CH_DECIDE, CH_COUNT };
+enum { CH_THROUGHPUT, CH_LOGICS, CH_DECIDE, CH_COUNT };
 
 static struct chart charts[CH_COUNT] = {
 	[CH_THROUGHPUT] = {
@@ -71,14 +73,6 @@ static struct chart charts[CH_COUNT] = {
 		.ref_name = { "bare = 1", "bar 0.5" },
 		.ser = { "busy", "adaptive" },
 		.nser = 2,
-	},
-	[CH_LATENCY] = {
-		.file = "latency.svg",
-		.title = "round trip percentiles (medians)",
-		.ylabel = "microseconds (log scale)",
-		.logy = 1,
-		.ser = { "p50", "p99", "p99.9" },
-		.nser = 3,
 	},
 	[CH_LOGICS] = {
 		.file = "logics.svg",
@@ -167,7 +161,7 @@ static int name(const struct where *w, struct json_object *j,
 
 /* "64 B, burst 32": the setup a throughput or latency figure belongs to. */
 static int group(const struct where *w, struct json_object *j, char *buf,
-		 size_t size)
+		 size_t size, double *setup)
 {
 	double slot, burst;
 
@@ -178,6 +172,8 @@ static int group(const struct where *w, struct json_object *j, char *buf,
 	    slot != floor(slot) || burst != floor(burst))
 		return bad(w, "slot_bytes or burst out of range", NULL);
 	snprintf(buf, size, "%.0f B, burst %.0f", slot, burst);
+	setup[0] = slot;
+	setup[1] = burst;
 	return 0;
 }
 
@@ -200,7 +196,42 @@ static int put(const struct where *w, struct chart *c, const char *cat,
 	return 0;
 }
 
-/* Seen in more than one setup: labels then say which (set by pass 1). */
+/* One latency plot per setup (slot size, burst). */
+#define LAT_MAX 8
+static struct chart lat[LAT_MAX];
+static unsigned nlat;
+
+static struct chart *lat_chart(const struct where *w, const char *grp,
+			       double slot, double burst)
+{
+	struct chart *c;
+
+	for (unsigned i = 0; i < nlat; i++)
+		if (strcmp(lat[i].grp, grp) == 0)
+			return &lat[i];
+	if (nlat == LAT_MAX) {
+		bad(w, "too many setups (slot size, burst) for latency plots",
+		    grp);
+		return NULL;
+	}
+	c = &lat[nlat++];
+	snprintf(c->grp, sizeof(c->grp), "%s", grp);
+	snprintf(c->file_buf, sizeof(c->file_buf), "latency-%.0f-%.0f.svg",
+		 slot, burst);
+	snprintf(c->title_buf, sizeof(c->title_buf),
+		 "round trip percentiles, %s (medians)", grp);
+	c->file = c->file_buf;
+	c->title = c->title_buf;
+	c->ylabel = "microseconds (log scale)";
+	c->logy = 1;
+	c->ser[0] = "p50";
+	c->ser[1] = "p99";
+	c->ser[2] = "p99.9";
+	c->nser = 3;
+	return c;
+}
+
+/* logics seen in more than one setup: labels say which (pass 1). */
 static int groups_many;
 static char group_first[LABEL_MAX];
 
@@ -213,12 +244,15 @@ static void label(char *buf, size_t size, const char *what, const char *grp)
 }
 
 static int latency(const struct where *w, struct json_object *j,
-		   const char *prefix, const char *what, const char *grp)
+		   const char *prefix, const char *what, const char *grp,
+		   const double *setup)
 {
 	static const char *const pct[] = { "p50", "p99", "p999" };
-	char key[32], cat[LABEL_MAX];
+	struct chart *c = lat_chart(w, grp, setup[0], setup[1]);
+	char key[32];
 
-	label(cat, sizeof(cat), what, grp);
+	if (!c)
+		return -1;
 	for (unsigned p = 0; p < 3; p++) {
 		double v;
 		int have;
@@ -226,7 +260,7 @@ static int latency(const struct where *w, struct json_object *j,
 		snprintf(key, sizeof(key), "%s_%s_ns", prefix, pct[p]);
 		if (num(w, j, key, &v, &have) < 0)
 			return -1;
-		if (have && put(w, &charts[CH_LATENCY], cat, p, v / 1000) < 0)
+		if (have && put(w, c, what, p, v / 1000) < 0)
 			return -1;
 	}
 	return 0;
@@ -238,7 +272,7 @@ static int record(const struct where *w, struct json_object *j, int pass)
 	struct json_object *v;
 	const char *mode, *rec, *run, *poll, *logic, *variant;
 	char grp[LABEL_MAX], cat[LABEL_MAX];
-	double x;
+	double x, setup[2];
 
 	if (!json_object_is_type(j, json_type_object))
 		return bad(w, "not a JSON object", NULL);
@@ -270,9 +304,11 @@ static int record(const struct where *w, struct json_object *j, int pass)
 			snprintf(cat, sizeof(cat), "%s", logic);
 		return put(w, &charts[CH_DECIDE], cat, 0, x);
 	}
-	if (group(w, j, grp, sizeof(grp)) < 0)
+	if (group(w, j, grp, sizeof(grp), setup) < 0)
 		return -1;
 	if (pass == 1) {
+		if (strcmp(mode, "logics") != 0)
+			return 0;
 		if (!group_first[0])
 			snprintf(group_first, sizeof(group_first), "%s", grp);
 		else if (strcmp(group_first, grp) != 0)
@@ -294,14 +330,17 @@ static int record(const struct where *w, struct json_object *j, int pass)
 		return -1;
 	if (strcmp(mode, "compare") == 0) {
 		if (strcmp(run, "bare") == 0)
-			return latency(w, j, "rtt", "bare ping-pong", grp) ||
-			       latency(w, j, "rtt3", "bare 3-proc", grp) ||
-			       latency(w, j, "handoff", "bare handoff", grp)
+			return latency(w, j, "rtt", "bare ping-pong", grp,
+				       setup) ||
+			       latency(w, j, "rtt3", "bare 3-proc", grp,
+				       setup) ||
+			       latency(w, j, "handoff", "bare handoff", grp,
+				       setup)
 				       ? -1 : 0;
 		if (name(w, j, "poll", &poll, 1) < 0)
 			return -1;
 		snprintf(cat, sizeof(cat), "router call, %s", poll);
-		return latency(w, j, "rtt", cat, grp);
+		return latency(w, j, "rtt", cat, grp, setup);
 	}
 	/* logics */
 	if (strcmp(run, "router") != 0)
@@ -474,7 +513,7 @@ static int write_script(const struct chart *c, const char *tmp,
 		return -1;
 	fprintf(f,
 		"set terminal svg size %u,420 dynamic noenhanced "
-		"font \"sans,12\" background rgb \"white\"\n"
+		"font \"sans,11\" background rgb \"white\"\n"
 		"set output \"%s\"\n"
 		"set title \"%s\"\n"
 		"set ylabel \"%s\"\n"
@@ -487,10 +526,12 @@ static int write_script(const struct chart *c, const char *tmp,
 		"set grid ytics\n"
 		"set key below horizontal\n"
 		"set xtics nomirror%s\n",
-		c->ncat > 6 ? 900u : 720u, out, c->title, c->ylabel,
+		c->ncat * 170 < 720 ? 720 : c->ncat * 170 > 1360 ? 1360
+								 : c->ncat * 170,
+		out, c->title, c->ylabel,
 		c->logy ? "set logscale y\nset yrange [0.1:*]"
 			: "set yrange [0:*]",
-		c->ncat > 4 ? " rotate by -30" : "");
+		c->ncat > 8 ? " rotate by -30" : "");
 	fprintf(f, "plot ");
 	for (unsigned s = 0, first = 1; s < c->nser; s++) {
 		if (!used[s])
@@ -584,14 +625,15 @@ int perf_report_main(int argc, char **argv)
 		perror("shmr-perf report: mkdtemp");
 		return PERF_EXIT_FAIL;
 	}
-	for (unsigned c = 0; c < CH_COUNT; c++) {
+	for (unsigned i = 0; i < CH_COUNT + nlat; i++) {
+		const struct chart *c = i < CH_COUNT ? &charts[i]
+						     : &lat[i - CH_COUNT];
 		char out[1100], script[4096];
 
-		if (!charts[c].ncat)
+		if (!c->ncat)
 			continue;
-		snprintf(out, sizeof(out), "%s/%s", outdir, charts[c].file);
-		if (write_script(&charts[c], tmp, out, script,
-				 sizeof(script)) < 0 ||
+		snprintf(out, sizeof(out), "%s/%s", outdir, c->file);
+		if (write_script(c, tmp, out, script, sizeof(script)) < 0 ||
 		    gnuplot(script) < 0 || stat(out, &st) < 0 ||
 		    st.st_size == 0) {
 			fprintf(stderr, "shmr-perf report: %s: not written\n",
@@ -599,8 +641,7 @@ int perf_report_main(int argc, char **argv)
 			ret = PERF_EXIT_FAIL;
 			continue;
 		}
-		printf("shmr-perf report: wrote %s (%u bars)\n", out,
-		       charts[c].ncat);
+		printf("shmr-perf report: wrote %s (%u bars)\n", out, c->ncat);
 		drawn++;
 	}
 	nftw(tmp, rm_entry, 8, FTW_DEPTH | FTW_PHYS);

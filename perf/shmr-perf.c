@@ -185,8 +185,10 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		if (strcmp(a, "--slot") == 0)
 			bad = parse_uint(v, 64, 4096, &o->slot) < 0 ||
 			      o->slot % 8 != 0;
-		else if (strcmp(a, "--json") == 0)
-			o->json = 1, takes = 0;
+		else if (strcmp(a, "--json") == 0) {
+			o->json = 1;
+			takes = 0;
+		}
 		else if (strcmp(a, "--burst") == 0)
 			bad = parse_uint(v, 1, 256, &o->burst);
 		else if (strcmp(a, "--count") == 0)
