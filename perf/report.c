@@ -441,10 +441,10 @@ static int read_file(const char *path, int pass)
 		j = json_tokener_parse_ex(tok, buf + off, (int)(len - off));
 		err = json_tokener_get_error(tok);
 		if (!j) {
-			rc = bad(&w, err == json_tokener_continue
-					     ? "truncated JSON"
-					     : json_tokener_error_desc(err),
-				 NULL);
+			rc = bad(&w, "not JSON",
+				 err == json_tokener_continue
+					 ? "truncated"
+					 : json_tokener_error_desc(err));
 			break;
 		}
 		if (json_object_is_type(j, json_type_array)) {
@@ -578,8 +578,8 @@ static int report_usage(void)
 	fprintf(stderr, "usage: shmr-perf report [--out DIR] FILE.json...\n"
 			"  plots (SVG, gnuplot) from shmr-perf --json results: "
 			"throughput.svg,\n"
-			"  latency.svg, logics.svg, decide.svg in DIR "
-			"(default .)\n");
+			"  latency-SLOT-BURST.svg, logics.svg, decide.svg in "
+			"DIR (default .)\n");
 	return PERF_EXIT_USAGE;
 }
 
