@@ -95,12 +95,18 @@ extern FILE *perf_json;
 
 /**
  * --json: keep stdout for JSON Lines only and send everything printf()
- * writes (the text report, the progress of a long run) to stderr.  Call
- * before any output.  Returns 0, or -1 (errno set).
+ * writes (the text report, the progress of a long run) to stderr.
+ *
+ * Context:     main(), once, before any output and before any fork.
+ * Errors:      -1 with errno set (dup, fdopen or dup2 failed).
  */
 int perf_json_open(void);
 
-/** A new record {"schema", "mode", "record"}; perf_json_emit() frees it. */
+/**
+ * A new record {"schema", "mode", "record"}.
+ *
+ * Ownership:   the caller's, until perf_json_emit() writes and frees it.
+ */
 struct json_object *perf_json_record(const char *mode, const char *record);
 
 /** The setup of a run: slot_bytes, burst, ...; @p router adds routes. */
@@ -126,7 +132,11 @@ void perf_json_u64(struct json_object *j, const char *key, uint64_t v);
 void perf_json_num(struct json_object *j, const char *key, double v);
 void perf_json_bool(struct json_object *j, const char *key, int v);
 
-/** Write @p j as one line when --json is on, and free it either way. */
+/**
+ * Write @p j as one line when --json is on, and free it either way.
+ *
+ * Ownership:   takes @p j.
+ */
 void perf_json_emit(struct json_object *j);
 
 /**
