@@ -13,7 +13,8 @@ Every line of stdout must be one JSON object (no NaN or Infinity), with
 schema 1 and mode MODE; every documented key of its kind must be there
 with a value of its type (a figure: a JSON number, never a string or a
 boolean); percentiles must be ordered (p50 <= p99 <= p99.9 <= max); every
-run must have received every message.  Figures are never compared with a
+run must have received every message; a median record's figures must be
+the medians of its runs' (and as many runs as its "reps").  Figures are never compared with a
 threshold: a slow machine passes, a wrong or missing figure fails.
 Exit status 0 when it all holds, 1 otherwise (each problem on stderr).
 """
@@ -21,6 +22,7 @@ import json
 import os
 import select
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -103,8 +105,34 @@ def run_or_median(n, rec, mode):
             latency(n, rec, "handoff", not median)
 
 
+FIGURES = ["msgs_per_s", "rtt_p50_ns", "rtt_p99_ns", "rtt3_p50_ns",
+           "handoff_p50_ns", "ns_per_decision"]
+
+
+def medians(runs, meds):
+    """Each median record against the run records of the same kind."""
+    def kind(r):
+        return (r.get("run"), r.get("poll"), r.get("logic"),
+                r.get("variant"), r.get("slot_bytes"), r.get("burst"))
+    for n, m in meds:
+        mine = [r for r in runs if kind(r) == kind(m)]
+        if len(mine) != m.get("reps"):
+            bad(n, "median of %d runs, %d of its kind ran" %
+                (m.get("reps"), len(mine)))
+            continue
+        for k in FIGURES:
+            vals = [r[k] for r in mine if is_num(r.get(k))]
+            if k not in m or len(vals) != len(mine):
+                continue
+            want = statistics.median(vals)
+            if abs(m[k] - want) > 1e-6 * max(abs(want), 1):
+                bad(n, "median %s %r, the runs' median is %r" %
+                    (k, m[k], want))
+
+
 def check(mode, lines):
     kinds = {}
+    runs, meds = [], []
     for n, line in enumerate(lines, 1):
         try:
             rec = json.loads(line, parse_constant=lambda c: bad(
@@ -121,6 +149,10 @@ def check(mode, lines):
             bad(n, "mode %r, not %r" % (rec.get("mode"), mode))
         kind = rec.get("record")
         kinds[kind] = kinds.get(kind, 0) + 1
+        if kind == "run":
+            runs.append(rec)
+        elif kind == "median":
+            meds.append((n, rec))
         if kind in ("run", "median") and mode in ("bare", "router",
                                                    "compare", "logics"):
             run_or_median(n, rec, mode)
@@ -156,6 +188,7 @@ def check(mode, lines):
                  "an integer")
         else:
             bad(n, "record %r not expected from mode %r" % (kind, mode))
+    medians(runs, meds)
     want = {"bare": ["run"], "router": ["run"], "adopt": ["run"],
             "load": ["run"],
             "compare": ["run", "median", "summary"],
