@@ -15,6 +15,7 @@ root=$PWD
 
 packages=(meson ninja-build pkg-config gcc g++ libc6-dev libdpdk-dev
           liburcu-dev libhwloc-dev libcmocka-dev libconfig-dev procps
+          libsystemd-dev systemd bash-completion scdoc groff-base
           libjson-c-dev gnuplot-nox)
 # Only for `fuzz`: Debian's clang, and libFuzzer's runtime, which is only
 # a Recommends of clang's: named, so an apt that skips Recommends has it.
@@ -75,7 +76,7 @@ demo() {
     [ -w /run ] || run_dir=${XDG_RUNTIME_DIR:-/tmp}/shmr
     export SHMR_RUN_DIR=$run_dir
     local ready; ready=$(mktemp -u /tmp/shmr-ready.XXXXXX); mkfifo "$ready"
-    build/control/shmr-control --run-dir "$run_dir" --ready-fd 4 4>"$ready" &
+    build/control/shmr-control -c config/default.conf --run-dir "$run_dir" --ready-fd 4 4>"$ready" &
     local control=$!
     local load="" watcher=""
     stop() {
@@ -123,10 +124,15 @@ run_tests() {
     mtest -C build --print-errorlogs --num-processes 1
 }
 
+# The stress suite included: the scribbler (tests/stress/test_scribble.c)
+# runs the daemons under ASan against a worker that writes garbage into
+# its lanes; that worker catches the faults of its own writes to the
+# read-only part with a SIGSEGV handler, which ASan must let it install.
 run_sanitized() {
     [ $# -eq 0 ] || usage
     setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
-    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ASAN_OPTIONS=detect_leaks=1:allow_user_segv_handler=1 \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         mtest -C build-asan --print-errorlogs --num-processes 1 --no-suite perf-smoke --no-suite install
 }
 
