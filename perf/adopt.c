@@ -1,7 +1,7 @@
 /*
  * shmr-perf-adopt: what a control-plane crash costs the fast path.
  *
- *   shmr-perf-adopt [--reps N] [--phase-ms MS] [--control PATH]
+ *   shmr-perf-adopt [--reps N] [--phase-ms MS] [--control PATH] [--json]
  *
  * Starts a private appliance (router "bench", two routes of
  * shmr-echo-worker; "by" is the bystander), warms up for 500 ms, then
@@ -13,7 +13,9 @@
  * two completed calls (the bystander's longest forwarding gap, as a client
  * sees it); and the restart-to-adopted times (fork to the ready byte,
  * written once the domain is adopted) p50 / p99 / max.  Every call must
- * succeed: a failed one ends the run with status 1.
+ * succeed: a failed one ends the run with status 1.  --json: the same
+ * figures as one JSON object on stdout (docs/benchmarks.md), the text on
+ * stderr.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +35,8 @@
 #include <unistd.h>
 
 #include <shmr/shmr.h>
+
+#include "perf_internal.h"
 
 #define MAX_REPS 1000
 
@@ -196,7 +200,8 @@ int main(int argc, char **argv)
 	uint64_t calls[2], gap[2];
 	pthread_t thr;
 	FILE *f;
-	int rc = 1, st, thr_started = 0;
+	int rc = 1, st, thr_started = 0, json = 0;
+	uint64_t p99;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
@@ -205,9 +210,12 @@ int main(int argc, char **argv)
 			phase_ms = (unsigned)strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--control") == 0 && i + 1 < argc)
 			opt_control = argv[++i];
+		else if (strcmp(argv[i], "--json") == 0)
+			json = 1;
 		else {
 			fprintf(stderr, "usage: shmr-perf-adopt [--reps N] "
-				"[--phase-ms MS] [--control PATH]\n");
+				"[--phase-ms MS] [--control PATH] "
+				"[--json]\n");
 			return 2;
 		}
 	}
@@ -215,6 +223,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "shmr-perf-adopt: --reps 1..%d, --phase-ms "
 			">= 100\n", MAX_REPS);
 		return 2;
+	}
+	if (json && perf_json_open() < 0) {
+		perror("shmr-perf-adopt: --json");
+		return 1;
 	}
 	find_binaries(opt_control);
 	if (!mkdtemp(dir)) {
@@ -270,13 +282,26 @@ int main(int argc, char **argv)
 	printf("with %3u kills:   %8llu calls in %u ms, longest gap %6llu us\n",
 	       reps, (unsigned long long)calls[1], phase_ms,
 	       (unsigned long long)gap[1]);
+	p99 = adopt_us[(reps * 99) / 100 < reps ? (reps * 99) / 100
+						 : reps - 1];
 	printf("restart to adopted: p50 %llu us, p99 %llu us, max %llu us "
 	       "(%u restarts)\n",
-	       (unsigned long long)adopt_us[reps / 2],
-	       (unsigned long long)adopt_us[(reps * 99) / 100 < reps
-						    ? (reps * 99) / 100
-						    : reps - 1],
+	       (unsigned long long)adopt_us[reps / 2], (unsigned long long)p99,
 	       (unsigned long long)adopt_us[reps - 1], reps);
+	if (perf_json) {
+		struct json_object *j = perf_json_record("adopt", "run");
+
+		perf_json_u64(j, "kills", reps);
+		perf_json_u64(j, "phase_ms", phase_ms);
+		perf_json_u64(j, "undisturbed_calls", calls[0]);
+		perf_json_u64(j, "undisturbed_longest_gap_us", gap[0]);
+		perf_json_u64(j, "killed_calls", calls[1]);
+		perf_json_u64(j, "killed_longest_gap_us", gap[1]);
+		perf_json_u64(j, "restart_p50_us", adopt_us[reps / 2]);
+		perf_json_u64(j, "restart_p99_us", p99);
+		perf_json_u64(j, "restart_max_us", adopt_us[reps - 1]);
+		perf_json_emit(j);
+	}
 	rc = 0;
 stop:
 	if (ep)

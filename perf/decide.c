@@ -136,6 +136,24 @@ static void load(struct dom *d, const struct perf_opts *o, unsigned n,
 	}
 }
 
+/* --json: one decision run's record, or with @p rep 0 its median's. */
+static void json_decide(const struct perf_opts *o, unsigned rep,
+			const char *logic, int beh_sm, int loaded, double ns)
+{
+	struct json_object *j = perf_json_record("decide",
+						 rep ? "run" : "median");
+
+	perf_json_str(j, "logic", logic);
+	if (beh_sm)
+		perf_json_str(j, "variant", loaded ? "all-queued"
+						   : "first-idle");
+	perf_json_u64(j, "routes", o->routes);
+	perf_json_u64(j, "decisions", DECISIONS);
+	perf_json_u64(j, rep ? "rep" : "reps", rep ? rep : o->reps);
+	perf_json_num(j, "ns_per_decision", ns);
+	perf_json_emit(j);
+}
+
 int perf_decide_main(const struct perf_opts *o)
 {
 	static const struct {
@@ -150,7 +168,7 @@ int perf_decide_main(const struct perf_opts *o)
 		{ "smallest-mailbox", SHMR_BEH_SMALLEST_MAILBOX, 1 },
 		{ "consistent-hash", SHMR_BEH_CONSISTENT_HASH, 0 },
 	};
-	double ns[sizeof(runs) / sizeof(runs[0])][101];
+	double ns[sizeof(runs) / sizeof(runs[0])][PERF_REPS_MAX];
 	struct dom d;
 	int rc;
 
@@ -185,27 +203,28 @@ int perf_decide_main(const struct perf_opts *o)
 				free(d.base);
 				return PERF_EXIT_FAIL;
 			}
+			json_decide(o, i + 1, runs[k].name,
+				    runs[k].beh == SHMR_BEH_SMALLEST_MAILBOX,
+				    runs[k].loaded, ns[k][i]);
 		}
+		if (perf_json) /* the text has only the medians */
+			printf("shmr-perf decide: repetition %u of %u done\n",
+			       i + 1, o->reps);
 	}
 	printf("%-34s %10s\n", "logic", "ns/decision (median)");
 	for (unsigned k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
-		double s[101];
+		double med = perf_median(ns[k], o->reps);
 		char what[64];
 
-		memcpy(s, ns[k], o->reps * sizeof(double));
-		for (unsigned a = 1; a < o->reps; a++) /* insertion sort */
-			for (unsigned b = a; b > 0 && s[b - 1] > s[b]; b--) {
-				double x = s[b];
-
-				s[b] = s[b - 1];
-				s[b - 1] = x;
-			}
 		snprintf(what, sizeof(what), "%s%s", runs[k].name,
 			 runs[k].beh == SHMR_BEH_SMALLEST_MAILBOX
 				 ? (runs[k].loaded ? " (all queued)"
 						   : " (first idle)")
 				 : "");
-		printf("%-34s %10.1f\n", what, s[o->reps / 2]);
+		printf("%-34s %10.1f\n", what, med);
+		json_decide(o, 0, runs[k].name,
+			    runs[k].beh == SHMR_BEH_SMALLEST_MAILBOX,
+			    runs[k].loaded, med);
 	}
 	free(d.base);
 	return PERF_EXIT_OK;

@@ -35,7 +35,7 @@ static int load_usage(void)
 {
 	fprintf(stderr, "usage: shmr-perf load [--domain D] [--run-dir DIR] "
 			"[--router NAME] [--types 1,2,3] [--rate N] "
-			"[--duration SEC]\n");
+			"[--duration SEC] [--json]\n");
 	return PERF_EXIT_USAGE;
 }
 
@@ -79,7 +79,7 @@ int perf_load_main(int argc, char **argv)
 	struct shmr_pid to;
 	uint64_t sent = 0, full = 0, t0, now, end_ns;
 	unsigned burst;
-	int rc;
+	int rc, json = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -88,6 +88,10 @@ int perf_load_main(int argc, char **argv)
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			load_usage();
 			return PERF_EXIT_OK;
+		}
+		if (strcmp(a, "--json") == 0) {
+			json = 1;
+			continue;
 		}
 		if (i + 1 >= argc)
 			return load_usage();
@@ -113,6 +117,10 @@ int perf_load_main(int argc, char **argv)
 		}
 	}
 
+	if (json && perf_json_open() < 0) {
+		perror("shmr-perf load: --json");
+		return PERF_EXIT_FAIL;
+	}
 	rc = shmr_attach(domain, &d);
 	if (rc < 0) {
 		fprintf(stderr, "shmr-perf load: attach %s: %s\n", domain,
@@ -191,6 +199,20 @@ int perf_load_main(int argc, char **argv)
 	       (unsigned long long)sent, router_name, (double)(now - t0) / 1e9,
 	       now > t0 ? (double)sent * 1e9 / (double)(now - t0) : 0.0,
 	       (unsigned long long)full);
+	if (perf_json) {
+		struct json_object *j = perf_json_record("load", "run");
+
+		perf_json_str(j, "domain", domain);
+		perf_json_str(j, "router", router_name);
+		perf_json_num(j, "rate_asked_msgs_per_s", rate);
+		perf_json_u64(j, "sent", sent);
+		perf_json_num(j, "duration_s", (double)(now - t0) / 1e9);
+		perf_json_num(j, "msgs_per_s",
+			      now > t0 ? (double)sent * 1e9 / (double)(now - t0)
+				       : 0.0);
+		perf_json_u64(j, "lane_full", full);
+		perf_json_emit(j);
+	}
 	shmr_endpoint_close(ep);
 	shmr_detach(d);
 	return PERF_EXIT_OK;

@@ -31,27 +31,11 @@
 #include "perf_internal.h"
 
 #define LOGICS_MAX 12
-#define REPS_MAX 101
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, unsigned n)
-{
-	double s[REPS_MAX];
-
-	memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
+#define REPS_MAX PERF_REPS_MAX
 
 static int checked(const char *what, const struct perf_result *r)
 {
-	if (r->received == r->sent && r->gaps == 0 && r->reorders == 0)
+	if (perf_result_ok(r))
 		return 1;
 	fprintf(stderr,
 		"shmr-perf logics %s: LOSS/ORDER: sent %llu, received %llu, "
@@ -60,6 +44,38 @@ static int checked(const char *what, const struct perf_result *r)
 		(unsigned long long)r->received, (unsigned long long)r->gaps,
 		(unsigned long long)r->reorders);
 	return 0;
+}
+
+/*
+ * The calls timed through @p logic: a broadcast call is answered by every
+ * routee and the caller keeps the extra replies until it receives: not
+ * timed (scatter-gather drops them itself).
+ */
+static unsigned timed_calls(const struct perf_opts *o, const char *logic)
+{
+	return strcmp(logic, "broadcast") ? o->rtt : 0;
+}
+
+/* --json: a logic run's record, or with @p rep 0 its median's. */
+static void json_row(const struct perf_opts *o, unsigned rep,
+		     const char *logic, const struct perf_result *r,
+		     double bare_mps)
+{
+	struct perf_opts one = *o;
+	struct json_object *j;
+
+	if (!perf_json)
+		return;
+	one.polls = (o->polls & PERF_POLL_BUSY) ? PERF_POLL_BUSY
+						: PERF_POLL_ADAPTIVE;
+	j = perf_json_run("logics", &one, logic != NULL, rep,
+			  logic ? "router" : "bare", r);
+	if (logic)
+		perf_json_str(j, "logic", logic);
+	perf_json_num(j, "vs_bare", bare_mps > 0 ? r->mps / bare_mps : 0);
+	if (r->mps > 0)
+		perf_json_num(j, "ns_per_msg", 1e9 / r->mps);
+	perf_json_emit(j);
 }
 
 static void row(const char *rep, const char *run, double mps, double dps,
@@ -79,6 +95,8 @@ int perf_logics_main(const struct perf_opts *o)
 	static double bare[REPS_MAX], mps[LOGICS_MAX][REPS_MAX],
 		dps[LOGICS_MAX][REPS_MAX], p50[LOGICS_MAX][REPS_MAX],
 		p99[LOGICS_MAX][REPS_MAX];
+	/* Every figure, for --json's medians. */
+	static struct perf_result bres[REPS_MAX], res[LOGICS_MAX][REPS_MAX];
 	const char *name[LOGICS_MAX];
 	char list[256], *save = NULL;
 	unsigned n = 0;
@@ -112,16 +130,15 @@ int perf_logics_main(const struct perf_opts *o)
 			return PERF_EXIT_FAIL;
 		failed |= !checked("bare", &r);
 		bare[i] = r.mps;
+		bres[i] = r;
 		row(rep, "bare two-hop", r.mps, r.mps, r.mps, 0, 0);
+		json_row(&b, i + 1, NULL, &r, r.mps);
 		for (unsigned l = 0; l < n; l++) {
 			struct perf_opts one = *o;
 			char what[40];
 			int rc;
 
-			/* A broadcast call is answered by every routee and the
-			 * caller keeps the extra replies until it receives:
-			 * not timed (scatter-gather drops them itself). */
-			one.rtt = strcmp(name[l], "broadcast") ? o->rtt : 0;
+			one.rtt = timed_calls(o, name[l]);
 			one.by_type = 0;
 			one.polls = busy ? PERF_POLL_BUSY : PERF_POLL_ADAPTIVE;
 			one.poll_busy = busy;
@@ -136,6 +153,8 @@ int perf_logics_main(const struct perf_opts *o)
 			if (!one.logic)
 				r.dps = r.mps;
 			failed |= !checked(name[l], &r);
+			res[l][i] = r;
+			json_row(&one, i + 1, name[l], &r, bare[i]);
 			mps[l][i] = r.mps;
 			dps[l][i] = r.dps;
 			p50[l][i] = r.p50_us;
@@ -145,20 +164,34 @@ int perf_logics_main(const struct perf_opts *o)
 			    r.p99_us);
 		}
 	}
-	bare_med = median(bare, o->reps);
+	bare_med = perf_median(bare, o->reps);
 	row("med", "bare two-hop", bare_med, bare_med, bare_med, 0, 0);
-	for (unsigned l = 0; l < n; l++) {
-		double m = median(mps[l], o->reps);
+	if (perf_json) {
+		struct perf_opts b = *o;
+		struct perf_result med;
 
-		row("med", name[l], m, median(dps[l], o->reps), bare_med,
-		    median(p50[l], o->reps), median(p99[l], o->reps));
+		b.rtt = 0;
+		perf_result_median(bres, o->reps, &med);
+		json_row(&b, 0, NULL, &med, med.mps);
+	}
+	for (unsigned l = 0; l < n; l++) {
+		double m = perf_median(mps[l], o->reps);
+		struct perf_opts one = *o;
+		struct perf_result med;
+
+		one.rtt = timed_calls(o, name[l]);
+		perf_result_median(res[l], o->reps, &med);
+		json_row(&one, 0, name[l], &med, bare_med);
+
+		row("med", name[l], m, perf_median(dps[l], o->reps), bare_med,
+		    perf_median(p50[l], o->reps), perf_median(p99[l], o->reps));
 		if (strcmp(name[l], "hash") == 0)
 			hash_med = m;
 	}
 	if (hash_med > 0) {
 		printf("per message, beyond hash over the same sinks:");
 		for (unsigned l = 0; l < n; l++) {
-			double m = median(mps[l], o->reps);
+			double m = perf_median(mps[l], o->reps);
 
 			if (strcmp(name[l], "hash") != 0 && m > 0)
 				printf(" %s %+.1f ns;", name[l],

@@ -8,6 +8,7 @@
 
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include <rte_cycles.h>
@@ -40,6 +41,7 @@ struct perf_opts {
 	unsigned lcores;      /* router: routing lcores */
 	unsigned reps;        /* compare: repetitions of each */
 	int keep;             /* router: keep the temporary run directory */
+	int json;             /* --json: JSON Lines on stdout (json.c) */
 	int wait_idle;        /* compare: wait for a quiet machine each run */
 	int verbose;
 };
@@ -67,6 +69,81 @@ struct perf_result {
 	double handoff_p50_us, handoff_p99_us, handoff_p999_us, handoff_max_us;
 	unsigned handoff;
 };
+
+/* At most this many --reps (and median inputs). */
+#define PERF_REPS_MAX 101
+
+/** Non-zero when @p r received every message sent, in order. */
+int perf_result_ok(const struct perf_result *r);
+
+/** The median of @p n figures (n <= PERF_REPS_MAX); 0 when n is 0. */
+double perf_median(const double *v, unsigned n);
+
+/** Every figure of @p v[0..n) medianed field by field; counts of v[0]. */
+void perf_result_median(const struct perf_result *v, unsigned n,
+			struct perf_result *out);
+
+/* ---- --json (json.c; the schema is in docs/benchmarks.md) ------------ */
+
+/* Bumped when a key changes meaning or goes away (not when one is added). */
+#define PERF_JSON_SCHEMA 1
+
+struct json_object;
+
+/* Where the JSON Lines go: NULL without --json. */
+extern FILE *perf_json;
+
+/**
+ * --json: keep stdout for JSON Lines only and send everything printf()
+ * writes (the text report, the progress of a long run) to stderr.
+ *
+ * Context:     main(), once, before any output and before any fork.
+ * Errors:      -1 with errno set (dup, fdopen or dup2 failed).
+ */
+int perf_json_open(void);
+
+/**
+ * A new record {"schema", "mode", "record"}.
+ *
+ * Ownership:   the caller's, until perf_json_emit() writes and frees it.
+ */
+struct json_object *perf_json_record(const char *mode, const char *record);
+
+/** The setup of a run: slot_bytes, burst, ...; @p router adds routes. */
+void perf_json_setup(struct json_object *j, const struct perf_opts *o,
+		     int router);
+
+/** A run's figures; @p median: figures only, no counts of messages. */
+void perf_json_result(struct json_object *j, const struct perf_result *r,
+		      int median);
+
+/**
+ * A run's record, {"record": "run", "rep": @p rep} with its figures, or
+ * with @p rep 0 a median's, {"record": "median", "reps": o->reps}: the
+ * setup of @p o (@p router: with the router's), "run": @p run, and @p r.
+ * Add keys, then perf_json_emit() it.
+ */
+struct json_object *perf_json_run(const char *mode, const struct perf_opts *o,
+				  int router, unsigned rep, const char *run,
+				  const struct perf_result *r);
+
+void perf_json_str(struct json_object *j, const char *key, const char *v);
+void perf_json_u64(struct json_object *j, const char *key, uint64_t v);
+void perf_json_num(struct json_object *j, const char *key, double v);
+void perf_json_bool(struct json_object *j, const char *key, int v);
+
+/**
+ * Write @p j as one line when --json is on, and free it either way.
+ *
+ * Ownership:   takes @p j.
+ */
+void perf_json_emit(struct json_object *j);
+
+/**
+ * `shmr-perf report [--out DIR] FILE...`: plots from JSON results with
+ * gnuplot (report.c).  Returns an exit code.
+ */
+int perf_report_main(int argc, char **argv);
 
 /* ---- timing ---------------------------------------------------------- */
 

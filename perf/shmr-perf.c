@@ -14,6 +14,10 @@
  *   shmr-perf decide [flags]      each logic's routing decision alone, in
  *                                 this process, ns per decision
  *   shmr-perf load --domain D ... paced load into a running appliance
+ *   shmr-perf report FILE.json... plots (SVG, gnuplot) from --json results
+ *
+ * --json: JSON Lines on stdout (one object per run, per median, per
+ * summary; json.c), the text report on stderr as the runs' progress.
  *
  * Every run checks what it measured: the consumer (bare) or the sinks
  * (router) must have received every message, in order per sender; if not,
@@ -58,7 +62,13 @@ static void usage(FILE *f)
 		"                  C: consumer/sink workers (default A); "
 		"default: one cpu of each\n"
 		"                  of the first three cores (two cores: "
-		"A,B with C = A)\n");
+		"A,B with C = A)\n"
+		"  --json          JSON Lines on stdout, one object per run "
+		"and per median\n"
+		"                  (docs/benchmarks.md); the text goes to "
+		"stderr\n"
+		"       shmr-perf report [--out DIR] FILE.json...  SVG plots "
+		"(gnuplot)\n");
 }
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max,
@@ -179,6 +189,10 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		if (strcmp(a, "--slot") == 0)
 			bad = parse_uint(v, 64, 4096, &o->slot) < 0 ||
 			      o->slot % 8 != 0;
+		else if (strcmp(a, "--json") == 0) {
+			o->json = 1;
+			takes = 0;
+		}
 		else if (strcmp(a, "--burst") == 0)
 			bad = parse_uint(v, 1, 256, &o->burst);
 		else if (strcmp(a, "--count") == 0)
@@ -255,7 +269,7 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 
 static int result_ok(const char *what, const struct perf_result *r)
 {
-	if (r->received == r->sent && r->gaps == 0 && r->reorders == 0)
+	if (perf_result_ok(r))
 		return 1;
 	fprintf(stderr,
 		"shmr-perf %s: LOSS/ORDER: sent %llu, received %llu, "
@@ -311,22 +325,6 @@ static void print_result(const char *what, const struct perf_result *r)
 	fflush(stdout);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, unsigned n)
-{
-	double s[128];
-
-	memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
 static int run_one(const char *mode, const struct perf_opts *o)
 {
 	struct perf_result r;
@@ -337,6 +335,7 @@ static int run_one(const char *mode, const struct perf_opts *o)
 		if (perf_bare_run(o, &r) < 0)
 			return PERF_EXIT_FAIL;
 		print_result(mode, &r);
+		perf_json_emit(perf_json_run(mode, o, 0, 1, "bare", &r));
 		return result_ok(mode, &r) ? PERF_EXIT_OK : PERF_EXIT_FAIL;
 	}
 	for (unsigned m = 0; m < 2; m++) {
@@ -355,6 +354,7 @@ static int run_one(const char *mode, const struct perf_opts *o)
 		if (rc < 0)
 			return PERF_EXIT_FAIL;
 		print_result(what, &r);
+		perf_json_emit(perf_json_run(mode, &one, 1, 1, "router", &r));
 		if (!result_ok(what, &r))
 			ret = PERF_EXIT_FAIL;
 	}
@@ -383,6 +383,13 @@ static void wait_quiet(const struct perf_opts *o)
 		printf("note: the machine did not go idle\n");
 }
 
+/* Do two of client, hub and sinks share a cpu (a call's context switch)? */
+static int shares_core(const struct perf_opts *o)
+{
+	return o->cpu_sink == o->cpu_client || o->cpu_sink == o->cpu_hub ||
+	       o->cpu_client == o->cpu_hub;
+}
+
 /*
  * Interleaved repetitions of: bare (throughput, two-process ping-pong,
  * three-process round trip), then the router in each asked-for poll mode.
@@ -394,6 +401,8 @@ static int compare(const struct perf_opts *o)
 	double bm[101], bp50[101], bp99[101], tp50[101], tp99[101];
 	double hp50[101], hp99[101];
 	double rm[2][101], rp50[2][101], rp99[2][101];
+	/* Every figure of every run, for --json's medians. */
+	static struct perf_result bres[PERF_REPS_MAX], rres[2][PERF_REPS_MAX];
 	double bare_mps;
 	int failed = 0, rtt = o->rtt != 0;
 
@@ -410,6 +419,9 @@ static int compare(const struct perf_opts *o)
 			return PERF_EXIT_FAIL;
 		if (!result_ok("bare", &b))
 			failed = 1;
+		bres[i] = b;
+		perf_json_emit(perf_json_run("compare", o, 0, i + 1, "bare",
+					     &b));
 		bm[i] = b.mps;
 		bp50[i] = b.p50_us;
 		bp99[i] = b.p99_us;
@@ -447,6 +459,9 @@ static int compare(const struct perf_opts *o)
 				return PERF_EXIT_FAIL;
 			if (!result_ok(run, &r))
 				failed = 1;
+			rres[m][i] = r;
+			perf_json_emit(perf_json_run("compare", &one, 1, i + 1,
+						     "router", &r));
 			rm[m][i] = r.mps;
 			rp50[m][i] = r.p50_us;
 			rp99[m][i] = r.p99_us;
@@ -456,40 +471,63 @@ static int compare(const struct perf_opts *o)
 		}
 	}
 
-	bare_mps = median(bm, o->reps);
-	row("med", "bare", bare_mps, rtt ? median(bp50, o->reps) : -1,
-	    rtt ? median(bp99, o->reps) : -1, "2-proc ping-pong");
+	bare_mps = perf_median(bm, o->reps);
+	row("med", "bare", bare_mps, rtt ? perf_median(bp50, o->reps) : -1,
+	    rtt ? perf_median(bp99, o->reps) : -1, "2-proc ping-pong");
 	if (rtt)
-		row("med", "bare 3-proc rtt", -1, median(tp50, o->reps),
-		    median(tp99, o->reps), "the call's shape, no shmrouter");
+		row("med", "bare 3-proc rtt", -1, perf_median(tp50, o->reps),
+		    perf_median(tp99, o->reps),
+		    "the call's shape, no shmrouter");
 	if (rtt)
-		row("med", "bare handoff", -1, median(hp50, o->reps),
-		    median(hp99, o->reps), "two context switches, no work");
+		row("med", "bare handoff", -1, perf_median(hp50, o->reps),
+		    perf_median(hp99, o->reps),
+		    "two context switches, no work");
+	if (perf_json) {
+		struct perf_result med;
+
+		perf_result_median(bres, o->reps, &med);
+		perf_json_emit(perf_json_run("compare", o, 0, 0, "bare", &med));
+	}
 	for (unsigned m = 0; m < 2; m++) {
+		struct perf_opts one = *o;
+		struct perf_result med;
 		char run[32];
 
 		if (!(o->polls & poll_bit[m]))
 			continue;
 		snprintf(run, sizeof(run), "router %s", poll_name[m]);
-		row("med", run, median(rm[m], o->reps),
-		    rtt ? median(rp50[m], o->reps) : -1,
-		    rtt ? median(rp99[m], o->reps) : -1, "call");
+		row("med", run, perf_median(rm[m], o->reps),
+		    rtt ? perf_median(rp50[m], o->reps) : -1,
+		    rtt ? perf_median(rp99[m], o->reps) : -1, "call");
+		one.polls = poll_bit[m];
+		perf_result_median(rres[m], o->reps, &med);
+		perf_json_emit(perf_json_run("compare", &one, 1, 0, "router",
+					     &med));
 	}
 	for (unsigned m = 0; m < 2; m++) {
 		double router_mps, tput;
+		struct perf_opts one = *o;
+		struct json_object *j;
 
 		if (!(o->polls & poll_bit[m]))
 			continue;
-		router_mps = median(rm[m], o->reps);
+		one.polls = poll_bit[m];
+		j = perf_json_record("compare", "summary");
+		perf_json_setup(j, &one, 1);
+		perf_json_u64(j, "reps", o->reps);
+		router_mps = perf_median(rm[m], o->reps);
 		tput = bare_mps > 0 ? router_mps / bare_mps : 0;
+		perf_json_num(j, "throughput_vs_bare", tput);
+		perf_json_num(j, "throughput_bar", BAR_THROUGHPUT);
+		perf_json_bool(j, "throughput_met", tput >= BAR_THROUGHPUT);
 		printf("throughput (%s): router / bare = %.2f  (bar >= %.1f): "
 		       "%s\n",
 		       poll_name[m], tput, BAR_THROUGHPUT,
 		       tput >= BAR_THROUGHPUT ? "PASS" : "BELOW");
 		if (rtt) {
-			double bp = median(bp50, o->reps);
-			double tp = median(tp50, o->reps);
-			double rp = median(rp50[m], o->reps);
+			double bp = perf_median(bp50, o->reps);
+			double tp = perf_median(tp50, o->reps);
+			double rp = perf_median(rp50[m], o->reps);
 			double lat = bp > 0 ? rp / bp : 0;
 
 			printf("latency (%s): router call p50 / bare ping-pong "
@@ -500,14 +538,26 @@ static int compare(const struct perf_opts *o)
 			       "3-proc rtt p50 = %.2f  (same 3 processes, "
 			       "pinning and waits, no shmrouter code)\n",
 			       poll_name[m], tp > 0 ? rp / tp : 0);
+			perf_json_num(j, "latency_vs_pingpong", lat);
+			perf_json_num(j, "latency_bar", BAR_LATENCY);
+			perf_json_bool(j, "latency_met", lat <= BAR_LATENCY);
+			perf_json_num(j, "latency_vs_rtt3",
+				      tp > 0 ? rp / tp : 0);
+			if (shares_core(o)) {
+				double hp = perf_median(hp50, o->reps);
+
+				perf_json_num(j, "floor_vs_pingpong",
+					      bp > 0 ? hp / bp : 0);
+			}
 		}
+		perf_json_bool(j, "all_in_order", !failed);
+		perf_json_emit(j);
 	}
 	if (rtt) {
-		double bp = median(bp50, o->reps);
-		double hp = median(hp50, o->reps);
+		double bp = perf_median(bp50, o->reps);
+		double hp = perf_median(hp50, o->reps);
 
-		if (o->cpu_sink == o->cpu_client || o->cpu_sink == o->cpu_hub ||
-		    o->cpu_client == o->cpu_hub)
+		if (shares_core(o))
 			printf("floor: bare handoff p50 / bare ping-pong p50 = "
 			       "%.2f  (the two context switches of any round "
 			       "trip whose three processes share two cores, "
@@ -553,6 +603,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(mode, "load") == 0)
 		return perf_load_main(argc - 1, argv + 1);
+	if (strcmp(mode, "report") == 0)
+		return perf_report_main(argc - 1, argv + 1);
 	if (strcmp(mode, "compare") && strcmp(mode, "bare") &&
 	    strcmp(mode, "router") && strcmp(mode, "logics") &&
 	    strcmp(mode, "decide")) {
@@ -563,6 +615,10 @@ int main(int argc, char **argv)
 	if (parse_opts(argc, argv, first, mode, &o) < 0) {
 		usage(stderr);
 		return PERF_EXIT_USAGE;
+	}
+	if (o.json && perf_json_open() < 0) {
+		perror("shmr-perf: --json");
+		return PERF_EXIT_FAIL;
 	}
 	/* Unbuffered-enough output when piped into tee. */
 	setvbuf(stdout, NULL, _IOLBF, 0);

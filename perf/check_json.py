@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""Run `shmr-perf ... --json` (or shmr-perf-adopt --json) and check its
+stdout against the schema of docs/benchmarks.md, "JSON results".
+
+usage: check_json.py [--appliance SHMR_CONTROL WORKER] MODE COMMAND [ARG...]
+
+--appliance: first start SHMR_CONTROL on a private domain (router
+"events", types 1, 2 and 3 to one route running WORKER) and replace
+{domain} and {run_dir} in COMMAND's arguments with its domain and run
+directory: for `shmr-perf load`, which attaches to a running appliance.
+
+Every line of stdout must be one JSON object (no NaN or Infinity), with
+schema 1 and mode MODE; every documented key of its kind must be there
+with a value of its type (a figure: a JSON number, never a string or a
+boolean); percentiles must be ordered (p50 <= p99 <= p99.9 <= max); every
+run must have received every message; a median record's figures must be
+the medians of its runs' (and as many runs as its "reps").  Figures are never compared with a
+threshold: a slow machine passes, a wrong or missing figure fails.
+Exit status 0 when it all holds, 1 otherwise (each problem on stderr).
+"""
+import json
+import os
+import select
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+
+SETUP = ["slot_bytes", "burst", "count", "lane_entries", "round_trips"]
+ROUTER = ["routes", "lcores"]
+COUNTS = ["sent", "received", "lost", "gaps", "reordered"]
+PCT = ["p50", "p99", "p999", "max"]
+
+problems = []
+
+
+def bad(n, what):
+    problems.append("line %d: %s" % (n, what))
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def need(n, rec, keys, check, kind):
+    for k in keys:
+        if k not in rec:
+            bad(n, "%s record without %r" % (rec.get("record"), k))
+        elif not check(rec[k]):
+            bad(n, "%r is %r, not %s" % (k, rec[k], kind))
+        elif is_num(rec[k]) and rec[k] < 0:
+            bad(n, "%r is negative: %r" % (k, rec[k]))
+
+
+def latency(n, rec, series, counts):
+    keys = ["%s_%s_ns" % (series, p) for p in PCT]
+    need(n, rec, keys, is_num, "a number")
+    if counts:
+        need(n, rec, [series + "_count"], is_int, "an integer")
+        if rec.get(series + "_count") != rec.get("round_trips"):
+            bad(n, "%s_count %r, asked for %r round trips" %
+                (series, rec.get(series + "_count"), rec.get("round_trips")))
+    vals = [rec.get(k) for k in keys]
+    if all(is_num(v) for v in vals) and vals != sorted(vals):
+        bad(n, "%s percentiles out of order: %r" % (series, vals))
+
+
+def run_or_median(n, rec, mode):
+    median = rec["record"] == "median"
+    need(n, rec, ["run"], lambda v: v in ("bare", "router"),
+         "'bare' or 'router'")
+    need(n, rec, SETUP + ["reps" if median else "rep"], is_int,
+         "an integer")
+    if not isinstance(rec.get("cpus"), list) or len(rec["cpus"]) != 3 or \
+            not all(is_int(c) for c in rec["cpus"]):
+        bad(n, "cpus is %r, not three integers" % rec.get("cpus"))
+    need(n, rec, ["msgs_per_s"], is_num, "a number")
+    if rec.get("run") == "router":
+        need(n, rec, ROUTER, is_int, "an integer")
+        need(n, rec, ["poll"], lambda v: v in ("busy", "adaptive"),
+             "'busy' or 'adaptive'")
+        need(n, rec, ["behaviour"], lambda v: v in ("hash", "type"),
+             "'hash' or 'type'")
+    if mode == "logics":
+        need(n, rec, ["vs_bare", "ns_per_msg"], is_num, "a number")
+        if rec.get("run") == "router":
+            need(n, rec, ["logic"], lambda v: isinstance(v, str) and v,
+                 "a name")
+            need(n, rec, ["deliveries_per_s"], is_num, "a number")
+    if not median:
+        need(n, rec, COUNTS, is_int, "an integer")
+        if rec.get("ok") is not True:
+            bad(n, "run not ok: %r" % rec)
+        if rec.get("lost") != 0 or rec.get("sent") != rec.get("received"):
+            bad(n, "messages lost: %r" % rec)
+    if rec.get("round_trips", 0) > 0:
+        latency(n, rec, "rtt", not median)
+        if rec.get("run") == "bare":
+            latency(n, rec, "rtt3", not median)
+            latency(n, rec, "handoff", not median)
+
+
+FIGURES = ["msgs_per_s", "rtt_p50_ns", "rtt_p99_ns", "rtt3_p50_ns",
+           "handoff_p50_ns", "ns_per_decision"]
+
+
+def medians(runs, meds):
+    """Each median record against the run records of the same kind."""
+    def kind(r):
+        return (r.get("run"), r.get("poll"), r.get("logic"),
+                r.get("variant"), r.get("slot_bytes"), r.get("burst"))
+    for n, m in meds:
+        mine = [r for r in runs if kind(r) == kind(m)]
+        if len(mine) != m.get("reps"):
+            bad(n, "median of %d runs, %d of its kind ran" %
+                (m.get("reps"), len(mine)))
+            continue
+        for k in FIGURES:
+            vals = [r[k] for r in mine if is_num(r.get(k))]
+            if k not in m or len(vals) != len(mine):
+                continue
+            want = statistics.median(vals)
+            if abs(m[k] - want) > 1e-6 * max(abs(want), 1):
+                bad(n, "median %s %r, the runs' median is %r" %
+                    (k, m[k], want))
+
+
+def check(mode, lines):
+    kinds = {}
+    runs, meds = [], []
+    for n, line in enumerate(lines, 1):
+        try:
+            rec = json.loads(line, parse_constant=lambda c: bad(
+                n, "not JSON: %s" % c))
+        except ValueError as e:
+            bad(n, "not JSON (%s): %r" % (e, line[:80]))
+            continue
+        if not isinstance(rec, dict):
+            bad(n, "not an object")
+            continue
+        if rec.get("schema") != 1 or not is_int(rec.get("schema")):
+            bad(n, "schema %r, not 1" % rec.get("schema"))
+        if rec.get("mode") != mode:
+            bad(n, "mode %r, not %r" % (rec.get("mode"), mode))
+        kind = rec.get("record")
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if kind == "run":
+            runs.append(rec)
+        elif kind == "median":
+            meds.append((n, rec))
+        if kind in ("run", "median") and mode in ("bare", "router",
+                                                   "compare", "logics"):
+            run_or_median(n, rec, mode)
+        elif kind == "summary" and mode == "compare":
+            need(n, rec, SETUP + ROUTER + ["reps"], is_int, "an integer")
+            need(n, rec, ["throughput_vs_bare", "throughput_bar"], is_num,
+                 "a number")
+            need(n, rec, ["throughput_met", "all_in_order"],
+                 lambda v: isinstance(v, bool), "a boolean")
+            if rec.get("round_trips", 0) > 0:
+                need(n, rec, ["latency_vs_pingpong", "latency_bar",
+                              "latency_vs_rtt3"], is_num, "a number")
+        elif kind in ("run", "median") and mode == "decide":
+            need(n, rec, ["logic"], lambda v: isinstance(v, str) and v,
+                 "a name")
+            need(n, rec, ["routes", "decisions",
+                          "reps" if kind == "median" else "rep"], is_int,
+                 "an integer")
+            need(n, rec, ["ns_per_decision"], is_num, "a number")
+        elif kind == "run" and mode == "load":
+            need(n, rec, ["domain", "router"],
+                 lambda v: isinstance(v, str) and v, "a name")
+            need(n, rec, ["sent", "lane_full"], is_int, "an integer")
+            need(n, rec, ["rate_asked_msgs_per_s", "duration_s",
+                          "msgs_per_s"], is_num, "a number")
+            if rec.get("sent", 0) <= 0:
+                bad(n, "load sent nothing: %r" % rec)
+        elif kind == "run" and mode == "adopt":
+            need(n, rec, ["kills", "phase_ms", "undisturbed_calls",
+                          "undisturbed_longest_gap_us", "killed_calls",
+                          "killed_longest_gap_us", "restart_p50_us",
+                          "restart_p99_us", "restart_max_us"], is_int,
+                 "an integer")
+        else:
+            bad(n, "record %r not expected from mode %r" % (kind, mode))
+    medians(runs, meds)
+    want = {"bare": ["run"], "router": ["run"], "adopt": ["run"],
+            "load": ["run"],
+            "compare": ["run", "median", "summary"],
+            "logics": ["run", "median"], "decide": ["run", "median"]}
+    for kind in want[mode]:
+        if not kinds.get(kind):
+            problems.append("no %r record at all" % kind)
+
+
+CONF = """domain = "%s";
+routers = ( { name = "events"; behaviour = "type";
+  types = ( { type = 1; route = "w"; }, { type = 2; route = "w"; },
+            { type = 3; route = "w"; } );
+  routes = ( { name = "w"; program = "%s"; } );
+} );
+"""
+
+
+def start_appliance(control, worker, tmp):
+    """shmr-control on a private domain; returns (process, domain)."""
+    domain = "pjl%d" % os.getpid()
+    conf = os.path.join(tmp, "load.conf")
+    with open(conf, "w") as f:
+        f.write(CONF % (domain, os.path.basename(worker)))
+    env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(worker)) +
+               os.pathsep + os.environ.get("PATH", ""))
+    r, w = os.pipe()
+    proc = subprocess.Popen([control, "-c", conf, "--run-dir", tmp,
+                             "--ready-fd", str(w)], pass_fds=[w], env=env,
+                            stdout=subprocess.DEVNULL)
+    os.close(w)
+    # Liveness bound only: the domain is up in well under a second.
+    ready, _, _ = select.select([r], [], [], 60)
+    ok = ready and os.read(r, 1) == b"R"
+    os.close(r)
+    if not ok:
+        proc.kill()
+        proc.wait()
+        raise SystemExit("check_json: %s did not come up" % control)
+    return proc, domain
+
+
+def main():
+    args = sys.argv[1:]
+    appliance = None
+    if args[:1] == ["--appliance"]:
+        appliance, args = args[1:3], args[3:]
+    if len(args) < 2 or (appliance is not None and len(appliance) != 2):
+        print(__doc__, file=sys.stderr)
+        return 2
+    mode, cmd = args[0], args[1:]
+    with tempfile.TemporaryDirectory(prefix="shmr-check-json-") as tmp:
+        control = None
+        if appliance:
+            control, domain = start_appliance(*appliance, tmp)
+            cmd = [a.replace("{domain}", domain).replace("{run_dir}", tmp)
+                   for a in cmd]
+        try:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True,
+                                  timeout=240)
+        finally:
+            if control:
+                control.send_signal(signal.SIGTERM)
+                control.wait(timeout=60)
+    if proc.returncode != 0:
+        problems.append("%s exited with %d" % (" ".join(cmd),
+                                                proc.returncode))
+    lines = proc.stdout.splitlines()
+    if not lines:
+        problems.append("no output on stdout")
+    check(mode, lines)
+    for p in problems:
+        print("check_json: %s" % p, file=sys.stderr)
+    if not problems:
+        print("check_json: %d records of mode %s, all as documented" %
+              (len(lines), mode))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
