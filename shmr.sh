@@ -14,7 +14,8 @@ cd "$(dirname "$0")"
 root=$PWD
 
 packages=(meson ninja-build pkg-config gcc g++ libc6-dev libdpdk-dev
-          liburcu-dev libhwloc-dev libcmocka-dev libconfig-dev procps)
+          liburcu-dev libhwloc-dev libcmocka-dev libconfig-dev procps
+          libsystemd-dev systemd bash-completion scdoc groff-base)
 # Only for `fuzz`: Debian's clang, and libFuzzer's runtime, which is only
 # a Recommends of clang's: named, so an apt that skips Recommends has it.
 fuzz_packages=(clang libclang-rt-14-dev)
@@ -74,7 +75,7 @@ demo() {
     [ -w /run ] || run_dir=${XDG_RUNTIME_DIR:-/tmp}/shmr
     export SHMR_RUN_DIR=$run_dir
     local ready; ready=$(mktemp -u /tmp/shmr-ready.XXXXXX); mkfifo "$ready"
-    build/control/shmr-control --run-dir "$run_dir" --ready-fd 4 4>"$ready" &
+    build/control/shmr-control -c config/default.conf --run-dir "$run_dir" --ready-fd 4 4>"$ready" &
     local control=$!
     local load="" watcher=""
     stop() {

@@ -45,24 +45,99 @@
 #define STOP_GRACE_MAX 3600000u  /* one hour */
 #define BACKOFF_MAX 3600000u     /* one hour */
 #define SUN_PATH_MAX 108u        /* sizeof(struct sockaddr_un.sun_path) */
+#define CONNS_MAX 256u           /* SHMR_CTL_MAX_CONNS (control/server.h) */
+#define IDLE_MIN 100u            /* ms: below it a slow client is cut off */
+#define IDLE_MAX 3600000u        /* one hour */
 
 static const char *const top_keys[] = {
 	"domain", "run_dir", "slot_size", "lane_size", "lcores", "poll_mode",
-	"dataplane_cpus", "socket_group", "stop_grace_ms", "restart_backoff_ms",
-	"restart_backoff_max_ms", "routers", NULL
+	"dataplane_cpus", "socket_group", "admin_group", "programs",
+	"max_connections_per_user", "max_endpoints_per_user",
+	"idle_timeout_ms", "stop_grace_ms",
+	"restart_backoff_ms", "restart_backoff_max_ms", "routers", NULL
 };
 
-/* A group name for the control socket: like a user name, no ':'. */
+/* A group name for the control socket (@p key: socket_group,
+ * admin_group): like a user name, no ':'. */
 static int check_group(struct pctx *p, const config_setting_t *s,
-		       const char *g)
+		       const char *key, const char *g)
 {
 	for (const char *c = g; *c; c++)
 		if (!shmr_conf_name_char(*c) || *c == ':' ||
 		    (c == g && *c == '-'))
-			return shmr_conf_fail(p, s, 0, "socket_group",
+			return shmr_conf_fail(p, s, 0, key,
 					      "group name \"%s\" has a character outside [A-Za-z0-9_.-] (or starts with '-')",
 					      g);
 	return 0;
+}
+
+/* programs = ( "/abs/path", ... ): one entry, absolute and unique. */
+static int program_elem(struct pctx *p, const config_setting_t *s,
+			const char *field, const char *val, unsigned i,
+			void *arg)
+{
+	struct shmr_config *c = arg;
+	int rc;
+
+	if (val[0] != '/')
+		return shmr_conf_fail(p, s, 0, field,
+				      "\"%s\" is not an absolute path", val);
+	for (unsigned k = 0; k < i; k++)
+		if (strcmp(c->programs[k], val) == 0)
+			return shmr_conf_fail(p, s, 0, field,
+					      "\"%s\" is listed twice", val);
+	rc = shmr_conf_copy_str(p, s, field, val, c->programs[i],
+				sizeof(c->programs[i]));
+	if (rc == 0)
+		c->nprograms = i + 1;
+	return rc;
+}
+
+/* socket_group, admin_group, programs and the connection limits: who may
+ * use the control socket, and what it may start. */
+static int parse_access(struct pctx *p, const config_setting_t *root,
+			struct shmr_config *c)
+{
+	config_setting_t *s;
+	struct fpath f;
+	int rc;
+
+	rc = shmr_conf_get_str(p, root, NULL, "socket_group", c->socket_group,
+			       sizeof(c->socket_group), &s);
+	if (rc < 0)
+		return rc;
+	if (rc && (rc = check_group(p, s, "socket_group",
+				    c->socket_group)) < 0)
+		return rc;
+	rc = shmr_conf_get_str(p, root, NULL, "admin_group", c->admin_group,
+			       sizeof(c->admin_group), &s);
+	if (rc < 0)
+		return rc;
+	if (rc && (rc = check_group(p, s, "admin_group", c->admin_group)) < 0)
+		return rc;
+	if (c->admin_group[0] && !c->socket_group[0])
+		return shmr_conf_fail(p, s, 0, "admin_group",
+				      "needs socket_group (without it the socket is mode 0600: only its owner can connect)");
+	rc = shmr_conf_member(p, root, NULL, "programs", CONFIG_TYPE_ARRAY, &s);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		shmr_conf_fp_key(&f, NULL, "programs");
+		rc = shmr_conf_str_list(p, s, &f, SHMR_CONF_PROGRAMS_MAX,
+					"programs", program_elem, c);
+		if (rc < 0)
+			return rc;
+	}
+	if ((rc = shmr_conf_get_u32(p, root, NULL, "max_connections_per_user",
+				    1, CONNS_MAX, &c->max_connections_per_user,
+				    NULL)) < 0)
+		return rc;
+	if ((rc = shmr_conf_get_u32(p, root, NULL, "max_endpoints_per_user", 1,
+				    SHMR_MAX_ENDPOINTS,
+				    &c->max_endpoints_per_user, NULL)) < 0)
+		return rc;
+	return shmr_conf_get_u32(p, root, NULL, "idle_timeout_ms", IDLE_MIN,
+				 IDLE_MAX, &c->idle_timeout_ms, NULL);
 }
 
 static int parse_geometry(struct pctx *p, const config_setting_t *root,
@@ -163,11 +238,7 @@ static int parse_root(struct pctx *p, const config_setting_t *root,
 	if ((rc = shmr_conf_get_cpus(p, root, NULL, "dataplane_cpus",
 				     c->dataplane_cpus)) < 0)
 		return rc;
-	rc = shmr_conf_get_str(p, root, NULL, "socket_group", c->socket_group,
-			       sizeof(c->socket_group), &s);
-	if (rc < 0)
-		return rc;
-	if (rc && (rc = check_group(p, s, c->socket_group)) < 0)
+	if ((rc = parse_access(p, root, c)) < 0)
 		return rc;
 	if ((rc = shmr_conf_get_u32(p, root, NULL, "stop_grace_ms", 0, STOP_GRACE_MAX,
 				    &c->stop_grace_ms, NULL)) < 0)
@@ -221,6 +292,9 @@ static void set_defaults(struct shmr_config *c, const char *source)
 	c->poll_mode = SHMR_POLL_ADAPTIVE;
 	c->stop_grace_ms = 2000;
 	c->restart_backoff_max_ms = 5000;
+	c->max_connections_per_user = 32;
+	c->max_endpoints_per_user = 32;
+	c->idle_timeout_ms = 10000;
 }
 
 static int parse_text(struct pctx *p, const char *text, size_t len,

@@ -16,6 +16,7 @@
 #define SHMR_CONF_ARGS_MAX 16
 #define SHMR_CONF_ARG_MAX 128
 #define SHMR_CONF_CPUS_MAX 64
+#define SHMR_CONF_PROGRAMS_MAX 32 /* entries of the top-level "programs" */
 
 struct shmr_conf_route {
 	char name[SHMR_NAME_MAX];
@@ -130,6 +131,24 @@ struct shmr_config {
 	uint32_t poll_mode;              /* default SHMR_POLL_ADAPTIVE */
 	char dataplane_cpus[SHMR_CONF_CPUS_MAX]; /* "" = picked by the control plane */
 	char socket_group[SHMR_NAME_MAX];        /* "" = mode 0600 */
+	/* Roles on the control socket (control/server.c): members of
+	 * admin_group may change the appliance (add, remove, stop, ...) as
+	 * the owner does; socket_group's other members only use and read
+	 * it.  "" = the owner and root only.  Needs socket_group. */
+	char admin_group[SHMR_NAME_MAX];
+	/* What ADD and REPLACE may start, beyond the routes' own programs:
+	 * absolute paths, compared canonically (realpath). */
+	unsigned nprograms;
+	char programs[SHMR_CONF_PROGRAMS_MAX][SHMR_CONF_PATH_MAX];
+	/* Concurrent control connections of one uid other than the owner's
+	 * and root's (default 32, of SHMR_CTL_MAX_CONNS = 256). */
+	uint32_t max_connections_per_user;
+	/* Client endpoints, and registered names, that one such uid may hold
+	 * (default 32, of SHMR_MAX_ENDPOINTS = SHMR_MAX_REGISTRY = 128). */
+	uint32_t max_endpoints_per_user;
+	/* A connection that has not attached is closed when it has not
+	 * completed a request for this long (default 10000). */
+	uint32_t idle_timeout_ms;
 	uint32_t stop_grace_ms;          /* SIGTERM -> SIGKILL, default 2000 */
 	/* A worker that keeps failing (it exits within a second of its start,
 	 * or cannot be started) waits before each further restart: first
@@ -215,5 +234,24 @@ int shmr_config_validate(const struct shmr_config *cfg, char *err,
 
 /** The embedded default configuration's text (config/default.conf). */
 const char *shmr_config_default_text(void);
+
+/** The variable that names the configuration file in place of the
+ *  installed one (shmr_config_default_file()). */
+#define SHMR_CONFIG_ENV "SHMR_CONFIG"
+
+/** The installed configuration's path, $sysconfdir/shmr/shmr.conf of this
+ *  build (/etc/shmr/shmr.conf for prefix /usr). */
+const char *shmr_config_sysconf_path(void);
+
+/**
+ * The configuration file to use when no file is named: $SHMR_CONFIG, else
+ * shmr_config_sysconf_path(), when that file exists (a file that exists
+ * but cannot be read is returned all the same: reading it says why).
+ * Returns NULL when it does not exist: the embedded default applies.
+ * *@p looked (when not NULL) is the path that was looked at.
+ *
+ * Context: any; stat(2) only.
+ */
+const char *shmr_config_default_file(const char **looked);
 
 #endif

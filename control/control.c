@@ -3,6 +3,7 @@
  *
  *   shmr-control [-c FILE] [--run-dir DIR] [--ready-fd N] [--dataplane PATH]
  *                [--check] [--quiet]
+ *   shmr-control --version | --help
  *
  * Exit statuses:
  *   0  clean stop (SIGINT, SIGTERM or a STOP request), or --check passed;
@@ -17,7 +18,10 @@
  *      running domain of this name that another configuration made (left
  *      running, untouched: see adopt.h).
  *
- * Start-up, in order: parse and check the configuration; resolve the run
+ * Start-up, in order: parse and check the configuration (-c FILE; else
+ * $SHMR_CONFIG, else $sysconfdir/shmr/shmr.conf, when that file exists
+ * (config/sysconf.c); else the embedded default; the first log
+ * line says which); resolve the run
  * dir (--run-dir, else the configuration's run_dir when it is not the
  * built-in default, else $SHMR_RUN_DIR, else /run/shmr); take the domain's
  * lock (<run_dir>/<domain>.lock, flock: one control plane per domain);
@@ -37,14 +41,17 @@
  *     worker, each pinned (a route with cpus "" to a PU of its own, see
  *     pin.c).  Initialisation is atomic: if any start fails, everything
  *     started is stopped and the exit status is 1.
- * Only then is "R" written to --ready-fd.  From the first child on, the
+ * Only then is "R" written to --ready-fd, and READY=1 sent to systemd
+ * (notify.h: also STATUS= lines, STOPPING=1 and the watchdog).  From the first child on, the
  * state file is rewritten (by rename) after every publication, and removed
  * at a clean stop.
  *
  * Then the control plane sleeps in epoll_wait: a signalfd (SIGINT, SIGTERM,
  * SIGCHLD), the listening socket and its connections, one pidfd per child,
- * and a timerfd armed only while a restart is backing off.  An idle
- * appliance wakes it for nothing.
+ * and a timerfd armed only while a restart is backing off, a resizer
+ * looks, a worker's stop grace runs, or a control connection that has
+ * not attached may time out (server.c).  An idle appliance wakes it for
+ * nothing.
  *
  * The loop owns no module's state (see control_internal.h for the map):
  * each event goes to the module it is for (the socket to server.c, a
@@ -95,6 +102,7 @@
 
 #include <shmr/domain.h>
 #include <shmr/proto.h>
+#include <shmr/version.h>
 
 #include "admin.h"
 #include "adopt.h"
@@ -106,6 +114,7 @@
 #include "lifecycle.h"
 #include "manage.h"
 #include "model.h"
+#include "notify.h"
 #include "pin.h"
 #include "request.h"
 #include "resizer.h"
@@ -130,6 +139,8 @@ struct shmr_ctl {
 	char dataplane[PATH_MAX];
 	int have_group; /* socket_group, resolved by check_config() */
 	gid_t group;
+	int have_admin_group; /* admin_group, resolved by check_config() */
+	gid_t admin_group;
 	/* Each route's cpu set, parsed by check_config(); pin.c keeps it
 	 * from then on. */
 	hwloc_bitmap_t cpus[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
@@ -148,6 +159,7 @@ struct shmr_ctl {
 	struct shmr_ctl_pools pools;
 	struct shmr_ctl_state_file state;
 	struct shmr_ctl_adopt adopt;
+	struct shmr_ctl_notify notify; /* sd_notify: READY, STATUS, ... */
 	int lockfd; /* <run_dir>/<domain>.lock, held (flock) while we run */
 };
 
@@ -166,8 +178,10 @@ static void usage_full(void)
 	       "its control socket <run_dir>/<domain>.sock until SIGINT, "
 	       "SIGTERM or STOP.\n"
 	       "\n"
-	       "  -c, --config FILE   configuration (default: the embedded "
-	       "default)\n"
+	       "  -c, --config FILE   configuration (default: $SHMR_CONFIG, "
+	       "else\n"
+	       "                      %s, when that file exists;\n"
+	       "                      else the embedded default)\n"
 	       "  --run-dir DIR       socket directory (default: run_dir of "
 	       "the configuration,\n"
 	       "                      else $SHMR_RUN_DIR, else "
@@ -181,12 +195,14 @@ static void usage_full(void)
 	       "ok\", exit\n"
 	       "  --quiet             log errors only\n"
 	       "  -h, --help          this text\n"
+	       "  --version           print \"shmr-control VERSION\" and exit\n"
 	       "\n"
 	       "Exit status: 0 clean stop; 1 runtime failure (e.g. a worker "
 	       "could not start:\n"
 	       "nothing is left running); 2 bad configuration or bad "
 	       "arguments,\nor the domain runs with another configuration "
-	       "(left running).\n");
+	       "(left running).\n",
+	       shmr_config_sysconf_path());
 }
 
 static void usage_error(const char *why)
@@ -285,6 +301,24 @@ static void resolve_dataplane(struct shmr_ctl *c, const char *opt)
  * sets, the socket's group.  Only the group is new to it (the host's group
  * database): a failure there is a configuration error (exit 2); any other
  * is a broken invariant. */
+/* Group setting @p key (@p name, "" for none) of @p cfg into *have and
+ * *gid; a group the system does not know is a configuration error. */
+static void resolve_group(const struct shmr_config *cfg, const char *key,
+			  const char *name, int *have, gid_t *gid)
+{
+	struct group *gr;
+
+	if (!name[0])
+		return;
+	gr = getgrnam(name);
+	if (!gr) {
+		shmr_ctl_warn("%s: %s: no group '%s'", cfg->source, key, name);
+		exit(EXIT_USAGE);
+	}
+	*have = 1;
+	*gid = gr->gr_gid;
+}
+
 static void check_config(struct shmr_ctl *c)
 {
 	const struct shmr_config *cfg = &c->cfg;
@@ -315,25 +349,28 @@ static void check_config(struct shmr_ctl *c)
 				abort();
 		}
 	}
-	if (cfg->socket_group[0]) {
-		struct group *gr = getgrnam(cfg->socket_group);
-
-		if (!gr) {
-			shmr_ctl_warn("%s: socket_group: no group '%s'",
-				      cfg->source, cfg->socket_group);
-			exit(EXIT_USAGE);
-		}
-		c->have_group = 1;
-		c->group = gr->gr_gid;
-	}
+	resolve_group(cfg, "socket_group", cfg->socket_group, &c->have_group,
+		      &c->group);
+	resolve_group(cfg, "admin_group", cfg->admin_group,
+		      &c->have_admin_group, &c->admin_group);
 }
 
 /* Parse, defaults from behaviour objects, validation: config/'s one entry
- * point; a failure is a configuration error (exit 2). */
-static void load_config(struct shmr_ctl *c, const char *path)
+ * point; a failure is a configuration error (exit 2).  *@p why says where
+ * the configuration came from, for the first log line. */
+static void load_config(struct shmr_ctl *c, const char *path,
+			char *why, size_t cap)
 {
 	char err[512];
+	const char *looked = NULL;
 
+	if (path)
+		snprintf(why, cap, "configuration %s (-c)", path);
+	else if ((path = shmr_config_default_file(&looked)))
+		snprintf(why, cap, "configuration %s", path);
+	else
+		snprintf(why, cap, "configuration: the embedded default (no %s)",
+			 looked);
 	if (shmr_config_load(path, &c->cfg, err, sizeof(err)) < 0) {
 		shmr_ctl_warn("%s", err);
 		exit(EXIT_USAGE);
@@ -396,21 +433,29 @@ static void on_signal(struct shmr_ctl *c)
 	}
 }
 
-/* Arm the timer for the earliest deadline of the spawner and the pools'
- * resizers. */
+/* Arm the timer for the earliest deadline of the spawner, the pools'
+ * resizers, the control socket's idle connections and the systemd watchdog
+ * (when systemd asked for one). */
 static void arm_timer(struct shmr_ctl *c)
 {
 	struct itimerspec its = { 0 };
 	uint64_t next = shmr_ctl_spawn_next_ms(&c->sp);
 	uint64_t rs = shmr_ctl_resize_next_ms(&c->pools);
+	uint64_t idle = shmr_ctl_server_next_ms(&c->srv);
+	uint64_t wd = shmr_ctl_notify_next_ms(&c->notify);
 
 	if (rs && (!next || rs < next))
 		next = rs;
+	if (idle && (!next || idle < next))
+		next = idle;
+	if (wd && (!next || wd < next))
+		next = wd;
 	if (next) {
 		its.it_value.tv_sec = (time_t)(next / 1000);
 		its.it_value.tv_nsec = (long)(next % 1000) * 1000000L;
 	}
-	/* All zero disarms: an idle appliance has no timer. */
+	/* All zero disarms: an idle appliance has no timer (but the
+	 * watchdog's ping, which it asked for). */
 	timerfd_settime(c->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
@@ -423,6 +468,9 @@ static void on_timer(struct shmr_ctl *c)
 	if (!c->loop.stopping)
 		shmr_ctl_resize_due(&c->pools, now);
 	shmr_ctl_spawn_due(&c->sp, now);
+	shmr_ctl_server_due(&c->srv, now);
+	/* The watchdog's ping says the loop turns, so it is sent from it. */
+	shmr_ctl_notify_due(&c->notify, now);
 }
 
 /* Router whose endpoint is @p pid, or -1. */
@@ -463,6 +511,14 @@ static void on_admin(struct shmr_ctl *c)
 		if (m->type >= SHMR_TYPE_RESERVED &&
 		    !(m->flags & SHMR_F_ROUTE_FAILED) &&
 		    m->kind != SHMR_KIND_REPLY) {
+			if (!shmr_ctl_server_msg_allowed(&c->srv, (unsigned)r,
+							 m)) {
+				if (m->kind == SHMR_KIND_CALL)
+					(void)shmr_ctl_admin_reply(
+						&c->admin, m,
+						-SHMR_E_NOT_ALLOWED, NULL, 0);
+				continue;
+			}
 			shmr_ctl_manage_msg(&c->pools, (unsigned)r, m);
 			continue;
 		}
@@ -654,12 +710,13 @@ int main(int argc, char **argv)
 		{ "check", no_argument, NULL, 'k' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct shmr_ctl *c = &ctl;
 	const char *conf = NULL, *run_dir = NULL, *dataplane = NULL;
 	int check = 0, ready_fd = -1, opt, rc, adopting;
-	char *end;
+	char *end, conf_why[PATH_MAX + 64];
 	long v;
 
 	wire(c);
@@ -695,6 +752,9 @@ int main(int argc, char **argv)
 		case 'h':
 			usage_full();
 			return 0;
+		case 'V':
+			printf("shmr-control %s\n", SHMR_VERSION_TEXT);
+			return 0;
 		case ':':
 			fprintf(stderr, "shmr-control: %s: missing argument\n",
 				argv[optind - 1]);
@@ -713,7 +773,7 @@ int main(int argc, char **argv)
 	if (ready_fd >= 0)
 		(void)fcntl(ready_fd, F_SETFD, FD_CLOEXEC);
 
-	load_config(c, conf);
+	load_config(c, conf, conf_why, sizeof(conf_why));
 	check_config(c);
 	if (check) {
 		printf("%s: ok\n", c->cfg.source[0] ? c->cfg.source
@@ -722,6 +782,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	/* The first line says which configuration runs. */
+	shmr_ctl_log("%s", conf_why);
+	shmr_ctl_notify_init(&c->notify);
 	/* A closed ready pipe must not kill us; children get SIG_DFL back. */
 	signal(SIGPIPE, SIG_IGN);
 	if (resolve_run_dir(c, run_dir) < 0) {
@@ -760,8 +823,12 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	adopting = shmr_ctl_adopt_probe(&c->adopt, &c->state);
+	if (adopting)
+		shmr_ctl_notify_status(&c->notify, "adopting domain %s",
+				       c->cfg.domain);
 	/* check_config() resolved the socket group. */
-	rc = shmr_ctl_server_open(&c->srv, c->have_group, c->group);
+	rc = shmr_ctl_server_open(&c->srv, c->have_group, c->group,
+				  c->have_admin_group, c->admin_group);
 	if (rc == -EADDRINUSE) {
 		shmr_ctl_warn("domain %s is already served at %s",
 			      c->cfg.domain, c->sock_path);
@@ -849,12 +916,29 @@ int main(int argc, char **argv)
 			     c->cfg.domain,
 			     (int)shmr_ctl_spawn_dataplane_pid(&c->sp),
 			     c->adopt.workers, c->model.alloc.nused);
+		shmr_ctl_notify_ready(&c->notify,
+				      "domain %s up (adopted): dataplane %d, "
+				      "%u worker(s)",
+				      c->cfg.domain,
+				      (int)shmr_ctl_spawn_dataplane_pid(&c->sp),
+				      c->adopt.workers);
 	} else {
+		unsigned workers = 0;
+
+		shmr_ctl_notify_status(&c->notify, "starting domain %s",
+				       c->cfg.domain);
 		start_fresh(c);
 		shmr_ctl_publish(&c->dom, &c->model);
 		shmr_ctl_log("domain %s up: %u router(s), socket %s, %s pages",
 			     c->cfg.domain, c->model.nrouters, c->sock_path,
 			     c->dom.hugepages ? "huge" : "4 KiB");
+		for (unsigned i = 0; i < c->model.nrouters; i++)
+			workers += c->model.routers[i].nroutes;
+		shmr_ctl_notify_ready(&c->notify,
+				      "domain %s up: %u router(s), %u "
+				      "worker(s)",
+				      c->cfg.domain, c->model.nrouters,
+				      workers);
 	}
 	save_state(c, 1);
 	if (ready_fd >= 0) {
@@ -872,6 +956,8 @@ int main(int argc, char **argv)
 			      (uint64_t)getpid() ^ shmr_ctl_now_ms());
 	arm_timer(c);
 	rc = run_loop(c);
+	shmr_ctl_notify_stopping(&c->notify, "stopping domain %s",
+				 c->cfg.domain);
 	c->loop.stopping = 1;
 	shmr_ctl_server_close_listener(&c->srv);
 	shmr_ctl_stop_children(&c->sp);

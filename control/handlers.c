@@ -36,6 +36,7 @@
 #include "control_internal.h"
 #include "dlq.h"
 #include "handlers.h"
+#include "programs.h"
 
 /* ------------------------------------------------------------------ */
 /* The defaults                                                        */
@@ -194,6 +195,25 @@ static int spec_of(struct shmr_conf_route *q, const char *route,
 	return 0;
 }
 
+/* A hook's ADD or REPLACE (@p what) obeys the configuration's programs
+ * as the control socket's do (programs.h): @p q's program becomes what
+ * was checked; -SHMR_E_NOT_ALLOWED (logged) when it is not listed. */
+static int program_ok(struct shmr_ctl_hrouter *h, const char *what,
+		      struct shmr_conf_route *q)
+{
+	char prog[sizeof(q->program)];
+
+	if (shmr_ctl_program_allowed(h->hs->m->cfg, q->program, prog,
+				     sizeof(prog)) < 0) {
+		shmr_ctl_warn("router %s: handlers: %s: program %s is not in "
+			      "the configuration's programs",
+			      router_name(h), what, q->program);
+		return -SHMR_E_NOT_ALLOWED;
+	}
+	memcpy(q->program, prog, sizeof(prog));
+	return 0;
+}
+
 static int op_add(struct shmr_admin *a, const char *route,
 		  const char *program, const char *const *args, unsigned nargs)
 {
@@ -201,6 +221,8 @@ static int op_add(struct shmr_admin *a, const char *route,
 	struct shmr_conf_route q;
 	int rc = spec_of(&q, route, program, args, nargs);
 
+	if (rc == 0)
+		rc = program_ok(h, "add", &q);
 	return rc < 0 ? rc : shmr_ctl_life_add(h->hs->life, router_name(h), &q);
 }
 
@@ -212,6 +234,8 @@ static int op_replace(struct shmr_admin *a, const char *route,
 	struct shmr_conf_route q;
 	int rc = spec_of(&q, route, program, args, nargs);
 
+	if (rc == 0)
+		rc = program_ok(h, "replace", &q);
 	return rc < 0 ? rc
 		      : shmr_ctl_life_replace(h->hs->life, router_name(h),
 					      route, &q);

@@ -4,10 +4,32 @@
  *
  * Trust: the socket file is mode 0600 (0660 and chowned to the configured
  * socket_group), and every accepted peer is checked again with SO_PEERCRED
- * (root, our uid, or a member of the group); the file mode alone does not
+ * and its groups (SO_PEERGROUPS: the groups it connected with, not racy;
+ * /proc/PID/status on a kernel without it); the file mode alone does not
  * survive a chmod or a renamed directory.  A refused peer's first request
- * is answered "ERR <SHMR_E_PERM> permission denied" and it is disconnected.  Every request is parsed by
- * shmr_ctl_req_parse() and anything malformed gets "ERR <code> <message>".
+ * is answered "ERR <SHMR_E_PERM> permission denied" and it is
+ * disconnected.  Every request is parsed by shmr_ctl_req_parse() and
+ * anything malformed gets "ERR <code> <message>".
+ *
+ * Roles (the table is verbs[] below; docs/operator-guide.md has it too):
+ * the owner (our euid), root and members of admin_group may do
+ * everything; socket_group's other members may use the appliance
+ * (ATTACH, OPEN, REGISTER, ... as libshmr does) and read it (STATUS,
+ * ROUTES, ROUTE, INSPECT, ROUTEES, DLQ_LIST), and every verb that
+ * changes it is refused: "ERR <SHMR_E_NOT_ALLOWED> add: needs the owner
+ * ...".  ADD and REPLACE may only start a program the configuration
+ * names (programs.c), whoever asks.
+ *
+ * Nobody locks the others out: one uid other than the owner's and
+ * root's holds at most max_connections_per_user connections (one more is
+ * kept to answer its first request with why, then closed; beyond that a
+ * connection is closed at once), and the last RESERVED_CONNS entries of
+ * the table are kept for the owner and root.  A connection that has not
+ * sent ATTACH is closed when it has not completed a request for
+ * idle_timeout_ms (it could only be stalling: shmrctl sends its request
+ * at once); an attached one is a process's lifelong link (its end is how
+ * we learn that the process died) and never times out.  Each refusal and
+ * idle close is counted (STATUS) and logged, at most one line a second.
  *
  * Never blocking: every socket is non-blocking.  A peer that does not read
  * its answers fills its receive queue and is disconnected rather than
@@ -25,6 +47,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +63,54 @@
 #include "control_internal.h"
 #include "dlq.h"
 #include "format.h"
+#include "programs.h"
 #include "request.h"
 #include "server.h"
 
 #define PACKETS_PER_WAKE 16
+/* Entries of conns[] that only the owner and root may take. */
+#define RESERVED_CONNS 8
+
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59 /* Linux >= 4.13; older headers lack it */
+#endif
+
+/* Every verb: its name as shmrctl spells it, and whether it changes the
+ * appliance (then only SHMR_CTL_ROLE_ADMIN may send it).  A verb missing
+ * here is refused to everyone but an admin (admin = 1 is the default
+ * that fails safe). */
+static const struct {
+	const char *word;
+	int user; /* 1: socket_group members may send it */
+} verbs[] = {
+	[SHMR_REQ_ATTACH] = { "attach", 1 },
+	[SHMR_REQ_OPEN] = { "open", 1 },
+	[SHMR_REQ_CLAIM] = { "claim", 1 },
+	[SHMR_REQ_CLOSE] = { "close", 1 },
+	[SHMR_REQ_REGISTER] = { "register", 1 },
+	[SHMR_REQ_UNREGISTER] = { "unregister", 1 },
+	[SHMR_REQ_RETIRE] = { "retire", 1 }, /* its own route only */
+	[SHMR_REQ_ROUTES] = { "routes", 1 },
+	[SHMR_REQ_INSPECT] = { "inspect", 1 },
+	[SHMR_REQ_STATUS] = { "status", 1 },
+	[SHMR_REQ_ROUTE] = { "route", 1 },
+	[SHMR_REQ_ROUTEES] = { "routees", 1 },
+	[SHMR_REQ_DLQ_LIST] = { "dlq list", 1 },
+	[SHMR_REQ_STOP] = { "stop", 0 },
+	[SHMR_REQ_ADD] = { "add", 0 },
+	[SHMR_REQ_REMOVE] = { "remove", 0 },
+	[SHMR_REQ_DISABLE] = { "disable", 0 },
+	[SHMR_REQ_ENABLE] = { "enable", 0 },
+	[SHMR_REQ_REPLACE] = { "replace", 0 },
+	[SHMR_REQ_RESPAWN] = { "respawn", 0 },
+	[SHMR_REQ_DLQ_REPLAY] = { "dlq replay", 0 },
+	[SHMR_REQ_DRAIN] = { "disable --drain", 0 },
+	[SHMR_REQ_ROUTEE_ADD] = { "routee add", 0 },
+	[SHMR_REQ_ROUTEE_REMOVE] = { "routee remove", 0 },
+	[SHMR_REQ_POOL_ADJUST] = { "pool", 0 },
+	[SHMR_REQ_KILL] = { "kill", 0 },
+	[SHMR_REQ_POISON] = { "poison", 0 },
+};
 
 static char answer[SHMR_PROTO_MAX];
 
@@ -119,7 +186,7 @@ static void owner_attached(struct shmr_ctl_server *srv,
 }
 
 int shmr_ctl_server_open(struct shmr_ctl_server *srv, int have_group,
-			 gid_t group)
+			 gid_t group, int have_admin, gid_t admin)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	mode_t old;
@@ -127,6 +194,8 @@ int shmr_ctl_server_open(struct shmr_ctl_server *srv, int have_group,
 
 	srv->have_group = have_group;
 	srv->group = group;
+	srv->have_admin = have_admin;
+	srv->admin = admin;
 	if (strlen(srv->sock_path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, srv->sock_path);
@@ -221,15 +290,83 @@ static int proc_in_group(pid_t pid, gid_t gid)
 	return found;
 }
 
-static int peer_allowed(const struct shmr_ctl_server *srv,
-			const struct ucred *cr)
+/* Is @p gid among the groups socket @p fd's peer connected with?  1, 0,
+ * or -1 when the kernel cannot say (no SO_PEERGROUPS). */
+static int peer_in_group(int fd, gid_t gid)
 {
-	if (cr->uid == 0 || cr->uid == geteuid())
+	gid_t small[64], *g = small;
+	socklen_t len = sizeof(small);
+	int found = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g, &len) < 0) {
+		if (errno != ERANGE)
+			return -1;
+		/* len is what it needs (at most NGROUPS_MAX gids). */
+		g = malloc(len);
+		if (!g || getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g, &len) <
+				  0) {
+			free(g);
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (g[i] == gid)
+			found = 1;
+	if (g != small)
+		free(g);
+	return found;
+}
+
+static int in_group(int fd, const struct ucred *cr, gid_t gid)
+{
+	int rc;
+
+	if (cr->gid == gid)
 		return 1;
-	if (srv->have_group &&
-	    (cr->gid == srv->group || proc_in_group(cr->pid, srv->group)))
-		return 1;
-	return 0;
+	rc = peer_in_group(fd, gid);
+	return rc >= 0 ? rc : proc_in_group(cr->pid, gid);
+}
+
+static int is_owner(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+static int peer_role(const struct shmr_ctl_server *srv, int fd,
+		     const struct ucred *cr)
+{
+	if (is_owner(cr->uid))
+		return SHMR_CTL_ROLE_ADMIN;
+	if (srv->have_admin && in_group(fd, cr, srv->admin))
+		return SHMR_CTL_ROLE_ADMIN;
+	if (srv->have_group && in_group(fd, cr, srv->group))
+		return SHMR_CTL_ROLE_USER;
+	return SHMR_CTL_ROLE_NONE;
+}
+
+/* A refusal or an idle close: counted by the caller, logged here at most
+ * once a second (a peer that hammers us must not flood the log). */
+__attribute__((format(printf, 2, 3)))
+static void refusal_log(struct shmr_ctl_server *srv, const char *fmt, ...)
+{
+	uint64_t now = shmr_ctl_now_ms();
+	char line[256];
+	va_list ap;
+
+	if (srv->log_ms && now - srv->log_ms < 1000) {
+		srv->log_suppressed++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (srv->log_suppressed)
+		shmr_ctl_log("%s (%u similar line(s) suppressed before it)",
+			     line, srv->log_suppressed);
+	else
+		shmr_ctl_log("%s", line);
+	srv->log_ms = now;
+	srv->log_suppressed = 0;
 }
 
 /* An answer, with @p nfds descriptors (at most SHMR_PROTO_FDS_MAX) in
@@ -279,6 +416,76 @@ static int send_err(int fd, int code, const char *fmt, const char *arg)
 	return send_answer(fd, buf, strlen(buf), -1);
 }
 
+/* The connections of @p uid: all of them, and those kept only to be
+ * refused. */
+static void count_uid(const struct shmr_ctl_server *srv, uid_t uid,
+		      unsigned *all, unsigned *refusing, unsigned *free_left)
+{
+	*all = *refusing = *free_left = 0;
+	for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++) {
+		const struct shmr_ctl_conn *k = &srv->conns[i];
+
+		if (k->fd < 0) {
+			++*free_left;
+			continue;
+		}
+		if (k->uid != uid)
+			continue;
+		++*all;
+		if (k->refuse_code)
+			++*refusing;
+	}
+}
+
+/*
+ * Set up conns[@p idx] for @p fd: its role, and whether it is kept only
+ * to be told why it is refused.  0, or -1 to close it at once (a uid
+ * that already has a refusal pending, or the table's reserve).
+ */
+static int conn_admit(struct shmr_ctl_server *srv, unsigned idx, int fd,
+		      const struct ucred *cr)
+{
+	struct shmr_ctl_conn *k = &srv->conns[idx];
+	uint32_t cap = srv->dep.cfg->max_connections_per_user;
+	unsigned all, refusing, free_left;
+
+	/* Before conns[idx] is taken: what was there already. */
+	count_uid(srv, cr->uid, &all, &refusing, &free_left);
+	*k = (struct shmr_ctl_conn){
+		.fd = fd, .id = ++srv->next_conn_id, .pid = cr->pid,
+		.uid = cr->uid, .gid = cr->gid,
+		.role = peer_role(srv, fd, cr),
+		.idle_deadline_ms =
+			shmr_ctl_now_ms() + srv->dep.cfg->idle_timeout_ms,
+	};
+	if (is_owner(cr->uid))
+		return 0;
+	if (free_left <= RESERVED_CONNS || (all >= cap && refusing > 0)) {
+		srv->conns_refused++;
+		refusal_log(srv,
+			    "connection of process %d (uid %u) closed: %s",
+			    (int)cr->pid, (unsigned)cr->uid,
+			    free_left <= RESERVED_CONNS
+				    ? "the rest of the table is the owner's"
+				    : "over max_connections_per_user");
+		return -1;
+	}
+	if (k->role == SHMR_CTL_ROLE_NONE) {
+		k->refuse_code = SHMR_E_PERM;
+		snprintf(k->refusal, sizeof(k->refusal), "permission denied");
+	} else if (all >= cap) {
+		srv->conns_refused++;
+		k->refuse_code = SHMR_E_NOT_ALLOWED;
+		snprintf(k->refusal, sizeof(k->refusal),
+			 "too many connections of uid %u "
+			 "(max_connections_per_user = %" PRIu32 ")",
+			 (unsigned)cr->uid, cap);
+		refusal_log(srv, "connection of process %d refused: %s",
+			    (int)cr->pid, k->refusal);
+	}
+	return 0;
+}
+
 void shmr_ctl_server_accept(struct shmr_ctl_server *srv)
 {
 	for (;;) {
@@ -308,17 +515,18 @@ void shmr_ctl_server_accept(struct shmr_ctl_server *srv)
 			close(fd);
 			continue;
 		}
-		ev.data.u64 = (uint64_t)SHMR_CTL_TAG_CONN << 32 | idx;
-		if (epoll_ctl(srv->dep.loop->epfd, EPOLL_CTL_ADD, fd, &ev) <
-		    0) {
+		if (conn_admit(srv, idx, fd, &cr) < 0) {
+			srv->conns[idx].fd = -1;
 			close(fd);
 			continue;
 		}
-		srv->conns[idx] = (struct shmr_ctl_conn){
-			.fd = fd, .id = ++srv->next_conn_id, .pid = cr.pid,
-			.uid = cr.uid, .gid = cr.gid,
-			.denied = !peer_allowed(srv, &cr)
-		};
+		ev.data.u64 = (uint64_t)SHMR_CTL_TAG_CONN << 32 | idx;
+		if (epoll_ctl(srv->dep.loop->epfd, EPOLL_CTL_ADD, fd, &ev) <
+		    0) {
+			srv->conns[idx].fd = -1;
+			close(fd);
+			continue;
+		}
 	}
 }
 
@@ -338,6 +546,38 @@ static void conn_close(struct shmr_ctl_server *srv, unsigned idx)
 	k->fd = -1;
 	k->id = 0;
 	shmr_ctl_publish(srv->dep.d, srv->dep.m);
+}
+
+uint64_t shmr_ctl_server_next_ms(const struct shmr_ctl_server *srv)
+{
+	uint64_t next = 0;
+
+	for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++) {
+		const struct shmr_ctl_conn *k = &srv->conns[i];
+
+		if (k->fd >= 0 && k->idle_deadline_ms &&
+		    (!next || k->idle_deadline_ms < next))
+			next = k->idle_deadline_ms;
+	}
+	return next;
+}
+
+void shmr_ctl_server_due(struct shmr_ctl_server *srv, uint64_t now)
+{
+	for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++) {
+		struct shmr_ctl_conn *k = &srv->conns[i];
+
+		if (k->fd < 0 || !k->idle_deadline_ms ||
+		    k->idle_deadline_ms > now)
+			continue;
+		srv->idle_closed++;
+		refusal_log(srv,
+			    "connection of process %d (uid %u) closed: no "
+			    "request completed in idle_timeout_ms = %" PRIu32,
+			    (int)k->pid, (unsigned)k->uid,
+			    srv->dep.cfg->idle_timeout_ms);
+		conn_close(srv, i);
+	}
 }
 
 void shmr_ctl_server_close_all(struct shmr_ctl_server *srv)
@@ -394,8 +634,26 @@ static int answer_status(struct shmr_ctl_server *srv, char *buf, size_t cap)
 			srv->dep.d->lanes_reinit);
 	shmr_ctl_kv_add(&kv, "endpoints", "%" PRIu32, srv->dep.m->alloc.nused);
 	shmr_ctl_kv_add(&kv, "routers", "%u", srv->dep.m->nrouters);
+	{
+		/* Their names, comma-separated (a name has no comma): what
+		 * shmrctl's completion offers. */
+		char names[SHMR_MAX_ROUTERS * SHMR_NAME_MAX + 1] = "";
+		size_t len = 0;
+
+		for (unsigned i = 0; i < srv->dep.m->nrouters; i++)
+			len += (size_t)snprintf(names + len, sizeof(names) - len,
+						"%s%s", i ? "," : "",
+						srv->dep.m->routers[i].conf->name);
+		shmr_ctl_kv_add(&kv, "router_names", "%s", names);
+	}
 	shmr_ctl_kv_add(&kv, "spec_version", "%" PRIu64, srv->dep.m->version);
 	shmr_ctl_kv_add(&kv, "socket", "%s", srv->sock_path);
+	/* The control socket's refusals (see the top of this file). */
+	shmr_ctl_kv_add(&kv, "connections_refused", "%" PRIu64,
+			srv->conns_refused);
+	shmr_ctl_kv_add(&kv, "requests_refused", "%" PRIu64,
+			srv->requests_refused);
+	shmr_ctl_kv_add(&kv, "idle_closed", "%" PRIu64, srv->idle_closed);
 	return shmr_ctl_kv_end(&kv);
 }
 
@@ -485,6 +743,171 @@ static int dlq_request(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	}
 }
 
+/* The role of the process behind client endpoint slot @p sl: its
+ * connection's, or, for one owned by pid (adopted, not attached again),
+ * what its credentials in /proc give. */
+static int slot_role(const struct shmr_ctl_server *srv,
+		     const struct shmr_ctl_slot *sl)
+{
+	char path[64];
+	struct stat st;
+
+	if (!(sl->owner & SHMR_CTL_OWNER_PID)) {
+		for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++)
+			if (srv->conns[i].fd >= 0 &&
+			    srv->conns[i].id == sl->owner)
+				return srv->conns[i].role;
+		return SHMR_CTL_ROLE_NONE;
+	}
+	snprintf(path, sizeof(path), "/proc/%d", (int)sl->os_pid);
+	if (stat(path, &st) < 0)
+		return SHMR_CTL_ROLE_NONE;
+	if (is_owner(st.st_uid) ||
+	    (srv->have_admin && proc_in_group(sl->os_pid, srv->admin)))
+		return SHMR_CTL_ROLE_ADMIN;
+	return SHMR_CTL_ROLE_USER;
+}
+
+int shmr_ctl_server_msg_allowed(struct shmr_ctl_server *srv, unsigned r,
+				const struct shmr_msg *m)
+{
+	const struct shmr_ctl_slot *sl;
+
+	if (m->type == SHMR_TYPE_GET_ROUTEES)
+		return 1;
+	/* The dataplane checked m->from against the lane it came on. */
+	sl = shmr_ctl_alloc_lookup(&srv->dep.m->alloc, m->from);
+	/* Not a client's: a router (the dataplane) or a route's inbox (a
+	 * worker this control plane started). */
+	if (sl && (sl->kind != SHMR_EPK_CLIENT ||
+		   slot_role(srv, sl) == SHMR_CTL_ROLE_ADMIN))
+		return 1;
+	srv->requests_refused++;
+	refusal_log(srv,
+		    "router %s: management message type 0x%" PRIx32
+		    " from %u:%u (process %d) refused: needs the owner, root "
+		    "or admin_group",
+		    srv->dep.m->routers[r].conf->name, m->type, m->from.slot,
+		    m->from.gen, sl ? (int)sl->os_pid : 0);
+	return 0;
+}
+
+/* Answer @p req with SHMR_E_NOT_ALLOWED and @p why; counted, logged. */
+static int refuse(struct shmr_ctl_server *srv, const struct shmr_ctl_conn *k,
+		  const char *why)
+{
+	srv->requests_refused++;
+	refusal_log(srv, "refused from process %d (uid %u): %s", (int)k->pid,
+		    (unsigned)k->uid, why);
+	return send_err(k->fd, SHMR_E_NOT_ALLOWED, "%s", why);
+}
+
+/* May @p k send @p req?  0, or the refusal's answer (see verbs[]). */
+static int role_check(struct shmr_ctl_server *srv,
+		      const struct shmr_ctl_conn *k,
+		      const struct shmr_ctl_req *req, int *refused)
+{
+	const char *word = req->verb < sizeof(verbs) / sizeof(verbs[0]) &&
+					   verbs[req->verb].word
+				   ? verbs[req->verb].word
+				   : "request";
+	char why[200];
+
+	*refused = 0;
+	if (k->role == SHMR_CTL_ROLE_ADMIN ||
+	    (req->verb < sizeof(verbs) / sizeof(verbs[0]) &&
+	     verbs[req->verb].user))
+		return 0;
+	*refused = 1;
+	if (srv->have_admin)
+		snprintf(why, sizeof(why),
+			 "%s: needs the owner (uid %u), root or admin_group "
+			 "'%s'",
+			 word, (unsigned)geteuid(), srv->dep.cfg->admin_group);
+	else
+		snprintf(why, sizeof(why),
+			 "%s: needs the owner (uid %u) or root (no "
+			 "admin_group is configured)",
+			 word, (unsigned)geteuid());
+	return refuse(srv, k, why);
+}
+
+/* ADD, REPLACE: @p req's spec with its program checked against the
+ * configuration (programs.c) into @p spec; 0, or *refused and the
+ * refusal's answer. */
+static int program_check(struct shmr_ctl_server *srv,
+			 const struct shmr_ctl_conn *k,
+			 const struct shmr_ctl_req *req,
+			 struct shmr_conf_route *spec, int *refused)
+{
+	char why[SHMR_CONF_PATH_MAX + 96];
+
+	*refused = 0;
+	*spec = req->spec;
+	if (shmr_ctl_program_allowed(srv->dep.cfg, req->spec.program,
+				     spec->program,
+				     sizeof(spec->program)) == 0)
+		return 0;
+	*refused = 1;
+	snprintf(why, sizeof(why),
+		 "%s: program %s is not in the configuration's programs",
+		 verbs[req->verb].word, req->spec.program);
+	return refuse(srv, k, why);
+}
+
+/* The uid of connection id @p owner; -1 when it is not a live one. */
+static long long uid_of_conn(const struct shmr_ctl_server *srv,
+			     uint64_t owner)
+{
+	for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++)
+		if (srv->conns[i].fd >= 0 && srv->conns[i].id == owner)
+			return srv->conns[i].uid;
+	return -1;
+}
+
+/*
+ * OPEN, REGISTER: a user other than the owner and root holds at most
+ * max_endpoints_per_user client endpoints, and as many names, so that
+ * one user cannot take the domain's endpoint slots or its registry from
+ * the others.  0, or *refused and the refusal's answer.
+ */
+static int share_check(struct shmr_ctl_server *srv,
+		       const struct shmr_ctl_conn *k,
+		       const struct shmr_ctl_req *req, int *refused)
+{
+	const struct shmr_ctl_model *m = srv->dep.m;
+	uint32_t cap = srv->dep.cfg->max_endpoints_per_user;
+	unsigned held = 0;
+	char why[200];
+
+	*refused = 0;
+	if (is_owner(k->uid))
+		return 0;
+	if (req->verb == SHMR_REQ_OPEN) {
+		for (uint32_t i = 0; i < m->alloc.nslots; i++) {
+			const struct shmr_ctl_slot *sl = &m->alloc.slots[i];
+
+			held += sl->state == SHMR_CTL_SLOT_USED &&
+				sl->kind == SHMR_EPK_CLIENT &&
+				uid_of_conn(srv, sl->owner) ==
+					(long long)k->uid;
+		}
+	} else {
+		for (unsigned i = 0; i < m->nnames; i++)
+			held += uid_of_conn(srv, m->names[i].owner) ==
+				(long long)k->uid;
+	}
+	if (held < cap)
+		return 0;
+	*refused = 1;
+	snprintf(why, sizeof(why),
+		 "%s: uid %u holds %u %s (max_endpoints_per_user = %" PRIu32
+		 ")",
+		 verbs[req->verb].word, (unsigned)k->uid, held,
+		 req->verb == SHMR_REQ_OPEN ? "endpoints" : "names", cap);
+	return refuse(srv, k, why);
+}
+
 static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		  const char *pkt, size_t len)
 {
@@ -494,21 +917,44 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	struct shmr_ctl_router *r;
 	struct shmr_pid pid;
 	const char *why = "bad request";
-	int rc, n, reused;
+	int rc, n, reused, refused;
 
 	/* A refused peer gets its answer to its first request, then the
 	 * connection is closed: closing at accept would race its send (EPIPE)
 	 * and it would never read why. */
-	if (k->denied) {
-		send_err(k->fd, SHMR_E_PERM, "%s", "permission denied");
+	if (k->refuse_code) {
+		send_err(k->fd, k->refuse_code, "%s", k->refusal);
 		return -1;
 	}
 	rc = shmr_ctl_req_parse(pkt, len, &req, &why);
 	if (rc < 0)
 		return send_err(k->fd, rc, "%s", why);
+	/* A request completed: the idle clock starts again. */
+	if (!k->attached)
+		k->idle_deadline_ms =
+			shmr_ctl_now_ms() + srv->dep.cfg->idle_timeout_ms;
+	rc = role_check(srv, k, &req, &refused);
+	if (refused)
+		return rc;
+	if (req.verb == SHMR_REQ_OPEN || req.verb == SHMR_REQ_REGISTER) {
+		rc = share_check(srv, k, &req, &refused);
+		if (refused)
+			return rc;
+	}
+	if (req.verb == SHMR_REQ_ADD || req.verb == SHMR_REQ_REPLACE) {
+		struct shmr_conf_route spec;
+
+		rc = program_check(srv, k, &req, &spec, &refused);
+		if (refused)
+			return rc;
+		req.spec = spec;
+	}
 
 	switch (req.verb) {
 	case SHMR_REQ_ATTACH:
+		/* A process's lifelong link: no idle timeout. */
+		k->attached = 1;
+		k->idle_deadline_ms = 0;
 		owner_attached(srv, k);
 		n = snprintf(answer, sizeof(answer), "OK %" PRIu64,
 			     srv->dep.d->size);

@@ -1,7 +1,7 @@
 /*
  * shmrctl: the operator's CLI over the control socket of shmr-control.
  *
- *   shmrctl [-d DOMAIN] [-s SOCKET] [--wait SEC] COMMAND
+ *   shmrctl [-c FILE] [-d DOMAIN] [-s SOCKET] [--wait SEC] COMMAND
  *     routes ROUTER                      one line per route
  *     route ROUTER NAME                  that route's line
  *     add ROUTER NAME PROGRAM [ARG...] [--cpus LIST]
@@ -29,8 +29,13 @@
  *                                        then msgs/s per route, once per
  *                                        interval
  *
- * DOMAIN defaults to $SHMR_DOMAIN, else "shmr-demo"; the socket is
- * $SHMR_RUN_DIR/DOMAIN.sock (else /run/shmr/DOMAIN.sock) unless -s names it.
+ * Unless -s names the socket, it is <run dir>/DOMAIN.sock, found as
+ * shmr-control found it (see find_socket()): DOMAIN is -d, else
+ * $SHMR_DOMAIN, else the `domain` of the configuration shmr-control runs
+ * without -c (-c FILE here, else $SHMR_CONFIG, else
+ * $sysconfdir/shmr/shmr.conf when it exists, else the embedded default:
+ * shmr-demo); the run dir is that configuration's run_dir when it sets
+ * one and DOMAIN is its domain, else $SHMR_RUN_DIR, else /run/shmr.
  *
  * A control plane restarting (its socket refusing; absent for more than a
  * quarter of a second means no domain) is waited for, up to --wait SEC
@@ -38,6 +43,9 @@
  * dies during a request that only reads (routes, route, inspect, status,
  * watch, routees, dlq list): that request is sent again once it is back.
  * Any other request caught by the death has an unknown outcome: exit 3.
+ *
+ * shmrctl --version prints "shmrctl VERSION"; --help the usage and the
+ * commands.
  *
  * Exit statuses: 0 success (watch: also after --duration or SIGINT);
  * 1 the control plane answered an error, or there is no domain, or it did
@@ -62,12 +70,15 @@
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
 
+#include "shmr_config.h"
+
 #define MAX_ROUTES 256
 #define WAIT_S_DEFAULT 5
 #define EXIT_LOST 3
 
 static const char usage_line[] =
-	"usage: shmrctl [-d DOMAIN] [-s SOCKET] [--wait SEC] {routes ROUTER | "
+	"usage: shmrctl [-c FILE] [-d DOMAIN] [-s SOCKET] [--wait SEC] "
+	"{routes ROUTER | "
 	"inspect ROUTER "
 	"[--json] | status | stop | watch ROUTER [--interval SEC] "
 	"[--duration SEC] | route ROUTER NAME | add ROUTER NAME PROGRAM "
@@ -148,15 +159,25 @@ static void help(void)
 	       "    --duration SEC     stop after SEC seconds (default: until "
 	       "SIGINT)\n"
 	       "\n"
-	       "  -d DOMAIN            default $SHMR_DOMAIN, else shmr-demo\n"
+	       "  -c FILE              the configuration shmr-control runs "
+	       "(default\n"
+	       "                       $SHMR_CONFIG, else %s\n"
+	       "                       when it exists, else the embedded "
+	       "default): its domain\n"
+	       "                       and run_dir\n"
+	       "  -d DOMAIN            default $SHMR_DOMAIN, else the "
+	       "configuration's domain\n"
 	       "  -s SOCKET            the control socket (default "
-	       "$SHMR_RUN_DIR/DOMAIN.sock,\n"
-	       "                       else /run/shmr/DOMAIN.sock)\n"
+	       "RUN_DIR/DOMAIN.sock: the\n"
+	       "                       configuration's run_dir for its domain, "
+	       "else\n"
+	       "                       $SHMR_RUN_DIR, else /run/shmr)\n"
 	       "  --wait SEC           wait up to SEC seconds (default %d; 0: "
 	       "not at all) for a\n"
 	       "                       control plane that is restarting; a "
 	       "read caught by its\n"
 	       "                       death is sent again once it is back\n"
+	       "  --version            print \"shmrctl VERSION\" and exit\n"
 	       "\n"
 	       "Exit status: 0 success; 1 error from the control plane, or no "
 	       "domain (none\n"
@@ -165,7 +186,7 @@ static void help(void)
 	       "request that changes something: its outcome is unknown (look "
 	       "with route or\n"
 	       "routes before trying again).\n",
-	       WAIT_S_DEFAULT);
+	       shmr_config_sysconf_path(), WAIT_S_DEFAULT);
 }
 
 static void die(const char *msg)
@@ -254,16 +275,23 @@ static const char *request(const char *req)
 	return NULL;
 }
 
-/* A lifecycle request: "OK", or die with the error's text (exit 1). */
+/* A lifecycle request: "OK", or die with the error's text (exit 1): the
+ * control plane's message (a refusal says what and why), else the
+ * code's. */
 static void life_request(const char *req)
 {
 	int rc = shmr_proto_conn_request(&conn, req, ans, sizeof(ans), NULL);
+	char *p;
 	long code;
 
 	if (rc == 0)
 		return;
 	if (strncmp(ans, "ERR ", 4) == 0) {
-		code = strtol(ans + 4, NULL, 10);
+		code = strtol(ans + 4, &p, 10);
+		while (*p == ' ')
+			p++;
+		if (*p)
+			die(p);
 		die(code > 0 && code < SHMR_E_LAST ? shmr_strerror((int)code)
 						  : "error");
 	}
@@ -679,33 +707,108 @@ static int dlq(int argc, char **argv, int i)
 	return 0;
 }
 
+/* The domain a socket path names, as shmr-control names its sockets
+ * (DIR/DOMAIN.sock): for messages only. */
+static const char *sock_name(const char *path)
+{
+	static char name[SHMR_NAME_MAX];
+	const char *b = strrchr(path, '/');
+	size_t n;
+
+	b = b ? b + 1 : path;
+	n = strlen(b);
+	if (n > 5 && strcmp(b + n - 5, ".sock") == 0)
+		n -= 5;
+	snprintf(name, sizeof(name), "%.*s", (int)n, b);
+	return name;
+}
+
+/*
+ * The socket when -s does not name it, as shmr-control (started without
+ * --run-dir) put it: see the top of this file.  The configuration is
+ * always read (parsed, not validated: only `domain` and `run_dir` are
+ * used), since its run_dir applies to its domain however that was named;
+ * one that cannot be read or parsed is an error (exit 2), never skipped.
+ */
+static void find_socket(const char *conf, const char *dom_opt)
+{
+	static struct shmr_config cfg; /* large */
+	static char dom[SHMR_NAME_MAX];
+	const char *env = getenv("SHMR_DOMAIN"), *dir = NULL;
+	char err[600];
+	int rc, n;
+
+	domain = dom_opt ? dom_opt : env && *env ? env : NULL;
+	if (!conf)
+		conf = shmr_config_default_file(NULL);
+	if (conf)
+		rc = shmr_config_load_file(conf, &cfg, err, sizeof(err));
+	else
+		rc = shmr_config_load_string(shmr_config_default_text(),
+					     "<default>", &cfg, err,
+					     sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "shmrctl: %s (the configuration gives the "
+				"domain; or give -d DOMAIN and -s SOCKET)\n",
+			err);
+		exit(2);
+	}
+	if (!domain) {
+		snprintf(dom, sizeof(dom), "%s", cfg.domain);
+		domain = dom;
+	}
+	/* The parser fills in the built-in run_dir when the file sets
+	 * none: only one it set counts, as in shmr-control. */
+	if (strcmp(domain, cfg.domain) == 0 &&
+	    strcmp(cfg.run_dir, SHMR_RUN_DIR_DEFAULT) != 0)
+		dir = cfg.run_dir;
+	if (!dir) {
+		rc = shmr_proto_sock_path(domain, sock_path, sizeof(sock_path));
+		if (rc == -ENAMETOOLONG)
+			usage("socket path too long");
+		if (rc < 0)
+			usage("bad DOMAIN name");
+		return;
+	}
+	if (!shmr_proto_word_ok(domain, SHMR_NAME_MAX))
+		usage("bad DOMAIN name");
+	n = snprintf(sock_path, sizeof(sock_path), "%s/%s.sock", dir, domain);
+	if (n < 0 || (size_t)n >= sizeof(sock_path))
+		usage("socket path too long");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "wait", required_argument, NULL, 'w' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *sock = NULL, *cmd, *router = NULL;
+	const char *sock = NULL, *cmd, *router = NULL, *conf = NULL,
+		   *dom_opt = NULL;
 	double interval = 1, duration = 0;
 	double wait_s;
 	int json = 0, opt;
 	ssize_t n;
 
-	domain = getenv("SHMR_DOMAIN");
-	if (!domain || !*domain)
-		domain = "shmr-demo";
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:d:s:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:c:d:s:h", opts, NULL)) != -1) {
 		switch (opt) {
+		case 'c':
+			conf = optarg;
+			break;
 		case 'd':
-			domain = optarg;
+			dom_opt = optarg;
 			break;
 		case 's':
 			sock = optarg;
 			break;
 		case 'h':
 			help();
+			return 0;
+		case 'V':
+			printf("shmrctl %s\n", SHMR_VERSION_TEXT);
 			return 0;
 		case 'w':
 			if (parse_seconds(optarg, &wait_s) < 0 ||
@@ -727,9 +830,9 @@ int main(int argc, char **argv)
 		if (strlen(sock) >= sizeof(sock_path))
 			usage("-s: path too long");
 		strcpy(sock_path, sock);
-	} else if (shmr_proto_sock_path(domain, sock_path,
-					sizeof(sock_path)) < 0) {
-		usage("bad DOMAIN name");
+		domain = dom_opt ? dom_opt : sock_name(sock);
+	} else {
+		find_socket(conf, dom_opt);
 	}
 	if (lifecycle(cmd, argc, argv, optind))
 		return 0;

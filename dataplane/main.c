@@ -2,6 +2,7 @@
  * shmr-dataplane: the appliance's fast path, a DPDK EAL application.
  *
  *   shmr-dataplane --domain-fd N [--cpus LIST] [--log-level L]
+ *   shmr-dataplane --version | --help
  *
  * Started by shmr-control with the domain's memfd open on fd N.  It maps
  * the domain, starts EAL with one lcore per routing lcore of the domain
@@ -52,6 +53,7 @@
 #include <urcu-qsbr.h>
 
 #include <shmr/cpulist.h>
+#include <shmr/version.h>
 
 #include "dataplane_internal.h"
 #include "forward.h"
@@ -346,7 +348,8 @@ static void usage(FILE *f)
 		"  --cpus LIST     cpus for the routing lcores, e.g. 0,2-3 "
 		"(round-robin;\n"
 		"                  default: the cpus this process may use)\n"
-		"  --log-level L   error, warning, info (default) or debug\n");
+		"  --log-level L   error, warning, info (default) or debug\n"
+		"  --version       print \"" PROG " VERSION\" and exit\n");
 }
 
 /* The lcores' cpus so far, for parse_cpus(). */
@@ -479,6 +482,7 @@ int main(int argc, char **argv)
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int fd = -1, lanes_fd = -1, ncpus = 0, cpus[CPU_SETSIZE], opt, rc;
@@ -525,6 +529,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			printf(PROG " %s\n", SHMR_VERSION_TEXT);
 			return 0;
 		default:
 			usage(stderr);

@@ -15,11 +15,13 @@
 
 #include <shmr/shmr.h>
 
-static int usage(void)
+/* --help: stdout, status 0; a bad argument: stderr, status 2. */
+static int usage(FILE *f)
 {
-	fprintf(stderr, "usage: shmr-example-client [--domain DOMAIN] "
-			"[--router NAME] [--count N] [--type T]\n");
-	return 2;
+	fprintf(f, "usage: shmr-example-client [--domain DOMAIN] "
+		   "[--router NAME] [--count N] [--type T]\n"
+		   "       shmr-example-client --version | --help\n");
+	return f == stdout ? 0 : 2;
 }
 
 int main(int argc, char **argv)
@@ -34,8 +36,15 @@ int main(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++) {
 		char *end;
+
+		if (strcmp(argv[i], "--help") == 0)
+			return usage(stdout);
+		if (strcmp(argv[i], "--version") == 0) {
+			printf("shmr-example-client %s\n", SHMR_VERSION_TEXT);
+			return 0;
+		}
 		if (i + 1 >= argc)
-			return usage();
+			return usage(stderr);
 		if (strcmp(argv[i], "--domain") == 0)
 			domain = argv[++i];
 		else if (strcmp(argv[i], "--router") == 0)
@@ -43,13 +52,13 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--count") == 0) {
 			count = strtoul(argv[++i], &end, 10);
 			if (*end)
-				return usage();
+				return usage(stderr);
 		} else if (strcmp(argv[i], "--type") == 0) {
 			type = strtoul(argv[++i], &end, 10);
 			if (*end || type > UINT32_MAX)
-				return usage();
+				return usage(stderr);
 		} else
-			return usage();
+			return usage(stderr);
 	}
 
 	if ((rc = shmr_attach(domain, &d)) < 0) {

@@ -31,11 +31,13 @@ static void on_int(int sig)
 	interrupted = 1;
 }
 
-static int usage(void)
+/* --help: stdout, status 0; a bad argument: stderr, status 2. */
+static int usage(FILE *f)
 {
-	fprintf(stderr, "usage: shmr-echo-worker [--tag TAG] "
-			"[--domain DOMAIN --name NAME]\n");
-	return 2;
+	fprintf(f, "usage: shmr-echo-worker [--tag TAG] "
+		   "[--domain DOMAIN --name NAME]\n"
+		   "       shmr-echo-worker --version | --help\n");
+	return f == stdout ? 0 : 2;
 }
 
 int main(int argc, char **argv)
@@ -47,6 +49,12 @@ int main(int argc, char **argv)
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0)
+			return usage(stdout);
+		if (strcmp(argv[i], "--version") == 0) {
+			printf("shmr-echo-worker %s\n", SHMR_VERSION_TEXT);
+			return 0;
+		}
 		if (i + 1 < argc && strcmp(argv[i], "--tag") == 0)
 			tag = argv[++i];
 		else if (i + 1 < argc && strcmp(argv[i], "--domain") == 0)
@@ -54,10 +62,10 @@ int main(int argc, char **argv)
 		else if (i + 1 < argc && strcmp(argv[i], "--name") == 0)
 			name = argv[++i];
 		else
-			return usage();
+			return usage(stderr);
 	}
 	if (!domain != !name)
-		return usage();
+		return usage(stderr);
 	if (!tag)
 		tag = name ? name : "echo";
 

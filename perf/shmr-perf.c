@@ -3,6 +3,7 @@
  *
  *   shmr-perf [compare] [flags]   bare and router runs interleaved, medians,
  *                                 ratios against the issue's bars
+ *   shmr-perf --version           "shmr-perf VERSION"
  *   shmr-perf bare [flags]        two-hop SPSC chain, two-ring ping-pong,
  *                                 three-process round trip
  *   shmr-perf router [flags]      the same through shmr-control/-dataplane,
@@ -23,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <shmr/version.h>
 
 #include "perf_internal.h"
 
@@ -49,6 +52,7 @@ static void usage(FILE *f)
 		"[--vnodes N]\n"
 		"       shmr-perf load [--domain D] [--run-dir DIR] "
 		"[--router NAME] [--types 1,2,3] [--rate N] [--duration SEC]\n"
+		"       shmr-perf --version\n"
 		"  --cpus A,B[,C]  A: producer/client/pinger, B: forwarder/"
 		"dataplane/ponger,\n"
 		"                  C: consumer/sink workers (default A); "
@@ -539,6 +543,10 @@ int main(int argc, char **argv)
 	int first = 1;
 
 	perf_affinity_save();
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("shmr-perf %s\n", SHMR_VERSION_TEXT);
+		return PERF_EXIT_OK;
+	}
 	if (argc > 1 && argv[1][0] != '-') {
 		mode = argv[1];
 		first = 2;

@@ -121,11 +121,13 @@ static void on_call(struct shmr_endpoint *ep, const struct shmr_msg *m,
 		perf_backoff(&idle, PERF_SPIN_SHARED);
 }
 
-static int usage(void)
+/* --help: stdout, status 0; a bad argument: stderr, status 2. */
+static int usage(FILE *f)
 {
-	fprintf(stderr, "usage: shmr-perf-sink [--stride N] [--burst N] "
-			"[--register NAME]\n");
-	return 2;
+	fprintf(f, "usage: shmr-perf-sink [--stride N] [--burst N] "
+		   "[--register NAME]\n"
+		   "       shmr-perf-sink --version | --help\n");
+	return f == stdout ? 0 : 2;
 }
 
 int main(int argc, char **argv)
@@ -144,8 +146,14 @@ int main(int argc, char **argv)
 		char *end;
 		unsigned long *dst;
 
+		if (strcmp(argv[i], "--help") == 0)
+			return usage(stdout);
+		if (strcmp(argv[i], "--version") == 0) {
+			printf("shmr-perf-sink %s\n", SHMR_VERSION_TEXT);
+			return 0;
+		}
 		if (i + 1 >= argc)
-			return usage();
+			return usage(stderr);
 		if (strcmp(argv[i], "--register") == 0) {
 			reg = argv[++i];
 			continue;
@@ -155,10 +163,10 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--burst") == 0)
 			dst = &burst;
 		else
-			return usage();
+			return usage(stderr);
 		*dst = strtoul(argv[++i], &end, 10);
 		if (*end || (*dst == 0 && dst != &stride))
-			return usage();
+			return usage(stderr);
 	}
 	if (burst > 256)
 		burst = 256;

@@ -162,6 +162,16 @@ enum shmr_error {
 const char *shmr_strerror(int err);
 
 /**
+ * The version of the libshmr this process runs with, "MAJOR.MINOR.PATCH"
+ * (the library's, not the header's: SHMR_VERSION_TEXT is the version
+ * the program was compiled against, which may be older).
+ *
+ * Context:     any thread, any time (no attach needed).
+ * Concurrency: thread-safe; never NULL, static storage.
+ */
+const char *shmr_version(void);
+
+/**
  * An attached domain (opaque).
  *
  * Concurrency: the calls that talk to the control plane share the
@@ -301,7 +311,9 @@ size_t shmr_payload_max(const struct shmr_domain *d);
  *              endpoint belongs to one thread (see struct shmr_endpoint).
  * Ownership:   *out is the caller's (NULL on failure); close it with
  *              shmr_endpoint_close() before shmr_detach().
- * Errors:      -SHMR_E_NO_ENDPOINT (domain full), -SHMR_E_CONTROL_LOST
+ * Errors:      -SHMR_E_NO_ENDPOINT (domain full), -SHMR_E_NOT_ALLOWED
+ *              (this user holds its max_endpoints_per_user already),
+ *              -SHMR_E_CONTROL_LOST
  *              (the control plane died with the request: an endpoint may
  *              have been opened for this process, which it frees when the
  *              process exits), -SHMR_E_NO_DOMAIN (the control plane is
@@ -505,6 +517,8 @@ int shmr_reply(struct shmr_endpoint *ep, const struct shmr_msg *req,
  * Concurrency: uses the domain's socket (see struct shmr_domain).
  * Ownership:   @p name is copied.
  * Errors:      -SHMR_E_ROUTE_DUPLICATE (taken), -SHMR_E_NAME,
+ *              -SHMR_E_NOT_ALLOWED (this user holds its
+ *              max_endpoints_per_user names already),
  *              -SHMR_E_CONTROL_LOST (the control plane died with the
  *              request: look the name up to see whether it is yours, or
  *              register again and take -SHMR_E_ROUTE_DUPLICATE as
@@ -547,7 +561,10 @@ int shmr_unregister(struct shmr_endpoint *ep, const char *name);
  *              args or a request over 512 bytes), -SHMR_E_NO_ROUTE (no
  *              such router, or, except for remove, no such route),
  *              -SHMR_E_BUSY (the route has a pending operation),
- *              -SHMR_E_NOT_ALLOWED (the router is stopped),
+ *              -SHMR_E_NOT_ALLOWED (the router is stopped; or the
+ *              caller is neither the owner, root nor in admin_group;
+ *              or add and replace name a program the configuration
+ *              does not list),
  *              -SHMR_E_CONTROL_LOST (the control plane died with the
  *              request in flight: it may or may not have been done; read
  *              the route's state with shmrctl, then decide),

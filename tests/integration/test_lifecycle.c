@@ -309,13 +309,17 @@ static long long route_restarts(struct ctx *c)
  * (lazy restart, counted) and is delivered to it. */
 static void test_lazy_restart_on_next_message(void **state)
 {
-	struct ctx *c = start("lazy");
-	char prog[600], st[32];
+	char prog[600], st[32], extra[700];
+	struct ctx *c;
 	long long pid;
 	(void)state;
 
-	snprintf(prog, sizeof(prog), "%s/worker.sh", c->cl.app.dir);
+	/* Outside the run directory, so that the configuration's programs
+	 * can name it before the appliance starts. */
+	snprintf(prog, sizeof(prog), "/tmp/shmr-test-lazy-%d.sh", (int)getpid());
 	wrapper(prog, 1);
+	snprintf(extra, sizeof(extra), "programs = ( \"%s\" );", prog);
+	c = start_with("lazy", 30000, extra);
 	assert_int_equal(shmr_route_add(c->cl.d, "events", "w", prog, NULL, 0,
 					NULL),
 			 0);
@@ -340,6 +344,7 @@ static void test_lazy_restart_on_next_message(void **state)
 	assert_true(route_info(c, NULL, 0) > 0);
 	assert_int_equal(route_restarts(c), 1);
 	stop(c);
+	unlink(prog);
 }
 
 static int restarted_twice(void *arg)
@@ -354,7 +359,8 @@ static int restarted_twice(void *arg)
 static void test_restart_backoff_spaces_a_failing_program(void **state)
 {
 	struct ctx *c = start_with("backoff", 30000,
-				   "restart_backoff_ms = 300;");
+				   "restart_backoff_ms = 300;\n"
+				   "programs = ( \"/bin/false\" );");
 	long long before;
 	(void)state;
 
@@ -456,7 +462,8 @@ static void test_replace_drain_hands_over_cleanly(void **state)
  * that starts, completes it. */
 static void test_replace_with_no_worker_is_busy(void **state)
 {
-	struct ctx *c = start("rwait");
+	struct ctx *c = start_with("rwait", 30000,
+				   "programs = ( \"/nonexistent/shmr-worker\" );");
 	char ans[SHMR_PROTO_MAX];
 	(void)state;
 

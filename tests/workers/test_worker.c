@@ -25,6 +25,8 @@
  *                     set.  SIGTERM interrupts the wait (the worker stops)
  *   --gate-count N    gate only the first N bursts (default: every burst)
  *
+ *   --version         print "shmr-test-worker VERSION" and exit
+ *
  * Any call is answered with struct shmr_test_stats (see test_worker.h).
  */
 #include <errno.h>
@@ -132,6 +134,10 @@ int main(int argc, char **argv)
 	long gate_count = LONG_MAX;
 	int have_from = 0, rc;
 
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("shmr-test-worker %s\n", SHMR_VERSION_TEXT);
+		return 0;
+	}
 	memset(&st, 0, sizeof(st));
 	snprintf(st.tag, sizeof(st.tag), "%s",
 		 getenv("SHMR_ROUTE") ? getenv("SHMR_ROUTE") : "?");

@@ -1219,6 +1219,64 @@ static void test_geometry_and_values(void **state)
 	free(c);
 }
 
+/* The control socket's roles and limits: admin_group (needs
+ * socket_group), programs (absolute, unique), max_connections_per_user,
+ * idle_timeout_ms; each wrong value one line naming it. */
+static void test_access_settings(void **state)
+{
+	(void)state;
+
+	expect_err("admin_group = \"a:b\";\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: admin_group: ", "group name");
+	expect_err("admin_group = \"ops\";\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: admin_group: needs socket_group", NULL);
+	expect_err("programs = ( \"bin/w\" );\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: programs.[0]: \"bin/w\" is not an absolute path",
+		   NULL);
+	expect_err("programs = [ \"/a\", \"/a\" ];\nrouters = ( " ROUTER_OK
+		   " );\n",
+		   "t.conf:1: programs.[1]: \"/a\" is listed twice", NULL);
+	expect_err("programs = ( 1 );\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: programs.[0]: expected a string", NULL);
+	expect_err("max_connections_per_user = 0;\nrouters = ( " ROUTER_OK
+		   " );\n",
+		   "t.conf:1: max_connections_per_user: 0 is out of range",
+		   NULL);
+	expect_err("max_connections_per_user = 257;\nrouters = ( " ROUTER_OK
+		   " );\n",
+		   "t.conf:1: max_connections_per_user: 257 is out of range",
+		   NULL);
+	expect_err("max_endpoints_per_user = 129;\nrouters = ( " ROUTER_OK
+		   " );\n",
+		   "t.conf:1: max_endpoints_per_user: 129 is out of range",
+		   NULL);
+	expect_err("idle_timeout_ms = 10;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: idle_timeout_ms: 10 is out of range", NULL);
+
+	struct shmr_config *c = expect_ok(
+		"socket_group = \"shmr-users\"; admin_group = \"shmr-ops\";\n"
+		"programs = ( \"/opt/w/bin/a\", \"/usr/local/bin/b\" );\n"
+		"max_connections_per_user = 8; idle_timeout_ms = 500;\n"
+		"max_endpoints_per_user = 3;\n"
+		"routers = ( " ROUTER_OK " );\n");
+	assert_string_equal(c->admin_group, "shmr-ops");
+	assert_int_equal(c->nprograms, 2);
+	assert_string_equal(c->programs[0], "/opt/w/bin/a");
+	assert_string_equal(c->programs[1], "/usr/local/bin/b");
+	assert_int_equal(c->max_connections_per_user, 8);
+	assert_int_equal(c->idle_timeout_ms, 500);
+	assert_int_equal(c->max_endpoints_per_user, 3);
+	free(c);
+
+	c = expect_ok("routers = ( " ROUTER_OK " );\n");
+	assert_string_equal(c->admin_group, "");
+	assert_int_equal(c->nprograms, 0);
+	assert_int_equal(c->max_connections_per_user, 32);
+	assert_int_equal(c->idle_timeout_ms, 10000);
+	assert_int_equal(c->max_endpoints_per_user, 32);
+	free(c);
+}
+
 /* pool = { ... }: expanded into "<router>:<i>" routes of one program;
  * resizer/optimal_resizer only on a pool, one of them; on_kill. */
 static void test_pools_and_resizers(void **state)
@@ -1689,6 +1747,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_lists),
 		cmocka_unit_test(test_geometry_and_values),
 		cmocka_unit_test(test_needs_a_router),
+		cmocka_unit_test(test_access_settings),
 		cmocka_unit_test(test_pools_and_resizers),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_missing_file),
