@@ -14,8 +14,9 @@
 #            source's top-level entries and build/ as symbolic links to
 #            this source and build), with this build's binaries on PATH,
 #            libshmr installed (meson install --destdir, DESTDIR exported)
-#            and found by pkg-config and the loader, and a private run
-#            directory ($SHMR_RUN_DIR).  A line "#   TEXT" (a hash and
+#            and found by pkg-config and the loader, the installed
+#            shmr.conf as the configuration read without -c
+#            ($SHMR_CONFIG), and a private run directory ($SHMR_RUN_DIR).  A line "#   TEXT" (a hash and
 #            three spaces) is output the block must print: each TEXT must
 #            appear, literally, in the block's output (stdout and stderr),
 #            in that order.  Other comments are prose.  A failing command
@@ -94,7 +95,12 @@ export PKG_CONFIG_PATH=$tmp/pkgconfig
 export LD_LIBRARY_PATH=$(pkg-config --variable=libdir shmr)
 [ -e "$LD_LIBRARY_PATH/libshmr.so" ] || { failed "meson install" "no libshmr.so in $LD_LIBRARY_PATH"; exit 1; }
 export PATH=$build/control:$build/examples:$build/perf:$build/dataplane:$PATH
-unset SHMR_DOMAIN SHMR_SOCKET
+unset SHMR_DOMAIN SHMR_SOCKET SHMR_CONFIG
+# shmr-control and shmrctl without -c read the installed configuration
+# ($sysconfdir/shmr/shmr.conf), here the one of the DESTDIR tree, never
+# this machine's.
+conf=$(find "$DESTDIR" -path '*/etc/shmr/shmr.conf' -print -quit)
+export SHMR_CONFIG=${conf:-$tmp/no-shmr.conf}
 
 # Split every page into blocks: $tmp/blocks/N.TAG, and one line of
 # "N<TAB>PAGE<TAB>LINE<TAB>TAG<TAB>MARKER" each in $tmp/blocks/index.
