@@ -48,8 +48,8 @@
 #                                    the test runs `shmrctl stop`, and the
 #                                    block must then exit 0
 #
-# Background processes a block leaves behind are killed after it (each
-# block runs in a session of its own).  Liveness bounds only: a block gets
+# Background processes a block leaves behind are stopped after it (each
+# block runs in a session of its own: SIGTERM, then SIGKILL).  Liveness bounds only: a block gets
 # $DOCS_BLOCK_TIMEOUT seconds (120), a domain 60 to start and stop.
 # DOCS_ONLY=TEXT runs only the pages whose path contains TEXT (when
 # writing a page: DOCS_ONLY=use-cases meson test -C build docs).
@@ -58,13 +58,27 @@ src=$(cd "$1" && pwd) build=$(cd "$2" && pwd) control=$3
 shmrctl=$build/control/shmrctl
 block_timeout=${DOCS_BLOCK_TIMEOUT:-120}
 tmp=$(mktemp -d /tmp/shmr-docs-XXXXXX)
+# What a block leaves running (its session: workers it started in the
+# background, a shmr-control of its own) gets SIGTERM, so that a
+# shmr-control stops its domain's processes (they are not in its session),
+# then SIGKILL after 10 s.
+end_session() { # SESSION_FILE
+    local sid i
+    [ -e "$1" ] || return 0
+    sid=$(cat "$1")
+    rm -f "$1"
+    kill -TERM -- "-$sid" 2>/dev/null || return 0
+    for ((i = 0; i < 100; i++)); do
+        kill -0 -- "-$sid" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    kill -KILL -- "-$sid" 2>/dev/null
+}
 cleanup() {
     local p
-    for p in "$tmp"/*/session; do
-        [ -e "$p" ] && kill -KILL -- "-$(cat "$p")" 2>/dev/null
-    done
+    for p in "$tmp"/*/session; do end_session "$p"; done
     for p in "$tmp"/*/control.pid; do
-        [ -e "$p" ] && kill -KILL "$(cat "$p")" 2>/dev/null
+        [ -e "$p" ] && stop_domain "$(dirname "$p")"
     done
     rm -rf "$tmp"
 }
@@ -215,7 +229,7 @@ run_sh() { # N PAGE LINE MARKER
             sleep 0.1
         done
         if [ -z "${sock:-}" ]; then
-            kill -KILL -- "-$(cat "$dir/session" 2>/dev/null)" 2>/dev/null
+            end_session "$dir/session"
             wait "$bpid"
             failed "$where" "no domain came up in the foreground" "$dir/out"
             return
@@ -224,8 +238,7 @@ run_sh() { # N PAGE LINE MARKER
             failed "$where" "shmrctl stop failed" "$dir/stop.log"
     fi
     wait "$bpid"; rc=$?
-    [ -e "$dir/session" ] && kill -KILL -- "-$(cat "$dir/session")" 2>/dev/null
-    rm -f "$dir/session"
+    end_session "$dir/session"
     if [ -e "$dir/control.pid" ] && ! stop_domain "$dir"; then
         failed "$where" "the domain (${marker}) did not stop cleanly" "$dir/control.log"
         return
