@@ -13,6 +13,19 @@
  * bell and re-checks.  So the thread never reads a lane while the main
  * thread dequeues from it, and the loop stays single-threaded.
  *
+ * A peer can write the endpoint's lanes (they lie in the shared domain):
+ * the thread counts only slots in lanes that pass the consumer's check
+ * (shmr_lane_valid_sc(), against our own copy of the geometry), so a lane
+ * whose indices a peer moved does not wake the loop for slots it will
+ * never take (that was a core at 100%).  An unsound lane is still noticed:
+ * at most once a second (UNSOUND_RETRY_MS, the thread's sleep is bounded
+ * by it too) the thread kicks the loop for it, and the loop resets it:
+ * its geometry words written back from our copy (each a single store of
+ * the value the dataplane checks for, so the producer never sees a third
+ * value) and every index moved to the producer's tail, dropping what it
+ * held (it cannot be told from garbage); counted in the domain's
+ * lanes_reinit (STATUS) and logged, rate-limited.
+ *
  * The loop takes the slots (shmr_ctl_admin_begin(), _next(), _end()) and
  * hands each to the router it is for (control.c, on_admin()): management
  * messages to manage.c, the others to the router's handlers (handlers.c:
@@ -37,29 +50,50 @@
 #include "admin.h"
 #include "control_internal.h"
 
-static int admin_pending(struct shmr_ctl_admin *a)
+/* How often an unsound inbound lane may wake the loop to be reset, and
+ * the longest the bell thread sleeps without a ring. */
+#define UNSOUND_RETRY_MS 1000
+
+enum { WORK_NONE, WORK_SLOTS, WORK_UNSOUND };
+
+/* Context: the bell thread, while the loop does not touch the lanes (it
+ * waits for "done" in between). */
+static int admin_work(struct shmr_ctl_admin *a)
 {
-	for (uint32_t i = 0; i < a->d->geo.nlcores; i++)
-		if (shmr_lane_pending_sc(
-			    shmr_ctl_dom_lane(a->d, a->pid.slot, i)))
-			return 1;
-	return 0;
+	int unsound = 0;
+
+	for (uint32_t i = 0; i < a->d->geo.nlcores; i++) {
+		struct rte_ring *l = shmr_ctl_dom_lane(a->d, a->pid.slot, i);
+
+		if (!shmr_lane_valid_sc(l, a->d->geo.lane_size))
+			unsound = 1;
+		else if (shmr_lane_pending_sc(l))
+			return WORK_SLOTS;
+	}
+	return unsound ? WORK_UNSOUND : WORK_NONE;
 }
 
 static void *admin_thread(void *arg)
 {
 	struct shmr_ctl_admin *a = arg;
 	struct shmr_bell *bell = &shmr_ctl_dom_ep_peer(a->d, a->pid.slot)->bell;
-	uint64_t one = 1, v;
+	uint64_t one = 1, v, retry_at = 0;
 
 	for (;;) {
 		uint32_t seen = shmr_bell_prepare(bell);
+		int w = admin_work(a);
 
-		if (!admin_pending(a)) {
-			(void)shmr_bell_sleep(bell, seen, -1);
+		if (w == WORK_UNSOUND && shmr_ctl_now_ms() < retry_at)
+			w = WORK_NONE;
+		if (w == WORK_NONE) {
+			/* Bounded: a peer can also zero the bell's sleepers,
+			 * so that nobody rings it. */
+			(void)shmr_bell_sleep(bell, seen, UNSOUND_RETRY_MS);
 			continue;
 		}
 		shmr_bell_cancel(bell);
+		if (w == WORK_UNSOUND)
+			retry_at = shmr_ctl_now_ms() + UNSOUND_RETRY_MS;
 		if (write(a->kick, &one, sizeof(one)) < 0 &&
 		    errno != EINTR)
 			return NULL;
@@ -238,6 +272,44 @@ int shmr_ctl_admin_begin(struct shmr_ctl_admin *a)
 	return 0;
 }
 
+/*
+ * An inbound lane that fails the consumer's check, made usable again (see
+ * the top of the file).  The producer (an lcore) only ever sees the right
+ * geometry or the one a peer wrote, and refuses a lane whose indices are
+ * off (shmr_lane_valid_sp()); our side is at rest (the loop dequeues whole
+ * slots).
+ * Context: the loop, the lane's only consumer.
+ */
+static void lane_reset(struct shmr_ctl_admin *a, struct rte_ring *r)
+{
+	const struct shmr_ctl_domain *d = a->d;
+	uint32_t ls = d->geo.lane_size, pt;
+
+	r->size = ls;
+	r->mask = ls - 1;
+	r->capacity = ls - 1;
+	r->prod.sync_type = RTE_RING_SYNC_ST;
+	r->cons.sync_type = RTE_RING_SYNC_ST;
+	/* Every index to the producer's tail: ours, and the producer's head
+	 * too (a peer may have moved its tail alone, and the lcore refuses a
+	 * lane whose head and tail differ at rest, so it is not enqueueing;
+	 * one enqueue that passed its check just before the peer wrote ends
+	 * by storing its own tail, and the lane is reset again at the next
+	 * retry).  Acquire: pairs with the producer's release store of
+	 * prod.tail; nothing before it is taken, only skipped. */
+	pt = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+	r->cons.head = pt;
+	/* Release: pairs with the producer's acquire load of cons.tail (its
+	 * free count starts from here). */
+	__atomic_store_n(&r->cons.tail, pt, __ATOMIC_RELEASE);
+	r->prod.head = pt;
+	a->d->lanes_reinit++;
+	shmr_ctl_admin_log(a, SHMR_CTL_ALOG_LANE,
+			   "admin endpoint: inbound lane %u was corrupted by "
+			   "a peer: reset (what it held is lost)",
+			   a->lane);
+}
+
 int shmr_ctl_admin_next(struct shmr_ctl_admin *a, struct shmr_msg *m)
 {
 	for (; a->lane < a->d->geo.nlcores; a->lane++) {
@@ -245,9 +317,9 @@ int shmr_ctl_admin_next(struct shmr_ctl_admin *a, struct shmr_msg *m)
 			shmr_ctl_dom_lane(a->d, a->pid.slot, a->lane);
 
 		/* Our own lane, in memory a peer could write: checked
-		 * before each dequeue. */
+		 * before each dequeue, and reset when unsound. */
 		if (!shmr_lane_valid_sc(lane, a->d->geo.lane_size))
-			continue;
+			lane_reset(a, lane);
 		if (rte_ring_dequeue_burst_elem(lane, m, a->d->geo.slot_size,
 						1, NULL) == 1)
 			return 1;

@@ -22,6 +22,7 @@ enum {
 	SHMR_CTL_ALOG_FAILED = 0, /* a MessageRouteFailed */
 	SHMR_CTL_ALOG_SEND = 1,   /* another admin-path send */
 	SHMR_CTL_ALOG_REPLY = 2,  /* a reply lost */
+	SHMR_CTL_ALOG_LANE = 3,   /* an inbound lane reset */
 };
 
 struct shmr_ctl_admin {
@@ -33,7 +34,7 @@ struct shmr_ctl_admin {
 	struct shmr_pid pid; /* the admin endpoint */
 	int kick, done;      /* eventfds: thread -> loop, loop -> thread */
 	uint32_t lane;       /* shmr_ctl_admin_next()'s inbound lane */
-	uint64_t log_next[3], log_suppressed[3];
+	uint64_t log_next[4], log_suppressed[4];
 };
 
 /** Not open yet; works on @p d and @p m. */

@@ -226,6 +226,35 @@ static void header_heal(struct shmr_ctl_domain *d)
 	h->eppeer_off = g->eppeer_off;
 }
 
+/* How long the dataplane's side of a dead process's lane may take to come
+ * to rest (one burst, or one enqueue: microseconds, unless it is
+ * descheduled), before we take the dead process to have written it. */
+#define LIVE_REST_WAIT_MS 100
+
+/*
+ * Is the live side (the dataplane's) of lane @p r at rest: no enqueue half
+ * done on an inbound lane (@p in), no burst held on an outbound one?  The
+ * dataplane never leaves its side otherwise between two bursts, and
+ * refuses a lane found so (its lane checks), so one that stays so was
+ * written by the dead process: shmr_lane_sound_for_repair() allows it (a
+ * burst in progress), the repairs leave it, and the endpoint would stay
+ * quarantined under its next process.  Waits up to LIVE_REST_WAIT_MS.
+ */
+static int live_side_at_rest(const struct rte_ring *r, int in)
+{
+	for (unsigned i = 0;; i++) {
+		/* Relaxed: nothing is read on their account. */
+		const struct rte_ring_headtail *ht = in ? &r->prod : &r->cons;
+
+		if (__atomic_load_n(&ht->head, __ATOMIC_RELAXED) ==
+		    __atomic_load_n(&ht->tail, __ATOMIC_RELAXED))
+			return 1;
+		if (i >= LIVE_REST_WAIT_MS)
+			return 0;
+		usleep(1000);
+	}
+}
+
 unsigned shmr_ctl_slot_take_over(struct shmr_ctl_domain *d, uint32_t slot)
 {
 	uint32_t nl = d->geo.nlcores, ls = d->geo.lane_size;
@@ -235,7 +264,8 @@ unsigned shmr_ctl_slot_take_over(struct shmr_ctl_domain *d, uint32_t slot)
 		struct rte_ring *r = shmr_ctl_dom_lane(d, slot, i);
 		int in = i < nl; /* it consumed [0, nl), produced the rest */
 
-		if (!shmr_lane_sound_for_repair(r, ls, in)) {
+		if (!shmr_lane_sound_for_repair(r, ls, in) ||
+		    !live_side_at_rest(r, in)) {
 			lane_reinit(d, slot, i);
 			reinit++;
 		} else if (in) {

@@ -119,7 +119,9 @@ void shmr_ctl_slot_reinit(struct shmr_ctl_domain *d, uint32_t slot);
  * The process that held @p slot is gone: take over its side of every lane
  * of the slot.  A lane sound enough to repair is repaired (its unfinished
  * burst handed back, its half-done enqueue dropped); one that is not (the
- * process wrote its geometry or indices) is initialised again in place,
+ * process wrote its geometry or indices, the dataplane's side included:
+ * that side not at rest after LIVE_REST_WAIT_MS, domain.c, is taken to be
+ * the process's doing) is initialised again in place,
  * counted in d->lanes_reinit and logged once for the slot.  The header's
  * geometry, if a peer wrote it, is written back from d->geo.
  *

@@ -289,8 +289,10 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		return 1;
 	if (run->target == BCAST_TARGET)
 		return shmr_dp_fwd_bcast_flush_rcu(lc, t, p, src, run, handled);
-	k = shmr_lane_put(shmr_dp_lane(env, run->target, lc->index),
-			  lc->buf + (size_t)run->start * ss, ss, run->len);
+	k = shmr_lane_put_bounded(shmr_dp_lane(env, run->target, lc->index),
+				  env->lane_size,
+				  lc->buf + (size_t)run->start * ss, ss,
+				  run->len);
 	unsigned fwd = 0;
 	uint32_t rslot = 0;
 	uint64_t rn = 0;
@@ -374,7 +376,8 @@ unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
 						     : "outbound");
 		return 0;
 	}
-	n = shmr_lane_peek(src, lc->buf, ss, SHMR_DP_BURST);
+	n = shmr_lane_peek_bounded(src, env->lane_size, lc->buf, ss,
+				   SHMR_DP_BURST);
 	if (n == 0)
 		return 0;
 	memset(lc->checked, 0, sizeof(lc->checked));

@@ -92,9 +92,10 @@ static int bal_send(void *ctx, uint32_t w, const struct shmr_msg *m)
 	struct bal_ctx *k = ctx;
 	const struct shmr_dp_target *tgt = &k->r->bc[w];
 
-	if (shmr_lane_put(shmr_dp_lane(k->lc->env, tgt->slot, k->lc->index),
-			  (const unsigned char *)m, k->lc->env->slot_size,
-			  1) != 1)
+	if (shmr_lane_put_bounded(
+		    shmr_dp_lane(k->lc->env, tgt->slot, k->lc->index),
+		    k->lc->env->lane_size, (const unsigned char *)m,
+		    k->lc->env->slot_size, 1) != 1)
 		return -1;
 	bcast_put_count(k->lc, k->t, k->r, tgt, 1);
 	return 0;
@@ -123,9 +124,10 @@ static unsigned balance_fail(struct shmr_dp_lcore *lc,
 
 			make_reply(m, err);
 			if (answerable(lc, t, caller)) {
-				if (shmr_lane_put(
+				if (shmr_lane_put_bounded(
 					    shmr_dp_lane(lc->env, caller.slot,
 							 lc->index),
+					    lc->env->lane_size,
 					    (const unsigned char *)m, ss,
 					    1) != 1)
 					break; /* its lane is full: later */

@@ -130,8 +130,10 @@ static int bcast_slot(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 							  err);
 			continue;
 		}
-		if (shmr_lane_put(shmr_dp_lane(env, slot, lc->index),
-				  (const unsigned char *)m, ss, 1) == 1) {
+		if (shmr_lane_put_bounded(shmr_dp_lane(env, slot, lc->index),
+					  env->lane_size,
+					  (const unsigned char *)m, ss,
+					  1) == 1) {
 			served[slot / 64] |= bit;
 			reached = 1;
 			bcast_put_count(lc, t, r, tgt, 1);
@@ -169,8 +171,10 @@ static int bcast_slot(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	/* A call that reached nobody: the caller hears why. */
 	to = shmr_dp_fwd_refuse(lc, m, meta, SHMR_DP_FAIL, err);
 	if (to != NO_TARGET) {
-		if (shmr_lane_put(shmr_dp_lane(env, to, lc->index),
-				  (const unsigned char *)m, ss, 1) != 1)
+		if (shmr_lane_put_bounded(shmr_dp_lane(env, to, lc->index),
+					  env->lane_size,
+					  (const unsigned char *)m, ss,
+					  1) != 1)
 			return 0;
 		shmr_dp_count(&lc->stats->ep_delivered[to], 1);
 		note_bell(lc, to);
@@ -205,9 +209,9 @@ static unsigned bcast_batch(struct shmr_dp_lcore *lc,
 		if (!target_sound(lc, r->bc[j].slot))
 			return 0;
 	for (j = 0; j < r->nbc && k; j++) {
-		unsigned got = rte_ring_enqueue_zc_burst_elem_start(
+		unsigned got = shmr_lane_reserve_bounded(
 			shmr_dp_lane(env, r->bc[j].slot, lc->index),
-			ss, k, &zcd[j], NULL);
+			env->lane_size, ss, k, &zcd[j]);
 
 		if (got < k)
 			k = got;

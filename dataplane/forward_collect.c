@@ -34,12 +34,13 @@
  * copy, publish): for messages kept in buffers shorter than a slot.
  * Returns 1, or 0 when the lane is full.
  */
-static inline unsigned put_one(struct rte_ring *lane, const struct shmr_msg *m,
-			       uint32_t ss, size_t bytes)
+static inline unsigned put_one(struct rte_ring *lane, uint32_t lane_size,
+			       const struct shmr_msg *m, uint32_t ss,
+			       size_t bytes)
 {
 	struct rte_ring_zc_data zcd;
 
-	if (rte_ring_enqueue_zc_burst_elem_start(lane, ss, 1, &zcd, NULL) != 1)
+	if (shmr_lane_reserve_bounded(lane, lane_size, ss, 1, &zcd) != 1)
 		return 0;
 	memcpy(zcd.ptr1, m, bytes);
 	rte_ring_enqueue_zc_elem_finish(lane, 1);
@@ -116,9 +117,10 @@ int shmr_dp_fwd_collect_call_rcu(struct shmr_dp_lcore *lc,
 		tgt = &r->bc[first];
 		if (!target_sound(lc, tgt->slot)) {
 			err = -SHMR_E_PROCESS_UNKNOWN;
-		} else if (shmr_lane_put(
+		} else if (shmr_lane_put_bounded(
 				   shmr_dp_lane(env, tgt->slot, lc->index),
-				   (const unsigned char *)m, ss, 1) == 1) {
+				   env->lane_size, (const unsigned char *)m,
+				   ss, 1) == 1) {
 			bcast_put_count(lc, t, r, tgt, 1);
 			commit(lc, p, m, meta);
 			return 1;
@@ -147,9 +149,9 @@ int shmr_dp_fwd_collect_call_rcu(struct shmr_dp_lcore *lc,
 							  err);
 			continue;
 		}
-		if (rte_ring_enqueue_zc_burst_elem_start(
-			    shmr_dp_lane(env, tgt->slot, lc->index), ss, 1,
-			    &zcd[j], NULL) == 1) {
+		if (shmr_lane_reserve_bounded(
+			    shmr_dp_lane(env, tgt->slot, lc->index),
+			    env->lane_size, ss, 1, &zcd[j]) == 1) {
 			got[j] = 1;
 			reserved++;
 		} else if (meta->fail_full) {
@@ -227,7 +229,7 @@ static int deliver_collected(struct shmr_dp_lcore *lc,
 		return 1;
 	}
 	lane = shmr_dp_lane(env, caller.slot, lc->index);
-	if (rte_ring_enqueue_zc_burst_elem_start(lane, ss, 1, &zcd, NULL) != 1)
+	if (shmr_lane_reserve_bounded(lane, env->lane_size, ss, 1, &zcd) != 1)
 		return 0;
 	v = shmr_dp_collect_on_reply(&lc->coll, m, lc->clock_ns());
 	memcpy(zcd.ptr1, m, SHMR_HDR_SIZE + (size_t)m->len);
@@ -347,9 +349,10 @@ static int tick_send(void *ctx, uint32_t routee, const struct shmr_msg *call)
 	if (!target_sound(lc, tgt->slot))
 		return 0;
 	/* The kept call is a slot's size (collect.c's stride). */
-	if (shmr_lane_put(shmr_dp_lane(lc->env, tgt->slot, lc->index),
-			  (const unsigned char *)call, lc->env->slot_size,
-			  1) != 1)
+	if (shmr_lane_put_bounded(shmr_dp_lane(lc->env, tgt->slot, lc->index),
+				  lc->env->lane_size,
+				  (const unsigned char *)call,
+				  lc->env->slot_size, 1) != 1)
 		return -1;
 	bcast_put_count(lc, t, r, tgt, 1);
 	return 0;
@@ -367,8 +370,9 @@ static void tick_expire(void *ctx, const struct shmr_msg *reply)
 	if (!answerable(lc, k->t, reply->to))
 		return;
 	/* The reply is a header only (collect.h). */
-	if (!put_one(shmr_dp_lane(lc->env, reply->to.slot, lc->index), reply,
-		     lc->env->slot_size, SHMR_HDR_SIZE)) {
+	if (!put_one(shmr_dp_lane(lc->env, reply->to.slot, lc->index),
+		     lc->env->lane_size, reply, lc->env->slot_size,
+		     SHMR_HDR_SIZE)) {
 		shmr_dp_event(lc, SHMR_DP_EV_FAILED,
 			      "lcore %u: the timeout of a call from %u.%u "
 			      "(type %u) found its lane full: dropped",

@@ -142,8 +142,9 @@ void shmr_dp_fwd_admin_put(struct shmr_dp_lcore *lc, const struct shmr_msg *m,
 {
 	const struct shmr_dp_env *env = lc->env;
 
-	if (shmr_lane_put(shmr_dp_lane(env, meta->target, lc->index),
-			  (const unsigned char *)m, env->slot_size, 1) == 1) {
+	if (shmr_lane_put_bounded(shmr_dp_lane(env, meta->target, lc->index),
+				  env->lane_size, (const unsigned char *)m,
+				  env->slot_size, 1) == 1) {
 		shmr_dp_count(&lc->stats->admin, 1);
 		shmr_dp_count(&lc->stats->ep_delivered[meta->target], 1);
 		note_bell(lc, meta->target);
@@ -182,9 +183,10 @@ int shmr_dp_fwd_refuse_now_rcu(struct shmr_dp_lcore *lc,
 	}
 	to = shmr_dp_fwd_refuse(lc, m, meta, SHMR_DP_FAIL, err);
 	if (to != NO_TARGET) {
-		if (shmr_lane_put(shmr_dp_lane(lc->env, to, lc->index),
-				  (const unsigned char *)m, lc->env->slot_size,
-				  1) != 1)
+		if (shmr_lane_put_bounded(shmr_dp_lane(lc->env, to, lc->index),
+					  lc->env->lane_size,
+					  (const unsigned char *)m,
+					  lc->env->slot_size, 1) != 1)
 			return 0;
 		shmr_dp_count(&lc->stats->ep_delivered[to], 1);
 		note_bell(lc, to);

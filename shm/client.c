@@ -539,9 +539,14 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 
 	if (n > RX_BURST_MAX)
 		n = RX_BURST_MAX;
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
 		if (msgs[i].len > ss - SHMR_HDR_SIZE)
 			return -SHMR_E_TOO_BIG;
+		/* As send_one(): a slot that cannot exist is refused here,
+		 * not dropped by the dataplane as a bad target. */
+		if (msgs[i].to.slot >= ep->d->max_endpoints)
+			return -SHMR_E_PROCESS_UNKNOWN;
+	}
 	for (unsigned i = 0; i < n; i++)
 		fill_slot(ep, (struct shmr_msg *)(ep->tx + i * ss),
 			  SHMR_KIND_SEND, SHMR_PRIO_NORMAL, msgs[i].to,

@@ -422,7 +422,9 @@ struct shmr_out {
  *
  * Context, Concurrency, Ownership: as shmr_send().
  * Returns: how many were sent (a prefix of @p msgs); 0 when the lane is
- *          full, -SHMR_E_TOO_BIG when one payload is too large (none sent).
+ *          full, -SHMR_E_TOO_BIG when one payload is too large, or
+ *          -SHMR_E_PROCESS_UNKNOWN when one PID names a slot the domain
+ *          does not have (as shmr_send(); none sent in either case).
  */
 int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 		    unsigned n);

@@ -24,6 +24,28 @@
 #include <rte_ring_elem.h>
 #include <rte_ring_peek_zc.h>
 
+/* The copies of a zero-copy burst of @p n slots described by @p z: out of
+ * the lane into @p buf, and from @p buf into the lane. */
+static inline __attribute__((always_inline)) void
+shmr_lane_zc_copy_out(const struct rte_ring_zc_data *z, void *buf, uint32_t ss,
+		      unsigned n)
+{
+	memcpy(buf, z->ptr1, (size_t)z->n1 * ss);
+	if (n > z->n1)
+		memcpy((unsigned char *)buf + (size_t)z->n1 * ss, z->ptr2,
+		       (size_t)(n - z->n1) * ss);
+}
+
+static inline __attribute__((always_inline)) void
+shmr_lane_zc_copy_in(const struct rte_ring_zc_data *z, const void *buf,
+		     uint32_t ss, unsigned n)
+{
+	memcpy(z->ptr1, buf, (size_t)z->n1 * ss);
+	if (n > z->n1)
+		memcpy(z->ptr2, (const unsigned char *)buf + (size_t)z->n1 * ss,
+		       (size_t)(n - z->n1) * ss);
+}
+
 /**
  * Copy up to @p n slots of @p ss bytes from the head of @p r into @p buf
  * and keep them reserved, as rte_ring_dequeue_burst_elem_start() does: they
@@ -39,12 +61,8 @@ shmr_lane_peek(struct rte_ring *r, void *buf, uint32_t ss, unsigned n)
 	struct rte_ring_zc_data z;
 
 	n = rte_ring_dequeue_zc_burst_elem_start(r, ss, n, &z, NULL);
-	if (n) {
-		memcpy(buf, z.ptr1, (size_t)z.n1 * ss);
-		if (n > z.n1)
-			memcpy((unsigned char *)buf + (size_t)z.n1 * ss, z.ptr2,
-			       (size_t)(n - z.n1) * ss);
-	}
+	if (n)
+		shmr_lane_zc_copy_out(&z, buf, ss, n);
 	return n;
 }
 
@@ -61,11 +79,7 @@ shmr_lane_put(struct rte_ring *r, const void *buf, uint32_t ss, unsigned n)
 
 	n = rte_ring_enqueue_zc_burst_elem_start(r, ss, n, &z, NULL);
 	if (n) {
-		memcpy(z.ptr1, buf, (size_t)z.n1 * ss);
-		if (n > z.n1)
-			memcpy(z.ptr2,
-			       (const unsigned char *)buf + (size_t)z.n1 * ss,
-			       (size_t)(n - z.n1) * ss);
+		shmr_lane_zc_copy_in(&z, buf, ss, n);
 		rte_ring_enqueue_zc_elem_finish(r, n);
 	}
 	return n;
@@ -83,6 +97,101 @@ shmr_lane_take(struct rte_ring *r, void *buf, uint32_t ss, unsigned n)
 	n = shmr_lane_peek(r, buf, ss, n);
 	if (n)
 		rte_ring_dequeue_zc_elem_finish(r, n);
+	return n;
+}
+
+/*
+ * The bounded variants, for a reader that does not trust the ring's own
+ * words: DPDK computes the slots' addresses from the ring's size and mask,
+ * and a peer that can write the ring can change them between the reader's
+ * lane check (shmr_lane_valid_sc(), _sp()) and the start.  After the start,
+ * shmr_lane_zc_inside() checks the addresses against the reader's own
+ * geometry; slots that are not inside are given back (finish of 0), as a
+ * lane with nothing to take or no room, and the next lane check finds the
+ * geometry the peer wrote.  So no value a peer writes moves a copy out of
+ * the lane.
+ */
+
+/**
+ * Do the @p n slots a zero-copy start handed out in @p z lie inside the
+ * slots of @p r, a lane of @p lane_size entries of @p ss bytes?
+ * Context: anyone; reads only @p z.  Returns: 1 inside, 0 not.
+ */
+static inline __attribute__((always_inline)) int
+shmr_lane_zc_inside(const struct rte_ring *r, uint32_t lane_size, uint32_t ss,
+		    unsigned n, const struct rte_ring_zc_data *z)
+{
+	uintptr_t lo = (uintptr_t)(r + 1), p1 = (uintptr_t)z->ptr1;
+	uint64_t bytes = (uint64_t)lane_size * ss;
+
+	if (n == 0)
+		return 1;
+	if (z->n1 > n || p1 < lo ||
+	    (uint64_t)(p1 - lo) + (uint64_t)z->n1 * ss > bytes)
+		return 0;
+	/* ptr2 is set only when the slots wrap (n > n1). */
+	return n == z->n1 || ((uintptr_t)z->ptr2 == lo &&
+			      (uint64_t)(n - z->n1) * ss <= bytes);
+}
+
+/**
+ * Reserve up to @p n slots of @p r for a zero-copy enqueue, as
+ * rte_ring_enqueue_zc_burst_elem_start() does, their addresses checked
+ * against @p lane_size (shmr_lane_zc_inside()); the caller copies into
+ * @p z and calls rte_ring_enqueue_zc_elem_finish().
+ * Context: the ring's single producer.
+ * Returns: the number of slots reserved (0: full, or not inside: nothing
+ *          is left reserved).
+ */
+static inline __attribute__((always_inline)) unsigned
+shmr_lane_reserve_bounded(struct rte_ring *r, uint32_t lane_size, uint32_t ss,
+			  unsigned n, struct rte_ring_zc_data *z)
+{
+	n = rte_ring_enqueue_zc_burst_elem_start(r, ss, n, z, NULL);
+	if (n && !shmr_lane_zc_inside(r, lane_size, ss, n, z)) {
+		rte_ring_enqueue_zc_elem_finish(r, 0);
+		return 0;
+	}
+	return n;
+}
+
+/**
+ * As shmr_lane_peek(), the slots' addresses checked against @p lane_size
+ * (shmr_lane_zc_inside()).
+ * Returns: the number of slots copied (0: empty, or not inside).
+ */
+static inline __attribute__((always_inline)) unsigned
+shmr_lane_peek_bounded(struct rte_ring *r, uint32_t lane_size, void *buf,
+		       uint32_t ss, unsigned n)
+{
+	struct rte_ring_zc_data z;
+
+	n = rte_ring_dequeue_zc_burst_elem_start(r, ss, n, &z, NULL);
+	if (n && !shmr_lane_zc_inside(r, lane_size, ss, n, &z)) {
+		rte_ring_dequeue_zc_elem_finish(r, 0);
+		return 0;
+	}
+	if (n)
+		shmr_lane_zc_copy_out(&z, buf, ss, n);
+	return n;
+}
+
+/**
+ * As shmr_lane_put(), the slots' addresses checked against @p lane_size
+ * (shmr_lane_zc_inside()).
+ * Returns: the number of slots enqueued (0: full, or not inside).
+ */
+static inline __attribute__((always_inline)) unsigned
+shmr_lane_put_bounded(struct rte_ring *r, uint32_t lane_size, const void *buf,
+		      uint32_t ss, unsigned n)
+{
+	struct rte_ring_zc_data z;
+
+	n = shmr_lane_reserve_bounded(r, lane_size, ss, n, &z);
+	if (n) {
+		shmr_lane_zc_copy_in(&z, buf, ss, n);
+		rte_ring_enqueue_zc_elem_finish(r, n);
+	}
 	return n;
 }
 
