@@ -136,9 +136,12 @@ for md in "$src"/README.md "$src"/docs/*.md "$src"/docs/*/*.md; do
         /^[ \t]*$/ { next }
         /^<!-- docs-test: .* -->$/ {
             marker = $0; sub(/^<!-- docs-test: /, "", marker); sub(/ -->$/, "", marker)
-            next
+            mline = NR; next
         }
-        { marker = "" }
+        marker != "" {
+            printf "0\t%s\t%d\tstray\t%s\n", page, mline, marker >> (dir "/index")
+            marker = ""
+        }
         END { if (inb) printf "%d\t%s\t%d\tunclosed\t\n", n, page, NR >> (dir "/index") }
     ' "$md"
 done
@@ -146,6 +149,7 @@ done
 # Files the pages name (<!-- docs-test: file NAME -->), by page.
 declare -A page_files
 while IFS=$'\t' read -r n page line tag marker; do
+    [ "$tag" = stray ] && continue
     case $marker in
     "file "*)
         name=${marker#file }
@@ -266,6 +270,9 @@ run_sh() { # N PAGE LINE MARKER
 
 while IFS=$'\t' read -r n page line tag marker; do
     where="$page:$line"
+    if [ "$tag" = stray ]; then
+        failed "$where" "the marker \"$marker\" is not right before a block"; continue
+    fi
     case $marker in
     "skip ("*")")
         skipped=$((skipped + 1)); skips+=("$where: ${marker#skip }"); continue;;

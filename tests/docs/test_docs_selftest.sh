@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The docs test can fail: run on selftest/ (one page of broken blocks, and
-# two good ones), it must fail, name each broken block by its page and
+# three good ones), it must fail, name each broken block by its page and
 # line, list the skip with its reason, and pass the good blocks.
 #
 # usage: test_docs_selftest.sh TEST_DOCS SELFTEST_DIR BUILD_DIR SHMR_CONTROL
@@ -22,8 +22,9 @@ FAIL docs/broken.md:17: exit status 1
     | docs-test: docs/broken.md:19: exit status 1
 FAIL docs/broken.md:26: output not seen: call answered "payments:hello"
 FAIL docs/broken.md:40: a skip needs its reason: <!-- docs-test: skip (WHY) -->
+FAIL docs/broken.md:49: the marker "skip (a marker away from its block)" is not right before a block
 skipped docs/broken.md:35: (the reason is printed)
-2 passed, 5 failed, 1 skipped
+3 passed, 6 failed, 1 skipped
 WANT
 grep -q '^FAIL docs/broken.md:29: shmr-control: .*behaviour' <<<"$out" ||
     { echo "SELFTEST: the bad configuration at line 29 was not named"; bad=1; }
