@@ -121,10 +121,11 @@
 #include "resizer.h"
 #include "server.h"
 #include "spawn.h"
+#include "startup.h"
 #include "state.h"
 
 #define EXIT_RUNTIME 1
-#define EXIT_USAGE 2
+#define EXIT_USAGE SHMR_CTL_EXIT_USAGE
 #define DATAPLANE_START_MS 30000u /* to take its first routing table */
 
 /*
@@ -166,137 +167,6 @@ struct shmr_ctl {
 };
 
 static struct shmr_ctl ctl; /* large: keep it off the stack */
-
-static const char usage_line[] =
-	"usage: shmr-control [-c FILE] [--run-dir DIR] [--ready-fd N] "
-	"[--dataplane PATH] [--check] [--quiet]\n";
-
-static void usage_full(void)
-{
-	printf("%s", usage_line);
-	printf("\n"
-	       "Create a shmrouter domain, start its dataplane and route "
-	       "workers, and serve\n"
-	       "its control socket <run_dir>/<domain>.sock until SIGINT, "
-	       "SIGTERM or STOP.\n"
-	       "\n"
-	       "  -c, --config FILE   configuration (default: $SHMR_CONFIG, "
-	       "else\n"
-	       "                      %s, when that file exists;\n"
-	       "                      else the embedded default)\n"
-	       "  --run-dir DIR       socket directory (default: run_dir of "
-	       "the configuration,\n"
-	       "                      else $SHMR_RUN_DIR, else "
-	       SHMR_RUN_DIR_DEFAULT ")\n"
-	       "  --ready-fd N        write \"R\" to fd N and close it once "
-	       "everything is up\n"
-	       "  --dataplane PATH    the shmr-dataplane binary (default: next "
-	       "to this one,\n"
-	       "                      then ../dataplane/, then PATH)\n"
-	       "  --check             parse the configuration, print \"FILE: "
-	       "ok\", exit\n"
-	       "  --quiet             log errors only\n"
-	       "  -h, --help          this text\n"
-	       "  --version           print \"shmr-control VERSION\" and exit\n"
-	       "\n"
-	       "Exit status: 0 clean stop; 1 runtime failure (e.g. a worker "
-	       "could not start:\n"
-	       "nothing is left running); 2 bad configuration or bad "
-	       "arguments,\nor the domain runs with another configuration "
-	       "(left running).\n",
-	       shmr_config_sysconf_path());
-}
-
-static void usage_error(const char *why)
-{
-	if (why)
-		fprintf(stderr, "shmr-control: %s\n", why);
-	fputs(usage_line, stderr);
-	exit(EXIT_USAGE);
-}
-
-/* ------------------------------------------------------------------ */
-/* Start-up                                                            */
-/* ------------------------------------------------------------------ */
-
-static int mkdir_p(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-	size_t n = strlen(path);
-
-	if (n == 0 || n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, n + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, mode) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, mode) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-static int resolve_run_dir(struct shmr_ctl *c, const char *opt)
-{
-	const char *dir = opt;
-	const char *env = getenv(SHMR_ENV_RUN_DIR);
-	int n;
-
-	/* The configuration's run_dir counts only when the file set it:
-	 * the parser fills in the built-in default otherwise. */
-	if (!dir && c->cfg.run_dir[0] &&
-	    strcmp(c->cfg.run_dir, SHMR_RUN_DIR_DEFAULT) != 0)
-		dir = c->cfg.run_dir;
-	if (!dir && env && *env)
-		dir = env;
-	if (!dir)
-		dir = SHMR_RUN_DIR_DEFAULT;
-	n = snprintf(c->run_dir, sizeof(c->run_dir), "%s", dir);
-	if (n < 0 || (size_t)n >= sizeof(c->run_dir))
-		return -ENAMETOOLONG;
-	n = snprintf(c->sock_path, sizeof(c->sock_path), "%s/%s.sock", dir,
-		     c->cfg.domain);
-	if (n < 0 || (size_t)n >= sizeof(c->sock_path))
-		return -ENAMETOOLONG;
-	return 0;
-}
-
-static int executable(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-	       access(path, X_OK) == 0;
-}
-
-static void resolve_dataplane(struct shmr_ctl *c, const char *opt)
-{
-	char self[PATH_MAX], *dir;
-	ssize_t n;
-
-	if (opt) {
-		snprintf(c->dataplane, sizeof(c->dataplane), "%s", opt);
-		return;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		dir = dirname(self);
-		snprintf(c->dataplane, sizeof(c->dataplane),
-			 "%s/shmr-dataplane", dir);
-		if (executable(c->dataplane))
-			return;
-		snprintf(c->dataplane, sizeof(c->dataplane),
-			 "%s/../dataplane/shmr-dataplane", dir);
-		if (executable(c->dataplane))
-			return;
-	}
-	snprintf(c->dataplane, sizeof(c->dataplane), "shmr-dataplane");
-}
 
 /* What the daemon builds from a configuration that shmr_config_load()
  * validated: the model (and the pools' resizers in it), the routes' cpu
@@ -735,7 +605,7 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			if (!*optarg)
-				usage_error("--run-dir: empty");
+				shmr_ctl_usage_error("--run-dir: empty");
 			run_dir = optarg;
 			break;
 		case 'f':
@@ -743,7 +613,7 @@ int main(int argc, char **argv)
 			v = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || v < 0 ||
 			    v > INT32_MAX || fcntl((int)v, F_GETFD) < 0)
-				usage_error("--ready-fd: not an open descriptor");
+				shmr_ctl_usage_error("--ready-fd: not an open descriptor");
 			ready_fd = (int)v;
 			break;
 		case 'd':
@@ -756,7 +626,7 @@ int main(int argc, char **argv)
 			shmr_ctl_log_quiet();
 			break;
 		case 'h':
-			usage_full();
+			shmr_ctl_usage_full();
 			return 0;
 		case 'V':
 			printf("shmr-control %s\n", SHMR_VERSION_TEXT);
@@ -764,16 +634,16 @@ int main(int argc, char **argv)
 		case ':':
 			fprintf(stderr, "shmr-control: %s: missing argument\n",
 				argv[optind - 1]);
-			usage_error(NULL);
+			shmr_ctl_usage_error(NULL);
 			break;
 		default:
 			fprintf(stderr, "shmr-control: unknown option %s\n",
 				argv[optind - 1]);
-			usage_error(NULL);
+			shmr_ctl_usage_error(NULL);
 		}
 	}
 	if (optind < argc)
-		usage_error("unexpected argument");
+		shmr_ctl_usage_error("unexpected argument");
 	/* Children must not hold the ready pipe: its reader waits for EOF
 	 * after an init failure. */
 	if (ready_fd >= 0)
@@ -793,12 +663,15 @@ int main(int argc, char **argv)
 	shmr_ctl_notify_init(&c->notify);
 	/* A closed ready pipe must not kill us; children get SIG_DFL back. */
 	signal(SIGPIPE, SIG_IGN);
-	if (resolve_run_dir(c, run_dir) < 0) {
+	if (shmr_ctl_run_dir_resolve(&c->cfg, run_dir, c->run_dir,
+				      sizeof(c->run_dir), c->sock_path,
+				      sizeof(c->sock_path)) < 0) {
 		shmr_ctl_warn("run dir or socket path too long");
 		return EXIT_RUNTIME;
 	}
-	resolve_dataplane(c, dataplane);
-	rc = mkdir_p(c->run_dir, 0755);
+	shmr_ctl_dataplane_resolve(dataplane, c->dataplane,
+				   sizeof(c->dataplane));
+	rc = shmr_ctl_mkdir_p(c->run_dir, 0755);
 	if (rc < 0) {
 		shmr_ctl_warn("cannot create run dir %s: %s", c->run_dir,
 			      strerror(-rc));
@@ -810,7 +683,10 @@ int main(int argc, char **argv)
 		char abs[PATH_MAX];
 
 		errno = 0;
-		if (!realpath(c->run_dir, abs) || resolve_run_dir(c, abs) < 0) {
+		if (!realpath(c->run_dir, abs) || shmr_ctl_run_dir_resolve(&c->cfg, abs, c->run_dir,
+					     sizeof(c->run_dir),
+					     c->sock_path,
+					     sizeof(c->sock_path)) < 0) {
 			shmr_ctl_warn("run dir %s: %s", c->run_dir,
 				      errno ? strerror(errno) : "too long");
 			return EXIT_RUNTIME;
