@@ -1,0 +1,165 @@
+/*
+ * The routing specification in the domain: routers, their routes, type
+ * maps and routee lists, the registry, and the words that name them
+ * (behaviours, route states, router flags).  Part of the layout
+ * (<shmr/layout.h> includes it, and pins every size and offset here);
+ * not for direct inclusion.
+ */
+#ifndef SHMR_SPEC_H
+#define SHMR_SPEC_H
+
+#include <assert.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <shmr/shmr.h>
+
+#ifndef SHMR_LAYOUT_H
+#error "include <shmr/layout.h>, which defines the limits used here"
+#endif
+
+/* Routing behaviours. */
+enum shmr_behaviour_kind {
+	SHMR_BEH_TYPE = 1, /* message type -> route name */
+	SHMR_BEH_HASH = 2, /* key % nhash -> route name */
+	SHMR_BEH_DSO = 3,  /* shared object's route_message/route_call */
+	/* The routing logics (Pekko's), over the router's routee list:
+	 * hash[]/nhash names the routees, or nhash == 0: its own routes in
+	 * order.  Routees that resolve to no deliverable target are left out;
+	 * none left fails with SHMR_E_NO_ROUTEES. */
+	SHMR_BEH_ROUND_ROBIN = 4,     /* per lcore counter % routees */
+	SHMR_BEH_RANDOM = 5,          /* uniform */
+	SHMR_BEH_SMALLEST_MAILBOX = 6, /* least queued, idle first */
+	SHMR_BEH_BROADCAST = 7,       /* every routee, exactly once each */
+	SHMR_BEH_CONSISTENT_HASH = 8, /* ring of vnodes per routee, by key */
+	/* A call goes to every routee; the first reply (within within_ms)
+	 * goes to the caller, the rest are dropped; a send goes to every
+	 * routee, as broadcast. */
+	SHMR_BEH_SCATTER_GATHER = 9,
+	/* A call goes to one routee picked at random, then every
+	 * interval_ms to one more not tried yet, until the first reply or
+	 * within_ms; a send goes to one random routee. */
+	SHMR_BEH_TAIL_CHOPPING = 10,
+	/* A pool's shared mailbox, held by the dataplane: a message goes to
+	 * a routee only when it has nothing outstanding from that lcore. */
+	SHMR_BEH_BALANCING = 11,
+};
+
+/* virtual_nodes of a consistent-hash router (Pekko's default factor). */
+#define SHMR_CHASH_VNODES_DEFAULT 10u
+#define SHMR_CHASH_VNODES_MAX 1024u
+
+/* within_ms of a scatter-gather or tail-chopping router: at most 1 hour. */
+#define SHMR_WITHIN_MS_MAX 3600000u
+
+/* Route states as the dataplane sees them. */
+enum shmr_route_state {
+	SHMR_ROUTE_RUNNING = 0,  /* forward into the route's inbox */
+	SHMR_ROUTE_DEAD = 1,     /* worker down: inbox keeps queueing */
+	SHMR_ROUTE_DISABLED = 2, /* fail with SHMR_E_DISABLED */
+	SHMR_ROUTE_PENDING_DISABLE = 3,
+	SHMR_ROUTE_PENDING_REPLACE = 4,
+	SHMR_ROUTE_PENDING_REMOVE = 5,
+	/* A pending replace whose old worker is gone and whose new one has
+	 * not started (its start failed): fail with SHMR_E_BUSY, and ask the
+	 * control plane to try the start again. */
+	SHMR_ROUTE_REPLACE_WAIT = 6,
+};
+
+/*
+ * Flags of a slot that only the dataplane sets, on slots it puts into the
+ * control plane's admin endpoint (see include/shmr/shmr.h for the public
+ * ones).  The dataplane clears all three on every slot a client sends
+ * directly to an endpoint, so a client cannot forge them.
+ */
+#define SHMR_F_INTERNAL_MASK                                              \
+	(SHMR_F_ROUTE_FAILED | SHMR_F_ROUTE_NAME | SHMR_F_WANT_WORKER)
+/* A message was routed to a route with no worker (DEAD or REPLACE_WAIT):
+ * `to` is the route's inbox.  No payload.  The lazy restart's trigger. */
+#define SHMR_F_WANT_WORKER 0x40u
+
+/* Router flags (struct shmr_spec_router.flags). */
+#define SHMR_RF_FAIL_WHEN_FULL 0x1u /* a full route inbox fails the message
+				      * with SHMR_E_MAILBOX_FULL instead of
+				      * holding the sender back */
+#define SHMR_RF_STOPPED 0x2u /* the router is stopped: everything sent to
+			       * it fails with SHMR_E_NOT_ALLOWED */
+
+struct shmr_spec_route {
+	char name[SHMR_NAME_MAX];
+	struct shmr_pid pid; /* the route's inbox endpoint */
+	uint32_t state;      /* enum shmr_route_state */
+	uint32_t pad;
+};
+static_assert(sizeof(struct shmr_spec_route) == 48, "spec route size");
+
+struct shmr_spec_type {
+	uint32_t type;
+	char target[SHMR_NAME_MAX]; /* a route or registry name */
+};
+static_assert(sizeof(struct shmr_spec_type) == 36, "spec type size");
+
+struct shmr_spec_router {
+	char name[SHMR_NAME_MAX];
+	struct shmr_pid pid; /* the router's endpoint: clients send here */
+	uint32_t behaviour;  /* enum shmr_behaviour_kind */
+	uint32_t flags;      /* SHMR_RF_* */
+	uint32_t nroutes;
+	uint32_t ntypes;     /* SHMR_BEH_TYPE: entries in types[] */
+	uint32_t nhash;      /* entries in hash[]: SHMR_BEH_HASH's list, or
+			      * the routing logics' routee names (0: the
+			      * router's own routes) */
+	char dso[SHMR_DSO_PATH_MAX];  /* SHMR_BEH_DSO: path of the object */
+	char dso_arg[SHMR_DSO_PATH_MAX]; /* passed to its init hook */
+	struct shmr_spec_route routes[SHMR_MAX_ROUTES];
+	struct shmr_spec_type types[SHMR_MAX_TYPES];
+	char hash[SHMR_MAX_ROUTES][SHMR_NAME_MAX];
+	/* Every built-in behaviour (not SHMR_BEH_DSO): when ncall_types > 0,
+	 * calls are routed by type through call_types[] and sends as the
+	 * behaviour says (CQRS: commands by key, queries by type). */
+	uint32_t ncall_types;
+	struct shmr_spec_type call_types[SHMR_MAX_TYPES];
+	/* SHMR_BEH_CONSISTENT_HASH: ring points per routee, 1 to
+	 * SHMR_CHASH_VNODES_MAX (0 or out of range: the default). */
+	uint32_t vnodes;
+	/* SHMR_BEH_SCATTER_GATHER and SHMR_BEH_TAIL_CHOPPING: a call's
+	 * reply must come within within_ms (1 to SHMR_WITHIN_MS_MAX);
+	 * tail-chopping tries one more routee every interval_ms (1 to
+	 * within_ms).  Out of range: the router fails its calls. */
+	uint32_t within_ms;
+	uint32_t interval_ms;
+};
+
+struct shmr_spec_reg {
+	char name[SHMR_NAME_MAX];
+	struct shmr_pid pid;
+};
+static_assert(sizeof(struct shmr_spec_reg) == 40, "spec reg size");
+
+/*
+ * The routing specification: everything the dataplane's table is built from.
+ * Written only by shmr-control; read by the dataplane's update thread (which
+ * builds its private RCU table from a copy) and by clients (registry lookups).
+ *
+ * Seqcount protocol: the writer makes seq odd (store, then release fence
+ * [S1]), writes, then makes it even with a release store [S2].  A reader
+ * loads seq with acquire [S3, pairs with S2], copies, issues an acquire
+ * fence [S4, pairs with S1], reloads seq, and retries on change or odd.
+ * A reader waits for an even seq only until a deadline (SHMR_SPEC_WAIT_MS,
+ * shm/domain.h): a peer that stored an odd seq cannot hang it; the writer
+ * starts from an odd seq as from an even one, and so heals it.
+ */
+struct shmr_spec {
+	alignas(SHMR_CACHE_LINE) _Atomic(uint64_t) seq;
+	uint64_t version; /* bumped on every change; told over the control lane */
+	uint32_t nrouters;
+	uint32_t nreg;
+	uint32_t nactive;          /* entries of active[] */
+	uint32_t pad;
+	uint32_t active[SHMR_MAX_ENDPOINTS]; /* endpoint slots to poll */
+	struct shmr_spec_router routers[SHMR_MAX_ROUTERS];
+	struct shmr_spec_reg registry[SHMR_MAX_REGISTRY];
+};
+
+#endif
