@@ -40,13 +40,14 @@ static int find(struct shmr_ctl_life *l, const char *router, const char *name,
 	struct shmr_ctl_router *r;
 	int k;
 
-	if (!router || !name)
-		return -SHMR_E_NO_ROUTE;
-	r = shmr_ctl_model_router(l->m, router);
+	r = router ? shmr_ctl_model_router(l->m, router) : NULL;
 	if (!r)
 		return -SHMR_E_NO_ROUTE;
+	/* A stopped router refuses before any argument is checked. */
 	if (r->stopped)
 		return -SHMR_E_NOT_ALLOWED;
+	if (!name)
+		return -SHMR_E_NO_ROUTE;
 	*ri = (unsigned)(r - l->m->routers);
 	k = shmr_ctl_model_route_index(r, name);
 	if (k < 0)
@@ -151,13 +152,14 @@ int shmr_ctl_life_add(struct shmr_ctl_life *l, const char *router,
 	unsigned r, k;
 	int reused, rc;
 
-	if (!shmr_ctl_name_valid(spec->name) || !spec_valid(spec))
-		return -SHMR_E_NAME;
+	/* A stopped router refuses before any argument is checked. */
 	ro = shmr_ctl_model_router(l->m, router);
 	if (!ro)
 		return -SHMR_E_NO_ROUTE;
 	if (ro->stopped)
 		return -SHMR_E_NOT_ALLOWED;
+	if (!shmr_ctl_name_valid(spec->name) || !spec_valid(spec))
+		return -SHMR_E_NAME;
 	if (shmr_ctl_model_route_index(ro, spec->name) >= 0)
 		return -SHMR_E_ROUTE_DUPLICATE;
 	if (ro->nroutes >= SHMR_MAX_ROUTES)
@@ -315,11 +317,12 @@ int shmr_ctl_life_replace(struct shmr_ctl_life *l, const char *router,
 	unsigned r, k;
 	int rc;
 
-	if (!spec_valid(spec))
-		return -SHMR_E_NAME;
+	/* A stopped router refuses before the spec is checked (find()). */
 	rc = find_settled(l, router, name, &r, &k, &q);
 	if (rc < 0)
 		return rc;
+	if (!spec_valid(spec))
+		return -SHMR_E_NAME;
 	old = q->spec;
 	swap_spec(q, spec);
 	if (q->state == SHMR_ROUTE_DISABLED)

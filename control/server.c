@@ -932,6 +932,37 @@ static int share_check(struct shmr_ctl_server *srv,
 	return refuse(srv, k, why);
 }
 
+/*
+ * A mutator (a route's lifecycle, a pool's routees) on a stopped router
+ * is refused before any of its arguments is checked, as Ergo's router
+ * does: the router's name is all that is read (@p req->name, which the
+ * parser fills first, even from a request it then rejects).  1 when
+ * @p req is such a request.
+ */
+static int on_stopped_router(const struct shmr_ctl_server *srv,
+			     const struct shmr_ctl_req *req)
+{
+	const struct shmr_ctl_router *r;
+
+	switch (req->verb) {
+	case SHMR_REQ_ADD:
+	case SHMR_REQ_REMOVE:
+	case SHMR_REQ_DISABLE:
+	case SHMR_REQ_DRAIN:
+	case SHMR_REQ_ENABLE:
+	case SHMR_REQ_REPLACE:
+	case SHMR_REQ_RESPAWN:
+	case SHMR_REQ_ROUTEE_ADD:
+	case SHMR_REQ_ROUTEE_REMOVE:
+	case SHMR_REQ_POOL_ADJUST:
+		break;
+	default:
+		return 0;
+	}
+	r = req->name[0] ? shmr_ctl_model_router(srv->dep.m, req->name) : NULL;
+	return r && r->stopped;
+}
+
 static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		  const char *pkt, size_t len)
 {
@@ -951,7 +982,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		return -1;
 	}
 	rc = shmr_ctl_req_parse(pkt, len, &req, &why);
-	if (rc < 0)
+	if (rc < 0 && !on_stopped_router(srv, &req))
 		return send_err(k->fd, rc, "%s", why);
 	/* A request completed: the idle clock starts again. */
 	if (!k->attached)
@@ -960,6 +991,9 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	rc = role_check(srv, k, &req, &refused);
 	if (refused)
 		return rc;
+	if (on_stopped_router(srv, &req))
+		return send_err(k->fd, SHMR_E_NOT_ALLOWED, "router %s is stopped",
+				req.name);
 	if (req.verb == SHMR_REQ_OPEN || req.verb == SHMR_REQ_REGISTER) {
 		rc = share_check(srv, k, &req, &refused);
 		if (refused)

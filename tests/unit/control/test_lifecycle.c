@@ -652,6 +652,21 @@ static void test_stopped_router_refuses_mutators(void **state)
 			 -SHMR_E_NOT_ALLOWED);
 	assert_int_equal(shmr_ctl_life_respawn(&x->l, "events", "a"),
 			 -SHMR_E_NOT_ALLOWED);
+	/* Before any argument check: a bad spec, an unknown route. */
+	{
+		struct shmr_conf_route bad = spec_of("", "", NULL);
+
+		assert_int_equal(shmr_ctl_life_add(&x->l, "events", &bad),
+				 -SHMR_E_NOT_ALLOWED);
+		assert_int_equal(
+			shmr_ctl_life_replace(&x->l, "events", "a", &bad),
+			-SHMR_E_NOT_ALLOWED);
+		assert_int_equal(
+			shmr_ctl_life_replace(&x->l, "events", "nosuch", &bad),
+			-SHMR_E_NOT_ALLOWED);
+		assert_int_equal(shmr_ctl_life_enable(&x->l, "events", NULL),
+				 -SHMR_E_NOT_ALLOWED);
+	}
 	/* The unknown router is still NO_ROUTE. */
 	assert_int_equal(shmr_ctl_life_disable(&x->l, "nosuch", "a"),
 			 -SHMR_E_NO_ROUTE);

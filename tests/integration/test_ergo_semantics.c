@@ -1,0 +1,169 @@
+/*
+ * The route lifecycle's corner cases as Ergo's router has them (issue 12),
+ * against the real appliance: what a stopped router answers, what a
+ * failed enable and a failed replace leave, and a restart on message that
+ * fails.
+ *
+ * Router "events" (type behaviour, on_kill = "stop"): type 1 -> "w"
+ * (added by the tests), type 2 -> "base" (configured).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <shmr/proto.h>
+
+#include "shmr_test_app.h"
+#include "test_worker.h"
+
+#define WAIT_MS 20000
+
+struct ctx {
+	struct shmr_test_client cl;
+	struct shmr_pid router;
+	char prog[600]; /* a wrapper for the test worker (see wrapper()) */
+	int want_rc;
+	const char *want_state;
+	struct shmr_test_stats st;
+	char ans[SHMR_PROTO_MAX];
+};
+
+/* A wrapper for the test worker at c->prog, executable or not (a program
+ * whose start fails, then works again, without a new configuration). */
+static void wrapper(struct ctx *c, int executable)
+{
+	FILE *f = fopen(c->prog, "w");
+
+	assert_non_null(f);
+	fputs("#!/bin/sh\nexec shmr-test-worker \"$@\"\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(c->prog, executable ? 0755 : 0644), 0);
+}
+
+static struct ctx *start(const char *tag)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+	char conf[2048];
+
+	assert_non_null(c);
+	/* Outside the run directory, so that the configuration's programs
+	 * can name it before the appliance starts. */
+	snprintf(c->prog, sizeof(c->prog), "/tmp/shmr-test-ergo-%s-%d.sh", tag,
+		 (int)getpid());
+	wrapper(c, 1);
+	snprintf(conf, sizeof(conf),
+		 "programs = ( \"%s\" );\n"
+		 "routers = ( { name = \"events\"; behaviour = \"type\";\n"
+		 "  on_kill = \"stop\";\n"
+		 "  types = ( { type = 1; route = \"w\"; },\n"
+		 "            { type = 2; route = \"base\"; } );\n"
+		 "  routes = ( { name = \"base\";\n"
+		 "               program = \"shmr-test-worker\"; } );\n"
+		 "} );\n",
+		 c->prog);
+	assert_int_equal(shmr_test_client_start(&c->cl, tag, conf, -1), 0);
+	assert_int_equal(shmr_lookup(c->cl.d, "events", &c->router), 0);
+	return c;
+}
+
+static void stop(struct ctx *c)
+{
+	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
+	unlink(c->prog);
+	free(c);
+}
+
+/* One request on the control socket; its code, the answer in c->ans. */
+static int ctl(struct ctx *c, const char *req)
+{
+	return shmr_test_ctl(&c->cl.app, req, c->ans, sizeof(c->ans));
+}
+
+/* One call of @p type through the router: the reply's size or the error. */
+static int call(struct ctx *c, uint32_t type)
+{
+	memset(&c->st, 0, sizeof(c->st));
+	return shmr_call(c->cl.ep, c->router, type, 0, "x", 1, &c->st,
+			 sizeof(c->st), 10000);
+}
+
+static int call_gives(void *arg)
+{
+	struct ctx *c = arg;
+
+	return call(c, 1) == c->want_rc;
+}
+
+static void wait_call(struct ctx *c, int rc)
+{
+	c->want_rc = rc;
+	assert_true(shmr_test_wait(call_gives, c, WAIT_MS));
+}
+
+static int router_stopped(void *arg)
+{
+	struct ctx *c = arg;
+
+	return ctl(c, "INSPECT events") == 0 &&
+	       strstr(c->ans, "\nshmr:state stopped\n") != NULL;
+}
+
+/* @p req on the stopped router: refused as stopped, not for its
+ * arguments. */
+static void refused_as_stopped(struct ctx *c, const char *req)
+{
+	int rc = ctl(c, req);
+
+	if (rc != -SHMR_E_NOT_ALLOWED || !strstr(c->ans, "stopped"))
+		fail_msg("%s: %d, '%s' (want NOT_ALLOWED, stopped)", req, rc,
+			 c->ans);
+}
+
+/* Error order on a stopped router: every mutator answers
+ * SHMR_E_NOT_ALLOWED ("router events is stopped") before any argument
+ * check: a bad cpu list, a bad route name, a program the configuration
+ * does not list, an unknown route. */
+static void test_stopped_router_refuses_before_argument_checks(void **state)
+{
+	struct ctx *c = start("stopped");
+	char req[300];
+	(void)state;
+
+	assert_int_equal(ctl(c, "KILL events"), 0);
+	assert_true(shmr_test_wait(router_stopped, c, WAIT_MS));
+	/* Once the dataplane has the change, routed calls are refused. */
+	wait_call(c, -SHMR_E_NOT_ALLOWED);
+
+	refused_as_stopped(c, "ADD events w nosuchcpu shmr-test-worker");
+	refused_as_stopped(c, "ADD events w - /not/listed");
+	snprintf(req, sizeof(req), "ADD events %0100d - shmr-test-worker", 0);
+	refused_as_stopped(c, req);
+	refused_as_stopped(c, "REPLACE events base /not/listed");
+	refused_as_stopped(c, "REPLACE events nosuch shmr-test-worker");
+	refused_as_stopped(c, "ENABLE events nosuch");
+	refused_as_stopped(c, "RESPAWN events base");
+	refused_as_stopped(c, "REMOVE events base");
+	/* An unknown router is still named as unknown; reads still work. */
+	assert_int_equal(ctl(c, "ENABLE nosuch w"), -SHMR_E_NO_ROUTE);
+	assert_int_equal(ctl(c, "ROUTES events"), 0);
+	stop(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(
+			test_stopped_router_refuses_before_argument_checks),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
