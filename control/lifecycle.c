@@ -15,7 +15,8 @@
  *                --disable/remove--> as a DEAD route (nothing to wait for)
  *   PENDING_REMOVE  --exit--> gone (inbox freed, deferred reuse)
  *   DEAD --disable--> DISABLED, --remove--> gone, --replace--> spawn new
- *   DISABLED --enable--> spawn, --replace--> spec swapped only, --remove--> gone
+ *   DISABLED --enable--> DEAD, then spawn (a failed start stays DEAD),
+ *            --replace--> spec swapped only, --remove--> gone
  *
  * Every change marks the model dirty; the daemon publishes it as a new spec
  * version after the request (or the exit) is handled.
@@ -292,12 +293,12 @@ int shmr_ctl_life_enable(struct shmr_ctl_life *l, const char *router,
 		return rc;
 	if (q->state != SHMR_ROUTE_DISABLED)
 		return 0; /* enabled already, live or not: respawn wakes it */
-	rc = start(l, r, k);
-	if (rc < 0) {
-		q->state = SHMR_ROUTE_DISABLED;
-		return rc;
-	}
-	return 0;
+	/* As Ergo's EnableRoute: enabled first, then started; a start that
+	 * fails leaves the route enabled but dead, and the next message
+	 * routed there (or the backoff timer) tries again. */
+	q->state = SHMR_ROUTE_DEAD;
+	l->m->dirty = 1;
+	return start(l, r, k);
 }
 
 /* Put @p spec's program and args into @p q (name and cpus stay). */

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,23 +31,31 @@
 struct ctx {
 	struct shmr_test_client cl;
 	struct shmr_pid router;
-	char prog[600]; /* a wrapper for the test worker (see wrapper()) */
+	char prog[500];  /* a wrapper for the test worker (see wrapper()) */
+	char prog2[600]; /* another one */
 	int want_rc;
 	const char *want_state;
 	struct shmr_test_stats st;
 	char ans[SHMR_PROTO_MAX];
 };
 
-/* A wrapper for the test worker at c->prog, executable or not (a program
- * whose start fails, then works again, without a new configuration). */
-static void wrapper(struct ctx *c, int executable)
+/* A wrapper for the test worker at @p path, executable or not (a program
+ * whose start fails, then works again, without a new configuration); it
+ * creates @p path.ran each time it runs. */
+static void wrapper_at(const char *path, int executable)
 {
-	FILE *f = fopen(c->prog, "w");
+	FILE *f = fopen(path, "w");
 
 	assert_non_null(f);
-	fputs("#!/bin/sh\nexec shmr-test-worker \"$@\"\n", f);
+	fprintf(f, "#!/bin/sh\n: > '%s.ran'\nexec shmr-test-worker \"$@\"\n",
+		path);
 	assert_int_equal(fclose(f), 0);
-	assert_int_equal(chmod(c->prog, executable ? 0755 : 0644), 0);
+	assert_int_equal(chmod(path, executable ? 0755 : 0644), 0);
+}
+
+static void wrapper(struct ctx *c, int executable)
+{
+	wrapper_at(c->prog, executable);
 }
 
 static struct ctx *start(const char *tag)
@@ -59,9 +68,11 @@ static struct ctx *start(const char *tag)
 	 * can name it before the appliance starts. */
 	snprintf(c->prog, sizeof(c->prog), "/tmp/shmr-test-ergo-%s-%d.sh", tag,
 		 (int)getpid());
+	snprintf(c->prog2, sizeof(c->prog2), "%s.2.sh", c->prog);
 	wrapper(c, 1);
+	wrapper_at(c->prog2, 1);
 	snprintf(conf, sizeof(conf),
-		 "programs = ( \"%s\" );\n"
+		 "programs = ( \"%s\", \"%s\" );\n"
 		 "routers = ( { name = \"events\"; behaviour = \"type\";\n"
 		 "  on_kill = \"stop\";\n"
 		 "  types = ( { type = 1; route = \"w\"; },\n"
@@ -69,7 +80,7 @@ static struct ctx *start(const char *tag)
 		 "  routes = ( { name = \"base\";\n"
 		 "               program = \"shmr-test-worker\"; } );\n"
 		 "} );\n",
-		 c->prog);
+		 c->prog, c->prog2);
 	assert_int_equal(shmr_test_client_start(&c->cl, tag, conf, -1), 0);
 	assert_int_equal(shmr_lookup(c->cl.d, "events", &c->router), 0);
 	return c;
@@ -77,8 +88,15 @@ static struct ctx *start(const char *tag)
 
 static void stop(struct ctx *c)
 {
+	char p[700];
+
 	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
 	unlink(c->prog);
+	unlink(c->prog2);
+	snprintf(p, sizeof(p), "%s.ran", c->prog);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s.ran", c->prog2);
+	unlink(p);
 	free(c);
 }
 
@@ -107,6 +125,37 @@ static void wait_call(struct ctx *c, int rc)
 {
 	c->want_rc = rc;
 	assert_true(shmr_test_wait(call_gives, c, WAIT_MS));
+}
+
+/* Route w's state and os_pid from ROUTE; -1 when there is no route w. */
+static long long route_info(struct ctx *c, char *state, size_t cap)
+{
+	const char *p;
+	int rc = ctl(c, "ROUTE events w");
+
+	snprintf(state, cap, "%s", "none");
+	if (rc < 0)
+		return -1;
+	p = strstr(c->ans, " state=");
+	if (p)
+		sscanf(p + 7, "%31s", state);
+	p = strstr(c->ans, " os_pid=");
+	return p ? atoll(p + 8) : -1;
+}
+
+static int route_in_state(void *arg)
+{
+	struct ctx *c = arg;
+	char state[32];
+
+	(void)route_info(c, state, sizeof(state));
+	return strcmp(state, c->want_state) == 0;
+}
+
+static void wait_state(struct ctx *c, const char *state)
+{
+	c->want_state = state;
+	assert_true(shmr_test_wait(route_in_state, c, WAIT_MS));
 }
 
 static int router_stopped(void *arg)
@@ -158,11 +207,50 @@ static void test_stopped_router_refuses_before_argument_checks(void **state)
 	stop(c);
 }
 
+/* Route w added from c->prog, running, routed to. */
+static void add_w(struct ctx *c)
+{
+	assert_int_equal(shmr_route_add(c->cl.d, "events", "w", c->prog, NULL,
+					0, NULL),
+			 0);
+	wait_call(c, (int)sizeof(c->st));
+	assert_string_equal(c->st.tag, "w");
+}
+
+/* A failed enable (its program cannot start) leaves the route enabled
+ * but dead, as Ergo's code does: the next message routed there starts
+ * it, and is delivered. */
+static void test_failed_enable_leaves_the_route_enabled_dead(void **state)
+{
+	struct ctx *c = start("enable");
+	char st[32];
+	(void)state;
+
+	add_w(c);
+	assert_int_equal(shmr_route_disable(c->cl.d, "events", "w"), 0);
+	wait_state(c, "disabled");
+	wrapper(c, 0); /* the start will fail: not executable */
+	assert_true(shmr_route_enable(c->cl.d, "events", "w") < 0);
+	assert_int_equal(route_info(c, st, sizeof(st)), 0);
+	assert_string_equal(st, "dead");
+
+	wrapper(c, 1); /* fixed: nothing retried it; the next message does */
+	assert_int_equal(route_info(c, st, sizeof(st)), 0);
+	assert_string_equal(st, "dead");
+	wait_call(c, (int)sizeof(c->st));
+	assert_string_equal(c->st.tag, "w");
+	assert_true(route_info(c, st, sizeof(st)) > 0);
+	assert_string_equal(st, "running");
+	stop(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(
 			test_stopped_router_refuses_before_argument_checks),
+		cmocka_unit_test(
+			test_failed_enable_leaves_the_route_enabled_dead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

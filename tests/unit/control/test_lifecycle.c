@@ -483,7 +483,9 @@ static void test_enable_does_not_spawn_an_enabled_dead_route(void **state)
 	assert_int_equal(x->f.spawns, 0);
 }
 
-static void test_enable_whose_start_fails_stays_disabled(void **state)
+/* As Ergo's code: enabled, but dead; a restart (the next message) starts
+ * it. */
+static void test_enable_whose_start_fails_stays_enabled_dead(void **state)
 {
 	struct fixture *x = *state;
 
@@ -491,7 +493,11 @@ static void test_enable_whose_start_fails_stays_disabled(void **state)
 	assert_int_equal(shmr_ctl_life_disable(&x->l, "events", "a"), 0);
 	x->f.fail_spawn = -ENOENT;
 	assert_int_equal(shmr_ctl_life_enable(&x->l, "events", "a"), -ENOENT);
-	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DISABLED);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DEAD);
+	assert_int_equal(spec_state(x, "a"), SHMR_ROUTE_DEAD);
+	x->f.fail_spawn = 0;
+	assert_true(shmr_ctl_life_restart(&x->l, 0, 0) > 0);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_RUNNING);
 }
 
 /* ---- replace --------------------------------------------------------- */
@@ -951,7 +957,7 @@ int main(void)
 		T(test_pool_bounds_and_stop_with_last_routee),
 		T(test_routee_lists),
 		T(test_kill_router),
-		T(test_enable_whose_start_fails_stays_disabled),
+		T(test_enable_whose_start_fails_stays_enabled_dead),
 		T(test_replace_of_live_worker_is_pending_until_exit),
 		T(test_replace_of_dead_route_starts_the_new_spec),
 		T(test_replace_whose_start_fails_keeps_the_old_spec),
