@@ -15,6 +15,7 @@
  *                --disable/remove--> as a DEAD route (nothing to wait for)
  *   PENDING_REMOVE  --exit--> gone (inbox freed, deferred reuse)
  *   DEAD --disable--> DISABLED, --remove--> gone, --replace--> spawn new
+ *        (a failed start keeps the new spec: DEAD until a start succeeds)
  *   DISABLED --enable--> DEAD, then spawn (a failed start stays DEAD),
  *            --replace--> spec swapped only, --remove--> gone
  *
@@ -313,7 +314,6 @@ static void swap_spec(struct shmr_ctl_route *q,
 int shmr_ctl_life_replace(struct shmr_ctl_life *l, const char *router,
 			  const char *name, const struct shmr_conf_route *spec)
 {
-	struct shmr_conf_route old;
 	struct shmr_ctl_route *q;
 	unsigned r, k;
 	int rc;
@@ -324,7 +324,6 @@ int shmr_ctl_life_replace(struct shmr_ctl_life *l, const char *router,
 		return rc;
 	if (!spec_valid(spec))
 		return -SHMR_E_NAME;
-	old = q->spec;
 	swap_spec(q, spec);
 	if (q->state == SHMR_ROUTE_DISABLED)
 		return 0; /* the next enable starts it */
@@ -333,12 +332,11 @@ int shmr_ctl_life_replace(struct shmr_ctl_life *l, const char *router,
 		stop(l, r, k, SHMR_ROUTE_PENDING_REPLACE);
 		return 0;
 	}
-	rc = start(l, r, k);
-	if (rc < 0) {
-		q->spec = old;
-		return rc;
-	}
-	return 0;
+	/* As Ergo's ReplaceRoute: the new spec stays installed when its
+	 * start fails; the route is dead until a start succeeds (the next
+	 * message routed there, the backoff timer, respawn, replace). */
+	l->m->dirty = 1;
+	return start(l, r, k);
 }
 
 int shmr_ctl_life_respawn(struct shmr_ctl_life *l, const char *router,

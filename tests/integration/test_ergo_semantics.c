@@ -58,6 +58,15 @@ static void wrapper(struct ctx *c, int executable)
 	wrapper_at(c->prog, executable);
 }
 
+/* Has the wrapper at @p path run? */
+static int ran(const char *path)
+{
+	char p[700];
+
+	snprintf(p, sizeof(p), "%s.ran", path);
+	return access(p, F_OK) == 0;
+}
+
 static struct ctx *start(const char *tag)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
@@ -244,6 +253,43 @@ static void test_failed_enable_leaves_the_route_enabled_dead(void **state)
 	stop(c);
 }
 
+/* A failed synchronous replace (the route has no worker, the new program
+ * cannot start) keeps the NEW spec installed, as Ergo does: the route is
+ * dead until a start succeeds, and that start runs the new program, not
+ * the old one. */
+static void test_failed_replace_keeps_the_new_spec(void **state)
+{
+	struct ctx *c = start("replace");
+	long long pid;
+	char st[32];
+	(void)state;
+
+	add_w(c);
+	pid = route_info(c, st, sizeof(st));
+	assert_true(pid > 0);
+	/* Dead, and left so: its restart fails, then the old program is
+	 * fixed (nothing retries without a message). */
+	wrapper(c, 0);
+	assert_int_equal(kill((pid_t)pid, SIGKILL), 0);
+	wait_state(c, "dead");
+	wrapper(c, 1);
+
+	wrapper_at(c->prog2, 0);
+	assert_true(shmr_route_replace(c->cl.d, "events", "w", c->prog2, NULL,
+				       0) < 0);
+	assert_int_equal(route_info(c, st, sizeof(st)), 0);
+	assert_string_equal(st, "dead");
+	assert_false(ran(c->prog2));
+
+	/* The new program fixed: the next message starts it (not the old
+	 * one, which works too) and is delivered to it. */
+	wrapper_at(c->prog2, 1);
+	wait_call(c, (int)sizeof(c->st));
+	assert_string_equal(c->st.tag, "w");
+	assert_true(ran(c->prog2));
+	stop(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +297,7 @@ int main(void)
 			test_stopped_router_refuses_before_argument_checks),
 		cmocka_unit_test(
 			test_failed_enable_leaves_the_route_enabled_dead),
+		cmocka_unit_test(test_failed_replace_keeps_the_new_spec),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -571,7 +571,9 @@ static void test_replace_of_dead_route_starts_the_new_spec(void **state)
 	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_RUNNING);
 }
 
-static void test_replace_whose_start_fails_keeps_the_old_spec(void **state)
+/* As Ergo's ReplaceRoute: the new spec stays, the route dead until a
+ * start (of the new program) succeeds. */
+static void test_replace_whose_start_fails_keeps_the_new_spec(void **state)
 {
 	struct fixture *x = *state;
 	struct shmr_conf_route s = spec_of("a", "/no/such", NULL);
@@ -580,8 +582,11 @@ static void test_replace_whose_start_fails_keeps_the_old_spec(void **state)
 	x->f.fail_spawn = -ENOENT;
 	assert_int_equal(shmr_ctl_life_replace(&x->l, "events", "a", &s),
 			 -ENOENT);
-	assert_string_equal(route(x, "a")->conf->program, "worker-a");
+	assert_string_equal(route(x, "a")->conf->program, "/no/such");
 	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DEAD);
+	x->f.fail_spawn = 0;
+	assert_true(shmr_ctl_life_restart(&x->l, 0, 0) > 0);
+	assert_string_equal(x->f.last_program, "/no/such");
 }
 
 static void test_replace_on_disabled_route_swaps_spec_only(void **state)
@@ -960,7 +965,7 @@ int main(void)
 		T(test_enable_whose_start_fails_stays_enabled_dead),
 		T(test_replace_of_live_worker_is_pending_until_exit),
 		T(test_replace_of_dead_route_starts_the_new_spec),
-		T(test_replace_whose_start_fails_keeps_the_old_spec),
+		T(test_replace_whose_start_fails_keeps_the_new_spec),
 		T(test_replace_on_disabled_route_swaps_spec_only),
 		T(test_exit_with_nothing_pending_restarts_eagerly),
 		T(test_failed_restart_leaves_the_slot_empty),
