@@ -942,23 +942,17 @@ static int share_check(struct shmr_ctl_server *srv,
 static int on_stopped_router(const struct shmr_ctl_server *srv,
 			     const struct shmr_ctl_req *req)
 {
+	static const uint64_t mutators =
+		1ull << SHMR_REQ_ADD | 1ull << SHMR_REQ_REMOVE |
+		1ull << SHMR_REQ_DISABLE | 1ull << SHMR_REQ_DRAIN |
+		1ull << SHMR_REQ_ENABLE | 1ull << SHMR_REQ_REPLACE |
+		1ull << SHMR_REQ_RESPAWN | 1ull << SHMR_REQ_ROUTEE_ADD |
+		1ull << SHMR_REQ_ROUTEE_REMOVE | 1ull << SHMR_REQ_POOL_ADJUST;
 	const struct shmr_ctl_router *r;
 
-	switch (req->verb) {
-	case SHMR_REQ_ADD:
-	case SHMR_REQ_REMOVE:
-	case SHMR_REQ_DISABLE:
-	case SHMR_REQ_DRAIN:
-	case SHMR_REQ_ENABLE:
-	case SHMR_REQ_REPLACE:
-	case SHMR_REQ_RESPAWN:
-	case SHMR_REQ_ROUTEE_ADD:
-	case SHMR_REQ_ROUTEE_REMOVE:
-	case SHMR_REQ_POOL_ADJUST:
-		break;
-	default:
+	_Static_assert(SHMR_REQ_RETIRE < 64, "verbs fit the mask");
+	if (req->verb >= 64 || !(mutators >> req->verb & 1))
 		return 0;
-	}
 	r = req->name[0] ? shmr_ctl_model_router(srv->dep.m, req->name) : NULL;
 	return r && r->stopped;
 }

@@ -115,25 +115,23 @@ static int ctl(struct ctx *c, const char *req)
 	return shmr_test_ctl(&c->cl.app, req, c->ans, sizeof(c->ans));
 }
 
-/* One call of @p type through the router: the reply's size or the error. */
-static int call(struct ctx *c, uint32_t type)
-{
-	memset(&c->st, 0, sizeof(c->st));
-	return shmr_call(c->cl.ep, c->router, type, 0, "x", 1, &c->st,
-			 sizeof(c->st), 10000);
-}
-
-static int call_gives(void *arg)
+/* Does a call to route w (type 1) through the router give c->want_rc
+ * (the reply's size, or the error)?  The reply lands in c->st. */
+static int call_w_gives(void *arg)
 {
 	struct ctx *c = arg;
+	int rc;
 
-	return call(c, 1) == c->want_rc;
+	memset(&c->st, 0, sizeof(c->st));
+	rc = shmr_call(c->cl.ep, c->router, 1, 0, "w", 1, &c->st,
+		       sizeof(c->st), 10000);
+	return rc == c->want_rc;
 }
 
 static void wait_call(struct ctx *c, int rc)
 {
 	c->want_rc = rc;
-	assert_true(shmr_test_wait(call_gives, c, WAIT_MS));
+	assert_true(shmr_test_wait(call_w_gives, c, WAIT_MS));
 }
 
 /* Route w's state and os_pid from ROUTE; -1 when there is no route w. */
