@@ -15,7 +15,9 @@
  *                --disable/remove--> as a DEAD route (nothing to wait for)
  *   PENDING_REMOVE  --exit--> gone (inbox freed, deferred reuse)
  *   DEAD --disable--> DISABLED, --remove--> gone, --replace--> spawn new
- *   DISABLED --enable--> spawn, --replace--> spec swapped only, --remove--> gone
+ *        (a failed start keeps the new spec: DEAD until a start succeeds)
+ *   DISABLED --enable--> DEAD, then spawn (a failed start stays DEAD),
+ *            --replace--> spec swapped only, --remove--> gone
  *
  * Every change marks the model dirty; the daemon publishes it as a new spec
  * version after the request (or the exit) is handled.
@@ -40,13 +42,14 @@ static int find(struct shmr_ctl_life *l, const char *router, const char *name,
 	struct shmr_ctl_router *r;
 	int k;
 
-	if (!router || !name)
-		return -SHMR_E_NO_ROUTE;
-	r = shmr_ctl_model_router(l->m, router);
+	r = router ? shmr_ctl_model_router(l->m, router) : NULL;
 	if (!r)
 		return -SHMR_E_NO_ROUTE;
+	/* A stopped router refuses before any argument is checked. */
 	if (r->stopped)
 		return -SHMR_E_NOT_ALLOWED;
+	if (!name)
+		return -SHMR_E_NO_ROUTE;
 	*ri = (unsigned)(r - l->m->routers);
 	k = shmr_ctl_model_route_index(r, name);
 	if (k < 0)
@@ -151,13 +154,14 @@ int shmr_ctl_life_add(struct shmr_ctl_life *l, const char *router,
 	unsigned r, k;
 	int reused, rc;
 
-	if (!shmr_ctl_name_valid(spec->name) || !spec_valid(spec))
-		return -SHMR_E_NAME;
+	/* A stopped router refuses before any argument is checked. */
 	ro = shmr_ctl_model_router(l->m, router);
 	if (!ro)
 		return -SHMR_E_NO_ROUTE;
 	if (ro->stopped)
 		return -SHMR_E_NOT_ALLOWED;
+	if (!shmr_ctl_name_valid(spec->name) || !spec_valid(spec))
+		return -SHMR_E_NAME;
 	if (shmr_ctl_model_route_index(ro, spec->name) >= 0)
 		return -SHMR_E_ROUTE_DUPLICATE;
 	if (ro->nroutes >= SHMR_MAX_ROUTES)
@@ -290,12 +294,12 @@ int shmr_ctl_life_enable(struct shmr_ctl_life *l, const char *router,
 		return rc;
 	if (q->state != SHMR_ROUTE_DISABLED)
 		return 0; /* enabled already, live or not: respawn wakes it */
-	rc = start(l, r, k);
-	if (rc < 0) {
-		q->state = SHMR_ROUTE_DISABLED;
-		return rc;
-	}
-	return 0;
+	/* As Ergo's EnableRoute: enabled first, then started; a start that
+	 * fails leaves the route enabled but dead, and the next message
+	 * routed there (or the backoff timer) tries again. */
+	q->state = SHMR_ROUTE_DEAD;
+	l->m->dirty = 1;
+	return start(l, r, k);
 }
 
 /* Put @p spec's program and args into @p q (name and cpus stay). */
@@ -310,17 +314,16 @@ static void swap_spec(struct shmr_ctl_route *q,
 int shmr_ctl_life_replace(struct shmr_ctl_life *l, const char *router,
 			  const char *name, const struct shmr_conf_route *spec)
 {
-	struct shmr_conf_route old;
 	struct shmr_ctl_route *q;
 	unsigned r, k;
 	int rc;
 
-	if (!spec_valid(spec))
-		return -SHMR_E_NAME;
+	/* A stopped router refuses before the spec is checked (find()). */
 	rc = find_settled(l, router, name, &r, &k, &q);
 	if (rc < 0)
 		return rc;
-	old = q->spec;
+	if (!spec_valid(spec))
+		return -SHMR_E_NAME;
 	swap_spec(q, spec);
 	if (q->state == SHMR_ROUTE_DISABLED)
 		return 0; /* the next enable starts it */
@@ -329,12 +332,11 @@ int shmr_ctl_life_replace(struct shmr_ctl_life *l, const char *router,
 		stop(l, r, k, SHMR_ROUTE_PENDING_REPLACE);
 		return 0;
 	}
-	rc = start(l, r, k);
-	if (rc < 0) {
-		q->spec = old;
-		return rc;
-	}
-	return 0;
+	/* As Ergo's ReplaceRoute: the new spec stays installed when its
+	 * start fails; the route is dead until a start succeeds (the next
+	 * message routed there, the backoff timer, respawn, replace). */
+	l->m->dirty = 1;
+	return start(l, r, k);
 }
 
 int shmr_ctl_life_respawn(struct shmr_ctl_life *l, const char *router,

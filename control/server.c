@@ -932,6 +932,31 @@ static int share_check(struct shmr_ctl_server *srv,
 	return refuse(srv, k, why);
 }
 
+/*
+ * A mutator (a route's lifecycle, a pool's routees) on a stopped router
+ * is refused before any of its arguments is checked, as Ergo's router
+ * does: the router's name is all that is read (@p req->name, which the
+ * parser fills first, even from a request it then rejects).  1 when
+ * @p req is such a request.
+ */
+static int on_stopped_router(const struct shmr_ctl_server *srv,
+			     const struct shmr_ctl_req *req)
+{
+	static const uint64_t mutators =
+		1ull << SHMR_REQ_ADD | 1ull << SHMR_REQ_REMOVE |
+		1ull << SHMR_REQ_DISABLE | 1ull << SHMR_REQ_DRAIN |
+		1ull << SHMR_REQ_ENABLE | 1ull << SHMR_REQ_REPLACE |
+		1ull << SHMR_REQ_RESPAWN | 1ull << SHMR_REQ_ROUTEE_ADD |
+		1ull << SHMR_REQ_ROUTEE_REMOVE | 1ull << SHMR_REQ_POOL_ADJUST;
+	const struct shmr_ctl_router *r;
+
+	_Static_assert(SHMR_REQ_RETIRE < 64, "verbs fit the mask");
+	if (req->verb >= 64 || !(mutators >> req->verb & 1))
+		return 0;
+	r = req->name[0] ? shmr_ctl_model_router(srv->dep.m, req->name) : NULL;
+	return r && r->stopped;
+}
+
 static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		  const char *pkt, size_t len)
 {
@@ -951,7 +976,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		return -1;
 	}
 	rc = shmr_ctl_req_parse(pkt, len, &req, &why);
-	if (rc < 0)
+	if (rc < 0 && !on_stopped_router(srv, &req))
 		return send_err(k->fd, rc, "%s", why);
 	/* A request completed: the idle clock starts again. */
 	if (!k->attached)
@@ -960,6 +985,9 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	rc = role_check(srv, k, &req, &refused);
 	if (refused)
 		return rc;
+	if (on_stopped_router(srv, &req))
+		return send_err(k->fd, SHMR_E_NOT_ALLOWED, "router %s is stopped",
+				req.name);
 	if (req.verb == SHMR_REQ_OPEN || req.verb == SHMR_REQ_REGISTER) {
 		rc = share_check(srv, k, &req, &refused);
 		if (refused)

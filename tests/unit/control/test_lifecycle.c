@@ -483,7 +483,9 @@ static void test_enable_does_not_spawn_an_enabled_dead_route(void **state)
 	assert_int_equal(x->f.spawns, 0);
 }
 
-static void test_enable_whose_start_fails_stays_disabled(void **state)
+/* As Ergo's code: enabled, but dead; a restart (the next message) starts
+ * it. */
+static void test_enable_whose_start_fails_stays_enabled_dead(void **state)
 {
 	struct fixture *x = *state;
 
@@ -491,7 +493,11 @@ static void test_enable_whose_start_fails_stays_disabled(void **state)
 	assert_int_equal(shmr_ctl_life_disable(&x->l, "events", "a"), 0);
 	x->f.fail_spawn = -ENOENT;
 	assert_int_equal(shmr_ctl_life_enable(&x->l, "events", "a"), -ENOENT);
-	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DISABLED);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DEAD);
+	assert_int_equal(spec_state(x, "a"), SHMR_ROUTE_DEAD);
+	x->f.fail_spawn = 0;
+	assert_true(shmr_ctl_life_restart(&x->l, 0, 0) > 0);
+	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_RUNNING);
 }
 
 /* ---- replace --------------------------------------------------------- */
@@ -565,7 +571,9 @@ static void test_replace_of_dead_route_starts_the_new_spec(void **state)
 	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_RUNNING);
 }
 
-static void test_replace_whose_start_fails_keeps_the_old_spec(void **state)
+/* As Ergo's ReplaceRoute: the new spec stays, the route dead until a
+ * start (of the new program) succeeds. */
+static void test_replace_whose_start_fails_keeps_the_new_spec(void **state)
 {
 	struct fixture *x = *state;
 	struct shmr_conf_route s = spec_of("a", "/no/such", NULL);
@@ -574,8 +582,11 @@ static void test_replace_whose_start_fails_keeps_the_old_spec(void **state)
 	x->f.fail_spawn = -ENOENT;
 	assert_int_equal(shmr_ctl_life_replace(&x->l, "events", "a", &s),
 			 -ENOENT);
-	assert_string_equal(route(x, "a")->conf->program, "worker-a");
+	assert_string_equal(route(x, "a")->conf->program, "/no/such");
 	assert_int_equal(route(x, "a")->state, SHMR_ROUTE_DEAD);
+	x->f.fail_spawn = 0;
+	assert_true(shmr_ctl_life_restart(&x->l, 0, 0) > 0);
+	assert_string_equal(x->f.last_program, "/no/such");
 }
 
 static void test_replace_on_disabled_route_swaps_spec_only(void **state)
@@ -652,6 +663,21 @@ static void test_stopped_router_refuses_mutators(void **state)
 			 -SHMR_E_NOT_ALLOWED);
 	assert_int_equal(shmr_ctl_life_respawn(&x->l, "events", "a"),
 			 -SHMR_E_NOT_ALLOWED);
+	/* Before any argument check: a bad spec, an unknown route. */
+	{
+		struct shmr_conf_route bad = spec_of("", "", NULL);
+
+		assert_int_equal(shmr_ctl_life_add(&x->l, "events", &bad),
+				 -SHMR_E_NOT_ALLOWED);
+		assert_int_equal(
+			shmr_ctl_life_replace(&x->l, "events", "a", &bad),
+			-SHMR_E_NOT_ALLOWED);
+		assert_int_equal(
+			shmr_ctl_life_replace(&x->l, "events", "nosuch", &bad),
+			-SHMR_E_NOT_ALLOWED);
+		assert_int_equal(shmr_ctl_life_enable(&x->l, "events", NULL),
+				 -SHMR_E_NOT_ALLOWED);
+	}
 	/* The unknown router is still NO_ROUTE. */
 	assert_int_equal(shmr_ctl_life_disable(&x->l, "nosuch", "a"),
 			 -SHMR_E_NO_ROUTE);
@@ -936,10 +962,10 @@ int main(void)
 		T(test_pool_bounds_and_stop_with_last_routee),
 		T(test_routee_lists),
 		T(test_kill_router),
-		T(test_enable_whose_start_fails_stays_disabled),
+		T(test_enable_whose_start_fails_stays_enabled_dead),
 		T(test_replace_of_live_worker_is_pending_until_exit),
 		T(test_replace_of_dead_route_starts_the_new_spec),
-		T(test_replace_whose_start_fails_keeps_the_old_spec),
+		T(test_replace_whose_start_fails_keeps_the_new_spec),
 		T(test_replace_on_disabled_route_swaps_spec_only),
 		T(test_exit_with_nothing_pending_restarts_eagerly),
 		T(test_failed_restart_leaves_the_slot_empty),
