@@ -135,7 +135,7 @@ enum shmr_error {
 	SHMR_E_NAME,            /**< empty or overlong name */
 	SHMR_E_NO_ENDPOINT,     /**< no free endpoint slot, or a bad PID */
 	SHMR_E_PROCESS_UNKNOWN, /**< name resolves to no process */
-	SHMR_E_NO_ROUTE,        /**< no such route (or pending remove) */
+	SHMR_E_NO_ROUTE,        /**< no such router or route (or pending remove) */
 	SHMR_E_DISCARDED,       /**< the routing decision discarded the call */
 	SHMR_E_DISABLED,        /**< route disabled */
 	SHMR_E_BUSY,            /**< route has a pending operation */
