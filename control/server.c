@@ -426,6 +426,25 @@ static int send_err(int fd, int code, const char *fmt, const char *arg)
 	return send_answer(fd, buf, strlen(buf), -1);
 }
 
+/* An error answer in the one wording of its code: "ERR N <the code's
+ * text>: <what>", @p what naming the router, route or name it is about
+ * (the same words from every verb; shmrctl prints the text as it is). */
+static int send_code(int fd, int code, const char *what_fmt, const char *a,
+		     const char *b)
+{
+	char what[2 * SHMR_NAME_MAX + 32], text[3 * SHMR_NAME_MAX + 96];
+
+	snprintf(what, sizeof(what), what_fmt, a, b);
+	snprintf(text, sizeof(text), "%s: %s", shmr_strerror(code), what);
+	return send_err(fd, code, "%s", text);
+}
+
+/* A router @p name that is not there. */
+static int send_no_router(int fd, const char *name)
+{
+	return send_code(fd, SHMR_E_NO_ROUTE, "router %s%s", name, "");
+}
+
 /* The connections of @p uid: all of them, and those kept only to be
  * refused. */
 static void count_uid(const struct shmr_ctl_server *srv, uid_t uid,
@@ -743,13 +762,13 @@ static int dlq_request(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	if (req->verb == SHMR_REQ_DLQ_REPLAY) {
 		rc = shmr_ctl_dlq_replay(srv->dep.dlq, ri, &sent, &left);
 		if (rc < 0)
-			return send_err(k->fd, rc, "%s", strerror(-rc));
+			return send_err(k->fd, rc, "%s", shmr_strerror(rc));
 		n = snprintf(answer, sizeof(answer), "OK %u %u", sent, left);
 		return send_answer(k->fd, answer, (size_t)n, -1);
 	}
 	rc = shmr_ctl_dlq_load(srv->dep.dlq, ri, &buf, &size);
 	if (rc < 0)
-		return send_err(k->fd, rc, "%s", strerror(-rc));
+		return send_err(k->fd, rc, "%s", shmr_strerror(rc));
 	/* Room for the first line; the records follow it. */
 	n = shmr_ctl_dlq_format(buf, size, answer + 32, sizeof(answer) - 32,
 				&count, &corrupt);
@@ -1075,8 +1094,9 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		rc = shmr_ctl_model_register(m, k->id, req.name,
 					     req.pid);
 		if (rc == -SHMR_E_ROUTE_DUPLICATE)
-			return send_err(k->fd, rc, "name %s is taken",
-					req.name);
+			return send_code(k->fd, rc,
+					 "%s%s (a router or registered name)",
+					 req.name, "");
 		if (rc == -ENOSPC)
 			return send_err(k->fd, rc, "%s", "registry full");
 		if (rc < 0)
@@ -1100,8 +1120,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	case SHMR_REQ_INSPECT:
 		r = shmr_ctl_model_router(m, req.name);
 		if (!r)
-			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
-					req.name);
+			return send_no_router(k->fd, req.name);
 		shmr_ctl_counters_read(srv->dep.d, m, &counters);
 		if (req.verb == SHMR_REQ_INSPECT) {
 			unsigned char *dlq;
@@ -1138,12 +1157,11 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 
 		r = shmr_ctl_model_router(m, req.name);
 		if (!r)
-			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
-					req.name);
+			return send_no_router(k->fd, req.name);
 		qi = shmr_ctl_model_route_index(r, req.route);
 		if (qi < 0)
-			return send_err(k->fd, SHMR_E_NO_ROUTE, "no route %s",
-					req.route);
+			return send_code(k->fd, SHMR_E_NO_ROUTE, "route %s/%s",
+					 req.name, req.route);
 		shmr_ctl_counters_read(srv->dep.d, m, &counters);
 		memcpy(answer, "OK\n", 3);
 		n = shmr_ctl_format_route(&r->routes[qi], &counters, answer + 3,
@@ -1162,10 +1180,13 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	case SHMR_REQ_RESPAWN:
 		rc = lifecycle(srv, k, &req);
 		shmr_ctl_publish(srv->dep.d, m);
+		if (rc == -SHMR_E_NO_ROUTE && !shmr_ctl_model_router(m, req.name))
+			return send_no_router(k->fd, req.name);
 		if (rc < 0)
-			return send_err(k->fd, rc, "%s",
-					rc <= -SHMR_E_BASE ? shmr_strerror(rc)
-							   : strerror(-rc));
+			return send_code(k->fd, rc, "route %s/%s", req.name,
+					 req.verb == SHMR_REQ_ADD
+						 ? req.spec.name
+						 : req.route);
 		break;
 	case SHMR_REQ_ROUTEES:
 	case SHMR_REQ_ROUTEE_ADD:
@@ -1184,8 +1205,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 
 		r = shmr_ctl_model_router(m, req.name);
 		if (!r)
-			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
-					req.name);
+			return send_no_router(k->fd, req.name);
 		if (srv->dep.loop->stopping)
 			return send_err(k->fd, SHMR_E_NOT_ALLOWED, "%s",
 					"stopping");
@@ -1193,10 +1213,12 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 				     type_of[req.verb], req.route, req.delta,
 				     answer + 3, sizeof(answer) - 3);
 		shmr_ctl_publish(srv->dep.d, m);
+		if (rc < 0 && req.route[0])
+			return send_code(k->fd, rc, "route %s/%s", req.name,
+					 req.route);
 		if (rc < 0)
-			return send_err(k->fd, rc, "%s",
-					rc <= -SHMR_E_BASE ? shmr_strerror(rc)
-							   : strerror(-rc));
+			return send_code(k->fd, rc, "router %s%s", req.name,
+					 "");
 		memcpy(answer, "OK\n", 3);
 		return send_answer(k->fd, answer, (size_t)rc + 3, -1);
 	}
@@ -1204,8 +1226,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	case SHMR_REQ_DLQ_REPLAY:
 		r = shmr_ctl_model_router(m, req.name);
 		if (!r)
-			return send_err(k->fd, SHMR_E_NO_ROUTE, "no router %s",
-					req.name);
+			return send_no_router(k->fd, req.name);
 		return dlq_request(srv, k, &req, (unsigned)(r - m->routers));
 	case SHMR_REQ_STATUS:
 		memcpy(answer, "OK\n", 3);

@@ -135,7 +135,7 @@ enum shmr_error {
 	SHMR_E_NAME,            /**< empty or overlong name */
 	SHMR_E_NO_ENDPOINT,     /**< no free endpoint slot, or a bad PID */
 	SHMR_E_PROCESS_UNKNOWN, /**< name resolves to no process */
-	SHMR_E_NO_ROUTE,        /**< no such route (or pending remove) */
+	SHMR_E_NO_ROUTE,        /**< no such router or route (or pending remove) */
 	SHMR_E_DISCARDED,       /**< the routing decision discarded the call */
 	SHMR_E_DISABLED,        /**< route disabled */
 	SHMR_E_BUSY,            /**< route has a pending operation */
@@ -371,14 +371,23 @@ int shmr_endpoint_close(struct shmr_endpoint *ep);
 struct shmr_pid shmr_endpoint_pid(const struct shmr_endpoint *ep);
 
 /**
- * Resolve a registered name (a router, or a registered process).
+ * Resolve a registered name (a router, or a registered process), or a
+ * routee path "ROUTER/ROUTE": route ROUTE of router ROUTER, as its inbox
+ * PID (the route's worker gets its own endpoint with
+ * "$SHMR_ROUTER/$SHMR_ROUTE"), without anyone registering it.  The PID
+ * stays the route's across restarts and replaces of its worker.  Registered
+ * names never hold a '/', so a path cannot shadow one.
  *
  * Context:     any thread; no syscall (it never asks the control plane,
  *              so it answers while the control plane is away too).
- * Concurrency: lock-free read of the domain's registry (retried while the
- *              control plane writes it, for at most about a second).
- * Errors:      -SHMR_E_PROCESS_UNKNOWN, -SHMR_E_NAME, -SHMR_E_TIMEOUT (the
- *              registry stayed mid-write for that second).
+ * Concurrency: lock-free read of the domain's registry and routers
+ *              (retried while the control plane writes them, for at most
+ *              about a second).
+ * Errors:      -SHMR_E_PROCESS_UNKNOWN (no such name, router or route),
+ *              -SHMR_E_NAME (empty or too long, or a name with '/' that
+ *              is not exactly two non-empty names around one '/'),
+ *              -SHMR_E_TIMEOUT (the registry stayed mid-write for that
+ *              second).
  */
 int shmr_lookup(struct shmr_domain *d, const char *name, struct shmr_pid *out);
 

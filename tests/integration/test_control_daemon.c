@@ -773,8 +773,8 @@ static void bad_requests_over_the_wire(void **state)
 	assert_int_equal(req(&a, big, ans, sizeof(ans)), -SHMR_E_TOO_BIG);
 	assert_int_equal(req(&a, "ROUTES nope", ans, sizeof(ans)),
 			 -SHMR_E_NO_ROUTE);
-	assert_int_equal(strcmp(ans + strlen(ans) - strlen("no router nope"),
-				"no router nope"),
+	assert_int_equal(strcmp(ans + strlen(ans) - strlen("route: router nope"),
+				"route: router nope"),
 			 0);
 	assert_int_equal(req(&a, "INSPECT nope json", ans, sizeof(ans)),
 			 -SHMR_E_NO_ROUTE);

@@ -520,7 +520,7 @@ static void test_shmrctl_lifecycle_commands(void **state)
 		char *argv[] = { ctl, "-s", c->cl.app.sock, "respawn", "events",
 				 "w", NULL };
 		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 1);
-		snprintf(want, sizeof(want), "shmrctl: %s\n",
+		snprintf(want, sizeof(want), "shmrctl: %s: route events/w\n",
 			 shmr_strerror(-SHMR_E_ROUTE_RUNNING));
 		assert_string_equal(out, want);
 	}
@@ -528,7 +528,7 @@ static void test_shmrctl_lifecycle_commands(void **state)
 		char *argv[] = { ctl, "-s", c->cl.app.sock, "disable", "events",
 				 "nope", NULL };
 		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 1);
-		snprintf(want, sizeof(want), "shmrctl: %s\n",
+		snprintf(want, sizeof(want), "shmrctl: %s: route events/nope\n",
 			 shmr_strerror(-SHMR_E_NO_ROUTE));
 		assert_string_equal(out, want);
 	}
