@@ -11,7 +11,7 @@
  * disconnected.  Every request is parsed by shmr_ctl_req_parse() and
  * anything malformed gets "ERR <code> <message>".
  *
- * Roles (the table is verbs[] below; docs/operator-guide.md has it too):
+ * Roles (the table is verbs[] in server_access.c; docs/operator-guide.md has it too):
  * the owner (our euid), root and members of admin_group may do
  * everything; socket_group's other members may use the appliance
  * (ATTACH, OPEN, REGISTER, ... as libshmr does) and read it (STATUS,
@@ -67,52 +67,9 @@
 #include "programs.h"
 #include "request.h"
 #include "server.h"
+#include "server_internal.h"
 
 #define PACKETS_PER_WAKE 16
-/* Entries of conns[] that only the owner and root may take. */
-#define RESERVED_CONNS 8
-
-#ifndef SO_PEERGROUPS
-#define SO_PEERGROUPS 59 /* Linux >= 4.13; older headers lack it */
-#endif
-
-/* Every verb: its name as shmrctl spells it, and whether it changes the
- * appliance (then only SHMR_CTL_ROLE_ADMIN may send it).  A verb missing
- * here is refused to everyone but an admin (admin = 1 is the default
- * that fails safe). */
-static const struct {
-	const char *word;
-	int user; /* 1: socket_group members may send it */
-} verbs[] = {
-	[SHMR_REQ_ATTACH] = { "attach", 1 },
-	[SHMR_REQ_OPEN] = { "open", 1 },
-	[SHMR_REQ_CLAIM] = { "claim", 1 },
-	[SHMR_REQ_CLOSE] = { "close", 1 },
-	[SHMR_REQ_REGISTER] = { "register", 1 },
-	[SHMR_REQ_UNREGISTER] = { "unregister", 1 },
-	[SHMR_REQ_RETIRE] = { "retire", 1 }, /* its own route only */
-	[SHMR_REQ_ROUTES] = { "routes", 1 },
-	[SHMR_REQ_INSPECT] = { "inspect", 1 },
-	[SHMR_REQ_STATUS] = { "status", 1 },
-	[SHMR_REQ_ROUTE] = { "route", 1 },
-	[SHMR_REQ_ROUTEES] = { "routees", 1 },
-	[SHMR_REQ_DLQ_LIST] = { "dlq list", 1 },
-	[SHMR_REQ_STOP] = { "stop", 0 },
-	[SHMR_REQ_ADD] = { "add", 0 },
-	[SHMR_REQ_REMOVE] = { "remove", 0 },
-	[SHMR_REQ_DISABLE] = { "disable", 0 },
-	[SHMR_REQ_ENABLE] = { "enable", 0 },
-	[SHMR_REQ_REPLACE] = { "replace", 0 },
-	[SHMR_REQ_RESPAWN] = { "respawn", 0 },
-	[SHMR_REQ_DLQ_REPLAY] = { "dlq replay", 0 },
-	[SHMR_REQ_DRAIN] = { "disable --drain", 0 },
-	[SHMR_REQ_ROUTEE_ADD] = { "routee add", 0 },
-	[SHMR_REQ_ROUTEE_REMOVE] = { "routee remove", 0 },
-	[SHMR_REQ_POOL_ADJUST] = { "pool", 0 },
-	[SHMR_REQ_KILL] = { "kill", 0 },
-	[SHMR_REQ_POISON] = { "poison", 0 },
-};
-
 static char answer[SHMR_PROTO_MAX];
 
 void shmr_ctl_server_init(struct shmr_ctl_server *srv,
@@ -270,94 +227,10 @@ void shmr_ctl_server_close_listener(struct shmr_ctl_server *srv)
 	unlink(srv->sock_path);
 }
 
-/* Is @p gid among the supplementary groups of process @p pid? */
-static int proc_in_group(pid_t pid, gid_t gid)
-{
-	char path[64], line[4096];
-	FILE *f;
-	int found = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		char *p, *end;
-
-		if (strncmp(line, "Groups:", 7) != 0)
-			continue;
-		for (p = line + 7;; p = end) {
-			unsigned long g = strtoul(p, &end, 10);
-
-			if (end == p)
-				break;
-			if ((gid_t)g == gid)
-				found = 1;
-		}
-		break;
-	}
-	fclose(f);
-	return found;
-}
-
-/* Is @p gid among the groups socket @p fd's peer connected with?  1, 0,
- * or -1 when the kernel cannot say (no SO_PEERGROUPS). */
-static int peer_in_group(int fd, gid_t gid)
-{
-	gid_t small[64], *g = small;
-	socklen_t len = sizeof(small);
-	int found = 0;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g, &len) < 0) {
-		if (errno != ERANGE)
-			return -1;
-		/* len is what it needs (at most NGROUPS_MAX gids). */
-		g = malloc(len);
-		if (!g || getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g, &len) <
-				  0) {
-			free(g);
-			return -1;
-		}
-	}
-	for (size_t i = 0; i < len / sizeof(gid_t); i++)
-		if (g[i] == gid)
-			found = 1;
-	if (g != small)
-		free(g);
-	return found;
-}
-
-static int in_group(int fd, const struct ucred *cr, gid_t gid)
-{
-	int rc;
-
-	if (cr->gid == gid)
-		return 1;
-	rc = peer_in_group(fd, gid);
-	return rc >= 0 ? rc : proc_in_group(cr->pid, gid);
-}
-
-static int is_owner(uid_t uid)
-{
-	return uid == 0 || uid == geteuid();
-}
-
-static int peer_role(const struct shmr_ctl_server *srv, int fd,
-		     const struct ucred *cr)
-{
-	if (is_owner(cr->uid))
-		return SHMR_CTL_ROLE_ADMIN;
-	if (srv->have_admin && in_group(fd, cr, srv->admin))
-		return SHMR_CTL_ROLE_ADMIN;
-	if (srv->have_group && in_group(fd, cr, srv->group))
-		return SHMR_CTL_ROLE_USER;
-	return SHMR_CTL_ROLE_NONE;
-}
-
 /* A refusal or an idle close: counted by the caller, logged here at most
  * once a second (a peer that hammers us must not flood the log). */
-__attribute__((format(printf, 2, 3)))
-static void refusal_log(struct shmr_ctl_server *srv, const char *fmt, ...)
+void shmr_ctl_srv_refusal_log(struct shmr_ctl_server *srv, const char *fmt,
+			      ...)
 {
 	uint64_t now = shmr_ctl_now_ms();
 	char line[256];
@@ -417,7 +290,7 @@ static int send_answer(int fd, const char *buf, size_t len, int pass_fd)
 	return send_answer_fds(fd, buf, len, &pass_fd, pass_fd >= 0 ? 1 : 0);
 }
 
-static int send_err(int fd, int code, const char *fmt, const char *arg)
+int shmr_ctl_srv_send_err(int fd, int code, const char *fmt, const char *arg)
 {
 	char buf[256];
 	int n = snprintf(buf, sizeof(buf), "ERR %d ", code < 0 ? -code : code);
@@ -436,83 +309,13 @@ static int send_code(int fd, int code, const char *what_fmt, const char *a,
 
 	snprintf(what, sizeof(what), what_fmt, a, b);
 	snprintf(text, sizeof(text), "%s: %s", shmr_strerror(code), what);
-	return send_err(fd, code, "%s", text);
+	return shmr_ctl_srv_send_err(fd, code, "%s", text);
 }
 
 /* A router @p name that is not there. */
 static int send_no_router(int fd, const char *name)
 {
 	return send_code(fd, SHMR_E_NO_ROUTE, "router %s%s", name, "");
-}
-
-/* The connections of @p uid: all of them, and those kept only to be
- * refused. */
-static void count_uid(const struct shmr_ctl_server *srv, uid_t uid,
-		      unsigned *all, unsigned *refusing, unsigned *free_left)
-{
-	*all = *refusing = *free_left = 0;
-	for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++) {
-		const struct shmr_ctl_conn *k = &srv->conns[i];
-
-		if (k->fd < 0) {
-			++*free_left;
-			continue;
-		}
-		if (k->uid != uid)
-			continue;
-		++*all;
-		if (k->refuse_code)
-			++*refusing;
-	}
-}
-
-/*
- * Set up conns[@p idx] for @p fd: its role, and whether it is kept only
- * to be told why it is refused.  0, or -1 to close it at once (a uid
- * that already has a refusal pending, or the table's reserve).
- */
-static int conn_admit(struct shmr_ctl_server *srv, unsigned idx, int fd,
-		      const struct ucred *cr)
-{
-	struct shmr_ctl_conn *k = &srv->conns[idx];
-	uint32_t cap = srv->dep.cfg->max_connections_per_user;
-	unsigned all, refusing, free_left;
-
-	/* Before conns[idx] is taken: what was there already. */
-	count_uid(srv, cr->uid, &all, &refusing, &free_left);
-	*k = (struct shmr_ctl_conn){
-		.fd = fd, .id = ++srv->next_conn_id, .pid = cr->pid,
-		.uid = cr->uid, .gid = cr->gid,
-		.role = peer_role(srv, fd, cr),
-		.idle_deadline_ms =
-			shmr_ctl_now_ms() + srv->dep.cfg->idle_timeout_ms,
-	};
-	if (is_owner(cr->uid))
-		return 0;
-	if (free_left <= RESERVED_CONNS || (all >= cap && refusing > 0)) {
-		srv->conns_refused++;
-		refusal_log(srv,
-			    "connection of process %d (uid %u) closed: %s",
-			    (int)cr->pid, (unsigned)cr->uid,
-			    free_left <= RESERVED_CONNS
-				    ? "the rest of the table is the owner's"
-				    : "over max_connections_per_user");
-		return -1;
-	}
-	if (k->role == SHMR_CTL_ROLE_NONE) {
-		k->refuse_code = SHMR_E_PERM;
-		snprintf(k->refusal, sizeof(k->refusal), "permission denied");
-	} else if (all >= cap) {
-		srv->conns_refused++;
-		k->refuse_code = SHMR_E_NOT_ALLOWED;
-		snprintf(k->refusal, sizeof(k->refusal),
-			 "too many connections of uid %u "
-			 "(max_connections_per_user = %" PRIu32 ")",
-			 (unsigned)cr->uid, cap);
-		refusal_log(srv, "connection of process %d refused: %s",
-			    (int)cr->pid, k->refusal);
-	}
-	return 0;
 }
 
 void shmr_ctl_server_accept(struct shmr_ctl_server *srv)
@@ -540,11 +343,11 @@ void shmr_ctl_server_accept(struct shmr_ctl_server *srv)
 			if (srv->conns[idx].fd < 0)
 				break;
 		if (idx == SHMR_CTL_MAX_CONNS) {
-			send_err(fd, EMFILE, "%s", "too many connections");
+			shmr_ctl_srv_send_err(fd, EMFILE, "%s", "too many connections");
 			close(fd);
 			continue;
 		}
-		if (conn_admit(srv, idx, fd, &cr) < 0) {
+		if (shmr_ctl_srv_conn_admit(srv, idx, fd, &cr) < 0) {
 			srv->conns[idx].fd = -1;
 			close(fd);
 			continue;
@@ -601,7 +404,7 @@ void shmr_ctl_server_due(struct shmr_ctl_server *srv, uint64_t now)
 		    k->idle_deadline_ms > now)
 			continue;
 		srv->idle_closed++;
-		refusal_log(srv,
+		shmr_ctl_srv_refusal_log(srv,
 			    "connection of process %d (uid %u) closed: no "
 			    "request completed in idle_timeout_ms = %" PRIu32,
 			    (int)k->pid, (unsigned)k->uid,
@@ -622,82 +425,6 @@ void shmr_ctl_server_close_all(struct shmr_ctl_server *srv)
 	for (unsigned i = 0; i < SHMR_CTL_MAX_OWNERS; i++)
 		if (srv->owners[i].pidfd >= 0)
 			owner_forget(srv, i);
-}
-
-static int answer_status(struct shmr_ctl_server *srv, char *buf, size_t cap)
-{
-	const struct shmr_domain_hdr *h = shmr_hdr(srv->dep.d->base);
-	struct shmr_ctl_kv kv;
-
-	shmr_ctl_kv_begin(&kv, buf, cap, 0);
-	shmr_ctl_kv_add(&kv, "domain", "%s", srv->dep.cfg->domain);
-	shmr_ctl_kv_add(&kv, "size", "%" PRIu64, srv->dep.d->size);
-	shmr_ctl_kv_add(&kv, "hugepages", "%s",
-			srv->dep.d->hugepages ? "yes" : "no");
-	shmr_ctl_kv_add(&kv, "control_pid", "%d", (int)getpid());
-	shmr_ctl_kv_add(&kv, "dataplane_pid", "%d",
-			(int)shmr_ctl_spawn_dataplane_pid(srv->dep.sp));
-	shmr_ctl_kv_add(&kv, "dataplane_starts", "%" PRIu64,
-			atomic_load_explicit(&((struct shmr_domain_hdr *)h)
-						      ->dataplane_starts,
-					     memory_order_relaxed));
-	{
-		uint64_t dropped = 0;
-
-		/* Relaxed: statistics, each word written by one lcore. */
-		for (uint32_t i = 0; i < srv->dep.d->geo.nlcores; i++)
-			dropped += atomic_load_explicit(
-				&shmr_ctl_dom_stats(srv->dep.d, i)
-					 ->admin_dropped,
-				memory_order_relaxed);
-		/* Meant for the admin endpoint, but its lanes were full (a
-		 * control plane away or too slow). */
-		shmr_ctl_kv_add(&kv, "admin_dropped", "%" PRIu64, dropped);
-	}
-	shmr_ctl_kv_add(&kv, "nlcores", "%" PRIu32, srv->dep.d->geo.nlcores);
-	shmr_ctl_kv_add(&kv, "slot_size", "%" PRIu32,
-			srv->dep.d->geo.slot_size);
-	shmr_ctl_kv_add(&kv, "lane_size", "%" PRIu32,
-			srv->dep.d->geo.lane_size);
-	/* Lanes initialised again after a process left them unsound. */
-	shmr_ctl_kv_add(&kv, "lanes_reinit", "%" PRIu64,
-			srv->dep.d->lanes_reinit);
-	shmr_ctl_kv_add(&kv, "endpoints", "%" PRIu32, srv->dep.m->alloc.nused);
-	{
-		unsigned draining = 0;
-
-		for (uint32_t i = 0; i < srv->dep.m->alloc.nslots; i++)
-			draining += srv->dep.m->alloc.slots[i].drain ==
-				    SHMR_CTL_DRAIN_POLL;
-		/* Closed or gone clients whose outbound lanes are still
-		 * polled, and what such clients sent that the dataplane
-		 * never took (drain.c). */
-		shmr_ctl_kv_add(&kv, "draining", "%u", draining);
-		shmr_ctl_kv_add(&kv, "close_dropped", "%" PRIu64,
-				srv->dep.m->close_dropped);
-	}
-	shmr_ctl_kv_add(&kv, "routers", "%u", srv->dep.m->nrouters);
-	{
-		/* Their names, comma-separated (a name has no comma): what
-		 * shmrctl's completion offers. */
-		char names[SHMR_MAX_ROUTERS * SHMR_NAME_MAX + 1] = "";
-		size_t len = 0;
-
-		for (unsigned i = 0; i < srv->dep.m->nrouters; i++)
-			len += (size_t)snprintf(names + len, sizeof(names) - len,
-						"%s%s", i ? "," : "",
-						srv->dep.m->routers[i].conf->name);
-		shmr_ctl_kv_add(&kv, "router_names", "%s", names);
-	}
-	shmr_ctl_kv_add(&kv, "spec_version", "%" PRIu64, srv->dep.m->version);
-	shmr_ctl_kv_add(&kv, "socket", "%s", srv->sock_path);
-	/* The control socket's refusals (see the top of this file). */
-	shmr_ctl_kv_add(&kv, "connections_refused", "%" PRIu64,
-			srv->conns_refused);
-	shmr_ctl_kv_add(&kv, "requests_refused", "%" PRIu64,
-			srv->requests_refused);
-	shmr_ctl_kv_add(&kv, "idle_closed", "%" PRIu64, srv->idle_closed);
-	return shmr_ctl_kv_end(&kv);
 }
 
 /* Handle one request; returns -1 when the connection must be closed. */
@@ -762,19 +489,19 @@ static int dlq_request(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	if (req->verb == SHMR_REQ_DLQ_REPLAY) {
 		rc = shmr_ctl_dlq_replay(srv->dep.dlq, ri, &sent, &left);
 		if (rc < 0)
-			return send_err(k->fd, rc, "%s", shmr_strerror(rc));
+			return shmr_ctl_srv_send_err(k->fd, rc, "%s", shmr_strerror(rc));
 		n = snprintf(answer, sizeof(answer), "OK %u %u", sent, left);
 		return send_answer(k->fd, answer, (size_t)n, -1);
 	}
 	rc = shmr_ctl_dlq_load(srv->dep.dlq, ri, &buf, &size);
 	if (rc < 0)
-		return send_err(k->fd, rc, "%s", shmr_strerror(rc));
+		return shmr_ctl_srv_send_err(k->fd, rc, "%s", shmr_strerror(rc));
 	/* Room for the first line; the records follow it. */
 	n = shmr_ctl_dlq_format(buf, size, answer + 32, sizeof(answer) - 32,
 				&count, &corrupt);
 	free(buf);
 	if (n < 0)
-		return send_err(k->fd, SHMR_E_TOO_BIG, "%s", "answer too large");
+		return shmr_ctl_srv_send_err(k->fd, SHMR_E_TOO_BIG, "%s", "answer too large");
 	{
 		char head[32];
 		int h = snprintf(head, sizeof(head), "OK %u %s\n", count,
@@ -784,171 +511,6 @@ static int dlq_request(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		memcpy(answer, head, (size_t)h);
 		return send_answer(k->fd, answer, (size_t)(h + n), -1);
 	}
-}
-
-/* The role of the process behind client endpoint slot @p sl: its
- * connection's, or, for one owned by pid (adopted, not attached again),
- * what its credentials in /proc give. */
-static int slot_role(const struct shmr_ctl_server *srv,
-		     const struct shmr_ctl_slot *sl)
-{
-	char path[64];
-	struct stat st;
-
-	if (!(sl->owner & SHMR_CTL_OWNER_PID)) {
-		for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++)
-			if (srv->conns[i].fd >= 0 &&
-			    srv->conns[i].id == sl->owner)
-				return srv->conns[i].role;
-		return SHMR_CTL_ROLE_NONE;
-	}
-	snprintf(path, sizeof(path), "/proc/%d", (int)sl->os_pid);
-	if (stat(path, &st) < 0)
-		return SHMR_CTL_ROLE_NONE;
-	if (is_owner(st.st_uid) ||
-	    (srv->have_admin && proc_in_group(sl->os_pid, srv->admin)))
-		return SHMR_CTL_ROLE_ADMIN;
-	return SHMR_CTL_ROLE_USER;
-}
-
-int shmr_ctl_server_msg_allowed(struct shmr_ctl_server *srv, unsigned r,
-				const struct shmr_msg *m)
-{
-	const struct shmr_ctl_slot *sl;
-
-	if (m->type == SHMR_TYPE_GET_ROUTEES)
-		return 1;
-	/* The dataplane checked m->from against the lane it came on. */
-	sl = shmr_ctl_alloc_lookup(&srv->dep.m->alloc, m->from);
-	/* Not a client's: a router (the dataplane) or a route's inbox (a
-	 * worker this control plane started). */
-	if (sl && (sl->kind != SHMR_EPK_CLIENT ||
-		   slot_role(srv, sl) == SHMR_CTL_ROLE_ADMIN))
-		return 1;
-	srv->requests_refused++;
-	refusal_log(srv,
-		    "router %s: management message type 0x%" PRIx32
-		    " from %u:%u (process %d) refused: needs the owner, root "
-		    "or admin_group",
-		    srv->dep.m->routers[r].conf->name, m->type, m->from.slot,
-		    m->from.gen, sl ? (int)sl->os_pid : 0);
-	return 0;
-}
-
-/* Answer @p req with SHMR_E_NOT_ALLOWED and @p why; counted, logged. */
-static int refuse(struct shmr_ctl_server *srv, const struct shmr_ctl_conn *k,
-		  const char *why)
-{
-	srv->requests_refused++;
-	refusal_log(srv, "refused from process %d (uid %u): %s", (int)k->pid,
-		    (unsigned)k->uid, why);
-	return send_err(k->fd, SHMR_E_NOT_ALLOWED, "%s", why);
-}
-
-/* May @p k send @p req?  0, or the refusal's answer (see verbs[]). */
-static int role_check(struct shmr_ctl_server *srv,
-		      const struct shmr_ctl_conn *k,
-		      const struct shmr_ctl_req *req, int *refused)
-{
-	const char *word = req->verb < sizeof(verbs) / sizeof(verbs[0]) &&
-					   verbs[req->verb].word
-				   ? verbs[req->verb].word
-				   : "request";
-	char why[200];
-
-	*refused = 0;
-	if (k->role == SHMR_CTL_ROLE_ADMIN ||
-	    (req->verb < sizeof(verbs) / sizeof(verbs[0]) &&
-	     verbs[req->verb].user))
-		return 0;
-	*refused = 1;
-	if (srv->have_admin)
-		snprintf(why, sizeof(why),
-			 "%s: needs the owner (uid %u), root or admin_group "
-			 "'%s'",
-			 word, (unsigned)geteuid(), srv->dep.cfg->admin_group);
-	else
-		snprintf(why, sizeof(why),
-			 "%s: needs the owner (uid %u) or root (no "
-			 "admin_group is configured)",
-			 word, (unsigned)geteuid());
-	return refuse(srv, k, why);
-}
-
-/* ADD, REPLACE: @p req's spec with its program checked against the
- * configuration (programs.c) into @p spec; 0, or *refused and the
- * refusal's answer. */
-static int program_check(struct shmr_ctl_server *srv,
-			 const struct shmr_ctl_conn *k,
-			 const struct shmr_ctl_req *req,
-			 struct shmr_conf_route *spec, int *refused)
-{
-	char why[SHMR_CONF_PATH_MAX + 96];
-
-	*refused = 0;
-	*spec = req->spec;
-	if (shmr_ctl_program_allowed(srv->dep.cfg, req->spec.program,
-				     spec->program,
-				     sizeof(spec->program)) == 0)
-		return 0;
-	*refused = 1;
-	snprintf(why, sizeof(why),
-		 "%s: program %s is not in the configuration's programs",
-		 verbs[req->verb].word, req->spec.program);
-	return refuse(srv, k, why);
-}
-
-/* The uid of connection id @p owner; -1 when it is not a live one. */
-static long long uid_of_conn(const struct shmr_ctl_server *srv,
-			     uint64_t owner)
-{
-	for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++)
-		if (srv->conns[i].fd >= 0 && srv->conns[i].id == owner)
-			return srv->conns[i].uid;
-	return -1;
-}
-
-/*
- * OPEN, REGISTER: a user other than the owner and root holds at most
- * max_endpoints_per_user client endpoints, and as many names, so that
- * one user cannot take the domain's endpoint slots or its registry from
- * the others.  0, or *refused and the refusal's answer.
- */
-static int share_check(struct shmr_ctl_server *srv,
-		       const struct shmr_ctl_conn *k,
-		       const struct shmr_ctl_req *req, int *refused)
-{
-	const struct shmr_ctl_model *m = srv->dep.m;
-	uint32_t cap = srv->dep.cfg->max_endpoints_per_user;
-	unsigned held = 0;
-	char why[200];
-
-	*refused = 0;
-	if (is_owner(k->uid))
-		return 0;
-	if (req->verb == SHMR_REQ_OPEN) {
-		for (uint32_t i = 0; i < m->alloc.nslots; i++) {
-			const struct shmr_ctl_slot *sl = &m->alloc.slots[i];
-
-			held += sl->state == SHMR_CTL_SLOT_USED &&
-				sl->kind == SHMR_EPK_CLIENT &&
-				uid_of_conn(srv, sl->owner) ==
-					(long long)k->uid;
-		}
-	} else {
-		for (unsigned i = 0; i < m->nnames; i++)
-			held += uid_of_conn(srv, m->names[i].owner) ==
-				(long long)k->uid;
-	}
-	if (held < cap)
-		return 0;
-	*refused = 1;
-	snprintf(why, sizeof(why),
-		 "%s: uid %u holds %u %s (max_endpoints_per_user = %" PRIu32
-		 ")",
-		 verbs[req->verb].word, (unsigned)k->uid, held,
-		 req->verb == SHMR_REQ_OPEN ? "endpoints" : "names", cap);
-	return refuse(srv, k, why);
 }
 
 /*
@@ -991,31 +553,31 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	 * connection is closed: closing at accept would race its send (EPIPE)
 	 * and it would never read why. */
 	if (k->refuse_code) {
-		send_err(k->fd, k->refuse_code, "%s", k->refusal);
+		shmr_ctl_srv_send_err(k->fd, k->refuse_code, "%s", k->refusal);
 		return -1;
 	}
 	rc = shmr_ctl_req_parse(pkt, len, &req, &why);
 	if (rc < 0 && !on_stopped_router(srv, &req))
-		return send_err(k->fd, rc, "%s", why);
+		return shmr_ctl_srv_send_err(k->fd, rc, "%s", why);
 	/* A request completed: the idle clock starts again. */
 	if (!k->attached)
 		k->idle_deadline_ms =
 			shmr_ctl_now_ms() + srv->dep.cfg->idle_timeout_ms;
-	rc = role_check(srv, k, &req, &refused);
+	rc = shmr_ctl_srv_role_check(srv, k, &req, &refused);
 	if (refused)
 		return rc;
 	if (on_stopped_router(srv, &req))
-		return send_err(k->fd, SHMR_E_NOT_ALLOWED, "router %s is stopped",
+		return shmr_ctl_srv_send_err(k->fd, SHMR_E_NOT_ALLOWED, "router %s is stopped",
 				req.name);
 	if (req.verb == SHMR_REQ_OPEN || req.verb == SHMR_REQ_REGISTER) {
-		rc = share_check(srv, k, &req, &refused);
+		rc = shmr_ctl_srv_share_check(srv, k, &req, &refused);
 		if (refused)
 			return rc;
 	}
 	if (req.verb == SHMR_REQ_ADD || req.verb == SHMR_REQ_REPLACE) {
 		struct shmr_conf_route spec;
 
-		rc = program_check(srv, k, &req, &spec, &refused);
+		rc = shmr_ctl_srv_program_check(srv, k, &req, &spec, &refused);
 		if (refused)
 			return rc;
 		req.spec = spec;
@@ -1039,7 +601,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 					 shmr_ctl_seen_version(srv->dep.d),
 					 &pid, &reused);
 		if (rc < 0)
-			return send_err(k->fd, rc, "%s", "no free endpoint");
+			return shmr_ctl_srv_send_err(k->fd, rc, "%s", "no free endpoint");
 		if (reused)
 			shmr_ctl_slot_reinit(srv->dep.d, pid.slot);
 		shmr_ctl_publish(srv->dep.d, m);
@@ -1049,10 +611,10 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	case SHMR_REQ_CLAIM:
 		rc = shmr_ctl_model_claim(m, k->id, k->pid, req.pid);
 		if (rc == -SHMR_E_PERM)
-			return send_err(k->fd, rc, "%s",
+			return shmr_ctl_srv_send_err(k->fd, rc, "%s",
 					"not the route's worker");
 		if (rc < 0)
-			return send_err(k->fd, rc, "%s",
+			return shmr_ctl_srv_send_err(k->fd, rc, "%s",
 					"no such route endpoint");
 		break;
 	case SHMR_REQ_RETIRE: {
@@ -1063,7 +625,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 
 		q = shmr_ctl_model_route_of_slot(m, req.pid.slot, &ri);
 		if (!q || q->pid.gen != req.pid.gen || q->claimed_by != k->id)
-			return send_err(k->fd, SHMR_E_PERM, "%s",
+			return shmr_ctl_srv_send_err(k->fd, SHMR_E_PERM, "%s",
 					"not this connection's route");
 		{
 			char name[SHMR_NAME_MAX];
@@ -1079,13 +641,13 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		}
 		shmr_ctl_publish(srv->dep.d, m);
 		if (rc < 0)
-			return send_err(k->fd, rc, "%s", shmr_strerror(rc));
+			return shmr_ctl_srv_send_err(k->fd, rc, "%s", shmr_strerror(rc));
 		break;
 	}
 	case SHMR_REQ_CLOSE:
 		rc = shmr_ctl_model_close(m, k->id, req.pid);
 		if (rc < 0)
-			return send_err(k->fd, rc, "%s",
+			return shmr_ctl_srv_send_err(k->fd, rc, "%s",
 					"not an endpoint of this connection");
 		drain_now(srv);
 		shmr_ctl_publish(srv->dep.d, m);
@@ -1098,9 +660,9 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 					 "%s%s (a router or registered name)",
 					 req.name, "");
 		if (rc == -ENOSPC)
-			return send_err(k->fd, rc, "%s", "registry full");
+			return shmr_ctl_srv_send_err(k->fd, rc, "%s", "registry full");
 		if (rc < 0)
-			return send_err(k->fd, rc, "%s",
+			return shmr_ctl_srv_send_err(k->fd, rc, "%s",
 					"not an endpoint of this connection");
 		shmr_ctl_publish(srv->dep.d, m);
 		break;
@@ -1108,11 +670,11 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		rc = shmr_ctl_model_unregister(m, k->id, req.name,
 					       req.pid);
 		if (rc == -SHMR_E_PERM)
-			return send_err(k->fd, rc,
+			return shmr_ctl_srv_send_err(k->fd, rc,
 					"name %s belongs to another endpoint",
 					req.name);
 		if (rc < 0)
-			return send_err(k->fd, rc, "%s",
+			return shmr_ctl_srv_send_err(k->fd, rc, "%s",
 					"not an endpoint of this connection");
 		shmr_ctl_publish(srv->dep.d, m);
 		break;
@@ -1149,7 +711,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 						    sizeof(answer) - 3);
 		}
 		if (n < 0)
-			return send_err(k->fd, SHMR_E_TOO_BIG, "%s",
+			return shmr_ctl_srv_send_err(k->fd, SHMR_E_TOO_BIG, "%s",
 					"answer too large");
 		return send_answer(k->fd, answer, (size_t)n + 3, -1);
 	case SHMR_REQ_ROUTE: {
@@ -1167,7 +729,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		n = shmr_ctl_format_route(&r->routes[qi], &counters, answer + 3,
 					  sizeof(answer) - 3);
 		if (n < 0)
-			return send_err(k->fd, SHMR_E_TOO_BIG, "%s",
+			return shmr_ctl_srv_send_err(k->fd, SHMR_E_TOO_BIG, "%s",
 					"answer too large");
 		return send_answer(k->fd, answer, (size_t)n + 3, -1);
 	}
@@ -1207,7 +769,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		if (!r)
 			return send_no_router(k->fd, req.name);
 		if (srv->dep.loop->stopping)
-			return send_err(k->fd, SHMR_E_NOT_ALLOWED, "%s",
+			return shmr_ctl_srv_send_err(k->fd, SHMR_E_NOT_ALLOWED, "%s",
 					"stopping");
 		rc = shmr_ctl_manage(srv->dep.pools, (unsigned)(r - m->routers),
 				     type_of[req.verb], req.route, req.delta,
@@ -1230,9 +792,9 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		return dlq_request(srv, k, &req, (unsigned)(r - m->routers));
 	case SHMR_REQ_STATUS:
 		memcpy(answer, "OK\n", 3);
-		n = answer_status(srv, answer + 3, sizeof(answer) - 3);
+		n = shmr_ctl_srv_status(srv, answer + 3, sizeof(answer) - 3);
 		if (n < 0)
-			return send_err(k->fd, SHMR_E_TOO_BIG, "%s",
+			return shmr_ctl_srv_send_err(k->fd, SHMR_E_TOO_BIG, "%s",
 					"answer too large");
 		return send_answer(k->fd, answer, (size_t)n + 3, -1);
 	case SHMR_REQ_STOP:
@@ -1242,7 +804,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		srv->dep.loop->stop_requested = 1;
 		break;
 	default:
-		return send_err(k->fd, SHMR_E_PROTO, "%s", "unknown request");
+		return shmr_ctl_srv_send_err(k->fd, SHMR_E_PROTO, "%s", "unknown request");
 	}
 	return send_answer(k->fd, "OK", 2, -1);
 }
@@ -1289,7 +851,7 @@ void shmr_ctl_server_event(struct shmr_ctl_server *srv, unsigned idx,
 			continue;
 		}
 		if ((size_t)n > SHMR_CTL_REQ_MAX) {
-			if (send_err(k->fd, SHMR_E_TOO_BIG, "%s",
+			if (shmr_ctl_srv_send_err(k->fd, SHMR_E_TOO_BIG, "%s",
 				     "request too long") < 0) {
 				conn_close(srv, idx);
 				return;
