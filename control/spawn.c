@@ -66,6 +66,7 @@
 #include "control_internal.h"
 #include "procs.h"
 #include "spawn.h"
+#include "worker_env.h"
 
 #define QUICK_EXIT_MS 1000u
 #define DRAIN_POLL_MS 10u
@@ -218,64 +219,13 @@ int shmr_ctl_spawn_wait_ready(struct shmr_ctl_spawner *sp, uint64_t version,
 	return 0;
 }
 
-/* A worker's SHMR_* variables, set over the control plane's environment
- * (procs.c builds the envp before it forks). */
-struct worker_env {
-	char sock[sizeof(SHMR_ENV_SOCKET) + PATH_MAX];
-	char ep[sizeof(SHMR_ENV_ENDPOINT) + 24];
-	char route[sizeof(SHMR_ENV_ROUTE) + SHMR_NAME_MAX];
-	char router[sizeof(SHMR_ENV_ROUTER) + SHMR_NAME_MAX];
-	char run_dir[sizeof(SHMR_ENV_RUN_DIR) + PATH_MAX];
-	char domain[sizeof("SHMR_DOMAIN") + SHMR_NAME_MAX];
-	const char *vars[7]; /* NULL-terminated */
-	unsigned n;
-};
-
-/* "NAME=value" into @p buf, appended to e->vars. */
-static int env_put(struct worker_env *e, char *buf, size_t cap,
-		   const char *name, const char *val)
-{
-	int n = snprintf(buf, cap, "%s=%s", name, val);
-
-	if (n < 0 || (size_t)n >= cap)
-		return -ENAMETOOLONG;
-	e->vars[e->n++] = buf;
-	e->vars[e->n] = NULL;
-	return 0;
-}
-
-static int worker_env(const struct shmr_ctl_spawner *sp, unsigned r,
-		      unsigned k, struct worker_env *e)
-{
-	const struct shmr_ctl_router *ro = &sp->dep.m->routers[r];
-	const struct shmr_ctl_route *q = &ro->routes[k];
-	char ep[24];
-
-	snprintf(ep, sizeof(ep), "%" PRIu32 ":%" PRIu32, q->pid.slot,
-		 q->pid.gen);
-	e->n = 0;
-	if (env_put(e, e->sock, sizeof(e->sock), SHMR_ENV_SOCKET,
-		    sp->dep.sock_path) < 0 ||
-	    env_put(e, e->ep, sizeof(e->ep), SHMR_ENV_ENDPOINT, ep) < 0 ||
-	    env_put(e, e->route, sizeof(e->route), SHMR_ENV_ROUTE,
-		    q->conf->name) < 0 ||
-	    env_put(e, e->router, sizeof(e->router), SHMR_ENV_ROUTER,
-		    ro->conf->name) < 0 ||
-	    env_put(e, e->run_dir, sizeof(e->run_dir), SHMR_ENV_RUN_DIR,
-		    sp->dep.run_dir) < 0 ||
-	    env_put(e, e->domain, sizeof(e->domain), "SHMR_DOMAIN",
-		    sp->dep.cfg->domain) < 0)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
 int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 			  const char **what)
 {
 	struct shmr_ctl_route *q = &sp->dep.m->routers[r].routes[k];
 	const struct shmr_conf_route *cq = q->conf;
 	char *argv[SHMR_CONF_ARGS_MAX + 2];
-	struct worker_env env;
+	struct shmr_ctl_worker_env env;
 	unsigned n = 0;
 	int stage = SHMR_CTL_STAGE_SETUP, rc, pidfd;
 	pid_t pid;
@@ -285,7 +235,10 @@ int shmr_ctl_spawn_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	for (unsigned i = 0; i < cq->nargs && i < SHMR_CONF_ARGS_MAX; i++)
 		argv[n++] = (char *)cq->args[i];
 	argv[n] = NULL;
-	rc = worker_env(sp, r, k, &env);
+	rc = shmr_ctl_worker_env(&env, sp->dep.sock_path, sp->dep.run_dir,
+				 sp->dep.cfg->domain,
+				 sp->dep.m->routers[r].conf->name,
+				 q->conf->name, q->pid);
 	if (rc == 0)
 		rc = spawn(sp,
 			   &(struct shmr_ctl_exec){
