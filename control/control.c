@@ -357,6 +357,26 @@ static int router_of(const struct shmr_ctl *c, struct shmr_pid pid)
 	return -1;
 }
 
+/* Kill for a routee (manage.c): allowed as a management message to the
+ * router it is for; a call hears how it went. */
+static void on_kill(struct shmr_ctl *c, int r, const struct shmr_msg *m)
+{
+	unsigned ri;
+	int rc = shmr_ctl_manage_kill_router(&c->pools, r, m->to, &ri);
+
+	if (rc == 0 && !shmr_ctl_server_msg_allowed(&c->srv, ri, m))
+		rc = -SHMR_E_NOT_ALLOWED;
+	else if (rc == 0)
+		rc = shmr_ctl_manage_kill(&c->pools, r, m);
+	if (rc < 0)
+		shmr_ctl_warn("Kill from %u:%u for %u:%u: %s", m->from.slot,
+			      m->from.gen, m->to.slot, m->to.gen,
+			      shmr_strerror(rc));
+	if (m->kind == SHMR_KIND_CALL)
+		(void)shmr_ctl_admin_reply(&c->admin, m, rc < 0 ? rc : 0, NULL,
+					   0);
+}
+
 /* The admin endpoint has slots: each to the router it is for. */
 static void on_admin(struct shmr_ctl *c)
 {
@@ -373,6 +393,14 @@ static void on_admin(struct shmr_ctl *c)
 			continue;
 		}
 		r = router_of(c, m->to);
+		/* Kill for a routee: sent to its inbox, or to every routee
+		 * in a Broadcast envelope (the dataplane sends them here). */
+		if (m->type == SHMR_TYPE_KILL && m->kind != SHMR_KIND_REPLY &&
+		    !(m->flags & SHMR_F_ROUTE_FAILED) &&
+		    (r < 0 || (m->flags & SHMR_F_BROADCAST))) {
+			on_kill(c, r, m);
+			continue;
+		}
 		if (r < 0) {
 			if (m->kind == SHMR_KIND_CALL)
 				shmr_ctl_admin_reply_text(&c->admin, m,

@@ -77,6 +77,97 @@ int shmr_ctl_manage(struct shmr_ctl_pools *p, unsigned r, uint32_t type,
 	}
 }
 
+int shmr_ctl_manage_kill_router(const struct shmr_ctl_pools *p, int r,
+				struct shmr_pid to, unsigned *ri)
+{
+	const struct shmr_ctl_route *q;
+
+	if (r >= 0) {
+		*ri = (unsigned)r;
+		return 0;
+	}
+	q = shmr_ctl_model_route_of_slot(p->m, to.slot, ri);
+	return q && q->pid.gen == to.gen ? 0 : -SHMR_E_PROCESS_UNKNOWN;
+}
+
+/* Kill route @p k of router @p ri's worker, if it has one; 1 if killed. */
+static int kill_route(struct shmr_ctl_pools *p, unsigned ri, unsigned k,
+		      const struct shmr_msg *m)
+{
+	struct shmr_ctl_route *q = &p->m->routers[ri].routes[k];
+
+	if (q->os_pid == 0 || q->state == SHMR_ROUTE_PENDING_REMOVE)
+		return 0;
+	shmr_ctl_log("route %s: Kill from %u:%u%s: killing worker %d",
+		     q->conf->name, m->from.slot, m->from.gen,
+		     m->flags & SHMR_F_BROADCAST ? " (Broadcast)" : "",
+		     (int)q->os_pid);
+	p->life->ops->kill(p->life->ctx, ri, k);
+	return 1;
+}
+
+/* Router @p ri's listed routee @p name as a route: a route of that name
+ * (in any router), or the route whose inbox a registered name is. */
+static int kill_listed(struct shmr_ctl_pools *p, const char *name,
+		       const struct shmr_msg *m)
+{
+	const struct shmr_ctl_model *mo = p->m;
+	unsigned ri;
+
+	for (ri = 0; ri < mo->nrouters; ri++) {
+		int k = shmr_ctl_model_route_index(&mo->routers[ri], name);
+
+		if (k >= 0)
+			return kill_route(p, ri, (unsigned)k, m);
+	}
+	for (unsigned i = 0; i < mo->nnames; i++) {
+		const struct shmr_ctl_route *q;
+
+		if (strncmp(mo->names[i].name, name, SHMR_NAME_MAX) != 0)
+			continue;
+		q = shmr_ctl_model_route_of_slot(p->m, mo->names[i].pid.slot,
+						 &ri);
+		if (q)
+			return kill_route(
+				p, ri,
+				(unsigned)(q - mo->routers[ri].routes), m);
+		break;
+	}
+	shmr_ctl_log("Kill from %u:%u: routee %s is not a route of this "
+		     "appliance: not killed",
+		     m->from.slot, m->from.gen, name);
+	return 0;
+}
+
+int shmr_ctl_manage_kill(struct shmr_ctl_pools *p, int r,
+			 const struct shmr_msg *m)
+{
+	struct shmr_ctl_router *ro;
+	unsigned ri;
+	int n = 0;
+
+	if (r < 0) {
+		const struct shmr_ctl_route *q =
+			shmr_ctl_model_route_of_slot(p->m, m->to.slot, &ri);
+
+		if (!q || q->pid.gen != m->to.gen)
+			return -SHMR_E_PROCESS_UNKNOWN;
+		return kill_route(p, ri,
+				  (unsigned)(q - p->m->routers[ri].routes), m);
+	}
+	ro = &p->m->routers[r];
+	if (ro->stopped)
+		return -SHMR_E_NOT_ALLOWED;
+	if (ro->listed) {
+		for (unsigned i = 0; i < ro->nroutees; i++)
+			n += kill_listed(p, ro->routees[i], m);
+		return n;
+	}
+	for (unsigned k = 0; k < ro->nroutes; k++)
+		n += kill_route(p, (unsigned)r, k, m);
+	return n;
+}
+
 #define RESIZE_TICK_MS 100u
 
 /* The load of router @p ri's routees: busy flags and inbox depths. */

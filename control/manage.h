@@ -46,6 +46,27 @@ int shmr_ctl_manage(struct shmr_ctl_pools *p, unsigned r, uint32_t type,
 void shmr_ctl_manage_msg(struct shmr_ctl_pools *p, unsigned r,
 			 const struct shmr_msg *m);
 
+/**
+ * Kill (SHMR_TYPE_KILL) for routees: sent straight to a route's inbox
+ * (@p r < 0: @p m->to names the route), or in a Broadcast envelope to
+ * router @p r (every routee that is a route of this appliance).  Each
+ * such route's live worker is SIGKILLed through its pidfd; the program
+ * never sees the message, and the route's supervision restarts it into
+ * its slot, inbox kept.  A routee that is not a route (a registered
+ * client's endpoint) is not the control plane's to kill: logged, left.
+ * *ri is set to the router the message is for (the route's own router
+ * when @p r < 0), for the caller's permission check, by
+ * shmr_ctl_manage_kill_router().
+ *
+ * Context: the control plane's loop (admin endpoint).
+ * Returns: routes killed (>= 0), or -SHMR_E_PROCESS_UNKNOWN (no such
+ *          route), -SHMR_E_NOT_ALLOWED (a stopped router).
+ */
+int shmr_ctl_manage_kill_router(const struct shmr_ctl_pools *p, int r,
+				struct shmr_pid to, unsigned *ri);
+int shmr_ctl_manage_kill(struct shmr_ctl_pools *p, int r,
+			 const struct shmr_msg *m);
+
 /** Start the clock: the first look is due at once (it finds out whether
  *  any pool has a resizer); @p seed is the random source's. */
 void shmr_ctl_resize_start(struct shmr_ctl_pools *p, uint64_t seed);

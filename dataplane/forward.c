@@ -27,9 +27,11 @@
  *
  * The admin path: a high/max-priority send or call to a router, one of
  * the router's own messages (a type from SHMR_TYPE_RESERVED up) at any
- * priority unless it is a send in a Broadcast envelope, and a send
- * that failed routing (flagged SHMR_F_ROUTE_FAILED, status = the reason,
- * the chosen name after the payload when it fits), go unchanged otherwise
+ * priority unless it is a send in a Broadcast envelope (but Kill), Kill
+ * sent straight to an endpoint (the control plane kills the route's
+ * worker: one type compare on that path), and a send that failed
+ * routing (flagged SHMR_F_ROUTE_FAILED, status = the reason, the chosen
+ * name after the payload when it fits), go unchanged otherwise
  * into the inbound lane of the control plane's admin endpoint
  * (hdr.admin_pid).  That lane never holds a burst back: when it is full
  * the slot is dropped and counted in admin_dropped.  Failed calls still
@@ -81,6 +83,22 @@ static void quarantine(struct shmr_dp_lcore *lc, struct shmr_dp_poll *p,
 }
 
 /* ---- one slot ------------------------------------------------------ */
+
+/* @p m goes, unchanged, to the control plane's admin endpoint; without
+ * one it fails with SHMR_E_NOT_ALLOWED. */
+static uint32_t to_admin(struct shmr_dp_lcore *lc,
+			 const struct shmr_dp_table *t, struct shmr_msg *m,
+			 struct shmr_dp_meta *meta)
+{
+	uint32_t a = shmr_dp_fwd_admin_slot_rcu(lc, t);
+
+	if (a == NO_TARGET)
+		return shmr_dp_fwd_refuse(lc, m, meta, SHMR_DP_FAIL,
+					  -SHMR_E_NOT_ALLOWED);
+	meta->what = META_ADMIN;
+	meta->target = a;
+	return NO_TARGET;
+}
 
 /*
  * Decide one slot.  Returns the endpoint slot whose inbound lane it goes
@@ -156,19 +174,13 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		}
 		/* The admin path: high and max priority, and the router's
 		 * own messages (reserved types) at any priority but in a
-		 * Broadcast envelope.  The control plane serves them,
-		 * unchanged, from its admin endpoint. */
+		 * Broadcast envelope, where only Kill goes there (the
+		 * control plane kills every routee's process).  The control
+		 * plane serves them, unchanged, from its admin endpoint. */
 		if (m->priority != SHMR_PRIO_NORMAL ||
-		    (m->type >= SHMR_TYPE_RESERVED && !envelope)) {
-			uint32_t a = shmr_dp_fwd_admin_slot_rcu(lc, t);
-
-			if (a == NO_TARGET)
-				return shmr_dp_fwd_refuse(lc, m, meta,
-							  SHMR_DP_FAIL,
-							  -SHMR_E_NOT_ALLOWED);
-			meta->what = META_ADMIN;
-			meta->target = a;
-			return NO_TARGET;
+		    (m->type >= SHMR_TYPE_RESERVED &&
+		     (!envelope || m->type == SHMR_TYPE_KILL))) {
+			return to_admin(lc, t, m, meta);
 		}
 		if (envelope) {
 			/* Every routee gets the message, whatever the
@@ -235,6 +247,13 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		    m->to.gen == 0)
 			return shmr_dp_fwd_refuse(lc, m, meta, SHMR_DP_FAIL,
 						  -SHMR_E_PROCESS_UNKNOWN);
+		/* Kill addressed to an endpoint is the control plane's: it
+		 * kills the route's worker, which never sees it (Pekko's
+		 * Kill is handled by the actor's cell, not its receive). */
+		if (__builtin_expect(m->type == SHMR_TYPE_KILL, 0) &&
+		    m->kind != SHMR_KIND_REPLY) {
+			return to_admin(lc, t, m, meta);
+		}
 		target = m->to.slot;
 	}
 

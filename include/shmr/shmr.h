@@ -93,7 +93,12 @@ enum shmr_priority {
  *                     what came before, then shmr_stopping() is true), and
  *                     the router stops when the last is gone
  *   KILL              the router fails: its pool is restarted at the same
- *                     size (or stopped: on_kill = "stop")
+ *                     size (or stopped: on_kill = "stop"); sent to a
+ *                     routee's inbox, or to a router in a Broadcast
+ *                     envelope (every routee once), the control plane
+ *                     kills the routee's process instead (the program
+ *                     never sees it) and restarts it into its slot, inbox
+ *                     kept
  * A call gets status 0 (or the error); a send's error is only logged.
  */
 #define SHMR_TYPE_RESERVED 0xffffff00u

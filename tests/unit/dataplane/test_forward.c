@@ -888,6 +888,64 @@ static void test_reserved_types_stopped_router(void **state)
 	assert_int_equal(STAT(f, failed), 1);
 }
 
+/* @p m is the Kill numbered @p ref from f->a to @p to, flags @p flags. */
+static void kill_is(const struct fixture *f, const struct shmr_msg *m,
+		    uint64_t ref, struct shmr_pid to, uint8_t flags)
+{
+	assert_int_equal(m->ref, ref);
+	assert_int_equal(m->type, SHMR_TYPE_KILL);
+	assert_int_equal(m->flags, flags);
+	assert_pid(m->from, f->a);
+	assert_pid(m->to, to);
+}
+
+/* Kill for a routee is the control plane's: sent straight to a route's
+ * inbox (or any endpoint), or in a Broadcast envelope to a router, it goes
+ * unchanged (flag kept) to the admin endpoint and never into an inbox; an
+ * ordinary direct send still goes to the inbox. */
+static void test_kill_for_routees_goes_to_admin(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *src = out_lane(f, f->a);
+	unsigned char slot[SS], got[64 * SS];
+	struct shmr_msg *m;
+
+	const struct {
+		uint8_t kind, flags;
+		struct shmr_pid to;
+		uint32_t type;
+	} sent[] = {
+		{ SHMR_KIND_SEND, 0, f->work, SHMR_TYPE_KILL },
+		{ SHMR_KIND_CALL, 0, f->b, SHMR_TYPE_KILL },
+		{ SHMR_KIND_SEND, SHMR_F_BROADCAST, f->router, SHMR_TYPE_KILL },
+		{ SHMR_KIND_SEND, 0, f->work, 1 },
+	};
+
+	set_admin(f);
+	for (unsigned i = 0; i < 4; i++) {
+		m = dp_msg(slot, sent[i].kind, f->a, sent[i].to, sent[i].type,
+			   0, i + 1);
+		m->flags = sent[i].flags;
+		put(src, m);
+	}
+
+	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t,
+						   poll_of(f, f->a), src),
+			 4);
+	assert_int_equal(take(lane(f, f->admin, LC), got, 64), 3);
+	kill_is(f, at(got, 0), 1, f->work, 0);
+	kill_is(f, at(got, 1), 2, f->b, 0);
+	kill_is(f, at(got, 2), 3, f->router, SHMR_F_BROADCAST);
+	/* Only the ordinary send reached an inbox; nothing failed. */
+	assert_int_equal(take(lane(f, f->work, LC), got, 64), 1);
+	assert_int_equal(at(got, 0)->ref, 4);
+	assert_int_equal(rte_ring_count(lane(f, f->b, LC)) +
+				 rte_ring_count(lane(f, f->a, LC)) +
+				 STAT(f, failed),
+			 0);
+	assert_int_equal(STAT(f, admin), 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -912,6 +970,7 @@ int main(void)
 		T(test_admin_full),
 		T(test_reserved_types_any_priority),
 		T(test_reserved_types_stopped_router),
+		T(test_kill_for_routees_goes_to_admin),
 #undef T
 	};
 
