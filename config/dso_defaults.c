@@ -103,9 +103,10 @@ out:
 	return rc;
 }
 
-/* Whether logic @p beh uses the settings @p rt gives; 0 or -EINVAL. */
+/* Whether logic @p beh uses the settings @p rt gives (filling in the
+ * timing it leaves out); 0 or -EINVAL. */
 static int fits_logic(const struct shmr_config *cfg, unsigned i,
-		      const struct shmr_conf_router *rt, const char *logic,
+		      struct shmr_conf_router *rt, const char *logic,
 		      char *err, size_t errlen)
 {
 	uint32_t beh = rt->behaviour;
@@ -127,16 +128,17 @@ static int fits_logic(const struct shmr_config *cfg, unsigned i,
 		return say(cfg, rt->line, i, unused, err, errlen,
 			   "not used by behaviour \"%s\" (the logic of %s)",
 			   logic, rt->dso);
+	/* Left out: Pekko's defaults, as for a behaviour the file names. */
 	if (collect && rt->within_ms == 0)
-		return say(cfg, rt->line, i, "within_ms", err, errlen,
-			   "behaviour \"%s\" (the logic of %s) needs "
-			   "within_ms = N",
-			   logic, rt->dso);
+		rt->within_ms = SHMR_WITHIN_MS_DEFAULT;
 	if (beh == SHMR_BEH_TAIL_CHOPPING && rt->interval_ms == 0)
+		rt->interval_ms = shmr_config_interval_default(rt->within_ms);
+	if (rt->interval_ms > rt->within_ms)
 		return say(cfg, rt->line, i, "interval_ms", err, errlen,
-			   "behaviour \"tail-chopping\" (the logic of %s) "
-			   "needs interval_ms = N",
-			   rt->dso);
+			   "%u is longer than within_ms (%u, the default): "
+			   "every routee after the first would be tried too "
+			   "late",
+			   rt->interval_ms, rt->within_ms);
 	if (beh == SHMR_BEH_BALANCING && rt->pool.size == 0 &&
 	    !rt->pool.size_from_dso)
 		return say(cfg, rt->line, i, "pool", err, errlen,

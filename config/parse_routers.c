@@ -262,8 +262,10 @@ static int routee_elem(struct pctx *p, const config_setting_t *s,
 
 /*
  * within_ms (and, for tail-chopping, interval_ms) of a scatter-gather or
- * tail-chopping router: both required, within 1 to SHMR_WITHIN_MS_MAX,
- * interval 1 to within.
+ * tail-chopping router, as Pekko's: left out, within_ms is
+ * SHMR_WITHIN_MS_DEFAULT (5 s) and interval_ms SHMR_INTERVAL_MS_DEFAULT
+ * (10 ms, or within_ms when that is shorter).  Given, within_ms is 1 to
+ * SHMR_WITHIN_MS_MAX and interval_ms 1 to within_ms.
  */
 static int parse_timing(struct pctx *p, const config_setting_t *g,
 			const struct fpath *path, struct shmr_conf_router *rt,
@@ -273,24 +275,24 @@ static int parse_timing(struct pctx *p, const config_setting_t *g,
 	int tail = rt->behaviour == SHMR_BEH_TAIL_CHOPPING;
 	config_setting_t *s;
 	struct fpath f;
-	int rc;
+	int given, rc;
 
 	rc = shmr_conf_get_u32(p, g, path, "within_ms", 1, SHMR_WITHIN_MS_MAX,
 			       &rt->within_ms, NULL);
 	if (rc < 0)
 		return rc;
-	if (rc == 0)
-		return shmr_conf_missing(p, g, path, "within_ms",
-					 tail ? "behaviour \"tail-chopping\" needs within_ms = N (how long a call waits for a reply, 1 to 3600000)"
-				    : "behaviour \"scatter-gather\" needs within_ms = N (how long a call waits for a reply, 1 to 3600000)");
+	given = rc > 0;
+	if (!given)
+		rt->within_ms = SHMR_WITHIN_MS_DEFAULT;
 	if (!tail)
 		return not_for(p, g, path, beh, interval_key);
 	rc = shmr_conf_member(p, g, path, "interval_ms", CONFIG_TYPE_INT, &s);
 	if (rc < 0)
 		return rc;
-	if (rc == 0)
-		return shmr_conf_missing(p, g, path, "interval_ms",
-					 "behaviour \"tail-chopping\" needs interval_ms = N (the wait before the next routee is tried, 1 to within_ms)");
+	if (rc == 0) {
+		rt->interval_ms = shmr_config_interval_default(rt->within_ms);
+		return 0;
+	}
 	rc = shmr_conf_get_u32(p, g, path, "interval_ms", 1, rt->within_ms,
 			       &rt->interval_ms, NULL);
 	if (rc < 0) {
@@ -301,8 +303,9 @@ static int parse_timing(struct pctx *p, const config_setting_t *g,
 			shmr_conf_fp_key(&f, path, "interval_ms");
 			return shmr_conf_fail(p, s, 0, f.s,
 					      "%lld is longer than within_ms (%" PRIu32
-					      "): every routee after the first would be tried too late",
-					      v, rt->within_ms);
+					      "%s): every routee after the first would be tried too late",
+					      v, rt->within_ms,
+					      given ? "" : ", the default");
 		}
 	}
 	return rc < 0 ? rc : 0;

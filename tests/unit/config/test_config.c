@@ -770,8 +770,57 @@ static void test_call_types(void **state)
 		   "t.conf:3: routers.[0].call_types: expected a list", NULL);
 }
 
-/* Scatter-gather and tail-chopping: within_ms (and interval_ms) required
- * and in range; balancing: a pool only.  Each mistake is one line naming
+/* Defaults as Pekko's: a scatter-gather or tail-chopping router that
+ * leaves its timing out waits 5000 ms for a reply, and tail-chopping tries
+ * the next routee after 10 ms (never later than within_ms). */
+static void test_timing_defaults(void **state)
+{
+	struct shmr_config *c;
+	(void)state;
+
+	c = expect_ok("routers = (\n"
+		      "  { name = \"sg\"; behaviour = \"scatter-gather\";\n"
+		      "    routees = [ \"a\", \"b\" ]; },\n"
+		      "  { name = \"tc\"; behaviour = \"tail-chopping\";\n"
+		      "    routees = [ \"a\", \"b\" ]; },\n"
+		      "  { name = \"tw\"; behaviour = \"tail-chopping\";\n"
+		      "    within_ms = 300; routees = [ \"a\" ]; },\n"
+		      "  { name = \"ts\"; behaviour = \"tail-chopping\";\n"
+		      "    within_ms = 4; routees = [ \"a\" ]; },\n"
+		      "  { name = \"ti\"; behaviour = \"tail-chopping\";\n"
+		      "    interval_ms = 250; routees = [ \"a\" ]; }\n"
+		      ");\n");
+	assert_int_equal(c->routers[0].within_ms, 5000);
+	assert_int_equal(c->routers[0].interval_ms, 0);
+	assert_int_equal(c->routers[1].within_ms, 5000);
+	assert_int_equal(c->routers[1].interval_ms, 10);
+	assert_int_equal(c->routers[2].within_ms, 300);
+	assert_int_equal(c->routers[2].interval_ms, 10);
+	assert_int_equal(c->routers[3].within_ms, 4);
+	assert_int_equal(c->routers[3].interval_ms, 4);
+	assert_int_equal(c->routers[4].within_ms, 5000);
+	assert_int_equal(c->routers[4].interval_ms, 250);
+	free(c);
+
+	/* An interval past the default within_ms names the default. */
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"tail-chopping\";\n"
+		   "    interval_ms = 5001; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].interval_ms: ",
+		   "5001 is longer than within_ms (5000, the default)");
+	/* ... and still belongs to no other behaviour. */
+	c = expect_ok("routers = (\n"
+		      "  { name = \"r\"; behaviour = \"round-robin\";\n"
+		      "    routees = [ \"a\" ]; }\n"
+		      ");\n");
+	assert_int_equal(c->routers[0].within_ms, 0);
+	assert_int_equal(c->routers[0].interval_ms, 0);
+	free(c);
+}
+
+/* Scatter-gather and tail-chopping: within_ms (and interval_ms) in
+ * range; balancing: a pool only.  Each mistake is one line naming
  * the file, line and field. */
 static void test_collect_and_balancing(void **state)
 {
@@ -805,18 +854,7 @@ static void test_collect_and_balancing(void **state)
 	assert_int_equal(c->routers[3].within_ms, 0);
 	free(c);
 
-	/* within_ms */
-	expect_err("routers = (\n"
-		   "  { name = \"r\"; behaviour = \"scatter-gather\"; }\n"
-		   ");\n",
-		   "t.conf:2: routers.[0].within_ms: required setting is missing",
-		   "scatter-gather");
-	expect_err("routers = (\n"
-		   "  { name = \"r\"; behaviour = \"tail-chopping\";\n"
-		   "    interval_ms = 5; }\n"
-		   ");\n",
-		   "t.conf:2: routers.[0].within_ms: required setting is missing",
-		   "tail-chopping");
+	/* within_ms (left out: Pekko's default, test_timing_defaults) */
 	expect_err("routers = (\n"
 		   "  { name = \"r\"; behaviour = \"scatter-gather\";\n"
 		   "    within_ms = 0; }\n"
@@ -835,12 +873,6 @@ static void test_collect_and_balancing(void **state)
 		   ");\n",
 		   "t.conf:3: routers.[0].within_ms: expected an integer", NULL);
 	/* interval_ms */
-	expect_err("routers = (\n"
-		   "  { name = \"r\"; behaviour = \"tail-chopping\";\n"
-		   "    within_ms = 100; }\n"
-		   ");\n",
-		   "t.conf:2: routers.[0].interval_ms: required setting is missing",
-		   "tail-chopping");
 	expect_err("routers = (\n"
 		   "  { name = \"r\"; behaviour = \"tail-chopping\";\n"
 		   "    within_ms = 100;\n"
@@ -1742,6 +1774,7 @@ int main(void)
 		cmocka_unit_test(test_call_types),
 		cmocka_unit_test(test_logics_parse),
 		cmocka_unit_test(test_logics_errors),
+		cmocka_unit_test(test_timing_defaults),
 		cmocka_unit_test(test_collect_and_balancing),
 		cmocka_unit_test(test_route_fields),
 		cmocka_unit_test(test_cpu_lists),
