@@ -243,9 +243,19 @@ int shmr_config_dso_defaults(struct shmr_config *cfg, char *err,
 					   rt->name, bad, SHMR_NAME_MAX - 5);
 			rt->pool.size_from_dso = 0;
 		}
+		/* A balancing pool has none: one the file names is refused,
+		 * the object's is not taken (as Pekko forces it off). */
+		if (rt->behaviour == SHMR_BEH_BALANCING &&
+		    rt->resizer.kind != SHMR_RESIZER_NONE)
+			return say(cfg, rt->resizer.line, i,
+				   rt->resizer.kind == SHMR_RESIZER_DEFAULT
+					   ? "resizer"
+					   : "optimal_resizer",
+				   err, errlen, "%s",
+				   SHMR_CONF_BALANCING_NO_RESIZER);
 		/* A pool without a resizer of its own takes the object's. */
 		if (pool && rt->resizer.kind == SHMR_RESIZER_NONE &&
-		    o.has_resizer) {
+		    o.has_resizer && rt->behaviour != SHMR_BEH_BALANCING) {
 			if (strcmp(o.resizer, "default") == 0)
 				shmr_config_resizer_unset(&rt->resizer,
 							  SHMR_RESIZER_DEFAULT,

@@ -151,6 +151,8 @@ int shmr_conf_resizer_parse(struct pctx *p, const config_setting_t *g,
 	shmr_conf_fp_key(&f, path, d ? "resizer" : "optimal_resizer");
 	if (rt->pool.size == 0 && !rt->pool.size_from_dso)
 		return shmr_conf_fail(p, s, 0, f.s, "only a pool (pool = { ... }) has a resizer");
+	if (rt->behaviour == SHMR_BEH_BALANCING)
+		return shmr_conf_fail(p, s, 0, f.s, SHMR_CONF_BALANCING_NO_RESIZER);
 	if ((rc = shmr_conf_check_keys(p, s, &f, d ? dkeys : okeys)) < 0)
 		return rc;
 	shmr_config_resizer_unset(z, d ? SHMR_RESIZER_DEFAULT

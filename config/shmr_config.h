@@ -23,6 +23,13 @@
 #define SHMR_WITHIN_MS_DEFAULT 5000u
 #define SHMR_INTERVAL_MS_DEFAULT 10u
 
+/* Why a balancing pool has no resizer, the one line --check prints after
+ * "file:line: routers.[i].resizer: ". */
+#define SHMR_CONF_BALANCING_NO_RESIZER                                         \
+	"a balancing pool has no resizer: its routees share one mailbox, so "  \
+	"no routee's own pressure can be measured (Pekko's BalancingPool "     \
+	"turns its resizer off); give the pool a fixed size"
+
 /* interval_ms left out: SHMR_INTERVAL_MS_DEFAULT, or @p within_ms when
  * that is shorter (interval_ms never exceeds within_ms).
  * Context: any.  Concurrency: pure.  Errors: none. */

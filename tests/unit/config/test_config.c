@@ -961,14 +961,28 @@ static void test_collect_and_balancing(void **state)
 		   ");\n",
 		   "t.conf:4: routers.[0].within_ms: not used by behaviour \"balancing\"",
 		   NULL);
-	/* A resizer suits a balancing pool as any other. */
-	c = expect_ok("routers = (\n"
-		      "  { name = \"r\"; behaviour = \"balancing\";\n"
-		      "    pool = { size = 2; program = \"w\"; };\n"
-		      "    resizer = { upper_bound = 4; }; }\n"
-		      ");\n");
-	assert_int_equal(c->routers[0].resizer.kind, SHMR_RESIZER_DEFAULT);
-	free(c);
+}
+
+/* A balancing pool with a resizer is refused, naming the resizer and why
+ * (Pekko's BalancingPool turns its resizer off), for either resizer. */
+static void test_balancing_pool_resizer_refused(void **state)
+{
+	static const char *const kind[] = { "resizer", "optimal_resizer" };
+	char text[512], prefix[64];
+	(void)state;
+
+	for (unsigned k = 0; k < 2; k++) {
+		snprintf(text, sizeof(text),
+			 "routers = (\n"
+			 "  { name = \"r\"; behaviour = \"balancing\";\n"
+			 "    pool = { size = 2; program = \"w\"; };\n"
+			 "    %s = { upper_bound = 4; }; }\n"
+			 ");\n",
+			 kind[k]);
+		snprintf(prefix, sizeof(prefix), "t.conf:4: routers.[0].%s: ",
+			 kind[k]);
+		expect_err(text, prefix, "a balancing pool has no resizer");
+	}
 }
 
 /* ---- routes ------------------------------------------------------------- */
@@ -1776,6 +1790,7 @@ int main(void)
 		cmocka_unit_test(test_logics_errors),
 		cmocka_unit_test(test_timing_defaults),
 		cmocka_unit_test(test_collect_and_balancing),
+		cmocka_unit_test(test_balancing_pool_resizer_refused),
 		cmocka_unit_test(test_route_fields),
 		cmocka_unit_test(test_cpu_lists),
 		cmocka_unit_test(test_geometry_and_values),
