@@ -9,7 +9,9 @@
  * routes with the lowest free index, shrinking removes the newest ones,
  * each after it has handled what is queued for it (remove_drained).  Its
  * size is kept within [1, upper] without a resizer, within the resizer's
- * bounds with one; without a resizer it stops with its last routee.
+ * bounds with one, at all times (shmr_ctl_pool_keep_bounds(): at start,
+ * and at once after a RemoveRoutee); without a resizer it stops with its
+ * last routee.
  *
  * A routing logic over an explicit list (a group: `routees = [...]`, or
  * any router once AddRoutee/RemoveRoutee changed its list) keeps the names
@@ -169,6 +171,21 @@ int shmr_ctl_pool_adjust(struct shmr_ctl_life *l, unsigned ri, int delta)
 	return (int)size;
 }
 
+int shmr_ctl_pool_keep_bounds(struct shmr_ctl_life *l, unsigned ri)
+{
+	struct shmr_ctl_router *r;
+	unsigned lo, hi, size;
+
+	if (router_at(l, ri, &r) < 0 || r->conf->pool.size == 0 ||
+	    r->conf->resizer.kind == SHMR_RESIZER_NONE)
+		return 0;
+	shmr_ctl_pool_bounds(r, &lo, &hi);
+	size = members(r);
+	if (size >= lo && size <= hi)
+		return (int)size;
+	return shmr_ctl_pool_adjust(l, ri, 0);
+}
+
 int shmr_ctl_routees_format(const struct shmr_ctl_router *r, char *buf,
 			    size_t cap)
 {
@@ -248,7 +265,13 @@ int shmr_ctl_routee_remove(struct shmr_ctl_life *l, unsigned ri,
 	list_drop(l->m, r, name);
 	/* One of the router's own routes (a pool's routee) goes away, after
 	 * its queue: its routes are its routees. */
-	if (shmr_ctl_model_route_index(r, name) >= 0)
-		return shmr_ctl_life_remove_drained(l, r->conf->name, name);
+	if (shmr_ctl_model_route_index(r, name) >= 0) {
+		rc = shmr_ctl_life_remove_drained(l, r->conf->name, name);
+		/* A resizer's lower_bound holds at once: a new routee
+		 * replaces the one removed. */
+		if (rc == 0 && (rc = shmr_ctl_pool_keep_bounds(l, ri)) > 0)
+			rc = 0;
+		return rc;
+	}
 	return 0;
 }

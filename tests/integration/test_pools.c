@@ -425,6 +425,40 @@ static void test_poison_pill_retires_a_routee(void **state)
 	stop(&c);
 }
 
+/*
+ * Resizers keep their bounds at all times: a pool of 2 whose resizer says
+ * lower_bound = 3 starts at 3, and a RemoveRoutee that takes it below 3
+ * is corrected at once (the GetRoutees that follows it sees the new
+ * routee), not after messages_per_resize messages (1000 here: none are
+ * sent).
+ */
+static void test_resizer_keeps_its_bounds(void **state)
+{
+	struct ctx c;
+	char tag[8];
+	unsigned new_hits = 0;
+	(void)state;
+
+	start(&c, "bounds",
+	      "resizer = { lower_bound = 3; upper_bound = 5; "
+	      "messages_per_resize = 1000; };",
+	      2);
+	wait_routees(&c, "work:0\nwork:1\nwork:2\n");
+	assert_int_equal(manage(&c, SHMR_TYPE_REMOVE_ROUTEE, 0, "work:1"), 0);
+	assert_int_equal(manage(&c, SHMR_TYPE_GET_ROUTEES, 0, NULL),
+			 (int)strlen("work:0\nwork:2\nwork:3\n"));
+	assert_string_equal(c.ans, "work:0\nwork:2\nwork:3\n");
+	/* The new routee takes its share of the work (bounded: the
+	 * dataplane's list follows the model's). */
+	for (unsigned i = 0; i < 30 && !new_hits; i++) {
+		assert_int_equal(call(&c, tag),
+				 (int)sizeof(struct shmr_test_stats));
+		new_hits += strncmp(tag, "work:3", 8) == 0;
+	}
+	assert_int_equal(new_hits, 1);
+	stop(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_default_resizer_grows_a_pressed_pool),
 		cmocka_unit_test(test_pool_per_shard_behind_a_free_router),
 		cmocka_unit_test(test_poison_pill_retires_a_routee),
+		cmocka_unit_test(test_resizer_keeps_its_bounds),
 	};
 	return cmocka_run_group_tests_name("pools", tests, NULL, NULL);
 }
