@@ -174,7 +174,7 @@ static int resolve_behaviour(struct shmr_config *cfg, unsigned i,
 			   rt->dso);
 	/* A "dso" router, as if the file had said so. */
 	rt->behaviour = SHMR_BEH_DSO;
-	if (rt->pool.size || rt->pool.size_from_dso)
+	if (rt->pool.size || rt->pool.size_from_dso || rt->pool.empty)
 		return say(cfg, rt->line, i, "pool", err, errlen,
 			   "%s names no logic (it routes itself): a pool "
 			   "needs a routing logic",
@@ -210,7 +210,8 @@ int shmr_config_dso_defaults(struct shmr_config *cfg, char *err,
 		unsigned bad = 0;
 		int rc;
 
-		int pool = rt->pool.size > 0 || rt->pool.size_from_dso;
+		int pool = rt->pool.size > 0 || rt->pool.size_from_dso ||
+			   rt->pool.empty;
 
 		if (!rt->dso[0] ||
 		    (rt->behaviour != SHMR_CONF_BEH_FROM_DSO &&

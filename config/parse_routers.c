@@ -516,6 +516,7 @@ int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
 				       &rt->on_kill_stop)) < 0 ||
 	    (rc = shmr_conf_pool_parse(p, g, path, rt)) < 0 ||
 	    (rc = shmr_conf_resizer_parse(p, g, path, rt)) < 0 ||
+	    (rc = shmr_conf_pool_start(p, g, path, rt)) < 0 ||
 	    (rc = shmr_conf_get_choice(p, g, path, "mailbox_full", "backpressure",
 				       "fail", &rt->fail_when_full)) < 0)
 		return rc;
@@ -523,7 +524,7 @@ int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
 	/* Pekko's BalancingPool has no group variant: the dataplane hands
 	 * work to routees it knows the inboxes of, a pool's. */
 	if (rt->behaviour == SHMR_BEH_BALANCING && rt->pool.size == 0 &&
-	    !rt->pool.size_from_dso) {
+	    !rt->pool.size_from_dso && !rt->pool.empty) {
 		shmr_conf_fp_key(&f, path, "pool");
 		return shmr_conf_fail(p, g, 0, f.s,
 				      "behaviour \"balancing\" needs a pool (pool = { size = N; program = \"...\"; }): there is no balancing group");

@@ -60,6 +60,10 @@ struct shmr_conf_pool {
 	 * filled in (and the routes expanded) by the control plane at start
 	 * (see struct shmr_behaviour); until then size and nroutes are 0. */
 	int size_from_dso;
+	/* "size = 0" with a resizer whose lower_bound is 0: a pool that
+	 * starts with no routee (size and nroutes 0).  A size below the
+	 * resizer's lower_bound is raised to it at load. */
+	int empty;
 	struct shmr_conf_route tmpl; /* program, args, cpus of every routee */
 	int line;
 };

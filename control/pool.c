@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "pool.h"
+#include "resizer_conf.h"
 #include "request.h"
 
 /* Routes that are routees now: not on their way out. */
@@ -46,12 +47,22 @@ void shmr_ctl_pool_bounds(const struct shmr_ctl_router *r, unsigned *lo,
 			  unsigned *hi)
 {
 	const struct shmr_conf_resizer *z = &r->conf->resizer;
+	struct shmr_conf_resizer_cfg d;
+	struct shmr_conf_optimal_cfg o;
+	int zlo, zhi;
 
 	*lo = 1;
 	*hi = SHMR_MAX_ROUTES;
 	if (z->kind != SHMR_RESIZER_NONE) {
-		*lo = z->lower_bound < 0 ? 0 : (unsigned)z->lower_bound;
-		*hi = z->upper_bound < 0 ? 0 : (unsigned)z->upper_bound;
+		/* The bounds as the resizer runs them: Pekko's defaults for
+		 * those left out (ranges passed shmr_config_validate()). */
+		(void)shmr_config_resizer_from_conf(z, &d, &o, NULL);
+		zlo = z->kind == SHMR_RESIZER_DEFAULT ? d.lower_bound
+						      : o.lower_bound;
+		zhi = z->kind == SHMR_RESIZER_DEFAULT ? d.upper_bound
+						      : o.upper_bound;
+		*lo = zlo < 0 ? 0 : (unsigned)zlo;
+		*hi = zhi < 0 ? 0 : (unsigned)zhi;
 		if (*hi > SHMR_MAX_ROUTES)
 			*hi = SHMR_MAX_ROUTES;
 		if (*lo > *hi)
@@ -144,7 +155,7 @@ int shmr_ctl_pool_adjust(struct shmr_ctl_life *l, unsigned ri, int delta)
 
 	if (rc < 0)
 		return rc;
-	if (r->conf->pool.size == 0)
+	if (r->conf->pool.size == 0 && !r->conf->pool.empty)
 		return -SHMR_E_NOT_ALLOWED; /* not a pool */
 	shmr_ctl_pool_bounds(r, &lo, &hi);
 	size = members(r);
@@ -176,7 +187,8 @@ int shmr_ctl_pool_keep_bounds(struct shmr_ctl_life *l, unsigned ri)
 	struct shmr_ctl_router *r;
 	unsigned lo, hi, size;
 
-	if (router_at(l, ri, &r) < 0 || r->conf->pool.size == 0 ||
+	if (router_at(l, ri, &r) < 0 ||
+	    (r->conf->pool.size == 0 && !r->conf->pool.empty) ||
 	    r->conf->resizer.kind == SHMR_RESIZER_NONE)
 		return 0;
 	shmr_ctl_pool_bounds(r, &lo, &hi);

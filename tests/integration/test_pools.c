@@ -459,6 +459,26 @@ static void test_resizer_keeps_its_bounds(void **state)
 	stop(&c);
 }
 
+/* A pool of size 0 with a resizer (lower_bound 0) starts empty and runs:
+ * a call fails with SHMR_E_NO_ROUTEES, and AdjustPoolSize grows it. */
+static void test_resizer_pool_of_size_0(void **state)
+{
+	struct ctx c;
+	char tag[8];
+	(void)state;
+
+	start(&c, "empty", "resizer = { lower_bound = 0; upper_bound = 4; };",
+	      0);
+	assert_int_equal(manage(&c, SHMR_TYPE_GET_ROUTEES, 0, NULL), 0);
+	assert_string_equal(c.ans, "");
+	assert_int_equal(call(&c, tag), -SHMR_E_NO_ROUTEES);
+	assert_int_equal(manage(&c, SHMR_TYPE_ADJUST_POOL_SIZE, 2, NULL), 1);
+	assert_string_equal(c.ans, "2");
+	wait_routees(&c, "work:0\nwork:1\n");
+	assert_int_equal(call(&c, tag), (int)sizeof(struct shmr_test_stats));
+	stop(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +490,7 @@ int main(void)
 		cmocka_unit_test(test_pool_per_shard_behind_a_free_router),
 		cmocka_unit_test(test_poison_pill_retires_a_routee),
 		cmocka_unit_test(test_resizer_keeps_its_bounds),
+		cmocka_unit_test(test_resizer_pool_of_size_0),
 	};
 	return cmocka_run_group_tests_name("pools", tests, NULL, NULL);
 }

@@ -963,6 +963,44 @@ static void test_collect_and_balancing(void **state)
 		   NULL);
 }
 
+/* A pool with a resizer starts within its bounds: size 0 is allowed (an
+ * empty pool with lower_bound 0), and a size below lower_bound is raised
+ * to it (the default lower_bound is 1). */
+static void test_resizer_pool_starts_within_bounds(void **state)
+{
+	static const struct {
+		const char *pool_size, *resizer;
+		unsigned size, nroutes;
+		int empty;
+	} want[] = {
+		{ "0", "resizer = { lower_bound = 0; }", 0, 0, 1 },
+		{ "0", "resizer = { upper_bound = 4; }", 1, 1, 0 },
+		{ "1", "optimal_resizer = { lower_bound = 3; }", 3, 3, 0 },
+		{ "5", "resizer = { lower_bound = 2; }", 5, 5, 0 },
+	};
+	char text[512];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct shmr_config *c;
+
+		snprintf(text, sizeof(text),
+			 "routers = ( { name = \"w\"; behaviour = \"random\";\n"
+			 "  pool = { size = %s; program = \"p\"; }; %s; } );\n",
+			 want[i].pool_size, want[i].resizer);
+		c = expect_ok(text);
+		if (c->routers[0].pool.size != want[i].size ||
+		    c->routers[0].nroutes != want[i].nroutes ||
+		    c->routers[0].pool.empty != want[i].empty)
+			fail_msg("size %s, %s: pool.size %u, nroutes %u, "
+				 "empty %d",
+				 want[i].pool_size, want[i].resizer,
+				 c->routers[0].pool.size, c->routers[0].nroutes,
+				 c->routers[0].pool.empty);
+		free(c);
+	}
+}
+
 /* A balancing pool with a resizer is refused, naming the resizer and why
  * (Pekko's BalancingPool turns its resizer off), for either resizer. */
 static void test_balancing_pool_resizer_refused(void **state)
@@ -1130,7 +1168,7 @@ static void test_dso_defaults(void **state)
 		   "  { name = \"r\"; dso = \"/x.so\";\n"
 		   "    pool = { size = 0; program = \"w\"; }; }\n"
 		   ");\n",
-		   "t.conf:3: routers.[0].pool.size: 0 is out of range", NULL);
+		   "t.conf:3: routers.[0].pool.size: 0 needs a resizer", NULL);
 	/* type, hash and dso routers name no pool, with a dso or not. */
 	expect_err("routers = (\n"
 		   "  { name = \"r\"; behaviour = \"dso\"; dso = \"/x.so\";\n"
@@ -1357,7 +1395,7 @@ static void test_pools_and_resizers(void **state)
 
 	expect_err("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
 		   "  pool = { size = 0; program = \"p\"; }; } );\n",
-		   "t.conf:2: routers.[0].pool.size: 0 is out of range", NULL);
+		   "t.conf:2: routers.[0].pool.size: 0 needs a resizer", NULL);
 	expect_err("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
 		   "  pool = { size = 2; }; } );\n",
 		   "t.conf:2: routers.[0].pool.program: required setting is missing",
@@ -1791,6 +1829,7 @@ int main(void)
 		cmocka_unit_test(test_timing_defaults),
 		cmocka_unit_test(test_collect_and_balancing),
 		cmocka_unit_test(test_balancing_pool_resizer_refused),
+		cmocka_unit_test(test_resizer_pool_starts_within_bounds),
 		cmocka_unit_test(test_route_fields),
 		cmocka_unit_test(test_cpu_lists),
 		cmocka_unit_test(test_geometry_and_values),
