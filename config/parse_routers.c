@@ -86,7 +86,7 @@ static const char *const router_keys[] = {
 	"name", "behaviour", "types", "hash", "dso", "dso_arg", "routes",
 	"call_types", "mailbox_full", "handlers", "handlers_arg", "routees",
 	"virtual_nodes", "pool", "resizer", "optimal_resizer", "on_kill",
-	"within_ms", "interval_ms", NULL
+	"within_ms", "interval_ms", "keep_when_empty", NULL
 };
 
 /* Settings that belong to one behaviour only. */
@@ -427,6 +427,34 @@ static int parse_from_dso(struct pctx *p, const config_setting_t *g,
 	return parse_routees(p, g, path, rt);
 }
 
+/*
+ * keep_when_empty = true | false (default false): a group (a routing
+ * logic over a "routees" list) that loses its last routee stops, as
+ * Pekko's does, unless this says to keep it.  Only for a group: a pool
+ * keeps its size by its resizer, and type, hash and dso routers have no
+ * routee list.
+ */
+static int parse_keep_when_empty(struct pctx *p, const config_setting_t *g,
+				 const struct fpath *path,
+				 struct shmr_conf_router *rt)
+{
+	config_setting_t *s;
+	struct fpath f;
+	int rc = shmr_conf_member(p, g, path, "keep_when_empty",
+				  CONFIG_TYPE_BOOL, &s);
+
+	if (rc <= 0)
+		return rc;
+	if (rt->nhash == 0 || rt->behaviour == SHMR_BEH_TYPE ||
+	    rt->behaviour == SHMR_BEH_HASH || rt->behaviour == SHMR_BEH_DSO) {
+		shmr_conf_fp_key(&f, path, "keep_when_empty");
+		return shmr_conf_fail(p, s, 0, f.s,
+				      "only for a group (a routing logic with routees = [ ... ])");
+	}
+	rt->keep_when_empty = config_setting_get_bool(s) != 0;
+	return 0;
+}
+
 int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
 			   const struct fpath *path, struct shmr_config *c)
 {
@@ -517,6 +545,7 @@ int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
 	    (rc = shmr_conf_pool_parse(p, g, path, rt)) < 0 ||
 	    (rc = shmr_conf_resizer_parse(p, g, path, rt)) < 0 ||
 	    (rc = shmr_conf_pool_start(p, g, path, rt)) < 0 ||
+	    (rc = parse_keep_when_empty(p, g, path, rt)) < 0 ||
 	    (rc = shmr_conf_get_choice(p, g, path, "mailbox_full", "backpressure",
 				       "fail", &rt->fail_when_full)) < 0)
 		return rc;

@@ -146,6 +146,9 @@ struct shmr_conf_router {
 	struct shmr_conf_pool pool;
 	struct shmr_conf_resizer resizer; /* "resizer" or "optimal_resizer" */
 	int on_kill_stop; /* "on_kill": 0 = "restart" (default), 1 = "stop" */
+	/* "keep_when_empty" (groups only): 1 keeps a group running once its
+	 * last routee is removed; 0 (default) stops it, as Pekko's does */
+	int keep_when_empty;
 };
 
 struct shmr_config {

@@ -275,6 +275,14 @@ int shmr_ctl_routee_remove(struct shmr_ctl_life *l, unsigned ri,
 	if (rc < 0)
 		return rc;
 	list_drop(l->m, r, name);
+	/* A group that lost its last routee stops, as Pekko's does, unless
+	 * its configuration keeps it (a pool's size is its resizer's). */
+	if (r->listed && r->nroutees == 0 && r->conf->pool.size == 0 &&
+	    !r->conf->pool.empty && !r->conf->keep_when_empty &&
+	    members(r) == 0) {
+		shmr_ctl_life_stop_router(l, ri);
+		return 0;
+	}
 	/* One of the router's own routes (a pool's routee) goes away, after
 	 * its queue: its routes are its routees. */
 	if (shmr_ctl_model_route_index(r, name) >= 0) {

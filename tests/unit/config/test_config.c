@@ -1001,6 +1001,30 @@ static void test_resizer_pool_starts_within_bounds(void **state)
 	}
 }
 
+/* keep_when_empty: a boolean, for a group only. */
+static void test_keep_when_empty(void **state)
+{
+	struct shmr_config *c;
+	(void)state;
+
+	c = expect_ok("routers = ( { name = \"g\"; behaviour = \"random\";\n"
+		      "  routees = [ \"a\" ]; keep_when_empty = true; },\n"
+		      " { name = \"h\"; behaviour = \"random\";\n"
+		      "  routees = [ \"a\" ]; } );\n");
+	assert_int_equal(c->routers[0].keep_when_empty, 1);
+	assert_int_equal(c->routers[1].keep_when_empty, 0);
+	free(c);
+	expect_err("routers = ( { name = \"g\"; behaviour = \"random\";\n"
+		   "  routees = [ \"a\" ]; keep_when_empty = 1; } );\n",
+		   "t.conf:2: routers.[0].keep_when_empty: expected a boolean",
+		   NULL);
+	expect_err("routers = ( { name = \"p\"; behaviour = \"random\";\n"
+		   "  pool = { size = 1; program = \"w\"; };\n"
+		   "  keep_when_empty = true; } );\n",
+		   "t.conf:3: routers.[0].keep_when_empty: only for a group",
+		   NULL);
+}
+
 /* A balancing pool with a resizer is refused, naming the resizer and why
  * (Pekko's BalancingPool turns its resizer off), for either resizer. */
 static void test_balancing_pool_resizer_refused(void **state)
@@ -1829,6 +1853,7 @@ int main(void)
 		cmocka_unit_test(test_timing_defaults),
 		cmocka_unit_test(test_collect_and_balancing),
 		cmocka_unit_test(test_balancing_pool_resizer_refused),
+		cmocka_unit_test(test_keep_when_empty),
 		cmocka_unit_test(test_resizer_pool_starts_within_bounds),
 		cmocka_unit_test(test_route_fields),
 		cmocka_unit_test(test_cpu_lists),
