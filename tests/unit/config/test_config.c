@@ -1004,16 +1004,10 @@ static void test_resizer_pool_starts_within_bounds(void **state)
 /* keep_when_empty: a boolean, for a group only. */
 static void test_keep_when_empty(void **state)
 {
-	struct shmr_config *c;
+	static const char *const groups[] = { "true", "false" };
+	char text[256];
 	(void)state;
 
-	c = expect_ok("routers = ( { name = \"g\"; behaviour = \"random\";\n"
-		      "  routees = [ \"a\" ]; keep_when_empty = true; },\n"
-		      " { name = \"h\"; behaviour = \"random\";\n"
-		      "  routees = [ \"a\" ]; } );\n");
-	assert_int_equal(c->routers[0].keep_when_empty, 1);
-	assert_int_equal(c->routers[1].keep_when_empty, 0);
-	free(c);
 	expect_err("routers = ( { name = \"g\"; behaviour = \"random\";\n"
 		   "  routees = [ \"a\" ]; keep_when_empty = 1; } );\n",
 		   "t.conf:2: routers.[0].keep_when_empty: expected a boolean",
@@ -1023,6 +1017,17 @@ static void test_keep_when_empty(void **state)
 		   "  keep_when_empty = true; } );\n",
 		   "t.conf:3: routers.[0].keep_when_empty: only for a group",
 		   NULL);
+	for (int k = 0; k < 2; k++) {
+		struct shmr_config *g;
+
+		snprintf(text, sizeof(text),
+			 "routers = ( { name = \"g\"; behaviour = \"random\";"
+			 " routees = [ \"a\" ]; keep_when_empty = %s; } );\n",
+			 groups[k]);
+		g = expect_ok(text);
+		assert_int_equal(g->routers[0].keep_when_empty, k == 0);
+		free(g);
+	}
 }
 
 /* A balancing pool with a resizer is refused, naming the resizer and why
