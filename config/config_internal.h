@@ -137,6 +137,11 @@ int shmr_conf_route_body(struct pctx *p, const config_setting_t *g,
 int shmr_conf_pool_parse(struct pctx *p, const config_setting_t *g,
 			 const struct fpath *path, struct shmr_conf_router *rt);
 /* "resizer" or "optimal_resizer" of a pool, keys unset by default. */
+/* After the pool and its resizer: a size below the resizer's lower_bound
+ * raised to it (Pekko's pool starts within its bounds); size 0 refused
+ * without a resizer. */
+int shmr_conf_pool_start(struct pctx *p, const config_setting_t *g,
+			 const struct fpath *path, struct shmr_conf_router *rt);
 int shmr_conf_resizer_parse(struct pctx *p, const config_setting_t *g,
 			    const struct fpath *path,
 			    struct shmr_conf_router *rt);

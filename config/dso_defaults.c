@@ -103,9 +103,10 @@ out:
 	return rc;
 }
 
-/* Whether logic @p beh uses the settings @p rt gives; 0 or -EINVAL. */
+/* Whether logic @p beh uses the settings @p rt gives (filling in the
+ * timing it leaves out); 0 or -EINVAL. */
 static int fits_logic(const struct shmr_config *cfg, unsigned i,
-		      const struct shmr_conf_router *rt, const char *logic,
+		      struct shmr_conf_router *rt, const char *logic,
 		      char *err, size_t errlen)
 {
 	uint32_t beh = rt->behaviour;
@@ -127,16 +128,17 @@ static int fits_logic(const struct shmr_config *cfg, unsigned i,
 		return say(cfg, rt->line, i, unused, err, errlen,
 			   "not used by behaviour \"%s\" (the logic of %s)",
 			   logic, rt->dso);
+	/* Left out: Pekko's defaults, as for a behaviour the file names. */
 	if (collect && rt->within_ms == 0)
-		return say(cfg, rt->line, i, "within_ms", err, errlen,
-			   "behaviour \"%s\" (the logic of %s) needs "
-			   "within_ms = N",
-			   logic, rt->dso);
+		rt->within_ms = SHMR_WITHIN_MS_DEFAULT;
 	if (beh == SHMR_BEH_TAIL_CHOPPING && rt->interval_ms == 0)
+		rt->interval_ms = shmr_config_interval_default(rt->within_ms);
+	if (rt->interval_ms > rt->within_ms)
 		return say(cfg, rt->line, i, "interval_ms", err, errlen,
-			   "behaviour \"tail-chopping\" (the logic of %s) "
-			   "needs interval_ms = N",
-			   rt->dso);
+			   "%u is longer than within_ms (%u, the default): "
+			   "every routee after the first would be tried too "
+			   "late",
+			   rt->interval_ms, rt->within_ms);
 	if (beh == SHMR_BEH_BALANCING && rt->pool.size == 0 &&
 	    !rt->pool.size_from_dso)
 		return say(cfg, rt->line, i, "pool", err, errlen,
@@ -172,7 +174,7 @@ static int resolve_behaviour(struct shmr_config *cfg, unsigned i,
 			   rt->dso);
 	/* A "dso" router, as if the file had said so. */
 	rt->behaviour = SHMR_BEH_DSO;
-	if (rt->pool.size || rt->pool.size_from_dso)
+	if (rt->pool.size || rt->pool.size_from_dso || rt->pool.empty)
 		return say(cfg, rt->line, i, "pool", err, errlen,
 			   "%s names no logic (it routes itself): a pool "
 			   "needs a routing logic",
@@ -208,7 +210,8 @@ int shmr_config_dso_defaults(struct shmr_config *cfg, char *err,
 		unsigned bad = 0;
 		int rc;
 
-		int pool = rt->pool.size > 0 || rt->pool.size_from_dso;
+		int pool = rt->pool.size > 0 || rt->pool.size_from_dso ||
+			   rt->pool.empty;
 
 		if (!rt->dso[0] ||
 		    (rt->behaviour != SHMR_CONF_BEH_FROM_DSO &&
@@ -241,9 +244,19 @@ int shmr_config_dso_defaults(struct shmr_config *cfg, char *err,
 					   rt->name, bad, SHMR_NAME_MAX - 5);
 			rt->pool.size_from_dso = 0;
 		}
+		/* A balancing pool has none: one the file names is refused,
+		 * the object's is not taken (as Pekko forces it off). */
+		if (rt->behaviour == SHMR_BEH_BALANCING &&
+		    rt->resizer.kind != SHMR_RESIZER_NONE)
+			return say(cfg, rt->resizer.line, i,
+				   rt->resizer.kind == SHMR_RESIZER_DEFAULT
+					   ? "resizer"
+					   : "optimal_resizer",
+				   err, errlen, "%s",
+				   SHMR_CONF_BALANCING_NO_RESIZER);
 		/* A pool without a resizer of its own takes the object's. */
 		if (pool && rt->resizer.kind == SHMR_RESIZER_NONE &&
-		    o.has_resizer) {
+		    o.has_resizer && rt->behaviour != SHMR_BEH_BALANCING) {
 			if (strcmp(o.resizer, "default") == 0)
 				shmr_config_resizer_unset(&rt->resizer,
 							  SHMR_RESIZER_DEFAULT,

@@ -13,6 +13,7 @@
 #include <libconfig.h>
 
 #include "config_internal.h"
+#include "resizer_conf.h"
 
 /*
  * pool = { size = N; program = ...; args = [...]; cpus = ...; }: N routes
@@ -28,6 +29,7 @@ int shmr_conf_pool_parse(struct pctx *p, const config_setting_t *g,
 	struct fpath f, pf;
 	uint32_t size = 0;
 	unsigned bad = 0;
+	int given;
 	int rc = shmr_conf_member(p, g, path, "pool", CONFIG_TYPE_GROUP, &s);
 
 	if (rc <= 0)
@@ -44,14 +46,20 @@ int shmr_conf_pool_parse(struct pctx *p, const config_setting_t *g,
 	}
 	if ((rc = shmr_conf_check_keys(p, s, &pf, keys)) < 0)
 		return rc;
-	rc = shmr_conf_get_u32(p, s, &pf, "size", 1, SHMR_MAX_ROUTES, &size, NULL);
+	rc = shmr_conf_get_u32(p, s, &pf, "size", 0, SHMR_MAX_ROUTES, &size, NULL);
 	if (rc < 0)
 		return rc;
+	given = rc > 0;
 	if (rc == 0 && !rt->dso[0])
 		return shmr_conf_missing(p, s, &pf, "size", "how many routees to start");
 	rt->pool.line = config_setting_source_line(s);
 	if ((rc = shmr_conf_route_body(p, s, &pf, &rt->pool.tmpl)) < 0)
 		return rc;
+	if (given && size == 0) {
+		/* Only with a resizer: shmr_conf_pool_start() checks. */
+		rt->pool.empty = 1;
+		return 0;
+	}
 	if (size == 0) {
 		/* The dso's pool_size, read by the control plane at start. */
 		rt->pool.size_from_dso = 1;
@@ -149,8 +157,10 @@ int shmr_conf_resizer_parse(struct pctx *p, const config_setting_t *g,
 	if (d && o)
 		return shmr_conf_fail(p, o, 0, f.s, "a pool has one resizer: resizer or optimal_resizer");
 	shmr_conf_fp_key(&f, path, d ? "resizer" : "optimal_resizer");
-	if (rt->pool.size == 0 && !rt->pool.size_from_dso)
+	if (rt->pool.size == 0 && !rt->pool.size_from_dso && !rt->pool.empty)
 		return shmr_conf_fail(p, s, 0, f.s, "only a pool (pool = { ... }) has a resizer");
+	if (rt->behaviour == SHMR_BEH_BALANCING)
+		return shmr_conf_fail(p, s, 0, f.s, SHMR_CONF_BALANCING_NO_RESIZER);
 	if ((rc = shmr_conf_check_keys(p, s, &f, d ? dkeys : okeys)) < 0)
 		return rc;
 	shmr_config_resizer_unset(z, d ? SHMR_RESIZER_DEFAULT
@@ -206,5 +216,44 @@ int shmr_conf_resizer_parse(struct pctx *p, const config_setting_t *g,
 			*dst = (uint64_t)x;
 		}
 	}
+	return 0;
+}
+
+int shmr_conf_pool_start(struct pctx *p, const config_setting_t *g,
+			 const struct fpath *path, struct shmr_conf_router *rt)
+{
+	struct shmr_conf_resizer_cfg d;
+	struct shmr_conf_optimal_cfg o;
+	unsigned lo, want = rt->pool.size, bad = 0;
+	struct fpath f;
+
+	if (rt->resizer.kind == SHMR_RESIZER_NONE) {
+		if (!rt->pool.empty)
+			return 0;
+		config_setting_t *pool = config_setting_get_member(g, "pool");
+		struct fpath pf;
+
+		shmr_conf_fp_key(&pf, path, "pool");
+		shmr_conf_fp_key(&f, &pf, "size");
+		return shmr_conf_fail(p, config_setting_get_member(pool, "size"),
+				      0, f.s,
+				      "0 needs a resizer (resizer = { lower_bound = 0; ... }): a pool without one has 1 to 32 routees");
+	}
+	if (rt->pool.size_from_dso ||
+	    shmr_config_resizer_from_conf(&rt->resizer, &d, &o, NULL) < 0)
+		return 0; /* the dso's size, or out of range: validate says */
+	lo = (unsigned)(rt->resizer.kind == SHMR_RESIZER_DEFAULT
+				? d.lower_bound
+				: o.lower_bound);
+	if (want >= lo)
+		return 0;
+	if (shmr_config_pool_expand(rt, lo, &bad) < 0) {
+		shmr_conf_fp_key(&f, path, "pool");
+		return shmr_conf_fail(p, config_setting_get_member(g, "pool"), 0,
+				      f.s,
+				      "routee name \"%s:%u\" is too long (router names of a pool: at most %u characters)",
+				      rt->name, bad, SHMR_NAME_MAX - 5);
+	}
+	rt->pool.empty = 0;
 	return 0;
 }

@@ -86,7 +86,7 @@ static const char *const router_keys[] = {
 	"name", "behaviour", "types", "hash", "dso", "dso_arg", "routes",
 	"call_types", "mailbox_full", "handlers", "handlers_arg", "routees",
 	"virtual_nodes", "pool", "resizer", "optimal_resizer", "on_kill",
-	"within_ms", "interval_ms", NULL
+	"within_ms", "interval_ms", "keep_when_empty", NULL
 };
 
 /* Settings that belong to one behaviour only. */
@@ -262,8 +262,10 @@ static int routee_elem(struct pctx *p, const config_setting_t *s,
 
 /*
  * within_ms (and, for tail-chopping, interval_ms) of a scatter-gather or
- * tail-chopping router: both required, within 1 to SHMR_WITHIN_MS_MAX,
- * interval 1 to within.
+ * tail-chopping router, as Pekko's: left out, within_ms is
+ * SHMR_WITHIN_MS_DEFAULT (5 s) and interval_ms SHMR_INTERVAL_MS_DEFAULT
+ * (10 ms, or within_ms when that is shorter).  Given, within_ms is 1 to
+ * SHMR_WITHIN_MS_MAX and interval_ms 1 to within_ms.
  */
 static int parse_timing(struct pctx *p, const config_setting_t *g,
 			const struct fpath *path, struct shmr_conf_router *rt,
@@ -273,24 +275,24 @@ static int parse_timing(struct pctx *p, const config_setting_t *g,
 	int tail = rt->behaviour == SHMR_BEH_TAIL_CHOPPING;
 	config_setting_t *s;
 	struct fpath f;
-	int rc;
+	int given, rc;
 
 	rc = shmr_conf_get_u32(p, g, path, "within_ms", 1, SHMR_WITHIN_MS_MAX,
 			       &rt->within_ms, NULL);
 	if (rc < 0)
 		return rc;
-	if (rc == 0)
-		return shmr_conf_missing(p, g, path, "within_ms",
-					 tail ? "behaviour \"tail-chopping\" needs within_ms = N (how long a call waits for a reply, 1 to 3600000)"
-				    : "behaviour \"scatter-gather\" needs within_ms = N (how long a call waits for a reply, 1 to 3600000)");
+	given = rc > 0;
+	if (!given)
+		rt->within_ms = SHMR_WITHIN_MS_DEFAULT;
 	if (!tail)
 		return not_for(p, g, path, beh, interval_key);
 	rc = shmr_conf_member(p, g, path, "interval_ms", CONFIG_TYPE_INT, &s);
 	if (rc < 0)
 		return rc;
-	if (rc == 0)
-		return shmr_conf_missing(p, g, path, "interval_ms",
-					 "behaviour \"tail-chopping\" needs interval_ms = N (the wait before the next routee is tried, 1 to within_ms)");
+	if (rc == 0) {
+		rt->interval_ms = shmr_config_interval_default(rt->within_ms);
+		return 0;
+	}
 	rc = shmr_conf_get_u32(p, g, path, "interval_ms", 1, rt->within_ms,
 			       &rt->interval_ms, NULL);
 	if (rc < 0) {
@@ -301,8 +303,9 @@ static int parse_timing(struct pctx *p, const config_setting_t *g,
 			shmr_conf_fp_key(&f, path, "interval_ms");
 			return shmr_conf_fail(p, s, 0, f.s,
 					      "%lld is longer than within_ms (%" PRIu32
-					      "): every routee after the first would be tried too late",
-					      v, rt->within_ms);
+					      "%s): every routee after the first would be tried too late",
+					      v, rt->within_ms,
+					      given ? "" : ", the default");
 		}
 	}
 	return rc < 0 ? rc : 0;
@@ -424,6 +427,34 @@ static int parse_from_dso(struct pctx *p, const config_setting_t *g,
 	return parse_routees(p, g, path, rt);
 }
 
+/*
+ * keep_when_empty = true | false (default false): a group (a routing
+ * logic over a "routees" list) that loses its last routee stops, as
+ * Pekko's does, unless this says to keep it.  Only for a group: a pool
+ * keeps its size by its resizer, and type, hash and dso routers have no
+ * routee list.
+ */
+static int parse_keep_when_empty(struct pctx *p, const config_setting_t *g,
+				 const struct fpath *path,
+				 struct shmr_conf_router *rt)
+{
+	config_setting_t *s;
+	struct fpath f;
+	int rc = shmr_conf_member(p, g, path, "keep_when_empty",
+				  CONFIG_TYPE_BOOL, &s);
+
+	if (rc <= 0)
+		return rc;
+	if (rt->nhash == 0 || rt->behaviour == SHMR_BEH_TYPE ||
+	    rt->behaviour == SHMR_BEH_HASH || rt->behaviour == SHMR_BEH_DSO) {
+		shmr_conf_fp_key(&f, path, "keep_when_empty");
+		return shmr_conf_fail(p, s, 0, f.s,
+				      "only for a group (a routing logic with routees = [ ... ])");
+	}
+	rt->keep_when_empty = config_setting_get_bool(s) != 0;
+	return 0;
+}
+
 int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
 			   const struct fpath *path, struct shmr_config *c)
 {
@@ -513,6 +544,8 @@ int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
 				       &rt->on_kill_stop)) < 0 ||
 	    (rc = shmr_conf_pool_parse(p, g, path, rt)) < 0 ||
 	    (rc = shmr_conf_resizer_parse(p, g, path, rt)) < 0 ||
+	    (rc = shmr_conf_pool_start(p, g, path, rt)) < 0 ||
+	    (rc = parse_keep_when_empty(p, g, path, rt)) < 0 ||
 	    (rc = shmr_conf_get_choice(p, g, path, "mailbox_full", "backpressure",
 				       "fail", &rt->fail_when_full)) < 0)
 		return rc;
@@ -520,7 +553,7 @@ int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
 	/* Pekko's BalancingPool has no group variant: the dataplane hands
 	 * work to routees it knows the inboxes of, a pool's. */
 	if (rt->behaviour == SHMR_BEH_BALANCING && rt->pool.size == 0 &&
-	    !rt->pool.size_from_dso) {
+	    !rt->pool.size_from_dso && !rt->pool.empty) {
 		shmr_conf_fp_key(&f, path, "pool");
 		return shmr_conf_fail(p, g, 0, f.s,
 				      "behaviour \"balancing\" needs a pool (pool = { size = N; program = \"...\"; }): there is no balancing group");

@@ -18,6 +18,27 @@
 #define SHMR_CONF_CPUS_MAX 64
 #define SHMR_CONF_PROGRAMS_MAX 32 /* entries of the top-level "programs" */
 
+/* Pekko's defaults for a scatter-gather or tail-chopping router that leaves
+ * its timing out: within 5 s, the next routee tried after 10 ms. */
+#define SHMR_WITHIN_MS_DEFAULT 5000u
+#define SHMR_INTERVAL_MS_DEFAULT 10u
+
+/* Why a balancing pool has no resizer, the one line --check prints after
+ * "file:line: routers.[i].resizer: ". */
+#define SHMR_CONF_BALANCING_NO_RESIZER                                         \
+	"a balancing pool has no resizer: its routees share one mailbox, so "  \
+	"no routee's own pressure can be measured (Pekko's BalancingPool "     \
+	"turns its resizer off); give the pool a fixed size"
+
+/* interval_ms left out: SHMR_INTERVAL_MS_DEFAULT, or @p within_ms when
+ * that is shorter (interval_ms never exceeds within_ms).
+ * Context: any.  Concurrency: pure.  Errors: none. */
+static inline uint32_t shmr_config_interval_default(uint32_t within_ms)
+{
+	return within_ms < SHMR_INTERVAL_MS_DEFAULT ? within_ms
+						    : SHMR_INTERVAL_MS_DEFAULT;
+}
+
 struct shmr_conf_route {
 	char name[SHMR_NAME_MAX];
 	char program[SHMR_CONF_PATH_MAX]; /* looked up in PATH unless it has a '/' */
@@ -39,6 +60,10 @@ struct shmr_conf_pool {
 	 * filled in (and the routes expanded) by the control plane at start
 	 * (see struct shmr_behaviour); until then size and nroutes are 0. */
 	int size_from_dso;
+	/* "size = 0" with a resizer whose lower_bound is 0: a pool that
+	 * starts with no routee (size and nroutes 0).  A size below the
+	 * resizer's lower_bound is raised to it at load. */
+	int empty;
 	struct shmr_conf_route tmpl; /* program, args, cpus of every routee */
 	int line;
 };
@@ -89,9 +114,11 @@ struct shmr_conf_router {
 	 * out by a router with a dso (the object's virtual_nodes, filled in
 	 * at start; 0 left there is the default) */
 	uint32_t vnodes;
-	/* "scatter-gather", "tail-chopping": "within_ms" (required, 1 to
-	 * SHMR_WITHIN_MS_MAX); "tail-chopping": "interval_ms" (required, 1
-	 * to within_ms).  0 for other behaviours. */
+	/* "scatter-gather", "tail-chopping": "within_ms" (1 to
+	 * SHMR_WITHIN_MS_MAX, default SHMR_WITHIN_MS_DEFAULT);
+	 * "tail-chopping": "interval_ms" (1 to within_ms, default
+	 * shmr_config_interval_default(within_ms)).  0 for other
+	 * behaviours. */
 	uint32_t within_ms, interval_ms;
 	/* behaviour "dso" (required), or left out (required); a routing
 	 * logic's may name one too: its defaults, and consistent-hash's key
@@ -119,6 +146,9 @@ struct shmr_conf_router {
 	struct shmr_conf_pool pool;
 	struct shmr_conf_resizer resizer; /* "resizer" or "optimal_resizer" */
 	int on_kill_stop; /* "on_kill": 0 = "restart" (default), 1 = "stop" */
+	/* "keep_when_empty" (groups only): 1 keeps a group running once its
+	 * last routee is removed; 0 (default) stops it, as Pekko's does */
+	int keep_when_empty;
 };
 
 struct shmr_config {

@@ -259,7 +259,7 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 			shmr_ctl_behaviour_name(r->conf->behaviour));
 	shmr_ctl_kv_add(&kv, "shmr:state", "%s",
 			r->stopped ? "stopped" : "running");
-	if (r->conf->pool.size > 0)
+	if (r->conf->pool.size > 0 || r->conf->pool.empty)
 		shmr_ctl_kv_add(&kv, "shmr:resizer", "%s",
 				r->conf->resizer.kind == SHMR_RESIZER_DEFAULT
 					? "default"

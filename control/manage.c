@@ -213,12 +213,22 @@ void shmr_ctl_resize_tick(struct shmr_ctl_pools *p, uint64_t now)
 		const struct shmr_conf_router *cr = r->conf;
 		uint64_t fwd = cnt.forwarded[r->pid.slot], taken;
 		unsigned n, mpr;
-		int delta = 0;
+		int delta = 0, kept;
 
 		if (cr->resizer.kind == SHMR_RESIZER_NONE || r->stopped)
 			continue;
 		any = 1;
+		/* Out of its bounds (at start, or after a routee died and
+		 * was removed): back within them now, whatever the count. */
 		n = loads(p, ri, &cnt, ld, &taken);
+		kept = shmr_ctl_pool_keep_bounds(p->life, ri);
+		if (kept != (int)n) {
+			if (kept >= 0)
+				shmr_ctl_log("router %s: resizer: size %u "
+					     "outside its bounds, now %d",
+					     cr->name, n, kept);
+			continue;
+		}
 		if (cr->resizer.kind == SHMR_RESIZER_DEFAULT) {
 			/* Pekko looks when a message numbered a multiple of
 			 * messages_per_resize arrives; this looks when such a

@@ -9,7 +9,9 @@
  * routes with the lowest free index, shrinking removes the newest ones,
  * each after it has handled what is queued for it (remove_drained).  Its
  * size is kept within [1, upper] without a resizer, within the resizer's
- * bounds with one; without a resizer it stops with its last routee.
+ * bounds with one, at all times (shmr_ctl_pool_keep_bounds(): at start,
+ * and at once after a RemoveRoutee); without a resizer it stops with its
+ * last routee.
  *
  * A routing logic over an explicit list (a group: `routees = [...]`, or
  * any router once AddRoutee/RemoveRoutee changed its list) keeps the names
@@ -28,6 +30,7 @@
 #include <string.h>
 
 #include "pool.h"
+#include "resizer_conf.h"
 #include "request.h"
 
 /* Routes that are routees now: not on their way out. */
@@ -44,12 +47,22 @@ void shmr_ctl_pool_bounds(const struct shmr_ctl_router *r, unsigned *lo,
 			  unsigned *hi)
 {
 	const struct shmr_conf_resizer *z = &r->conf->resizer;
+	struct shmr_conf_resizer_cfg d;
+	struct shmr_conf_optimal_cfg o;
+	int zlo, zhi;
 
 	*lo = 1;
 	*hi = SHMR_MAX_ROUTES;
 	if (z->kind != SHMR_RESIZER_NONE) {
-		*lo = z->lower_bound < 0 ? 0 : (unsigned)z->lower_bound;
-		*hi = z->upper_bound < 0 ? 0 : (unsigned)z->upper_bound;
+		/* The bounds as the resizer runs them: Pekko's defaults for
+		 * those left out (ranges passed shmr_config_validate()). */
+		(void)shmr_config_resizer_from_conf(z, &d, &o, NULL);
+		zlo = z->kind == SHMR_RESIZER_DEFAULT ? d.lower_bound
+						      : o.lower_bound;
+		zhi = z->kind == SHMR_RESIZER_DEFAULT ? d.upper_bound
+						      : o.upper_bound;
+		*lo = zlo < 0 ? 0 : (unsigned)zlo;
+		*hi = zhi < 0 ? 0 : (unsigned)zhi;
 		if (*hi > SHMR_MAX_ROUTES)
 			*hi = SHMR_MAX_ROUTES;
 		if (*lo > *hi)
@@ -142,7 +155,7 @@ int shmr_ctl_pool_adjust(struct shmr_ctl_life *l, unsigned ri, int delta)
 
 	if (rc < 0)
 		return rc;
-	if (r->conf->pool.size == 0)
+	if (r->conf->pool.size == 0 && !r->conf->pool.empty)
 		return -SHMR_E_NOT_ALLOWED; /* not a pool */
 	shmr_ctl_pool_bounds(r, &lo, &hi);
 	size = members(r);
@@ -167,6 +180,22 @@ int shmr_ctl_pool_adjust(struct shmr_ctl_life *l, unsigned ri, int delta)
 		size--;
 	}
 	return (int)size;
+}
+
+int shmr_ctl_pool_keep_bounds(struct shmr_ctl_life *l, unsigned ri)
+{
+	struct shmr_ctl_router *r;
+	unsigned lo, hi, size;
+
+	if (router_at(l, ri, &r) < 0 ||
+	    (r->conf->pool.size == 0 && !r->conf->pool.empty) ||
+	    r->conf->resizer.kind == SHMR_RESIZER_NONE)
+		return 0;
+	shmr_ctl_pool_bounds(r, &lo, &hi);
+	size = members(r);
+	if (size >= lo && size <= hi)
+		return (int)size;
+	return shmr_ctl_pool_adjust(l, ri, 0);
 }
 
 int shmr_ctl_routees_format(const struct shmr_ctl_router *r, char *buf,
@@ -246,9 +275,23 @@ int shmr_ctl_routee_remove(struct shmr_ctl_life *l, unsigned ri,
 	if (rc < 0)
 		return rc;
 	list_drop(l->m, r, name);
+	/* A group that lost its last routee stops, as Pekko's does, unless
+	 * its configuration keeps it (a pool's size is its resizer's). */
+	if (r->listed && r->nroutees == 0 && r->conf->pool.size == 0 &&
+	    !r->conf->pool.empty && !r->conf->keep_when_empty &&
+	    members(r) == 0) {
+		shmr_ctl_life_stop_router(l, ri);
+		return 0;
+	}
 	/* One of the router's own routes (a pool's routee) goes away, after
 	 * its queue: its routes are its routees. */
-	if (shmr_ctl_model_route_index(r, name) >= 0)
-		return shmr_ctl_life_remove_drained(l, r->conf->name, name);
+	if (shmr_ctl_model_route_index(r, name) >= 0) {
+		rc = shmr_ctl_life_remove_drained(l, r->conf->name, name);
+		/* A resizer's lower_bound holds at once: a new routee
+		 * replaces the one removed. */
+		if (rc == 0 && (rc = shmr_ctl_pool_keep_bounds(l, ri)) > 0)
+			rc = 0;
+		return rc;
+	}
 	return 0;
 }

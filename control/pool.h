@@ -22,6 +22,16 @@ void shmr_ctl_pool_bounds(const struct shmr_ctl_router *r, unsigned *lo,
  *          started before it stay).
  */
 int shmr_ctl_pool_adjust(struct shmr_ctl_life *l, unsigned ri, int delta);
+/**
+ * A pool with a resizer back within its bounds at once (Pekko's resizer
+ * keeps them at all times): at start when its configured size is outside
+ * them, and when a RemoveRoutee (or a death that removes a routee) took it
+ * below lower_bound; not waiting for messages_per_resize messages.
+ * Returns: the size (>= 0), 0 for a router without a resizer or stopped
+ *          (nothing done), or a start's error as shmr_ctl_pool_adjust().
+ * Context: shmr-control's thread.  Errors: as shmr_ctl_pool_adjust().
+ */
+int shmr_ctl_pool_keep_bounds(struct shmr_ctl_life *l, unsigned ri);
 /** GetRoutees body: one name per line, in creation order.
  *  Returns the length, or -ENOSPC. */
 int shmr_ctl_routees_format(const struct shmr_ctl_router *r, char *buf,

@@ -425,6 +425,119 @@ static void test_poison_pill_retires_a_routee(void **state)
 	stop(&c);
 }
 
+/*
+ * Resizers keep their bounds at all times: a pool of 2 whose resizer says
+ * lower_bound = 3 starts at 3, and a RemoveRoutee that takes it below 3
+ * is corrected at once (the GetRoutees that follows it sees the new
+ * routee), not after messages_per_resize messages (1000 here: none are
+ * sent).
+ */
+static void test_resizer_keeps_its_bounds(void **state)
+{
+	struct ctx c;
+	char tag[8];
+	unsigned new_hits = 0;
+	(void)state;
+
+	start(&c, "bounds",
+	      "resizer = { lower_bound = 3; upper_bound = 5; "
+	      "messages_per_resize = 1000; };",
+	      2);
+	wait_routees(&c, "work:0\nwork:1\nwork:2\n");
+	assert_int_equal(manage(&c, SHMR_TYPE_REMOVE_ROUTEE, 0, "work:1"), 0);
+	assert_int_equal(manage(&c, SHMR_TYPE_GET_ROUTEES, 0, NULL),
+			 (int)strlen("work:0\nwork:2\nwork:3\n"));
+	assert_string_equal(c.ans, "work:0\nwork:2\nwork:3\n");
+	/* The new routee takes its share of the work (bounded: the
+	 * dataplane's list follows the model's). */
+	for (unsigned i = 0; i < 30 && !new_hits; i++) {
+		assert_int_equal(call(&c, tag),
+				 (int)sizeof(struct shmr_test_stats));
+		new_hits += strncmp(tag, "work:3", 8) == 0;
+	}
+	assert_int_equal(new_hits, 1);
+	stop(&c);
+}
+
+/* A pool of size 0 with a resizer (lower_bound 0) starts empty and runs:
+ * a call fails with SHMR_E_NO_ROUTEES, and AdjustPoolSize grows it. */
+static void test_resizer_pool_of_size_0(void **state)
+{
+	struct ctx c;
+	char tag[8];
+	(void)state;
+
+	start(&c, "empty", "resizer = { lower_bound = 0; upper_bound = 4; };",
+	      0);
+	assert_int_equal(manage(&c, SHMR_TYPE_GET_ROUTEES, 0, NULL), 0);
+	assert_string_equal(c.ans, "");
+	assert_int_equal(call(&c, tag), -SHMR_E_NO_ROUTEES);
+	assert_int_equal(manage(&c, SHMR_TYPE_ADJUST_POOL_SIZE, 2, NULL), 1);
+	assert_string_equal(c.ans, "2");
+	wait_routees(&c, "work:0\nwork:1\n");
+	assert_int_equal(call(&c, tag), (int)sizeof(struct shmr_test_stats));
+	stop(&c);
+}
+
+/* The state line of router @p name, as shmrctl inspect shows it. */
+static int state_is(struct ctx *c, const char *name, const char *want)
+{
+	char req[64], line[64];
+
+	snprintf(req, sizeof(req), "INSPECT %s", name);
+	snprintf(line, sizeof(line), "\nshmr:state %s\n", want);
+	assert_int_equal(shmr_test_ctl(&c->cl.app, req, c->ans,
+				       sizeof(c->ans)),
+			 0);
+	return strstr(c->ans, line) != NULL;
+}
+
+/*
+ * Group routers: a group whose last routee is removed stops, as Pekko's
+ * does (shmr:state stopped; what changes it is then refused with
+ * SHMR_E_NOT_ALLOWED, as for any stopped router); one with
+ * keep_when_empty = true keeps running.  The routees are a registered
+ * endpoint of the test's, which is never routed to here.
+ */
+static void test_group_stops_with_its_last_routee(void **state)
+{
+	struct ctx c;
+	struct shmr_endpoint *outside;
+	struct shmr_pid kept;
+	(void)state;
+
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(
+		shmr_test_client_start(
+			&c.cl, "group",
+			"stop_grace_ms = 500;\n"
+			"routers = (\n"
+			" { name = \"grp\"; behaviour = \"round-robin\";\n"
+			"   routees = [ \"outside\" ]; },\n"
+			" { name = \"kept\"; behaviour = \"round-robin\";\n"
+			"   routees = [ \"outside\" ]; keep_when_empty = true; } );\n",
+			-1),
+		0);
+	assert_int_equal(shmr_endpoint_open(c.cl.d, &outside), 0);
+	assert_int_equal(shmr_register(outside, "outside"), 0);
+	assert_int_equal(shmr_lookup(c.cl.d, "grp", &c.router), 0);
+	assert_int_equal(shmr_lookup(c.cl.d, "kept", &kept), 0);
+	assert_true(state_is(&c, "grp", "running"));
+	assert_int_equal(manage(&c, SHMR_TYPE_REMOVE_ROUTEE, 0, "outside"), 0);
+	assert_true(state_is(&c, "grp", "stopped"));
+	assert_int_equal(manage(&c, SHMR_TYPE_ADD_ROUTEE, 0, "outside"),
+			 -SHMR_E_NOT_ALLOWED);
+
+	c.router = kept;
+	assert_int_equal(manage(&c, SHMR_TYPE_REMOVE_ROUTEE, 0, "outside"), 0);
+	assert_true(state_is(&c, "kept", "running"));
+	assert_int_equal(manage(&c, SHMR_TYPE_ADD_ROUTEE, 0, "outside"), 0);
+	assert_int_equal(manage(&c, SHMR_TYPE_GET_ROUTEES, 0, NULL),
+			 (int)strlen("outside\n"));
+	shmr_endpoint_close(outside);
+	stop(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,6 +548,9 @@ int main(void)
 		cmocka_unit_test(test_default_resizer_grows_a_pressed_pool),
 		cmocka_unit_test(test_pool_per_shard_behind_a_free_router),
 		cmocka_unit_test(test_poison_pill_retires_a_routee),
+		cmocka_unit_test(test_resizer_keeps_its_bounds),
+		cmocka_unit_test(test_resizer_pool_of_size_0),
+		cmocka_unit_test(test_group_stops_with_its_last_routee),
 	};
 	return cmocka_run_group_tests_name("pools", tests, NULL, NULL);
 }

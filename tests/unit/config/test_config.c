@@ -770,8 +770,57 @@ static void test_call_types(void **state)
 		   "t.conf:3: routers.[0].call_types: expected a list", NULL);
 }
 
-/* Scatter-gather and tail-chopping: within_ms (and interval_ms) required
- * and in range; balancing: a pool only.  Each mistake is one line naming
+/* Defaults as Pekko's: a scatter-gather or tail-chopping router that
+ * leaves its timing out waits 5000 ms for a reply, and tail-chopping tries
+ * the next routee after 10 ms (never later than within_ms). */
+static void test_timing_defaults(void **state)
+{
+	/* Each router's timing as written, and what it comes to. */
+	static const struct {
+		const char *beh, *timing;
+		uint32_t within, interval;
+	} want[] = {
+		{ "scatter-gather", "", 5000, 0 },
+		{ "tail-chopping", "", 5000, 10 },
+		{ "tail-chopping", "within_ms = 300;", 300, 10 },
+		{ "tail-chopping", "within_ms = 4;", 4, 4 },
+		{ "tail-chopping", "interval_ms = 250;", 5000, 250 },
+		{ "round-robin", "", 0, 0 },
+	};
+	char text[1024] = "routers = (\n";
+	struct shmr_config *c;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "%s{ name = \"r%zu\"; behaviour = \"%s\"; %s"
+			 " routees = [ \"a\" ]; }\n",
+			 i ? "," : "", i, want[i].beh, want[i].timing);
+	strcat(text, ");\n");
+	c = expect_ok(text);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (c->routers[i].within_ms != want[i].within ||
+		    c->routers[i].interval_ms != want[i].interval)
+			fail_msg("%s with \"%s\": within_ms %u, interval_ms "
+				 "%u; wanted %u, %u",
+				 want[i].beh, want[i].timing,
+				 c->routers[i].within_ms,
+				 c->routers[i].interval_ms, want[i].within,
+				 want[i].interval);
+	}
+	free(c);
+
+	/* An interval past the default within_ms names the default. */
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"tail-chopping\";\n"
+		   "    interval_ms = 5001; }\n"
+		   ");\n",
+		   "t.conf:3: routers.[0].interval_ms: ",
+		   "5001 is longer than within_ms (5000, the default)");
+}
+
+/* Scatter-gather and tail-chopping: within_ms (and interval_ms) in
+ * range; balancing: a pool only.  Each mistake is one line naming
  * the file, line and field. */
 static void test_collect_and_balancing(void **state)
 {
@@ -805,18 +854,7 @@ static void test_collect_and_balancing(void **state)
 	assert_int_equal(c->routers[3].within_ms, 0);
 	free(c);
 
-	/* within_ms */
-	expect_err("routers = (\n"
-		   "  { name = \"r\"; behaviour = \"scatter-gather\"; }\n"
-		   ");\n",
-		   "t.conf:2: routers.[0].within_ms: required setting is missing",
-		   "scatter-gather");
-	expect_err("routers = (\n"
-		   "  { name = \"r\"; behaviour = \"tail-chopping\";\n"
-		   "    interval_ms = 5; }\n"
-		   ");\n",
-		   "t.conf:2: routers.[0].within_ms: required setting is missing",
-		   "tail-chopping");
+	/* within_ms (left out: Pekko's default, test_timing_defaults) */
 	expect_err("routers = (\n"
 		   "  { name = \"r\"; behaviour = \"scatter-gather\";\n"
 		   "    within_ms = 0; }\n"
@@ -835,12 +873,6 @@ static void test_collect_and_balancing(void **state)
 		   ");\n",
 		   "t.conf:3: routers.[0].within_ms: expected an integer", NULL);
 	/* interval_ms */
-	expect_err("routers = (\n"
-		   "  { name = \"r\"; behaviour = \"tail-chopping\";\n"
-		   "    within_ms = 100; }\n"
-		   ");\n",
-		   "t.conf:2: routers.[0].interval_ms: required setting is missing",
-		   "tail-chopping");
 	expect_err("routers = (\n"
 		   "  { name = \"r\"; behaviour = \"tail-chopping\";\n"
 		   "    within_ms = 100;\n"
@@ -929,14 +961,95 @@ static void test_collect_and_balancing(void **state)
 		   ");\n",
 		   "t.conf:4: routers.[0].within_ms: not used by behaviour \"balancing\"",
 		   NULL);
-	/* A resizer suits a balancing pool as any other. */
-	c = expect_ok("routers = (\n"
-		      "  { name = \"r\"; behaviour = \"balancing\";\n"
-		      "    pool = { size = 2; program = \"w\"; };\n"
-		      "    resizer = { upper_bound = 4; }; }\n"
-		      ");\n");
-	assert_int_equal(c->routers[0].resizer.kind, SHMR_RESIZER_DEFAULT);
-	free(c);
+}
+
+/* A pool with a resizer starts within its bounds: size 0 is allowed (an
+ * empty pool with lower_bound 0), and a size below lower_bound is raised
+ * to it (the default lower_bound is 1). */
+static void test_resizer_pool_starts_within_bounds(void **state)
+{
+	static const struct {
+		const char *pool_size, *resizer;
+		unsigned size, nroutes;
+		int empty;
+	} want[] = {
+		{ "0", "resizer = { lower_bound = 0; }", 0, 0, 1 },
+		{ "0", "resizer = { upper_bound = 4; }", 1, 1, 0 },
+		{ "1", "optimal_resizer = { lower_bound = 3; }", 3, 3, 0 },
+		{ "5", "resizer = { lower_bound = 2; }", 5, 5, 0 },
+	};
+	char text[512];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct shmr_config *c;
+
+		snprintf(text, sizeof(text),
+			 "routers = ( { name = \"w\"; behaviour = \"random\";\n"
+			 "  pool = { size = %s; program = \"p\"; }; %s; } );\n",
+			 want[i].pool_size, want[i].resizer);
+		c = expect_ok(text);
+		if (c->routers[0].pool.size != want[i].size ||
+		    c->routers[0].nroutes != want[i].nroutes ||
+		    c->routers[0].pool.empty != want[i].empty)
+			fail_msg("size %s, %s: pool.size %u, nroutes %u, "
+				 "empty %d",
+				 want[i].pool_size, want[i].resizer,
+				 c->routers[0].pool.size, c->routers[0].nroutes,
+				 c->routers[0].pool.empty);
+		free(c);
+	}
+}
+
+/* keep_when_empty: a boolean, for a group only. */
+static void test_keep_when_empty(void **state)
+{
+	static const char *const groups[] = { "true", "false" };
+	char text[256];
+	(void)state;
+
+	expect_err("routers = ( { name = \"g\"; behaviour = \"random\";\n"
+		   "  routees = [ \"a\" ]; keep_when_empty = 1; } );\n",
+		   "t.conf:2: routers.[0].keep_when_empty: expected a boolean",
+		   NULL);
+	expect_err("routers = ( { name = \"p\"; behaviour = \"random\";\n"
+		   "  pool = { size = 1; program = \"w\"; };\n"
+		   "  keep_when_empty = true; } );\n",
+		   "t.conf:3: routers.[0].keep_when_empty: only for a group",
+		   NULL);
+	for (int k = 0; k < 2; k++) {
+		struct shmr_config *g;
+
+		snprintf(text, sizeof(text),
+			 "routers = ( { name = \"g\"; behaviour = \"random\";"
+			 " routees = [ \"a\" ]; keep_when_empty = %s; } );\n",
+			 groups[k]);
+		g = expect_ok(text);
+		assert_int_equal(g->routers[0].keep_when_empty, k == 0);
+		free(g);
+	}
+}
+
+/* A balancing pool with a resizer is refused, naming the resizer and why
+ * (Pekko's BalancingPool turns its resizer off), for either resizer. */
+static void test_balancing_pool_resizer_refused(void **state)
+{
+	static const char *const kind[] = { "resizer", "optimal_resizer" };
+	char text[512], prefix[64];
+	(void)state;
+
+	for (unsigned k = 0; k < 2; k++) {
+		snprintf(text, sizeof(text),
+			 "routers = (\n"
+			 "  { name = \"r\"; behaviour = \"balancing\";\n"
+			 "    pool = { size = 2; program = \"w\"; };\n"
+			 "    %s = { upper_bound = 4; }; }\n"
+			 ");\n",
+			 kind[k]);
+		snprintf(prefix, sizeof(prefix), "t.conf:4: routers.[0].%s: ",
+			 kind[k]);
+		expect_err(text, prefix, "a balancing pool has no resizer");
+	}
 }
 
 /* ---- routes ------------------------------------------------------------- */
@@ -1084,7 +1197,7 @@ static void test_dso_defaults(void **state)
 		   "  { name = \"r\"; dso = \"/x.so\";\n"
 		   "    pool = { size = 0; program = \"w\"; }; }\n"
 		   ");\n",
-		   "t.conf:3: routers.[0].pool.size: 0 is out of range", NULL);
+		   "t.conf:3: routers.[0].pool.size: 0 needs a resizer", NULL);
 	/* type, hash and dso routers name no pool, with a dso or not. */
 	expect_err("routers = (\n"
 		   "  { name = \"r\"; behaviour = \"dso\"; dso = \"/x.so\";\n"
@@ -1311,7 +1424,7 @@ static void test_pools_and_resizers(void **state)
 
 	expect_err("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
 		   "  pool = { size = 0; program = \"p\"; }; } );\n",
-		   "t.conf:2: routers.[0].pool.size: 0 is out of range", NULL);
+		   "t.conf:2: routers.[0].pool.size: 0 needs a resizer", NULL);
 	expect_err("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
 		   "  pool = { size = 2; }; } );\n",
 		   "t.conf:2: routers.[0].pool.program: required setting is missing",
@@ -1742,7 +1855,11 @@ int main(void)
 		cmocka_unit_test(test_call_types),
 		cmocka_unit_test(test_logics_parse),
 		cmocka_unit_test(test_logics_errors),
+		cmocka_unit_test(test_timing_defaults),
 		cmocka_unit_test(test_collect_and_balancing),
+		cmocka_unit_test(test_balancing_pool_resizer_refused),
+		cmocka_unit_test(test_keep_when_empty),
+		cmocka_unit_test(test_resizer_pool_starts_within_bounds),
 		cmocka_unit_test(test_route_fields),
 		cmocka_unit_test(test_cpu_lists),
 		cmocka_unit_test(test_geometry_and_values),
