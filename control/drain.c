@@ -36,7 +36,8 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include <shmr/lane_drain.h>
+#include <shmr/domain.h>
+
 
 #include "control_internal.h"
 #include "dlq.h"

@@ -44,7 +44,6 @@
 
 #include <shmr/domain.h>
 #include <shmr/lane_copy.h>
-#include <shmr/lane_drain.h>
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
 
@@ -548,13 +547,10 @@ static int lanes_empty(struct shmr_endpoint *ep)
 {
 	uint32_t ls = ep->d->lane_size;
 
-	for (uint32_t i = 0; i < ep->d->nlcores; i++) {
-		uint32_t pending = shmr_lane_pending_sc(ep->in[i]);
-
-		if (pending > ep->unreleased[i] && pending <= ls - 1 &&
-		    shmr_lane_geometry_valid(ep->in[i], ls))
+	for (uint32_t i = 0; i < ep->d->nlcores; i++)
+		if (shmr_lane_unconsumed(ep->in[i], ls) >
+		    (int64_t)ep->unreleased[i])
 			return 0;
-	}
 	return 1;
 }
 

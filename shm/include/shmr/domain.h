@@ -163,6 +163,35 @@ static inline int shmr_lane_geometry_valid(const struct rte_ring *r,
 }
 
 /**
+ * Slots of @p r that its consumer has not released yet: prod.tail -
+ * cons.tail, or -1 when the lane cannot be judged (its geometry is not
+ * that of @p lane_size, or the producer is more than a capacity ahead:
+ * indices a peer wrote).  Nothing read is trusted beyond that check.
+ *
+ * Context:     anyone mapping the domain (the producer waiting for its
+ *              lanes to drain, the control plane watching a gone
+ *              client's, a consumer that found nothing); reads only the
+ *              two tails.
+ * Concurrency: wait-free.  Acquire on cons.tail pairs with the
+ *              consumer's release store of it (dequeue finish): once 0 is
+ *              seen, the consumer is done with every slot.  Acquire on
+ *              prod.tail pairs with the producer's release store.
+ */
+static inline int64_t shmr_lane_unconsumed(const struct rte_ring *r,
+					   uint32_t lane_size)
+{
+	uint32_t ct, pt;
+
+	if (!shmr_lane_geometry_valid(r, lane_size))
+		return -1;
+	ct = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+	pt = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+	if (pt - ct > lane_size - 1)
+		return -1;
+	return (int64_t)(pt - ct);
+}
+
+/**
  * Is a lane we consume still sound?  Checks the geometry
  * (shmr_lane_geometry_valid()), that our own side is at rest (no burst
  * held: head == tail), and that the producer's tail is at most a capacity
