@@ -30,6 +30,37 @@
  * hands each to the router it is for (control.c, on_admin()): management
  * messages to manage.c, the others to the router's handlers (handlers.c:
  * a shared object's hooks, or the defaults when it has none).
+ *
+ * Max before high (Ergo's urgent queue before its system queue).  The
+ * dataplane puts high and max priority into the same lanes, in arrival
+ * order (one lane per lcore, and libshmr's one high-priority outbound lane
+ * per endpoint before that), so the order has to be made here.  Before it
+ * hands out a slot, _next() moves what the inbound lanes hold into a
+ * staging store, as far as it has room: a fixed array of stage_cap slots
+ * (every inbound lane's capacity, at most SHMR_CTL_ADMIN_STAGE_MAX),
+ * allocated once at start-up, and two FIFOs of store indices, one for max
+ * priority and one for the rest.  It hands out the oldest max slot while
+ * there is one, then the oldest of the rest.  Since it stages again before
+ * each slot, a max slot that arrives while a handler runs goes before the
+ * high ones already waiting: a max slot overtakes every slot staged before
+ * it (all of them, unless more than stage_cap were waiting, when it is
+ * staged as soon as the store has room for it).
+ *
+ * "The rest" is everything that is not max priority, in the order each
+ * lane gave it: high-priority sends and calls, MessageRouteFailed (a
+ * failed routed send carries its normal priority), the routers' own
+ * messages and Kill sent at normal or high priority, and the dataplane's
+ * worker requests (SHMR_F_WANT_WORKER).  A management message or a Kill
+ * sent at max priority is max like any other.  The priority byte comes
+ * from a peer: anything but SHMR_PRIO_MAX is the rest (the dataplane
+ * refuses a priority over max before it gets here).
+ *
+ * What the store holds is the loop's alone (the bell thread only reads
+ * the lanes) and is empty whenever _next() has returned 0, so the bell
+ * thread's re-check after "done" misses nothing.  A control plane that
+ * dies loses what it had staged, as it always lost the slot it was
+ * handling: the admin path was never lossless (a full lane drops and
+ * counts, admin_dropped).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -37,6 +68,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -169,7 +201,23 @@ int shmr_ctl_admin_start(struct shmr_ctl_admin *a)
 	struct epoll_event ev = { .events = EPOLLIN };
 	pthread_attr_t attr;
 	pthread_t thr;
+	uint32_t cap = a->d->geo.nlcores * a->d->geo.lane_size;
 	int rc;
+
+	/* The staging store: the only allocation of the admin path. */
+	a->stage_cap = cap < SHMR_CTL_ADMIN_STAGE_MAX ? cap
+						      : SHMR_CTL_ADMIN_STAGE_MAX;
+	a->stage = aligned_alloc(8, (size_t)a->stage_cap *
+					    a->d->geo.slot_size);
+	a->free_idx = calloc(a->stage_cap, sizeof(uint32_t));
+	a->fifo[SHMR_CTL_ADMIN_Q_MAX] = calloc(a->stage_cap, sizeof(uint32_t));
+	a->fifo[SHMR_CTL_ADMIN_Q_REST] = calloc(a->stage_cap, sizeof(uint32_t));
+	if (!a->stage || !a->free_idx || !a->fifo[SHMR_CTL_ADMIN_Q_MAX] ||
+	    !a->fifo[SHMR_CTL_ADMIN_Q_REST])
+		return -ENOMEM;
+	for (uint32_t i = 0; i < a->stage_cap; i++)
+		a->free_idx[i] = a->stage_cap - 1 - i;
+	a->nfree = a->stage_cap;
 
 	a->kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	a->done = eventfd(0, EFD_CLOEXEC);
@@ -268,7 +316,6 @@ int shmr_ctl_admin_begin(struct shmr_ctl_admin *a)
 
 	if (read(a->kick, &v, sizeof(v)) < 0)
 		return -1;
-	a->lane = 0;
 	return 0;
 }
 
@@ -280,7 +327,8 @@ int shmr_ctl_admin_begin(struct shmr_ctl_admin *a)
  * slots).
  * Context: the loop, the lane's only consumer.
  */
-static void lane_reset(struct shmr_ctl_admin *a, struct rte_ring *r)
+static void lane_reset(struct shmr_ctl_admin *a, struct rte_ring *r,
+		       uint32_t lane)
 {
 	const struct shmr_ctl_domain *d = a->d;
 	uint32_t ls = d->geo.lane_size, pt;
@@ -307,22 +355,59 @@ static void lane_reset(struct shmr_ctl_admin *a, struct rte_ring *r)
 	shmr_ctl_admin_log(a, SHMR_CTL_ALOG_LANE,
 			   "admin endpoint: inbound lane %u was corrupted by "
 			   "a peer: reset (what it held is lost)",
-			   a->lane);
+			   lane);
+}
+
+static struct shmr_msg *stage_slot(struct shmr_ctl_admin *a, uint32_t i)
+{
+	return (struct shmr_msg *)(void *)(a->stage +
+					   (size_t)i * a->d->geo.slot_size);
+}
+
+/* What the inbound lanes hold, into the store, lane after lane, while it
+ * has room (see the top of the file).
+ * Context: the loop, the lanes' only consumer. */
+static void stage_fill(struct shmr_ctl_admin *a)
+{
+	for (uint32_t l = 0; l < a->d->geo.nlcores && a->nfree; l++) {
+		struct rte_ring *lane = shmr_ctl_dom_lane(a->d, a->pid.slot, l);
+
+		while (a->nfree) {
+			uint32_t i = a->free_idx[a->nfree - 1], q, at;
+			struct shmr_msg *m = stage_slot(a, i);
+
+			/* Our own lane, in memory a peer could write: checked
+			 * before each dequeue, and reset when unsound. */
+			if (!shmr_lane_valid_sc(lane, a->d->geo.lane_size))
+				lane_reset(a, lane, l);
+			if (rte_ring_dequeue_burst_elem(lane, m,
+							a->d->geo.slot_size,
+							1, NULL) != 1)
+				break;
+			a->nfree--;
+			q = m->priority == SHMR_PRIO_MAX ? SHMR_CTL_ADMIN_Q_MAX
+							 : SHMR_CTL_ADMIN_Q_REST;
+			at = (a->fifo_head[q] + a->fifo_n[q]) % a->stage_cap;
+			a->fifo[q][at] = i;
+			a->fifo_n[q]++;
+		}
+	}
 }
 
 int shmr_ctl_admin_next(struct shmr_ctl_admin *a, struct shmr_msg *m)
 {
-	for (; a->lane < a->d->geo.nlcores; a->lane++) {
-		struct rte_ring *lane =
-			shmr_ctl_dom_lane(a->d, a->pid.slot, a->lane);
+	stage_fill(a);
+	for (uint32_t q = 0; q < 2; q++) {
+		uint32_t i;
 
-		/* Our own lane, in memory a peer could write: checked
-		 * before each dequeue, and reset when unsound. */
-		if (!shmr_lane_valid_sc(lane, a->d->geo.lane_size))
-			lane_reset(a, lane);
-		if (rte_ring_dequeue_burst_elem(lane, m, a->d->geo.slot_size,
-						1, NULL) == 1)
-			return 1;
+		if (a->fifo_n[q] == 0)
+			continue;
+		i = a->fifo[q][a->fifo_head[q]];
+		a->fifo_head[q] = (a->fifo_head[q] + 1) % a->stage_cap;
+		a->fifo_n[q]--;
+		memcpy(m, stage_slot(a, i), a->d->geo.slot_size);
+		a->free_idx[a->nfree++] = i;
+		return 1;
 	}
 	return 0;
 }

@@ -33,9 +33,26 @@ struct shmr_ctl_admin {
 	/* Its own */
 	struct shmr_pid pid; /* the admin endpoint */
 	int kick, done;      /* eventfds: thread -> loop, loop -> thread */
-	uint32_t lane;       /* shmr_ctl_admin_next()'s inbound lane */
 	uint64_t log_next[4], log_suppressed[4];
+	/* The staging store (admin.c): slots taken from the inbound lanes,
+	 * waiting their turn; allocated by shmr_ctl_admin_start(). */
+	unsigned char *stage;   /* stage_cap slots of slot_size bytes */
+	uint32_t stage_cap;     /* SHMR_CTL_ADMIN_STAGE_MAX at most */
+	uint32_t *free_idx;     /* the free slots of the store (a stack) */
+	uint32_t nfree;
+	uint32_t *fifo[2];      /* SHMR_CTL_ADMIN_Q_*: store indices */
+	uint32_t fifo_head[2], fifo_n[2];
 };
+
+/* The staging FIFOs, in the order they are served. */
+enum {
+	SHMR_CTL_ADMIN_Q_MAX = 0,  /* max priority */
+	SHMR_CTL_ADMIN_Q_REST = 1, /* everything else, in arrival order */
+};
+
+/* The most slots the store holds (it holds every inbound lane's capacity
+ * when that is less): how far a max-priority slot can overtake. */
+#define SHMR_CTL_ADMIN_STAGE_MAX 4096u
 
 /** Not open yet; works on @p d and @p m. */
 void shmr_ctl_admin_init(struct shmr_ctl_admin *a, struct shmr_ctl_loop *loop,
@@ -44,7 +61,6 @@ void shmr_ctl_admin_init(struct shmr_ctl_admin *a, struct shmr_ctl_loop *loop,
  *  Context: start-up, after the domain is created.
  *  Errors: -SHMR_E_NO_ENDPOINT. */
 int shmr_ctl_admin_open(struct shmr_ctl_admin *a);
-/** Start the bell thread and watch its eventfd.  Errors: -errno. */
 /**
  * Adoption: take over the admin endpoint a previous control plane
  * published (hdr.admin_pid), already in the model rebuilt from the domain.
@@ -53,6 +69,10 @@ int shmr_ctl_admin_open(struct shmr_ctl_admin *a);
  * Errors: -SHMR_E_NO_ENDPOINT (no admin endpoint in the domain).
  */
 int shmr_ctl_admin_adopt(struct shmr_ctl_admin *a);
+/** Allocate the staging store, start the bell thread and watch its
+ *  eventfd.
+ *  Context: start-up, once, after _open() or _adopt().
+ *  Errors: -ENOMEM, -errno. */
 int shmr_ctl_admin_start(struct shmr_ctl_admin *a);
 
 /**
@@ -61,10 +81,14 @@ int shmr_ctl_admin_start(struct shmr_ctl_admin *a);
  *           while (shmr_ctl_admin_next(a, slot)) ...;
  *           shmr_ctl_admin_end(a);
  *   }
- * begin() fails when there was no kick to take; next() copies one slot
- * (SHMR_SLOT_MAX bytes, aligned for struct shmr_msg) into @p m and returns
- * 1, lane after lane, each until it is empty, and 0 when all are; end()
- * lets the bell thread re-arm.
+ * begin() fails when there was no kick to take; next() first stages what
+ * the inbound lanes hold (as much as the store takes), then copies one
+ * slot (SHMR_SLOT_MAX bytes, aligned for struct shmr_msg) into @p m and
+ * returns 1: the oldest max-priority slot staged, else the oldest other
+ * one; 0 when the store and the lanes are empty.  So a max-priority slot
+ * is handled before every other slot staged with it, even one that came
+ * first, and each priority keeps its arrival order.  end() lets the bell
+ * thread re-arm.
  * Context: the loop (the lanes' only consumer).
  */
 int shmr_ctl_admin_begin(struct shmr_ctl_admin *a);

@@ -377,7 +377,10 @@ static void on_kill(struct shmr_ctl *c, int r, const struct shmr_msg *m)
 					   0);
 }
 
-/* The admin endpoint has slots: each to the router it is for. */
+/* The admin endpoint has slots: each to the router it is for, max
+ * priority first (admin.c stages them: a max slot goes before every high
+ * one, MessageRouteFailed and management message waiting with it; each
+ * priority in arrival order). */
 static void on_admin(struct shmr_ctl *c)
 {
 	uint64_t buf[SHMR_SLOT_MAX / sizeof(uint64_t)];
