@@ -196,15 +196,11 @@ int shmr_ctl_admin_adopt(struct shmr_ctl_admin *ad)
 	return 0;
 }
 
-int shmr_ctl_admin_start(struct shmr_ctl_admin *a)
+int shmr_ctl_admin_stage_alloc(struct shmr_ctl_admin *a)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
-	pthread_attr_t attr;
-	pthread_t thr;
 	uint32_t cap = a->d->geo.nlcores * a->d->geo.lane_size;
-	int rc;
 
-	/* The staging store: the only allocation of the admin path. */
+	/* The only allocation of the admin path. */
 	a->stage_cap = cap < SHMR_CTL_ADMIN_STAGE_MAX ? cap
 						      : SHMR_CTL_ADMIN_STAGE_MAX;
 	a->stage = aligned_alloc(8, (size_t)a->stage_cap *
@@ -218,7 +214,18 @@ int shmr_ctl_admin_start(struct shmr_ctl_admin *a)
 	for (uint32_t i = 0; i < a->stage_cap; i++)
 		a->free_idx[i] = a->stage_cap - 1 - i;
 	a->nfree = a->stage_cap;
+	return 0;
+}
 
+int shmr_ctl_admin_start(struct shmr_ctl_admin *a)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	pthread_attr_t attr;
+	pthread_t thr;
+	int rc;
+
+	if ((rc = shmr_ctl_admin_stage_alloc(a)) < 0)
+		return rc;
 	a->kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	a->done = eventfd(0, EFD_CLOEXEC);
 	if (a->kick < 0 || a->done < 0)

@@ -69,11 +69,15 @@ int shmr_ctl_admin_open(struct shmr_ctl_admin *a);
  * Errors: -SHMR_E_NO_ENDPOINT (no admin endpoint in the domain).
  */
 int shmr_ctl_admin_adopt(struct shmr_ctl_admin *a);
-/** Allocate the staging store, start the bell thread and watch its
- *  eventfd.
+/** Allocate the staging store (shmr_ctl_admin_stage_alloc()), start the
+ *  bell thread and watch its eventfd.
  *  Context: start-up, once, after _open() or _adopt().
  *  Errors: -ENOMEM, -errno. */
 int shmr_ctl_admin_start(struct shmr_ctl_admin *a);
+/** The staging store alone, sized from the domain's geometry (what
+ *  _start() does first; a unit test calls it without the thread).
+ *  Context: start-up, once.  Errors: -ENOMEM. */
+int shmr_ctl_admin_stage_alloc(struct shmr_ctl_admin *a);
 
 /**
  * The admin endpoint has slots (SHMR_CTL_TAG_ADMIN): take them all, as
