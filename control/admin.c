@@ -217,6 +217,17 @@ int shmr_ctl_admin_stage_alloc(struct shmr_ctl_admin *a)
 	return 0;
 }
 
+void shmr_ctl_admin_stage_free(struct shmr_ctl_admin *a)
+{
+	free(a->stage);
+	free(a->free_idx);
+	free(a->fifo[SHMR_CTL_ADMIN_Q_MAX]);
+	free(a->fifo[SHMR_CTL_ADMIN_Q_REST]);
+	a->stage = NULL;
+	a->free_idx = a->fifo[0] = a->fifo[1] = NULL;
+	a->stage_cap = a->nfree = 0;
+}
+
 int shmr_ctl_admin_start(struct shmr_ctl_admin *a)
 {
 	struct epoll_event ev = { .events = EPOLLIN };

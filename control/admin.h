@@ -78,6 +78,9 @@ int shmr_ctl_admin_start(struct shmr_ctl_admin *a);
  *  _start() does first; a unit test calls it without the thread).
  *  Context: start-up, once.  Errors: -ENOMEM. */
 int shmr_ctl_admin_stage_alloc(struct shmr_ctl_admin *a);
+/** Free the staging store (what it held is dropped).  The daemon never
+ *  needs it (the store lives until exit).  Context: the loop. */
+void shmr_ctl_admin_stage_free(struct shmr_ctl_admin *a);
 
 /**
  * The admin endpoint has slots (SHMR_CTL_TAG_ADMIN): take them all, as

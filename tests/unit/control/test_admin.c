@@ -61,6 +61,7 @@ static int teardown(void **state)
 {
 	struct fix *f = *state;
 
+	shmr_ctl_admin_stage_free(&f->a);
 	shmr_ctl_domain_close(&f->d);
 	free(f);
 	return 0;
