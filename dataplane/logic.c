@@ -6,8 +6,12 @@
  *
  * The consistent-hash ring.  Each routee owns `vnodes` points on a 32-bit
  * circle, at rte_jhash("<name>#<v>"); a key belongs to the routee of the
- * first point at or after the key's hash, wrapping at the top.  What makes
- * it consistent:
+ * first point at or after the key's hash, wrapping at the top.  The
+ * "pekko" modes place points and keys as Pekko's ConsistentHash does
+ * (its MurmurHash of the node's name mixed with v = 1..vnodes; keys by
+ * arrayHash or stringHash), and keep Pekko's signed order by flipping
+ * each value's top bit, so the same sorted array, search and index serve
+ * every mode.  What makes it consistent:
  *   - A point depends only on its routee's name and v, never on the other
  *     routees or their order, so adding a routee adds its points and moves
  *     exactly the keys that now fall just before one of them, all to it;
@@ -98,18 +102,107 @@ static int point_cmp(const void *a, const void *b)
 	return (x->routee > y->routee) - (x->routee < y->routee);
 }
 
+/* Pekko's MurmurHash (org.apache.pekko.routing.MurmurHash, the Scala 2.9
+ * MurmurHash 3 variant with two magic streams), in unsigned arithmetic:
+ * Java's Int wraps as uint32_t does, and >>> is the unsigned shift. */
+#define PK_VISIBLE_MAGIC 0x971e137bu
+#define PK_HIDDEN_MAGIC_A 0x95543787u
+#define PK_HIDDEN_MAGIC_B 0x2ad7eb25u
+#define PK_VISIBLE_MIXER 0x52dce729u
+#define PK_HIDDEN_MIXER_A 0x7b7d159cu
+#define PK_HIDDEN_MIXER_B 0x6bce6396u
+#define PK_FINAL_MIXER_1 0x85ebca6bu
+#define PK_FINAL_MIXER_2 0xc2b2ae35u
+#define PK_SEED_STRING 0xf7ca7fd2u
+#define PK_SEED_ARRAY 0x3c074a61u
+
+static inline uint32_t pk_extend(uint32_t h, uint32_t v, uint32_t a,
+				 uint32_t b)
+{
+	uint32_t x = v * a;
+
+	x = (x << 11) | (x >> 21);
+	return (h ^ (x * b)) * 3u + PK_VISIBLE_MIXER;
+}
+
+static inline uint32_t pk_finalize(uint32_t h)
+{
+	h ^= h >> 16;
+	h *= PK_FINAL_MIXER_1;
+	h ^= h >> 13;
+	h *= PK_FINAL_MIXER_2;
+	h ^= h >> 16;
+	return h;
+}
+
+uint32_t shmr_logic_pekko_array_hash(const void *bytes, size_t n)
+{
+	const signed char *b = bytes;
+	uint32_t h = ((uint32_t)n * PK_SEED_ARRAY) ^ PK_VISIBLE_MAGIC;
+	uint32_t c = PK_HIDDEN_MAGIC_A, k = PK_HIDDEN_MAGIC_B;
+
+	for (size_t j = 0; j < n; j++) {
+		/* a(j).## of a Byte: the value sign-extended to an Int */
+		h = pk_extend(h, (uint32_t)(int32_t)b[j], c, k);
+		c = c * 5u + PK_HIDDEN_MIXER_A;
+		k = k * 5u + PK_HIDDEN_MIXER_B;
+	}
+	return pk_finalize(h);
+}
+
+uint32_t shmr_logic_pekko_string_hash(const void *chars, size_t n)
+{
+	const unsigned char *s = chars;
+	uint32_t h = ((uint32_t)n * PK_SEED_STRING) ^ PK_VISIBLE_MAGIC;
+	uint32_t c = PK_HIDDEN_MAGIC_A, k = PK_HIDDEN_MAGIC_B;
+	size_t j = 0;
+
+	/* Two chars an Int; a char here is a byte (Latin-1, so an ASCII
+	 * string hashes as the Java String of the same text). */
+	for (; j + 1 < n; j += 2) {
+		h = pk_extend(h, ((uint32_t)s[j] << 16) + s[j + 1], c, k);
+		c = c * 5u + PK_HIDDEN_MIXER_A;
+		k = k * 5u + PK_HIDDEN_MIXER_B;
+	}
+	if (j < n)
+		h = pk_extend(h, s[j], c, k);
+	return pk_finalize(h);
+}
+
+uint32_t shmr_logic_pekko_vnode_hash(uint32_t node_hash, uint32_t vnode)
+{
+	/* ConsistentHash.concatenateNodeHash */
+	return pk_finalize(pk_extend(node_hash ^ PK_VISIBLE_MAGIC, vnode,
+				     PK_HIDDEN_MAGIC_A, PK_HIDDEN_MAGIC_B));
+}
+
+/* Pekko orders its ring as signed Ints; flipping the top bit maps that
+ * order onto the unsigned one of this ring, keys and points alike. */
+#define PK_SIGNED_ORDER 0x80000000u
+
 int shmr_logic_chash_build(void *mem, size_t size, const char *const *names,
 			   uint32_t nroutees, uint32_t vnodes)
+{
+	return shmr_logic_chash_build_mode(mem, size, names, nroutees, vnodes,
+					   SHMR_HASH_MODE_SHMR, NULL);
+}
+
+int shmr_logic_chash_build_mode(void *mem, size_t size,
+				const char *const *names, uint32_t nroutees,
+				uint32_t vnodes, uint32_t mode,
+				const char *prefix)
 {
 	/* rank[i]: how many names sort before names[i]; by_rank inverts it. */
 	uint32_t rank[SHMR_LOGIC_CHASH_MAX_ROUTEES];
 	uint32_t by_rank[SHMR_LOGIC_CHASH_MAX_ROUTEES];
 	struct shmr_logic_chash *ring = mem;
 	size_t need = shmr_logic_chash_size(nroutees, vnodes);
+	size_t plen = prefix ? strnlen(prefix, SHMR_DSO_PATH_MAX) : 0;
 	uint32_t i, j, v, k = 0;
 
 	if (!mem || need == 0 || (nroutees > 0 && !names) ||
-	    (uintptr_t)mem % alignof(struct shmr_logic_chash) != 0)
+	    (uintptr_t)mem % alignof(struct shmr_logic_chash) != 0 ||
+	    mode > SHMR_HASH_MODE_PEKKO_STRING || plen >= SHMR_DSO_PATH_MAX)
 		return -EINVAL;
 	for (i = 0; i < nroutees; i++) {
 		size_t len = names[i] ? strnlen(names[i], SHMR_NAME_MAX) : 0;
@@ -117,6 +210,8 @@ int shmr_logic_chash_build(void *mem, size_t size, const char *const *names,
 		if (len == 0 || len >= SHMR_NAME_MAX)
 			return -EINVAL;
 	}
+	/* With one prefix before every name, the names' order is the full
+	 * node names' order. */
 	for (i = 0; i < nroutees; i++) {
 		rank[i] = 0;
 		for (j = 0; j < nroutees; j++) {
@@ -132,14 +227,32 @@ int shmr_logic_chash_build(void *mem, size_t size, const char *const *names,
 		return -ENOSPC;
 
 	for (i = 0; i < nroutees; i++) {
-		for (v = 0; v < vnodes; v++) {
-			/* name (< SHMR_NAME_MAX) + '#' + up to 10 digits */
-			char buf[SHMR_NAME_MAX + 12];
-			int len = snprintf(buf, sizeof(buf), "%s#%u",
-					   names[i], v);
+		/* prefix + name + '#' + up to 10 digits */
+		char buf[SHMR_DSO_PATH_MAX + SHMR_NAME_MAX + 12];
+		int len;
+		uint32_t node = 0;
 
-			ring->points[k].point = rte_jhash(
-				buf, (uint32_t)len, SHMR_LOGIC_CHASH_SEED);
+		if (mode != SHMR_HASH_MODE_SHMR) {
+			/* Pekko: the node's toString hashed once, its
+			 * virtual nodes 1..factor mixed into that. */
+			len = snprintf(buf, sizeof(buf), "%.*s%s", (int)plen,
+				       plen ? prefix : "", names[i]);
+			node = shmr_logic_pekko_string_hash(buf, (size_t)len);
+		}
+		for (v = 0; v < vnodes; v++) {
+			if (mode == SHMR_HASH_MODE_SHMR) {
+				len = snprintf(buf, sizeof(buf), "%.*s%s#%u",
+					       (int)plen, plen ? prefix : "",
+					       names[i], v);
+				ring->points[k].point = rte_jhash(
+					buf, (uint32_t)len,
+					SHMR_LOGIC_CHASH_SEED);
+			} else {
+				ring->points[k].point =
+					shmr_logic_pekko_vnode_hash(node,
+								    v + 1) ^
+					PK_SIGNED_ORDER;
+			}
 			ring->points[k].routee = rank[i];
 			k++;
 		}
@@ -150,8 +263,31 @@ int shmr_logic_chash_build(void *mem, size_t size, const char *const *names,
 	ring->nroutees = nroutees;
 	ring->vnodes = vnodes;
 	ring->npoints = k;
-	ring->reserved = 0;
+	ring->mode = mode;
 	return (int)k;
+}
+
+uint32_t shmr_logic_chash_bytes_hash(const struct shmr_logic_chash *ring,
+				     const void *key, size_t n)
+{
+	switch (ring->mode) {
+	case SHMR_HASH_MODE_PEKKO:
+		return shmr_logic_pekko_array_hash(key, n) ^ PK_SIGNED_ORDER;
+	case SHMR_HASH_MODE_PEKKO_STRING:
+		return shmr_logic_pekko_string_hash(key, n) ^ PK_SIGNED_ORDER;
+	default:
+		return rte_jhash(key, (uint32_t)n, SHMR_LOGIC_CHASH_SEED);
+	}
+}
+
+uint32_t shmr_logic_chash_key_hash_ring(const struct shmr_logic_chash *ring,
+					uint64_t key)
+{
+	unsigned char b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(key >> (8 * i));
+	return shmr_logic_chash_bytes_hash(ring, b, sizeof(b));
 }
 
 uint32_t shmr_logic_chash_key_hash(uint64_t key)
@@ -242,6 +378,6 @@ int shmr_logic_chash_lookup_indexed(const struct shmr_logic_chash *ring,
 
 int shmr_logic_chash_lookup(const struct shmr_logic_chash *ring, uint64_t key)
 {
-	return shmr_logic_chash_lookup_hash(ring,
-					    shmr_logic_chash_key_hash(key));
+	return shmr_logic_chash_lookup_hash(
+		ring, shmr_logic_chash_key_hash_ring(ring, key));
 }
