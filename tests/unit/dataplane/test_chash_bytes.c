@@ -139,6 +139,47 @@ static void test_shmr_ring_as_documented(void **state)
 	free(r);
 }
 
+/* The routee owning key @p k (@p n bytes) on a ring of @p names, of hash
+ * @p mode and node names @p prefix + name. */
+static const char *ring_owner(const char *const *names, uint32_t nn,
+			      uint32_t vnodes, uint32_t mode,
+			      const char *prefix, const void *k, size_t n)
+{
+	size_t size = shmr_logic_chash_size(nn, vnodes);
+	struct shmr_logic_chash *r = aligned_alloc(8, (size + 7) & ~7ul);
+	int i;
+
+	assert_non_null(r);
+	assert_true(shmr_logic_chash_build_mode(r, size, names, nn, vnodes,
+						mode, prefix) > 0);
+	i = shmr_logic_chash_lookup_hash(r,
+					 shmr_logic_chash_bytes_hash(r, k, n));
+	free(r);
+	return names[i];
+}
+
+/* The worked example of docs/logics/consistent-hash.md ("The ring,
+ * exactly"): its Python predicts what the dataplane's ring does. */
+static void test_docs_prediction(void **state)
+{
+	static const char *const s[] = { "s0", "s1", "s2" };
+	static const char *const o[] = { "o0", "o1", "o2" };
+	static const char *const w[] = { "w0", "w1", "w2", "w3" };
+	const char *pk = "pekko://orders@10.0.0.5:7355//user/w/";
+	const unsigned char k42[8] = { 42 };
+	const uint32_t shmr = SHMR_HASH_MODE_SHMR, pekko = SHMR_HASH_MODE_PEKKO;
+	(void)state;
+
+	assert_string_equal(ring_owner(s, 3, 100, shmr, "", k42, 8), "s0");
+	assert_string_equal(ring_owner(o, 3, 10, shmr, "", "order-000123", 12),
+			    "o0");
+	assert_string_equal(ring_owner(o, 3, 10, shmr, "", "order-000124", 12),
+			    "o2");
+	assert_string_equal(ring_owner(w, 4, 10, pekko, pk, "user-7", 6), "w3");
+	assert_string_equal(ring_owner(w, 4, 10, pekko, pk, "order-000123", 12),
+			    "w0");
+}
+
 /* ---- through the table and the decision ------------------------------ */
 
 /* Consistent-hash router "k" over w0..w3 with these key settings. */
@@ -261,6 +302,7 @@ int main(void)
 		cmocka_unit_test(test_pekko_murmur_vectors),
 		cmocka_unit_test(test_pekko_ring_vectors),
 		cmocka_unit_test(test_shmr_ring_as_documented),
+		cmocka_unit_test(test_docs_prediction),
 		cmocka_unit_test_setup_teardown(test_payload_range_decides,
 						dp_fix_setup, dp_fix_teardown),
 		cmocka_unit_test_setup_teardown(test_short_payload_bytes_present,
