@@ -102,6 +102,61 @@ static int point_cmp(const void *a, const void *b)
 	return (x->routee > y->routee) - (x->routee < y->routee);
 }
 
+/* lookup3's mix and final, as rte_jhash has them. */
+#define JH_ROT(x, k) (((x) << (k)) | ((x) >> (32 - (k))))
+#define JH_MIX(a, b, c)                                                   \
+	do {                                                              \
+		a -= c; a ^= JH_ROT(c, 4);  c += b;                       \
+		b -= a; b ^= JH_ROT(a, 6);  a += c;                       \
+		c -= b; c ^= JH_ROT(b, 8);  b += a;                       \
+		a -= c; a ^= JH_ROT(c, 16); c += b;                       \
+		b -= a; b ^= JH_ROT(a, 19); a += c;                       \
+		c -= b; c ^= JH_ROT(b, 4);  b += a;                       \
+	} while (0)
+#define JH_FINAL(a, b, c)                                                 \
+	do {                                                              \
+		c ^= b; c -= JH_ROT(b, 14);                               \
+		a ^= c; a -= JH_ROT(c, 11);                               \
+		b ^= a; b -= JH_ROT(a, 25);                               \
+		c ^= b; c -= JH_ROT(b, 16);                               \
+		a ^= c; a -= JH_ROT(c, 4);                                \
+		b ^= a; b -= JH_ROT(a, 14);                               \
+		c ^= b; c -= JH_ROT(b, 24);                               \
+	} while (0)
+
+/* A little-endian 32-bit word of the (up to 4) bytes at @p p. */
+static inline uint32_t jh_word(const unsigned char *p, size_t n)
+{
+	uint32_t w = 0;
+
+	for (size_t i = 0; i < n && i < 4; i++)
+		w |= (uint32_t)p[i] << (8 * i);
+	return w;
+}
+
+uint32_t shmr_logic_jhash(const void *key, size_t n, uint32_t seed)
+{
+	const unsigned char *k = key;
+	uint32_t a, b, c;
+
+	a = b = c = 0xdeadbeefu + (uint32_t)n + seed;
+	if (n == 0)
+		return c;
+	for (; n > 12; n -= 12, k += 12) {
+		a += jh_word(k, 4);
+		b += jh_word(k + 4, 4);
+		c += jh_word(k + 8, 4);
+		JH_MIX(a, b, c);
+	}
+	/* The last 1 to 12 bytes, zero-padded: rte_jhash's masked words,
+	 * without reading past the key. */
+	a += jh_word(k, n);
+	b += n > 4 ? jh_word(k + 4, n - 4) : 0;
+	c += n > 8 ? jh_word(k + 8, n - 8) : 0;
+	JH_FINAL(a, b, c);
+	return c;
+}
+
 /* Pekko's MurmurHash (org.apache.pekko.routing.MurmurHash, the Scala 2.9
  * MurmurHash 3 variant with two magic streams), in unsigned arithmetic:
  * Java's Int wraps as uint32_t does, and >>> is the unsigned shift. */
@@ -276,7 +331,9 @@ uint32_t shmr_logic_chash_bytes_hash(const struct shmr_logic_chash *ring,
 	case SHMR_HASH_MODE_PEKKO_STRING:
 		return shmr_logic_pekko_string_hash(key, n) ^ PK_SIGNED_ORDER;
 	default:
-		return rte_jhash(key, (uint32_t)n, SHMR_LOGIC_CHASH_SEED);
+		/* Not rte_jhash itself: it reads whole words, up to 3 bytes
+		 * past the key (past the slot, for a key that ends it). */
+		return shmr_logic_jhash(key, n, SHMR_LOGIC_CHASH_SEED);
 	}
 }
 

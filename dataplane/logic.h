@@ -177,6 +177,16 @@ uint32_t shmr_logic_chash_key_hash_ring(const struct shmr_logic_chash *ring,
 					uint64_t key);
 
 /**
+ * rte_jhash(@p key, @p n, @p seed) as a little-endian host computes it
+ * (Bob Jenkins' lookup3 hashlittle), reading the @p n bytes and no more:
+ * rte_jhash reads whole 32-bit words, up to 3 bytes past the key.
+ *
+ * Context: any thread, a routing lcore included.
+ * Concurrency: wait-free; pure.
+ */
+uint32_t shmr_logic_jhash(const void *key, size_t n, uint32_t seed);
+
+/**
  * Pekko's MurmurHash.arrayHash of an Array[Byte] of @p n bytes (each byte
  * signed, as Java's), stringHash of the @p n chars whose values are the
  * bytes at @p chars (Latin-1: an ASCII text hashes as its Java String),
