@@ -205,22 +205,100 @@ uint32_t shmr_logic_pekko_array_hash(const void *bytes, size_t n)
 	return pk_finalize(h);
 }
 
-uint32_t shmr_logic_pekko_string_hash(const void *chars, size_t n)
-{
-	const unsigned char *s = chars;
-	uint32_t h = ((uint32_t)n * PK_SEED_STRING) ^ PK_VISIBLE_MAGIC;
-	uint32_t c = PK_HIDDEN_MAGIC_A, k = PK_HIDDEN_MAGIC_B;
-	size_t j = 0;
+/*
+ * UTF-8 read as the UTF-16 units of the Java String that new String(bytes,
+ * UTF_8) makes: one sequence at a time; well-formed UTF-8 gives its chars
+ * (a code point above U+FFFF its surrogate pair); an ill-formed sequence
+ * gives one U+FFFD for its maximal subpart, as Java's decoder does, which
+ * also takes ED A0..BF as a prefix and a whole encoded surrogate (ED
+ * A0..BF 80..BF) as one U+FFFD (checked against OpenJDK 17 over every
+ * sequence of up to three bytes).
+ */
+struct u8_reader {
+	const unsigned char *s;
+	size_t n, i;
+	uint32_t low; /* a pair's second unit, still to give; 0: none */
+};
 
-	/* Two chars an Int; a char here is a byte (Latin-1, so an ASCII
-	 * string hashes as the Java String of the same text). */
-	for (; j + 1 < n; j += 2) {
-		h = pk_extend(h, ((uint32_t)s[j] << 16) + s[j + 1], c, k);
+static int u8_unit(struct u8_reader *r, uint32_t *u)
+{
+	uint32_t b, cp, lo = 0x80, hi = 0xbf;
+	unsigned need, j;
+
+	if (r->low) {
+		*u = r->low;
+		r->low = 0;
+		return 1;
+	}
+	if (r->i >= r->n)
+		return 0;
+	b = r->s[r->i];
+	if (b < 0x80) {
+		r->i++;
+		*u = b;
+		return 1;
+	}
+	if (b >= 0xc2 && b <= 0xdf) {
+		need = 1;
+		cp = b & 0x1f;
+	} else if (b >= 0xe0 && b <= 0xef) {
+		need = 2;
+		cp = b & 0x0f;
+		lo = b == 0xe0 ? 0xa0 : 0x80;
+	} else if (b >= 0xf0 && b <= 0xf4) {
+		need = 3;
+		cp = b & 0x07;
+		lo = b == 0xf0 ? 0x90 : 0x80;
+		hi = b == 0xf4 ? 0x8f : 0xbf;
+	} else {
+		r->i++;
+		*u = 0xfffd;
+		return 1;
+	}
+	for (j = 1; j <= need && r->i + j < r->n; j++) {
+		uint32_t c = r->s[r->i + j];
+
+		if (c < lo || c > hi)
+			break;
+		cp = (cp << 6) | (c & 0x3f);
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	r->i += j; /* the sequence, or its maximal subpart */
+	if (j <= need || (cp >= 0xd800 && cp <= 0xdfff)) {
+		*u = 0xfffd;
+		return 1;
+	}
+	if (cp < 0x10000) {
+		*u = cp;
+		return 1;
+	}
+	cp -= 0x10000;
+	*u = 0xd800 + (cp >> 10);
+	r->low = 0xdc00 + (cp & 0x3ff);
+	return 1;
+}
+
+uint32_t shmr_logic_pekko_string_hash(const void *utf8, size_t n)
+{
+	struct u8_reader r = { utf8, n, 0, 0 };
+	uint32_t units = 0, u, v, h;
+	uint32_t c = PK_HIDDEN_MAGIC_A, k = PK_HIDDEN_MAGIC_B;
+
+	while (u8_unit(&r, &u)) /* s.length: counted first */
+		units++;
+	h = (units * PK_SEED_STRING) ^ PK_VISIBLE_MAGIC;
+	r = (struct u8_reader){ utf8, n, 0, 0 };
+	/* Two chars an Int, the odd last one alone. */
+	while (u8_unit(&r, &u)) {
+		if (!u8_unit(&r, &v)) {
+			h = pk_extend(h, u, c, k);
+			break;
+		}
+		h = pk_extend(h, (u << 16) + v, c, k);
 		c = c * 5u + PK_HIDDEN_MIXER_A;
 		k = k * 5u + PK_HIDDEN_MIXER_B;
 	}
-	if (j < n)
-		h = pk_extend(h, s[j], c, k);
 	return pk_finalize(h);
 }
 

@@ -138,7 +138,7 @@ int shmr_logic_chash_build(void *mem, size_t size, const char *const *names,
  *   SHMR_HASH_MODE_PEKKO, _PEKKO_STRING: Pekko's ConsistentHash: points
  *     at concatenateNodeHash(stringHash(N), v) for v in [1, vnodes], keys
  *     at arrayHash (their bytes as Array[Byte]) or stringHash (their
- *     bytes as the chars of a String); Pekko's signed order, kept by
+ *     bytes as the UTF-8 of a String); Pekko's signed order, kept by
  *     storing each point and key hash with its top bit flipped.  Equal
  *     points go to the lowest N, as Pekko's do.
  *
@@ -188,15 +188,16 @@ uint32_t shmr_logic_jhash(const void *key, size_t n, uint32_t seed);
 
 /**
  * Pekko's MurmurHash.arrayHash of an Array[Byte] of @p n bytes (each byte
- * signed, as Java's), stringHash of the @p n chars whose values are the
- * bytes at @p chars (Latin-1: an ASCII text hashes as its Java String),
- * and ConsistentHash's concatenateNodeHash(node_hash, vnode); as uint32_t
+ * signed, as Java's), stringHash of the String whose UTF-8 is the @p n
+ * bytes at @p utf8 (its UTF-16 chars, as Java decodes well-formed UTF-8;
+ * an ill-formed sequence's maximal subpart is one U+FFFD), and
+ * ConsistentHash's concatenateNodeHash(node_hash, vnode); as uint32_t
  * bit patterns of the Java Ints.
  *
  * Context: any thread.  Concurrency: wait-free; pure.
  */
 uint32_t shmr_logic_pekko_array_hash(const void *bytes, size_t n);
-uint32_t shmr_logic_pekko_string_hash(const void *chars, size_t n);
+uint32_t shmr_logic_pekko_string_hash(const void *utf8, size_t n);
 uint32_t shmr_logic_pekko_vnode_hash(uint32_t node_hash, uint32_t vnode);
 
 /**

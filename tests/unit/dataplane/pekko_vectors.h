@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 /* fn: 'a' MurmurHash.arrayHash of an Array[Byte], 's' stringHash of
- * the text whose Latin-1 bytes these are */
+ * the String whose UTF-8 these bytes are */
 struct pk_bytes_vec { char fn; const char *b; size_t n; uint32_t hash; };
 struct pk_vnode_vec { uint32_t node, vnode, hash; };
 struct pk_ring_vec { const char *key; int owner_bytes, owner_string; };
@@ -26,7 +26,19 @@ static const struct pk_bytes_vec pk_hash_vecs[] = {
 	{ 's', "\x61\x62\x63", 3, 0x4c3a9e05u },
 	{ 's', "\x75\x73\x65\x72\x2d\x34\x32", 7, 0xb2aacd48u },
 	{ 's', "\x70\x65\x6b\x6b\x6f\x3a\x2f\x2f\x6f\x72\x64\x65\x72\x73\x40\x31\x32\x37\x2e\x30\x2e\x30\x2e\x31\x3a\x37\x33\x35\x35\x2f\x75\x73\x65\x72\x2f\x77\x6f\x72\x6b\x65\x72\x73\x2f\x77\x30", 45, 0xca2c20e7u },
-	{ 's', "\x63\x61\x66\xe9", 4, 0x06431903u },
+	{ 's', "\x63\x61\x66\xc3\xa9", 5, 0x06431903u },
+	{ 's', "\xe6\xb3\xa8\xe6\x96\x87\x2d\x37", 8, 0xb15575c1u },
+	{ 's', "\x6b\xf0\x9f\x98\x80", 5, 0xe2f205eeu },
+	{ 's', "\xf0\x9f\x98\x80", 4, 0x10d911f7u },
+	{ 's', "\xe9", 1, 0xe49fdc86u },
+	{ 's', "\xe2\x82\x41", 3, 0xaab70378u },
+	{ 's', "\xf0\x80\x80", 3, 0x16a0e612u },
+	{ 's', "\xed\xa0\x80", 3, 0xe49fdc86u },
+	{ 's', "\xc0\xaf", 2, 0x833926fdu },
+	{ 's', "\xf0\x9f\x98", 3, 0xe49fdc86u },
+	{ 's', "\xff", 1, 0xe49fdc86u },
+	{ 's', "\xed\xa0", 2, 0xe49fdc86u },
+	{ 's', "\xed\xbf\xbf\x41", 4, 0xaab70378u },
 };
 
 /* ConsistentHash.concatenateNodeHash(node, vnode) */

@@ -10,6 +10,12 @@ toString owning a shared position).  Each function below follows its Scala
 one line for line; Java's Int arithmetic is emulated (i32 wraps, urs is
 >>>), and the ring is Pekko's signed SortedMap[Int, T].
 
+java_utf8() is how Java's new String(bytes, UTF_8) decodes; it, with
+stringHash, was compared once with OpenJDK 17 (a Java copy of these
+functions over real Java Strings) for every sequence of 1 to 4 bytes drawn
+from 25 byte values at the UTF-8 boundaries (406900 inputs, no
+difference), and every vector below with the same Java copy.
+
 Run it to print the C header tests/unit/dataplane/pekko_vectors.h; the
 unit suite runs it again and compares (test 'pekko_vectors_current').
 
@@ -94,8 +100,48 @@ def chars(s):
     return [(u[i] << 8) | u[i + 1] for i in range(0, len(u), 2)]
 
 
+def java_utf8(b):
+    """The UTF-16 units of new String(b, StandardCharsets.UTF_8), OpenJDK
+    17: a well-formed sequence gives its chars; an ill-formed one, its
+    maximal subpart, gives one U+FFFD, except that Java takes ED A0..BF as
+    a prefix and a whole encoded surrogate as one U+FFFD."""
+    out, i = [], 0
+    while i < len(b):
+        x = b[i]
+        if x < 0x80:
+            out.append(x)
+            i += 1
+            continue
+        if 0xC2 <= x <= 0xDF:
+            need, cp, lo, hi = 1, x & 0x1F, 0x80, 0xBF
+        elif 0xE0 <= x <= 0xEF:
+            need, cp, lo, hi = 2, x & 0x0F, 0xA0 if x == 0xE0 else 0x80, 0xBF
+        elif 0xF0 <= x <= 0xF4:
+            need, cp = 3, x & 0x07
+            lo = 0x90 if x == 0xF0 else 0x80
+            hi = 0x8F if x == 0xF4 else 0xBF
+        else:
+            out.append(0xFFFD)
+            i += 1
+            continue
+        j = 1
+        while j <= need and i + j < len(b) and lo <= b[i + j] <= hi:
+            cp = (cp << 6) | (b[i + j] & 0x3F)
+            lo, hi = 0x80, 0xBF
+            j += 1
+        i += j
+        if j <= need or 0xD800 <= cp <= 0xDFFF:
+            out.append(0xFFFD)
+        elif cp < 0x10000:
+            out.append(cp)
+        else:
+            cp -= 0x10000
+            out += [0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF)]
+    return out
+
+
 def stringHash(string):
-    s = chars(string)
+    s = chars(string) if isinstance(string, str) else string
     h = startHash(i32(len(s) * seedString))
     c = hiddenMagicA
     k = hiddenMagicB
@@ -173,9 +219,15 @@ class ConsistentHash:
 
 BYTES = [b'', b'a', b'ab', b'user-42', b'order-000123', b'\x00',
          b'\x7f\x80\xff', bytes(range(256))]
-STRINGS = ['', 'a', 'ab', 'abc', 'user-42',
-           'pekko://orders@127.0.0.1:7355/user/workers/w0',
-           'caf\u00e9']  # one Latin-1 char above 127
+# stringHash's keys, as the UTF-8 bytes shmrouter hashes: ASCII, two-
+# and three-byte sequences, a code point above U+FFFF (a surrogate pair),
+# and ill-formed UTF-8 (java_utf8() says how Java decodes it).
+STRINGS = [s.encode('utf-8') for s in [
+    '', 'a', 'ab', 'abc', 'user-42',
+    'pekko://orders@127.0.0.1:7355/user/workers/w0',
+    'caf\u00e9', '\u6ce8\u6587-7', 'k\U0001f600', '\U0001f600']] + [
+    b'\xe9', b'\xe2\x82A', b'\xf0\x80\x80', b'\xed\xa0\x80', b'\xc0\xaf',
+    b'\xf0\x9f\x98', b'\xff', b'\xed\xa0', b'\xed\xbf\xbfA']
 VNODES = [(0, 1), (-1, 10), (0x12345678, 7), (i32(0x80000000), 1024)]
 
 # The integration test's router (tests/integration/test_hash_bytes.c).
@@ -204,14 +256,14 @@ def main():
     w('#include <stdint.h>')
     w('')
     w('/* fn: \'a\' MurmurHash.arrayHash of an Array[Byte], \'s\' stringHash of')
-    w(' * the text whose Latin-1 bytes these are */')
+    w(' * the String whose UTF-8 these bytes are */')
     w('struct pk_bytes_vec { char fn; const char *b; size_t n; uint32_t hash; };')
     w('struct pk_vnode_vec { uint32_t node, vnode, hash; };')
     w('struct pk_ring_vec { const char *key; int owner_bytes, owner_string; };')
     w('')
     w('static const struct pk_bytes_vec pk_hash_vecs[] = {')
     rows = [('a', b, arrayHash(b)) for b in BYTES]
-    rows += [('s', s.encode('latin-1'), stringHash(s)) for s in STRINGS]
+    rows += [('s', b, stringHash(java_utf8(b))) for b in STRINGS]
     for fn, b, h in rows:
         w("\t{ '%s', %s, %d, %s }," % (fn, c_bytes(b), len(b), u32(h)))
     w('};')
