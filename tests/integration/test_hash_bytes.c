@@ -117,10 +117,10 @@ static void test_pekko_mode(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
+	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_payload_key),
 		cmocka_unit_test(test_pekko_mode),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests_name("hash_bytes", tests, NULL, NULL);
 }
