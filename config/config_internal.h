@@ -7,6 +7,7 @@
  *   parse_routers.c  one router: behaviour, type maps, routes, logics
  *   parse_route.c    one route's settings (a route, a pool's template)
  *   parse_pools.c    a router's pool and its resizer
+ *   parse_chash.c    a consistent-hash router's key and ring settings
  *   parse_fields.c   readers of one setting each, the rule on cpu lists,
  *                    and the error line
  *   validate.c       rules on a whole configuration; the one entry point
@@ -133,6 +134,13 @@ int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
 /* What a route and a pool's routees share: program, args, cpus. */
 int shmr_conf_route_body(struct pctx *p, const config_setting_t *g,
 			 const struct fpath *path, struct shmr_conf_route *r);
+/* parse_chash.c: a consistent-hash router's hash_key, hash_mode and
+ * node_prefix (a key range within what @p slot_size carries). */
+int shmr_conf_chash_parse(struct pctx *p, const config_setting_t *g,
+			  const struct fpath *path, uint32_t slot_size,
+			  struct shmr_conf_router *rt);
+/* Those settings' names, NULL-terminated (refused by other behaviours). */
+const char *const *shmr_conf_chash_keys(void);
 /* "pool" of router @p g: its routees (expanded into rt->routes). */
 int shmr_conf_pool_parse(struct pctx *p, const config_setting_t *g,
 			 const struct fpath *path, struct shmr_conf_router *rt);

@@ -86,7 +86,8 @@ static const char *const router_keys[] = {
 	"name", "behaviour", "types", "hash", "dso", "dso_arg", "routes",
 	"call_types", "mailbox_full", "handlers", "handlers_arg", "routees",
 	"virtual_nodes", "pool", "resizer", "optimal_resizer", "on_kill",
-	"within_ms", "interval_ms", "keep_when_empty", NULL
+	"within_ms", "interval_ms", "keep_when_empty", "hash_key",
+	"hash_mode", "node_prefix", NULL
 };
 
 /* Settings that belong to one behaviour only. */
@@ -513,6 +514,13 @@ int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
 					    beh);
 		}
 	}
+	if (rc < 0)
+		return rc;
+	if (rt->behaviour == SHMR_BEH_CONSISTENT_HASH)
+		rc = shmr_conf_chash_parse(p, g, path, c->slot_size, rt);
+	else
+		rc = not_for(p, g, path, beh ? beh : "dso",
+			     shmr_conf_chash_keys());
 	if (rc < 0)
 		return rc;
 	/* Calls by type, sends by the behaviour (every built-in one; a dso

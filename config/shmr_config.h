@@ -114,6 +114,12 @@ struct shmr_conf_router {
 	 * out by a router with a dso (the object's virtual_nodes, filled in
 	 * at start; 0 left there is the default) */
 	uint32_t vnodes;
+	/* "consistent-hash": "hash_key" (enum shmr_hash_key, default the
+	 * key field; from the payload: key_offset and key_length, 0 to the
+	 * end), "hash_mode" (enum shmr_hash_mode, default "shmr") and
+	 * "node_prefix" ("" by default).  All 0 for other behaviours. */
+	uint32_t hash_key, key_offset, key_length, hash_mode;
+	char node_prefix[SHMR_DSO_PATH_MAX];
 	/* "scatter-gather", "tail-chopping": "within_ms" (1 to
 	 * SHMR_WITHIN_MS_MAX, default SHMR_WITHIN_MS_DEFAULT);
 	 * "tail-chopping": "interval_ms" (1 to within_ms, default

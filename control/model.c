@@ -430,6 +430,12 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 				name_set(s->hash[k], r->routees[k]);
 		}
 		s->vnodes = c->vnodes;
+		s->hash_key = c->hash_key;
+		s->key_offset = c->key_offset;
+		s->key_length = c->key_length;
+		s->hash_mode = c->hash_mode;
+		memcpy(s->node_prefix, c->node_prefix, sizeof(s->node_prefix));
+		s->node_prefix[sizeof(s->node_prefix) - 1] = '\0';
 		s->within_ms = c->within_ms;
 		s->interval_ms = c->interval_ms;
 		s->ncall_types = c->ncall_types > SHMR_MAX_TYPES

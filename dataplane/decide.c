@@ -25,7 +25,8 @@
  *
  * A consistent-hash router that names a dso hashes the object's
  * message_key (ABI 2) instead of msg->key; the object is loaded for it as
- * for a "dso" router.
+ * for a "dso" router.  One with hash_key "payload" hashes bytes of the
+ * payload instead: a bounded read (at most the slot's payload), no copy.
  */
 #include <string.h>
 
@@ -107,6 +108,32 @@ static int smallest_mailbox(const struct shmr_dp_table *t,
 	return shmr_logic_smallest_mailbox_pick(load, r->nroutees);
 }
 
+/*
+ * The ring hash of @p m's key for consistent-hash router @p r: bytes of
+ * the payload, or the key field (the dso's message_key when it has one).
+ * A payload shorter than the key's bytes gives those it has (none: the
+ * empty key).  len is read once and clamped to the slot's capacity, so
+ * a sender rewriting it meanwhile cannot move the read out of its slot.
+ */
+static uint32_t chash_key(const struct shmr_dp_router *r,
+			  const struct shmr_msg *m)
+{
+	uint32_t len, off, n;
+
+	if (r->key_from != SHMR_HASH_KEY_PAYLOAD)
+		return shmr_logic_chash_key_hash_ring(
+			r->ring, shmr_logic_msg_key(&r->key, m));
+	/* No partner: one read of a field the sender may rewrite. */
+	len = __atomic_load_n(&m->len, __ATOMIC_RELAXED);
+	if (len > r->key_cap)
+		len = r->key_cap;
+	off = r->key_off < len ? r->key_off : len;
+	n = len - off;
+	if (r->key_len && r->key_len < n)
+		n = r->key_len;
+	return shmr_logic_chash_bytes_hash(r->ring, m->data + off, n);
+}
+
 /* The routee index a routing logic picks, or -SHMR_E_NO_ROUTEES. */
 static int logic_pick(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
 		      const struct shmr_dp_router *r, const struct shmr_msg *m)
@@ -124,12 +151,9 @@ static int logic_pick(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
 	case SHMR_BEH_CONSISTENT_HASH:
 		if (!r->ring)
 			return -SHMR_E_NO_ROUTEES;
-		/* The dso's message_key when it has one, else the
-		 * message's key field (one branch, on r->key.key).  The
-		 * index answers as shmr_logic_chash_lookup() would. */
-		return shmr_logic_chash_lookup_indexed(
-			r->ring, r->ring_ix,
-			shmr_logic_chash_key_hash(shmr_logic_msg_key(&r->key, m)));
+		/* The index answers as shmr_logic_chash_lookup() would. */
+		return shmr_logic_chash_lookup_indexed(r->ring, r->ring_ix,
+						       chash_key(r, m));
 	default:
 		return -SHMR_E_NO_ROUTEES;
 	}

@@ -95,7 +95,7 @@ struct shmr_logic_chash {
 	uint32_t nroutees;
 	uint32_t vnodes;
 	uint32_t npoints; /**< nroutees * vnodes */
-	uint32_t reserved;
+	uint32_t mode;    /**< enum shmr_hash_mode: how points and keys hash */
 	struct shmr_logic_chash_point points[];
 };
 
@@ -129,15 +129,80 @@ int shmr_logic_chash_build(void *mem, size_t size, const char *const *names,
 			   uint32_t nroutees, uint32_t vnodes);
 
 /**
+ * As shmr_logic_chash_build(), with the ring's hash @p mode (enum
+ * shmr_hash_mode) and a @p prefix put before every name (NULL or "": none;
+ * shorter than SHMR_DSO_PATH_MAX).  The node name of routee i is N =
+ * prefix + names[i]:
+ *   SHMR_HASH_MODE_SHMR: points at rte_jhash("N#<v>", SHMR_LOGIC_CHASH_SEED)
+ *     for v in [0, vnodes); keys at rte_jhash of their bytes, same seed.
+ *   SHMR_HASH_MODE_PEKKO, _PEKKO_STRING: Pekko's ConsistentHash: points
+ *     at concatenateNodeHash(stringHash(N), v) for v in [1, vnodes], keys
+ *     at arrayHash (their bytes as Array[Byte]) or stringHash (their
+ *     bytes as the UTF-8 of a String); Pekko's signed order, kept by
+ *     storing each point and key hash with its top bit flipped.  Equal
+ *     points go to the lowest N, as Pekko's do.
+ *
+ * Context, Concurrency, Ownership: as shmr_logic_chash_build().
+ * Errors:      those of shmr_logic_chash_build(), and -EINVAL for an
+ *              unknown mode or a prefix of SHMR_DSO_PATH_MAX bytes or more.
+ * Returns:     the number of points (nroutees * vnodes).
+ */
+int shmr_logic_chash_build_mode(void *mem, size_t size,
+				const char *const *names, uint32_t nroutees,
+				uint32_t vnodes, uint32_t mode,
+				const char *prefix);
+
+/**
  * The ring hash of a key: rte_jhash of its 8 bytes, least significant
- * first (so the same on every host), with SHMR_LOGIC_CHASH_SEED.
+ * first (so the same on every host), with SHMR_LOGIC_CHASH_SEED (a ring
+ * of SHMR_HASH_MODE_SHMR's hash).
  *
  * Context: any thread.  Concurrency: wait-free; pure.
  */
 uint32_t shmr_logic_chash_key_hash(uint64_t key);
 
 /**
- * The routee owning @p key: the first point at or after its hash,
+ * The hash @p ring places the key of @p n bytes at @p key at, by its mode
+ * (see shmr_logic_chash_build_mode()); n may be 0 (the empty key).
+ *
+ * Context:     any thread, a routing lcore included.
+ * Concurrency: wait-free; reads the n bytes once each, no allocation.
+ */
+uint32_t shmr_logic_chash_bytes_hash(const struct shmr_logic_chash *ring,
+				     const void *key, size_t n);
+
+/** As shmr_logic_chash_bytes_hash() of @p key's 8 bytes, least
+ *  significant first. */
+uint32_t shmr_logic_chash_key_hash_ring(const struct shmr_logic_chash *ring,
+					uint64_t key);
+
+/**
+ * rte_jhash(@p key, @p n, @p seed) as a little-endian host computes it
+ * (Bob Jenkins' lookup3 hashlittle), reading the @p n bytes and no more:
+ * rte_jhash reads whole 32-bit words, up to 3 bytes past the key.
+ *
+ * Context: any thread, a routing lcore included.
+ * Concurrency: wait-free; pure.
+ */
+uint32_t shmr_logic_jhash(const void *key, size_t n, uint32_t seed);
+
+/**
+ * Pekko's MurmurHash.arrayHash of an Array[Byte] of @p n bytes (each byte
+ * signed, as Java's), stringHash of the String whose UTF-8 is the @p n
+ * bytes at @p utf8 (its UTF-16 chars, as Java decodes well-formed UTF-8;
+ * an ill-formed sequence's maximal subpart is one U+FFFD), and
+ * ConsistentHash's concatenateNodeHash(node_hash, vnode); as uint32_t
+ * bit patterns of the Java Ints.
+ *
+ * Context: any thread.  Concurrency: wait-free; pure.
+ */
+uint32_t shmr_logic_pekko_array_hash(const void *bytes, size_t n);
+uint32_t shmr_logic_pekko_string_hash(const void *utf8, size_t n);
+uint32_t shmr_logic_pekko_vnode_hash(uint32_t node_hash, uint32_t vnode);
+
+/**
+ * The routee owning @p key (its 8 bytes hashed by the ring's mode, as
+ * shmr_logic_chash_key_hash_ring()): the first point at or after its hash,
  * clockwise, wrapping past the top to the first point.
  *
  * Context:     a routing lcore inside its RCU read-side section, or any

@@ -199,6 +199,7 @@ static void sanitize(struct shmr_dp_table *t)
 		terminate_name(r->name, SHMR_NAME_MAX);
 		terminate_name(r->dso, SHMR_DSO_PATH_MAX);
 		terminate_name(r->dso_arg, SHMR_DSO_PATH_MAX);
+		terminate_name(r->node_prefix, SHMR_DSO_PATH_MAX);
 		for (uint32_t j = 0; j < SHMR_MAX_ROUTES; j++) {
 			terminate_name(r->routes[j].name, SHMR_NAME_MAX);
 			terminate_name(r->hash[j], SHMR_NAME_MAX);
@@ -469,9 +470,18 @@ static int build_routees(const struct shmr_dp_env *env,
 	if (!r->ring)
 		return -ENOMEM;
 	r->ring_ix = (struct shmr_logic_chash_index *)((char *)r->ring + size);
-	/* Cannot fail: names are non-empty, terminated and distinct, and
+	r->key_from = sr->hash_key == SHMR_HASH_KEY_PAYLOAD
+			      ? SHMR_HASH_KEY_PAYLOAD
+			      : SHMR_HASH_KEY_FIELD;
+	r->key_off = sr->key_offset;
+	r->key_len = sr->key_length;
+	r->key_cap = env->slot_size - SHMR_HDR_SIZE;
+	/* Cannot fail but for a mode this build does not know: names are
+	 * non-empty, terminated and distinct, the prefix terminated, and
 	 * the sizes are the functions' own. */
-	rc = shmr_logic_chash_build(r->ring, size, names, r->nroutees, vnodes);
+	rc = shmr_logic_chash_build_mode(r->ring, size, names, r->nroutees,
+					 vnodes, sr->hash_mode,
+					 sr->node_prefix);
 	if (rc >= 0)
 		rc = shmr_logic_chash_index_build(
 			r->ring_ix,

@@ -127,6 +127,10 @@ struct shmr_dp_router {
 	/* consistent-hash: the object's message_key (ABI >= 2) and its
 	 * state; key.key NULL (no dso, or none in it): msg->key */
 	struct shmr_logic_key_fn key;
+	/* consistent-hash: the key's source (enum shmr_hash_key); from the
+	 * payload, its bytes [key_off, key_off + key_len) (key_len 0: to
+	 * its end), never past key_cap, the slot's payload capacity. */
+	uint32_t key_from, key_off, key_len, key_cap;
 };
 
 /* One polled endpoint of one lcore. */

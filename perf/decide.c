@@ -9,7 +9,9 @@
  * Keys are 0, 1, 2, ...  smallest-mailbox is timed twice: every routee
  * idle and empty (the first one wins at once), and every inbox holding
  * one message (every routee read, the worst case); its lanes are real
- * rings of this domain, filled once.  broadcast's decision only names the
+ * rings of this domain, filled once.  consistent-hash is also timed with
+ * its key from a 16-byte payload (hash_key), by shmrouter's hash and by
+ * Pekko's (hash_mode "pekko").  broadcast's decision only names the
  * router (the copies are forward_bcast.c's business), so it is left out.
  */
 #include <errno.h>
@@ -51,9 +53,16 @@ static int dom_init(struct dom *d, const struct perf_opts *o)
 	return shmr_dp_env_init(&d->env, d->base, (size_t)size);
 }
 
+/* The key of a consistent-hash run: the key field (keylen 0), or the
+ * first keylen bytes of the payload, hashed by mode. */
+struct key_conf {
+	uint32_t keylen, mode;
+};
+
 /* Router "perf" at endpoint 0 over routes s0.. at endpoints 1.., with
  * behaviour @p beh (hash: over the same names, in order). */
-static void spec(struct dom *d, uint32_t beh, unsigned n, uint32_t vnodes)
+static void spec(struct dom *d, uint32_t beh, unsigned n, uint32_t vnodes,
+		 struct key_conf kc)
 {
 	struct shmr_spec *s = shmr_spec_of(d->base);
 	struct shmr_spec_router *r = &s->routers[0];
@@ -66,6 +75,9 @@ static void spec(struct dom *d, uint32_t beh, unsigned n, uint32_t vnodes)
 	r->pid = (struct shmr_pid){ 0, 1 };
 	r->behaviour = beh;
 	r->vnodes = vnodes;
+	r->hash_key = kc.keylen ? SHMR_HASH_KEY_PAYLOAD : SHMR_HASH_KEY_FIELD;
+	r->key_length = kc.keylen;
+	r->hash_mode = kc.mode;
 	for (unsigned j = 0; j < n; j++) {
 		struct shmr_spec_route *rt = &r->routes[r->nroutes++];
 
@@ -91,25 +103,34 @@ static void endpoints(struct dom *d, unsigned n)
 	}
 }
 
-/* ns per decision of router 0 for DECISIONS keys; -1 on failure. */
-static double time_decisions(struct dom *d)
+/* ns per decision of router 0 for DECISIONS keys (0, 1, ... in the key
+ * field, and as the payload's first 8 bytes of @p keylen, the rest
+ * fixed); -1 on failure. */
+static double time_decisions(struct dom *d, uint32_t keylen)
 {
 	struct shmr_dp_table *t = NULL;
 	struct shmr_dp_pick pk;
 	struct shmr_dp_decision dec;
-	struct shmr_msg m;
+	union {
+		struct shmr_msg m;
+		unsigned char b[SHMR_HDR_SIZE + 64];
+	} u;
+	struct shmr_msg *m = &u.m;
 	uint64_t sum = 0, t0, t1;
 
-	if (shmr_dp_table_build(&d->env, &t) < 0)
+	if (shmr_dp_table_build(&d->env, &t) < 0 || keylen > 64)
 		return -1;
 	memset(&pk, 0, sizeof(pk));
-	memset(&m, 0, sizeof(m));
-	m.kind = SHMR_KIND_SEND;
-	m.to = (struct shmr_pid){ 0, 1 };
+	memset(&u, 0, sizeof(u));
+	m->kind = SHMR_KIND_SEND;
+	m->to = (struct shmr_pid){ 0, 1 };
+	m->len = keylen;
+	memset(m->data, 'k', keylen);
 	t0 = perf_now_ns();
 	for (uint64_t i = 0; i < DECISIONS; i++) {
-		m.key = i;
-		shmr_dp_decide_rcu(t, &pk, 0, &m, &dec);
+		m->key = i;
+		memcpy(m->data, &i, keylen < 8 ? keylen : 8);
+		shmr_dp_decide_rcu(t, &pk, 0, m, &dec);
 		sum += dec.slot; /* keeps the work */
 	}
 	t1 = perf_now_ns();
@@ -138,15 +159,14 @@ static void load(struct dom *d, const struct perf_opts *o, unsigned n,
 
 /* --json: one decision run's record, or with @p rep 0 its median's. */
 static void json_decide(const struct perf_opts *o, unsigned rep,
-			const char *logic, int beh_sm, int loaded, double ns)
+			const char *logic, const char *variant, double ns)
 {
 	struct json_object *j = perf_json_record("decide",
 						 rep ? "run" : "median");
 
 	perf_json_str(j, "logic", logic);
-	if (beh_sm)
-		perf_json_str(j, "variant", loaded ? "all-queued"
-						   : "first-idle");
+	if (variant)
+		perf_json_str(j, "variant", variant);
 	perf_json_u64(j, "routes", o->routes);
 	perf_json_u64(j, "decisions", DECISIONS);
 	perf_json_u64(j, rep ? "rep" : "reps", rep ? rep : o->reps);
@@ -160,13 +180,21 @@ int perf_decide_main(const struct perf_opts *o)
 		const char *name;
 		uint32_t beh;
 		int loaded;
+		const char *variant; /* NULL: none */
+		struct key_conf kc;
 	} runs[] = {
-		{ "hash", SHMR_BEH_HASH, 0 },
-		{ "round-robin", SHMR_BEH_ROUND_ROBIN, 0 },
-		{ "random", SHMR_BEH_RANDOM, 0 },
-		{ "smallest-mailbox", SHMR_BEH_SMALLEST_MAILBOX, 0 },
-		{ "smallest-mailbox", SHMR_BEH_SMALLEST_MAILBOX, 1 },
-		{ "consistent-hash", SHMR_BEH_CONSISTENT_HASH, 0 },
+		{ "hash", SHMR_BEH_HASH, 0, NULL, { 0, 0 } },
+		{ "round-robin", SHMR_BEH_ROUND_ROBIN, 0, NULL, { 0, 0 } },
+		{ "random", SHMR_BEH_RANDOM, 0, NULL, { 0, 0 } },
+		{ "smallest-mailbox", SHMR_BEH_SMALLEST_MAILBOX, 0, "first-idle",
+		  { 0, 0 } },
+		{ "smallest-mailbox", SHMR_BEH_SMALLEST_MAILBOX, 1, "all-queued",
+		  { 0, 0 } },
+		{ "consistent-hash", SHMR_BEH_CONSISTENT_HASH, 0, NULL, { 0, 0 } },
+		{ "consistent-hash", SHMR_BEH_CONSISTENT_HASH, 0, "payload-16",
+		  { 16, SHMR_HASH_MODE_SHMR } },
+		{ "consistent-hash", SHMR_BEH_CONSISTENT_HASH, 0,
+		  "pekko-payload-16", { 16, SHMR_HASH_MODE_PEKKO } },
 	};
 	double ns[sizeof(runs) / sizeof(runs[0])][PERF_REPS_MAX];
 	struct dom d;
@@ -191,10 +219,10 @@ int perf_decide_main(const struct perf_opts *o)
 	       o->routes, DECISIONS, o->cpu_hub);
 	for (unsigned i = 0; i < o->reps; i++) {
 		for (unsigned k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
-			spec(&d, runs[k].beh, o->routes, o->vnodes);
+			spec(&d, runs[k].beh, o->routes, o->vnodes, runs[k].kc);
 			if (runs[k].loaded)
 				load(&d, o, o->routes, 1);
-			ns[k][i] = time_decisions(&d);
+			ns[k][i] = time_decisions(&d, runs[k].kc.keylen);
 			if (runs[k].loaded)
 				load(&d, o, o->routes, 0);
 			if (ns[k][i] < 0) {
@@ -203,9 +231,8 @@ int perf_decide_main(const struct perf_opts *o)
 				free(d.base);
 				return PERF_EXIT_FAIL;
 			}
-			json_decide(o, i + 1, runs[k].name,
-				    runs[k].beh == SHMR_BEH_SMALLEST_MAILBOX,
-				    runs[k].loaded, ns[k][i]);
+			json_decide(o, i + 1, runs[k].name, runs[k].variant,
+				    ns[k][i]);
 		}
 		if (perf_json) /* the text has only the medians */
 			printf("shmr-perf decide: repetition %u of %u done\n",
@@ -216,15 +243,12 @@ int perf_decide_main(const struct perf_opts *o)
 		double med = perf_median(ns[k], o->reps);
 		char what[64];
 
-		snprintf(what, sizeof(what), "%s%s", runs[k].name,
-			 runs[k].beh == SHMR_BEH_SMALLEST_MAILBOX
-				 ? (runs[k].loaded ? " (all queued)"
-						   : " (first idle)")
-				 : "");
+		snprintf(what, sizeof(what), "%s%s%s%s", runs[k].name,
+			 runs[k].variant ? " (" : "",
+			 runs[k].variant ? runs[k].variant : "",
+			 runs[k].variant ? ")" : "");
 		printf("%-34s %10.1f\n", what, med);
-		json_decide(o, 0, runs[k].name,
-			    runs[k].beh == SHMR_BEH_SMALLEST_MAILBOX,
-			    runs[k].loaded, med);
+		json_decide(o, 0, runs[k].name, runs[k].variant, med);
 	}
 	free(d.base);
 	return PERF_EXIT_OK;

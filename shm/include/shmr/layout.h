@@ -75,9 +75,10 @@
  *   asks; 4: the routing logics (routee list, vnodes), the endpoint's busy
  *   line; 5: scatter-gather, tail-chopping and balancing (within_ms,
  *   interval_ms); 6: two memfds, the daemons' part read-only for peers
- *   (struct shmr_ep_peer, the lcore bells moved to the lanes part)
+ *   (struct shmr_ep_peer, the lcore bells moved to the lanes part); 7:
+ *   consistent-hash keys from the payload, hash modes, node prefix
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 6
+#define SHMR_LAYOUT_VERSION_DIGITS 7
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -261,7 +262,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 6u,
+static_assert(SHMR_LAYOUT_VERSION == 7u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

@@ -50,6 +50,21 @@ enum shmr_behaviour_kind {
 #define SHMR_CHASH_VNODES_DEFAULT 10u
 #define SHMR_CHASH_VNODES_MAX 1024u
 
+/* Where a consistent-hash router takes a message's key from
+ * (struct shmr_spec_router.hash_key). */
+enum shmr_hash_key {
+	SHMR_HASH_KEY_FIELD = 0,   /* msg->key (or the dso's message_key) */
+	SHMR_HASH_KEY_PAYLOAD = 1, /* bytes of the payload */
+};
+
+/* How a consistent-hash ring hashes (struct shmr_spec_router.hash_mode):
+ * its points and its keys.  dataplane/logic.h has the definitions. */
+enum shmr_hash_mode {
+	SHMR_HASH_MODE_SHMR = 0,  /* rte_jhash, seed "shmr", "<name>#<v>" */
+	SHMR_HASH_MODE_PEKKO = 1, /* Pekko's ConsistentHash, key as bytes */
+	SHMR_HASH_MODE_PEKKO_STRING = 2, /* Pekko's, key as a String */
+};
+
 /* within_ms of a scatter-gather or tail-chopping router: at most 1 hour. */
 #define SHMR_WITHIN_MS_MAX 3600000u
 
@@ -129,6 +144,18 @@ struct shmr_spec_router {
 	 * within_ms).  Out of range: the router fails its calls. */
 	uint32_t within_ms;
 	uint32_t interval_ms;
+	/* SHMR_BEH_CONSISTENT_HASH: the key's source (enum shmr_hash_key);
+	 * for SHMR_HASH_KEY_PAYLOAD the payload bytes [key_offset,
+	 * key_offset + key_length), key_length 0: to the payload's end.  A
+	 * payload too short for them gives the bytes it has (none: the
+	 * empty key). */
+	uint32_t hash_key;
+	uint32_t key_offset;
+	uint32_t key_length;
+	uint32_t hash_mode; /* enum shmr_hash_mode */
+	/* Put before each routee's name on the ring (Pekko: the JVM
+	 * side's actor path up to the routee's name); "" for none. */
+	char node_prefix[SHMR_DSO_PATH_MAX];
 };
 
 struct shmr_spec_reg {

@@ -203,6 +203,87 @@ static inline struct shmr_dp_poll *dp_poll_of(struct shmr_dp_table *t,
 	fail_msg("endpoint %u not polled", p.slot);
 	return NULL;
 }
+
+/* ---- a one-lcore domain for decision tests: a router endpoint (slot 2)
+ * and DP_FIX_EPS route endpoints (slots 4 on), and the table ---------- */
+
+#define DP_FIX_EPS 4u
+
+struct dp_fix {
+	struct dp_dom d;
+	struct shmr_dp_table *t;
+	struct shmr_pid router, r[DP_FIX_EPS];
+};
+
+static inline int dp_fix_setup(void **state)
+{
+	struct dp_fix *f = calloc(1, sizeof(*f));
+
+	if (!f || dp_dom_init(&f->d, 1) < 0)
+		return -1;
+	f->router = dp_ep(&f->d, 2, 1, SHMR_EPK_ROUTER);
+	for (uint32_t i = 0; i < DP_FIX_EPS; i++)
+		f->r[i] = dp_ep(&f->d, 4 + i, 1, SHMR_EPK_ROUTE);
+	*state = f;
+	return 0;
+}
+
+static inline int dp_fix_teardown(void **state)
+{
+	struct dp_fix *f = *state;
+
+	shmr_dp_table_free(f->t);
+	dp_dom_fini(&f->d);
+	free(f);
+	return 0;
+}
+
+/* Begin a spec change that leaves one router, "k" of @p behaviour at
+ * f->router; *ri gets its index.  Routes and settings go into the
+ * returned router, then dp_fix_build(). */
+static inline struct shmr_spec_router *
+dp_fix_router(struct dp_fix *f, uint32_t behaviour, unsigned *ri)
+{
+	dp_spec_begin(&f->d);
+	dp_spec(&f->d)->nrouters = 0;
+	*ri = dp_router(&f->d, "k", f->router, behaviour);
+	return &dp_spec(&f->d)->routers[*ri];
+}
+
+/* End the spec change begun with dp_spec_begin() and build f->t anew. */
+static inline void dp_fix_build(struct dp_fix *f)
+{
+	dp_spec_end(&f->d);
+	shmr_dp_table_free(f->t);
+	f->t = NULL;
+	assert_int_equal(shmr_dp_table_build(&f->d.env, &f->t), 0);
+}
+
+/* The routee name router @p ri picks for a send with key field @p key,
+ * the @p n bytes at @p p as its payload and @p lenf in its len field. */
+static inline const char *dp_fix_pick(struct dp_fix *f, unsigned ri,
+				      uint64_t key, const void *p, uint32_t n,
+				      uint32_t lenf)
+{
+	union {
+		struct shmr_msg m;
+		unsigned char b[DP_SS];
+	} u;
+	struct shmr_dp_pick pk;
+	const struct shmr_dp_target *tgt;
+
+	assert_true(n <= DP_SS - SHMR_HDR_SIZE);
+	memset(&u, 0, sizeof(u));
+	memset(&pk, 0, sizeof(pk));
+	u.m.kind = SHMR_KIND_SEND;
+	u.m.key = key;
+	u.m.len = lenf;
+	memcpy(u.m.data, p, n);
+	tgt = shmr_dp_behaviour_decide_rcu(f->t, &pk, ri, &u.m);
+	assert_int_equal(tgt->verdict, SHMR_DP_DELIVER);
+	assert_non_null(tgt->name);
+	return tgt->name;
+}
 #endif
 
 #endif

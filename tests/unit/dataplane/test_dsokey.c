@@ -16,81 +16,30 @@
 
 #define NR 3u
 
-struct fixture {
-	struct dp_dom d;
-	struct shmr_dp_table *t;
-	struct shmr_pid router, r[NR];
-};
 
 static const char *const rname[NR] = { "r0", "r1", "r2" };
 
-static int setup(void **state)
-{
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	if (!f || dp_dom_init(&f->d, 1) < 0)
-		return -1;
-	f->router = dp_ep(&f->d, 2, 1, SHMR_EPK_ROUTER);
-	for (uint32_t i = 0; i < NR; i++)
-		f->r[i] = dp_ep(&f->d, 4 + i, 1, SHMR_EPK_ROUTE);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-
-	shmr_dp_table_free(f->t);
-	dp_dom_fini(&f->d);
-	free(f);
-	return 0;
-}
-
 /* Router "k" of @p behaviour over r0..r2, naming @p dso ("" for none). */
-static unsigned spec_router(struct fixture *f, uint32_t behaviour,
+static unsigned spec_router(struct dp_fix *f, uint32_t behaviour,
 			    const char *dso, uint32_t vnodes)
 {
-	struct shmr_spec_router *r;
 	unsigned ri;
+	struct shmr_spec_router *r = dp_fix_router(f, behaviour, &ri);
 
-	dp_spec_begin(&f->d);
-	dp_spec(&f->d)->nrouters = 0;
-	ri = dp_router(&f->d, "k", f->router, behaviour);
-	r = &dp_spec(&f->d)->routers[ri];
 	snprintf(r->dso, sizeof(r->dso), "%s", dso);
 	r->vnodes = vnodes;
 	for (unsigned i = 0; i < NR; i++)
 		dp_route(&f->d, ri, rname[i], f->r[i], SHMR_ROUTE_RUNNING);
-	dp_spec_end(&f->d);
-	shmr_dp_table_free(f->t);
-	f->t = NULL;
-	assert_int_equal(shmr_dp_table_build(&f->d.env, &f->t), 0);
+	dp_fix_build(f);
 	return ri;
 }
 
 /* The routee name router @p ri picks for a send with @p key and a
  * payload whose first 8 bytes are @p pkey. */
-static const char *pick(struct fixture *f, unsigned ri, uint64_t key,
+static const char *pick(struct dp_fix *f, unsigned ri, uint64_t key,
 			uint64_t pkey)
 {
-	union {
-		struct shmr_msg m;
-		unsigned char b[128];
-	} u;
-	struct shmr_dp_pick pk;
-	const struct shmr_dp_target *tgt;
-
-	memset(&u, 0, sizeof(u));
-	memset(&pk, 0, sizeof(pk));
-	u.m.kind = SHMR_KIND_SEND;
-	u.m.key = key;
-	u.m.len = sizeof(pkey);
-	memcpy(u.m.data, &pkey, sizeof(pkey));
-	tgt = shmr_dp_behaviour_decide_rcu(f->t, &pk, ri, &u.m);
-	assert_int_equal(tgt->verdict, SHMR_DP_DELIVER);
-	assert_non_null(tgt->name);
-	return tgt->name;
+	return dp_fix_pick(f, ri, key, &pkey, sizeof(pkey), sizeof(pkey));
 }
 
 static const char *need(const char *var)
@@ -105,7 +54,7 @@ static const char *need(const char *var)
 /* The pick follows the payload's key, not msg->key. */
 static void test_key_from_payload(void **state)
 {
-	struct fixture *f = *state;
+	struct dp_fix *f = *state;
 	const char *path = need("SHMR_EXAMPLE_KEY");
 	unsigned ri = spec_router(f, SHMR_BEH_CONSISTENT_HASH, path, 50);
 	const struct shmr_dp_router *r = &f->t->routers[ri];
@@ -152,7 +101,7 @@ static void test_key_from_payload(void **state)
 /* An object that cannot be loaded leaves msg->key. */
 static void test_missing_object(void **state)
 {
-	struct fixture *f = *state;
+	struct dp_fix *f = *state;
 	unsigned ri = spec_router(f, SHMR_BEH_CONSISTENT_HASH,
 				  "/nonexistent/libnothing.so", 0);
 	const struct shmr_dp_router *r = &f->t->routers[ri];
@@ -171,7 +120,7 @@ static void test_missing_object(void **state)
  * consistent-hash router's dso with no key function. */
 static void test_abi1_loads(void **state)
 {
-	struct fixture *f = *state;
+	struct dp_fix *f = *state;
 	const char *path = need("SHMR_TEST_ABI1");
 	unsigned ri = spec_router(f, SHMR_BEH_DSO, path, 0);
 	const struct shmr_dp_router *r = &f->t->routers[ri];
@@ -196,12 +145,12 @@ static void test_abi1_loads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_key_from_payload, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_missing_object, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_abi1_loads, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_key_from_payload, dp_fix_setup,
+						dp_fix_teardown),
+		cmocka_unit_test_setup_teardown(test_missing_object, dp_fix_setup,
+						dp_fix_teardown),
+		cmocka_unit_test_setup_teardown(test_abi1_loads, dp_fix_setup,
+						dp_fix_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
