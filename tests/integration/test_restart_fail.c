@@ -54,6 +54,7 @@ struct ctx {
 	unsigned char *rec; /* the worker's record file, mapped */
 	struct shmr_test_stats st;
 	long long want;
+	char out[8192];
 };
 
 static void wrapper(struct ctx *c, int executable)
@@ -137,15 +138,25 @@ static int call_w(struct ctx *c, int timeout_ms)
 }
 
 
-/* Dead letters of router events: lines of DLQ_LIST with @p needle. */
+/* shmrctl, as an operator runs it: its exit status, output in c->out. */
+static int shmrctl(struct ctx *c, const char *a0, const char *a1,
+		   const char *a2)
+{
+	char *argv[] = { getenv("SHMRCTL"), "-s", c->cl.app.sock, (char *)a0,
+			 (char *)a1, (char *)a2, NULL };
+
+	return shmr_test_run(argv, c->out, sizeof(c->out));
+}
+
+/* Dead letters of router events: lines of `shmrctl dlq list events`
+ * with @p needle. */
 static unsigned letters(struct ctx *c, const char *needle)
 {
-	char ans[SHMR_PROTO_MAX];
 	unsigned n = 0;
 
-	if (shmr_test_ctl(&c->cl.app, "DLQ_LIST events", ans, sizeof(ans)) < 0)
+	if (shmrctl(c, "dlq", "list", "events") != 0)
 		return 0;
-	for (const char *p = ans; (p = strstr(p, needle)); p++)
+	for (const char *p = c->out; (p = strstr(p, needle)); p++)
 		n++;
 	return n;
 }
@@ -186,7 +197,7 @@ static long long ms_since(const struct timespec *a)
 static void test_restart_on_message_that_fails(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
-	char conf[2048], st[32], ans[SHMR_PROTO_MAX];
+	char conf[2048], st[32];
 	struct timespec t0;
 	long long pid;
 	int fd, rc;
@@ -270,9 +281,7 @@ static void test_restart_on_message_that_fails(void **state)
 
 	/* The program back: a start delivers what was queued, each once. */
 	wrapper(c, 1);
-	assert_int_equal(shmr_test_ctl(&c->cl.app, "RESPAWN events w", ans,
-				       sizeof(ans)),
-			 0);
+	assert_int_equal(shmrctl(c, "respawn", "events", "w"), 0);
 	assert_true(shmr_test_wait(w_running, c, WAIT_MS));
 	assert_true(shmr_test_wait(queued_received, c, WAIT_MS));
 	rc = call_w(c, CALL_MS);
@@ -282,9 +291,7 @@ static void test_restart_on_message_that_fails(void **state)
 		assert_int_equal(c->rec[k], k < QUEUED ? 1 : 0);
 
 	/* And the dead letters, once replayed, once each. */
-	assert_int_equal(shmr_test_ctl(&c->cl.app, "DLQ_REPLAY events", ans,
-				       sizeof(ans)),
-			 0);
+	assert_int_equal(shmrctl(c, "dlq", "replay", "events"), 0);
 	assert_true(shmr_test_wait(letters_received, c, WAIT_MS));
 	rc = call_w(c, CALL_MS);
 	assert_int_equal(rc, (int)sizeof(c->st));
