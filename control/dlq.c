@@ -135,6 +135,13 @@ const char *shmr_ctl_dlq_reason(int32_t status)
 	if (e > 0 && e < (int64_t)(sizeof(names) / sizeof(names[0])) &&
 	    names[e])
 		return names[e];
+	/* A route's start error (a restart that failed): -errno. */
+	if (status < 0 && status > -SHMR_E_BASE) {
+		const char *n = strerrorname_np(-status);
+
+		if (n)
+			return n;
+	}
 	return "SHMR_E_OTHER";
 }
 

@@ -87,6 +87,12 @@ static int start(struct shmr_ctl_life *l, unsigned r, unsigned k)
 	struct shmr_ctl_route *q = route_at(l, r, k);
 	int pid = l->ops->spawn(l->ctx, r, k);
 
+	/* A dead route whose start failed fails what is routed to it with
+	 * this error, and each such message retries (the spec's start_err);
+	 * a start that succeeds clears it. */
+	if (q->start_err != (pid < 0 ? pid : 0))
+		l->m->dirty = 1;
+	q->start_err = pid < 0 ? pid : 0;
 	if (pid < 0)
 		return pid;
 	q->state = SHMR_ROUTE_DEAD;

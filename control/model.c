@@ -409,6 +409,9 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 			name_set(s->routes[k].name, r->routes[k].conf->name);
 			s->routes[k].pid = r->routes[k].pid;
 			s->routes[k].state = r->routes[k].state;
+			if (r->routes[k].state == SHMR_ROUTE_DEAD)
+				s->routes[k].start_err =
+					r->routes[k].start_err;
 		}
 		s->ntypes = c->ntypes > SHMR_MAX_TYPES ? SHMR_MAX_TYPES
 						       : c->ntypes;

@@ -29,6 +29,8 @@ struct shmr_ctl_route {
 	int32_t os_pid;       /* the live worker, 0 when none */
 	uint64_t claimed_by;  /* connection that CLAIMed the inbox, 0 none */
 	uint64_t restarts;    /* starts after the first */
+	int32_t start_err;    /* the last start's error, 0 once one succeeds:
+			       * a DEAD route's in the spec (lifecycle.c) */
 };
 
 struct shmr_ctl_router {

@@ -332,14 +332,17 @@ static void restart_worker(struct shmr_ctl_spawner *sp, unsigned r, unsigned k)
 			     q->restarts);
 		return;
 	}
-	/* The slot stays empty; the next message routed there asks again
-	 * (lazy restart).  With a backoff the timer retries too. */
+	/* The slot stays empty; what is routed there fails with the start
+	 * error (the spec's start_err) and asks again (lazy restart), while
+	 * its inbox keeps what it held.  With a backoff the timer retries
+	 * too. */
 	p->quick_fails++;
 	p->started_ms = shmr_ctl_now_ms();
 	wait = worker_backoff_ms(sp, p->quick_fails);
 	if (sp->dep.cfg->restart_backoff_ms == 0) {
-		shmr_ctl_warn("route %s: left without a worker; the next "
-			      "message routed to it retries", q->conf->name);
+		shmr_ctl_warn("route %s: left without a worker; what is "
+			      "routed to it fails with the start error and "
+			      "retries", q->conf->name);
 		return;
 	}
 	p->retry_at_ms = shmr_ctl_now_ms() +

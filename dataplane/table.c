@@ -24,7 +24,8 @@
  *     own routes) that resolve to something deliverable when the table
  *     is built: running or dead routes (a dead one queues and asks for a
  *     worker), live registry names.  Disabled, pending-disable/remove
- *     and replace-wait routes and unknown names are left out until a
+ *     and replace-wait routes, dead ones whose last start failed (they
+ *     fail what is routed to them) and unknown names are left out until a
  *     rebuild finds them deliverable; so is a router named as a routee of
  *     a logic that delivers only to inboxes (broadcast, scatter-gather,
  *     tail-chopping, balancing).  A consistent-hash ring is built here
@@ -241,6 +242,15 @@ static struct shmr_dp_target pid_target(const struct shmr_dp_table *t,
 	return tgt;
 }
 
+/* A route's start_err as the control plane writes it: 0, -errno or
+ * -SHMR_E_*.  Anything else (the spec lies in shared memory) is taken as
+ * 0: the route only queues, as it would without the word. */
+static int start_err_sound(int32_t err)
+{
+	return (err < 0 && err > -SHMR_E_BASE) ||
+	       (err < -SHMR_E_BASE && err > -SHMR_E_LAST);
+}
+
 static struct shmr_dp_target route_target(const struct shmr_dp_table *t,
 					  const struct shmr_spec_route *rt)
 {
@@ -252,8 +262,17 @@ static struct shmr_dp_target route_target(const struct shmr_dp_table *t,
 		/* The inbox keeps queueing, and the message asks for a worker
 		 * (lazy restart): restart, then forward. */
 		tgt = pid_target(t, rt->pid, rt->name);
-		if (tgt.verdict == SHMR_DP_DELIVER)
-			tgt.ask = 1;
+		if (tgt.verdict != SHMR_DP_DELIVER)
+			return tgt;
+		tgt.ask = 1;
+		/* Its last start failed: the message fails with that error
+		 * at once, and still asks (each message retries the start,
+		 * as Ergo's do).  What the inbox holds stays for the next
+		 * start that succeeds. */
+		if (start_err_sound(rt->start_err)) {
+			tgt.verdict = SHMR_DP_FAIL;
+			tgt.err = rt->start_err;
+		}
 		return tgt;
 	case SHMR_ROUTE_RUNNING:
 	case SHMR_ROUTE_PENDING_REPLACE: /* best effort, to the current one */

@@ -305,13 +305,16 @@ static long long route_restarts(struct ctx *c)
 
 /* A worker dies and its restart fails (the program cannot be run): the
  * slot stays empty and nothing retries it (no backoff configured); the
- * router keeps running.  The next message routed there starts a worker
- * (lazy restart, counted) and is delivered to it. */
+ * router keeps running.  The next message routed there retries the start
+ * (lazy restart, counted); it is answered at once with the error of the
+ * start that failed before it (test_restart_fail.c), and the messages
+ * after it are delivered to the new worker. */
 static void test_lazy_restart_on_next_message(void **state)
 {
 	char prog[600], st[32], extra[700];
 	struct ctx *c;
 	long long pid;
+	int rc;
 	(void)state;
 
 	/* Outside the run directory, so that the configuration's programs
@@ -339,7 +342,13 @@ static void test_lazy_restart_on_next_message(void **state)
 	wrapper(prog, 1);
 	assert_int_equal(route_info(c, st, sizeof(st)), 0);
 	assert_string_equal(st, "dead");
-	assert_int_equal(call(c, 1), (int)sizeof(c->st));
+	/* -EACCES once the dataplane has the failed start (it has, but for
+	 * the gap between the exit and the spec it publishes: then the call
+	 * queues, its ask starts the worker, and it is delivered). */
+	rc = call(c, 1);
+	assert_true(rc == -EACCES || rc == (int)sizeof(c->st));
+	c->want_rc = (int)sizeof(c->st);
+	assert_true(shmr_test_wait(call_gives, c, WAIT_MS));
 	assert_string_equal(c->st.tag, "w");
 	assert_true(route_info(c, NULL, 0) > 0);
 	assert_int_equal(route_restarts(c), 1);

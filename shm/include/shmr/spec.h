@@ -90,8 +90,9 @@ enum shmr_route_state {
  */
 #define SHMR_F_INTERNAL_MASK                                              \
 	(SHMR_F_ROUTE_FAILED | SHMR_F_ROUTE_NAME | SHMR_F_WANT_WORKER)
-/* A message was routed to a route with no worker (DEAD or REPLACE_WAIT):
- * `to` is the route's inbox.  No payload.  The lazy restart's trigger. */
+/* A message was routed to a route with no worker (DEAD, whether its last
+ * start failed or not, or REPLACE_WAIT): `to` is the route's inbox.  No
+ * payload.  The lazy restart's trigger. */
 #define SHMR_F_WANT_WORKER 0x40u
 
 /* Router flags (struct shmr_spec_router.flags). */
@@ -105,7 +106,13 @@ struct shmr_spec_route {
 	char name[SHMR_NAME_MAX];
 	struct shmr_pid pid; /* the route's inbox endpoint */
 	uint32_t state;      /* enum shmr_route_state */
-	uint32_t pad;
+	/* DEAD only: 0, or the error of the route's last failed start
+	 * (-errno or -SHMR_E_*).  Then the dataplane fails what is routed
+	 * there with it at once (a call's reply, a send's MessageRouteFailed)
+	 * and asks for another start, instead of queueing into the inbox; what
+	 * the inbox already holds waits for the next successful start.  Was
+	 * padding (always 0): a dataplane that ignores it only queues. */
+	int32_t start_err;
 };
 static_assert(sizeof(struct shmr_spec_route) == 48, "spec route size");
 

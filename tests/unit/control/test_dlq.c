@@ -213,6 +213,20 @@ static void payload_length_checked(void **state)
 			 -SHMR_E_PROTO);
 }
 
+/* A reason is named: an SHMR_E_* code, or an errno (a route's start
+ * error, when a restart failed); anything else is SHMR_E_OTHER. */
+static void reasons_named(void **state)
+{
+	(void)state;
+	assert_string_equal(shmr_ctl_dlq_reason(-SHMR_E_BUSY), "SHMR_E_BUSY");
+	assert_string_equal(shmr_ctl_dlq_reason(-EACCES), "EACCES");
+	assert_string_equal(shmr_ctl_dlq_reason(-ENOENT), "ENOENT");
+	assert_string_equal(shmr_ctl_dlq_reason(0), "SHMR_E_OTHER");
+	assert_string_equal(shmr_ctl_dlq_reason(5), "SHMR_E_OTHER");
+	assert_string_equal(shmr_ctl_dlq_reason(-999), "SHMR_E_OTHER");
+	assert_string_equal(shmr_ctl_dlq_reason(INT32_MIN), "SHMR_E_OTHER");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +235,7 @@ int main(void)
 		cmocka_unit_test(corrupt_detected),
 		cmocka_unit_test(truncation_detected),
 		cmocka_unit_test(payload_length_checked),
+		cmocka_unit_test(reasons_named),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -630,6 +630,51 @@ static void test_failed_restart_leaves_the_slot_empty(void **state)
 	assert_int_equal(spec_state(x, "a"), SHMR_ROUTE_DEAD);
 }
 
+/* The error of a failed start is the dead route's start_err in the spec
+ * (the dataplane fails what is routed there with it at once); a start
+ * that succeeds clears it, and a route that is not dead publishes none. */
+static int spec_start_err(struct fixture *x, const char *name)
+{
+	shmr_ctl_model_spec_build(&x->m, &x->spec);
+	for (unsigned k = 0; k < x->spec.routers[0].nroutes; k++)
+		if (strcmp(x->spec.routers[0].routes[k].name, name) == 0)
+			return x->spec.routers[0].routes[k].start_err;
+	return 1;
+}
+
+static void test_failed_start_is_published_until_one_succeeds(void **state)
+{
+	struct fixture *x = *state;
+
+	worker_exits(x, "a");
+	assert_int_equal(spec_start_err(x, "a"), 0);
+	x->f.fail_spawn = -EACCES;
+	x->m.dirty = 0;
+	assert_int_equal(shmr_ctl_life_restart(&x->l, 0, 0), -EACCES);
+	assert_true(x->m.dirty);
+	assert_int_equal(spec_state(x, "a"), SHMR_ROUTE_DEAD);
+	assert_int_equal(spec_start_err(x, "a"), -EACCES);
+	/* Disabled: the spec says disabled, no start error. */
+	assert_int_equal(shmr_ctl_life_disable(&x->l, "events", "a"), 0);
+	assert_int_equal(spec_start_err(x, "a"), 0);
+	x->f.fail_spawn = 0;
+	assert_int_equal(shmr_ctl_life_enable(&x->l, "events", "a"), 0);
+	assert_int_equal(route(x, "a")->start_err, 0);
+	assert_int_equal(spec_start_err(x, "a"), 0);
+	/* Dead again after a failed start, then a start that succeeds. */
+	worker_exits(x, "a");
+	x->f.fail_spawn = -ENOENT;
+	assert_int_equal(shmr_ctl_life_restart(&x->l, 0, 0), -ENOENT);
+	assert_int_equal(spec_start_err(x, "a"), -ENOENT);
+	x->f.fail_spawn = 0;
+	assert_true(shmr_ctl_life_restart(&x->l, 0, 0) > 0);
+	assert_int_equal(spec_state(x, "a"), SHMR_ROUTE_RUNNING);
+	assert_int_equal(spec_start_err(x, "a"), 0);
+	/* It dies again: dead, but no start has failed yet (it queues). */
+	worker_exits(x, "a");
+	assert_int_equal(spec_start_err(x, "a"), 0);
+}
+
 /* A stopped router: its live workers are asked to stop, an exit is not
  * restarted, every mutator is NOT_ALLOWED, reads (the model) still work. */
 static void test_stopped_router_refuses_mutators(void **state)
@@ -969,6 +1014,7 @@ int main(void)
 		T(test_replace_on_disabled_route_swaps_spec_only),
 		T(test_exit_with_nothing_pending_restarts_eagerly),
 		T(test_failed_restart_leaves_the_slot_empty),
+		T(test_failed_start_is_published_until_one_succeeds),
 		T(test_restarts_do_not_count_add_enable_replace_respawn),
 		T(test_added_route_reuses_a_freed_inbox_when_seen),
 		T(test_removed_route_name_stops_resolving),

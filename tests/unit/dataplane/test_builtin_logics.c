@@ -159,8 +159,9 @@ static void set_busy(struct fixture *f, struct shmr_pid p, uint32_t busy)
 /* ---- who takes part -------------------------------------------------- */
 
 /* Running and dead routes and live registry names take part, in list
- * order; disabled, pending-disable/remove and replace-wait routes,
- * unknown and stale names do not; a name listed twice counts once.
+ * order; disabled, pending-disable/remove and replace-wait routes, dead
+ * ones whose last start failed, unknown and stale names do not; a name
+ * listed twice counts once.
  * Without a list, the router's own routes in order. */
 static void test_routees_taking_part(void **state)
 {
@@ -177,6 +178,9 @@ static void test_routees_taking_part(void **state)
 	dp_route(&f->d, ri, "prem", f->r[2], SHMR_ROUTE_PENDING_REMOVE);
 	dp_route(&f->d, ri, "wait", f->r[2], SHMR_ROUTE_REPLACE_WAIT);
 	dp_route(&f->d, ri, "repl", f->r[3], SHMR_ROUTE_PENDING_REPLACE);
+	dp_route(&f->d, ri, "nostart", f->r[2], SHMR_ROUTE_DEAD);
+	dp_spec(&f->d)->routers[ri].routes[dp_spec(&f->d)->routers[ri].nroutes -
+					   1].start_err = -EACCES;
 	dp_reg(&f->d, "reg", f->reg);
 	dp_reg(&f->d, "stale", (struct shmr_pid){ f->reg.slot, 9 });
 	dp_reg(&f->d, "other", f->other);
@@ -186,6 +190,7 @@ static void test_routees_taking_part(void **state)
 	dp_hash(&f->d, ri, "nosuch");
 	dp_hash(&f->d, ri, "stale");
 	dp_hash(&f->d, ri, "wait");
+	dp_hash(&f->d, ri, "nostart");
 	dp_hash(&f->d, ri, "pdis");
 	dp_hash(&f->d, ri, "prem");
 	dp_hash(&f->d, ri, "run");

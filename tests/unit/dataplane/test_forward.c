@@ -597,17 +597,19 @@ static void test_dead_route_asks_for_a_worker(void **state)
 	assert_int_equal(rte_ring_count(lane(f, f->admin, LC)), 0);
 }
 
-/* A replace whose new worker is not up: sends fail with SHMR_E_BUSY (a
- * MessageRouteFailed), calls get it as their reply, and both ask. */
-static void test_replace_wait_is_busy(void **state)
+/*
+ * A send (ref 1) and a call (ref 2) to route "work", which has no worker
+ * and fails them with @p err: nothing goes into its inbox, the send is a
+ * MessageRouteFailed with that reason on the admin endpoint, beside at
+ * least one ask for a worker; the call's reply carries it; both count in
+ * failed.
+ */
+static void refused_and_asked(struct fixture *f, int32_t err)
 {
-	struct fixture *f = *state;
 	struct rte_ring *src = out_lane(f, f->a);
 	unsigned char slot[SS], got[64 * SS];
 	unsigned n, dead = 0, asks = 0;
 
-	set_admin(f);
-	respec(f, 0, SHMR_ROUTE_REPLACE_WAIT);
 	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 0, 1));
 	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, f->router, 1, 0, 2));
 	assert_int_equal(shmr_dp_forward_burst_rcu(&f->lc, f->t,
@@ -621,16 +623,74 @@ static void test_replace_wait_is_busy(void **state)
 			assert_pid(at(got, i)->to, f->work);
 		} else {
 			dead++;
-			assert_int_equal(at(got, i)->status, -SHMR_E_BUSY);
+			assert_true(at(got, i)->flags & SHMR_F_ROUTE_FAILED);
+			assert_int_equal(at(got, i)->status, err);
 			assert_int_equal(at(got, i)->ref, 1);
 		}
 	}
 	assert_int_equal(dead, 1);
 	assert_true(asks >= 1);
 	assert_int_equal(take(lane(f, f->a, LC), got, 64), 1);
-	assert_int_equal(at(got, 0)->status, -SHMR_E_BUSY);
+	assert_int_equal(at(got, 0)->status, err);
 	assert_int_equal(at(got, 0)->ref, 2);
 	assert_int_equal(STAT(f, failed), 2);
+}
+
+/* A replace whose new worker is not up: sends fail with SHMR_E_BUSY (a
+ * MessageRouteFailed), calls get it as their reply, and both ask. */
+static void test_replace_wait_is_busy(void **state)
+{
+	struct fixture *f = *state;
+
+	set_admin(f);
+	respec(f, 0, SHMR_ROUTE_REPLACE_WAIT);
+	refused_and_asked(f, -SHMR_E_BUSY);
+}
+
+/* Route "work" in @p state with start_err @p err in the spec, the table
+ * built again. */
+static void respec_start_err(struct fixture *f, uint32_t state, int32_t err)
+{
+	dp_spec_begin(&f->d);
+	dp_spec(&f->d)->routers[f->ri].routes[0].start_err = err;
+	dp_spec_end(&f->d);
+	respec(f, 0, state);
+}
+
+/* A dead route whose last start failed (start_err in the spec): a send
+ * fails with that error (a MessageRouteFailed), a call gets it as its
+ * reply, both count in failed and both still ask (each retries the
+ * start); nothing goes into the inbox.  A start_err that is no error code
+ * (the spec is shared memory) is ignored: the route only queues. */
+static void test_dead_route_whose_start_failed_fails_at_once(void **state)
+{
+	struct fixture *f = *state;
+	static const struct { uint32_t state; int32_t err; } queued[] = {
+		{ SHMR_ROUTE_DEAD, 7 },           /* not an error code */
+		{ SHMR_ROUTE_DEAD, INT32_MIN },   /* nor this */
+		{ SHMR_ROUTE_RUNNING, -ENOENT },  /* the word means nothing */
+	};
+	struct rte_ring *src = out_lane(f, f->a);
+	unsigned char slot[SS], got[64 * SS];
+
+	set_admin(f);
+	respec_start_err(f, SHMR_ROUTE_DEAD, -ENOENT);
+	refused_and_asked(f, -ENOENT);
+
+	/* Otherwise it is queued, as without the word. */
+	for (unsigned i = 0; i < sizeof(queued) / sizeof(queued[0]); i++) {
+		struct shmr_msg *m = dp_msg(slot, SHMR_KIND_SEND, f->a,
+					    f->router, 1, 0, 3 + i);
+		unsigned n;
+
+		respec_start_err(f, queued[i].state, queued[i].err);
+		put(src, m);
+		n = shmr_dp_forward_burst_rcu(&f->lc, f->t, poll_of(f, f->a),
+					      src);
+		assert_int_equal(n, 1);
+		assert_int_equal(take(lane(f, f->work, LC), got, 64), 1);
+		assert_int_equal(STAT(f, failed), 2);
+	}
 }
 
 /* A client cannot forge what only the dataplane marks: flags of a dead
@@ -959,6 +1019,7 @@ int main(void)
 		T(test_priority),
 		T(test_dead_route_asks_for_a_worker),
 		T(test_replace_wait_is_busy),
+		T(test_dead_route_whose_start_failed_fails_at_once),
 		T(test_internal_flags_cleared),
 		T(test_mailbox_full_fails),
 		T(test_stopped_router_refuses),
