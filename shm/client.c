@@ -413,7 +413,15 @@ int shmr_client_sends_taken(struct shmr_domain *d)
 	/* Every mark first: what was sent before the request, on each. */
 	for (struct shmr_endpoint *ep = d->eps; ep; ep = ep->next)
 		out_mark(ep);
+	/* One stall is the dataplane's, not an endpoint's: after the first
+	 * wait that gives up, the others are only counted. */
 	for (struct shmr_endpoint *ep = d->eps; ep; ep = ep->next) {
+		if (left > 0) {
+			int64_t n = out_left(ep);
+
+			left += n > 0 ? n : 0;
+			continue;
+		}
 		rc = wait_out_taken(ep);
 		if (rc > 0)
 			left += rc;

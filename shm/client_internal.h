@@ -37,8 +37,8 @@ struct shmr_domain {
  * in the outbound lanes of @p d's endpoints when the call began.  Sends
  * made meanwhile (another thread's) are not waited for.  Bounded as
  * shmr_endpoint_close()'s wait: SHMR_CLOSE_WAIT_MS without progress on
- * an endpoint (default 2000); a lane the dataplane cannot take is not
- * waited for.
+ * an endpoint (default 2000), once: after a wait that gave up, the other
+ * endpoints are not waited for; nor is a lane the dataplane cannot take.
  *
  * Context:     a call that talks to the control plane, before its request.
  * Concurrency: serialised with the other such calls on @p d (the endpoint

@@ -15,6 +15,9 @@
  * The half second only decides how long a correct run waits; it cannot
  * make one fail (the drain waits for the dataplane without a fixed bound
  * while it makes progress, and SHMR_CLOSE_WAIT_MS is raised here).
+ *
+ * And the wait is bounded: a stopped dataplane holds a route call back
+ * for SHMR_CLOSE_WAIT_MS only, then the request goes out.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -44,6 +47,7 @@ struct ctx {
 	struct shmr_pid router;
 	char rec_path[128];
 	unsigned char *rec; /* g's --record file: per key, receives */
+	pid_t dp;           /* the dataplane */
 };
 
 /* Router events: type 2 goes to route g, whose worker records what it
@@ -92,18 +96,14 @@ static pid_t let_go_later(const struct ctx *c, pid_t dataplane)
 	return child;
 }
 
-/* send x5 then drain, at once: the draining worker handles all five. */
-static void test_drain_after_sends(void **state)
+/* The appliance, with g running; its dataplane's pid in c->dp. */
+static int setup(void **state)
 {
 	static struct ctx ctx;
 	struct ctx *c = &ctx;
 	char ans[SHMR_PROTO_MAX], conf[1024];
-	long long dp;
-	pid_t helper;
-	int status;
-	(void)state;
 
-	assert_int_equal(setenv("SHMR_CLOSE_WAIT_MS", "30000", 1), 0);
+	memset(c, 0, sizeof(*c));
 	c->rec = shmr_test_record_new("order", NREC, c->rec_path,
 				      sizeof(c->rec_path));
 	assert_non_null(c->rec);
@@ -113,18 +113,41 @@ static void test_drain_after_sends(void **state)
 	assert_true(shmr_test_wait(g_running, c, WAIT_MS));
 	assert_int_equal(shmr_test_ctl(&c->cl.app, "STATUS", ans, sizeof(ans)),
 			 0);
-	dp = shmr_test_value(ans, "dataplane_pid");
-	assert_true(dp > 0);
+	c->dp = (pid_t)shmr_test_value(ans, "dataplane_pid");
+	assert_true(c->dp > 0);
+	*state = c;
+	return 0;
+}
 
-	assert_int_equal(kill((pid_t)dp, SIGSTOP), 0);
-	helper = let_go_later(c, (pid_t)dp);
+static int teardown(void **state)
+{
+	struct ctx *c = *state;
+
+	kill(c->dp, SIGCONT); /* whatever the test left */
+	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
+	munmap(c->rec, 2 * NREC);
+	unlink(c->rec_path);
+	return 0;
+}
+
+/* send x5 then drain, at once: the draining worker handles all five. */
+static void test_drain_after_sends(void **state)
+{
+	struct ctx *c = *state;
+	char ans[SHMR_PROTO_MAX];
+	pid_t helper;
+	int status;
+
+	assert_int_equal(setenv("SHMR_CLOSE_WAIT_MS", "30000", 1), 0);
+	assert_int_equal(kill(c->dp, SIGSTOP), 0);
+	helper = let_go_later(c, c->dp);
 	for (uint64_t k = 0; k < NSENT; k++)
 		assert_int_equal(shmr_send(c->cl.ep, c->router, 2, k, &k,
 					   sizeof(k)),
 				 0);
 	assert_int_equal(shmr_route_drain(c->cl.d, "events", "g"), 0);
 	assert_int_equal(waitpid(helper, &status, 0), helper);
-	kill((pid_t)dp, SIGCONT); /* in any case */
+	kill(c->dp, SIGCONT); /* in any case */
 
 	assert_true(shmr_test_wait(g_disabled, c, WAIT_MS));
 	for (unsigned k = 0; k < NSENT; k++)
@@ -137,15 +160,35 @@ static void test_drain_after_sends(void **state)
 			 0);
 	assert_int_equal(shmr_test_value(ans, "shmr:failed"), 0);
 	assert_int_equal(shmr_test_value(ans, "shmr:route:g:queued"), 0);
-	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
-	munmap(c->rec, 2 * NREC);
-	unlink(c->rec_path);
+}
+
+/* A dataplane that takes nothing (stopped) holds a route call back only
+ * for the bound (SHMR_CLOSE_WAIT_MS without progress): the request then
+ * goes out, and the control plane acts on it while the dataplane is still
+ * stopped. */
+static void test_stalled_dataplane_delays_by_the_bound(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t k = 0;
+
+	assert_int_equal(setenv("SHMR_CLOSE_WAIT_MS", "200", 1), 0);
+	assert_int_equal(kill(c->dp, SIGSTOP), 0);
+	assert_int_equal(shmr_send(c->cl.ep, c->router, 2, k, &k, sizeof(k)),
+			 0);
+	assert_int_equal(shmr_route_disable(c->cl.d, "events", "g"), 0);
+	assert_true(g_is(c, "pending_disable") || g_is(c, "disabled"));
+	assert_int_equal(kill(c->dp, SIGCONT), 0);
+	assert_true(shmr_test_wait(g_disabled, c, WAIT_MS));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_drain_after_sends),
+		cmocka_unit_test_setup_teardown(test_drain_after_sends, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_stalled_dataplane_delays_by_the_bound, setup,
+			teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
