@@ -174,6 +174,13 @@ const char *shmr_ctl_route_state_name(uint32_t state)
 	}
 }
 
+const char *shmr_ctl_route_shown_state(const struct shmr_ctl_route *q)
+{
+	if (q->state == SHMR_ROUTE_RUNNING && q->claimed_by == 0)
+		return "starting";
+	return shmr_ctl_route_state_name(q->state);
+}
+
 /* The reference's pending operation of a route in @p state, or NULL.  A
  * replace whose new worker has not started yet is still pending. */
 static const char *pending_op(uint32_t state)
@@ -201,7 +208,7 @@ int shmr_ctl_format_route(const struct shmr_ctl_route *q,
 			 " state=%s restarts=%" PRIu64 " delivered=%" PRIu64
 			 " queued=%" PRIu64 " cpus=%s\n",
 			 q->conf->name, q->pid.slot, q->pid.gen, q->os_pid,
-			 shmr_ctl_route_state_name(q->state), q->restarts,
+			 shmr_ctl_route_shown_state(q), q->restarts,
 			 c->delivered[s], c->queued[s],
 			 q->cpus[0] ? q->cpus : "any");
 
@@ -289,8 +296,7 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 		snprintf(key, sizeof(key), "shmr:route:%s:os_pid", nm);
 		shmr_ctl_kv_add(&kv, key, "%" PRId32, q->os_pid);
 		snprintf(key, sizeof(key), "shmr:route:%s:state", nm);
-		shmr_ctl_kv_add(&kv, key, "%s",
-				shmr_ctl_route_state_name(q->state));
+		shmr_ctl_kv_add(&kv, key, "%s", shmr_ctl_route_shown_state(q));
 		/* The reference's per-route keys: disabled once a disable
 		 * has completed; pending only while an operation waits for
 		 * the worker's exit. */

@@ -60,6 +60,13 @@ int shmr_ctl_kv_end(struct shmr_ctl_kv *kv);
 const char *shmr_ctl_behaviour_name(uint32_t behaviour);
 /** "running", "dead", "disabled", "pending_disable", ... */
 const char *shmr_ctl_route_state_name(uint32_t state);
+/**
+ * The state a route shows (ROUTE, ROUTES, INSPECT): its state's name,
+ * except that a running route whose worker has not attached yet (not
+ * CLAIMed the inbox: its main may not have run) is "starting".  The
+ * dataplane sees no such state: it routes to the inbox either way.
+ */
+const char *shmr_ctl_route_shown_state(const struct shmr_ctl_route *q);
 
 /**
  * ROUTES body: one line per route, "NAME pid=<slot>:<gen> os_pid=N state=S

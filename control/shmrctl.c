@@ -4,13 +4,19 @@
  *   shmrctl [-c FILE] [-d DOMAIN] [-s SOCKET] [--wait SEC] COMMAND
  *     routes ROUTER                      one line per route
  *     route ROUTER NAME                  that route's line
- *     add ROUTER NAME PROGRAM [ARG...] [--cpus LIST]
- *     remove|disable|enable|respawn ROUTER NAME
- *     replace [--drain] ROUTER NAME PROGRAM [ARG...]
- *     disable --drain ROUTER NAME        (see replace_drained())
- *                                        the route lifecycle (see
- *                                        shmr/proto.h); an error answer
- *                                        prints "shmrctl: <what>", exit 1
+ *     add [--no-wait] ROUTER NAME PROGRAM [ARG...] [--cpus LIST]
+ *     remove|disable ROUTER NAME
+ *     enable|respawn [--no-wait] ROUTER NAME
+ *     replace [--drain] [--no-wait] ROUTER NAME PROGRAM [ARG...]
+ *     disable --drain ROUTER NAME        the route lifecycle (see
+ *                                        shmr/proto.h, shmrctl_life.c);
+ *                                        an error answer prints
+ *                                        "shmrctl: <what>", exit 1; add,
+ *                                        enable, respawn and replace
+ *                                        return once the worker attached
+ *                                        (the route shows `running`;
+ *                                        before, `starting`), within
+ *                                        --wait, else exit 4
  *     inspect ROUTER [--json]            the router's counters
  *     status                             the domain
  *     stop                               stop the appliance; returns once
@@ -39,7 +45,8 @@
  *
  * A control plane restarting (its socket refusing; absent for more than a
  * quarter of a second means no domain) is waited for, up to --wait SEC
- * (default 5; 0: not at all), and so is one that
+ * (default 5; 0: not at all; it bounds the wait for a worker to attach
+ * too), and so is one that
  * dies during a request that only reads (routes, route, inspect, status,
  * watch, routees, dlq list): that request is sent again once it is back.
  * Any other request caught by the death has an unknown outcome: exit 3.
@@ -53,7 +60,10 @@
  * shmr-control running?)"); 2 bad arguments (a usage line on stderr);
  * 3 the control plane went away during a request that changes something
  * ("shmrctl: control plane went away during the request; its outcome is
- * unknown"): look (route, routes) before trying again.
+ * unknown"): look (route, routes) before trying again; 4 add, enable,
+ * respawn or replace was done but its worker did not attach: it exited
+ * first, or was still starting after --wait ("shmrctl: route R/N: its
+ * worker ...").
  */
 #include <errno.h>
 #include <getopt.h>
@@ -71,6 +81,7 @@
 #include <shmr/shmr.h>
 
 #include "shmr_config.h"
+#include "shmrctl.h"
 
 #define MAX_ROUTES 256
 #define WAIT_S_DEFAULT 5
@@ -81,20 +92,20 @@ static const char usage_line[] =
 	"{routes ROUTER | "
 	"inspect ROUTER "
 	"[--json] | status | stop | watch ROUTER [--interval SEC] "
-	"[--duration SEC] | route ROUTER NAME | add ROUTER NAME PROGRAM "
-	"[ARG...] [--cpus LIST] | remove|disable|enable|respawn ROUTER NAME | "
-	"disable --drain ROUTER NAME | replace [--drain] ROUTER NAME PROGRAM "
-	"[ARG...] | dlq list|replay ROUTER | routees ROUTER | routee add|remove "
+	"[--duration SEC] | route ROUTER NAME | add [--no-wait] ROUTER NAME "
+	"PROGRAM [ARG...] [--cpus LIST] | remove|disable ROUTER NAME | "
+	"enable|respawn [--no-wait] ROUTER NAME | disable --drain ROUTER NAME "
+	"| replace [--drain] [--no-wait] ROUTER NAME PROGRAM [ARG...] | dlq list|replay ROUTER | routees ROUTER | routee add|remove "
 	"ROUTER NAME | pool ROUTER +N|-N | kill ROUTER | poison ROUTER}\n";
 
-static char ans[SHMR_PROTO_MAX + 1];
+char ans[SHMR_PROTO_MAX + 1];
 static const char *domain;
 static char sock_path[256];
-static struct shmr_proto_conn conn = { .fd = -1 };
-static int wait_ms = WAIT_S_DEFAULT * 1000;
+struct shmr_proto_conn conn = { .fd = -1 };
+int wait_ms = WAIT_S_DEFAULT * 1000;
 static _Atomic int interrupted; /* lock-free: async-signal-safe */
 
-static void usage(const char *why)
+void usage(const char *why)
 {
 	if (why)
 		fprintf(stderr, "shmrctl: %s\n", why);
@@ -116,7 +127,12 @@ static void help(void)
 	       "  route ROUTER NAME    that route's line, as routes shows it\n"
 	       "  add ROUTER NAME PROGRAM [ARG...] [--cpus LIST]\n"
 	       "                       add an owned route and start its "
-	       "worker\n"
+	       "worker; returns once\n"
+	       "                       the worker attached (state running; "
+	       "before: starting)\n"
+	       "    --no-wait          right after add, enable, respawn or "
+	       "replace: return once\n"
+	       "                       the worker is started, not attached\n"
 	       "  remove|disable|enable|respawn ROUTER NAME\n"
 	       "                       the route lifecycle; remove, disable "
 	       "and replace of\n"
@@ -174,9 +190,11 @@ static void help(void)
 	       "                       $SHMR_RUN_DIR, else /run/shmr)\n"
 	       "  --wait SEC           wait up to SEC seconds (default %d; 0: "
 	       "not at all) for a\n"
-	       "                       control plane that is restarting; a "
+	       "                       control plane that is restarting (a "
 	       "read caught by its\n"
-	       "                       death is sent again once it is back\n"
+	       "                       death is sent again once it is back), "
+	       "and for a worker\n"
+	       "                       to attach\n"
 	       "  --version            print \"shmrctl VERSION\" and exit\n"
 	       "\n"
 	       "Exit status: 0 success; 1 error from the control plane, or no "
@@ -185,17 +203,20 @@ static void help(void)
 	       "away during a\n"
 	       "request that changes something: its outcome is unknown (look "
 	       "with route or\n"
-	       "routes before trying again).\n",
+	       "routes before trying again); 4 add, enable, respawn or "
+	       "replace was done, but\n"
+	       "its worker did not attach (it exited first, or not within "
+	       "--wait).\n",
 	       shmr_config_sysconf_path(), WAIT_S_DEFAULT);
 }
 
-static void die(const char *msg)
+void die(const char *msg)
 {
 	fprintf(stderr, "shmrctl: %s\n", msg);
 	exit(1);
 }
 
-static void no_domain(void)
+static _Noreturn void no_domain(void)
 {
 	char msg[512];
 
@@ -207,7 +228,7 @@ static void no_domain(void)
 
 /* A request caught by the control plane's death that changes something:
  * it may or may not have been done. */
-static void lost(void)
+static _Noreturn void lost(void)
 {
 	fprintf(stderr, "shmrctl: control plane went away during the "
 			"request; its outcome is unknown\n");
@@ -216,7 +237,7 @@ static void lost(void)
 
 /* Connect @c conn, waiting up to --wait for a control plane that is
  * restarting; its requests wait as long for it to come back. */
-static void connect_or_die(void)
+void connect_or_die(void)
 {
 	int fd = shmr_proto_connect_wait(sock_path, wait_ms);
 	char msg[512];
@@ -241,7 +262,7 @@ static void connect_or_die(void)
 }
 
 /* A transport failure of a request (no answer): say what, and exit. */
-static void request_failed(int rc)
+void request_failed(int rc)
 {
 	if (rc == -SHMR_E_CONTROL_LOST)
 		lost();
@@ -254,7 +275,7 @@ static void request_failed(int rc)
 
 /* One request; on an error answer, print its message and exit 1.
  * Returns the body (after "OK" and its newline). */
-static const char *request(const char *req)
+const char *request(const char *req)
 {
 	int rc = shmr_proto_conn_request(&conn, req, ans, sizeof(ans), NULL);
 	char *p;
@@ -273,192 +294,6 @@ static const char *request(const char *req)
 	}
 	request_failed(rc);
 	return NULL;
-}
-
-/* A lifecycle request: "OK", or die with the error's text (exit 1): the
- * control plane's message (a refusal says what and why), else the
- * code's. */
-static void life_request(const char *req)
-{
-	int rc = shmr_proto_conn_request(&conn, req, ans, sizeof(ans), NULL);
-	char *p;
-	long code;
-
-	if (rc == 0)
-		return;
-	if (strncmp(ans, "ERR ", 4) == 0) {
-		code = strtol(ans + 4, &p, 10);
-		while (*p == ' ')
-			p++;
-		if (*p)
-			die(p);
-		die(code > 0 && code < SHMR_E_LAST ? shmr_strerror((int)code)
-						  : "error");
-	}
-	request_failed(rc);
-}
-
-/* The state= word of ROUTE @p router @p name into @p out. */
-static void route_state(const char *router, const char *name,
-			char *out, size_t cap)
-{
-	const char *const words[] = { router, name };
-	char req[128];
-	const char *p;
-
-	if (shmr_proto_encode(req, sizeof(req), "ROUTE", words, 2) < 0)
-		die("request too long");
-	p = strstr(request(req), " state=");
-	if (!p || sscanf(p + 7, "%31s", out) != 1 || cap < 32)
-		die("unexpected ROUTE answer");
-}
-
-/*
- * replace --drain: disable the route letting its worker finish what is
- * queued (DRAIN), wait until it has exited, replace the program, enable
- * it again.  A route disabled before is only replaced (and stays so).
- * No message is handled by both programs, none by the new one that was
- * queued for the old one, and the two never run side by side; what is
- * sent meanwhile fails with SHMR_E_DISABLED (kept as dead letters).
- */
-static void replace_drained(const char *router, const char *name,
-			    const char *replace_req)
-{
-	const char *const words[] = { router, name };
-	char req[128], state[32];
-	int was_disabled;
-
-	route_state(router, name, state, sizeof(state));
-	was_disabled = strcmp(state, "disabled") == 0;
-	if (!was_disabled) {
-		if (shmr_proto_encode(req, sizeof(req), "DRAIN", words, 2) < 0)
-			die("request too long");
-		life_request(req);
-		for (;;) {
-			route_state(router, name, state, sizeof(state));
-			if (strcmp(state, "disabled") == 0)
-				break;
-			if (strcmp(state, "pending_disable") != 0)
-				die("the route changed while draining");
-			usleep(20 * 1000);
-		}
-	}
-	life_request(replace_req);
-	if (was_disabled) {
-		printf("replaced %s (it stays disabled)\n", name);
-		return;
-	}
-	if (shmr_proto_encode(req, sizeof(req), "ENABLE", words, 2) < 0)
-		die("request too long");
-	life_request(req);
-	printf("drained, replaced and enabled %s\n", name);
-}
-
-/* The lifecycle commands; returns 0 when @p cmd is not one of them. */
-static int lifecycle(const char *cmd, int argc, char **argv, int optind_)
-{
-	static const char *const simple[][2] = {
-		{ "remove", "REMOVE" },   { "disable", "DISABLE" },
-		{ "enable", "ENABLE" },   { "respawn", "RESPAWN" },
-		{ "route", "ROUTE" },
-	};
-	const char *verb = NULL, *router, *name, *cpus = "-";
-	/* PROGRAM and its ARGs; one more than allowed, so the encoder names
-	 * the first fault as the words come. */
-	const char *words[2 + SHMR_PROTO_ARGS_MAX];
-	struct shmr_proto_route_req r = { 0 };
-	enum shmr_proto_bad bad;
-	char req[SHMR_PROTO_MAX];
-	int add = strcmp(cmd, "add") == 0;
-	int replace = strcmp(cmd, "replace") == 0;
-	int i = optind_, nargs = 0, drain = 0;
-
-	for (unsigned j = 0; j < sizeof(simple) / sizeof(simple[0]); j++)
-		if (strcmp(cmd, simple[j][0]) == 0)
-			verb = simple[j][1];
-	if (!verb && !add && !replace)
-		return 0;
-	/* --drain right after the command: disable and replace only (a
-	 * replace's later words are the program's own arguments). */
-	if (i < argc && strcmp(argv[i], "--drain") == 0) {
-		if (strcmp(cmd, "disable") != 0 && !replace)
-			usage("--drain: only with disable or replace");
-		drain = 1;
-		i++;
-		if (!replace)
-			verb = "DRAIN";
-	}
-	if (argc - i < 2)
-		usage("missing ROUTER or NAME");
-	router = argv[i++];
-	name = argv[i++];
-	if (!shmr_proto_word_ok(router, SHMR_NAME_MAX) ||
-	    !shmr_proto_word_ok(name, SHMR_NAME_MAX))
-		usage("bad ROUTER or NAME");
-	r.router = router;
-	r.route = name;
-	if (verb) {
-		if (i < argc)
-			usage("unexpected argument");
-		r.verb = verb;
-	} else {
-		if (i >= argc)
-			usage("missing PROGRAM");
-		r.verb = add ? "ADD" : "REPLACE";
-		/* --cpus may come anywhere after NAME (add only). */
-		for (int j = i; j < argc; j++)
-			if (add && strcmp(argv[j], "--cpus") == 0) {
-				if (j + 1 >= argc ||
-				    !shmr_proto_word_ok(argv[j + 1],
-							SHMR_PROTO_CPUS_MAX))
-					usage("--cpus: a cpu list");
-				cpus = argv[j + 1];
-			}
-		if (add)
-			r.cpus = cpus;
-		for (; i < argc && nargs < (int)(sizeof(words) /
-						 sizeof(words[0]));
-		     i++) {
-			if (add && strcmp(argv[i], "--cpus") == 0) {
-				i++;
-				continue;
-			}
-			words[nargs++] = argv[i];
-		}
-		if (nargs == 0)
-			usage("missing PROGRAM");
-		r.program = words[0];
-		r.args = words + 1;
-		r.nargs = (unsigned)nargs - 1;
-	}
-	if (shmr_proto_route_encode(req, sizeof(req), &r, &bad) < 0) {
-		switch (bad) {
-		case SHMR_PROTO_BAD_NAME:
-			usage("bad ROUTER or NAME");
-			break;
-		case SHMR_PROTO_BAD_CPUS:
-			usage("--cpus: a cpu list");
-			break;
-		case SHMR_PROTO_BAD_WORD:
-			usage("bad PROGRAM or ARG (empty, too long, or with a "
-			      "space)");
-			break;
-		case SHMR_PROTO_BAD_NARGS:
-			usage("more than 16 ARGs");
-			break;
-		default:
-			usage("request too long (at most 512 bytes)");
-		}
-	}
-	connect_or_die();
-	if (strcmp(cmd, "route") == 0)
-		fputs(request(req), stdout);
-	else if (replace && drain)
-		replace_drained(router, name, req);
-	else
-		life_request(req);
-	shmr_proto_conn_close(&conn);
-	return 1;
 }
 
 static int parse_seconds(const char *s, double *out)

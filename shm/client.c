@@ -81,6 +81,11 @@ struct shmr_endpoint {
 	int backlog_given; /* all of it was returned: release on next recv */
 	unsigned char *tx;
 	uint32_t lane_size; /* read once: what close checks the lanes by */
+	/* The domain's list of its endpoints (d->eps), and where our outbound
+	 * lanes' producers stood when a control request began: both only
+	 * for the calls that talk to the control plane (serialised). */
+	struct shmr_endpoint *next;
+	uint32_t mark_out, mark_high;
 };
 
 /* ---- endpoints ------------------------------------------------------- */
@@ -122,6 +127,8 @@ static int endpoint_make(struct shmr_domain *d, struct shmr_pid pid,
 		free(ep);
 		return -ENOMEM;
 	}
+	ep->next = d->eps;
+	d->eps = ep;
 	*out = ep;
 	return 0;
 }
@@ -290,22 +297,52 @@ static int64_t now_ms(void)
  * unless the dataplane stalls on them past its bound (counted as
  * close_dropped in `shmrctl status`).
  */
-/* Slots of our outbound lanes the dataplane has not finished with; -1
- * when a lane cannot be judged (the dataplane quarantines such a lane:
- * nobody takes what it holds). */
+/* Mark where the producers of @p ep's outbound lanes stand: what was
+ * sent until now.  Acquire: pairs with the release of prod.tail by the
+ * send (rte_ring's enqueue), which may have been another thread's. */
+static void out_mark(struct shmr_endpoint *ep)
+{
+	ep->mark_out = __atomic_load_n(&ep->out->prod.tail, __ATOMIC_ACQUIRE);
+	ep->mark_high =
+		__atomic_load_n(&ep->out_high->prod.tail, __ATOMIC_ACQUIRE);
+}
+
+/* Of the slots lane @p r held up to its producer's tail @p upto, those
+ * the consumer has not finished with; -1 when the lane cannot be judged
+ * (shmr_lane_unconsumed(): the dataplane quarantines such a lane, nobody
+ * takes what it holds), or @p upto is more than a lane ahead. */
+static int64_t lane_left(const struct rte_ring *r, uint32_t ls, uint32_t upto)
+{
+	uint32_t ct, d;
+
+	if (shmr_lane_unconsumed(r, ls) < 0)
+		return -1;
+	/* Acquire: pairs with the consumer's release of cons.tail once it
+	 * has finished with the slots, as in shmr_lane_unconsumed(). */
+	ct = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+	d = upto - ct;
+	if ((int32_t)d <= 0)
+		return 0;
+	return d > ls ? -1 : (int64_t)d;
+}
+
+/* Slots of our outbound lanes up to the mark (out_mark()) that the
+ * dataplane has not finished with; -1 when a lane cannot be judged. */
 static int64_t out_left(const struct shmr_endpoint *ep)
 {
 	uint32_t ls = ep->lane_size;
-	int64_t a = shmr_lane_unconsumed(ep->out, ls);
-	int64_t b = shmr_lane_unconsumed(ep->out_high, ls);
+	int64_t a = lane_left(ep->out, ls, ep->mark_out);
+	int64_t b = lane_left(ep->out_high, ls, ep->mark_high);
 
 	return a < 0 || b < 0 ? -1 : a + b;
 }
 
-/* Wait until the dataplane took everything we sent, or took none for
- * the bound; what is left then (0: nothing), or -EIO for a lane it
- * cannot take.  The bound is on a stall, so a slow but working dataplane
- * (a loaded machine) is waited for: at most a lane's worth of bounds. */
+/* Wait until the dataplane took everything we sent up to the mark
+ * (out_mark()), or took none for the bound; what is left then (0:
+ * nothing), or -EIO for a lane it cannot take.  The bound is on a stall,
+ * so a slow but working dataplane (a loaded machine) is waited for: at
+ * most a lane's worth of bounds.  Sends after the mark (another thread's)
+ * are not waited for. */
 static int wait_out_taken(struct shmr_endpoint *ep)
 {
 	struct timespec pause = { 0, 200000 }; /* 0.2 ms */
@@ -347,18 +384,49 @@ int shmr_endpoint_close(struct shmr_endpoint *ep)
 	if (ep->backlog_len == 0 || ep->backlog_given)
 		release_all(ep);
 	/* A route's inbox stays (and stays polled) after its worker. */
-	if (!ep->claimed)
+	if (!ep->claimed) {
+		out_mark(ep);
 		left = wait_out_taken(ep);
+	}
 	if (!ep->claimed && shmr_proto_pid_encode(req, sizeof(req), "CLOSE",
 						  NULL, ep->pid) >= 0)
 		shmr_proto_conn_request(&ep->d->conn, req, ans, sizeof(ans),
 					NULL);
+	for (struct shmr_endpoint **pp = &ep->d->eps; *pp; pp = &(*pp)->next)
+		if (*pp == ep) {
+			*pp = ep->next;
+			break;
+		}
 	ep->d->nendpoints--;
 	free(ep->rx);
 	free(ep->backlog);
 	free(ep->tx);
 	free(ep);
 	return left;
+}
+
+int shmr_client_sends_taken(struct shmr_domain *d)
+{
+	int64_t left = 0;
+	int rc;
+
+	/* Every mark first: what was sent before the request, on each. */
+	for (struct shmr_endpoint *ep = d->eps; ep; ep = ep->next)
+		out_mark(ep);
+	/* One stall is the dataplane's, not an endpoint's: after the first
+	 * wait that gives up, the others are only counted. */
+	for (struct shmr_endpoint *ep = d->eps; ep; ep = ep->next) {
+		if (left > 0) {
+			int64_t n = out_left(ep);
+
+			left += n > 0 ? n : 0;
+			continue;
+		}
+		rc = wait_out_taken(ep);
+		if (rc > 0)
+			left += rc;
+	}
+	return left > INT32_MAX ? INT32_MAX : (int)left;
 }
 
 struct shmr_pid shmr_endpoint_pid(const struct shmr_endpoint *ep)

@@ -55,6 +55,9 @@ static int life_request(struct shmr_domain *d, const char *verb,
 
 	if (rc < 0)
 		return rc;
+	/* After what this process sent (shmr.h, "Order"): a request on the
+	 * socket would overtake messages still in our outbound lanes. */
+	(void)shmr_client_sends_taken(d);
 	return shmr_proto_conn_request(&d->conn, req, ans, sizeof(ans), NULL);
 }
 
@@ -76,6 +79,12 @@ int shmr_route_disable(struct shmr_domain *d, const char *router,
 		       const char *name)
 {
 	return life_request(d, "DISABLE", router, name, NULL, NULL, NULL, 0);
+}
+
+int shmr_route_drain(struct shmr_domain *d, const char *router,
+		     const char *name)
+{
+	return life_request(d, "DRAIN", router, name, NULL, NULL, NULL, 0);
 }
 
 int shmr_route_enable(struct shmr_domain *d, const char *router,

@@ -28,7 +28,24 @@ struct shmr_domain {
 	dev_t domain_dev, lanes_dev;
 	ino_t domain_ino, lanes_ino;
 	struct shmr_proto_conn conn; /* the control socket */
+	struct shmr_endpoint *eps; /* the endpoints open on it, newest first */
 };
+
+/**
+ * Order a control request after this process's sends: wait until the
+ * dataplane has taken (forwarded, queued or failed) every slot that was
+ * in the outbound lanes of @p d's endpoints when the call began.  Sends
+ * made meanwhile (another thread's) are not waited for.  Bounded as
+ * shmr_endpoint_close()'s wait: SHMR_CLOSE_WAIT_MS without progress on
+ * an endpoint (default 2000), once: after a wait that gave up, the other
+ * endpoints are not waited for; nor is a lane the dataplane cannot take.
+ *
+ * Context:     a call that talks to the control plane, before its request.
+ * Concurrency: serialised with the other such calls on @p d (the endpoint
+ *              list); reads other threads' lanes with acquire loads only.
+ * Returns:     0, or how many slots were still not taken at the bound.
+ */
+int shmr_client_sends_taken(struct shmr_domain *d);
 
 /**
  * The hello of @p arg's (a struct shmr_domain) control connection on a

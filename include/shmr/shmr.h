@@ -588,8 +588,19 @@ int shmr_unregister(struct shmr_endpoint *ep, const char *name);
  * exited; until then the route is pending and every mutator on it fails
  * with -SHMR_E_BUSY.  On a dead worker they complete at once.
  *
+ * Order: a shmr_route_*() call comes after the sends that this process
+ * made before it, on any of its endpoints on @p d: the request goes out
+ * only once the dataplane has taken every message that was in their
+ * outbound lanes when the call began (routed it into an inbox, or failed
+ * it).  So send then shmr_route_drain() drains what was sent, and send
+ * then shmr_route_disable() lets those messages reach the route first.
+ * Sends that another thread makes during the call are not waited for.
+ * The wait is bounded as shmr_endpoint_close()'s (SHMR_CLOSE_WAIT_MS
+ * without progress); past it the request goes out anyway.
+ *
  * The contract of every shmr_route_*() call:
- * Context:     any thread of an attached process; blocking (one
+ * Context:     any thread of an attached process; blocking (the wait
+ *              for the dataplane to take what was sent, above; one
  *              control-socket round trip; the control plane may fork a
  *              worker meanwhile; up to SHMR_RECONNECT_MS more while the
  *              control plane restarts: see struct shmr_domain).
@@ -646,6 +657,20 @@ int shmr_route_remove(struct shmr_domain *d, const char *router,
  */
 int shmr_route_disable(struct shmr_domain *d, const char *router,
 		       const char *name);
+
+/**
+ * Disable route @p name gently (shmrctl disable --drain): messages routed
+ * to it fail with -SHMR_E_DISABLED from now on, but its live worker is
+ * asked to stop only once it has handled everything queued in its inbox
+ * (what this process sent before the call included: see "Order" above);
+ * the route is pending (disable) until the worker has exited.  A dead
+ * route is disabled at once, a disabled one left as it is.
+ *
+ * Context, Concurrency: as every shmr_route_*() call (above).
+ * Errors: those of every call.
+ */
+int shmr_route_drain(struct shmr_domain *d, const char *router,
+		     const char *name);
 
 /**
  * Enable a disabled route and start its worker.  A route that is enabled

@@ -525,3 +525,27 @@ int shmr_test_wait(int (*pred)(void *), void *arg, int ms)
 	}
 	return pred(arg);
 }
+
+unsigned char *shmr_test_record_new(const char *tag, unsigned n, char *path,
+				    size_t cap)
+{
+	void *rec;
+	int fd;
+
+	snprintf(path, cap, "/tmp/shmr-rec-%s-%d", tag, (int)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, 2 * (off_t)n) < 0) {
+		perror(path);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	rec = mmap(NULL, 2 * (size_t)n, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   0);
+	close(fd);
+	if (rec == MAP_FAILED) {
+		perror(path);
+		return NULL;
+	}
+	return rec;
+}

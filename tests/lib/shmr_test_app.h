@@ -148,4 +148,14 @@ int shmr_test_run(char *const argv[], char *out, size_t cap);
 /** Wait until @p pred(arg) is true, checking every ms, at most @p ms total. */
 int shmr_test_wait(int (*pred)(void *), void *arg, int ms);
 
+/**
+ * A new record file for shmr-test-worker's --record FILE: 2 * @p n bytes
+ * of zeros (per key k < @p n, its receives and a redelivered mark) at
+ * /tmp/shmr-rec-@p tag-PID, its path written to @p path.
+ * Returns: the file mapped shared (read-write), or NULL (a message on
+ *          stderr).  munmap(2 * @p n) and unlink it when done.
+ */
+unsigned char *shmr_test_record_new(const char *tag, unsigned n, char *path,
+				    size_t cap);
+
 #endif

@@ -24,6 +24,14 @@
  *                     is unreleased in the ring and libshmr's busy flag is
  *                     set.  SIGTERM interrupts the wait (the worker stops)
  *   --gate-count N    gate only the first N bursts (default: every burst)
+ *   --pre-attach-gate FIFO  before attaching, open FIFO for reading: block
+ *                     until the test opens it for writing (a worker whose
+ *                     main is slow to attach, for as long as the test wants)
+ *   --pre-attach-ms N  before attaching, sleep N ms (after the gate)
+ *   --pre-attach-touch FILE  create FILE right before attaching: the last
+ *                     thing main does before it attaches
+ *   --pre-attach-exit N  exit with status N instead of attaching (a bad
+ *                     program, a crash in main)
  *
  *   --version         print "shmr-test-worker VERSION" and exit
  *
@@ -132,6 +140,8 @@ int main(int argc, char **argv)
 	uint64_t term_at = 0;
 	const char *reg = NULL, *hold_file = NULL, *gate = NULL;
 	long gate_count = LONG_MAX;
+	const char *pre_gate = NULL, *pre_touch = NULL;
+	long pre_ms = 0, pre_exit = -1;
 	int have_from = 0, rc;
 
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
@@ -156,6 +166,14 @@ int main(int argc, char **argv)
 			gate = argv[i + 1];
 		else if (strcmp(argv[i], "--gate-count") == 0)
 			gate_count = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--pre-attach-gate") == 0)
+			pre_gate = argv[i + 1];
+		else if (strcmp(argv[i], "--pre-attach-ms") == 0)
+			pre_ms = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--pre-attach-touch") == 0)
+			pre_touch = argv[i + 1];
+		else if (strcmp(argv[i], "--pre-attach-exit") == 0)
+			pre_exit = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--record") == 0) {
 			struct stat sb;
 			int fd = open(argv[i + 1], O_RDWR);
@@ -174,6 +192,28 @@ int main(int argc, char **argv)
 				argv[i]);
 			return 2;
 		}
+	}
+	if (pre_gate) {
+		int fd = open(pre_gate, O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0)
+			close(fd);
+	}
+	if (pre_ms > 0) {
+		struct timespec ts = { pre_ms / 1000, pre_ms % 1000 * 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	if (pre_exit >= 0)
+		return (int)pre_exit;
+	if (pre_touch) {
+		int fd = open(pre_touch, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+
+		if (fd < 0) {
+			perror(pre_touch);
+			return 1;
+		}
+		close(fd);
 	}
 	rc = shmr_attach_env(&d, &ep);
 	if (rc < 0) {

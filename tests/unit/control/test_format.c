@@ -38,6 +38,9 @@ static int setup(void **state)
 	/* events = slot 0; payments 1, shipments 2, reports 3. */
 	shmr_ctl_model_route_set(&f->m, &f->m.routers[0].routes[0], 101);
 	shmr_ctl_model_route_set(&f->m, &f->m.routers[0].routes[2], 103);
+	/* Both workers attached (CLAIMed their inboxes). */
+	f->m.routers[0].routes[0].claimed_by = 11;
+	f->m.routers[0].routes[2].claimed_by = 13;
 	/* What the daemon pinned them to; reports is unpinned. */
 	strcpy(f->m.routers[0].routes[0].cpus, "1");
 	strcpy(f->m.routers[0].routes[1].cpus, "0,2-3");
@@ -77,6 +80,28 @@ static void routes_lines(void **state)
 		"delivered=0 queued=12 cpus=0,2-3\n"
 		"reports pid=3:1 os_pid=103 state=running restarts=1 "
 		"delivered=400 queued=0 cpus=any\n");
+}
+
+/* A worker started but not attached yet: the route shows "starting",
+ * in ROUTES as in INSPECT; attached, "running". */
+static void route_starting_until_attached(void **state)
+{
+	struct fixture *f = *state;
+	struct shmr_ctl_route *q = &f->m.routers[0].routes[0];
+
+	q->claimed_by = 0;
+	assert_true(shmr_ctl_format_route(q, &f->c, f->buf, sizeof(f->buf)) >
+		    0);
+	assert_non_null(strstr(f->buf, " os_pid=101 state=starting "));
+	assert_true(shmr_ctl_format_inspect(&f->m.routers[0], &f->c, NULL, 0,
+					    f->buf, sizeof(f->buf)) > 0);
+	assert_non_null(strstr(f->buf, "\nshmr:route:payments:state "
+				       "starting\n"));
+	q->claimed_by = 11;
+	assert_string_equal(shmr_ctl_route_shown_state(q), "running");
+	/* Not running at all: its own state, attached or not. */
+	assert_string_equal(shmr_ctl_route_shown_state(&f->m.routers[0].routes[1]),
+			    "dead");
 }
 
 static void has_line(const char *body, const char *line)
@@ -252,6 +277,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(routes_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(route_starting_until_attached,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(inspect_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(inspect_disabled_and_pending, setup, teardown),
 		cmocka_unit_test_setup_teardown(inspect_merges_behaviour_keys, setup,
