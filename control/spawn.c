@@ -66,6 +66,7 @@
 #include "control_internal.h"
 #include "procs.h"
 #include "spawn.h"
+#include "supervise.h"
 #include "worker_env.h"
 
 #define QUICK_EXIT_MS 1000u
@@ -114,6 +115,7 @@ static void proc_started(struct shmr_ctl_proc *p, pid_t pid, int pidfd)
 	p->started_ms = shmr_ctl_now_ms();
 	p->retry_at_ms = 0;
 	p->kill_at_ms = 0;
+	p->restart_only = 0;
 }
 
 static void proc_gone(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc *p)
@@ -294,6 +296,8 @@ uint64_t shmr_ctl_spawn_next_ms(const struct shmr_ctl_spawner *sp)
 
 	if (sp->dp.retry_at_ms)
 		next = sp->dp.retry_at_ms;
+	if (sp->retire_at_ms && (!next || sp->retire_at_ms < next))
+		next = sp->retire_at_ms;
 	for (unsigned i = 0; i < sp->dep.m->nrouters; i++)
 		for (unsigned k = 0; k < sp->dep.m->routers[i].nroutes; k++) {
 			uint64_t t = sp->workers[i][k].retry_at_ms;
@@ -439,7 +443,7 @@ static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 		      q->conf->name, (int)pid, how, handed_back);
 	if (!shmr_ctl_life_exited(sp->dep.life, r, k))
 		return;
-	if (sp->dep.m->routers[r].stopped)
+	if (sp->dep.m->routers[r].stopped || shmr_ctl_supervise_exited(sp, r, k))
 		return;
 	if (shmr_ctl_now_ms() - p->started_ms >= QUICK_EXIT_MS)
 		p->quick_fails = 0;
@@ -579,6 +583,7 @@ void shmr_ctl_spawn_due(struct shmr_ctl_spawner *sp, uint64_t now)
 		sp->dp.retry_at_ms = 0;
 		restart_dataplane(sp);
 	}
+	shmr_ctl_supervise_due(sp, now);
 	for (unsigned i = 0;
 	     i < sp->dep.m->nrouters && !sp->dep.loop->stopping; i++)
 		for (unsigned k = 0; k < sp->dep.m->routers[i].nroutes; k++) {
@@ -776,6 +781,7 @@ static void op_drain(void *ctx, unsigned r, unsigned k)
 const struct shmr_ctl_life_ops shmr_ctl_life_daemon_ops = {
 	.drain = op_drain,
 	.kill = op_kill,
+	.kill_failed = shmr_ctl_supervise_kill_failed,
 	.spawn = op_spawn,
 	.stop = op_stop,
 	.added = op_added,

@@ -7,6 +7,11 @@
  *
  *   restart     the dead routee alone restarts into its slot, its inbox
  *               kept: what was queued for it reaches its successor
+ *   stop        the dead routee leaves the pool (a Kill sent to a routee
+ *               too); what was queued for it is dead-lettered, and a
+ *               replay delivers it to the others; with a resizer a new
+ *               routee keeps lower_bound at once; the last one gone, the
+ *               pool stops
  *
  * The routee to kill is held at a gate (shmr-test-worker --gate) with
  * messages queued behind it, sent straight to its inbox.  Waits are
@@ -97,6 +102,18 @@ static long long route_field(struct ctx *c, const char *route,
 static long long router_field(struct ctx *c, const char *key)
 {
 	return client_inspect(&c->cl, "work", c->ans, sizeof(c->ans), key);
+}
+
+/* `shmrctl -s SOCK VERB [ARG] work` must succeed. */
+static void shmrctl(struct ctx *c, const char *verb, const char *arg)
+{
+	char *argv[] = { getenv("SHMRCTL"), "-s", c->cl.app.sock,
+			 (char *)verb, (char *)(arg ? arg : "work"),
+			 arg ? "work" : NULL, NULL };
+
+	if (shmr_test_run(argv, c->ans, sizeof(c->ans)) != 0)
+		fail_msg("shmrctl %s %s work: %s", verb, arg ? arg : "",
+			 c->ans);
 }
 
 static void send_key(struct ctx *c, struct shmr_pid to, uint32_t type,
@@ -198,10 +215,121 @@ static void test_supervisor_restart(void **state)
 	finish(c);
 }
 
+static int dlq_is(void *arg)
+{
+	struct ctx *c = arg;
+
+	return router_field(c, "shmr:dlq_size") == (long long)QUEUED;
+}
+
+static int router_stopped(void *arg)
+{
+	struct ctx *c = arg;
+
+	(void)router_field(c, "shmr:state");
+	return strstr(c->ans, "\nshmr:state stopped\n") != NULL;
+}
+
+/*
+ * stop (Pekko's pool behaviour: a routee that dies is not replaced):
+ * kill -9 of work:0, holding key 0 with keys 1..3 queued behind it,
+ * removes work:0 from the routees; the others keep their processes;
+ * the four messages are in the router's dead letters (shmr:dlq_size 4),
+ * none reached a program, and `shmrctl dlq replay` delivers them to the
+ * remaining routees, each exactly once.  A Kill sent to work:1 removes it
+ * too, and once work:2 is killed the pool, with no routees left, stops.
+ */
+static void test_supervisor_stop(void **state)
+{
+	unsigned char counts[2 * NKEYS];
+	long long p1, p2;
+	struct ctx *c;
+	pid_t victim;
+	(void)state;
+
+	c = start("sup-stop", "stop", 3, "");
+	p1 = route_field(c, "work:1", "os_pid");
+	p2 = route_field(c, "work:2", "os_pid");
+	victim = hold_routee(c, "work:0");
+	assert_int_equal(kill(victim, SIGKILL), 0);
+	wait_routees(c, "work:1\nwork:2\n");
+	assert_int_equal(router_field(c, "shmr:routes_total"), 2);
+	assert_int_equal(route_field(c, "work:0", "os_pid"), -1);
+	assert_int_equal(route_field(c, "work:1", "os_pid"), p1);
+	assert_int_equal(route_field(c, "work:2", "os_pid"), p2);
+	assert_int_equal(route_field(c, "work:1", "restarts"), 0);
+	if (!shmr_test_wait(dlq_is, c, WAIT_MS))
+		fail_msg("wanted %u dead letters: %s", QUEUED, c->ans);
+	client_read_record(c->rec, counts, NKEYS);
+	for (unsigned k = 0; k < QUEUED; k++)
+		assert_int_equal(counts[k], 0);
+	shmrctl(c, "dlq", "replay");
+	send_rest_and_check(c);
+
+	send_key(c, client_route_pid(&c->cl, "work", "work:1"),
+		 SHMR_TYPE_KILL, 0);
+	wait_routees(c, "work:2\n");
+	assert_int_equal(kill((pid_t)p2, SIGKILL), 0);
+	if (!shmr_test_wait(router_stopped, c, WAIT_MS))
+		fail_msg("the pool did not stop with its last routee: %s",
+			 c->ans);
+	finish(c);
+}
+
+/*
+ * stop with a resizer (lower_bound 2): the routee killed is replaced at
+ * once by a new one (the lowest free index, listed last: creation
+ * order), not restarted (restarts 0), before any message is routed.
+ */
+static void test_supervisor_stop_keeps_resizer_bounds(void **state)
+{
+	long long old, now;
+	struct ctx *c;
+	(void)state;
+
+	c = start("sup-bounds", "stop", 2,
+		  "resizer = { lower_bound = 2; upper_bound = 4; };");
+	old = route_field(c, "work:0", "os_pid");
+	assert_true(old > 0);
+	assert_int_equal(kill((pid_t)old, SIGKILL), 0);
+	wait_routees(c, "work:1\nwork:0\n");
+	now = route_field(c, "work:0", "os_pid");
+	assert_true(now > 0 && now != old);
+	assert_int_equal(route_field(c, "work:0", "restarts"), 0);
+	finish(c);
+}
+
+/*
+ * stop does not apply to the router's own failure: a Kill to the router
+ * (`shmrctl kill work`, on_kill = "restart") restarts every routee into
+ * its slot, the pool keeping its size and its routees.
+ */
+static void test_supervisor_stop_router_kill_restarts(void **state)
+{
+	static const char *names[2] = { "work:0", "work:1" };
+	long long old[2];
+	struct ctx *c;
+	(void)state;
+
+	c = start("sup-rkill", "stop", 2, "");
+	for (unsigned i = 0; i < 2; i++)
+		old[i] = route_field(c, names[i], "os_pid");
+	shmrctl(c, "kill", NULL);
+	for (unsigned i = 0; i < 2; i++) {
+		wait_replaced(c, names[i], old[i]);
+		assert_int_equal(route_field(c, names[i], "restarts"), 1);
+	}
+	wait_routees(c, "work:0\nwork:1\n");
+	finish(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_supervisor_restart),
+		cmocka_unit_test(test_supervisor_stop),
+		cmocka_unit_test(test_supervisor_stop_keeps_resizer_bounds),
+		cmocka_unit_test(test_supervisor_stop_router_kill_restarts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
