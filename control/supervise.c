@@ -15,6 +15,10 @@
  *                dead-lettered into the router's file (MessageRouteFailed,
  *                SHMR_E_NO_ROUTE), where `shmrctl dlq list` counts it and
  *                `dlq replay` sends it to the remaining routees.
+ *   all-for-one  every routee of the router restarts: the others are
+ *                killed (marked restart_only, so their own deaths do not
+ *                apply the supervisor again) and each restarts into its
+ *                slot with its inbox, as the one that died does.
  *
  * Why the dead letters wait.  The route's slot is freed at once, but an
  * lcore that has not yet applied the spec without it may still enqueue
@@ -77,6 +81,23 @@ static void stop_routee(struct shmr_ctl_spawner *sp, unsigned r, unsigned k)
 			      ro->conf->name, shmr_strerror(rc));
 }
 
+/* supervisor = "all-for-one": every other live routee restarts too. */
+static void restart_all(struct shmr_ctl_spawner *sp, unsigned r, unsigned k)
+{
+	struct shmr_ctl_router *ro = &sp->dep.m->routers[r];
+	unsigned n = 0;
+
+	for (unsigned j = 0; j < ro->nroutes; j++)
+		if (j != k && ro->routes[j].os_pid &&
+		    ro->routes[j].state == SHMR_ROUTE_RUNNING) {
+			shmr_ctl_supervise_kill_failed(sp, r, j);
+			n++;
+		}
+	shmr_ctl_log("router %s: routee %s failed: restarting it and the "
+		     "%u other(s) (supervisor = all-for-one)",
+		     ro->conf->name, ro->routes[k].conf->name, n);
+}
+
 int shmr_ctl_supervise_exited(struct shmr_ctl_spawner *sp, unsigned r,
 			      unsigned k)
 {
@@ -90,6 +111,9 @@ int shmr_ctl_supervise_exited(struct shmr_ctl_spawner *sp, unsigned r,
 	case SHMR_SUPERVISOR_STOP:
 		stop_routee(sp, r, k);
 		return 1;
+	case SHMR_SUPERVISOR_ALL_FOR_ONE:
+		restart_all(sp, r, k);
+		return 0;
 	default:
 		return 0;
 	}

@@ -12,6 +12,7 @@
  *               replay delivers it to the others; with a resizer a new
  *               routee keeps lower_bound at once; the last one gone, the
  *               pool stops
+ *   all-for-one every routee restarts into its slot, each inbox kept
  *
  * The routee to kill is held at a gate (shmr-test-worker --gate) with
  * messages queued behind it, sent straight to its inbox.  Waits are
@@ -323,6 +324,49 @@ static void test_supervisor_stop_router_kill_restarts(void **state)
 	finish(c);
 }
 
+/* Every routee of c's pool of three runs a process other than @p old's,
+ * each restarted once; the routees list is unchanged. */
+static void check_all_restarted(struct ctx *c, const long long old[3])
+{
+	static const char *names[3] = { "work:0", "work:1", "work:2" };
+
+	for (unsigned i = 0; i < 3; i++) {
+		wait_replaced(c, names[i], old[i]);
+		assert_int_equal(route_field(c, names[i], "restarts"), 1);
+	}
+	wait_routees(c, "work:0\nwork:1\nwork:2\n");
+}
+
+static void pool_pids(struct ctx *c, long long old[3])
+{
+	char name[16];
+
+	for (unsigned i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "work:%u", i);
+		old[i] = route_field(c, name, "os_pid");
+		assert_true(old[i] > 0);
+	}
+}
+
+/*
+ * all-for-one (Pekko's AllForOneStrategy with Restart): kill -9 of work:0
+ * restarts all three routees, once each, into their slots: the routees
+ * are unchanged, and what was queued for work:0 reaches its successor.
+ */
+static void test_supervisor_all_for_one(void **state)
+{
+	long long old[3];
+	struct ctx *c;
+	(void)state;
+
+	c = start("sup-afo", "all-for-one", 3, "");
+	pool_pids(c, old);
+	assert_int_equal(kill(hold_routee(c, "work:0"), SIGKILL), 0);
+	check_all_restarted(c, old);
+	send_rest_and_check(c);
+	finish(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_supervisor_stop),
 		cmocka_unit_test(test_supervisor_stop_keeps_resizer_bounds),
 		cmocka_unit_test(test_supervisor_stop_router_kill_restarts),
+		cmocka_unit_test(test_supervisor_all_for_one),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
