@@ -19,6 +19,10 @@
  *                killed (marked restart_only, so their own deaths do not
  *                apply the supervisor again) and each restarts into its
  *                slot with its inbox, as the one that died does.
+ *   escalate     the router fails, as on a Kill to it
+ *                (shmr_ctl_life_kill_router()): with on_kill = "restart"
+ *                every routee restarts (the one that died included), with
+ *                "stop" the router stops and nothing restarts.
  *
  * Why the dead letters wait.  The route's slot is freed at once, but an
  * lcore that has not yet applied the spec without it may still enqueue
@@ -114,6 +118,16 @@ int shmr_ctl_supervise_exited(struct shmr_ctl_spawner *sp, unsigned r,
 	case SHMR_SUPERVISOR_ALL_FOR_ONE:
 		restart_all(sp, r, k);
 		return 0;
+	case SHMR_SUPERVISOR_ESCALATE:
+		shmr_ctl_log("router %s: routee %s failed: the router fails "
+			     "(supervisor = escalate): %s",
+			     sp->dep.m->routers[r].conf->name,
+			     sp->dep.m->routers[r].routes[k].conf->name,
+			     sp->dep.m->routers[r].conf->on_kill_stop
+				     ? "stopping it (on_kill = stop)"
+				     : "restarting its routees");
+		shmr_ctl_life_kill_router(sp->dep.life, r);
+		return sp->dep.m->routers[r].stopped;
 	default:
 		return 0;
 	}

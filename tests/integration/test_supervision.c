@@ -13,6 +13,9 @@
  *               routee keeps lower_bound at once; the last one gone, the
  *               pool stops
  *   all-for-one every routee restarts into its slot, each inbox kept
+ *   escalate    the router fails as on a Kill to it: every routee
+ *               restarts (on_kill = "restart"), or the router stops
+ *               (on_kill = "stop")
  *
  * The routee to kill is held at a gate (shmr-test-worker --gate) with
  * messages queued behind it, sent straight to its inbox.  Waits are
@@ -367,6 +370,50 @@ static void test_supervisor_all_for_one(void **state)
 	finish(c);
 }
 
+/*
+ * escalate with on_kill = "restart" (Pekko's default for a pool: the
+ * failure goes to the router's parent, which restarts the router and so
+ * every routee): kill -9 of work:1 restarts all three, once each, and the
+ * pool routes on.
+ */
+static void test_supervisor_escalate_restarts_the_router(void **state)
+{
+	long long old[3];
+	struct ctx *c;
+	(void)state;
+
+	c = start("sup-esc", "escalate", 3, "");
+	pool_pids(c, old);
+	assert_int_equal(kill((pid_t)old[1], SIGKILL), 0);
+	check_all_restarted(c, old);
+	assert_int_equal(router_field(c, "shmr:restarts"), 3);
+	finish(c);
+}
+
+/*
+ * escalate with on_kill = "stop": kill -9 of one routee stops the router
+ * (shmr:state stopped, no worker left, nothing restarted), and a call
+ * to it then fails with SHMR_E_NOT_ALLOWED, as for any stopped router.
+ */
+static void test_supervisor_escalate_stops_the_router(void **state)
+{
+	char reply[64];
+	long long old[3];
+	struct ctx *c;
+	(void)state;
+
+	c = start("sup-escstop", "escalate", 3, "on_kill = \"stop\";");
+	pool_pids(c, old);
+	assert_int_equal(kill((pid_t)old[2], SIGKILL), 0);
+	if (!shmr_test_wait(router_stopped, c, WAIT_MS))
+		fail_msg("the router did not stop: %s", c->ans);
+	assert_int_equal(router_field(c, "shmr:restarts"), 0);
+	assert_int_equal(shmr_call(c->cl.ep, c->work, 1, 0, "?", 1, reply,
+				   sizeof(reply), CLIENT_CALL_MS),
+			 -SHMR_E_NOT_ALLOWED);
+	finish(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +422,8 @@ int main(void)
 		cmocka_unit_test(test_supervisor_stop_keeps_resizer_bounds),
 		cmocka_unit_test(test_supervisor_stop_router_kill_restarts),
 		cmocka_unit_test(test_supervisor_all_for_one),
+		cmocka_unit_test(test_supervisor_escalate_restarts_the_router),
+		cmocka_unit_test(test_supervisor_escalate_stops_the_router),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
