@@ -351,43 +351,37 @@ static void pool_pids(struct ctx *c, long long old[3])
 	}
 }
 
-/*
- * all-for-one (Pekko's AllForOneStrategy with Restart): kill -9 of work:0
- * restarts all three routees, once each, into their slots: the routees
- * are unchanged, and what was queued for work:0 reaches its successor.
- */
-static void test_supervisor_all_for_one(void **state)
+/* A pool of three under @p supervisor: kill -9 of work:0 (holding key 0,
+ * keys 1..3 queued) restarts all three, once each, into their slots; the
+ * routees are unchanged, what was queued for work:0 reaches its
+ * successor, and the pool routes on. */
+static void kill_one_restarts_all(const char *tag, const char *supervisor)
 {
 	long long old[3];
-	struct ctx *c;
-	(void)state;
+	struct ctx *c = start(tag, supervisor, 3, "");
 
-	c = start("sup-afo", "all-for-one", 3, "");
 	pool_pids(c, old);
 	assert_int_equal(kill(hold_routee(c, "work:0"), SIGKILL), 0);
 	check_all_restarted(c, old);
+	assert_int_equal(router_field(c, "shmr:restarts"), 3);
 	send_rest_and_check(c);
 	finish(c);
 }
 
-/*
- * escalate with on_kill = "restart" (Pekko's default for a pool: the
+/* all-for-one: Pekko's AllForOneStrategy with Restart. */
+static void test_supervisor_all_for_one(void **state)
+{
+	(void)state;
+	kill_one_restarts_all("sup-afo", "all-for-one");
+}
+
+/* escalate with on_kill = "restart": Pekko's default for a pool (the
  * failure goes to the router's parent, which restarts the router and so
- * every routee): kill -9 of work:1 restarts all three, once each, and the
- * pool routes on.
- */
+ * every routee). */
 static void test_supervisor_escalate_restarts_the_router(void **state)
 {
-	long long old[3];
-	struct ctx *c;
 	(void)state;
-
-	c = start("sup-esc", "escalate", 3, "");
-	pool_pids(c, old);
-	assert_int_equal(kill((pid_t)old[1], SIGKILL), 0);
-	check_all_restarted(c, old);
-	assert_int_equal(router_field(c, "shmr:restarts"), 3);
-	finish(c);
+	kill_one_restarts_all("sup-esc", "escalate");
 }
 
 /*
