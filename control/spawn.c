@@ -34,7 +34,8 @@
  *     3. R goes DEAD (its names and claim are dropped): the dataplane keeps
  *        queueing into the inbox, which belongs to the route;
  *     4. a replacement is forked into the same slot (same endpoint PID), so
- *        it finds what was queued.  Nothing else can consume the inbox in
+ *        it finds what was queued (unless the router's supervisor says
+ *        otherwise: supervise.c).  Nothing else can consume the inbox in
  *        between: only the route's spawned worker may CLAIM it.
  *   the dataplane died:
  *     every used endpoint's inbound lanes get the producer repair and its
@@ -443,7 +444,8 @@ static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 		      q->conf->name, (int)pid, how, handed_back);
 	if (!shmr_ctl_life_exited(sp->dep.life, r, k))
 		return;
-	if (sp->dep.m->routers[r].stopped || shmr_ctl_supervise_exited(sp, r, k))
+	if (sp->dep.m->routers[r].stopped ||
+	    shmr_ctl_supervise_exited(sp, r, k))
 		return;
 	if (shmr_ctl_now_ms() - p->started_ms >= QUICK_EXIT_MS)
 		p->quick_fails = 0;

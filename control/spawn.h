@@ -55,7 +55,7 @@ struct shmr_ctl_spawn_deps {
 	const char *dataplane;      /* the shmr-dataplane binary */
 	const char *sock_path;      /* a worker's environment */
 	const char *run_dir;
-	struct shmr_ctl_dlq_files *dlq; /* a stopped routee's inbox goes there */
+	struct shmr_ctl_dlq_files *dlq; /* a stopped routee's queue goes here */
 };
 
 struct shmr_ctl_spawner {
