@@ -10,8 +10,9 @@
  *   stop        the dead routee leaves the pool (a Kill sent to a routee
  *               too); what was queued for it is dead-lettered, and a
  *               replay delivers it to the others; with a resizer a new
- *               routee keeps lower_bound at once; the last one gone, the
- *               pool stops
+ *               routee keeps lower_bound at once; the last one gone (a
+ *               kill -9, a Broadcast(Kill)), the pool stops; a Kill to
+ *               the router still restarts every routee
  *   all-for-one every routee restarts into its slot, each inbox kept
  *   escalate    the router fails as on a Kill to it: every routee
  *               restarts (on_kill = "restart"), or the router stops
@@ -304,6 +305,31 @@ static void test_supervisor_stop_keeps_resizer_bounds(void **state)
 }
 
 /*
+ * stop and Broadcast(Kill): every routee is killed once and removed, and
+ * the pool, with no routees left and no resizer, stops (Pekko's pool
+ * terminates once all its routees have).
+ */
+static void test_supervisor_stop_broadcast_kill_stops_the_pool(void **state)
+{
+	struct ctx *c;
+	int rc, tries = 0;
+	(void)state;
+
+	c = start("sup-bkill", "stop", 2, "");
+	while ((rc = shmr_send_broadcast(c->cl.ep, c->work, SHMR_TYPE_KILL, 0,
+					 NULL, 0)) == -EAGAIN) {
+		assert_true(++tries < 1000000);
+		usleep(100);
+	}
+	assert_int_equal(rc, 0);
+	if (!shmr_test_wait(router_stopped, c, WAIT_MS))
+		fail_msg("the pool did not stop: %s", c->ans);
+	assert_int_equal(router_field(c, "shmr:routes_total"), 0);
+	assert_int_equal(router_field(c, "shmr:restarts"), 0);
+	finish(c);
+}
+
+/*
  * stop does not apply to the router's own failure: a Kill to the router
  * (`shmrctl kill work`, on_kill = "restart") restarts every routee into
  * its slot, the pool keeping its size and its routees.
@@ -415,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_supervisor_stop),
 		cmocka_unit_test(test_supervisor_stop_keeps_resizer_bounds),
 		cmocka_unit_test(test_supervisor_stop_router_kill_restarts),
+		cmocka_unit_test(test_supervisor_stop_broadcast_kill_stops_the_pool),
 		cmocka_unit_test(test_supervisor_all_for_one),
 		cmocka_unit_test(test_supervisor_escalate_restarts_the_router),
 		cmocka_unit_test(test_supervisor_escalate_stops_the_router),
