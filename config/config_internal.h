@@ -153,6 +153,15 @@ int shmr_conf_pool_start(struct pctx *p, const config_setting_t *g,
 int shmr_conf_resizer_parse(struct pctx *p, const config_setting_t *g,
 			    const struct fpath *path,
 			    struct shmr_conf_router *rt);
+/* "supervisor" of router @p g into rt->supervisor: one of its four names,
+ * and (checked once the routes are known) only on a router that starts
+ * routees of its own (a pool, or routes). */
+int shmr_conf_supervisor_parse(struct pctx *p, const config_setting_t *g,
+			       const struct fpath *path,
+			       struct shmr_conf_router *rt);
+int shmr_conf_supervisor_check(struct pctx *p, const config_setting_t *g,
+			       const struct fpath *path,
+			       const struct shmr_conf_router *rt);
 
 /* ---- parse_fields.c: the rule on cpu lists ------------------------------ */
 

@@ -257,3 +257,56 @@ int shmr_conf_pool_start(struct pctx *p, const config_setting_t *g,
 	rt->pool.empty = 0;
 	return 0;
 }
+
+/* Pekko's directives, in enum shmr_conf_supervisor's order. */
+static const char *const supervisors[] = { "restart", "stop", "all-for-one",
+					   "escalate" };
+
+const char *shmr_config_supervisor_name(uint32_t s)
+{
+	return s < sizeof(supervisors) / sizeof(supervisors[0])
+		       ? supervisors[s]
+		       : "?";
+}
+
+int shmr_conf_supervisor_parse(struct pctx *p, const config_setting_t *g,
+			       const struct fpath *path,
+			       struct shmr_conf_router *rt)
+{
+	config_setting_t *s;
+	struct fpath f;
+	const char *v;
+	int rc = shmr_conf_member(p, g, path, "supervisor", CONFIG_TYPE_STRING,
+				  &s);
+
+	if (rc <= 0)
+		return rc;
+	v = config_setting_get_string(s);
+	for (uint32_t i = 0; i < sizeof(supervisors) / sizeof(supervisors[0]);
+	     i++)
+		if (strcmp(v, supervisors[i]) == 0) {
+			rt->supervisor = i;
+			return 0;
+		}
+	shmr_conf_fp_key(&f, path, "supervisor");
+	return shmr_conf_fail(p, s, 0, f.s,
+			      "unknown supervisor \"%s\" (expected \"restart\", \"stop\", \"all-for-one\" or \"escalate\")",
+			      v);
+}
+
+int shmr_conf_supervisor_check(struct pctx *p, const config_setting_t *g,
+			       const struct fpath *path,
+			       const struct shmr_conf_router *rt)
+{
+	struct fpath f;
+
+	/* A group's listed routees are started elsewhere: no exit of theirs
+	 * reaches this router's supervision. */
+	if (rt->supervisor == SHMR_SUPERVISOR_RESTART || rt->nroutes > 0 ||
+	    rt->pool.size > 0 || rt->pool.empty || rt->pool.size_from_dso)
+		return 0;
+	shmr_conf_fp_key(&f, path, "supervisor");
+	return shmr_conf_fail(p, config_setting_get_member(g, "supervisor"), 0,
+			      f.s,
+			      "the router starts no routees of its own (a pool or routes): nothing to supervise");
+}

@@ -87,7 +87,7 @@ static const char *const router_keys[] = {
 	"call_types", "mailbox_full", "handlers", "handlers_arg", "routees",
 	"virtual_nodes", "pool", "resizer", "optimal_resizer", "on_kill",
 	"within_ms", "interval_ms", "keep_when_empty", "hash_key",
-	"hash_mode", "node_prefix", NULL
+	"hash_mode", "node_prefix", "supervisor", NULL
 };
 
 /* Settings that belong to one behaviour only. */
@@ -554,6 +554,7 @@ int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
 	    (rc = shmr_conf_resizer_parse(p, g, path, rt)) < 0 ||
 	    (rc = shmr_conf_pool_start(p, g, path, rt)) < 0 ||
 	    (rc = parse_keep_when_empty(p, g, path, rt)) < 0 ||
+	    (rc = shmr_conf_supervisor_parse(p, g, path, rt)) < 0 ||
 	    (rc = shmr_conf_get_choice(p, g, path, "mailbox_full", "backpressure",
 				       "fail", &rt->fail_when_full)) < 0)
 		return rc;
@@ -571,7 +572,7 @@ int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
 	 * registry. */
 	rc = shmr_conf_member(p, g, path, "routes", CONFIG_TYPE_LIST, &lst);
 	if (rc <= 0)
-		return rc;
+		return rc < 0 ? rc : shmr_conf_supervisor_check(p, g, path, rt);
 	shmr_conf_fp_key(&f, path, "routes");
 	if ((rc = shmr_conf_group_list(p, lst, &f, SHMR_MAX_ROUTES, "routes")) < 0)
 		return rc;
@@ -584,5 +585,5 @@ int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
 			return rc;
 		rt->nroutes++;
 	}
-	return 0;
+	return shmr_conf_supervisor_check(p, g, path, rt);
 }

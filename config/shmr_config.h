@@ -152,6 +152,10 @@ struct shmr_conf_router {
 	struct shmr_conf_pool pool;
 	struct shmr_conf_resizer resizer; /* "resizer" or "optimal_resizer" */
 	int on_kill_stop; /* "on_kill": 0 = "restart" (default), 1 = "stop" */
+	/* "supervisor": what an unexpected exit of one of the router's own
+	 * routes (a pool's routee) does (enum shmr_conf_supervisor,
+	 * control/supervise.c); default SHMR_SUPERVISOR_RESTART */
+	uint32_t supervisor;
 	/* "keep_when_empty" (groups only): 1 keeps a group running once its
 	 * last routee is removed; 0 (default) stops it, as Pekko's does */
 	int keep_when_empty;
@@ -195,6 +199,21 @@ struct shmr_config {
 	unsigned nrouters;
 	struct shmr_conf_router routers[SHMR_MAX_ROUTERS];
 };
+
+/* shmr_conf_router.supervisor: Pekko's supervision directives, per router. */
+enum shmr_conf_supervisor {
+	SHMR_SUPERVISOR_RESTART = 0, /* the routee alone, into its slot */
+	SHMR_SUPERVISOR_STOP,        /* the routee leaves the pool */
+	SHMR_SUPERVISOR_ALL_FOR_ONE, /* every routee of the router restarts */
+	SHMR_SUPERVISOR_ESCALATE,    /* the router fails (as on_kill says) */
+};
+
+/**
+ * The configuration's spelling of supervisor @p s ("restart", "stop",
+ * "all-for-one", "escalate"); "?" for a value out of range.
+ * Context: any; static storage.
+ */
+const char *shmr_config_supervisor_name(uint32_t s);
 
 /* shmr_conf_router.behaviour of a router whose dso decides it. */
 #define SHMR_CONF_BEH_FROM_DSO 0u

@@ -37,6 +37,10 @@ enum shmr_ctl_drain {
 				   * its outbound lanes are empty */
 	SHMR_CTL_DRAIN_COUNT = 2, /* DEFERRED, given up: not reusable until
 				   * what is left in it has been counted */
+	SHMR_CTL_DRAIN_INBOX = 3, /* DEFERRED, a route's inbox its supervisor
+				   * removed: not reusable until what is
+				   * queued there is dead-lettered
+				   * (control/supervise.c) */
 };
 
 struct shmr_ctl_slot {

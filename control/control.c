@@ -574,7 +574,7 @@ static void wire(struct shmr_ctl *c)
 		.loop = &c->loop, .cfg = &c->cfg, .m = &c->model,
 		.d = &c->dom, .life = &c->life, .pin = &c->pin,
 		.dataplane = c->dataplane, .sock_path = c->sock_path,
-		.run_dir = c->run_dir,
+		.run_dir = c->run_dir, .dlq = &c->dlq,
 	};
 	struct shmr_ctl_server_deps dep = {
 		.loop = &c->loop, .cfg = &c->cfg, .m = &c->model,

@@ -70,17 +70,11 @@ static int router_of(const struct shmr_ctl_model *m, struct shmr_pid to)
 	return -1;
 }
 
-/*
- * Dead-letter what is left in lane @p r (nobody consumes it now) that was
- * sent to a router: a MessageRouteFailed record with -SHMR_E_TIMEOUT in
- * that router's file.  Nothing is trusted: the payload length is checked
- * (a bad one is only counted), the slots are found with our own mask.
- * Returns how many were written.
- */
-static unsigned dead_letter(const struct shmr_ctl_domain *d,
-			    const struct shmr_ctl_model *m,
-			    struct shmr_ctl_dlq_files *dlq,
-			    const struct rte_ring *r, int64_t left)
+unsigned shmr_ctl_drain_dead_letter(const struct shmr_ctl_domain *d,
+				    const struct shmr_ctl_model *m,
+				    struct shmr_ctl_dlq_files *dlq,
+				    const struct rte_ring *r, int64_t left,
+				    int router, int32_t status)
 {
 	uint64_t buf[SHMR_SLOT_MAX / sizeof(uint64_t)];
 	struct shmr_msg *msg = (struct shmr_msg *)buf;
@@ -94,12 +88,12 @@ static unsigned dead_letter(const struct shmr_ctl_domain *d,
 
 		memcpy(buf, slots + (size_t)((ct + (uint32_t)k) & mask) * ss,
 		       ss);
-		ri = router_of(m, msg->to);
+		ri = router >= 0 ? router : router_of(m, msg->to);
 		if (ri < 0 || msg->len > ss - SHMR_HDR_SIZE)
 			continue;
 		msg->flags = (uint8_t)((msg->flags & ~SHMR_F_ROUTE_NAME) |
 				       SHMR_F_ROUTE_FAILED);
-		msg->status = -SHMR_E_TIMEOUT;
+		msg->status = status;
 		fd = shmr_ctl_dlq_fd(dlq, (unsigned)ri);
 		if (fd >= 0 && shmr_ctl_dlq_append(fd, msg, ss) == 0)
 			written++;
@@ -179,10 +173,11 @@ uint64_t shmr_ctl_drain_poll(struct shmr_ctl_domain *d,
 					const struct rte_ring *r =
 						shmr_ctl_dom_lane(d, i, l);
 
-					dl += dead_letter(
+					dl += shmr_ctl_drain_dead_letter(
 						d, m, dlq, r,
 						shmr_lane_unconsumed(
-							r, d->geo.lane_size));
+							r, d->geo.lane_size),
+						-1, -SHMR_E_TIMEOUT);
 				}
 				shmr_ctl_warn("endpoint %u (closed): %" PRId64
 					      " message(s) it sent were never "

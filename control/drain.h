@@ -39,4 +39,20 @@ uint64_t shmr_ctl_drain_poll(struct shmr_ctl_domain *d,
 			     struct shmr_ctl_model *m,
 			     struct shmr_ctl_dlq_files *dlq, uint64_t now);
 
+/**
+ * Dead-letter the @p left messages at the consumer end of lane @p r
+ * (nobody consumes it now) into router @p router's file of @p dlq, or,
+ * with @p router < 0, into the file of the router each was sent to (the
+ * others are skipped): MessageRouteFailed records with status
+ * @p status.  Nothing is trusted: the payload length is checked (a bad
+ * one is only counted), the slots are found with our own mask.
+ * Context: the control plane's thread; blocking file I/O.
+ * Returns: how many were written.
+ */
+unsigned shmr_ctl_drain_dead_letter(const struct shmr_ctl_domain *d,
+				    const struct shmr_ctl_model *m,
+				    struct shmr_ctl_dlq_files *dlq,
+				    const struct rte_ring *r, int64_t left,
+				    int router, int32_t status);
+
 #endif

@@ -273,6 +273,8 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 				: r->conf->resizer.kind == SHMR_RESIZER_OPTIMAL
 					? "optimal"
 					: "none");
+	shmr_ctl_kv_add(&kv, "shmr:supervisor", "%s",
+			shmr_config_supervisor_name(r->conf->supervisor));
 	shmr_ctl_kv_add(&kv, "shmr:routes_total", "%u", r->nroutes);
 	shmr_ctl_kv_add(&kv, "shmr:routes_active", "%u", active);
 	shmr_ctl_kv_add(&kv, "shmr:routes_disabled", "%u", disabled);

@@ -286,7 +286,8 @@ void shmr_ctl_life_kill_router(struct shmr_ctl_life *l, unsigned r)
 	}
 	for (unsigned k = 0; k < ro->nroutes; k++)
 		if (ro->routes[k].os_pid)
-			l->ops->kill(l->ctx, r, k);
+			(l->ops->kill_failed ? l->ops->kill_failed
+					     : l->ops->kill)(l->ctx, r, k);
 }
 
 int shmr_ctl_life_enable(struct shmr_ctl_life *l, const char *router,

@@ -44,6 +44,10 @@ struct shmr_ctl_life_ops {
 	/** Kill the live worker at once (SIGKILL); its exit comes back
 	 *  through shmr_ctl_life_exited(). */
 	void (*kill)(void *ctx, unsigned r, unsigned k);
+	/** As kill(), for the router's own failure (a Kill to the router):
+	 *  the exit restarts the route whatever the router's supervisor.
+	 *  NULL: kill(). */
+	void (*kill_failed)(void *ctx, unsigned r, unsigned k);
 	/** Watch the live worker of a draining route: once its inbox is
 	 *  empty, stop it as stop() does. */
 	void (*drain)(void *ctx, unsigned r, unsigned k);

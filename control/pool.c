@@ -198,6 +198,27 @@ int shmr_ctl_pool_keep_bounds(struct shmr_ctl_life *l, unsigned ri)
 	return shmr_ctl_pool_adjust(l, ri, 0);
 }
 
+int shmr_ctl_pool_routee_stopped(struct shmr_ctl_life *l, unsigned ri,
+				 unsigned k, uint32_t *slot)
+{
+	struct shmr_ctl_router *r = &l->m->routers[ri];
+	struct shmr_pid pid = r->routes[k].pid;
+	char name[SHMR_NAME_MAX];
+	int rc;
+
+	snprintf(name, sizeof(name), "%s", r->routes[k].conf->name);
+	*slot = pid.slot;
+	list_drop(l->m, r, name);
+	rc = shmr_ctl_life_remove(l, r->conf->name, name);
+	if (rc < 0)
+		return rc;
+	/* Freed (DEFERRED) by the removal, and kept: nothing reuses the
+	 * slot before its inbox is dead-lettered. */
+	l->m->alloc.slots[pid.slot].drain = SHMR_CTL_DRAIN_INBOX;
+	rc = shmr_ctl_pool_keep_bounds(l, ri);
+	return rc > 0 ? 0 : rc;
+}
+
 int shmr_ctl_routees_format(const struct shmr_ctl_router *r, char *buf,
 			    size_t cap)
 {

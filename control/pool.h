@@ -7,6 +7,7 @@
 #define SHMR_CONTROL_POOL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lifecycle.h"
 
@@ -32,6 +33,19 @@ int shmr_ctl_pool_adjust(struct shmr_ctl_life *l, unsigned ri, int delta);
  * Context: shmr-control's thread.  Errors: as shmr_ctl_pool_adjust().
  */
 int shmr_ctl_pool_keep_bounds(struct shmr_ctl_life *l, unsigned ri);
+/**
+ * Supervision "stop": route @p k of router @p ri, whose worker died, is
+ * no routee any more: out of the list, removed at once (a pool without a
+ * resizer stops with its last routee), and a resizer's lower_bound made
+ * good at once (shmr_ctl_pool_keep_bounds()).  Its inbox slot is freed
+ * but kept from reuse (SHMR_CTL_DRAIN_INBOX) until what is queued there
+ * is dead-lettered (supervise.c); *@p slot says which.
+ * Context: shmr-control's thread; the route is DEAD with no worker.
+ * Returns: 0, or a start's error as shmr_ctl_pool_adjust() (the removal
+ *          stands).
+ */
+int shmr_ctl_pool_routee_stopped(struct shmr_ctl_life *l, unsigned ri,
+				 unsigned k, uint32_t *slot);
 /** GetRoutees body: one name per line, in creation order.
  *  Returns the length, or -ENOSPC. */
 int shmr_ctl_routees_format(const struct shmr_ctl_router *r, char *buf,

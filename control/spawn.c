@@ -34,7 +34,8 @@
  *     3. R goes DEAD (its names and claim are dropped): the dataplane keeps
  *        queueing into the inbox, which belongs to the route;
  *     4. a replacement is forked into the same slot (same endpoint PID), so
- *        it finds what was queued.  Nothing else can consume the inbox in
+ *        it finds what was queued (unless the router's supervisor says
+ *        otherwise: supervise.c).  Nothing else can consume the inbox in
  *        between: only the route's spawned worker may CLAIM it.
  *   the dataplane died:
  *     every used endpoint's inbound lanes get the producer repair and its
@@ -66,6 +67,7 @@
 #include "control_internal.h"
 #include "procs.h"
 #include "spawn.h"
+#include "supervise.h"
 #include "worker_env.h"
 
 #define QUICK_EXIT_MS 1000u
@@ -114,6 +116,7 @@ static void proc_started(struct shmr_ctl_proc *p, pid_t pid, int pidfd)
 	p->started_ms = shmr_ctl_now_ms();
 	p->retry_at_ms = 0;
 	p->kill_at_ms = 0;
+	p->restart_only = 0;
 }
 
 static void proc_gone(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc *p)
@@ -294,6 +297,8 @@ uint64_t shmr_ctl_spawn_next_ms(const struct shmr_ctl_spawner *sp)
 
 	if (sp->dp.retry_at_ms)
 		next = sp->dp.retry_at_ms;
+	if (sp->retire_at_ms && (!next || sp->retire_at_ms < next))
+		next = sp->retire_at_ms;
 	for (unsigned i = 0; i < sp->dep.m->nrouters; i++)
 		for (unsigned k = 0; k < sp->dep.m->routers[i].nroutes; k++) {
 			uint64_t t = sp->workers[i][k].retry_at_ms;
@@ -442,7 +447,8 @@ static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 		      q->conf->name, (int)pid, how, handed_back);
 	if (!shmr_ctl_life_exited(sp->dep.life, r, k))
 		return;
-	if (sp->dep.m->routers[r].stopped)
+	if (sp->dep.m->routers[r].stopped ||
+	    shmr_ctl_supervise_exited(sp, r, k))
 		return;
 	if (shmr_ctl_now_ms() - p->started_ms >= QUICK_EXIT_MS)
 		p->quick_fails = 0;
@@ -582,6 +588,7 @@ void shmr_ctl_spawn_due(struct shmr_ctl_spawner *sp, uint64_t now)
 		sp->dp.retry_at_ms = 0;
 		restart_dataplane(sp);
 	}
+	shmr_ctl_supervise_due(sp, now);
 	for (unsigned i = 0;
 	     i < sp->dep.m->nrouters && !sp->dep.loop->stopping; i++)
 		for (unsigned k = 0; k < sp->dep.m->routers[i].nroutes; k++) {
@@ -779,6 +786,7 @@ static void op_drain(void *ctx, unsigned r, unsigned k)
 const struct shmr_ctl_life_ops shmr_ctl_life_daemon_ops = {
 	.drain = op_drain,
 	.kill = op_kill,
+	.kill_failed = shmr_ctl_supervise_kill_failed,
 	.spawn = op_spawn,
 	.stop = op_stop,
 	.added = op_added,

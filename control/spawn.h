@@ -14,6 +14,7 @@
 #include <shmr/layout.h>
 
 #include "control_internal.h"
+#include "dlqfile.h"
 #include "domain.h"
 #include "lifecycle.h"
 #include "model.h"
@@ -36,6 +37,10 @@ struct shmr_ctl_proc {
 	uint64_t retry_at_ms; /* 0: no restart scheduled */
 	uint64_t kill_at_ms;  /* asked to stop: SIGKILL then; 0: none */
 	uint64_t drain_at_ms; /* draining: look at its inbox then; 0: not */
+	/* Killed by its router's own failure (a Kill to the router, or its
+	 * supervisor's all-for-one or escalate): its exit restarts it,
+	 * whatever the supervisor (supervise.c). */
+	int restart_only;
 };
 
 /* What the spawner works on, given by the daemon; kept, not copied (the
@@ -50,6 +55,7 @@ struct shmr_ctl_spawn_deps {
 	const char *dataplane;      /* the shmr-dataplane binary */
 	const char *sock_path;      /* a worker's environment */
 	const char *run_dir;
+	struct shmr_ctl_dlq_files *dlq; /* a stopped routee's queue goes here */
 };
 
 struct shmr_ctl_spawner {
@@ -60,6 +66,11 @@ struct shmr_ctl_spawner {
 	 * parts). */
 	int dp_fd, dp_lanes_fd;
 	struct shmr_ctl_proc workers[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
+	/* Supervision "stop" (supervise.c): the inbox slots of routees it
+	 * removed, by slot: their router's index + 1 (0: none), until what
+	 * was queued there is dead-lettered; looked at then (0: none). */
+	uint8_t retire_router[SHMR_MAX_ENDPOINTS];
+	uint64_t retire_at_ms;
 };
 
 /** An empty process table, working on what @p dep points to. */

@@ -141,4 +141,108 @@ static inline void client_make_record(char *path, size_t cap,
 	close(fd);
 }
 
+/* Route @p router's GetRoutees answer is @p want ("a\nb\n"), within
+ * @p ms; fails the test with what it was otherwise. */
+struct client_routees_wait {
+	struct shmr_test_client *cl;
+	const char *router, *want;
+	char names[1024];
+};
+
+static inline int client_routees_are(void *arg)
+{
+	struct client_routees_wait *w = arg;
+
+	return client_routees(w->cl, w->router, w->names,
+			      sizeof(w->names)) >= 0 &&
+	       strcmp(w->names, w->want) == 0;
+}
+
+static inline void client_wait_routees(struct shmr_test_client *cl,
+				       const char *router, const char *want,
+				       int ms)
+{
+	struct client_routees_wait w = { cl, router, want, "" };
+
+	if (!shmr_test_wait(client_routees_are, &w, ms))
+		fail_msg("routees \"%s\", wanted \"%s\"", w.names, want);
+}
+
+/* A send of type @p type, key and payload @p k, retried while the lanes
+ * are full (bounded); any other error fails the test. */
+static inline void client_send_key(struct shmr_test_client *cl,
+				   struct shmr_pid to, uint32_t type,
+				   uint64_t k)
+{
+	int rc, tries = 0;
+
+	while ((rc = shmr_send(cl->ep, to, type, k, &k, sizeof(k))) ==
+	       -EAGAIN) {
+		assert_true(++tries < 1000000);
+		usleep(100);
+	}
+	assert_int_equal(rc, 0);
+}
+
+/* A gate FIFO "@p tag-gate" and a record file "@p tag-rec" of @p n keys
+ * (paths of @p cap bytes each), for shmr-test-worker --gate and
+ * --record. */
+static inline void client_make_gate_record(const char *tag, char *gate,
+					   char *rec, size_t cap, size_t n)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "%s-gate", tag);
+	client_make_fifo(gate, cap, what);
+	snprintf(what, sizeof(what), "%s-rec", tag);
+	client_make_record(rec, cap, what, n);
+}
+
+/* The 2 x @p n bytes of a shmr-test-worker --record file. */
+static inline void client_read_record(const char *path, unsigned char *counts,
+				      size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, counts, 2 * n), (ssize_t)(2 * n));
+	close(fd);
+}
+
+/* Release every shmr-test-worker waiting at gate @p fifo now (none
+ * waiting: nothing). */
+static inline void client_poke_gate(const char *fifo)
+{
+	int fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		close(fd);
+}
+
+/* What shmr_test_wait(client_gate_recorded, ...) waits for: every key
+ * below @p n but @p skip (-1: none) recorded in @p rec, releasing the
+ * workers at gate @p gate at each look. */
+struct client_record_wait {
+	const char *gate, *rec;
+	unsigned n;
+	long skip;
+};
+
+/* Record files are at most this many keys. */
+#define CLIENT_RECORD_MAX 64u
+
+static inline int client_gate_recorded(void *arg)
+{
+	const struct client_record_wait *w = arg;
+	unsigned char counts[2 * CLIENT_RECORD_MAX];
+
+	assert_true(w->n <= CLIENT_RECORD_MAX);
+	client_poke_gate(w->gate);
+	client_read_record(w->rec, counts, w->n);
+	for (unsigned k = 0; k < w->n; k++)
+		if ((long)k != w->skip && counts[k] == 0)
+			return 0;
+	return 1;
+}
+
 #endif

@@ -91,30 +91,13 @@ static int is_busy(void *arg)
 	return client_busy(&c->cl, c->busy_pid) != 0;
 }
 
-static void read_record(const char *path, unsigned char *counts)
+/* Release whoever waits at the gate until every key but the Kill's has
+ * been recorded. */
+static int wait_recorded(struct ctx *c)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct client_record_wait w = { c->gate, c->rec, NKEYS, KILL_KEY };
 
-	assert_true(fd >= 0);
-	assert_int_equal(read(fd, counts, 2 * NKEYS), (ssize_t)(2 * NKEYS));
-	close(fd);
-}
-
-/* Release whoever waits at the gate; then: has every key but the Kill's
- * been recorded? */
-static int poke_until_recorded(void *arg)
-{
-	struct ctx *c = arg;
-	unsigned char counts[2 * NKEYS];
-	int fd = open(c->gate, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd >= 0)
-		close(fd);
-	read_record(c->rec, counts);
-	for (unsigned k = 0; k < NKEYS; k++)
-		if (k != KILL_KEY && counts[k] == 0)
-			return 0;
-	return 1;
+	return shmr_test_wait(client_gate_recorded, &w, WAIT_MS);
 }
 
 /* A round-robin router "work" whose routes are @p head, the workers'
@@ -124,13 +107,10 @@ static struct ctx *begin(const char *tag, char *gate, char *rec,
 			 const char *head, unsigned gate_count,
 			 const char *tail)
 {
-	char body[1024], what[32];
+	char body[1024];
 	struct ctx *c;
 
-	snprintf(what, sizeof(what), "%s-gate", tag);
-	client_make_fifo(gate, 128, what);
-	snprintf(what, sizeof(what), "%s-rec", tag);
-	client_make_record(rec, 128, what, NKEYS);
+	client_make_gate_record(tag, gate, rec, 128, NKEYS);
 	snprintf(body, sizeof(body),
 		 "routers = ( { name = \"work\"; behaviour = \"round-robin\";\n"
 		 "  %s program = \"shmr-test-worker\";\n"
@@ -150,7 +130,7 @@ static void finish(struct ctx *c)
 {
 	unsigned char counts[2 * NKEYS];
 
-	read_record(c->rec, counts);
+	client_read_record(c->rec, counts, NKEYS);
 	for (unsigned k = 0; k < NKEYS; k++)
 		if (counts[k] != (k == KILL_KEY ? 0 : 1))
 			fail_msg("key %u received %u times", k, counts[k]);
@@ -162,14 +142,7 @@ static void finish(struct ctx *c)
 static void send_key(struct ctx *c, struct shmr_pid to, uint32_t type,
 		     uint64_t k)
 {
-	int rc, tries = 0;
-
-	while ((rc = shmr_send(c->cl.ep, to, type, k, &k, sizeof(k))) ==
-	       -EAGAIN) {
-		assert_true(++tries < 1000000);
-		usleep(100);
-	}
-	assert_int_equal(rc, 0);
+	client_send_key(&c->cl, to, type, k);
 }
 
 /*
@@ -209,7 +182,7 @@ static void test_kill_to_a_routee(void **state)
 		fail_msg("route w's worker %lld was not replaced: %s",
 			 c->old_pid[0], c->ans);
 	assert_int_equal(route_value(c, "w", " restarts="), 1);
-	assert_true(shmr_test_wait(poke_until_recorded, c, WAIT_MS));
+	assert_true(wait_recorded(c));
 	finish(c);
 }
 
@@ -251,7 +224,7 @@ static void test_broadcast_kill_kills_every_routee_once(void **state)
 	for (uint64_t k = 0; k < NKEYS; k++)
 		if (k != KILL_KEY)
 			send_key(c, work, 1, k);
-	assert_true(shmr_test_wait(poke_until_recorded, c, WAIT_MS));
+	assert_true(wait_recorded(c));
 	finish(c);
 }
 

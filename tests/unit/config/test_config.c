@@ -1463,6 +1463,54 @@ static void test_pools_and_resizers(void **state)
 		   "t.conf:3: routers.[0].on_kill: unknown choice", NULL);
 }
 
+/* supervisor = "restart" | "stop" | "all-for-one" | "escalate": restart
+ * by default; a bad value, or one on a group that starts no routees,
+ * is a file:line error. */
+static void test_supervisor(void **state)
+{
+	static const char *const names[] = { "restart", "stop", "all-for-one",
+					     "escalate" };
+	char text[256];
+	struct shmr_config *c;
+	(void)state;
+
+	c = expect_ok("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
+		      "  pool = { size = 2; program = \"p\"; }; } );\n");
+	assert_int_equal(c->routers[0].supervisor, SHMR_SUPERVISOR_RESTART);
+	free(c);
+	for (unsigned i = 0; i < 4; i++) {
+		snprintf(text, sizeof(text),
+			 "routers = ( { name = \"w\"; behaviour = \"random\";\n"
+			 "  pool = { size = 2; program = \"p\"; };\n"
+			 "  supervisor = \"%s\"; } );\n",
+			 names[i]);
+		c = expect_ok(text);
+		assert_int_equal(c->routers[0].supervisor, i);
+		assert_string_equal(
+			shmr_config_supervisor_name(c->routers[0].supervisor),
+			names[i]);
+		free(c);
+	}
+	c = expect_ok("routers = ( { name = \"t\"; behaviour = \"type\";\n"
+		      "  types = ( { type = 1; route = \"a\"; } );\n"
+		      "  routes = ( { name = \"a\"; program = \"p\"; } );\n"
+		      "  supervisor = \"stop\"; } );\n");
+	assert_int_equal(c->routers[0].supervisor, SHMR_SUPERVISOR_STOP);
+	free(c);
+	expect_err("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
+		   "  pool = { size = 2; program = \"p\"; };\n"
+		   "  supervisor = \"resume\"; } );\n",
+		   "t.conf:3: routers.[0].supervisor: unknown supervisor \"resume\" "
+		   "(expected \"restart\", \"stop\", \"all-for-one\" or "
+		   "\"escalate\")",
+		   NULL);
+	expect_err("routers = ( { name = \"g\"; behaviour = \"random\";\n"
+		   "  routees = [ \"a\", \"b\" ];\n"
+		   "  supervisor = \"stop\"; } );\n",
+		   "t.conf:3: routers.[0].supervisor: the router starts no routees",
+		   NULL);
+}
+
 static void test_needs_a_router(void **state)
 {
 	expect_err("domain = \"a\";\n", "t.conf:1: routers: required setting is missing",
@@ -1874,6 +1922,7 @@ int main(void)
 		cmocka_unit_test(test_example_dso),
 		cmocka_unit_test(test_examples_use_cases),
 		cmocka_unit_test(test_examples_logics),
+		cmocka_unit_test(test_supervisor),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

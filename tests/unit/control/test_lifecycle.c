@@ -897,6 +897,49 @@ static void test_kill_router(void **state)
 	assert_int_equal(x->f.kills, 4);
 }
 
+/* A pool routee's worker died (as spawn.c reports it: DEAD, no worker). */
+static void pool_routee_dies(struct fixture *x, unsigned k)
+{
+	shmr_ctl_model_route_set(&x->m, &x->m.routers[1].routes[k], 0);
+	assert_int_equal(shmr_ctl_life_exited(&x->l, 1, k), 1);
+}
+
+/* Supervision "stop": the dead routee is no routee at once, its inbox
+ * slot freed but kept from reuse until its queue is dead-lettered
+ * (SHMR_CTL_DRAIN_INBOX); with a resizer, lower_bound is made good at once
+ * by a new routee on another slot; without one, the pool stops with its
+ * last routee. */
+static void test_pool_routee_stopped_by_its_supervisor(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_ctl_slot *s;
+	uint32_t slot = 0, old = x->m.routers[1].routes[0].pid.slot;
+
+	x->cfg.routers[1].resizer.kind = SHMR_RESIZER_DEFAULT;
+	x->cfg.routers[1].resizer.lower_bound = 2;
+	x->cfg.routers[1].resizer.upper_bound = 4;
+	pool_routee_dies(x, 0);
+	assert_int_equal(shmr_ctl_pool_routee_stopped(&x->l, 1, 0, &slot), 0);
+	assert_int_equal(slot, old);
+	s = &x->m.alloc.slots[old];
+	assert_int_equal(s->state, SHMR_CTL_SLOT_DEFERRED);
+	assert_int_equal(s->drain, SHMR_CTL_DRAIN_INBOX);
+	assert_string_equal(routees(x, 1), "pool:1\npool:0\n");
+	assert_int_not_equal(x->m.routers[1].routes[1].pid.slot, old);
+	assert_int_equal(x->m.routers[1].routes[1].restarts, 0);
+	assert_int_equal(x->f.spawns, 1);
+
+	x->cfg.routers[1].resizer.kind = SHMR_RESIZER_NONE;
+	pool_routee_dies(x, 0);
+	assert_int_equal(shmr_ctl_pool_routee_stopped(&x->l, 1, 0, &slot), 0);
+	assert_string_equal(routees(x, 1), "pool:0\n");
+	assert_false(x->m.routers[1].stopped);
+	pool_routee_dies(x, 0);
+	assert_int_equal(shmr_ctl_pool_routee_stopped(&x->l, 1, 0, &slot), 0);
+	assert_true(x->m.routers[1].stopped);
+	assert_int_equal(x->m.routers[1].nroutes, 0);
+}
+
 /* restart_backoff_ms: none for the first quick failure, then doubling
  * from the configured first wait up to the maximum; 0 turns it off. */
 static void test_restart_backoff_doubles_up_to_the_maximum(void **state)
@@ -1007,6 +1050,7 @@ int main(void)
 		T(test_pool_bounds_and_stop_with_last_routee),
 		T(test_routee_lists),
 		T(test_kill_router),
+		T(test_pool_routee_stopped_by_its_supervisor),
 		T(test_enable_whose_start_fails_stays_enabled_dead),
 		T(test_replace_of_live_worker_is_pending_until_exit),
 		T(test_replace_of_dead_route_starts_the_new_spec),
