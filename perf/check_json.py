@@ -130,9 +130,62 @@ def medians(runs, meds):
                     (k, m[k], want))
 
 
+def ratio(n, rec, key):
+    """A ratio of interleaved pairs: KEY (the median), KEY_min, KEY_max,
+    KEY_spread, KEY_pairs, KEY_spread_warning, consistent."""
+    need(n, rec, [key, key + "_min", key + "_max", key + "_spread"],
+         is_num, "a number")
+    need(n, rec, [key + "_pairs"], is_int, "an integer")
+    need(n, rec, [key + "_spread_warning"], lambda v: isinstance(v, bool),
+         "a boolean")
+    v = [rec.get(key + s) for s in ("_min", "", "_max")]
+    if all(is_num(x) for x in v) and v != sorted(v):
+        bad(n, "%s outside its range: %r" % (key, v))
+    sp, med = rec.get(key + "_spread"), rec.get(key)
+    if all(is_num(x) for x in v + [sp]) and med > 0 and \
+            abs(sp - (v[2] - v[0]) / med) > 1e-6:
+        bad(n, "%s_spread %r is not (max - min) / median" % (key, sp))
+    if is_num(sp) and rec.get(key + "_spread_warning") is not \
+            (rec.get(key + "_pairs", 0) > 1 and sp > 0.10):
+        bad(n, "%s_spread_warning %r with spread %r" %
+            (key, rec.get(key + "_spread_warning"), sp))
+
+
+def pairs(runs, sums):
+    """Each summary's ratios are the medians of the per-repetition ratios
+    (router run over the bare run of the same rep), not of medians."""
+    figs = [("throughput_vs_bare", "msgs_per_s", "msgs_per_s"),
+            ("latency_vs_pingpong", "rtt_p50_ns", "rtt_p50_ns"),
+            ("latency_vs_rtt3", "rtt_p50_ns", "rtt3_p50_ns")]
+    bare = {r.get("rep"): r for r in runs if r.get("run") == "bare"}
+    for n, s in sums:
+        mine = [r for r in runs if r.get("run") == "router" and
+                r.get("poll") == s.get("poll")]
+        for key, rf, bf in figs:
+            if key not in s:
+                continue
+            v = [r[rf] / bare[r["rep"]][bf] for r in mine
+                 if r.get("rep") in bare and is_num(r.get(rf)) and
+                 is_num(bare[r["rep"]].get(bf)) and r[rf] > 0 and
+                 bare[r["rep"]][bf] > 0]
+            if len(v) != s.get(key + "_pairs"):
+                bad(n, "%s over %r pairs, %d pairs ran" %
+                    (key, s.get(key + "_pairs"), len(v)))
+                continue
+            want = statistics.median(v)
+            if abs(s[key] - want) > 1e-6 * max(abs(want), 1):
+                bad(n, "%s %r, the median of the pairs' ratios is %r" %
+                    (key, s[key], want))
+            if abs(s[key + "_min"] - min(v)) > 1e-6 or \
+                    abs(s[key + "_max"] - max(v)) > 1e-6:
+                bad(n, "%s range %r..%r, the pairs' is %r..%r" %
+                    (key, s[key + "_min"], s[key + "_max"], min(v),
+                     max(v)))
+
+
 def check(mode, lines):
     kinds = {}
-    runs, meds = [], []
+    runs, meds, sums = [], [], []
     for n, line in enumerate(lines, 1):
         try:
             rec = json.loads(line, parse_constant=lambda c: bad(
@@ -158,13 +211,15 @@ def check(mode, lines):
             run_or_median(n, rec, mode)
         elif kind == "summary" and mode == "compare":
             need(n, rec, SETUP + ROUTER + ["reps"], is_int, "an integer")
-            need(n, rec, ["throughput_vs_bare", "throughput_bar"], is_num,
-                 "a number")
+            need(n, rec, ["throughput_bar"], is_num, "a number")
             need(n, rec, ["throughput_met", "all_in_order"],
                  lambda v: isinstance(v, bool), "a boolean")
+            ratio(n, rec, "throughput_vs_bare")
             if rec.get("round_trips", 0) > 0:
-                need(n, rec, ["latency_vs_pingpong", "latency_bar",
-                              "latency_vs_rtt3"], is_num, "a number")
+                need(n, rec, ["latency_bar"], is_num, "a number")
+                ratio(n, rec, "latency_vs_pingpong")
+                ratio(n, rec, "latency_vs_rtt3")
+            sums.append((n, rec))
         elif kind in ("run", "median") and mode == "decide":
             need(n, rec, ["logic"], lambda v: isinstance(v, str) and v,
                  "a name")
@@ -189,6 +244,7 @@ def check(mode, lines):
         else:
             bad(n, "record %r not expected from mode %r" % (kind, mode))
     medians(runs, meds)
+    pairs(runs, sums)
     want = {"bare": ["run"], "router": ["run"], "adopt": ["run"],
             "load": ["run"],
             "compare": ["run", "median", "summary"],

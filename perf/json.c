@@ -166,24 +166,6 @@ int perf_result_ok(const struct perf_result *r)
 	return r->received == r->sent && r->gaps == 0 && r->reorders == 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-double perf_median(const double *v, unsigned n)
-{
-	double s[PERF_REPS_MAX];
-
-	if (n == 0)
-		return 0;
-	memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
 void perf_result_median(const struct perf_result *v, unsigned n,
 			struct perf_result *out)
 {
@@ -238,4 +220,22 @@ struct json_object *perf_json_run(const char *mode, const struct perf_opts *o,
 		perf_json_u64(j, "reps", o->reps);
 	perf_json_result(j, r, rep == 0);
 	return j;
+}
+
+void perf_json_ratio(struct json_object *j, const char *key,
+		     const struct perf_ratio *r)
+{
+	char k[64];
+
+	perf_json_num(j, key, r->median);
+	snprintf(k, sizeof(k), "%s_min", key);
+	perf_json_num(j, k, r->min);
+	snprintf(k, sizeof(k), "%s_max", key);
+	perf_json_num(j, k, r->max);
+	snprintf(k, sizeof(k), "%s_spread", key);
+	perf_json_num(j, k, r->spread);
+	snprintf(k, sizeof(k), "%s_pairs", key);
+	perf_json_u64(j, k, r->pairs);
+	snprintf(k, sizeof(k), "%s_spread_warning", key);
+	perf_json_bool(j, k, perf_ratio_warn(r));
 }

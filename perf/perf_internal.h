@@ -83,6 +83,59 @@ double perf_median(const double *v, unsigned n);
 void perf_result_median(const struct perf_result *v, unsigned n,
 			struct perf_result *out);
 
+struct json_object;
+
+/* ---- ratios from interleaved pairs (perf_util.c) --------------------- */
+
+/*
+ * A ratio on a shared machine: the baseline itself swings from run to run
+ * (the bare chain read 50 to 76 M msg/s in one day), so a ratio of two
+ * medians taken minutes apart is noise.  Each measured run is divided by
+ * the baseline run interleaved next to it (the same repetition), and the
+ * figure is the median of those per-pair ratios; their spread,
+ * (max - min) / median, says how far one pair can be trusted, and a
+ * spread over PERF_RATIO_SPREAD_WARN gets a warning line.
+ */
+#define PERF_RATIO_SPREAD_WARN 0.10
+
+struct perf_ratio {
+	double median; /* of the per-pair ratios; 0 when no pair counted */
+	double min, max;
+	double spread; /* (max - min) / median; 0 when median is 0 */
+	unsigned pairs; /* pairs counted: those with both figures > 0 */
+};
+
+/**
+ * The ratio of @p num[i] to @p den[i], i < @p n (n <= PERF_REPS_MAX),
+ * pair by pair: median, range and spread into @p out.  A pair where
+ * either figure is not above 0 (a run that measured nothing) is left out.
+ *
+ * Context:     any; no allocation.
+ */
+void perf_ratio_pairs(const double *num, const double *den, unsigned n,
+		      struct perf_ratio *out);
+
+/** Non-zero when @p r's spread is over PERF_RATIO_SPREAD_WARN. */
+static inline int perf_ratio_warn(const struct perf_ratio *r)
+{
+	return r->pairs > 1 && r->spread > PERF_RATIO_SPREAD_WARN;
+}
+
+/**
+ * Print "@p what: median M of N pairs (range A..B, spread S %)" and,
+ * when perf_ratio_warn(), a second line "warning: ...".  The caller
+ * prints the bar and its verdict after it on the same line: no newline
+ * at the end of the first line.
+ */
+void perf_ratio_print(const char *what, const struct perf_ratio *r);
+
+/**
+ * --json: @p key (the median), @p key_min, @p key_max, @p key_spread,
+ * @p key_pairs, @p key_spread_warning (a boolean) in @p j (json.c).
+ */
+void perf_json_ratio(struct json_object *j, const char *key,
+		     const struct perf_ratio *r);
+
 /* ---- --json (json.c; the schema is in docs/benchmarks.md) ------------ */
 
 /* Bumped when a key changes meaning or goes away (not when one is added). */

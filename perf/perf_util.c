@@ -157,3 +157,56 @@ int perf_wait_idle(unsigned max_s)
 	}
 	return -1;
 }
+
+/* ---- ratios from interleaved pairs ----------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double perf_median(const double *v, unsigned n)
+{
+	double s[PERF_REPS_MAX];
+
+	if (n == 0)
+		return 0;
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+void perf_ratio_pairs(const double *num, const double *den, unsigned n,
+		      struct perf_ratio *out)
+{
+	double r[PERF_REPS_MAX];
+	unsigned k = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (n > PERF_REPS_MAX)
+		n = PERF_REPS_MAX;
+	for (unsigned i = 0; i < n; i++)
+		if (num[i] > 0 && den[i] > 0)
+			r[k++] = num[i] / den[i];
+	out->pairs = k;
+	if (k == 0)
+		return;
+	out->median = perf_median(r, k);
+	out->min = out->max = r[0];
+	for (unsigned i = 1; i < k; i++) {
+		out->min = r[i] < out->min ? r[i] : out->min;
+		out->max = r[i] > out->max ? r[i] : out->max;
+	}
+	out->spread = out->median > 0 ? (out->max - out->min) / out->median
+				      : 0;
+}
+
+void perf_ratio_print(const char *what, const struct perf_ratio *r)
+{
+	printf("%s = %.3f, median of %u pair%s (range %.3f..%.3f, spread "
+	       "%.1f %%)",
+	       what, r->median, r->pairs, r->pairs == 1 ? "" : "s", r->min,
+	       r->max, r->spread * 100);
+}

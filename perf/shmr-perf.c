@@ -377,6 +377,17 @@ static void row(const char *rep, const char *run, double mps, double p50,
 	fflush(stdout);
 }
 
+/* A ratio whose pairs disagree: say so under its line. */
+static void spread_warn(const char *what, const struct perf_ratio *r,
+			int *warned)
+{
+	if (!perf_ratio_warn(r))
+		return;
+	printf("warning: %s: the %u pairs spread %.1f %% (over %.0f %%)\n",
+	       what, r->pairs, r->spread * 100, PERF_RATIO_SPREAD_WARN * 100);
+	*warned = 1;
+}
+
 static void wait_quiet(const struct perf_opts *o)
 {
 	if (o->wait_idle && perf_wait_idle(120) < 0)
@@ -404,7 +415,8 @@ static int compare(const struct perf_opts *o)
 	/* Every figure of every run, for --json's medians. */
 	static struct perf_result bres[PERF_REPS_MAX], rres[2][PERF_REPS_MAX];
 	double bare_mps;
-	int failed = 0, rtt = o->rtt != 0;
+	char what[96];
+	int failed = 0, warned = 0, rtt = o->rtt != 0;
 
 	print_setup("compare", o);
 	printf("%-4s %-16s %8s %11s %11s  %s\n", "rep", "run", "M msg/s",
@@ -505,7 +517,7 @@ static int compare(const struct perf_opts *o)
 					     &med));
 	}
 	for (unsigned m = 0; m < 2; m++) {
-		double router_mps, tput;
+		struct perf_ratio tput, lat, lat3, floor;
 		struct perf_opts one = *o;
 		struct json_object *j;
 
@@ -515,55 +527,57 @@ static int compare(const struct perf_opts *o)
 		j = perf_json_record("compare", "summary");
 		perf_json_setup(j, &one, 1);
 		perf_json_u64(j, "reps", o->reps);
-		router_mps = perf_median(rm[m], o->reps);
-		tput = bare_mps > 0 ? router_mps / bare_mps : 0;
-		perf_json_num(j, "throughput_vs_bare", tput);
+		/* Each router run against the bare run of its repetition. */
+		perf_ratio_pairs(rm[m], bm, o->reps, &tput);
+		perf_json_ratio(j, "throughput_vs_bare", &tput);
 		perf_json_num(j, "throughput_bar", BAR_THROUGHPUT);
-		perf_json_bool(j, "throughput_met", tput >= BAR_THROUGHPUT);
-		printf("throughput (%s): router / bare = %.2f  (bar >= %.1f): "
-		       "%s\n",
-		       poll_name[m], tput, BAR_THROUGHPUT,
-		       tput >= BAR_THROUGHPUT ? "PASS" : "BELOW");
+		perf_json_bool(j, "throughput_met",
+			       tput.median >= BAR_THROUGHPUT);
+		snprintf(what, sizeof(what), "throughput (%s): router / bare",
+			 poll_name[m]);
+		perf_ratio_print(what, &tput);
+		printf("  (bar >= %.1f): %s\n", BAR_THROUGHPUT,
+		       tput.median >= BAR_THROUGHPUT ? "PASS" : "BELOW");
+		spread_warn(what, &tput, &warned);
 		if (rtt) {
-			double bp = perf_median(bp50, o->reps);
-			double tp = perf_median(tp50, o->reps);
-			double rp = perf_median(rp50[m], o->reps);
-			double lat = bp > 0 ? rp / bp : 0;
-
-			printf("latency (%s): router call p50 / bare ping-pong "
-			       "p50 = %.2f  (bar <= %.1f): %s\n",
-			       poll_name[m], lat, BAR_LATENCY,
-			       lat <= BAR_LATENCY ? "PASS" : "BELOW");
-			printf("  explanation (%s): router call p50 / bare "
-			       "3-proc rtt p50 = %.2f  (same 3 processes, "
-			       "pinning and waits, no shmrouter code)\n",
-			       poll_name[m], tp > 0 ? rp / tp : 0);
-			perf_json_num(j, "latency_vs_pingpong", lat);
+			perf_ratio_pairs(rp50[m], bp50, o->reps, &lat);
+			perf_ratio_pairs(rp50[m], tp50, o->reps, &lat3);
+			snprintf(what, sizeof(what), "latency (%s): router call "
+				 "p50 / bare ping-pong p50", poll_name[m]);
+			perf_ratio_print(what, &lat);
+			printf("  (bar <= %.1f): %s\n", BAR_LATENCY,
+			       lat.median <= BAR_LATENCY ? "PASS" : "BELOW");
+			spread_warn(what, &lat, &warned);
+			snprintf(what, sizeof(what), "  explanation (%s): router "
+				 "call p50 / bare 3-proc rtt p50", poll_name[m]);
+			perf_ratio_print(what, &lat3);
+			printf("  (same 3 processes, pinning and waits, no "
+			       "shmrouter code)\n");
+			spread_warn(what, &lat3, &warned);
+			perf_json_ratio(j, "latency_vs_pingpong", &lat);
 			perf_json_num(j, "latency_bar", BAR_LATENCY);
-			perf_json_bool(j, "latency_met", lat <= BAR_LATENCY);
-			perf_json_num(j, "latency_vs_rtt3",
-				      tp > 0 ? rp / tp : 0);
+			perf_json_bool(j, "latency_met",
+				       lat.median <= BAR_LATENCY);
+			perf_json_ratio(j, "latency_vs_rtt3", &lat3);
 			if (shares_core(o)) {
-				double hp = perf_median(hp50, o->reps);
-
-				perf_json_num(j, "floor_vs_pingpong",
-					      bp > 0 ? hp / bp : 0);
+				perf_ratio_pairs(hp50, bp50, o->reps, &floor);
+				perf_json_ratio(j, "floor_vs_pingpong", &floor);
 			}
 		}
 		perf_json_bool(j, "all_in_order", !failed);
 		perf_json_emit(j);
 	}
 	if (rtt) {
-		double bp = perf_median(bp50, o->reps);
-		double hp = perf_median(hp50, o->reps);
+		struct perf_ratio floor;
 
-		if (shares_core(o))
-			printf("floor: bare handoff p50 / bare ping-pong p50 = "
-			       "%.2f  (the two context switches of any round "
+		perf_ratio_pairs(hp50, bp50, o->reps, &floor);
+		if (shares_core(o)) {
+			perf_ratio_print("floor: bare handoff p50 / bare "
+					 "ping-pong p50", &floor);
+			printf("  (the two context switches of any round "
 			       "trip whose three processes share two cores, "
-			       "before any work)\n",
-			       bp > 0 ? hp / bp : 0);
-		else
+			       "before any work)\n");
+		} else
 			printf("floor: none from sharing: client, dataplane "
 			       "and worker each have a cpu of their own\n");
 	}
@@ -579,6 +593,11 @@ static int compare(const struct perf_opts *o)
 			       "repetitions: something else was running\n",
 			       (hi / lo - 1) * 100);
 	}
+	if (warned)
+		printf("warning: a ratio's pairs spread over %.0f %%: the "
+		       "machine was busy (uptime); run again with more --reps "
+		       "or --wait-idle before trusting it\n",
+		       PERF_RATIO_SPREAD_WARN * 100);
 	if (o->slot != 64 || o->burst != 32)
 		printf("note: the bars are defined for --slot 64 --burst 32\n");
 	if (failed)
