@@ -183,6 +183,26 @@ def pairs(runs, sums):
                      max(v)))
 
 
+def churn_pairs(n, s, runs):
+    """churn's dip: the median of churn / quiet phase by phase, per pair;
+    dip_percent = (1 - that) x 100."""
+    ph = {(r.get("rep"), r.get("run")): r for r in runs}
+    v = [ph[(i, "churn")]["msgs_per_s"] / ph[(i, "quiet")]["msgs_per_s"]
+         for i in range(1, s.get("reps", 0) + 1)
+         if (i, "churn") in ph and (i, "quiet") in ph]
+    if len(v) != s.get("reps") or len(v) != s.get("throughput_vs_quiet_pairs"):
+        bad(n, "%r pairs, %d pairs of phases ran" %
+            (s.get("throughput_vs_quiet_pairs"), len(v)))
+        return
+    want = statistics.median(v)
+    if abs(s.get("throughput_vs_quiet", -1) - want) > 1e-6:
+        bad(n, "throughput_vs_quiet %r, the pairs' median is %r" %
+            (s.get("throughput_vs_quiet"), want))
+    if abs(s.get("dip_percent", -1) - (1 - want) * 100) > 1e-4:
+        bad(n, "dip_percent %r, not (1 - %r) x 100" %
+            (s.get("dip_percent"), want))
+
+
 def check(mode, lines):
     kinds = {}
     runs, meds, sums = [], [], []
@@ -241,6 +261,38 @@ def check(mode, lines):
                           "killed_longest_gap_us", "restart_p50_us",
                           "restart_p99_us", "restart_max_us"], is_int,
                  "an integer")
+        elif kind == "run" and mode == "churn":
+            need(n, rec, ["run"], lambda v: v in ("quiet", "churn"),
+                 "'quiet' or 'churn'")
+            need(n, rec, SETUP + ROUTER + ["rep", "rate_asked", "phase_ms",
+                                           "pushed", "changes_applied"],
+                 is_int, "an integer")
+            need(n, rec, ["duration_s", "msgs_per_s", "changes_per_s"],
+                 is_num, "a number")
+            if rec.get("pushed", 0) <= 0:
+                bad(n, "a phase that pushed nothing: %r" % rec)
+        elif kind == "summary" and mode == "churn":
+            need(n, rec, SETUP + ROUTER + ["reps", "rate_asked", "phase_ms",
+                                           "changes_refused", "goal_rate"] +
+                 COUNTS, is_int, "an integer")
+            need(n, rec, ["changes_per_s_applied", "dip_percent",
+                          "dip_goal_percent", "quiet_msgs_per_s",
+                          "churn_msgs_per_s"], is_num,
+                 "a number")
+            need(n, rec, ["goal_met", "ok"], lambda v: isinstance(v, bool),
+                 "a boolean")
+            ratio(n, rec, "throughput_vs_quiet")
+            if rec.get("ok") is not True or rec.get("lost") != 0 or \
+                    rec.get("gaps") != 0 or rec.get("reordered") != 0 or \
+                    rec.get("sent") != rec.get("received"):
+                bad(n, "the sinks' tallies: lost or misrouted: %r" % rec)
+            if rec.get("sent") != sum(r.get("pushed", 0) for r in runs):
+                bad(n, "sent %r, the phases pushed %r" % (
+                    rec.get("sent"), sum(r.get("pushed", 0) for r in runs)))
+            if rec.get("rate_asked", 0) > 0 and \
+                    not rec.get("changes_per_s_applied", 0) > 0:
+                bad(n, "no change applied: %r" % rec)
+            churn_pairs(n, rec, runs)
         else:
             bad(n, "record %r not expected from mode %r" % (kind, mode))
     medians(runs, meds)
@@ -248,7 +300,8 @@ def check(mode, lines):
     want = {"bare": ["run"], "router": ["run"], "adopt": ["run"],
             "load": ["run"],
             "compare": ["run", "median", "summary"],
-            "logics": ["run", "median"], "decide": ["run", "median"]}
+            "logics": ["run", "median"], "decide": ["run", "median"],
+            "churn": ["run", "summary"]}
     for kind in want[mode]:
         if not kinds.get(kind):
             problems.append("no %r record at all" % kind)

@@ -126,18 +126,22 @@ static void latency(struct json_object *j, const char *name, unsigned n,
 	}
 }
 
+void perf_json_counts(struct json_object *j, const struct perf_result *r)
+{
+	perf_json_u64(j, "sent", r->sent);
+	perf_json_u64(j, "received", r->received);
+	perf_json_u64(j, "lost", r->sent > r->received
+					 ? r->sent - r->received : 0);
+	perf_json_u64(j, "gaps", r->gaps);
+	perf_json_u64(j, "reordered", r->reorders);
+	perf_json_bool(j, "ok", perf_result_ok(r));
+}
+
 void perf_json_result(struct json_object *j, const struct perf_result *r,
 		      int median)
 {
-	if (!median) {
-		perf_json_u64(j, "sent", r->sent);
-		perf_json_u64(j, "received", r->received);
-		perf_json_u64(j, "lost", r->sent > r->received
-						 ? r->sent - r->received : 0);
-		perf_json_u64(j, "gaps", r->gaps);
-		perf_json_u64(j, "reordered", r->reorders);
-		perf_json_bool(j, "ok", perf_result_ok(r));
-	}
+	if (!median)
+		perf_json_counts(j, r);
 	perf_json_num(j, "msgs_per_s", r->mps);
 	if (r->dps > 0)
 		perf_json_num(j, "deliveries_per_s", r->dps);

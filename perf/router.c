@@ -49,15 +49,6 @@
 #define READY_TIMEOUT_MS 30000
 #define STOP_TIMEOUT_MS 20000
 
-struct app {
-	char dir[64];
-	char conf[PATH_MAX];
-	char sock[PATH_MAX];
-	char log[PATH_MAX];
-	char domain[SHMR_NAME_MAX];
-	pid_t control;
-	int log_shown;
-};
 
 static int executable(const char *path)
 {
@@ -121,7 +112,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
 	return 0;
 }
 
-static void dump_log(struct app *a)
+static void dump_log(struct perf_app *a)
 {
 	char line[512];
 	FILE *f = fopen(a->log, "r");
@@ -135,7 +126,7 @@ static void dump_log(struct app *a)
 	fclose(f);
 }
 
-static int write_config(struct app *a, const struct perf_opts *o)
+static int write_config(struct perf_app *a, const struct perf_opts *o)
 {
 	FILE *f = fopen(a->conf, "w");
 
@@ -197,11 +188,17 @@ static int write_config(struct app *a, const struct perf_opts *o)
 			"cpus = \"%d\"; }%s\n",
 			j, o->logic ? 0 : o->routes, o->burst, j, o->cpu_sink,
 			j + 1 < o->routes ? "," : "");
-	fprintf(f, "    );\n  }\n);\n");
+	fprintf(f, "    );\n  }%s\n", o->churn ? "," : "\n);");
+	/* churn.c's target: a group of names no process registers (no
+	 * worker, nothing sent to it), changed by AddRoutee/RemoveRoutee. */
+	if (o->churn)
+		fprintf(f, "  { name = \"churn\"; behaviour = \"round-robin\"; "
+			   "routees = [ \"churn.base\" ]; "
+			   "keep_when_empty = true; }\n);\n");
 	return fclose(f) == 0 ? 0 : -1;
 }
 
-static void app_stop(struct app *a, const struct perf_opts *o)
+void perf_app_stop(struct perf_app *a, const struct perf_opts *o)
 {
 	int status = 0, waited = 0;
 
@@ -246,7 +243,7 @@ static void app_stop(struct app *a, const struct perf_opts *o)
 	}
 }
 
-static int app_start(struct app *a, const struct perf_opts *o)
+int perf_app_start(struct perf_app *a, const struct perf_opts *o)
 {
 	char control[PATH_MAX], sink[PATH_MAX];
 	int pfd[2];
@@ -270,7 +267,12 @@ static int app_start(struct app *a, const struct perf_opts *o)
 		fprintf(stderr, "shmr-perf router: %s not found\n", sink);
 		return -PERF_EXIT_SKIP;
 	}
-	snprintf(a->dir, sizeof(a->dir), "/tmp/shmr-perf-XXXXXX");
+	/* churn's control plane rewrites its state file with every change:
+	 * on tmpfs, as under /run/shmr, when there is one (on ext4 the
+	 * rename's flush is half of a change's cost). */
+	snprintf(a->dir, sizeof(a->dir), "%s/shmr-perf-XXXXXX",
+		 o->churn && access("/dev/shm", W_OK) == 0 ? "/dev/shm"
+							   : "/tmp");
 	if (!mkdtemp(a->dir)) {
 		perror("shmr-perf router: mkdtemp");
 		a->dir[0] = '\0';
@@ -330,7 +332,7 @@ static int app_start(struct app *a, const struct perf_opts *o)
 	return 0;
 }
 
-static int sink_call(struct shmr_endpoint *ep, struct shmr_pid router,
+int perf_sink_call(struct shmr_endpoint *ep, struct shmr_pid router,
 		     unsigned j, uint32_t op, uint64_t arg,
 		     struct perf_ans *ans)
 {
@@ -359,6 +361,37 @@ static uint64_t expected_for(const struct perf_opts *o, unsigned j)
 	return o->count / o->routes + (j < o->count % o->routes);
 }
 
+int perf_send_all(struct shmr_endpoint *ep, struct shmr_out *out,
+		  unsigned n, struct perf_stall *st, unsigned *idle,
+		  uint64_t *full, uint64_t seq)
+{
+	unsigned done = 0;
+
+	while (done < n) {
+		int k = shmr_send_burst(ep, out + done, n - done);
+
+		if (k > 0) {
+			done += (unsigned)k;
+			perf_progress(st);
+			continue;
+		}
+		if (k < 0) {
+			fprintf(stderr, "shmr-perf: send: %s\n",
+				shmr_strerror(k));
+			return -1;
+		}
+		(*full)++;
+		if (perf_stalled(st)) {
+			fprintf(stderr, "shmr-perf: the dataplane stopped "
+					"taking messages after %llu\n",
+				(unsigned long long)(seq + done));
+			return -1;
+		}
+		perf_backoff(idle, PERF_SPIN_SHARED);
+	}
+	return 0;
+}
+
 /* The timed part: push o->count messages, spinning on a full lane. */
 static int push_all(struct shmr_endpoint *ep, struct shmr_pid router,
 		    const struct perf_opts *o, uint64_t *t_start)
@@ -381,7 +414,7 @@ static int push_all(struct shmr_endpoint *ep, struct shmr_pid router,
 	}
 	*t_start = perf_now_ns();
 	while (seq < o->count) {
-		unsigned n = o->burst, done = 0;
+		unsigned n = o->burst;
 
 		if (o->count - seq < n)
 			n = (unsigned)(o->count - seq);
@@ -392,29 +425,8 @@ static int push_all(struct shmr_endpoint *ep, struct shmr_pid router,
 			if (++route == o->routes)
 				route = 0;
 		}
-		while (done < n) {
-			int k = shmr_send_burst(ep, out + done, n - done);
-
-			if (k > 0) {
-				done += (unsigned)k;
-				perf_progress(&st);
-				continue;
-			}
-			if (k < 0) {
-				fprintf(stderr, "shmr-perf router: send: %s\n",
-					shmr_strerror(k));
-				goto fail;
-			}
-			full++;
-			if (perf_stalled(&st)) {
-				fprintf(stderr, "shmr-perf router: the "
-						"dataplane stopped taking "
-						"messages after %llu\n",
-					(unsigned long long)(seq + done));
-				goto fail;
-			}
-			perf_backoff(&idle, PERF_SPIN_SHARED);
-		}
+		if (perf_send_all(ep, out, n, &st, &idle, &full, seq) < 0)
+			goto fail;
 		seq += n;
 	}
 	if (o->verbose)
@@ -432,23 +444,24 @@ fail:
 	return -1;
 }
 
-/* Ask every sink what it got from us; fill r and the end of the clock. */
-static int collect(struct shmr_endpoint *ep, struct shmr_pid router,
-		   const struct perf_opts *o, struct perf_result *r,
-		   uint64_t *t_end)
+int perf_sink_collect(struct shmr_endpoint *ep, struct shmr_pid router,
+		      unsigned routes, uint64_t total, struct perf_result *r,
+		      uint64_t *t_end)
 {
 	struct perf_ans ans;
 
-	*t_end = 0;
-	for (unsigned j = 0; j < o->routes; j++) {
-		uint64_t want = expected_for(o, j), last = UINT64_MAX;
+	if (t_end)
+		*t_end = 0;
+	for (unsigned j = 0; j < routes; j++) {
+		uint64_t want = total / routes + (j < total % routes);
+		uint64_t last = UINT64_MAX;
 		unsigned still = 0;
 
 		/* The call queues behind our sends, so one answer should be
 		 * final; ask again while the count still moves, in case a
 		 * dataplane ever reorders across lanes. */
 		for (;;) {
-			if (sink_call(ep, router, j, PERF_OP_COUNT, 0, &ans) < 0)
+			if (perf_sink_call(ep, router, j, PERF_OP_COUNT, 0, &ans) < 0)
 				return -1;
 			if (ans.a >= want || (ans.a == last && ++still >= 10))
 				break;
@@ -459,14 +472,13 @@ static int collect(struct shmr_endpoint *ep, struct shmr_pid router,
 				  NULL);
 		}
 		r->received += ans.a;
-		if (ans.b > *t_end)
+		if (t_end && ans.b > *t_end)
 			*t_end = ans.b;
-		if (ans.a != want || ans.b == 0)
-			fprintf(stderr, "shmr-perf router: sink s%u got %llu "
-					"of %llu\n",
+		if (ans.a != want || (t_end && ans.b == 0))
+			fprintf(stderr, "shmr-perf: sink s%u got %llu of %llu\n",
 				j, (unsigned long long)ans.a,
 				(unsigned long long)want);
-		if (sink_call(ep, router, j, PERF_OP_ERRORS, 0, &ans) < 0)
+		if (perf_sink_call(ep, router, j, PERF_OP_ERRORS, 0, &ans) < 0)
 			return -1;
 		r->gaps += ans.a;
 		r->reorders += ans.b;
@@ -614,6 +626,42 @@ static int time_calls(struct shmr_endpoint *ep, struct shmr_pid router,
 	return 0;
 }
 
+int perf_app_client(const struct perf_app *a, const struct perf_opts *o,
+		    const char *who, struct shmr_domain **d,
+		    struct shmr_endpoint **ep, struct shmr_pid *router)
+{
+	int rc = shmr_attach_path(a->sock, d);
+
+	if (rc == 0)
+		rc = shmr_endpoint_open(*d, ep);
+	if (rc == 0)
+		rc = shmr_lookup(*d, "perf", router);
+	if (rc < 0) {
+		fprintf(stderr, "shmr-perf %s: %s: %s\n", who, a->sock,
+			shmr_strerror(rc));
+		return -1;
+	}
+	/* Pinned only now: shmr-control (forked above) must not inherit it. */
+	rc = perf_pin(o->cpu_client);
+	if (rc < 0) {
+		fprintf(stderr, "shmr-perf %s: pin to cpu %d: %s\n", who,
+			o->cpu_client, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+void perf_app_end(struct perf_app *a, const struct perf_opts *o,
+		  struct shmr_domain *d, struct shmr_endpoint *ep)
+{
+	if (ep)
+		shmr_endpoint_close(ep);
+	if (d)
+		shmr_detach(d);
+	perf_unpin();
+	perf_app_stop(a, o);
+}
+
 int perf_router_run(const struct perf_opts *o, struct perf_result *r)
 {
 	struct shmr_domain *d = NULL;
@@ -621,33 +669,18 @@ int perf_router_run(const struct perf_opts *o, struct perf_result *r)
 	struct shmr_pid router;
 	struct perf_ans ans;
 	uint64_t t0 = 0, t1 = 0;
-	struct app a;
+	struct perf_app a;
 	int rc, ret = -1;
 
 	memset(r, 0, sizeof(*r));
-	rc = app_start(&a, o);
+	rc = perf_app_start(&a, o);
 	if (rc < 0) {
 		if (rc == -PERF_EXIT_SKIP)
 			return rc;
 		goto out;
 	}
-	rc = shmr_attach_path(a.sock, &d);
-	if (rc == 0)
-		rc = shmr_endpoint_open(d, &ep);
-	if (rc == 0)
-		rc = shmr_lookup(d, "perf", &router);
-	if (rc < 0) {
-		fprintf(stderr, "shmr-perf router: %s: %s\n", a.sock,
-			shmr_strerror(rc));
+	if (perf_app_client(&a, o, "router", &d, &ep, &router) < 0)
 		goto out;
-	}
-	/* Pinned only now: shmr-control (forked above) must not inherit it. */
-	rc = perf_pin(o->cpu_client);
-	if (rc < 0) {
-		fprintf(stderr, "shmr-perf router: pin to cpu %d: %s\n",
-			o->cpu_client, strerror(-rc));
-		goto out;
-	}
 	if (o->logic) {
 		ret = logic_measure(d, ep, router, o, r);
 		/* Then calls through the logic, one at a time. */
@@ -658,7 +691,7 @@ int perf_router_run(const struct perf_opts *o, struct perf_result *r)
 	/* Tell each sink what to expect; this also waits for it to be up
 	 * and checks that key/type j reaches route s<j>. */
 	for (unsigned j = 0; j < o->routes; j++) {
-		if (sink_call(ep, router, j, PERF_OP_EXPECT,
+		if (perf_sink_call(ep, router, j, PERF_OP_EXPECT,
 			      expected_for(o, j), &ans) < 0)
 			goto out;
 		if (ans.a != j) {
@@ -671,7 +704,7 @@ int perf_router_run(const struct perf_opts *o, struct perf_result *r)
 	r->sent = o->count;
 	if (push_all(ep, router, o, &t0) < 0)
 		goto out;
-	if (collect(ep, router, o, r, &t1) < 0)
+	if (perf_sink_collect(ep, router, o->routes, o->count, r, &t1) < 0)
 		goto out;
 	if (t1 > t0 && r->received == r->sent)
 		r->mps = (double)r->sent * 1e9 / (double)(t1 - t0);
@@ -679,11 +712,6 @@ int perf_router_run(const struct perf_opts *o, struct perf_result *r)
 		goto out;
 	ret = 0;
 out:
-	if (ep)
-		shmr_endpoint_close(ep);
-	if (d)
-		shmr_detach(d);
-	perf_unpin();
-	app_stop(&a, o);
+	perf_app_end(&a, o, d, ep);
 	return ret;
 }

@@ -13,6 +13,9 @@
  *                                 baseline of the same run
  *   shmr-perf decide [flags]      each logic's routing decision alone, in
  *                                 this process, ns per decision
+ *   shmr-perf churn [--rate N]    a steady stream while the control plane
+ *                                 applies N route changes a second, against
+ *                                 the same stream without, in one run
  *   shmr-perf load --domain D ... paced load into a running appliance
  *   shmr-perf report FILE.json... plots (SVG, gnuplot) from --json results
  *
@@ -43,13 +46,14 @@ static const char *const poll_name[2] = { "busy", "adaptive" };
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: shmr-perf [compare|bare|router|logics|decide] "
+		"usage: shmr-perf [compare|bare|router|logics|decide|churn] "
 		"[--slot BYTES] "
 		"[--burst N] [--count N] [--cpus A,B[,C]]\n"
 		"                 [--rtt N] [--lane N] [--routes N] "
 		"[--poll busy|adaptive|both] [--behaviour hash|type]\n"
 		"                 [--lcores N] [--reps N] [--wait-idle] "
 		"[--keep] [-v]\n"
+		"                 churn: [--rate N] [--phase-ms MS]\n"
 		"                 [--logics hash,round-robin,random,"
 		"smallest-mailbox,consistent-hash,broadcast,\n"
 		"                  scatter-gather,tail-chopping,balancing] "
@@ -182,6 +186,19 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		o->polls = PERF_POLL_BUSY;
 		o->logics = LOGICS_ALL;
 	}
+	/* compare: enough pairs that two runs of one build agree within
+	 * 5 % on this shared machine (docs/benchmarks.md, "Ratios"). */
+	if (strcmp(mode, "compare") == 0)
+		o->reps = 9;
+	if (strcmp(mode, "churn") == 0) {
+		o->churn = 1;
+		o->routes = 2;
+		o->rtt = 0;
+		o->reps = 5;
+		o->polls = PERF_POLL_BUSY;
+		o->rate = 100000;
+		o->phase_ms = 1000;
+	}
 	for (int i = first; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int bad = 0, takes = 1;
@@ -208,6 +225,10 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 			bad = parse_uint(v, 1, 4, &o->lcores);
 		else if (strcmp(a, "--reps") == 0)
 			bad = parse_uint(v, 1, 101, &o->reps);
+		else if (strcmp(a, "--rate") == 0 && o->churn)
+			bad = parse_uint(v, 0, 10000000, &o->rate);
+		else if (strcmp(a, "--phase-ms") == 0 && o->churn)
+			bad = parse_uint(v, 50, 600000, &o->phase_ms);
 		else if (strcmp(a, "--cpus") == 0) {
 			bad = !v || parse_cpus(v, o) < 0;
 			cpus_given = 1;
@@ -626,7 +647,7 @@ int main(int argc, char **argv)
 		return perf_report_main(argc - 1, argv + 1);
 	if (strcmp(mode, "compare") && strcmp(mode, "bare") &&
 	    strcmp(mode, "router") && strcmp(mode, "logics") &&
-	    strcmp(mode, "decide")) {
+	    strcmp(mode, "decide") && strcmp(mode, "churn")) {
 		fprintf(stderr, "shmr-perf: unknown mode '%s'\n", mode);
 		usage(stderr);
 		return PERF_EXIT_USAGE;
@@ -647,5 +668,10 @@ int main(int argc, char **argv)
 		return perf_logics_main(&o);
 	if (strcmp(mode, "decide") == 0)
 		return perf_decide_main(&o);
+	if (strcmp(mode, "churn") == 0) {
+		o.poll_busy = o.polls != PERF_POLL_ADAPTIVE;
+		o.polls = o.poll_busy ? PERF_POLL_BUSY : PERF_POLL_ADAPTIVE;
+		return perf_churn_main(&o);
+	}
 	return run_one(mode, &o);
 }
