@@ -239,6 +239,19 @@ def check(mode, lines):
                 need(n, rec, ["latency_bar"], is_num, "a number")
                 ratio(n, rec, "latency_vs_pingpong")
                 ratio(n, rec, "latency_vs_rtt3")
+                need(n, rec, ["call_goal"], is_num, "a number")
+                need(n, rec, ["call_goal_vs"],
+                     lambda v: v in ("rtt3", "pingpong"),
+                     "'rtt3' or 'pingpong'")
+                need(n, rec, ["call_goal_met"],
+                     lambda v: isinstance(v, bool), "a boolean")
+                k = "latency_vs_" + str(rec.get("call_goal_vs"))
+                if is_num(rec.get(k)) and is_num(rec.get("call_goal")) and \
+                        rec.get("call_goal_met") is not \
+                        (rec[k] <= rec["call_goal"]):
+                    bad(n, "call_goal_met %r with %s %r, goal %r" % (
+                        rec.get("call_goal_met"), k, rec[k],
+                        rec["call_goal"]))
             sums.append((n, rec))
         elif kind in ("run", "median") and mode == "decide":
             need(n, rec, ["logic"], lambda v: isinstance(v, str) and v,

@@ -398,6 +398,41 @@ static void row(const char *rep, const char *run, double mps, double p50,
 	fflush(stdout);
 }
 
+/* Do two of client, hub and sinks share a cpu (a call's context switch)? */
+static int shares_core(const struct perf_opts *o)
+{
+	return o->cpu_sink == o->cpu_client || o->cpu_sink == o->cpu_hub ||
+	       o->cpu_client == o->cpu_hub;
+}
+
+/*
+ * Issue 16's goal for a call: with client, dataplane and worker each on a
+ * core of its own, p50 at most 2 x the bare two-process ping-pong's; when
+ * they share cores (two cores: the context switches are the floor), at
+ * most 1.05 x the bare three-process round trip's, which pays the same.
+ */
+#define GOAL_CALL_OWN_CORES 2.0
+#define GOAL_CALL_SHARED 1.05
+
+static void call_goal(const struct perf_opts *o, const char *poll,
+		      const struct perf_ratio *lat,
+		      const struct perf_ratio *lat3, struct json_object *j)
+{
+	int shared = shares_core(o);
+	double goal = shared ? GOAL_CALL_SHARED : GOAL_CALL_OWN_CORES;
+	double v = shared ? lat3->median : lat->median;
+
+	printf("goal (%s): router call p50 / bare %s p50 = %.3f <= %.2f "
+	       "(%s): %s\n",
+	       poll, shared ? "3-proc rtt" : "ping-pong", v, goal,
+	       shared ? "its three processes share cores"
+		      : "client, dataplane and worker each on a core",
+	       v <= goal ? "PASS" : "BELOW");
+	perf_json_num(j, "call_goal", goal);
+	perf_json_str(j, "call_goal_vs", shared ? "rtt3" : "pingpong");
+	perf_json_bool(j, "call_goal_met", v <= goal);
+}
+
 /* A ratio whose pairs disagree: say so under its line. */
 static void spread_warn(const char *what, const struct perf_ratio *r,
 			int *warned)
@@ -413,13 +448,6 @@ static void wait_quiet(const struct perf_opts *o)
 {
 	if (o->wait_idle && perf_wait_idle(120) < 0)
 		printf("note: the machine did not go idle\n");
-}
-
-/* Do two of client, hub and sinks share a cpu (a call's context switch)? */
-static int shares_core(const struct perf_opts *o)
-{
-	return o->cpu_sink == o->cpu_client || o->cpu_sink == o->cpu_hub ||
-	       o->cpu_client == o->cpu_hub;
 }
 
 /*
@@ -580,6 +608,7 @@ static int compare(const struct perf_opts *o)
 			perf_json_bool(j, "latency_met",
 				       lat.median <= BAR_LATENCY);
 			perf_json_ratio(j, "latency_vs_rtt3", &lat3);
+			call_goal(o, poll_name[m], &lat, &lat3, j);
 			if (shares_core(o)) {
 				perf_ratio_pairs(hp50, bp50, o->reps, &floor);
 				perf_json_ratio(j, "floor_vs_pingpong", &floor);
