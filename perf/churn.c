@@ -87,6 +87,14 @@ static int ctl_connect(const char *path)
 	return fd;
 }
 
+/* The server closes a connection that stays idle (idle_timeout_ms): a
+ * new one, when nothing was in flight on the old. */
+static int ctl_reopen(int fd, const char *path)
+{
+	close(fd);
+	return ctl_connect(path);
+}
+
 /* Read the answers that are in (all of them with @p wait); returns how
  * many, or -1 when the connection is gone. */
 static int answers(int fd, struct churn_shared *sh, int wait)
@@ -156,7 +164,7 @@ static int changer(const char *sock, struct churn_shared *sh, unsigned rate)
 					goto gone;
 				answered += (uint64_t)n;
 			}
-			nanosleep(&(struct timespec){ 0, 200000 }, NULL);
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 			continue;
 		}
 		if (!since)
@@ -171,17 +179,42 @@ static int changer(const char *sock, struct churn_shared *sh, unsigned rate)
 			if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0) {
 				if (errno == EINTR)
 					continue;
+				/* Closed for being idle (idle_timeout_ms):
+				 * nothing was lost with it. */
+				if (sent == answered &&
+				    (fd = ctl_reopen(fd, sock)) >= 0)
+					continue;
 				goto gone;
 			}
 			k++;
 			sent++;
 		}
-		n = answers(fd, sh, sent - answered >= WINDOW);
+		if (sent == answered) {
+			/* Nothing in flight, nothing due: sleep until the
+			 * next change is (at most 1 ms), never spin: the
+			 * changer's own cpu time must not be the dip. */
+			uint64_t next = rate ? (uint64_t)((double)(sent + 1) *
+							  1e9 / rate)
+					     : UINT64_MAX;
+			uint64_t at = on_ns + now - since, nap = 1000000;
+
+			if (next > at && next - at < nap)
+				nap = next - at;
+			if (sent >= due)
+				nanosleep(&(struct timespec){ 0, (long)nap },
+					  NULL);
+			continue;
+		}
+		/* Wait (blocked) for one answer, then take what else is in. */
+		n = answers(fd, sh, 1);
+		if (n >= 0) {
+			int more = answers(fd, sh, 0);
+
+			n = more < 0 ? -1 : n + more;
+		}
 		if (n < 0)
 			goto gone;
 		answered += (uint64_t)n;
-		if (sent >= due && sent == answered)
-			sched_yield();
 	}
 	while (answered < sent) {
 		int n = answers(fd, sh, 1);
@@ -194,7 +227,8 @@ static int changer(const char *sock, struct churn_shared *sh, unsigned rate)
 	return 0;
 gone:
 	atomic_store(&sh->gone, 1);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return 1;
 }
 
