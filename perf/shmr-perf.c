@@ -194,10 +194,10 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		o->churn = 1;
 		o->routes = 2;
 		o->rtt = 0;
-		o->reps = 5;
+		o->reps = 9;
 		o->polls = PERF_POLL_BUSY;
 		o->rate = 100000;
-		o->phase_ms = 1000;
+		o->phase_ms = 500;
 	}
 	for (int i = first; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
