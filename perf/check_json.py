@@ -288,7 +288,11 @@ def check(mode, lines):
             need(n, rec, SETUP + ROUTER + ["reps", "rate_asked", "phase_ms",
                                            "changes_refused", "goal_rate"] +
                  COUNTS, is_int, "an integer")
-            need(n, rec, ["changes_per_s_applied", "dip_percent",
+            # A dip may be negative: churn phases faster than quiet ones.
+            if not is_num(rec.get("dip_percent")):
+                bad(n, "dip_percent is %r, not a number" %
+                    rec.get("dip_percent"))
+            need(n, rec, ["changes_per_s_applied",
                           "dip_goal_percent", "quiet_msgs_per_s",
                           "churn_msgs_per_s"], is_num,
                  "a number")
