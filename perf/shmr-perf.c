@@ -186,8 +186,8 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		o->polls = PERF_POLL_BUSY;
 		o->logics = LOGICS_ALL;
 	}
-	/* compare: enough pairs that two runs of one build agree within
-	 * 5 % on this shared machine (docs/benchmarks.md, "Ratios"). */
+	/* compare: 9 pairs (3 before); docs/benchmarks.md, "Ratios, run to
+	 * run", has what that bought on a shared machine. */
 	if (strcmp(mode, "compare") == 0)
 		o->reps = 9;
 	if (strcmp(mode, "churn") == 0) {
