@@ -112,7 +112,7 @@ static void help(void)
 	       "cpus=LIST\n"
 	       "  inspect ROUTER       the router's \"shmr:\" counters, \"key "
 	       "value\" lines\n"
-	       "    --json             as one JSON object of strings\n"
+	       "    --json             as one JSON object (numbers as numbers)\n"
 	       "  route ROUTER NAME    that route's line, as routes shows it\n"
 	       "  add ROUTER NAME PROGRAM [ARG...] [--cpus LIST]\n"
 	       "                       add an owned route and start its "

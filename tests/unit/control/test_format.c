@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "format.h"
 
@@ -173,26 +174,114 @@ static void inspect_merges_behaviour_keys(void **state)
 	has_line(f->buf, "shmr:state stopped");
 }
 
+/* The JSON object (json-c parses it): numbers are JSON numbers, booleans
+ * booleans, the rest strings. */
+static struct json_object *member(struct json_object *o, const char *key,
+				  enum json_type type)
+{
+	struct json_object *v = NULL;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		fail_msg("no key \"%s\"", key);
+	if (!json_object_is_type(v, type))
+		fail_msg("\"%s\" is a %s, not a %s", key,
+			 json_type_to_name(json_object_get_type(v)),
+			 json_type_to_name(type));
+	return v;
+}
+
 static void inspect_json(void **state)
 {
 	struct fixture *f = *state;
 	int n = shmr_ctl_format_inspect(&f->m.routers[0], &f->c, NULL, 1, f->buf,
 					sizeof(f->buf));
+	struct json_object *o;
 
 	assert_true(n > 0);
-	assert_int_equal(f->buf[0], '{');
+	assert_int_equal((size_t)n, strlen(f->buf));
 	assert_string_equal(f->buf + n - 2, "}\n");
-	assert_non_null(strstr(f->buf, "\"shmr:type\": \"type\""));
-	assert_non_null(strstr(f->buf, "\"shmr:routes_total\": \"3\""));
-	assert_non_null(strstr(f->buf, "\"shmr:mailbox_size\": \"17\""));
-	assert_non_null(
-		strstr(f->buf, "\"shmr:route:payments:forwarded\": \"600\""));
-	assert_non_null(strstr(f->buf, "\"shmr:route:reports:pid\": \"3:1\""));
-	assert_non_null(
-		strstr(f->buf, "\"shmr:route:shipments:cpus\": \"0,2-3\""));
-	/* Comma between members, none after the last. */
-	assert_null(strstr(f->buf, ",\n}"));
-	assert_null(strstr(f->buf, "\"\n  \""));
+	o = json_tokener_parse(f->buf);
+	assert_non_null(o);
+	assert_string_equal(
+		json_object_get_string(member(o, "shmr:type", json_type_string)),
+		"type");
+	assert_int_equal(json_object_get_uint64(member(
+				 o, "shmr:routes_total", json_type_int)),
+			 3);
+	assert_int_equal(json_object_get_uint64(member(
+				 o, "shmr:mailbox_size", json_type_int)),
+			 17);
+	assert_int_equal(json_object_get_uint64(member(
+				 o, "shmr:forwarded", json_type_int)),
+			 1000);
+	assert_int_equal(
+		json_object_get_uint64(member(
+			o, "shmr:route:payments:forwarded", json_type_int)),
+		600);
+	assert_int_equal(json_object_get_int64(member(
+				 o, "shmr:route:payments:os_pid", json_type_int)),
+			 101);
+	assert_false(json_object_get_boolean(member(
+		o, "shmr:route:payments:disabled", json_type_boolean)));
+	assert_string_equal(json_object_get_string(member(
+				    o, "shmr:route:reports:pid", json_type_string)),
+			    "3:1");
+	assert_string_equal(
+		json_object_get_string(member(o, "shmr:route:shipments:cpus",
+					      json_type_string)),
+		"0,2-3");
+	json_object_put(o);
+}
+
+/* Every figure of the registry is in INSPECT, as a number, under the key
+ * counters.def says: the router's, each route's, each lcore's. */
+static void inspect_has_every_counter(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *o;
+	char key[128];
+	unsigned nr = 0, nq = 0, nl = 0;
+
+	f->c.nlcores = 2;
+	f->c.lcore[1].polls = 42;
+	f->c.lcore[0].admin_dropped = 9;
+	assert_true(shmr_ctl_format_inspect(&f->m.routers[0], &f->c, NULL, 1,
+					    f->buf, sizeof(f->buf)) > 0);
+	o = json_tokener_parse(f->buf);
+	assert_non_null(o);
+#define SHMR_CTR(scope, ctr, kind, unit, help, value)                    \
+	if (strcmp(#scope, "ROUTER") == 0) {                               \
+		snprintf(key, sizeof(key), "shmr:%s", #ctr);              \
+		member(o, key, json_type_int);                             \
+		nr++;                                                      \
+	} else if (strcmp(#scope, "ROUTE") == 0) {                         \
+		for (unsigned k = 0; k < 3; k++) {                         \
+			snprintf(key, sizeof(key), "shmr:route:%s:%s",     \
+				 f->m.routers[0].routes[k].conf->name,     \
+				 #ctr);                                   \
+			member(o, key, json_type_int);                     \
+		}                                                          \
+		nq++;                                                      \
+	} else {                                                           \
+		for (unsigned l = 0; l < 2; l++) {                         \
+			snprintf(key, sizeof(key), "shmr:lcore:%u:%s", l,  \
+				 #ctr);                                   \
+			member(o, key, json_type_int);                     \
+		}                                                          \
+		nl++;                                                      \
+	}
+#include "counters.def"
+#undef SHMR_CTR
+	assert_true(nr > 0 && nq > 0 && nl > 0);
+	assert_int_equal(json_object_get_uint64(member(
+				 o, "shmr:lcore:1:polls", json_type_int)),
+			 42);
+	assert_int_equal(json_object_get_uint64(member(
+				 o, "shmr:lcore:0:admin_dropped", json_type_int)),
+			 9);
+	/* No third lcore. */
+	assert_false(json_object_object_get_ex(o, "shmr:lcore:2:polls", NULL));
+	json_object_put(o);
 }
 
 static void too_small(void **state)
@@ -214,21 +303,43 @@ static void kv_escapes(void **state)
 {
 	char buf[256];
 	struct shmr_ctl_kv kv;
+	struct json_object *o;
 
+	(void)state;
 	shmr_ctl_kv_begin(&kv, buf, sizeof(buf), 1);
 	shmr_ctl_kv_add(&kv, "k\"1", "a\\b\n");
+	shmr_ctl_kv_add_u64(&kv, "n", UINT64_MAX);
+	shmr_ctl_kv_add_bool(&kv, "t", 1);
 	assert_true(shmr_ctl_kv_end(&kv) > 0);
-	assert_string_equal(buf, "{\n  \"k\\\"1\": \"a\\\\b\\u000a\"\n}\n");
+	o = json_tokener_parse(buf);
+	assert_non_null(o);
+	assert_string_equal(
+		json_object_get_string(member(o, "k\"1", json_type_string)),
+		"a\\b\n");
+	assert_true(json_object_get_uint64(member(o, "n", json_type_int)) ==
+		    UINT64_MAX);
+	assert_true(json_object_get_boolean(member(o, "t", json_type_boolean)));
+	json_object_put(o);
 
 	shmr_ctl_kv_begin(&kv, buf, sizeof(buf), 1);
-	assert_int_equal(shmr_ctl_kv_end(&kv), 3);
-	assert_string_equal(buf, "{}\n");
+	assert_true(shmr_ctl_kv_end(&kv) > 0);
+	o = json_tokener_parse(buf);
+	assert_non_null(o);
+	assert_int_equal(json_object_object_length(o), 0);
+	json_object_put(o);
+
+	/* Too small a buffer for the object: -ENOSPC, no leak. */
+	shmr_ctl_kv_begin(&kv, buf, 8, 1);
+	shmr_ctl_kv_add(&kv, "a long key", "%s", "a long value");
+	assert_int_equal(shmr_ctl_kv_end(&kv), -ENOSPC);
 
 	shmr_ctl_kv_begin(&kv, buf, sizeof(buf), 0);
 	shmr_ctl_kv_add(&kv, "a", "%d", 1);
 	shmr_ctl_kv_add(&kv, "b", "%s", "two");
-	assert_int_equal(shmr_ctl_kv_end(&kv), 10);
-	assert_string_equal(buf, "a 1\nb two\n");
+	shmr_ctl_kv_add_u64(&kv, "c", 3);
+	shmr_ctl_kv_add_bool(&kv, "d", 0);
+	assert_int_equal(shmr_ctl_kv_end(&kv), 22);
+	assert_string_equal(buf, "a 1\nb two\nc 3\nd false\n");
 }
 
 static void names_of_enums(void **state)
@@ -257,6 +368,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(inspect_merges_behaviour_keys, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(inspect_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(inspect_has_every_counter, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(too_small, setup, teardown),
 		cmocka_unit_test(kv_escapes),
 		cmocka_unit_test(names_of_enums),
