@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "counters.h"
 #include "format.h"
 
 static void put(struct shmr_ctl_kv *kv, const char *s, size_t n)
@@ -78,11 +79,25 @@ static void emit(struct shmr_ctl_kv *kv, const char *key, const char *text,
 	kv->n++;
 }
 
+/* Add @p key: @p text, as @p jv in JSON (owned), unless a behaviour's
+ * key of the same name overrides it (then its value, a string). */
+static void add_value(struct shmr_ctl_kv *kv, const char *key,
+		      const char *text, struct json_object *jv)
+{
+	const char *o = override(kv, key);
+
+	if (o) {
+		json_object_put(jv);
+		text = o;
+		jv = kv->json ? json_object_new_string(o) : NULL;
+	}
+	emit(kv, key, text, jv);
+}
+
 void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
 		     const char *fmt, ...)
 {
 	char val[512];
-	const char *o;
 	va_list ap;
 	int n;
 
@@ -93,51 +108,31 @@ void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
 		kv->overflow = 1;
 		return;
 	}
-	/* A behaviour's key of the same name overrides a built-in one. */
-	o = override(kv, key);
-	if (o)
-		snprintf(val, sizeof(val), "%s", o);
-	emit(kv, key, val, kv->json ? json_object_new_string(val) : NULL);
+	add_value(kv, key, val, kv->json ? json_object_new_string(val) : NULL);
 }
 
 void shmr_ctl_kv_add_u64(struct shmr_ctl_kv *kv, const char *key,
 			 uint64_t v)
 {
 	char val[24];
-	const char *o = override(kv, key);
 
-	if (o) {
-		emit(kv, key, o, kv->json ? json_object_new_string(o) : NULL);
-		return;
-	}
 	snprintf(val, sizeof(val), "%" PRIu64, v);
-	emit(kv, key, val, kv->json ? json_object_new_uint64(v) : NULL);
+	add_value(kv, key, val, kv->json ? json_object_new_uint64(v) : NULL);
 }
 
 void shmr_ctl_kv_add_i64(struct shmr_ctl_kv *kv, const char *key,
 			 int64_t v)
 {
 	char val[24];
-	const char *o = override(kv, key);
 
-	if (o) {
-		emit(kv, key, o, kv->json ? json_object_new_string(o) : NULL);
-		return;
-	}
 	snprintf(val, sizeof(val), "%" PRId64, v);
-	emit(kv, key, val, kv->json ? json_object_new_int64(v) : NULL);
+	add_value(kv, key, val, kv->json ? json_object_new_int64(v) : NULL);
 }
 
 void shmr_ctl_kv_add_bool(struct shmr_ctl_kv *kv, const char *key, int v)
 {
-	const char *o = override(kv, key);
-
-	if (o) {
-		emit(kv, key, o, kv->json ? json_object_new_string(o) : NULL);
-		return;
-	}
-	emit(kv, key, v ? "true" : "false",
-	     kv->json ? json_object_new_boolean(v != 0) : NULL);
+	add_value(kv, key, v ? "true" : "false",
+		  kv->json ? json_object_new_boolean(v != 0) : NULL);
 }
 
 int shmr_ctl_kv_end(struct shmr_ctl_kv *kv)
@@ -304,72 +299,21 @@ void shmr_ctl_router_agg(const struct shmr_ctl_router *r,
 	}
 }
 
-/* The figures of counters.def, as "shmr:..." keys. */
-static void inspect_router_counters(struct shmr_ctl_kv *kv,
-				    const struct shmr_ctl_router *r,
-				    const struct shmr_ctl_counters *c)
-{
-	struct shmr_ctl_router_agg agg;
-	uint32_t rs = r->pid.slot;
-
-	shmr_ctl_router_agg(r, c, &agg);
-	(void)rs;
-#define SHMR_CTR(scope, name, kind, unit, help, value) \
-	SHMR_CTR_INSPECT_##scope(name, value)
-#define SHMR_CTR_INSPECT_ROUTER(name, value) \
-	shmr_ctl_kv_add_u64(kv, "shmr:" #name, (uint64_t)(value));
-#define SHMR_CTR_INSPECT_ROUTE(name, value)
-#define SHMR_CTR_INSPECT_LCORE(name, value)
-#include "counters.def"
-#undef SHMR_CTR_INSPECT_ROUTER
-#undef SHMR_CTR_INSPECT_ROUTE
-#undef SHMR_CTR_INSPECT_LCORE
-#undef SHMR_CTR
-}
-
-static void inspect_route_counters(struct shmr_ctl_kv *kv,
-				   const struct shmr_ctl_router *r,
-				   const struct shmr_ctl_route *q,
-				   const struct shmr_ctl_counters *c)
-{
-	uint32_t qs = q->pid.slot;
-	char key[96];
-
-	(void)r;
-#define SHMR_CTR(scope, name, kind, unit, help, value) \
-	SHMR_CTR_INSPECT_##scope(name, value)
-#define SHMR_CTR_INSPECT_ROUTER(name, value)
-#define SHMR_CTR_INSPECT_ROUTE(ctr, value)                                \
-	snprintf(key, sizeof(key), "shmr:route:%s:" #ctr, q->conf->name); \
-	shmr_ctl_kv_add_u64(kv, key, (uint64_t)(value));
-#define SHMR_CTR_INSPECT_LCORE(name, value)
-#include "counters.def"
-#undef SHMR_CTR_INSPECT_ROUTER
-#undef SHMR_CTR_INSPECT_ROUTE
-#undef SHMR_CTR_INSPECT_LCORE
-#undef SHMR_CTR
-}
-
-static void inspect_lcore_counters(struct shmr_ctl_kv *kv,
-				   const struct shmr_ctl_counters *c)
+/* The registry's figures of @p scope (counters.h) at @p at, as
+ * "shmr:" @p infix NAME keys. */
+static void inspect_counters(struct shmr_ctl_kv *kv, uint32_t scope,
+			     const char *infix,
+			     const struct shmr_ctl_ctr_at *at)
 {
 	char key[96];
 
-	for (uint32_t l = 0; l < c->nlcores && l < SHMR_MAX_LCORES; l++) {
-		const struct shmr_ctl_lcore_counters *lc = &c->lcore[l];
+	for (unsigned i = 0; i < shmr_ctl_ctr_count; i++) {
+		const struct shmr_ctl_ctr_desc *d = &shmr_ctl_ctr_registry[i];
 
-#define SHMR_CTR(scope, name, kind, unit, help, value) \
-	SHMR_CTR_INSPECT_##scope(name)
-#define SHMR_CTR_INSPECT_ROUTER(name)
-#define SHMR_CTR_INSPECT_ROUTE(name)
-#define SHMR_CTR_INSPECT_LCORE(name)                                     \
-	snprintf(key, sizeof(key), "shmr:lcore:%" PRIu32 ":" #name, l); \
-	shmr_ctl_kv_add_u64(kv, key, lc->name);
-#include "counters.def"
-#undef SHMR_CTR_INSPECT_ROUTER
-#undef SHMR_CTR_INSPECT_ROUTE
-#undef SHMR_CTR_INSPECT_LCORE
-#undef SHMR_CTR
+		if (d->scope != scope)
+			continue;
+		snprintf(key, sizeof(key), "shmr:%s%s", infix, d->name);
+		shmr_ctl_kv_add_u64(kv, key, d->value(at));
 	}
 }
 
@@ -378,9 +322,12 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 			    struct shmr_ctl_kv_extra *extra, int json,
 			    char *buf, size_t cap)
 {
+	struct shmr_ctl_router_agg agg;
+	struct shmr_ctl_ctr_at at = { .r = r, .c = c, .agg = &agg };
 	struct shmr_ctl_kv kv;
-	char key[96];
+	char key[96], infix[64];
 
+	shmr_ctl_router_agg(r, c, &agg);
 	shmr_ctl_kv_begin(&kv, buf, cap, json);
 	kv.extra = extra;
 	shmr_ctl_kv_add(&kv, "shmr:type", "%s",
@@ -394,7 +341,7 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 				: r->conf->resizer.kind == SHMR_RESIZER_OPTIMAL
 					? "optimal"
 					: "none");
-	inspect_router_counters(&kv, r, c);
+	inspect_counters(&kv, SHMR_CTL_CTR_ROUTER, "", &at);
 	for (unsigned k = 0; k < r->nroutes; k++) {
 		const struct shmr_ctl_route *q = &r->routes[k];
 		const char *nm = q->conf->name;
@@ -419,8 +366,14 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 		}
 		snprintf(key, sizeof(key), "shmr:route:%s:cpus", nm);
 		shmr_ctl_kv_add(&kv, key, "%s", q->cpus[0] ? q->cpus : "any");
-		inspect_route_counters(&kv, r, q, c);
+		at.q = q;
+		snprintf(infix, sizeof(infix), "route:%s:", nm);
+		inspect_counters(&kv, SHMR_CTL_CTR_ROUTE, infix, &at);
 	}
-	inspect_lcore_counters(&kv, c);
+	for (at.lcore = 0; at.lcore < c->nlcores && at.lcore < SHMR_MAX_LCORES;
+	     at.lcore++) {
+		snprintf(infix, sizeof(infix), "lcore:%u:", at.lcore);
+		inspect_counters(&kv, SHMR_CTL_CTR_LCORE, infix, &at);
+	}
 	return shmr_ctl_kv_end(&kv);
 }

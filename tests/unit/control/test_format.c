@@ -14,7 +14,9 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
+#include "counters.h"
 #include "format.h"
+#include "metrics.h"
 
 struct fixture {
 	struct shmr_config cfg;
@@ -190,6 +192,11 @@ static struct json_object *member(struct json_object *o, const char *key,
 	return v;
 }
 
+static uint64_t num(struct json_object *o, const char *key)
+{
+	return json_object_get_uint64(member(o, key, json_type_int));
+}
+
 static void inspect_json(void **state)
 {
 	struct fixture *f = *state;
@@ -205,18 +212,14 @@ static void inspect_json(void **state)
 	assert_string_equal(
 		json_object_get_string(member(o, "shmr:type", json_type_string)),
 		"type");
-	assert_int_equal(json_object_get_uint64(member(
-				 o, "shmr:routes_total", json_type_int)),
+	assert_int_equal(num(o, "shmr:routes_total"),
 			 3);
-	assert_int_equal(json_object_get_uint64(member(
-				 o, "shmr:mailbox_size", json_type_int)),
+	assert_int_equal(num(o, "shmr:mailbox_size"),
 			 17);
-	assert_int_equal(json_object_get_uint64(member(
-				 o, "shmr:forwarded", json_type_int)),
+	assert_int_equal(num(o, "shmr:forwarded"),
 			 1000);
 	assert_int_equal(
-		json_object_get_uint64(member(
-			o, "shmr:route:payments:forwarded", json_type_int)),
+		num(o, "shmr:route:payments:forwarded"),
 		600);
 	assert_int_equal(json_object_get_int64(member(
 				 o, "shmr:route:payments:os_pid", json_type_int)),
@@ -249,39 +252,71 @@ static void inspect_has_every_counter(void **state)
 					    f->buf, sizeof(f->buf)) > 0);
 	o = json_tokener_parse(f->buf);
 	assert_non_null(o);
-#define SHMR_CTR(scope, ctr, kind, unit, help, value)                    \
-	if (strcmp(#scope, "ROUTER") == 0) {                               \
-		snprintf(key, sizeof(key), "shmr:%s", #ctr);              \
-		member(o, key, json_type_int);                             \
-		nr++;                                                      \
-	} else if (strcmp(#scope, "ROUTE") == 0) {                         \
-		for (unsigned k = 0; k < 3; k++) {                         \
-			snprintf(key, sizeof(key), "shmr:route:%s:%s",     \
-				 f->m.routers[0].routes[k].conf->name,     \
-				 #ctr);                                   \
-			member(o, key, json_type_int);                     \
-		}                                                          \
-		nq++;                                                      \
-	} else {                                                           \
-		for (unsigned l = 0; l < 2; l++) {                         \
-			snprintf(key, sizeof(key), "shmr:lcore:%u:%s", l,  \
-				 #ctr);                                   \
-			member(o, key, json_type_int);                     \
-		}                                                          \
-		nl++;                                                      \
+	for (unsigned i = 0; i < shmr_ctl_ctr_count; i++) {
+		const struct shmr_ctl_ctr_desc *d = &shmr_ctl_ctr_registry[i];
+		unsigned copies = d->scope == SHMR_CTL_CTR_ROUTER ? 1
+				  : d->scope == SHMR_CTL_CTR_ROUTE ? 3
+								   : 2;
+
+		for (unsigned k = 0; k < copies; k++) {
+			if (d->scope == SHMR_CTL_CTR_ROUTER)
+				snprintf(key, sizeof(key), "shmr:%s", d->name);
+			else if (d->scope == SHMR_CTL_CTR_ROUTE)
+				snprintf(key, sizeof(key), "shmr:route:%s:%s",
+					 f->m.routers[0].routes[k].conf->name,
+					 d->name);
+			else
+				snprintf(key, sizeof(key), "shmr:lcore:%u:%s",
+					 k, d->name);
+			member(o, key, json_type_int);
+		}
+		nr += d->scope == SHMR_CTL_CTR_ROUTER;
+		nq += d->scope == SHMR_CTL_CTR_ROUTE;
+		nl += d->scope == SHMR_CTL_CTR_LCORE;
 	}
-#include "counters.def"
-#undef SHMR_CTR
 	assert_true(nr > 0 && nq > 0 && nl > 0);
-	assert_int_equal(json_object_get_uint64(member(
-				 o, "shmr:lcore:1:polls", json_type_int)),
+	assert_int_equal(num(o, "shmr:lcore:1:polls"),
 			 42);
-	assert_int_equal(json_object_get_uint64(member(
-				 o, "shmr:lcore:0:admin_dropped", json_type_int)),
+	assert_int_equal(num(o, "shmr:lcore:0:admin_dropped"),
 			 9);
 	/* No third lcore. */
 	assert_false(json_object_object_get_ex(o, "shmr:lcore:2:polls", NULL));
 	json_object_put(o);
+}
+
+/* The Prometheus text: HELP and TYPE from the registry, one sample per
+ * router, route and lcore, counters with _total; too small a buffer is
+ * -ENOSPC. */
+static void metrics_text(void **state)
+{
+	struct fixture *f = *state;
+	static char big[65536];
+	int n;
+
+	f->c.nlcores = 1;
+	f->c.lcore[0].sleeps = 5;
+	n = shmr_ctl_metrics_format(&f->m, &f->c, big, sizeof(big));
+	assert_true(n > 0);
+	assert_int_equal((size_t)n, strlen(big));
+	has_line(big, "# TYPE shmr_router_forwarded_total counter");
+	has_line(big, "# HELP shmr_router_forwarded_total Messages the router "
+		      "forwarded to one of its routes (messages).");
+	has_line(big, "shmr_router_forwarded_total{router=\"events\"} 1000");
+	has_line(big, "shmr_router_restarts_total{router=\"events\"} 3");
+	has_line(big, "# TYPE shmr_router_mailbox_size gauge");
+	has_line(big, "shmr_router_mailbox_size{router=\"events\"} 17");
+	has_line(big, "shmr_route_forwarded_total{router=\"events\","
+		      "route=\"payments\"} 600");
+	has_line(big, "shmr_route_queued{router=\"events\",route=\"shipments\"} 12");
+	has_line(big, "shmr_route_restarts_total{router=\"events\","
+		      "route=\"shipments\"} 2");
+	has_line(big, "shmr_lcore_sleeps_total{lcore=\"0\"} 5");
+	assert_null(strstr(big, "lcore=\"1\""));
+	assert_int_equal(big[n - 1], '\n');
+	assert_int_equal(shmr_ctl_metrics_format(&f->m, &f->c, big, 100),
+			 -ENOSPC);
+	assert_int_equal(shmr_ctl_metrics_format(&f->m, &f->c, big, 0),
+			 -ENOSPC);
 }
 
 static void too_small(void **state)
@@ -316,7 +351,7 @@ static void kv_escapes(void **state)
 	assert_string_equal(
 		json_object_get_string(member(o, "k\"1", json_type_string)),
 		"a\\b\n");
-	assert_true(json_object_get_uint64(member(o, "n", json_type_int)) ==
+	assert_true(num(o, "n") ==
 		    UINT64_MAX);
 	assert_true(json_object_get_boolean(member(o, "t", json_type_boolean)));
 	json_object_put(o);
@@ -370,6 +405,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(inspect_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(inspect_has_every_counter, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(metrics_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(too_small, setup, teardown),
 		cmocka_unit_test(kv_escapes),
 		cmocka_unit_test(names_of_enums),
