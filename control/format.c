@@ -375,5 +375,11 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 		snprintf(infix, sizeof(infix), "lcore:%u:", at.lcore);
 		inspect_counters(&kv, SHMR_CTL_CTR_LCORE, infix, &at);
 	}
+	for (unsigned i = 0; i < c->nclients && i < SHMR_MAX_ENDPOINTS; i++) {
+		at.slot = c->client[i].pid.slot % SHMR_MAX_ENDPOINTS;
+		snprintf(infix, sizeof(infix), "endpoint:%" PRIu32 ":%" PRIu32 ":",
+			 c->client[i].pid.slot, c->client[i].pid.gen);
+		inspect_counters(&kv, SHMR_CTL_CTR_ENDPOINT, infix, &at);
+	}
 	return shmr_ctl_kv_end(&kv);
 }

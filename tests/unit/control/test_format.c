@@ -22,7 +22,7 @@ struct fixture {
 	struct shmr_config cfg;
 	struct shmr_ctl_model m;
 	struct shmr_ctl_counters c;
-	char buf[8192];
+	char buf[16384];
 };
 
 static int setup(void **state)
@@ -243,20 +243,23 @@ static void inspect_has_every_counter(void **state)
 	struct fixture *f = *state;
 	struct json_object *o;
 	char key[128];
-	unsigned nr = 0, nq = 0, nl = 0;
+	unsigned nr = 0, nq = 0, nl = 0, ne = 0;
 
 	f->c.nlcores = 2;
 	f->c.lcore[1].polls = 42;
 	f->c.lcore[0].admin_dropped = 9;
+	f->c.nclients = 1;
+	f->c.client[0].pid = (struct shmr_pid){ 5, 2 };
+	f->c.lane_full[5] = 8;
 	assert_true(shmr_ctl_format_inspect(&f->m.routers[0], &f->c, NULL, 1,
 					    f->buf, sizeof(f->buf)) > 0);
 	o = json_tokener_parse(f->buf);
 	assert_non_null(o);
 	for (unsigned i = 0; i < shmr_ctl_ctr_count; i++) {
 		const struct shmr_ctl_ctr_desc *d = &shmr_ctl_ctr_registry[i];
-		unsigned copies = d->scope == SHMR_CTL_CTR_ROUTER ? 1
-				  : d->scope == SHMR_CTL_CTR_ROUTE ? 3
-								   : 2;
+		unsigned copies = d->scope == SHMR_CTL_CTR_ROUTE   ? 3
+				  : d->scope == SHMR_CTL_CTR_LCORE ? 2
+								   : 1;
 
 		for (unsigned k = 0; k < copies; k++) {
 			if (d->scope == SHMR_CTL_CTR_ROUTER)
@@ -265,16 +268,21 @@ static void inspect_has_every_counter(void **state)
 				snprintf(key, sizeof(key), "shmr:route:%s:%s",
 					 f->m.routers[0].routes[k].conf->name,
 					 d->name);
-			else
+			else if (d->scope == SHMR_CTL_CTR_LCORE)
 				snprintf(key, sizeof(key), "shmr:lcore:%u:%s",
 					 k, d->name);
+			else
+				snprintf(key, sizeof(key),
+					 "shmr:endpoint:5:2:%s", d->name);
 			member(o, key, json_type_int);
 		}
 		nr += d->scope == SHMR_CTL_CTR_ROUTER;
 		nq += d->scope == SHMR_CTL_CTR_ROUTE;
 		nl += d->scope == SHMR_CTL_CTR_LCORE;
+		ne += d->scope == SHMR_CTL_CTR_ENDPOINT;
 	}
-	assert_true(nr > 0 && nq > 0 && nl > 0);
+	assert_true(nr > 0 && nq > 0 && nl > 0 && ne > 0);
+	assert_int_equal(num(o, "shmr:endpoint:5:2:lane_full"), 8);
 	assert_int_equal(num(o, "shmr:lcore:1:polls"),
 			 42);
 	assert_int_equal(num(o, "shmr:lcore:0:admin_dropped"),
@@ -295,6 +303,10 @@ static void metrics_text(void **state)
 
 	f->c.nlcores = 1;
 	f->c.lcore[0].sleeps = 5;
+	f->c.nclients = 1;
+	f->c.client[0].pid = (struct shmr_pid){ 5, 2 };
+	strcpy(f->c.client[0].name, "probe");
+	f->c.lane_full[5] = 8;
 	n = shmr_ctl_metrics_format(&f->m, &f->c, big, sizeof(big));
 	assert_true(n > 0);
 	assert_int_equal((size_t)n, strlen(big));
@@ -311,6 +323,8 @@ static void metrics_text(void **state)
 	has_line(big, "shmr_route_restarts_total{router=\"events\","
 		      "route=\"shipments\"} 2");
 	has_line(big, "shmr_lcore_sleeps_total{lcore=\"0\"} 5");
+	has_line(big, "shmr_endpoint_lane_full_total{endpoint=\"5:2\","
+		      "name=\"probe\"} 8");
 	assert_null(strstr(big, "lcore=\"1\""));
 	assert_int_equal(big[n - 1], '\n');
 	assert_int_equal(shmr_ctl_metrics_format(&f->m, &f->c, big, 100),
