@@ -464,18 +464,19 @@ void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 	for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++) {
 		if (a->slots[s].state != SHMR_CTL_SLOT_USED)
 			continue;
+		const struct shmr_ctl_slot_base *b = &d->ctr_base[s];
 		struct shmr_ctl_slot_base now;
 
 		if (a->slots[s].kind == SHMR_EPK_CLIENT)
 			client_add(m, s, out);
 
 		slot_raw(d, s, &now);
-		out->forwarded[s] = since(now.forwarded, d->ctr_base[s].forwarded);
-		out->discarded[s] = since(now.discarded, d->ctr_base[s].discarded);
-		out->failed[s] = since(now.failed, d->ctr_base[s].failed);
-		out->delivered[s] = since(now.delivered, d->ctr_base[s].delivered);
-		out->inbox_full[s] =
-			since(now.inbox_full, d->ctr_base[s].inbox_full);
+		out->forwarded[s] = since(now.forwarded, b->forwarded);
+		out->discarded[s] = since(now.discarded, b->discarded);
+		out->failed[s] = since(now.failed, b->failed);
+		out->delivered[s] = since(now.delivered, b->delivered);
+		out->inbox_full[s] = since(now.inbox_full, b->inbox_full);
+		out->bad_slots[s] = since(now.bad_slots, b->bad_slots);
 		for (uint32_t l = 0; l < d->geo.nlcores; l++) {
 			if (a->slots[s].kind != SHMR_EPK_ROUTER)
 				lane_depths(shmr_ctl_dom_lane(d, s, l),
@@ -485,11 +486,11 @@ void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 		/* Written by the dataplane (ep_shared's second line) and by
 		 * the slot's owner (its peer line: a hint, any peer can
 		 * write it).  Relaxed: statistics, no partner. */
-		out->bad_slots[s] = since(now.bad_slots, d->ctr_base[s].bad_slots);
-		out->quarantined[s] =
-			atomic_load_explicit(&shmr_ctl_dom_ep(d, s)->quarantined,
-					     memory_order_relaxed) != 0;
-		out->lane_full[s] = atomic_load_explicit(
-			&shmr_ctl_dom_ep_peer(d, s)->lane_full, memory_order_relaxed);
+		out->quarantined[s] = atomic_load_explicit(
+					      &shmr_ctl_dom_ep(d, s)->quarantined,
+					      memory_order_relaxed) != 0;
+		out->lane_full[s] =
+			atomic_load_explicit(&shmr_ctl_dom_ep_peer(d, s)->lane_full,
+					     memory_order_relaxed);
 	}
 }
