@@ -347,6 +347,64 @@ static void test_counters_slot_reuse_starts_at_zero(void **state)
 	shmr_endpoint_close(e);
 }
 
+static int route_gone(void *arg)
+{
+	struct ctx *c = ((void **)arg)[0];
+	const char *name = ((void **)arg)[1];
+	struct shmr_pid p;
+
+	return shmr_test_route_pid(c->app, "events", name, &p) ==
+	       -SHMR_E_NO_ROUTE;
+}
+
+/* Remove route @p name and wait until it is gone (its worker exited). */
+static void remove_route(struct ctx *c, const char *name)
+{
+	char req[96], ans[4096];
+	void *arg[2] = { c, (void *)name };
+
+	snprintf(req, sizeof(req), "REMOVE events %s", name);
+	assert_int_equal(shmr_test_ctl(c->app, req, ans, sizeof(ans)), 0);
+	assert_true(shmr_test_wait(route_gone, arg, 20000));
+}
+
+/* Issue 12's friction: a new route (a routee added to a router) in the
+ * slot of a removed one starts at 0, not at the old route's count.  Last:
+ * it changes the routes the other tests check. */
+static void test_counters_route_slot_reuse_starts_at_zero(void **state)
+{
+	struct ctx *c = *state;
+	struct shmr_pid old, now = { 0, 0 };
+	char ans[4096];
+	int added = 0;
+
+	assert_int_equal(shmr_test_route_pid(c->app, "events", "b", &old), 0);
+	assert_true(inspect(c, "shmr:route:b:forwarded") > 0);
+	remove_route(c, "b");
+	/* Slot reuse waits until every lcore has dropped the old route:
+	 * add until the new route has its slot (a liveness bound). */
+	for (int i = 0; i < 50 && now.slot != old.slot; i++) {
+		if (added) {
+			remove_route(c, "e");
+			usleep(10000);
+		}
+		assert_int_equal(shmr_test_ctl(c->app,
+					       "ADD events e - shmr-test-worker",
+					       ans, sizeof(ans)),
+				 0);
+		added = 1;
+		assert_int_equal(
+			shmr_test_route_pid(c->app, "events", "e", &now), 0);
+	}
+	assert_int_equal(now.slot, old.slot);
+	assert_true(now.gen > old.gen);
+	assert_int_equal(inspect(c, "shmr:route:e:forwarded"), 0);
+	assert_int_equal(shmr_test_ctl(c->app, "ROUTE events e", ans,
+				       sizeof(ans)),
+			 0);
+	assert_non_null(strstr(ans, " delivered=0 "));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_counters_kill9_redelivered),
 		cmocka_unit_test(test_counters_full_lanes),
 		cmocka_unit_test(test_counters_slot_reuse_starts_at_zero),
+		cmocka_unit_test(test_counters_route_slot_reuse_starts_at_zero),
 	};
 	return cmocka_run_group_tests_name("counters", tests, group_setup,
 					   group_teardown);
