@@ -16,6 +16,7 @@
 
 #include "counters.h"
 #include "format.h"
+#include <shmr/proto.h>
 #include "metrics.h"
 
 struct fixture {
@@ -333,6 +334,53 @@ static void metrics_text(void **state)
 			 -ENOSPC);
 }
 
+/* The largest domain: one router of SHMR_MAX_ROUTES routes with the
+ * longest names, every other slot a client, SHMR_MAX_LCORES lcores, every
+ * figure at its widest.  INSPECT (text and JSON) must fit one answer of
+ * the control socket (SHMR_PROTO_MAX, less "OK\n"); the metrics text fits
+ * 1 MiB (what metrics.h promises the HTTP listener). */
+static void largest_domain_fits(void **state)
+{
+	static struct shmr_config cfg;
+	static struct shmr_ctl_model m;
+	static struct shmr_ctl_counters c;
+	static char big[1 << 20];
+	struct shmr_conf_router *r = &cfg.routers[0];
+	int n;
+
+	(void)state;
+	strcpy(cfg.domain, "unit");
+	cfg.nrouters = 1;
+	memset(r->name, 'r', SHMR_NAME_MAX - 1);
+	r->behaviour = SHMR_BEH_TYPE;
+	for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++) {
+		snprintf(r->routes[k].name, SHMR_NAME_MAX, "%030u", k);
+		r->nroutes++;
+	}
+	assert_int_equal(shmr_ctl_model_init(&m, &cfg), 0);
+	memset(&c, 0xff, sizeof(c)); /* every figure UINT64_MAX */
+	c.nlcores = SHMR_MAX_LCORES;
+	c.nclients = SHMR_MAX_ENDPOINTS - 1 - SHMR_MAX_ROUTES;
+	for (unsigned i = 0; i < c.nclients; i++) {
+		c.client[i].pid = (struct shmr_pid){ 33 + i, UINT32_MAX };
+		memset(c.client[i].name, 'n', SHMR_NAME_MAX - 1);
+		c.client[i].name[SHMR_NAME_MAX - 1] = '\0';
+	}
+	for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++)
+		strcpy(m.routers[0].routes[k].cpus, "0-63");
+	int nj = shmr_ctl_format_inspect(&m.routers[0], &c, NULL, 1, big,
+					 SHMR_PROTO_MAX - 3);
+
+	assert_true(nj > 0);
+	n = shmr_ctl_format_inspect(&m.routers[0], &c, NULL, 0, big,
+				    SHMR_PROTO_MAX - 3);
+	assert_true(n > 0);
+	n = shmr_ctl_metrics_format(&m, &c, big, sizeof(big));
+	assert_true(n > 0);
+	print_message("largest domain: inspect --json %d bytes, metrics %d\n",
+		      nj, n);
+}
+
 static void too_small(void **state)
 {
 	struct fixture *f = *state;
@@ -420,6 +468,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(inspect_has_every_counter, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(metrics_text, setup, teardown),
+		cmocka_unit_test(largest_domain_fits),
 		cmocka_unit_test_setup_teardown(too_small, setup, teardown),
 		cmocka_unit_test(kv_escapes),
 		cmocka_unit_test(names_of_enums),
