@@ -5,23 +5,18 @@
  */
 #include "counters.h"
 
+/* What each scope's value expressions may name (see counters.def). */
 #define SHMR_CTR_VARS_ROUTER                                       \
 	const struct shmr_ctl_router *r = at->r;                    \
 	const struct shmr_ctl_counters *c = at->c;                  \
 	const struct shmr_ctl_router_agg agg = *at->agg;            \
 	uint32_t rs = r->pid.slot;                                  \
-	(void)c;                                                    \
-	(void)agg;                                                  \
-	(void)rs;
+	(void)c, (void)agg, (void)rs;
 #define SHMR_CTR_VARS_ROUTE                                        \
-	const struct shmr_ctl_router *r = at->r;                    \
 	const struct shmr_ctl_route *q = at->q;                     \
 	const struct shmr_ctl_counters *c = at->c;                  \
 	uint32_t qs = q->pid.slot;                                  \
-	(void)r;                                                    \
-	(void)c;                                                    \
-	(void)qs;
-
+	(void)c, (void)qs;
 #define SHMR_CTR_VARS_ENDPOINT                      \
 	const struct shmr_ctl_counters *c = at->c;   \
 	uint32_t es = at->slot;
