@@ -142,7 +142,7 @@ static void proc_signal(struct shmr_ctl_proc *p, int sig)
 int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 {
 	char fdnum[16], lanesnum[16];
-	char *argv[8];
+	char *argv[10 + SHMR_CONF_EAL_ARGS_MAX];
 	/* The descriptors argv names: left open across exec. */
 	int keep[] = { sp->dep.d->memfd, sp->dep.d->lanes_fd };
 	unsigned nkeep = sizeof(keep) / sizeof(keep[0]);
@@ -163,6 +163,11 @@ int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 		argv[n++] = "--cpus";
 		argv[n++] = sp->dep.pin->dp_cpus;
 	}
+	/* eal_args, after ours (config/parse_serve.c checked them). */
+	if (sp->dep.cfg->neal_args)
+		argv[n++] = "--";
+	for (unsigned i = 0; i < sp->dep.cfg->neal_args; i++)
+		argv[n++] = (char *)sp->dep.cfg->eal_args[i];
 	argv[n] = NULL;
 	rc = spawn(sp,
 		   &(struct shmr_ctl_exec){ .file = sp->dep.dataplane,

@@ -1,7 +1,8 @@
 /*
  * shmr-dataplane: the appliance's fast path, a DPDK EAL application.
  *
- *   shmr-dataplane --domain-fd N [--cpus LIST] [--log-level L]
+ *   shmr-dataplane --domain-fd N --lanes-fd M [--cpus LIST]
+ *                  [--log-level L] [-- EAL-OPTION...]
  *   shmr-dataplane --version | --help
  *
  * Started by shmr-control with the domain's memfd open on fd N.  It maps
@@ -60,6 +61,7 @@
 #include "lcore.h"
 #include "rcu.h"
 #include "table.h"
+#include "telemetry.h"
 
 #define PROG "shmr-dataplane"
 #define IDLE_SLEEP_MS 100   /* longest sleep of an idle lcore */
@@ -67,6 +69,7 @@
 #define SPEC_POLL_MS 100    /* update thread: re-read the spec */
 #define SPEC_RETRY_MS 10    /* ... after a build that could not finish */
 #define START_BUILD_TRIES 500
+#define EAL_EXTRA_MAX 16    /* EAL options after "--" (eal_args) */
 
 struct lcore_ctx {
 	struct shmr_dp_lcore lc;
@@ -339,7 +342,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: " PROG " --domain-fd N --lanes-fd M [--cpus LIST] "
-		"[--log-level L]\n"
+		"[--log-level L] [-- EAL-OPTION...]\n"
 		"  --domain-fd N   the domain's first memfd (the daemons' part),"
 		"\n"
 		"                  inherited from shmr-control\n"
@@ -467,10 +470,20 @@ static void remove_runtime_dir(char *runtime_dir)
 	}
 }
 
-/* rte_eal_cleanup(), then whatever of the runtime directory is left. */
+/* rte_eal_cleanup(), then whatever of the runtime directory is left: the
+ * telemetry sockets too (EAL unlinks them only at exit(3), after us). */
 static void eal_done(char *runtime_dir)
 {
+	char sock[PATH_MAX + 32];
+
 	rte_eal_cleanup();
+	if (runtime_dir[0]) {
+		snprintf(sock, sizeof(sock), "%s/dpdk_telemetry.v2",
+			 runtime_dir);
+		unlink(sock);
+		snprintf(sock, sizeof(sock), "%s/telemetry", runtime_dir);
+		unlink(sock);
+	}
 	remove_runtime_dir(runtime_dir);
 }
 
@@ -494,7 +507,7 @@ int main(int argc, char **argv)
 	pthread_attr_t attr;
 	struct sigaction sa;
 	char lcores_arg[1024], prefix_arg[64], runtime_dir[PATH_MAX];
-	char *eal_argv[16];
+	char *eal_argv[16 + EAL_EXTRA_MAX];
 	int eal_argc = 0;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -538,7 +551,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (fd < 0 || lanes_fd < 0 || optind != argc) {
+	/* After "--": the operator's EAL options (eal_args), after ours. */
+	int extra = argc - optind;
+
+	if (fd < 0 || lanes_fd < 0 ||
+	    (extra && strcmp(argv[optind - 1], "--") != 0) ||
+	    extra > EAL_EXTRA_MAX) {
 		usage(stderr);
 		return 2;
 	}
@@ -605,17 +623,21 @@ int main(int argc, char **argv)
 					sizeof(lcores_arg) - off, "%s%u@%d",
 					i ? "," : "", i, cpus[i % ncpus]);
 
-	/* EAL: no hugepages, no shared config, no files left behind. */
+	/* EAL: no hugepages, no shared config; telemetry on (its socket is
+	 * the one file in the runtime directory, telemetry.c). */
 	eal_argv[eal_argc++] = (char *)PROG;
 	eal_argv[eal_argc++] = lcores_arg;
 	eal_argv[eal_argc++] = (char *)"--no-huge";
 	eal_argv[eal_argc++] = (char *)"--no-shconf";
-	eal_argv[eal_argc++] = (char *)"--no-telemetry";
 	eal_argv[eal_argc++] = (char *)"--no-pci";
 	eal_argv[eal_argc++] = (char *)"-m";
 	eal_argv[eal_argc++] = (char *)"64";
 	eal_argv[eal_argc++] = (char *)"--log-level=lib.eal:error";
+	/* Not its notice that no legacy (v1) socket is made. */
+	eal_argv[eal_argc++] = (char *)"--log-level=lib.telemetry:error";
 	eal_argv[eal_argc++] = file_prefix(prefix_arg, sizeof(prefix_arg));
+	for (int i = 0; i < extra; i++)
+		eal_argv[eal_argc++] = argv[optind + i];
 	eal_argv[eal_argc] = NULL;
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, PROG ": EAL initialisation failed: %s\n",
@@ -623,10 +645,12 @@ int main(int argc, char **argv)
 		munmap(base, g_env.map_size);
 		return 1;
 	}
-	/* EAL makes its runtime directory even with --no-shconf and puts
-	 * nothing in it.  Remove it now, so a dataplane killed with -9
-	 * leaves nothing behind; remember it for the exit path in case
-	 * the removal failed (something was in it after all). */
+	/* EAL makes its runtime directory even with --no-shconf.  With
+	 * telemetry off (--no-telemetry in eal_args) it is empty: remove
+	 * it now, so a dataplane killed with -9 leaves nothing behind;
+	 * otherwise it holds the telemetry socket and stays (a successor
+	 * with the same prefix replaces a stale socket), and the exit path
+	 * removes it. */
 	snprintf(runtime_dir, sizeof(runtime_dir), "%s",
 		 rte_eal_get_runtime_dir());
 	remove_runtime_dir(runtime_dir);
@@ -636,6 +660,11 @@ int main(int argc, char **argv)
 		eal_done(runtime_dir);
 		return 1;
 	}
+
+	rc = shmr_dp_telemetry_register(&g_env);
+	if (rc < 0)
+		say(SHMR_DP_LOG_WARNING, "telemetry commands not registered: %s",
+		    strerror(-rc));
 
 	repair_own_sides();
 
