@@ -115,6 +115,7 @@ int shmr_conf_serve_parse(struct pctx *p, const config_setting_t *root,
 {
 	config_setting_t *s;
 	struct fpath f;
+	char level[16];
 	int rc;
 
 	rc = shmr_conf_member(p, root, NULL, "eal_args", CONFIG_TYPE_ARRAY, &s);
@@ -126,6 +127,17 @@ int shmr_conf_serve_parse(struct pctx *p, const config_setting_t *root,
 					"EAL arguments", eal_arg_elem, c);
 		if (rc < 0)
 			return rc;
+	}
+	rc = shmr_conf_get_str(p, root, NULL, "log_level", level, sizeof(level),
+			       &s);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		c->log_level = shmr_conf_level_parse(level);
+		if (c->log_level < 0)
+			return shmr_conf_fail(p, s, 0, "log_level",
+					      "\"%s\" is not error, warning, info or debug",
+					      level);
 	}
 	return 0;
 }

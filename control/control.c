@@ -2,7 +2,7 @@
  * shmr-control: the authority of a shmrouter domain.
  *
  *   shmr-control [-c FILE] [--run-dir DIR] [--ready-fd N] [--dataplane PATH]
- *                [--check] [--quiet]
+ *                [--check] [--quiet] [--log-level L]
  *   shmr-control --version | --help
  *
  * Exit statuses:
@@ -613,6 +613,7 @@ int main(int argc, char **argv)
 		{ "dataplane", required_argument, NULL, 'd' },
 		{ "check", no_argument, NULL, 'k' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "log-level", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -653,6 +654,10 @@ int main(int argc, char **argv)
 		case 'q':
 			shmr_ctl_log_quiet();
 			break;
+		case 'L':
+			if (shmr_ctl_log_level_set(optarg) < 0)
+				shmr_ctl_usage_error("--log-level: not error, warning, info or debug");
+			break;
 		case 'h':
 			shmr_ctl_usage_full();
 			return 0;
@@ -687,6 +692,7 @@ int main(int argc, char **argv)
 	}
 
 	/* The first line says which configuration runs. */
+	shmr_ctl_log_start(c->cfg.log_level);
 	shmr_ctl_log("%s", conf_why);
 	shmr_ctl_notify_init(&c->notify);
 	/* A closed ready pipe must not kill us; children get SIG_DFL back. */

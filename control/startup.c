@@ -20,7 +20,7 @@
 
 const char shmr_ctl_usage_line[] =
 	"usage: shmr-control [-c FILE] [--run-dir DIR] [--ready-fd N] "
-	"[--dataplane PATH] [--check] [--quiet]\n";
+	"[--dataplane PATH] [--check] [--quiet] [--log-level L]\n";
 
 void shmr_ctl_usage_full(void)
 {
@@ -46,7 +46,12 @@ void shmr_ctl_usage_full(void)
 	       "                      then ../dataplane/, then PATH)\n"
 	       "  --check             parse the configuration, print \"FILE: "
 	       "ok\", exit\n"
-	       "  --quiet             log errors only\n"
+	       "  --quiet             log errors only (--log-level error)\n"
+	       "  --log-level L       error, warning, info (default) or debug;"
+	       "\n"
+	       "                      the dataplane gets the same (default: "
+	       "log_level\n"
+	       "                      of the configuration)\n"
 	       "  -h, --help          this text\n"
 	       "  --version           print \"shmr-control VERSION\" and exit\n"
 	       "\n"

@@ -46,6 +46,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_launch.h>
+#include <rte_log.h>
 #include <rte_lcore.h>
 #include <rte_pause.h>
 #include <rte_ring.h>
@@ -54,6 +55,7 @@
 #include <urcu-qsbr.h>
 
 #include <shmr/cpulist.h>
+#include <shmr/logline.h>
 #include <shmr/version.h>
 
 #include "dataplane_internal.h"
@@ -83,25 +85,14 @@ static int g_log_level = SHMR_DP_LOG_INFO;
 
 /* ---- logging ----------------------------------------------------------- */
 
-/* One write(2) per line, so lines of different threads never interleave. */
+/* shmr/logline.h's line (time and level, or the journal's priority),
+ * one write(2) each, so lines of different threads never interleave. */
 static void log_line(void *ctx, int level, const char *line)
 {
-	char buf[600];
-	int n;
-
 	(void)ctx;
 	if (level > g_log_level)
 		return;
-	n = snprintf(buf, sizeof(buf), PROG ": %s\n", line);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(buf)) {
-		n = sizeof(buf) - 1;
-		buf[n - 1] = '\n';
-	}
-	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
-		/* Nowhere left to report it. */
-	}
+	shmr_log_write(level, 1, PROG, line);
 }
 
 static void say(int level, const char *fmt, ...)
@@ -115,6 +106,39 @@ static void say(int level, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	log_line(NULL, level, line);
+}
+
+/* EAL's own lines (rte_log) as ours, at the level EAL gave them: its
+ * stream is a cookie FILE whose writes end here (rte_vlog() flushes each
+ * message, on the thread that logged it). */
+static ssize_t eal_log_write(void *cookie, const char *buf, size_t n)
+{
+	char line[512];
+	size_t k = n < sizeof(line) - 1 ? n : sizeof(line) - 1;
+	int lv = rte_log_cur_msg_loglevel();
+	int err = RTE_LOG_ERR, warn = RTE_LOG_WARNING, dbg = RTE_LOG_DEBUG;
+
+	(void)cookie;
+	memcpy(line, buf, k);
+	while (k && line[k - 1] == '\n')
+		k--;
+	line[k] = '\0';
+	log_line(NULL,
+		 lv <= err    ? SHMR_DP_LOG_ERROR
+		 : lv == warn ? SHMR_DP_LOG_WARNING
+		 : lv < dbg   ? SHMR_DP_LOG_INFO
+			      : SHMR_DP_LOG_DEBUG,
+		 line);
+	return (ssize_t)n;
+}
+
+static void eal_log_redirect(void)
+{
+	FILE *f = fopencookie(NULL, "w",
+			      (cookie_io_functions_t){ .write = eal_log_write });
+
+	if (f)
+		rte_openlog_stream(f);
 }
 
 /* ---- stopping ---------------------------------------------------------- */
@@ -391,6 +415,8 @@ static int parse_level(const char *s)
 	char *end;
 	long v;
 
+	if (strcmp(s, "warn") == 0)
+		return SHMR_DP_LOG_WARNING;
 	for (int i = 1; i <= SHMR_DP_LOG_DEBUG; i++)
 		if (strcmp(s, names[i]) == 0)
 			return i;
@@ -561,6 +587,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	/* Before any thread: whether stderr is the journal is decided
+	 * once (shmr/logline.h). */
+	shmr_log_journal();
+	eal_log_redirect();
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -569,7 +600,7 @@ int main(int argc, char **argv)
 
 	/* The domain: its two parts, back to back (layout.h). */
 	if (fstat(fd, &sb) < 0 || fstat(lanes_fd, &lb) < 0) {
-		fprintf(stderr, PROG ": --domain-fd %d / --lanes-fd %d: %s\n",
+		say(SHMR_DP_LOG_ERROR, "--domain-fd %d / --lanes-fd %d: %s",
 			fd, lanes_fd, strerror(errno));
 		return 2;
 	}
@@ -578,7 +609,7 @@ int main(int argc, char **argv)
 	rc = shmr_domain_map(fd, lanes_fd, (uint64_t)sb.st_size, map_size, 1,
 			     &base);
 	if (rc < 0) {
-		fprintf(stderr, PROG ": cannot map the domain: %s\n",
+		say(SHMR_DP_LOG_ERROR, "cannot map the domain: %s",
 			strerror(-rc));
 		return 1;
 	}
@@ -590,7 +621,7 @@ int main(int argc, char **argv)
 	if (rc == 0 && shmr_hdr(base)->peer_off != (uint64_t)sb.st_size)
 		rc = -SHMR_E_PROTO; /* the two descriptors do not match */
 	if (rc < 0) {
-		fprintf(stderr, PROG ": not a usable domain: %s\n",
+		say(SHMR_DP_LOG_ERROR, "not a usable domain: %s",
 			shmr_strerror(rc));
 		shmr_domain_unmap(base, map_size);
 		return 1;
@@ -600,14 +631,14 @@ int main(int argc, char **argv)
 	/* CPUs: the lcores' (from --cpus or our affinity); the update
 	 * thread keeps the whole affinity we were started with. */
 	if (sched_getaffinity(0, sizeof(all), &all) < 0) {
-		fprintf(stderr, PROG ": sched_getaffinity: %s\n",
+		say(SHMR_DP_LOG_ERROR, "sched_getaffinity: %s",
 			strerror(errno));
 		return 1;
 	}
 	if (cpu_list) {
 		ncpus = parse_cpus(cpu_list, cpus, CPU_SETSIZE);
 		if (ncpus <= 0) {
-			fprintf(stderr, PROG ": bad --cpus %s\n", cpu_list);
+			say(SHMR_DP_LOG_ERROR, "bad --cpus %s", cpu_list);
 			return 2;
 		}
 	} else {
@@ -640,7 +671,7 @@ int main(int argc, char **argv)
 		eal_argv[eal_argc++] = argv[optind + i];
 	eal_argv[eal_argc] = NULL;
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
-		fprintf(stderr, PROG ": EAL initialisation failed: %s\n",
+		say(SHMR_DP_LOG_ERROR, "EAL initialisation failed: %s",
 			rte_strerror(rte_errno));
 		munmap(base, g_env.map_size);
 		return 1;
@@ -655,7 +686,7 @@ int main(int argc, char **argv)
 		 rte_eal_get_runtime_dir());
 	remove_runtime_dir(runtime_dir);
 	if (rte_lcore_count() != g_env.nlcores) {
-		fprintf(stderr, PROG ": EAL gave %u lcores, need %u\n",
+		say(SHMR_DP_LOG_ERROR, "EAL gave %u lcores, need %u",
 			rte_lcore_count(), g_env.nlcores);
 		eal_done(runtime_dir);
 		return 1;
