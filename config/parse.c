@@ -55,7 +55,7 @@ static const char *const top_keys[] = {
 	"max_connections_per_user", "max_endpoints_per_user",
 	"idle_timeout_ms", "stop_grace_ms",
 	"restart_backoff_ms", "restart_backoff_max_ms", "routers",
-	"eal_args", "log_level", NULL
+	"eal_args", "log_level", "metrics_listen", NULL
 };
 
 /* A group name for the control socket (@p key: socket_group,

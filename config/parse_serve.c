@@ -115,7 +115,8 @@ int shmr_conf_serve_parse(struct pctx *p, const config_setting_t *root,
 {
 	config_setting_t *s;
 	struct fpath f;
-	char level[16];
+	char level[16], host[64];
+	unsigned port;
 	int rc;
 
 	rc = shmr_conf_member(p, root, NULL, "eal_args", CONFIG_TYPE_ARRAY, &s);
@@ -139,5 +140,14 @@ int shmr_conf_serve_parse(struct pctx *p, const config_setting_t *root,
 					      "\"%s\" is not error, warning, info or debug",
 					      level);
 	}
+	rc = shmr_conf_get_str(p, root, NULL, "metrics_listen",
+			       c->metrics_listen, sizeof(c->metrics_listen),
+			       &s);
+	if (rc < 0)
+		return rc;
+	if (rc && shmr_conf_listen_parse(c->metrics_listen, host, &port) < 0)
+		return shmr_conf_fail(p, s, 0, "metrics_listen",
+				      "\"%s\" is not ADDRESS:PORT (a numeric IPv4 address, or [IPv6], and a port 1 to 65535)",
+				      c->metrics_listen);
 	return 0;
 }

@@ -112,6 +112,7 @@
 #include "domain.h"
 #include "drain.h"
 #include "handlers.h"
+#include "http.h"
 #include "lifecycle.h"
 #include "manage.h"
 #include "model.h"
@@ -162,6 +163,7 @@ struct shmr_ctl {
 	struct shmr_ctl_state_file state;
 	struct shmr_ctl_adopt adopt;
 	struct shmr_ctl_notify notify; /* sd_notify: READY, STATUS, ... */
+	struct shmr_ctl_http http;     /* metrics_listen (http.c) */
 	int lockfd; /* <run_dir>/<domain>.lock, held (flock) while we run */
 	uint64_t drain_next; /* drain.c looks again then (0: nothing drains) */
 };
@@ -504,6 +506,9 @@ static int run_loop(struct shmr_ctl *c)
 			case SHMR_CTL_TAG_OWNER:
 				shmr_ctl_server_owner_event(&c->srv, idx);
 				break;
+			case SHMR_CTL_TAG_HTTP:
+				shmr_ctl_http_run(&c->http);
+				break;
 			default:
 				break;
 			}
@@ -602,6 +607,8 @@ static void wire(struct shmr_ctl *c)
 	c->adopt.pin = &c->pin;
 	c->adopt.sock_path = c->sock_path;
 	c->lockfd = -1;
+	c->http.dep = (struct shmr_ctl_http_deps){ &c->loop, &c->dom,
+						   &c->model, &c->dlq };
 }
 
 int main(int argc, char **argv)
@@ -823,6 +830,10 @@ int main(int argc, char **argv)
 		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}
+	if (shmr_ctl_http_start(&c->http, c->cfg.metrics_listen) < 0) {
+		shmr_ctl_server_close_listener(&c->srv);
+		return EXIT_RUNTIME;
+	}
 
 	if (adopting) {
 		shmr_ctl_adopt_processes(&c->adopt);
@@ -875,6 +886,7 @@ int main(int argc, char **argv)
 	shmr_ctl_notify_stopping(&c->notify, "stopping domain %s",
 				 c->cfg.domain);
 	c->loop.stopping = 1;
+	shmr_ctl_http_stop(&c->http);
 	shmr_ctl_server_close_listener(&c->srv);
 	shmr_ctl_stop_children(&c->sp);
 	shmr_ctl_server_close_all(&c->srv);

@@ -71,6 +71,7 @@ enum shmr_ctl_tag {
 	SHMR_CTL_TAG_ADMIN,  /* the admin endpoint has slots */
 	SHMR_CTL_TAG_OWNER,  /* index: the server's owners[] (a process
 			      * owning endpoints by pid exited) */
+	SHMR_CTL_TAG_HTTP,   /* the metrics listener (http.c) has work */
 };
 
 /* log.c: shmr/logline.h's lines, at a level (error, warning, info,
