@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <poll.h>
 #include <regex.h>
 #include <setjmp.h>
@@ -24,6 +25,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <rte_ring.h>
+
+#include <shmr/domain.h>
 
 #include "shmr_test_app.h"
 
@@ -250,6 +254,82 @@ static void test_bad_level(void **state)
 	rmdir(dir);
 }
 
+static struct shmr_lcore_stats *g_st;
+static uint64_t g_rx_want;
+
+static int rx_reached(void *arg)
+{
+	(void)arg;
+	return atomic_load_explicit(&g_st->rx, memory_order_relaxed) >=
+	       g_rx_want;
+}
+
+/* Send @p n messages to @p to and wait until the lcore took them all. */
+static void send_and_wait(struct shmr_test_client *c, struct shmr_pid to,
+			  unsigned n)
+{
+	g_rx_want = atomic_load_explicit(&g_st->rx, memory_order_relaxed) + n;
+	for (unsigned i = 0; i < n; i++)
+		assert_int_equal(shmr_send(c->ep, to, 1, 0, "x", 1), 0);
+	assert_true(shmr_test_wait(rx_reached, NULL, 10000));
+}
+
+/* An endpoint whose inbound lane a peer corrupted is logged once as
+ * quarantined; the messages sent to it afterwards, even more than a
+ * second later (past the per-second rate limit), are only counted. */
+static void test_quarantine_logged_once(void **state)
+{
+	struct shmr_test_client c;
+	struct shmr_endpoint *victim;
+	struct shmr_pid v;
+	struct rte_ring *in;
+	char log[] = "/tmp/shmr-test-logs-q-XXXXXX", text[65536], *p;
+	int fd = mkstemp(log), saved = dup(2), lines = 0;
+	uint32_t mask;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0 && saved >= 0);
+	/* The appliance's daemons inherit our stderr: the file. */
+	dup2(fd, 2);
+	assert_int_equal(shmr_test_client_start(
+				 &c, "quarantine",
+				 "lcores = 1;\n"
+				 "routers = ( { name = \"r\"; behaviour = "
+				 "\"round-robin\";\n  routes = ( { name = \"a\"; "
+				 "program = \"shmr-test-worker\"; } ); } );\n",
+				 0),
+			 0);
+	g_st = shmr_stats_of(c.base, 0);
+	assert_int_equal(shmr_endpoint_open(c.d, &victim), 0);
+	v = shmr_endpoint_pid(victim);
+	in = shmr_lane_at(c.base, v.slot, 0);
+	mask = in->mask;
+	in->mask = 0xffffffffu; /* what a scribbling peer might do */
+	send_and_wait(&c, v, 20);
+	sleep(2);
+	send_and_wait(&c, v, 20);
+	in->mask = mask;
+	shmr_endpoint_close(victim);
+	assert_int_equal(shmr_test_client_stop(&c), 0);
+	dup2(saved, 2);
+	close(saved);
+
+	f = fdopen(fd, "r");
+	assert_non_null(f);
+	rewind(f);
+	len = fread(text, 1, sizeof(text) - 1, f);
+	text[len] = '\0';
+	fclose(f);
+	unlink(log);
+	print_message("--- log ---\n%s-----------\n", text);
+	for (p = text; (p = strstr(p, "quarantined")); p++)
+		lines++;
+	assert_int_equal(lines, 1);
+	assert_null(strstr(text, "more like it"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_journal_prefix),
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_bad_level),
+		cmocka_unit_test(test_quarantine_logged_once),
 	};
 
 	/* The daemons' orphans, if any, come back to us. */
