@@ -607,8 +607,6 @@ static void wire(struct shmr_ctl *c)
 	c->adopt.pin = &c->pin;
 	c->adopt.sock_path = c->sock_path;
 	c->lockfd = -1;
-	c->http.dep = (struct shmr_ctl_http_deps){ &c->loop, &c->dom,
-						   &c->model, &c->dlq };
 }
 
 int main(int argc, char **argv)
@@ -662,8 +660,7 @@ int main(int argc, char **argv)
 			shmr_ctl_log_quiet();
 			break;
 		case 'L':
-			if (shmr_ctl_log_level_set(optarg) < 0)
-				shmr_ctl_usage_error("--log-level: not error, warning, info or debug");
+			shmr_ctl_log_level_opt(optarg);
 			break;
 		case 'h':
 			shmr_ctl_usage_full();
@@ -699,8 +696,7 @@ int main(int argc, char **argv)
 	}
 
 	/* The first line says which configuration runs. */
-	shmr_ctl_log_start(c->cfg.log_level);
-	shmr_ctl_log("%s", conf_why);
+	shmr_ctl_log_start(c->cfg.log_level, conf_why);
 	shmr_ctl_notify_init(&c->notify);
 	/* A closed ready pipe must not kill us; children get SIG_DFL back. */
 	signal(SIGPIPE, SIG_IGN);
@@ -830,7 +826,8 @@ int main(int argc, char **argv)
 		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}
-	if (shmr_ctl_http_start(&c->http, c->cfg.metrics_listen) < 0) {
+	if (shmr_ctl_http_start(&c->http, c->cfg.metrics_listen, &c->loop,
+				&c->dom, &c->model, &c->dlq) < 0) {
 		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}

@@ -88,10 +88,12 @@ void shmr_ctl_logl(int level, const char *fmt, ...)
 void shmr_ctl_log_quiet(void);
 /** --log-level @p name; 0, or -EINVAL for a name that is not a level. */
 int shmr_ctl_log_level_set(const char *name);
+/** --log-level @p name, or the usage error (exit 2) naming it. */
+void shmr_ctl_log_level_opt(const char *name);
 /** The daemon runs: lines carry time and level from now on, and the
  *  configuration's log_level (@p conf_level, 0 unset) applies unless
- *  --log-level or --quiet was given.  Returns the threshold. */
-int shmr_ctl_log_start(int conf_level);
+ *  --log-level or --quiet was given; then log @p first (info). */
+void shmr_ctl_log_start(int conf_level, const char *first);
 /** The threshold now (enum shmr_log_level): the dataplane's --log-level. */
 int shmr_ctl_log_threshold(void);
 /** CLOCK_MONOTONIC in milliseconds. */

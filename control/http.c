@@ -145,7 +145,11 @@ static int add_fd(struct shmr_ctl_http *h, int fd)
 									 : 0;
 }
 
-int shmr_ctl_http_start(struct shmr_ctl_http *h, const char *listen)
+int shmr_ctl_http_start(struct shmr_ctl_http *h, const char *listen,
+			struct shmr_ctl_loop *loop,
+			const struct shmr_ctl_domain *d,
+			const struct shmr_ctl_model *m,
+			struct shmr_ctl_dlq_files *dlq)
 {
 	struct sockaddr_storage ss = { 0 };
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
@@ -155,6 +159,7 @@ int shmr_ctl_http_start(struct shmr_ctl_http *h, const char *listen)
 	char host[64];
 	int rc;
 
+	h->dep = (struct shmr_ctl_http_deps){ loop, d, m, dlq };
 	h->mhd = NULL;
 	h->timerfd = -1;
 	if (!listen[0])

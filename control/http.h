@@ -24,7 +24,7 @@ struct shmr_ctl_http_deps {
 };
 
 struct shmr_ctl_http {
-	struct shmr_ctl_http_deps dep; /* given by the daemon (wire()) */
+	struct shmr_ctl_http_deps dep; /* given to shmr_ctl_http_start() */
 	struct MHD_Daemon *mhd;        /* NULL: no listener */
 	int timerfd;                   /* MHD's next timeout, or -1 */
 	char *buf;                     /* the render's buffer */
@@ -40,13 +40,19 @@ struct shmr_ctl_http {
 
 /**
  * Listen on @p listen ("ADDRESS:PORT", metrics_listen; "" starts nothing)
- * and add the listener to the loop's epoll set (tag SHMR_CTL_TAG_HTTP).
+ * and add the listener to the loop's epoll set (tag SHMR_CTL_TAG_HTTP) of
+ * @p loop; a scrape renders @p d, @p m and @p dlq (metrics.h), which must
+ * outlive the listener.
  *
  * Context:     the loop's thread, after the loop's set exists.
  * Errors:      -errno (the address cannot be bound, no memory), after
  *              logging one line naming metrics_listen and why.
  */
-int shmr_ctl_http_start(struct shmr_ctl_http *h, const char *listen);
+int shmr_ctl_http_start(struct shmr_ctl_http *h, const char *listen,
+			struct shmr_ctl_loop *loop,
+			const struct shmr_ctl_domain *d,
+			const struct shmr_ctl_model *m,
+			struct shmr_ctl_dlq_files *dlq);
 
 /**
  * Serve what is ready (MHD's epoll set or its timer fired): read

@@ -16,6 +16,7 @@
 
 #include "control_internal.h"
 #include "shmr_config.h"
+#include "startup.h"
 
 static int threshold = SHMR_LOG_INFO;
 static int level_fixed; /* --log-level or --quiet given: the file's
@@ -39,12 +40,18 @@ int shmr_ctl_log_level_set(const char *name)
 	return 0;
 }
 
-int shmr_ctl_log_start(int conf_level)
+void shmr_ctl_log_level_opt(const char *name)
+{
+	if (shmr_ctl_log_level_set(name) < 0)
+		shmr_ctl_usage_error("--log-level: not error, warning, info or debug");
+}
+
+void shmr_ctl_log_start(int conf_level, const char *first)
 {
 	if (!level_fixed && conf_level > 0)
 		threshold = conf_level;
 	stamped = 1;
-	return threshold;
+	shmr_ctl_log("%s", first);
 }
 
 int shmr_ctl_log_threshold(void)
