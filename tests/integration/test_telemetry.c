@@ -121,6 +121,28 @@ static const char *sfield(json_object *o, const char *name)
 	return json_object_get_string(f);
 }
 
+/* "/" (what the script completes commands from) lists the four. */
+static void test_commands_listed(void **state)
+{
+	static const char *const want[] = { "/shmr/lcores", "/shmr/routes",
+					    "/shmr/endpoints", "/shmr/lanes" };
+	char out[16384];
+	json_object *v = telemetry(*state, "/", out, sizeof(out));
+
+	assert_true(json_object_is_type(v, json_type_array));
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int seen = 0;
+
+		for (size_t j = 0; j < json_object_array_length(v); j++)
+			seen |= strcmp(json_object_get_string(
+					       json_object_array_get_idx(v, j)),
+				       want[i]) == 0;
+		if (!seen)
+			fail_msg("%s not listed by /", want[i]);
+	}
+	json_object_put(v);
+}
+
 /* The lcore list, and lcore 0's counters: every call came through it. */
 static void test_lcores(void **state)
 {
@@ -277,6 +299,7 @@ static void test_eal_args_checked(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_commands_listed),
 		cmocka_unit_test(test_lcores),
 		cmocka_unit_test(test_routes),
 		cmocka_unit_test(test_endpoints_and_lanes),
