@@ -443,6 +443,7 @@ void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 	memset(out, 0, sizeof(*out));
 	out->nlcores = d->geo.nlcores < SHMR_MAX_LCORES ? d->geo.nlcores
 							: SHMR_MAX_LCORES;
+	out->inbox_slots = d->geo.nlcores * (d->geo.lane_size - 1);
 	for (uint32_t l = 0; l < out->nlcores; l++) {
 		struct shmr_lcore_stats *st = shmr_ctl_dom_stats(d, l);
 

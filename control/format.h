@@ -48,6 +48,8 @@ struct shmr_ctl_counters {
 						 * its dead-letter file (set
 						 * by the daemon for INSPECT) */
 	uint32_t nlcores;
+	uint32_t inbox_slots; /* what a route's inbox holds: nlcores lanes of
+			      * lane_size - 1 slots (the configured size) */
 	struct shmr_ctl_lcore_counters lcore[SHMR_MAX_LCORES];
 	/* The clients' endpoints in use (the ENDPOINT lines), by slot. */
 	uint32_t nclients;

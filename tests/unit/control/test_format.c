@@ -58,6 +58,7 @@ static int setup(void **state)
 	f->c.delivered[3] = 400;
 	f->c.queued[1] = 5;
 	f->c.queued[2] = 12;
+	f->c.inbox_slots = 2046; /* 2 lcores of lane_size 1024 */
 	*state = f;
 	return 0;
 }
@@ -133,7 +134,8 @@ static void inspect_text(void **state)
 	has_line(f->buf, "shmr:routes_active 2");
 	has_line(f->buf, "shmr:routes_disabled 0");
 	has_line(f->buf, "shmr:routes_pending 0");
-	has_line(f->buf, "shmr:mailbox_size 17");
+	has_line(f->buf, "shmr:queued 17");
+	has_line(f->buf, "shmr:mailbox_size 2046");
 	has_line(f->buf, "shmr:forwarded 1000");
 	has_line(f->buf, "shmr:discarded 7");
 	has_line(f->buf, "shmr:failed 3");
@@ -240,8 +242,8 @@ static void inspect_json(void **state)
 		"type");
 	assert_int_equal(num(o, "shmr:routes_total"),
 			 3);
-	assert_int_equal(num(o, "shmr:mailbox_size"),
-			 17);
+	assert_int_equal(num(o, "shmr:queued"), 17);
+	assert_int_equal(num(o, "shmr:mailbox_size"), 2046);
 	assert_int_equal(num(o, "shmr:forwarded"),
 			 1000);
 	assert_int_equal(
@@ -341,8 +343,9 @@ static void metrics_text(void **state)
 		      "forwarded to one of its routes (messages).");
 	has_line(big, "shmr_router_forwarded_total{router=\"events\"} 1000");
 	has_line(big, "shmr_router_restarts_total{router=\"events\"} 3");
-	has_line(big, "# TYPE shmr_router_mailbox_size gauge");
-	has_line(big, "shmr_router_mailbox_size{router=\"events\"} 17");
+	has_line(big, "# TYPE shmr_router_queued gauge");
+	has_line(big, "shmr_router_queued{router=\"events\"} 17");
+	has_line(big, "shmr_router_mailbox_size{router=\"events\"} 2046");
 	has_line(big, "shmr_route_forwarded_total{router=\"events\","
 		      "route=\"payments\"} 600");
 	has_line(big, "shmr_route_queued{router=\"events\",route=\"shipments\"} 12");
