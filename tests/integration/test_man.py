@@ -13,8 +13,8 @@ Coverage is read from the code itself, never from a hand list:
                 in LIST ("static const char *const NAME[] = { ... };" in
                 the same config/parse*.c file).  Each must be a term of the
                 page (a line that starts with it in bold).
-  shmrctl(8)    every command: the words shmrctl.c compares its command
-                word with (strcmp(cmd, "WORD")) and the first column of its
+  shmrctl(8)    every command: the words shmrctl*.c compare its command
+                word with (strcmp(cmd, "WORD")) and the first column of the
                 lifecycle table ({ "word", "VERB" }), and dlq's
                 sub-commands (strcmp(sub, "WORD")).  Each a term.
   libshmr(3)    every function declared in include/shmr/shmr.h.  Each a
@@ -70,7 +70,9 @@ def config_keys(src):
 
 
 def shmrctl_verbs(src):
-    text = open(os.path.join(src, "control", "shmrctl.c")).read()
+    # shmrctl.c and the files it is split into (shmrctl_read.c, ...).
+    text = "".join(open(f).read() for f in sorted(
+        glob.glob(os.path.join(src, "control", "shmrctl*.c"))))
     verbs = set(re.findall(r'strcmp\(cmd,\s*"([a-z-]+)"\)', text))
     verbs |= set(re.findall(r'\{\s*"([a-z-]+)",\s*"[A-Z_]+"\s*\}', text))
     subs = set(re.findall(r'strcmp\(sub,\s*"([a-z-]+)"\)', text))
