@@ -357,6 +357,24 @@ void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 	/* Relaxed loads: statistics, each word written by one lcore; no
 	 * other memory is read on their account. */
 	memset(out, 0, sizeof(*out));
+	out->nlcores = d->geo.nlcores < SHMR_MAX_LCORES ? d->geo.nlcores
+							: SHMR_MAX_LCORES;
+	for (uint32_t l = 0; l < out->nlcores; l++) {
+		struct shmr_lcore_stats *st = shmr_ctl_dom_stats(d, l);
+
+#define SHMR_CTR(scope, name, kind, unit, help, value) \
+	SHMR_CTR_READ_##scope(name, value)
+#define SHMR_CTR_READ_ROUTER(name, value)
+#define SHMR_CTR_READ_ROUTE(name, value)
+#define SHMR_CTR_READ_LCORE(name, field) \
+	out->lcore[l].name =              \
+		atomic_load_explicit(&st->field, memory_order_relaxed);
+#include "counters.def"
+#undef SHMR_CTR_READ_ROUTER
+#undef SHMR_CTR_READ_ROUTE
+#undef SHMR_CTR_READ_LCORE
+#undef SHMR_CTR
+	}
 	for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++) {
 		if (a->slots[s].state != SHMR_CTL_SLOT_USED)
 			continue;

@@ -13,6 +13,7 @@
  *                                        prints "shmrctl: <what>", exit 1
  *     inspect ROUTER [--json]            the router's counters
  *     status [--json]                    the domain
+ *     metrics                            every counter, Prometheus text
  *     stop                               stop the appliance; returns once
  *                                        the control plane has exited
  *     dlq list ROUTER [--json]           dead letters (MessageRouteFailed
@@ -85,7 +86,8 @@ static const char usage_line[] =
 	"disable --drain ROUTER NAME | replace [--drain] ROUTER NAME PROGRAM "
 	"[ARG...] | dlq list ROUTER [--json] | dlq replay ROUTER | "
 	"routees ROUTER [--json] | routee add|remove "
-	"ROUTER NAME | pool ROUTER +N|-N | kill ROUTER | poison ROUTER}\n";
+	"ROUTER NAME | pool ROUTER +N|-N | kill ROUTER | poison ROUTER | "
+	"metrics}\n";
 
 char shmr_cli_ans[SHMR_PROTO_MAX + 1];
 static const char *domain;
@@ -113,8 +115,9 @@ static void help(void)
 	       "                       fields (docs/shmrctl-json.md)\n"
 	       "  inspect ROUTER       the router's \"shmr:\" counters, \"key "
 	       "value\" lines\n"
-	       "    --json             as one JSON object of strings\n"
+	       "    --json             as one JSON object (numbers as numbers)\n"
 	       "  route ROUTER NAME    that route's row, as routes shows it\n"
+	       "  metrics              every counter, Prometheus text format\n"
 	       "  add ROUTER NAME PROGRAM [ARG...] [--cpus LIST]\n"
 	       "                       add an owned route and start its "
 	       "worker\n"

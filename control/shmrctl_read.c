@@ -1,6 +1,6 @@
 /*
  * shmrctl's read verbs: routes, route, status, routees, dlq list (and
- * dlq replay, which shares its parsing), inspect and watch.
+ * dlq replay, which shares its parsing), inspect, metrics and watch.
  *
  * The control plane answers in its one text form (key=value words, "key
  * value" lines: shmr/proto.h), which the tests and other tools read too;
@@ -535,6 +535,18 @@ static int dlq(int argc, char **argv, int i)
 	return 0;
 }
 
+/* metrics: every counter and gauge, the Prometheus text exposition
+ * format as the control plane renders it (docs/observability.md). */
+static int metrics(int argc, char **argv, int i)
+{
+	if (take_args(argc, argv, i, NULL, 0, "metrics: no arguments"))
+		shmr_cli_usage("metrics: no --json (Prometheus text; "
+			       "inspect --json has the same counters)");
+	fputs(ask("METRICS", NULL, 0), stdout);
+	shmr_cli_close();
+	return 0;
+}
+
 /* inspect ROUTER [--json]: the router's "shmr:" keys as the control
  * plane writes them. */
 static int inspect(int argc, char **argv, int i)
@@ -707,6 +719,8 @@ int shmr_cli_read(const char *cmd, int argc, char **argv, int i)
 		return dlq(argc, argv, i);
 	if (strcmp(cmd, "inspect") == 0)
 		return inspect(argc, argv, i);
+	if (strcmp(cmd, "metrics") == 0)
+		return metrics(argc, argv, i);
 	if (strcmp(cmd, "watch") == 0)
 		return watch(argc, argv, i);
 	return -1;

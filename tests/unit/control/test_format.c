@@ -12,8 +12,11 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <json-c/json.h>
 
+#include "counters.h"
 #include "format.h"
+#include "metrics.h"
 
 struct fixture {
 	struct shmr_config cfg;
@@ -173,26 +176,147 @@ static void inspect_merges_behaviour_keys(void **state)
 	has_line(f->buf, "shmr:state stopped");
 }
 
+/* The JSON object (json-c parses it): numbers are JSON numbers, booleans
+ * booleans, the rest strings. */
+static struct json_object *member(struct json_object *o, const char *key,
+				  enum json_type type)
+{
+	struct json_object *v = NULL;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		fail_msg("no key \"%s\"", key);
+	if (!json_object_is_type(v, type))
+		fail_msg("\"%s\" is a %s, not a %s", key,
+			 json_type_to_name(json_object_get_type(v)),
+			 json_type_to_name(type));
+	return v;
+}
+
+static uint64_t num(struct json_object *o, const char *key)
+{
+	return json_object_get_uint64(member(o, key, json_type_int));
+}
+
 static void inspect_json(void **state)
 {
 	struct fixture *f = *state;
 	int n = shmr_ctl_format_inspect(&f->m.routers[0], &f->c, NULL, 1, f->buf,
 					sizeof(f->buf));
+	struct json_object *o;
 
 	assert_true(n > 0);
-	assert_int_equal(f->buf[0], '{');
+	assert_int_equal((size_t)n, strlen(f->buf));
 	assert_string_equal(f->buf + n - 2, "}\n");
-	assert_non_null(strstr(f->buf, "\"shmr:type\": \"type\""));
-	assert_non_null(strstr(f->buf, "\"shmr:routes_total\": \"3\""));
-	assert_non_null(strstr(f->buf, "\"shmr:mailbox_size\": \"17\""));
-	assert_non_null(
-		strstr(f->buf, "\"shmr:route:payments:forwarded\": \"600\""));
-	assert_non_null(strstr(f->buf, "\"shmr:route:reports:pid\": \"3:1\""));
-	assert_non_null(
-		strstr(f->buf, "\"shmr:route:shipments:cpus\": \"0,2-3\""));
-	/* Comma between members, none after the last. */
-	assert_null(strstr(f->buf, ",\n}"));
-	assert_null(strstr(f->buf, "\"\n  \""));
+	o = json_tokener_parse(f->buf);
+	assert_non_null(o);
+	assert_string_equal(
+		json_object_get_string(member(o, "shmr:type", json_type_string)),
+		"type");
+	assert_int_equal(num(o, "shmr:routes_total"),
+			 3);
+	assert_int_equal(num(o, "shmr:mailbox_size"),
+			 17);
+	assert_int_equal(num(o, "shmr:forwarded"),
+			 1000);
+	assert_int_equal(
+		num(o, "shmr:route:payments:forwarded"),
+		600);
+	assert_int_equal(json_object_get_int64(member(
+				 o, "shmr:route:payments:os_pid", json_type_int)),
+			 101);
+	assert_false(json_object_get_boolean(member(
+		o, "shmr:route:payments:disabled", json_type_boolean)));
+	assert_string_equal(json_object_get_string(member(
+				    o, "shmr:route:reports:pid", json_type_string)),
+			    "3:1");
+	assert_string_equal(
+		json_object_get_string(member(o, "shmr:route:shipments:cpus",
+					      json_type_string)),
+		"0,2-3");
+	json_object_put(o);
+}
+
+/* Every figure of the registry is in INSPECT, as a number, under the key
+ * counters.def says: the router's, each route's, each lcore's. */
+static void inspect_has_every_counter(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *o;
+	char key[128];
+	unsigned nr = 0, nq = 0, nl = 0;
+
+	f->c.nlcores = 2;
+	f->c.lcore[1].polls = 42;
+	f->c.lcore[0].admin_dropped = 9;
+	assert_true(shmr_ctl_format_inspect(&f->m.routers[0], &f->c, NULL, 1,
+					    f->buf, sizeof(f->buf)) > 0);
+	o = json_tokener_parse(f->buf);
+	assert_non_null(o);
+	for (unsigned i = 0; i < shmr_ctl_ctr_count; i++) {
+		const struct shmr_ctl_ctr_desc *d = &shmr_ctl_ctr_registry[i];
+		unsigned copies = d->scope == SHMR_CTL_CTR_ROUTER ? 1
+				  : d->scope == SHMR_CTL_CTR_ROUTE ? 3
+								   : 2;
+
+		for (unsigned k = 0; k < copies; k++) {
+			if (d->scope == SHMR_CTL_CTR_ROUTER)
+				snprintf(key, sizeof(key), "shmr:%s", d->name);
+			else if (d->scope == SHMR_CTL_CTR_ROUTE)
+				snprintf(key, sizeof(key), "shmr:route:%s:%s",
+					 f->m.routers[0].routes[k].conf->name,
+					 d->name);
+			else
+				snprintf(key, sizeof(key), "shmr:lcore:%u:%s",
+					 k, d->name);
+			member(o, key, json_type_int);
+		}
+		nr += d->scope == SHMR_CTL_CTR_ROUTER;
+		nq += d->scope == SHMR_CTL_CTR_ROUTE;
+		nl += d->scope == SHMR_CTL_CTR_LCORE;
+	}
+	assert_true(nr > 0 && nq > 0 && nl > 0);
+	assert_int_equal(num(o, "shmr:lcore:1:polls"),
+			 42);
+	assert_int_equal(num(o, "shmr:lcore:0:admin_dropped"),
+			 9);
+	/* No third lcore. */
+	assert_false(json_object_object_get_ex(o, "shmr:lcore:2:polls", NULL));
+	json_object_put(o);
+}
+
+/* The Prometheus text: HELP and TYPE from the registry, one sample per
+ * router, route and lcore, counters with _total; too small a buffer is
+ * -ENOSPC. */
+static void metrics_text(void **state)
+{
+	struct fixture *f = *state;
+	static char big[65536];
+	int n;
+
+	f->c.nlcores = 1;
+	f->c.lcore[0].sleeps = 5;
+	n = shmr_ctl_metrics_format(&f->m, &f->c, big, sizeof(big));
+	assert_true(n > 0);
+	assert_int_equal((size_t)n, strlen(big));
+	has_line(big, "# TYPE shmr_router_forwarded_total counter");
+	has_line(big, "# HELP shmr_router_forwarded_total Messages the router "
+		      "forwarded to one of its routes (messages).");
+	has_line(big, "shmr_router_forwarded_total{router=\"events\"} 1000");
+	has_line(big, "shmr_router_restarts_total{router=\"events\"} 3");
+	has_line(big, "# TYPE shmr_router_mailbox_size gauge");
+	has_line(big, "shmr_router_mailbox_size{router=\"events\"} 17");
+	has_line(big, "shmr_route_forwarded_total{router=\"events\","
+		      "route=\"payments\"} 600");
+	has_line(big, "shmr_route_queued{router=\"events\",route=\"shipments\"} 12");
+	has_line(big, "shmr_route_restarts_total{router=\"events\","
+		      "route=\"shipments\"} 2");
+	has_line(big, "shmr_lcore_sleeps_total{lcore=\"0\"} 5");
+	assert_null(strstr(big, "lcore=\"1\""));
+	assert_int_equal(big[n - 1], '\n');
+	assert_int_equal(shmr_ctl_metrics_format(&f->m, &f->c, big, 100),
+			 -ENOSPC);
+	assert_int_equal(shmr_ctl_metrics_format(&f->m, &f->c, big, 0),
+			 -ENOSPC);
 }
 
 static void too_small(void **state)
@@ -214,21 +338,43 @@ static void kv_escapes(void **state)
 {
 	char buf[256];
 	struct shmr_ctl_kv kv;
+	struct json_object *o;
 
+	(void)state;
 	shmr_ctl_kv_begin(&kv, buf, sizeof(buf), 1);
 	shmr_ctl_kv_add(&kv, "k\"1", "a\\b\n");
+	shmr_ctl_kv_add_u64(&kv, "n", UINT64_MAX);
+	shmr_ctl_kv_add_bool(&kv, "t", 1);
 	assert_true(shmr_ctl_kv_end(&kv) > 0);
-	assert_string_equal(buf, "{\n  \"k\\\"1\": \"a\\\\b\\u000a\"\n}\n");
+	o = json_tokener_parse(buf);
+	assert_non_null(o);
+	assert_string_equal(
+		json_object_get_string(member(o, "k\"1", json_type_string)),
+		"a\\b\n");
+	assert_true(num(o, "n") ==
+		    UINT64_MAX);
+	assert_true(json_object_get_boolean(member(o, "t", json_type_boolean)));
+	json_object_put(o);
 
 	shmr_ctl_kv_begin(&kv, buf, sizeof(buf), 1);
-	assert_int_equal(shmr_ctl_kv_end(&kv), 3);
-	assert_string_equal(buf, "{}\n");
+	assert_true(shmr_ctl_kv_end(&kv) > 0);
+	o = json_tokener_parse(buf);
+	assert_non_null(o);
+	assert_int_equal(json_object_object_length(o), 0);
+	json_object_put(o);
+
+	/* Too small a buffer for the object: -ENOSPC, no leak. */
+	shmr_ctl_kv_begin(&kv, buf, 8, 1);
+	shmr_ctl_kv_add(&kv, "a long key", "%s", "a long value");
+	assert_int_equal(shmr_ctl_kv_end(&kv), -ENOSPC);
 
 	shmr_ctl_kv_begin(&kv, buf, sizeof(buf), 0);
 	shmr_ctl_kv_add(&kv, "a", "%d", 1);
 	shmr_ctl_kv_add(&kv, "b", "%s", "two");
-	assert_int_equal(shmr_ctl_kv_end(&kv), 10);
-	assert_string_equal(buf, "a 1\nb two\n");
+	shmr_ctl_kv_add_u64(&kv, "c", 3);
+	shmr_ctl_kv_add_bool(&kv, "d", 0);
+	assert_int_equal(shmr_ctl_kv_end(&kv), 22);
+	assert_string_equal(buf, "a 1\nb two\nc 3\nd false\n");
 }
 
 static void names_of_enums(void **state)
@@ -257,6 +403,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(inspect_merges_behaviour_keys, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(inspect_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(inspect_has_every_counter, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(metrics_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(too_small, setup, teardown),
 		cmocka_unit_test(kv_escapes),
 		cmocka_unit_test(names_of_enums),
