@@ -25,6 +25,9 @@
  *                                        (see SHMR_TYPE_* in shmr/shmr.h)
  *     dlq replay ROUTER                  send them to the router again;
  *                                        prints "resent N left M"
+ *     top [ROUTER...] [--interval SEC] [--duration SEC]
+ *                                        routers, routes and lcores,
+ *                                        redrawn in place (shmrctl_top.c)
  *     watch ROUTER [--interval SEC] [--duration SEC]
  *                                        a header line "route msgs/s total",
  *                                        then msgs/s per route, once per
@@ -81,7 +84,8 @@ static const char usage_line[] =
 	"{routes ROUTER [--json] | "
 	"inspect ROUTER "
 	"[--json] | status [--json] | stop | watch ROUTER [--interval SEC] "
-	"[--duration SEC] | route ROUTER NAME [--json] | add ROUTER NAME PROGRAM "
+	"[--duration SEC] | top [ROUTER...] [--interval SEC] [--duration SEC] | "
+	"route ROUTER NAME [--json] | add ROUTER NAME PROGRAM "
 	"[ARG...] [--cpus LIST] | remove|disable|enable|respawn ROUTER NAME | "
 	"disable --drain ROUTER NAME | replace [--drain] ROUTER NAME PROGRAM "
 	"[ARG...] | dlq list ROUTER [--json] | dlq replay ROUTER | "
@@ -162,6 +166,12 @@ static void help(void)
 	       "    --interval SEC     default 1\n"
 	       "    --duration SEC     stop after SEC seconds (default: until "
 	       "SIGINT)\n"
+	       "  top [ROUTER...]      routers, routes (msgs/s, queued, "
+	       "restarts) and lcores,\n"
+	       "                       redrawn each interval (q quits); "
+	       "piped: a table each\n"
+	       "                       interval (--interval, --duration as "
+	       "for watch)\n"
 	       "\n"
 	       "  -c FILE              the configuration shmr-control runs "
 	       "(default\n"

@@ -30,10 +30,15 @@ const char *shmr_cli_request(const char *req);
 int shmr_cli_parse_seconds(const char *s, double *out);
 
 /**
- * The read verbs: routes, route, inspect, status, routees, dlq, watch.
+ * The read verbs: routes, route, inspect, status, routees, dlq, metrics,
+ * watch, top.
  * @p argv[@p i] is the first word after @p cmd.
  * Returns: the exit status, or -1 when @p cmd is none of them.
  */
 int shmr_cli_read(const char *cmd, int argc, char **argv, int i);
+
+/** shmrctl top [ROUTER...] [--interval SEC] [--duration SEC]
+ *  (shmrctl_top.c).  Returns the exit status. */
+int shmr_cli_top(int argc, char **argv, int i);
 
 #endif

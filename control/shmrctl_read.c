@@ -723,5 +723,7 @@ int shmr_cli_read(const char *cmd, int argc, char **argv, int i)
 		return metrics(argc, argv, i);
 	if (strcmp(cmd, "watch") == 0)
 		return watch(argc, argv, i);
+	if (strcmp(cmd, "top") == 0)
+		return shmr_cli_top(argc, argv, i);
 	return -1;
 }
