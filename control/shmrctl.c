@@ -13,7 +13,7 @@
  *                                        prints "shmrctl: <what>", exit 1
  *     inspect ROUTER [--json]            the router's counters
  *     status [--json]                    the domain
- *     metrics                            every counter, Prometheus text
+ *     metrics [--json]                   every counter, Prometheus text
  *     stop                               stop the appliance; returns once
  *                                        the control plane has exited
  *     dlq list ROUTER [--json]           dead letters (MessageRouteFailed
@@ -91,7 +91,7 @@ static const char usage_line[] =
 	"[ARG...] | dlq list ROUTER [--json] | dlq replay ROUTER | "
 	"routees ROUTER [--json] | routee add|remove "
 	"ROUTER NAME | pool ROUTER +N|-N | kill ROUTER | poison ROUTER | "
-	"metrics}\n";
+	"metrics [--json]}\n";
 
 char shmr_cli_ans[SHMR_PROTO_MAX + 1];
 static const char *domain;

@@ -535,15 +535,130 @@ static int dlq(int argc, char **argv, int i)
 	return 0;
 }
 
-/* metrics: every counter and gauge, the Prometheus text exposition
- * format as the control plane renders it (docs/observability.md). */
+/* A Prometheus label value ("..." with \\, \" and \n escapes) at @p p
+ * into @p out; returns what follows its closing quote, or NULL. */
+static const char *label_value(const char *p, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (*p++ != '"')
+		return NULL;
+	for (; *p && *p != '"'; p++) {
+		char c = *p;
+
+		if (c == '\\') {
+			c = *++p;
+			if (c == 'n')
+				c = '\n';
+			else if (c != '\\' && c != '"')
+				return NULL;
+		}
+		if (n + 1 < cap)
+			out[n++] = c;
+	}
+	out[n] = '\0';
+	return *p == '"' ? p + 1 : NULL;
+}
+
+/* One sample line "NAME{L="V",...} VALUE" as an object, with the type
+ * and help its family's # TYPE and # HELP lines gave. */
+static struct json_object *metric_sample(const char *line, const char *type,
+					 const char *help)
+{
+	struct json_object *o = json_object_new_object(),
+			   *labels = json_object_new_object();
+	size_t n = strcspn(line, "{ ");
+	const char *p = line + n, *v;
+	char key[64], val[256], *end;
+	double d;
+
+	json_object_object_add(o, "name",
+			       json_object_new_string_len(line, (int)n));
+	json_object_object_add(o, "type", json_object_new_string(type));
+	json_object_object_add(o, "help", json_object_new_string(help));
+	if (*p == '{') {
+		p++;
+		while (*p && *p != '}') {
+			size_t k = strcspn(p, "=");
+
+			if (!p[k] || k == 0 || k >= sizeof(key))
+				unexpected("a bad label", line);
+			memcpy(key, p, k);
+			key[k] = '\0';
+			p = label_value(p + k + 1, val, sizeof(val));
+			if (!p)
+				unexpected("a bad label value", line);
+			json_object_object_add(labels, key,
+					       json_object_new_string(val));
+			if (*p == ',')
+				p++;
+		}
+		if (*p++ != '}')
+			unexpected("labels not closed", line);
+	}
+	json_object_object_add(o, "labels", labels);
+	if (*p != ' ')
+		unexpected("no value", line);
+	v = p + 1;
+	if (*v >= '0' && *v <= '9' && strspn(v, "0123456789") == strlen(v)) {
+		json_object_object_add(o, "value",
+				       json_value("value", T_INT, v));
+		return o;
+	}
+	errno = 0;
+	d = strtod(v, &end);
+	if (errno || end == v || *end)
+		unexpected("not a number", line);
+	json_object_object_add(o, "value", json_object_new_double(d));
+	return o;
+}
+
+/* The Prometheus text @p body as a JSON array of samples. */
+static void print_metrics_json(const char *body)
+{
+	struct json_object *doc = json_object_new_array();
+	char *text = strdup(body), *line, *save = NULL;
+	char type[32] = "untyped", help[512] = "";
+
+	if (!text)
+		shmr_cli_die(strerror(ENOMEM));
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "# TYPE ", 7) == 0) {
+			const char *t = strrchr(line, ' ');
+
+			snprintf(type, sizeof(type), "%s", t + 1);
+		} else if (strncmp(line, "# HELP ", 7) == 0) {
+			/* A family starts: its HELP, then its TYPE. */
+			const char *h = strchr(line + 7, ' ');
+
+			snprintf(help, sizeof(help), "%s", h ? h + 1 : "");
+			snprintf(type, sizeof(type), "untyped");
+		} else if (line[0] != '#') {
+			json_object_array_add(doc,
+					      metric_sample(line, type, help));
+		}
+	}
+	free(text);
+	puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+						       JSON_C_TO_STRING_SPACED |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(doc);
+}
+
+/* metrics [--json]: every counter and gauge, the Prometheus text
+ * exposition format as the control plane renders it
+ * (docs/observability.md); with --json, one object per sample. */
 static int metrics(int argc, char **argv, int i)
 {
-	if (take_args(argc, argv, i, NULL, 0, "metrics: no arguments"))
-		shmr_cli_usage("metrics: no --json (Prometheus text; "
-			       "inspect --json has the same counters)");
-	fputs(ask("METRICS", NULL, 0), stdout);
+	int json = take_args(argc, argv, i, NULL, 0, "metrics: no arguments");
+	const char *body = ask("METRICS", NULL, 0);
+
 	shmr_cli_close();
+	if (json)
+		print_metrics_json(body);
+	else
+		fputs(body, stdout);
 	return 0;
 }
 
