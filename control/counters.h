@@ -15,6 +15,10 @@ enum shmr_ctl_ctr_scope {
 	SHMR_CTL_CTR_ROUTER, /* labels {router}; key shmr:NAME */
 	SHMR_CTL_CTR_ROUTE,  /* labels {router, route}; shmr:route:R:NAME */
 	SHMR_CTL_CTR_LCORE,  /* labels {lcore}; shmr:lcore:N:NAME */
+	/* A client's endpoint (routes' are ROUTE): labels {endpoint (its
+	 * PID, SLOT:GEN), name (the name it registered, or "")}; key
+	 * shmr:endpoint:SLOT:GEN:NAME */
+	SHMR_CTL_CTR_ENDPOINT,
 };
 
 /* Where one value is read: the router (and route, for ROUTE; lcore, for
@@ -25,6 +29,8 @@ struct shmr_ctl_ctr_at {
 	const struct shmr_ctl_counters *c;
 	const struct shmr_ctl_router_agg *agg; /* ROUTER: r's sums */
 	unsigned lcore;
+	uint32_t slot; /* ENDPOINT: the client's slot */
+	const struct shmr_ctl_client *client; /* ENDPOINT (metrics) */
 };
 
 struct shmr_ctl_ctr_desc {

@@ -150,12 +150,12 @@ int shmr_ctl_kv_end(struct shmr_ctl_kv *kv)
 	}
 	if (kv->json) {
 		const char *s = NULL;
+		const int flags = JSON_C_TO_STRING_PRETTY |
+				  JSON_C_TO_STRING_SPACED |
+				  JSON_C_TO_STRING_NOSLASHESCAPE;
 
 		if (!kv->overflow)
-			s = json_object_to_json_string_ext(
-				kv->obj, JSON_C_TO_STRING_PRETTY |
-						 JSON_C_TO_STRING_SPACED |
-						 JSON_C_TO_STRING_NOSLASHESCAPE);
+			s = json_object_to_json_string_ext(kv->obj, flags);
 		if (s) {
 			put(kv, s, strlen(s));
 			put(kv, "\n", 1);
@@ -374,6 +374,13 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 	     at.lcore++) {
 		snprintf(infix, sizeof(infix), "lcore:%u:", at.lcore);
 		inspect_counters(&kv, SHMR_CTL_CTR_LCORE, infix, &at);
+	}
+	for (unsigned i = 0; i < c->nclients && i < SHMR_MAX_ENDPOINTS; i++) {
+		at.slot = c->client[i].pid.slot % SHMR_MAX_ENDPOINTS;
+		snprintf(infix, sizeof(infix),
+			 "endpoint:%" PRIu32 ":%" PRIu32 ":",
+			 c->client[i].pid.slot, c->client[i].pid.gen);
+		inspect_counters(&kv, SHMR_CTL_CTR_ENDPOINT, infix, &at);
 	}
 	return shmr_ctl_kv_end(&kv);
 }

@@ -20,11 +20,13 @@ struct shmr_ctl_lcore_counters {
 #define SHMR_CTR_FIELD_ROUTER(name)
 #define SHMR_CTR_FIELD_ROUTE(name)
 #define SHMR_CTR_FIELD_LCORE(name) uint64_t name;
+#define SHMR_CTR_FIELD_ENDPOINT(name)
 #include "counters.def"
 #undef SHMR_CTR
 #undef SHMR_CTR_FIELD_ROUTER
 #undef SHMR_CTR_FIELD_ROUTE
 #undef SHMR_CTR_FIELD_LCORE
+#undef SHMR_CTR_FIELD_ENDPOINT
 };
 
 /* Counters read from the domain, by endpoint slot (summed over lcores). */
@@ -33,12 +35,27 @@ struct shmr_ctl_counters {
 	uint64_t discarded[SHMR_MAX_ENDPOINTS];
 	uint64_t failed[SHMR_MAX_ENDPOINTS];
 	uint64_t delivered[SHMR_MAX_ENDPOINTS]; /* ep_delivered */
-	uint64_t queued[SHMR_MAX_ENDPOINTS];    /* count over inbound lanes */
+	uint64_t queued[SHMR_MAX_ENDPOINTS];    /* waiting in its inbound lanes,
+						 * not yet received */
+	uint64_t in_hand[SHMR_MAX_ENDPOINTS];   /* received by its worker, not
+						 * yet finished */
+	uint64_t inbox_full[SHMR_MAX_ENDPOINTS]; /* ep_full */
+	uint64_t lane_full[SHMR_MAX_ENDPOINTS];  /* its owner's sends that
+						  * found a lane full */
+	uint64_t bad_slots[SHMR_MAX_ENDPOINTS];
+	uint64_t quarantined[SHMR_MAX_ENDPOINTS]; /* 1 or 0 */
 	uint64_t dlq_size[SHMR_MAX_ENDPOINTS];  /* by router slot: records in
 						 * its dead-letter file (set
 						 * by the daemon for INSPECT) */
 	uint32_t nlcores;
 	struct shmr_ctl_lcore_counters lcore[SHMR_MAX_LCORES];
+	/* The clients' endpoints in use (the ENDPOINT lines), by slot. */
+	uint32_t nclients;
+	struct shmr_ctl_client {
+		struct shmr_pid pid;
+		char name[SHMR_NAME_MAX]; /* the first it registered, the
+					   * slot's own ("shmr:admin"), or "" */
+	} client[SHMR_MAX_ENDPOINTS];
 };
 
 /* A router's figures summed over its routes (counters.def's "agg"). */

@@ -68,6 +68,13 @@ static void sample(struct out *o, const char *metric,
 	outf(o, "%s{", metric);
 	if (d->scope == SHMR_CTL_CTR_LCORE) {
 		outf(o, "lcore=\"%u\"", at->lcore);
+	} else if (d->scope == SHMR_CTL_CTR_ENDPOINT) {
+		const struct shmr_ctl_client *cl = at->client;
+
+		outf(o, "endpoint=\"%" PRIu32 ":%" PRIu32 "\",name=\"",
+		     cl->pid.slot, cl->pid.gen);
+		label(o, cl->name);
+		outf(o, "\"");
 	} else {
 		outf(o, "router=\"");
 		label(o, at->r->conf->name);
@@ -89,6 +96,7 @@ static void family(struct out *o, const struct shmr_ctl_model *m,
 		[SHMR_CTL_CTR_ROUTER] = "router",
 		[SHMR_CTL_CTR_ROUTE] = "route",
 		[SHMR_CTL_CTR_LCORE] = "lcore",
+		[SHMR_CTL_CTR_ENDPOINT] = "endpoint",
 	};
 	struct shmr_ctl_router_agg agg;
 	struct shmr_ctl_ctr_at at = { .c = c, .agg = &agg };
@@ -98,6 +106,15 @@ static void family(struct out *o, const struct shmr_ctl_model *m,
 		 d->name, d->counter ? "_total" : "");
 	outf(o, "# HELP %s %s (%s).\n# TYPE %s %s\n", metric, d->help,
 	     d->unit, metric, d->counter ? "counter" : "gauge");
+	if (d->scope == SHMR_CTL_CTR_ENDPOINT) {
+		for (unsigned i = 0;
+		     i < c->nclients && i < SHMR_MAX_ENDPOINTS; i++) {
+			at.client = &c->client[i];
+			at.slot = at.client->pid.slot % SHMR_MAX_ENDPOINTS;
+			sample(o, metric, d, &at);
+		}
+		return;
+	}
 	if (d->scope == SHMR_CTL_CTR_LCORE) {
 		for (at.lcore = 0;
 		     at.lcore < c->nlcores && at.lcore < SHMR_MAX_LCORES;

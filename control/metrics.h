@@ -1,7 +1,7 @@
 /*
  * Prometheus text exposition (metrics.c): every counter and gauge of the
  * registry (counters.def) with its HELP and TYPE lines, labels router,
- * route and lcore.  One render function serves both `shmrctl metrics`
+ * route, lcore, and endpoint and name for clients' endpoints.  One render function serves both `shmrctl metrics`
  * (the METRICS request on the control socket) and the HTTP listener
  * (GET /metrics).  Internal to the control plane: not for direct inclusion
  * outside control/ and tests/unit/control/.
@@ -45,7 +45,8 @@ int shmr_ctl_metrics_format(const struct shmr_ctl_model *m,
  *              meanwhile; each value is a consistent word, the set a
  *              snapshot taken within one pass.
  * Returns:     the length written (without the NUL), or -ENOSPC (retry
- *              with a larger @p buf; 1 MiB holds every limit's maximum).
+ *              with a larger @p buf; 1 MiB holds the largest domain the
+ *              limits allow, about 100 KiB: test_format.c checks it).
  */
 int shmr_ctl_metrics_render(const struct shmr_ctl_domain *d,
 			    const struct shmr_ctl_model *m,

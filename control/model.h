@@ -29,6 +29,8 @@ struct shmr_ctl_route {
 	int32_t os_pid;       /* the live worker, 0 when none */
 	uint64_t claimed_by;  /* connection that CLAIMed the inbox, 0 none */
 	uint64_t restarts;    /* starts after the first */
+	uint64_t redelivered; /* messages a dead worker held, handed back to
+			       * the inbox flagged SHMR_F_REDELIVERED */
 };
 
 struct shmr_ctl_router {

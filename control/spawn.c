@@ -420,6 +420,7 @@ static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	/* Repair (or initialise again) before anything else can consume or
 	 * produce: the replacement is forked only below. */
 	handed_back = shmr_ctl_slot_take_over(sp->dep.d, slot);
+	q->redelivered += handed_back;
 	shmr_ctl_model_route_set(sp->dep.m, q, 0);
 	if (sp->dep.loop->stopping) {
 		shmr_ctl_log("route %s: worker %d %s", q->conf->name,

@@ -351,6 +351,10 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		shmr_dp_count(&lc->stats->ep_delivered[run->target], k);
 		note_bell(lc, run->target);
 	}
+	/* The inbox was full: once per run that found it so (the rest of
+	 * the run waits, or is failed as its router asks). */
+	if (k < run->len)
+		shmr_dp_count(&lc->stats->ep_full[run->target], 1);
 	for (; k < run->len; k++)
 		if (!lc->meta[run->start + k].fail_full ||
 		    !fail_full(lc, t, p, run->start + k))
@@ -476,6 +480,8 @@ unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
 	if (lc->bal_active)
 		total += shmr_dp_fwd_balance_dispatch_rcu(lc, t);
 	shmr_dp_count(&lc->stats->polls, 1);
+	if (total)
+		shmr_dp_count(&lc->stats->busy_polls, 1);
 	shmr_dp_ring_bells(lc);
 	return total;
 }

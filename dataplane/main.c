@@ -204,9 +204,10 @@ static int lcore_main(void *arg)
 		/* Woken by a ring: spin again.  Timed out: look once, and
 		 * sleep again at once if still idle. */
 		if (atomic_load_explicit(&bell->seq, memory_order_relaxed) !=
-		    seen)
+		    seen) {
 			empty = 0;
-		else
+			shmr_dp_count(&lc->stats->wakeups, 1);
+		} else
 			empty = g_env.spin_polls - 1;
 	}
 	rcu_unregister_thread();

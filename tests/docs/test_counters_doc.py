@@ -16,9 +16,10 @@ src = sys.argv[1]
 sys.path.insert(0, os.path.join(src, "tests", "integration"))
 from check_counters import registry  # noqa: E402
 
-LABELS = {"ROUTER": "router", "ROUTE": "router, route", "LCORE": "lcore"}
+LABELS = {"ROUTER": "router", "ROUTE": "router, route", "LCORE": "lcore",
+          "ENDPOINT": "endpoint, name"}
 KEY = {"ROUTER": "shmr:{}", "ROUTE": "shmr:route:ROUTE:{}",
-       "LCORE": "shmr:lcore:N:{}"}
+       "LCORE": "shmr:lcore:N:{}", "ENDPOINT": "shmr:endpoint:SLOT:GEN:{}"}
 
 reg = registry(os.path.join(src, "control", "counters.def"))
 want = {}

@@ -3,11 +3,14 @@
 registry (control/counters.def), with a real Prometheus parser.
 
 usage: check_counters.py COUNTERS.DEF INSPECT.json METRICS.txt ROUTER
-                         ROUTE[,ROUTE...] NLCORES [KEY=N | KEY>=N]...
+                         ROUTE[,ROUTE...] NLCORES SLOT:GEN[,SLOT:GEN...]
+                         [KEY=N | KEY>=N]...
 
 Every line of the registry must appear in both: in the JSON as a number
 under its inspect key, in the metrics as its family (HELP and TYPE from the
-registry) with a sample for the router, each route, each lcore.  Each
+registry) with a sample for the router, each route, each lcore and each
+client endpoint named (by its PID; they must be the only client endpoints
+but for the control plane's own, name="shmr:admin", which must be there).  Each
 KEY=N (an inspect key) must hold N in both outputs; KEY>=N at least N.
 Exit 0 when all holds, 1 with one line per failure otherwise.
 """
@@ -16,7 +19,7 @@ import re
 import sys
 
 ENTRY = re.compile(
-    r'^SHMR_CTR\(\s*(ROUTER|ROUTE|LCORE)\s*,\s*([a-z_]+)\s*,\s*'
+    r'^SHMR_CTR\(\s*(ROUTER|ROUTE|LCORE|ENDPOINT)\s*,\s*([a-z_]+)\s*,\s*'
     r'(COUNTER|GAUGE)\s*,\s*"([^"]*)"\s*,\s*"([^"]*)"', re.M)
 
 
@@ -28,11 +31,18 @@ def registry(path):
     return [m.groups() for m in ENTRY.finditer(text)]
 
 
+def same(got, want):
+    """Label sets equal, an empty label being no label (as Prometheus
+    has it: name="" for an endpoint that registered no name)."""
+    return {k: v for k, v in got.items() if v} == want
+
+
 def main(argv):
     # Here, not at the top: test_counters_doc.py imports registry() alone.
     from prometheus_client.parser import text_string_to_metric_families
-    defs, jpath, mpath, router, routes, nlcores = argv[1:7]
+    defs, jpath, mpath, router, routes, nlcores, eps = argv[1:8]
     routes = routes.split(',')
+    eps = eps.split(',')
     nlcores = int(nlcores)
     reg = registry(defs)
     errors = []
@@ -64,19 +74,33 @@ def main(argv):
         elif scope == 'ROUTE':
             keys = [(f'shmr:route:{q}:{name}', {'router': router, 'route': q})
                     for q in routes]
-        else:
+        elif scope == 'LCORE':
             keys = [(f'shmr:lcore:{l}:{name}', {'lcore': str(l)})
                     for l in range(nlcores)]
+        else:
+            keys = [(f'shmr:endpoint:{e}:{name}', {'endpoint': e})
+                    for e in eps]
+            got = sorted(s.labels['endpoint'] for s in
+                         (fam.samples if fam else []) if s.name == sample
+                         and s.labels.get('name') != 'shmr:admin')
+            admin = [s for s in (fam.samples if fam else [])
+                     if s.name == sample and s.labels.get('name') == 'shmr:admin']
+            if fam is not None and len(admin) != 1:
+                errors.append(f'metrics: {sample}: {len(admin)} samples for '
+                              f'the admin endpoint, want 1')
+            if fam is not None and got != sorted(eps):
+                errors.append(f'metrics: {sample} for endpoints {got}, '
+                              f'want {sorted(eps)}')
         for key, labels in keys:
             v = inspect.get(key)
             if not isinstance(v, int) or isinstance(v, bool):
                 errors.append(f'inspect --json: {key} is {v!r}, not a number')
             where[key] = (sample, labels)
             if fam is not None and not any(
-                    s.name == sample and s.labels == labels
+                    s.name == sample and same(s.labels, labels)
                     for s in fam.samples):
                 errors.append(f'metrics: no sample {sample}{labels}')
-    for exp in argv[7:]:
+    for exp in argv[8:]:
         m = re.fullmatch(r'([^=>]+)(>?=)(\d+)', exp)
         if not m or m.group(1) not in where:
             errors.append(f'expectation {exp!r}: not a registry key')
@@ -87,7 +111,7 @@ def main(argv):
         base = sample[:-6] if sample.endswith('_total') else sample
         fam = fams.get(base)
         got += [s.value for s in (fam.samples if fam else [])
-                if s.name == sample and s.labels == labels]
+                if s.name == sample and same(s.labels, labels)]
         for g in got:
             ok = g is not None and (g == n if op == '=' else g >= n)
             if not ok:

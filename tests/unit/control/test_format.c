@@ -16,13 +16,14 @@
 
 #include "counters.h"
 #include "format.h"
+#include <shmr/proto.h>
 #include "metrics.h"
 
 struct fixture {
 	struct shmr_config cfg;
 	struct shmr_ctl_model m;
 	struct shmr_ctl_counters c;
-	char buf[8192];
+	char buf[16384];
 };
 
 static int setup(void **state)
@@ -243,20 +244,23 @@ static void inspect_has_every_counter(void **state)
 	struct fixture *f = *state;
 	struct json_object *o;
 	char key[128];
-	unsigned nr = 0, nq = 0, nl = 0;
+	unsigned nr = 0, nq = 0, nl = 0, ne = 0;
 
 	f->c.nlcores = 2;
 	f->c.lcore[1].polls = 42;
 	f->c.lcore[0].admin_dropped = 9;
+	f->c.nclients = 1;
+	f->c.client[0].pid = (struct shmr_pid){ 5, 2 };
+	f->c.lane_full[5] = 8;
 	assert_true(shmr_ctl_format_inspect(&f->m.routers[0], &f->c, NULL, 1,
 					    f->buf, sizeof(f->buf)) > 0);
 	o = json_tokener_parse(f->buf);
 	assert_non_null(o);
 	for (unsigned i = 0; i < shmr_ctl_ctr_count; i++) {
 		const struct shmr_ctl_ctr_desc *d = &shmr_ctl_ctr_registry[i];
-		unsigned copies = d->scope == SHMR_CTL_CTR_ROUTER ? 1
-				  : d->scope == SHMR_CTL_CTR_ROUTE ? 3
-								   : 2;
+		unsigned copies = d->scope == SHMR_CTL_CTR_ROUTE   ? 3
+				  : d->scope == SHMR_CTL_CTR_LCORE ? 2
+								   : 1;
 
 		for (unsigned k = 0; k < copies; k++) {
 			if (d->scope == SHMR_CTL_CTR_ROUTER)
@@ -265,16 +269,21 @@ static void inspect_has_every_counter(void **state)
 				snprintf(key, sizeof(key), "shmr:route:%s:%s",
 					 f->m.routers[0].routes[k].conf->name,
 					 d->name);
-			else
+			else if (d->scope == SHMR_CTL_CTR_LCORE)
 				snprintf(key, sizeof(key), "shmr:lcore:%u:%s",
 					 k, d->name);
+			else
+				snprintf(key, sizeof(key),
+					 "shmr:endpoint:5:2:%s", d->name);
 			member(o, key, json_type_int);
 		}
 		nr += d->scope == SHMR_CTL_CTR_ROUTER;
 		nq += d->scope == SHMR_CTL_CTR_ROUTE;
 		nl += d->scope == SHMR_CTL_CTR_LCORE;
+		ne += d->scope == SHMR_CTL_CTR_ENDPOINT;
 	}
-	assert_true(nr > 0 && nq > 0 && nl > 0);
+	assert_true(nr > 0 && nq > 0 && nl > 0 && ne > 0);
+	assert_int_equal(num(o, "shmr:endpoint:5:2:lane_full"), 8);
 	assert_int_equal(num(o, "shmr:lcore:1:polls"),
 			 42);
 	assert_int_equal(num(o, "shmr:lcore:0:admin_dropped"),
@@ -295,6 +304,10 @@ static void metrics_text(void **state)
 
 	f->c.nlcores = 1;
 	f->c.lcore[0].sleeps = 5;
+	f->c.nclients = 1;
+	f->c.client[0].pid = (struct shmr_pid){ 5, 2 };
+	strcpy(f->c.client[0].name, "probe");
+	f->c.lane_full[5] = 8;
 	n = shmr_ctl_metrics_format(&f->m, &f->c, big, sizeof(big));
 	assert_true(n > 0);
 	assert_int_equal((size_t)n, strlen(big));
@@ -311,12 +324,61 @@ static void metrics_text(void **state)
 	has_line(big, "shmr_route_restarts_total{router=\"events\","
 		      "route=\"shipments\"} 2");
 	has_line(big, "shmr_lcore_sleeps_total{lcore=\"0\"} 5");
+	has_line(big, "shmr_endpoint_lane_full_total{endpoint=\"5:2\","
+		      "name=\"probe\"} 8");
 	assert_null(strstr(big, "lcore=\"1\""));
 	assert_int_equal(big[n - 1], '\n');
 	assert_int_equal(shmr_ctl_metrics_format(&f->m, &f->c, big, 100),
 			 -ENOSPC);
 	assert_int_equal(shmr_ctl_metrics_format(&f->m, &f->c, big, 0),
 			 -ENOSPC);
+}
+
+/* The largest domain: one router of SHMR_MAX_ROUTES routes with the
+ * longest names, every other slot a client, SHMR_MAX_LCORES lcores, every
+ * figure at its widest.  INSPECT (text and JSON) must fit one answer of
+ * the control socket (SHMR_PROTO_MAX, less "OK\n"); the metrics text fits
+ * 1 MiB (what metrics.h promises the HTTP listener). */
+static void largest_domain_fits(void **state)
+{
+	static struct shmr_config cfg;
+	static struct shmr_ctl_model m;
+	static struct shmr_ctl_counters c;
+	static char big[1 << 20];
+	struct shmr_conf_router *r = &cfg.routers[0];
+	int n;
+
+	(void)state;
+	strcpy(cfg.domain, "unit");
+	cfg.nrouters = 1;
+	memset(r->name, 'r', SHMR_NAME_MAX - 1);
+	r->behaviour = SHMR_BEH_TYPE;
+	for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++) {
+		snprintf(r->routes[k].name, SHMR_NAME_MAX, "%030u", k);
+		r->nroutes++;
+	}
+	assert_int_equal(shmr_ctl_model_init(&m, &cfg), 0);
+	memset(&c, 0xff, sizeof(c)); /* every figure UINT64_MAX */
+	c.nlcores = SHMR_MAX_LCORES;
+	c.nclients = SHMR_MAX_ENDPOINTS - 1 - SHMR_MAX_ROUTES;
+	for (unsigned i = 0; i < c.nclients; i++) {
+		c.client[i].pid = (struct shmr_pid){ 33 + i, UINT32_MAX };
+		memset(c.client[i].name, 'n', SHMR_NAME_MAX - 1);
+		c.client[i].name[SHMR_NAME_MAX - 1] = '\0';
+	}
+	for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++)
+		strcpy(m.routers[0].routes[k].cpus, "0-63");
+	int nj = shmr_ctl_format_inspect(&m.routers[0], &c, NULL, 1, big,
+					 SHMR_PROTO_MAX - 3);
+
+	assert_true(nj > 0);
+	n = shmr_ctl_format_inspect(&m.routers[0], &c, NULL, 0, big,
+				    SHMR_PROTO_MAX - 3);
+	assert_true(n > 0);
+	n = shmr_ctl_metrics_format(&m, &c, big, sizeof(big));
+	assert_true(n > 0);
+	print_message("largest domain: inspect --json %d bytes, metrics %d\n",
+		      nj, n);
 }
 
 static void too_small(void **state)
@@ -406,6 +468,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(inspect_has_every_counter, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(metrics_text, setup, teardown),
+		cmocka_unit_test(largest_domain_fits),
 		cmocka_unit_test_setup_teardown(too_small, setup, teardown),
 		cmocka_unit_test(kv_escapes),
 		cmocka_unit_test(names_of_enums),
