@@ -40,7 +40,7 @@
 #include "shmrctl_cli.h"
 
 #define MAX_ROUTES 256
-#define REC_FIELDS 32
+#define TABLE_COLS 64
 
 enum ftype { T_STR, T_INT, T_BOOL, T_PID, T_LIST };
 
@@ -91,9 +91,8 @@ static const struct field dlq_fields[] = {
 
 /* One line of an answer: its fields, pointing into the caller's copy. */
 struct rec {
-	unsigned n;
-	const char *key[REC_FIELDS];
-	const char *val[REC_FIELDS];
+	unsigned n, cap;
+	const char **key, **val;
 };
 
 struct recs {
@@ -124,14 +123,24 @@ static struct rec *rec_new(struct recs *rs)
 		rs->r = r;
 		rs->cap = cap;
 	}
-	rs->r[rs->n].n = 0;
+	rs->r[rs->n] = (struct rec){ 0 };
 	return &rs->r[rs->n++];
 }
 
 static void rec_put(struct rec *r, const char *key, const char *val)
 {
-	if (r->n == REC_FIELDS)
-		unexpected("too many fields", key);
+	if (r->n == r->cap) {
+		unsigned cap = r->cap ? r->cap * 2 : 16;
+		const char **k = realloc(r->key, cap * sizeof(*k));
+		const char **v = k ? realloc(r->val, cap * sizeof(*v)) : NULL;
+
+		if (k)
+			r->key = k;
+		if (!v)
+			shmr_cli_die(strerror(ENOMEM));
+		r->val = v;
+		r->cap = cap;
+	}
 	r->key[r->n] = key;
 	r->val[r->n] = val;
 	r->n++;
@@ -185,6 +194,10 @@ static void parse(const char *body, const char *first, int kv_lines,
 
 static void recs_free(struct recs *rs)
 {
+	for (unsigned i = 0; i < rs->n; i++) {
+		free(rs->r[i].key);
+		free(rs->r[i].val);
+	}
 	free(rs->r);
 	free(rs->text);
 }
@@ -347,8 +360,8 @@ static void put_cell(const char *text, size_t width, int last)
 static void print_table(const struct recs *rs, const char *const *cols0,
 			unsigned ncols0)
 {
-	const char *cols[REC_FIELDS * 2];
-	size_t width[REC_FIELDS * 2];
+	const char *cols[TABLE_COLS];
+	size_t width[TABLE_COLS];
 	unsigned ncols = 0;
 	char head[64];
 
@@ -361,7 +374,7 @@ static void print_table(const struct recs *rs, const char *const *cols0,
 			for (c = 0; c < ncols; c++)
 				if (strcmp(cols[c], rs->r[i].key[k]) == 0)
 					break;
-			if (c == ncols && ncols < REC_FIELDS * 2)
+			if (c == ncols && ncols < TABLE_COLS)
 				cols[ncols++] = rs->r[i].key[k];
 		}
 	for (unsigned c = 0; c < ncols; c++) {
@@ -662,15 +675,24 @@ static int metrics(int argc, char **argv, int i)
 	return 0;
 }
 
-/* inspect ROUTER [--json]: the router's "shmr:" keys as the control
- * plane writes them. */
+/* inspect ROUTER [--json]: the router's "shmr:" keys, as a FIELD VALUE
+ * table, or as the control plane's JSON (typed by its counter registry:
+ * docs/observability.md). */
 static int inspect(int argc, char **argv, int i)
 {
 	const char *words[2] = { NULL, "json" };
 	int json = take_args(argc, argv, i, words, 1, "missing ROUTER");
+	const char *body = ask("INSPECT", words, json ? 2u : 1u);
+	struct recs rs;
 
-	fputs(ask("INSPECT", words, json ? 2u : 1u), stdout);
 	shmr_cli_close();
+	if (json) {
+		fputs(body, stdout);
+		return 0;
+	}
+	parse(body, NULL, 1, &rs);
+	print_fields(&rs.r[0]);
+	recs_free(&rs);
 	return 0;
 }
 

@@ -485,6 +485,10 @@ static void test_tables_are_aligned_with_a_header(void **state)
 	assert_int_equal(ctl(&c, "status", NULL, NULL, NULL), 0);
 	check_table(c.out, "FIELD VALUE", doc_of("status")->n);
 	assert_non_null(strstr(c.out, "\nrouter_names "));
+	assert_int_equal(ctl(&c, "inspect", "events", NULL, NULL), 0);
+	assert_int_equal(strncmp(c.out, "FIELD ", 6), 0);
+	assert_non_null(strstr(c.out, "\nshmr:forwarded "));
+	assert_non_null(strstr(c.out, "\nshmr:route:work:state "));
 	stop(&c);
 }
 
