@@ -20,7 +20,7 @@
  *                                        kept by the admin handler), one
  *                                        row each; a corrupted record
  *                                        ends the list, exit 1
- *     routees ROUTER | routee add|remove ROUTER NAME | pool ROUTER +N|-N
+ *     routees ROUTER [--json] | routee add|remove ROUTER NAME | pool ROUTER +N|-N
  *     | kill ROUTER | poison ROUTER      the router's management messages
  *                                        (see SHMR_TYPE_* in shmr/shmr.h)
  *     dlq replay ROUTER                  send them to the router again;
@@ -45,7 +45,8 @@
  * quarter of a second means no domain) is waited for, up to --wait SEC
  * (default 5; 0: not at all), and so is one that
  * dies during a request that only reads (routes, route, inspect, status,
- * watch, routees, dlq list): that request is sent again once it is back.
+ * metrics, watch, top, routees, dlq list): that request is sent again once
+ * it is back.
  * Any other request caught by the death has an unknown outcome: exit 3.
  *
  * The read verbs (shmrctl_read.c) print an aligned table with a header,
