@@ -290,6 +290,11 @@ int perf_load_main(int argc, char **argv)
 			      now > t0 ? (double)sent * 1e9 / (double)(now - t0)
 				       : 0.0);
 		perf_json_u64(j, "lane_full", full);
+		if (tally_on) {
+			perf_json_u64(j, "received", tally.received);
+			perf_json_u64(j, "redelivered", tally.redelivered);
+			perf_json_u64(j, "lost", sent - tally.received);
+		}
 		perf_json_emit(j);
 	}
 	free(tally.seen);
