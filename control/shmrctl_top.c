@@ -148,7 +148,8 @@ static void ask_status(void)
 
 	p = strstr(body, "domain ");
 	if (p == body || (p && p[-1] == '\n'))
-		sscanf(p + 7, "%63s", domain_name);
+		snprintf(domain_name, sizeof(domain_name), "%.*s",
+			 (int)strcspn(p + 7, " \n"), p + 7);
 	if (routers_named)
 		return;
 	nrouters = 0;
