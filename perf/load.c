@@ -72,8 +72,10 @@ struct tally {
 	uint64_t last_ack_ns;
 };
 
-/* Take the acks waiting at @p ep (none waited for). */
-static void tally_take(struct shmr_endpoint *ep, struct tally *t)
+/* Take the acks waiting at @p ep (none waited for).  A key at or past
+ * @p limit was never sent: a worker's mistake, not counted. */
+static void tally_take(struct shmr_endpoint *ep, struct tally *t,
+		       uint64_t limit)
 {
 	const struct shmr_msg *m[64];
 	int n;
@@ -82,7 +84,8 @@ static void tally_take(struct shmr_endpoint *ep, struct tally *t)
 		for (int i = 0; i < n; i++) {
 			uint64_t k = m[i]->key;
 
-			if (m[i]->kind != SHMR_KIND_SEND || m[i]->len != 1)
+			if (m[i]->kind != SHMR_KIND_SEND || m[i]->len != 1 ||
+			    k >= limit)
 				continue;
 			t->acks++;
 			if (m[i]->data[0] == 1)
@@ -217,7 +220,7 @@ int perf_load_main(int argc, char **argv)
 		if (now >= end_ns)
 			break;
 		if (tally_on)
-			tally_take(ep, &tally);
+			tally_take(ep, &tally, sent);
 		/* Messages the schedule allows by now. */
 		due = (uint64_t)((double)(now - t0) * rate / 1e9);
 		if (sent >= due) {
@@ -248,7 +251,7 @@ int perf_load_main(int argc, char **argv)
 				 * its workers up). */
 				full++;
 				if (tally_on)
-					tally_take(ep, &tally);
+					tally_take(ep, &tally, sent + burst);
 				nap_ns(100000);
 			}
 			done += (unsigned)rc;
@@ -262,7 +265,7 @@ int perf_load_main(int argc, char **argv)
 		tally.last_ack_ns = perf_now_ns();
 		while (tally.received < sent &&
 		       perf_now_ns() - tally.last_ack_ns < 2000000000ull) {
-			tally_take(ep, &tally);
+			tally_take(ep, &tally, sent);
 			nap_ns(1000000);
 		}
 	}
