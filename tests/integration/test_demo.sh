@@ -13,7 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 set +e
 SHMR_BUILD=$build SHMR_RUN_DIR=$tmp/run timeout 120 \
-    "$src/shmr.sh" demo --duration 8 --chaos >"$tmp/out" 2>&1
+    "$src/shmr.sh" demo --duration 10 --chaos >"$tmp/out" 2>&1
 rc=$?
 set -e
 cat "$tmp/out"
