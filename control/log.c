@@ -85,6 +85,15 @@ void shmr_ctl_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
+	vlog(SHMR_LOG_WARNING, fmt, ap);
+	va_end(ap);
+}
+
+void shmr_ctl_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
 	vlog(SHMR_LOG_ERROR, fmt, ap);
 	va_end(ap);
 }

@@ -211,7 +211,7 @@ int shmr_ctl_spawn_wait_ready(struct shmr_ctl_spawner *sp, uint64_t version,
 	while (shmr_ctl_seen_version(sp->dep.d) < version) {
 		if (waitpid(sp->dp.pid, &status, WNOHANG) == sp->dp.pid) {
 			sp->dp.pid = 0;
-			shmr_ctl_warn("dataplane %s %s %d during start-up",
+			shmr_ctl_err("dataplane %s %s %d during start-up",
 				      sp->dep.dataplane,
 				      WIFEXITED(status) ? "exited with status"
 							: "was killed by signal",
@@ -220,7 +220,7 @@ int shmr_ctl_spawn_wait_ready(struct shmr_ctl_spawner *sp, uint64_t version,
 			return -1;
 		}
 		if (shmr_ctl_now_ms() >= deadline) {
-			shmr_ctl_warn("dataplane %s did not take the routing "
+			shmr_ctl_err("dataplane %s did not take the routing "
 				      "table within %u s",
 				      sp->dep.dataplane, timeout_ms / 1000);
 			return -1;
@@ -408,7 +408,7 @@ static void restart_dataplane(struct shmr_ctl_spawner *sp)
 			    (backoff_ms(sp->dp.quick_fails)
 				     ? backoff_ms(sp->dp.quick_fails)
 				     : BACKOFF_FIRST_MS);
-	shmr_ctl_warn("cannot start dataplane %s: %s; retrying",
+	shmr_ctl_err("cannot start dataplane %s: %s; retrying",
 		      sp->dep.dataplane, strerror(-rc));
 }
 
