@@ -36,6 +36,16 @@ int64_t shmr_layout_plan(const struct shmr_geometry *g,
 			 struct shmr_domain_hdr *h);
 
 /**
+ * As shmr_layout_plan(), with the payload arena @p a (NULL: none) at the
+ * end of the lanes part (<shmr/arena.h>).
+ *
+ * Errors: -EINVAL when @p g or @p a is not usable.
+ */
+int64_t shmr_layout_plan_arena(const struct shmr_geometry *g,
+			       const struct shmr_arena_geo *a,
+			       struct shmr_domain_hdr *h);
+
+/**
  * Initialise a zeroed mapping of shmr_layout_plan() bytes: header, endpoint
  * table, spec, every lane's ring.  The ready word is written last [R0].
  *
@@ -43,6 +53,11 @@ int64_t shmr_layout_plan(const struct shmr_geometry *g,
  */
 int shmr_layout_init(void *base, const struct shmr_geometry *g,
 		     const char *name);
+
+/** As shmr_layout_init(), with the payload arena @p a (NULL: none); its
+ *  owner words start free (the mapping is zeroed). */
+int shmr_layout_init_arena(void *base, const struct shmr_geometry *g,
+			   const struct shmr_arena_geo *a, const char *name);
 
 /**
  * Check a mapping's header before use: magic, version, ready [A0], size.
