@@ -21,6 +21,7 @@
 #include <shmr/domain.h>
 #include <shmr/proto.h>
 
+#include "arena.h"
 #include "control_internal.h"
 #include "domain.h"
 
@@ -298,6 +299,11 @@ void shmr_ctl_slot_reinit(struct shmr_ctl_domain *d, uint32_t slot)
 {
 	struct shmr_ep_peer *ep = shmr_ctl_dom_ep_peer(d, slot);
 
+	/* What its lanes still refer to is never received now, and what its
+	 * last holder kept is nobody's: both go back to the arena before the
+	 * new holder can allocate. */
+	(void)shmr_ctl_arena_drop_lanes(d, slot);
+	(void)shmr_ctl_arena_reclaim(d, slot);
 	for (uint32_t i = 0; i < SHMR_LANES_PER_EP(d->geo.nlcores); i++)
 		lane_reinit(d, slot, i);
 	/* A sleeper of the dead owner never withdrew.  Relaxed: nobody

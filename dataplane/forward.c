@@ -101,7 +101,9 @@ static int arena_ref(const struct shmr_dp_env *env, const struct shmr_msg *m,
 
 /* A logic that would copy an arena slot (broadcast, the collectors, the
  * admin path) refuses it: the copies would share one buffer, which only
- * one receiver frees. */
+ * one receiver frees.  So does balancing: its queue is the lcore's private
+ * memory, where the control plane cannot see that a slot still refers to
+ * a buffer whose sender died (control/arena.c). */
 static uint32_t arena_refuse(struct shmr_dp_lcore *lc,
 			     const struct shmr_dp_table *t, struct shmr_msg *m,
 			     struct shmr_dp_meta *meta)
@@ -256,7 +258,8 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 			meta->routers[i] = t->routers[d.routers[i]].pid.slot;
 		meta->name = d.name;
 		if (meta->has_buf && (d.verdict == SHMR_DP_BROADCAST ||
-				      d.verdict == SHMR_DP_COLLECT))
+				      d.verdict == SHMR_DP_COLLECT ||
+				      d.verdict == SHMR_DP_BALANCE))
 			return arena_refuse(lc, t, m, meta);
 		if (d.verdict == SHMR_DP_BROADCAST) {
 			/* Each copy carries the routers it passed. */

@@ -35,6 +35,15 @@ uint32_t shmr_arena_in_use(const struct shmr_arena_view *v, uint32_t cls)
 	return n;
 }
 
+uint32_t shmr_arena_in_use_all(const struct shmr_arena_view *v)
+{
+	uint32_t n = 0;
+
+	for (uint32_t c = 0; c < v->nclasses; c++)
+		n += shmr_arena_in_use(v, c);
+	return n;
+}
+
 int shmr_arena_class_for(const struct shmr_arena_view *v, size_t size)
 {
 	for (uint32_t c = 0; c < v->nclasses; c++)

@@ -592,8 +592,9 @@ int shmr_buf_release(struct shmr_endpoint *ep, struct shmr_buf *buf);
 /**
  * Send the first @p len bytes of @p buf, as shmr_send() does a payload.
  * Nothing is copied: the message refers to the buffer.  Routed by every
- * logic that sends one copy (broadcast, scatter-gather and tail-chopping
- * refuse it: -SHMR_E_NOT_ALLOWED to a call, a dead letter for a send).
+ * logic that sends one copy from the lanes (broadcast, scatter-gather,
+ * tail-chopping and balancing refuse it: -SHMR_E_NOT_ALLOWED to a call,
+ * a dead letter for a send).
  * Consistent hashing by payload bytes hashes the reference, not the
  * payload: route large messages by key.
  *

@@ -171,9 +171,28 @@ static inline int shmr_arena_free_sent(const struct shmr_arena_view *v,
 }
 
 /**
+ * Free the buffer @p r names (in range) if its owner word is still
+ * exactly @p w (the control plane's reclaim).
+ * Context: any.  Concurrency: one CAS, release.
+ * Returns: 1 when freed, 0 when the word changed.
+ */
+static inline int shmr_arena_move_word(const struct shmr_arena_view *v,
+				       const struct shmr_buf_ref *r,
+				       uint64_t w)
+{
+	return atomic_compare_exchange_strong_explicit(
+		shmr_arena_word(v, r->cls, r->index), &w,
+		shmr_buf_word_free(r->gen), memory_order_release,
+		memory_order_relaxed);
+}
+
+/**
  * Occupancy of class @p cls: buffers not free (tests, shmrctl).
  * Context: any; relaxed loads, a snapshot.
  */
 uint32_t shmr_arena_in_use(const struct shmr_arena_view *v, uint32_t cls);
+
+/** As shmr_arena_in_use(), over every class. */
+uint32_t shmr_arena_in_use_all(const struct shmr_arena_view *v);
 
 #endif

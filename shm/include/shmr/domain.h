@@ -191,9 +191,12 @@ static inline int shmr_lane_geometry_valid(const struct rte_ring *r,
  *              consumer's release store of it (dequeue finish): once 0 is
  *              seen, the consumer is done with every slot.  Acquire on
  *              prod.tail pairs with the producer's release store.
+ * _at:         also gives the consumer tail the count starts from (the
+ *              slots [*from, *from + count) are published).
  */
-static inline int64_t shmr_lane_unconsumed(const struct rte_ring *r,
-					   uint32_t lane_size)
+static inline int64_t shmr_lane_unconsumed_at(const struct rte_ring *r,
+					      uint32_t lane_size,
+					      uint32_t *from)
 {
 	uint32_t ct, pt;
 
@@ -203,7 +206,16 @@ static inline int64_t shmr_lane_unconsumed(const struct rte_ring *r,
 	pt = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
 	if (pt - ct > lane_size - 1)
 		return -1;
+	*from = ct;
 	return (int64_t)(pt - ct);
+}
+
+static inline int64_t shmr_lane_unconsumed(const struct rte_ring *r,
+					   uint32_t lane_size)
+{
+	uint32_t ct;
+
+	return shmr_lane_unconsumed_at(r, lane_size, &ct);
 }
 
 /**
