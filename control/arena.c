@@ -29,6 +29,7 @@
 
 #include "arena.h"
 #include "control_internal.h"
+#include "format.h"
 
 static void view_of(const struct shmr_ctl_domain *d, struct shmr_arena_view *v)
 {
@@ -37,7 +38,40 @@ static void view_of(const struct shmr_ctl_domain *d, struct shmr_arena_view *v)
 	v->nclasses = d->geo.arena_nclasses <= SHMR_ARENA_MAX_CLASSES
 			      ? d->geo.arena_nclasses
 			      : 0;
+	v->stats_off = d->geo.arena_off;
 	memcpy(v->cls, d->geo.arena, sizeof(v->cls));
+}
+
+void shmr_ctl_arena_status(struct shmr_ctl_domain *d, struct shmr_ctl_kv *kv)
+{
+	struct shmr_arena_view v;
+	char key[64], size[16];
+
+	view_of(d, &v);
+	for (uint32_t c = 0; c < v.nclasses; c++) {
+		uint32_t sz = v.cls[c].size, used = shmr_arena_in_use(&v, c);
+
+		if (sz >= (1u << 20) && sz % (1u << 20) == 0)
+			snprintf(size, sizeof(size), "%uM", sz >> 20);
+		else if (sz >= 1024 && sz % 1024 == 0)
+			snprintf(size, sizeof(size), "%uK", sz >> 10);
+		else
+			snprintf(size, sizeof(size), "%u", sz);
+		snprintf(key, sizeof(key), "arena:%s:count", size);
+		shmr_ctl_kv_add(kv, key, "%" PRIu32, v.cls[c].count);
+		snprintf(key, sizeof(key), "arena:%s:free", size);
+		shmr_ctl_kv_add(kv, key, "%" PRIu32, v.cls[c].count - used);
+		snprintf(key, sizeof(key), "arena:%s:in_use", size);
+		shmr_ctl_kv_add(kv, key, "%" PRIu32, used);
+		snprintf(key, sizeof(key), "arena:%s:reclaimed", size);
+		shmr_ctl_kv_add(kv, key, "%" PRIu64, d->arena_reclaimed_cls[c]);
+		/* Relaxed: a figure peers add to, shown as it is. */
+		snprintf(key, sizeof(key), "arena:%s:alloc_failures", size);
+		shmr_ctl_kv_add(kv, key, "%" PRIu64,
+				atomic_load_explicit(
+					&shmr_arena_stats_of(&v, c)->alloc_failures,
+					memory_order_relaxed));
+	}
 }
 
 /* Call @p fn on every arena reference of a slot in lane @p r, from its
@@ -125,7 +159,10 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 
 			if (w == shmr_buf_word(SHMR_BUF_WRITING, slot, r.gen)) {
 				/* Never sent: nobody else refers to it. */
-				freed += shmr_arena_move_word(&v, &r, w);
+				if (shmr_arena_move_word(&v, &r, w)) {
+					freed++;
+					d->arena_reclaimed_cls[c]++;
+				}
 				continue;
 			}
 			if (w != shmr_buf_word(SHMR_BUF_SENT, slot, r.gen))
@@ -150,15 +187,17 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 					kept++;
 					continue;
 				}
-				freed += shmr_arena_free_sent(&v, &s.refs[i],
-							      slot);
+				if (shmr_arena_free_sent(&v, &s.refs[i],
+							 slot)) {
+					freed++;
+					d->arena_reclaimed_cls[s.refs[i].cls]++;
+				}
 			}
 		}
 	}
 	free(s.refs);
 	free(s.seen);
 	if (freed) {
-		d->arena_reclaimed += freed;
 		shmr_ctl_log("endpoint %u: %u arena buffer(s) reclaimed (%u "
 			     "still in lanes, kept for their receivers)",
 			     slot, freed, kept);
@@ -168,6 +207,7 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 
 struct drop {
 	const struct shmr_arena_view *v;
+	struct shmr_ctl_domain *d;
 	unsigned freed;
 };
 
@@ -176,25 +216,27 @@ static void free_ref(void *arg, const struct shmr_msg *m,
 {
 	struct drop *x = arg;
 
-	x->freed += shmr_arena_free_sent(x->v, ref, m->from.slot);
+	if (shmr_arena_free_sent(x->v, ref, m->from.slot)) {
+		x->freed++;
+		x->d->arena_reclaimed_cls[ref->cls]++;
+	}
 }
 
 unsigned shmr_ctl_arena_drop_lane(struct shmr_ctl_domain *d,
 				  const struct rte_ring *r)
 {
 	struct shmr_arena_view v;
-	struct drop x = { &v, 0 };
+	struct drop x = { &v, d, 0 };
 
 	view_of(d, &v);
 	if (v.nclasses)
 		(void)lane_refs(d, r, free_ref, &x);
-	d->arena_reclaimed += x.freed;
 	return x.freed;
 }
 
 unsigned shmr_ctl_arena_drop_lanes(struct shmr_ctl_domain *d, uint32_t slot)
 {
-	struct drop x = { NULL, 0 };
+	struct drop x = { NULL, d, 0 };
 
 	if (slot >= SHMR_MAX_ENDPOINTS)
 		return 0;

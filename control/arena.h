@@ -45,4 +45,15 @@ unsigned shmr_ctl_arena_drop_lanes(struct shmr_ctl_domain *d, uint32_t slot);
 unsigned shmr_ctl_arena_drop_lane(struct shmr_ctl_domain *d,
 				  const struct rte_ring *r);
 
+struct shmr_ctl_kv;
+
+/**
+ * The arena's figures for STATUS, per class (keys arena:SIZE:count, free,
+ * in_use, reclaimed, alloc_failures; nothing without an arena).  in_use
+ * is a snapshot of the owner words; alloc_failures is what allocators
+ * (peers) counted.
+ * Context: the control plane's loop.
+ */
+void shmr_ctl_arena_status(struct shmr_ctl_domain *d, struct shmr_ctl_kv *kv);
+
 #endif

@@ -35,8 +35,9 @@ struct shmr_ctl_domain {
 	struct shmr_domain_hdr geo;
 	uint64_t lanes_reinit; /* lanes initialised again after their owner
 				* died and left them unsound */
-	uint64_t arena_reclaimed; /* arena buffers taken back from gone
-				   * holders (control/arena.c) */
+	/* Per arena class: buffers taken back from gone holders, or freed
+	 * with slots that were dropped (control/arena.c). */
+	uint64_t arena_reclaimed_cls[SHMR_ARENA_MAX_CLASSES];
 	struct shmr_spec spec_buf; /* private copy the spec is built in */
 };
 

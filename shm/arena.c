@@ -19,6 +19,7 @@ void shmr_arena_view_init(struct shmr_arena_view *v, void *base)
 	v->nclasses = h->arena_nclasses <= SHMR_ARENA_MAX_CLASSES
 			      ? h->arena_nclasses
 			      : 0;
+	v->stats_off = h->arena_off;
 	memcpy(v->cls, h->arena, sizeof(v->cls));
 }
 

@@ -1026,8 +1026,14 @@ int shmr_buf_alloc(struct shmr_endpoint *ep, size_t size, struct shmr_buf *buf)
 	if (c < 0)
 		return -SHMR_E_TOO_BIG;
 	if (shmr_arena_take(v, (uint32_t)c, ep->pid.slot,
-			    &ep->buf_cursor[c], &r) < 0)
+			    &ep->buf_cursor[c], &r) < 0) {
+		/* Relaxed: a figure for shmrctl status, on the failure path
+		 * only. */
+		atomic_fetch_add_explicit(
+			&shmr_arena_stats_of(v, (uint32_t)c)->alloc_failures, 1,
+			memory_order_relaxed);
 		return -SHMR_E_NO_BUFFER;
+	}
 	buf_fill(ep, &r, buf);
 	return 0;
 }

@@ -91,6 +91,10 @@ int64_t shmr_layout_plan_arena(const struct shmr_geometry *g,
 	 * then every class's buffers, each class on a page boundary. */
 	h->arena_nclasses = a->nclasses;
 	h->arena_off = off;
+	if (a->nclasses)
+		off = ALIGN_UP(off + SHMR_ARENA_MAX_CLASSES *
+					     sizeof(struct shmr_arena_stats),
+			       4096);
 	for (uint32_t i = 0; i < a->nclasses; i++) {
 		h->arena[i].size = a->cls[i].size;
 		h->arena[i].count = a->cls[i].count;

@@ -21,7 +21,9 @@
  *                counted by the dataplane, both daemons the same
  *                processes, a real call still answered
  *   exhaustion   an empty class gives SHMR_E_NO_BUFFER at once; it
- *                recovers as the receiver (here: us) releases
+ *                recovers as the receiver (here: us) releases; shmrctl
+ *                status shows each class's count, free, in use, reclaimed
+ *                and allocation failures as they are
  *   config       a class that is not a power of two is refused by --check
  *                with a one-line error naming the field
  */
@@ -315,6 +317,15 @@ static void test_forged_references(void **state)
 	assert_arena_free(x);
 }
 
+static long long status(struct ctx *x, const char *key)
+{
+	char ans[8192];
+
+	assert_int_equal(shmr_test_ctl(&x->c.app, "STATUS", ans, sizeof(ans)),
+			 0);
+	return shmr_test_value(ans, key);
+}
+
 static int inbox_has_four(void *arg)
 {
 	struct ctx *x = arg;
@@ -358,11 +369,19 @@ static void test_exhaustion(void **state)
 	}
 	assert_int_equal(shmr_buf_alloc(x->c.ep, BIG, &extra),
 			 -SHMR_E_NO_BUFFER);
+	/* shmrctl status shows it: all four in use, two failures. */
+	assert_int_equal(status(x, "arena:1M:count"), 4);
+	assert_int_equal(status(x, "arena:1M:in_use"), 4);
+	assert_int_equal(status(x, "arena:1M:free"), 0);
+	assert_int_equal(status(x, "arena:1M:alloc_failures"), 2);
 	/* Our next receive releases them: the class recovers. */
 	assert_int_equal(shmr_recv_burst(x->c.ep, msgs, 1, 0), 0);
 	assert_int_equal(shmr_buf_alloc(x->c.ep, BIG, &extra), 0);
 	assert_int_equal(shmr_buf_release(x->c.ep, &extra), 0);
 	assert_arena_free(x);
+	assert_int_equal(status(x, "arena:1M:free"), 4);
+	assert_int_equal(status(x, "arena:64K:in_use"), 0);
+	assert_int_equal(status(x, "arena:4K:reclaimed"), 0);
 }
 
 static void test_config_refused(void **state)

@@ -283,6 +283,13 @@ static void test_arena_kill(void **state)
 			 in_use(c));
 	assert_int_equal(in_use(c), start_in_use);
 	assert_int_equal(value(c, "STATUS", "close_dropped"), 0);
+	/* What the control plane took back is counted (senders died holding
+	 * buffers), and nothing is in use. */
+	assert_true(value(c, "STATUS", "arena:4K:reclaimed") +
+			    value(c, "STATUS", "arena:64K:reclaimed") >
+		    0);
+	assert_int_equal(value(c, "STATUS", "arena:4K:in_use"), 0);
+	assert_int_equal(value(c, "STATUS", "arena:64K:in_use"), 0);
 	assert_true(shmr_test_pid_alive(c->cl.app.control));
 	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
 	munmap(c->rec, 2 * N);

@@ -79,8 +79,17 @@ struct shmr_buf_ref {
 struct shmr_arena_view {
 	void *base;
 	uint32_t nclasses;
+	uint64_t stats_off; /* struct shmr_arena_stats[SHMR_ARENA_MAX_CLASSES] */
 	struct shmr_arena_class cls[SHMR_ARENA_MAX_CLASSES];
 };
+
+/** Class @p cls's counters (in range). */
+static inline struct shmr_arena_stats *
+shmr_arena_stats_of(const struct shmr_arena_view *v, uint32_t cls)
+{
+	return (struct shmr_arena_stats *)((char *)v->base + v->stats_off) +
+	       cls;
+}
 
 static inline uint64_t shmr_buf_word(uint32_t state, uint32_t holder_slot,
 				     uint32_t gen)

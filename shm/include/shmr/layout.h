@@ -33,8 +33,9 @@
  *   +---------------------------+ lanes_off
  *   | lanes: N * (L + 2)        |  per endpoint: L inbound, 1 out, 1 out-high
  *   +---------------------------+ arena_off   (only with an arena)
+ *   | struct shmr_arena_stats[C]|  per class: allocation failures
  *   | per class: owner words,   |  arena.h: one 64-bit word per buffer,
- *   | then its buffers          |  then the buffers (2 MiB aligned)
+ *   | then its buffers          |  then the buffers (page aligned)
  *   +---------------------------+ size
  *
  * Who writes what:
@@ -242,6 +243,15 @@ struct shmr_arena_class {
 	uint32_t count;     /* buffers */
 	uint64_t words_off; /* count owner words (_Atomic uint64_t) */
 	uint64_t data_off;  /* count * size bytes of buffers */
+};
+
+/*
+ * Per class of the arena, in the lanes part (arena_off): what allocators
+ * count.  Peers write it (one relaxed add per failed allocation), so it is
+ * shown, never trusted.
+ */
+struct shmr_arena_stats {
+	alignas(SHMR_CACHE_LINE) _Atomic(uint64_t) alloc_failures;
 };
 
 struct shmr_domain_hdr {
