@@ -24,6 +24,9 @@
  *                recovers as the receiver (here: us) releases; shmrctl
  *                status shows each class's count, free, in use, reclaimed
  *                and allocation failures as they are
+ *   adoption     the control plane killed and started again: the adopted
+ *                domain keeps its arena (classes, a buffer we hold), large
+ *                calls go on meanwhile and after
  *   config       a class that is not a power of two is refused by --check
  *                with a one-line error naming the field
  */
@@ -384,6 +387,39 @@ static void test_exhaustion(void **state)
 	assert_int_equal(status(x, "arena:4K:reclaimed"), 0);
 }
 
+/* kill -9 the control plane and start it again: the adopted domain keeps
+ * its arena (the same classes, the buffers where they were, a buffer we
+ * hold still ours), and large calls go on. */
+static void test_adopted_keeps_arena(void **state)
+{
+	struct ctx *x = *state;
+	struct shmr_pid to = client_lookup(&x->c, "rr");
+	long long dp = status(x, "dataplane_pid");
+	struct shmr_buf held;
+
+	assert_int_equal(shmr_buf_alloc(x->c.ep, 3000, &held), 0);
+	fill(held.data, 3000, 77);
+	assert_int_equal(shmr_test_app_kill_control(&x->c.app), 0);
+	/* Nobody manages the domain now: large calls still go through. */
+	call_size(x, "rr", to, 200000);
+	assert_int_equal(shmr_test_app_restart_control(&x->c.app, 0), 0);
+	assert_int_equal(status(x, "dataplane_pid"), dp);
+	assert_int_equal(status(x, "arena:4K:count"), 16);
+	assert_int_equal(status(x, "arena:1M:count"), 4);
+	assert_int_equal(status(x, "arena:4K:in_use"), 1); /* ours */
+	/* The buffer we held across the restart is still ours to send. */
+	fill(x->want, 3000, 77);
+	{
+		int rc = shmr_call_buf(x->c.ep, to, 1, 0, &held, 3000, x->got,
+				       BIG, CALL_MS);
+
+		assert_int_equal(rc, 3000);
+		assert_memory_equal(x->got, x->want, 3000);
+	}
+	call_size(x, "rr", to, BIG);
+	assert_arena_free(x);
+}
+
 static void test_config_refused(void **state)
 {
 	char dir[] = "/tmp/shmr-large-XXXXXX", out[2048];
@@ -410,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_shared_copies_refused),
 		cmocka_unit_test(test_forged_references),
 		cmocka_unit_test(test_exhaustion),
+		cmocka_unit_test(test_adopted_keeps_arena),
 		cmocka_unit_test(test_config_refused),
 	};
 
