@@ -171,15 +171,16 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 {
 	const struct shmr_config *cfg = a->cfg;
 	const struct shmr_ctl_state *st = &a->st;
-	struct shmr_geometry g = { cfg->slot_size, cfg->lane_size,
-				   cfg->lcores, cfg->poll_mode, 0 };
+	struct shmr_geometry g;
 	struct shmr_domain_hdr plan;
 	const struct shmr_domain_hdr *h;
-	int64_t size = shmr_layout_plan(&g, &plan);
+	int64_t size;
 	struct stat sb, lb;
 	int pidfd, fd, lfd = -1, rc;
 	void *base;
 
+	shmr_config_geometry(cfg, &g);
+	size = shmr_layout_plan_arena(&g, &cfg->arena, &plan);
 	if (size < 0)
 		abort(); /* the configuration was validated */
 	pidfd = shmr_ctl_pidfd_open(st->dataplane.pid);
@@ -222,7 +223,9 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 			h->lane_size != plan.lane_size ||
 			h->nlcores != plan.nlcores ||
 			h->poll_mode != plan.poll_mode ||
-			h->lanes_off != plan.lanes_off))
+			h->lanes_off != plan.lanes_off ||
+			h->arena_nclasses != plan.arena_nclasses ||
+			memcmp(h->arena, plan.arena, sizeof(plan.arena)) != 0))
 		rc = -EINVAL;
 	if (rc < 0) {
 		snprintf(why, cap, "descriptor %d of dataplane %d is not this "

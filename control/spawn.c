@@ -65,6 +65,7 @@
 #include <shmr/logline.h>
 #include <shmr/proto.h>
 
+#include "arena.h"
 #include "control_internal.h"
 #include "procs.h"
 #include "spawn.h"
@@ -437,6 +438,9 @@ static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	 * produce: the replacement is forked only below. */
 	handed_back = shmr_ctl_slot_take_over(sp->dep.d, slot);
 	q->redelivered += handed_back;
+	/* Its unsent arena buffers, before the replacement can allocate
+	 * into the same slot (what its inbox holds stays, redelivered). */
+	(void)shmr_ctl_arena_reclaim(sp->dep.d, slot);
 	shmr_ctl_model_route_set(sp->dep.m, q, 0);
 	if (sp->dep.loop->stopping) {
 		shmr_ctl_log("route %s: worker %d %s", q->conf->name,
