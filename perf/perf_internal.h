@@ -44,6 +44,8 @@ struct perf_opts {
 	int json;             /* --json: JSON Lines on stdout (json.c) */
 	int wait_idle;        /* compare: wait for a quiet machine each run */
 	int verbose;
+	unsigned idle;        /* router: endpoints opened and left idle
+			       * beside the stream (shmr-perf idle) */
 };
 
 /* --poll: which of the domain's poll modes the router runs use. */
@@ -75,6 +77,9 @@ struct perf_result {
 
 /** Non-zero when @p r received every message sent, in order. */
 int perf_result_ok(const struct perf_result *r);
+/** As perf_result_ok(), and when not, one line on stderr: "@p who:
+ *  LOSS/ORDER: sent ..., received ...". */
+int perf_result_checked(const char *who, const struct perf_result *r);
 
 /** The median of @p n figures (n <= PERF_REPS_MAX); 0 when n is 0. */
 double perf_median(const double *v, unsigned n);
@@ -271,6 +276,13 @@ int perf_bare_run(const struct perf_opts *o, struct perf_result *r);
  * appliance binaries cannot be found.
  */
 int perf_router_run(const struct perf_opts *o, struct perf_result *r);
+
+/**
+ * `shmr-perf idle`: the router run with o->idle idle endpoints attached
+ * against the same run with none, in pairs (idle.c).  Returns an exit
+ * code.
+ */
+int perf_idle_main(const struct perf_opts *o);
 
 /**
  * `shmr-perf logics`: each routing logic in turn over o->routes sinks,

@@ -13,6 +13,8 @@
  *                                 baseline of the same run
  *   shmr-perf decide [flags]      each logic's routing decision alone, in
  *                                 this process, ns per decision
+ *   shmr-perf idle [--idle N]     the router run with N idle endpoints
+ *                                 attached against none, in pairs (idle.c)
  *   shmr-perf load --domain D ... paced load into a running appliance
  *   shmr-perf report FILE.json... plots (SVG, gnuplot) from --json results
  *
@@ -50,6 +52,7 @@ static void usage(FILE *f)
 		"[--poll busy|adaptive|both] [--behaviour hash|type]\n"
 		"                 [--lcores N] [--reps N] [--wait-idle] "
 		"[--keep] [-v]\n"
+		"       shmr-perf idle [--idle N] [--reps N] [router flags]\n"
 		"                 [--logics hash,round-robin,random,"
 		"smallest-mailbox,consistent-hash,broadcast,\n"
 		"                  scatter-gather,tail-chopping,balancing] "
@@ -182,6 +185,12 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		o->polls = PERF_POLL_BUSY;
 		o->logics = LOGICS_ALL;
 	}
+	if (strcmp(mode, "idle") == 0) {
+		o->idle = 120; /* a 128-slot domain, beside the run's own */
+		o->rtt = 0;
+		o->polls = PERF_POLL_BUSY;
+		o->reps = 5;
+	}
 	for (int i = first; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int bad = 0, takes = 1;
@@ -208,6 +217,8 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 			bad = parse_uint(v, 1, 4, &o->lcores);
 		else if (strcmp(a, "--reps") == 0)
 			bad = parse_uint(v, 1, 101, &o->reps);
+		else if (strcmp(a, "--idle") == 0)
+			bad = parse_uint(v, 1, 100000, &o->idle);
 		else if (strcmp(a, "--cpus") == 0) {
 			bad = !v || parse_cpus(v, o) < 0;
 			cpus_given = 1;
@@ -269,15 +280,10 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 
 static int result_ok(const char *what, const struct perf_result *r)
 {
-	if (perf_result_ok(r))
-		return 1;
-	fprintf(stderr,
-		"shmr-perf %s: LOSS/ORDER: sent %llu, received %llu, "
-		"gaps %llu, reordered %llu\n",
-		what, (unsigned long long)r->sent,
-		(unsigned long long)r->received, (unsigned long long)r->gaps,
-		(unsigned long long)r->reorders);
-	return 0;
+	char who[64];
+
+	snprintf(who, sizeof(who), "shmr-perf %s", what);
+	return perf_result_checked(who, r);
 }
 
 static void print_setup(const char *mode, const struct perf_opts *o)
@@ -607,7 +613,7 @@ int main(int argc, char **argv)
 		return perf_report_main(argc - 1, argv + 1);
 	if (strcmp(mode, "compare") && strcmp(mode, "bare") &&
 	    strcmp(mode, "router") && strcmp(mode, "logics") &&
-	    strcmp(mode, "decide")) {
+	    strcmp(mode, "decide") && strcmp(mode, "idle")) {
 		fprintf(stderr, "shmr-perf: unknown mode '%s'\n", mode);
 		usage(stderr);
 		return PERF_EXIT_USAGE;
@@ -628,5 +634,9 @@ int main(int argc, char **argv)
 		return perf_logics_main(&o);
 	if (strcmp(mode, "decide") == 0)
 		return perf_decide_main(&o);
+	if (strcmp(mode, "idle") == 0) {
+		o.poll_busy = o.polls != PERF_POLL_ADAPTIVE;
+		return perf_idle_main(&o);
+	}
 	return run_one(mode, &o);
 }
