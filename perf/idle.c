@@ -12,10 +12,17 @@
  * printed beside it.  The goal (at least 0.9 with 1,000 idle endpoints,
  * 0.8 with 10,000) is reported as PASS or BELOW, never enforced; a run
  * that lost or reordered a message fails the exit status.
+ *
+ * Before the pairs, the lcore's own cost per message in this process
+ * (idle_rounds.c), with none, with N idle, and with N idle polled every
+ * round as the loop did before work bits: CPU time of one thread, which
+ * a busy machine changes far less than the end-to-end figures.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "lcore.h"
+#include "perf_dp.h"
 #include "perf_internal.h"
 
 #define IDLE_GOAL 0.9 /* idle / none, the bar at 1,000 */
@@ -55,14 +62,35 @@ int perf_idle_main(const struct perf_opts *o)
 	char what[32];
 	int failed = 0;
 	struct json_object *j;
+	double inproc[3] = { -1, -1, -1 };
 
 	printf("shmr-perf idle: slot %u B, burst %u, count %llu, lane %u, "
 	       "%s poll, %u lcore%s; cpus: client %d, dataplane %d, sink %d; "
-	       "%u idle endpoints against none, %u pairs\n",
+	       "%u idle endpoints against none, %u pair%s\n",
 	       o->slot, o->burst, (unsigned long long)o->count, o->lane,
 	       o->poll_busy ? "busy" : "adaptive", o->lcores,
 	       o->lcores == 1 ? "" : "s", o->cpu_client, o->cpu_hub,
-	       o->cpu_sink, o->idle, o->reps);
+	       o->cpu_sink, o->idle, o->reps, o->reps == 1 ? "" : "s");
+	/* In this process first: the lcore's own cost, little moved by
+	 * the rest of the machine (idle_rounds.c). */
+	if (o->idle + 3 <= SHMR_MAX_ENDPOINTS) {
+		double n0 = perf_idle_round_ns(o, 0, SHMR_DP_SWEEP_ROUNDS);
+		double n1 = perf_idle_round_ns(o, o->idle,
+					       SHMR_DP_SWEEP_ROUNDS);
+		double n2 = perf_idle_round_ns(o, o->idle, 1);
+
+		if (n0 < 0 || n1 < 0 || n2 < 0)
+			return PERF_EXIT_FAIL;
+		printf("lcore, in this process (CPU time per message): none "
+		       "%.2f ns; %u idle %.2f ns (none / idle = %.2f); %u "
+		       "idle, every endpoint every round as before work "
+		       "bits %.2f ns (%.2f)\n",
+		       n0, o->idle, n1, n1 > 0 ? n0 / n1 : 0, o->idle, n2,
+		       n2 > 0 ? n0 / n2 : 0);
+		inproc[0] = n0;
+		inproc[1] = n1;
+		inproc[2] = n2;
+	}
 	printf("%-4s %-10s %8s\n", "rep", "run", "M msg/s");
 	for (unsigned i = 0; i < o->reps; i++) {
 		struct perf_result a, b;
@@ -94,8 +122,9 @@ int perf_idle_main(const struct perf_opts *o)
 	       perf_median(none, o->reps) / 1e6, "med", what,
 	       perf_median(busy, o->reps) / 1e6);
 	printf("idle endpoints: %u attached / none = %.2f (median of %u "
-	       "pairs, spread %.2f to %.2f)  (goal >= %.1f): %s\n",
-	       o->idle, med, o->reps, lo, hi, IDLE_GOAL,
+	       "pair%s, spread %.2f to %.2f)  (goal >= %.1f): %s\n",
+	       o->idle, med, o->reps, o->reps == 1 ? "" : "s", lo, hi,
+	       IDLE_GOAL,
 	       med >= IDLE_GOAL ? "PASS" : "BELOW");
 	if (med > 0 && (hi - lo) / med > 0.1)
 		printf("note: the pairs' ratios spread over 10%%: something "
@@ -111,6 +140,11 @@ int perf_idle_main(const struct perf_opts *o)
 	perf_json_num(j, "idle_vs_none_max", hi);
 	perf_json_num(j, "idle_goal", IDLE_GOAL);
 	perf_json_bool(j, "idle_met", med >= IDLE_GOAL);
+	if (inproc[0] > 0) {
+		perf_json_num(j, "lcore_ns_none", inproc[0]);
+		perf_json_num(j, "lcore_ns_idle", inproc[1]);
+		perf_json_num(j, "lcore_ns_idle_every_round", inproc[2]);
+	}
 	perf_json_bool(j, "all_in_order", !failed);
 	perf_json_emit(j);
 	if (failed)
