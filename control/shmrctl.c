@@ -19,6 +19,7 @@
  *                                        --wait, else exit 4
  *     inspect ROUTER [--json]            the router's counters
  *     status                             the domain
+ *     metrics                            every counter, Prometheus text
  *     stop                               stop the appliance; returns once
  *                                        the control plane has exited
  *     dlq list ROUTER                    dead letters (MessageRouteFailed
@@ -96,7 +97,8 @@ static const char usage_line[] =
 	"PROGRAM [ARG...] [--cpus LIST] | remove|disable ROUTER NAME | "
 	"enable|respawn [--no-wait] ROUTER NAME | disable --drain ROUTER NAME "
 	"| replace [--drain] [--no-wait] ROUTER NAME PROGRAM [ARG...] | dlq list|replay ROUTER | routees ROUTER | routee add|remove "
-	"ROUTER NAME | pool ROUTER +N|-N | kill ROUTER | poison ROUTER}\n";
+	"ROUTER NAME | pool ROUTER +N|-N | kill ROUTER | poison ROUTER | "
+	"metrics}\n";
 
 char ans[SHMR_PROTO_MAX + 1];
 static const char *domain;
@@ -123,8 +125,9 @@ static void help(void)
 	       "cpus=LIST\n"
 	       "  inspect ROUTER       the router's \"shmr:\" counters, \"key "
 	       "value\" lines\n"
-	       "    --json             as one JSON object of strings\n"
+	       "    --json             as one JSON object (numbers as numbers)\n"
 	       "  route ROUTER NAME    that route's line, as routes shows it\n"
+	       "  metrics              every counter, Prometheus text format\n"
 	       "  add ROUTER NAME PROGRAM [ARG...] [--cpus LIST]\n"
 	       "                       add an owned route and start its "
 	       "worker; returns once\n"
@@ -704,7 +707,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "routes") && strcmp(cmd, "inspect") &&
 	    strcmp(cmd, "watch") && strcmp(cmd, "status") &&
-	    strcmp(cmd, "stop"))
+	    strcmp(cmd, "stop") && strcmp(cmd, "metrics"))
 		usage("unknown command");
 
 	connect_or_die();
@@ -720,6 +723,8 @@ int main(int argc, char **argv)
 		fputs(request(req), stdout);
 	} else if (strcmp(cmd, "status") == 0) {
 		fputs(request("STATUS"), stdout);
+	} else if (strcmp(cmd, "metrics") == 0) {
+		fputs(request("METRICS"), stdout);
 	} else if (strcmp(cmd, "stop") == 0) {
 		request("STOP");
 		/* The control plane closes us when it exits. */
