@@ -32,6 +32,7 @@ static int one_run(const struct perf_opts *o, unsigned idle, unsigned rep,
 		   struct perf_result *r, int *failed)
 {
 	struct perf_opts one = *o;
+	struct json_object *j;
 	char what[48];
 	int rc;
 
@@ -50,8 +51,9 @@ static int one_run(const struct perf_opts *o, unsigned idle, unsigned rep,
 	snprintf(what, sizeof(what), "%u idle", idle);
 	printf("%-4u %-10s %8.2f\n", rep, what, r->mps / 1e6);
 	fflush(stdout);
-	perf_json_emit(perf_json_run("idle", &one, 1, rep,
-				     idle ? "idle" : "none", r));
+	j = perf_json_run("idle", &one, 1, rep, "router", r);
+	perf_json_u64(j, "idle_endpoints", idle);
+	perf_json_emit(j);
 	return 0;
 }
 
