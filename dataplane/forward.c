@@ -84,6 +84,37 @@ static void quarantine(struct shmr_dp_lcore *lc, struct shmr_dp_poll *p,
 
 /* ---- one slot ------------------------------------------------------ */
 
+/* A slot flagged SHMR_F_ARENA: its reference must name a buffer its
+ * sender (the lane's owner, checked before) holds as SENT (arena.h).
+ * Kept in @p meta, to give the buffer back if the slot is refused. */
+static int arena_ref(const struct shmr_dp_env *env, const struct shmr_msg *m,
+		     struct shmr_dp_meta *meta)
+{
+	if (m->len != sizeof(meta->buf))
+		return 0;
+	memcpy(&meta->buf, m->data, sizeof(meta->buf));
+	if (!shmr_arena_ref_check(&env->arena, &meta->buf, m->from.slot))
+		return 0;
+	meta->has_buf = 1;
+	return 1;
+}
+
+/* A logic that would copy an arena slot (broadcast, the collectors, the
+ * admin path) refuses it: the copies would share one buffer, which only
+ * one receiver frees.  So does balancing: its queue is the lcore's private
+ * memory, where the control plane cannot see that a slot still refers to
+ * a buffer whose sender died (control/arena.c). */
+static uint32_t arena_refuse(struct shmr_dp_lcore *lc,
+			     const struct shmr_dp_table *t, struct shmr_msg *m,
+			     struct shmr_dp_meta *meta)
+{
+	if (m->kind == SHMR_KIND_SEND)
+		return shmr_dp_fwd_route_failed_rcu(lc, t, m, meta,
+						    -SHMR_E_NOT_ALLOWED);
+	return shmr_dp_fwd_refuse(lc, m, meta, SHMR_DP_FAIL,
+				  -SHMR_E_NOT_ALLOWED);
+}
+
 /* @p m goes, unchanged, to the control plane's admin endpoint; without
  * one it fails with SHMR_E_NOT_ALLOWED. */
 static uint32_t to_admin(struct shmr_dp_lcore *lc,
@@ -92,7 +123,7 @@ static uint32_t to_admin(struct shmr_dp_lcore *lc,
 {
 	uint32_t a = shmr_dp_fwd_admin_slot_rcu(lc, t);
 
-	if (a == NO_TARGET)
+	if (a == NO_TARGET || meta->has_buf)
 		return shmr_dp_fwd_refuse(lc, m, meta, SHMR_DP_FAIL,
 					  -SHMR_E_NOT_ALLOWED);
 	meta->what = META_ADMIN;
@@ -123,6 +154,8 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 	meta->name = NULL;
 	meta->err = 0;
 	meta->why = 0;
+	meta->quiet = 0;
+	meta->has_buf = 0;
 	if (m->kind < SHMR_KIND_SEND || m->kind > SHMR_KIND_REPLY)
 		meta->why = BAD_KIND;
 	else if (m->len > env->slot_size - SHMR_HDR_SIZE)
@@ -133,6 +166,9 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		meta->why = BAD_FROM;
 	else if (m->to.slot >= t->max_endpoints)
 		meta->why = BAD_TO;
+	else if (__builtin_expect(m->flags & SHMR_F_ARENA, 0) &&
+		 !arena_ref(env, m, meta))
+		meta->why = BAD_BUF;
 	if (meta->why) {
 		meta->what = META_BAD;
 		return NO_TARGET;
@@ -156,8 +192,9 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		 * its collector decides.  Other replies never go to a
 		 * router. */
 		if (m->kind == SHMR_KIND_REPLY) {
-			if (r->behaviour != SHMR_BEH_SCATTER_GATHER &&
-			    r->behaviour != SHMR_BEH_TAIL_CHOPPING)
+			if ((r->behaviour != SHMR_BEH_SCATTER_GATHER &&
+			     r->behaviour != SHMR_BEH_TAIL_CHOPPING) ||
+			    meta->has_buf)
 				return shmr_dp_fwd_refuse(lc, m, meta,
 							  SHMR_DP_FAIL,
 							  -SHMR_E_NOT_ALLOWED);
@@ -185,6 +222,8 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		if (envelope) {
 			/* Every routee gets the message, whatever the
 			 * router's logic, flag and all (one hop). */
+			if (meta->has_buf)
+				return arena_refuse(lc, t, m, meta);
 			if (r->flags & SHMR_RF_STOPPED)
 				return shmr_dp_fwd_route_failed_rcu(
 					lc, t, m, meta, -SHMR_E_NOT_ALLOWED);
@@ -219,6 +258,10 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		for (uint32_t i = 0; i < d.nrouters; i++)
 			meta->routers[i] = t->routers[d.routers[i]].pid.slot;
 		meta->name = d.name;
+		if (meta->has_buf && (d.verdict == SHMR_DP_BROADCAST ||
+				      d.verdict == SHMR_DP_COLLECT ||
+				      d.verdict == SHMR_DP_BALANCE))
+			return arena_refuse(lc, t, m, meta);
 		if (d.verdict == SHMR_DP_BROADCAST) {
 			/* Each copy carries the routers it passed. */
 			m->hops = (uint8_t)(m->hops + d.nrouters);
@@ -259,13 +302,21 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 
 deliver:
 	if (!target_sound(lc, target)) {
-		/* No partner: a flag for display (see quarantine()). */
-		atomic_store_explicit(&shmr_dp_ep(env, target)->quarantined, 1,
-				      memory_order_relaxed);
-		shmr_dp_event(lc, SHMR_DP_EV_QUARANTINE,
-			      "lcore %u: endpoint %u quarantined: inbound "
-			      "lane %u corrupted",
-			      lc->index, target, lc->index);
+		/* No partner: a flag for display (see quarantine()).  The
+		 * lcore that raises it logs the quarantine, once; what is
+		 * refused after that is only counted, so a peer that keeps
+		 * sending to it cannot fill the log.  An RMW, on this
+		 * error path only. */
+		if (!atomic_exchange_explicit(
+			    &shmr_dp_ep(env, target)->quarantined, 1,
+			    memory_order_relaxed))
+			shmr_dp_event(lc, SHMR_DP_EV_QUARANTINE,
+				      "lcore %u: endpoint %u quarantined: "
+				      "inbound lane %u corrupted (messages "
+				      "to it refused and counted from now "
+				      "on)",
+				      lc->index, target, lc->index);
+		meta->quiet = 1;
 		if (meta->nrouters && m->kind == SHMR_KIND_SEND)
 			return shmr_dp_fwd_route_failed_rcu(
 				lc, t, m, meta, -SHMR_E_PROCESS_UNKNOWN);
@@ -351,6 +402,10 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		shmr_dp_count(&lc->stats->ep_delivered[run->target], k);
 		note_bell(lc, run->target);
 	}
+	/* The inbox was full: once per run that found it so (the rest of
+	 * the run waits, or is failed as its router asks). */
+	if (k < run->len)
+		shmr_dp_count(&lc->stats->ep_full[run->target], 1);
 	for (; k < run->len; k++)
 		if (!lc->meta[run->start + k].fail_full ||
 		    !fail_full(lc, t, p, run->start + k))
@@ -449,23 +504,121 @@ done:
 	return handled;
 }
 
-unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
-			       struct shmr_dp_table *t)
+/* One endpoint's lanes, high priority first; slots taken. */
+static unsigned poll_ep(struct shmr_dp_lcore *lc, struct shmr_dp_table *t,
+			struct shmr_dp_poll *p)
+{
+	unsigned n;
+
+	p->blocked = 0;
+	n = shmr_dp_forward_burst_rcu(lc, t, p, p->out_high);
+	if (!p->quarantined)
+		n += shmr_dp_forward_burst_rcu(lc, t, p, p->out);
+	return n;
+}
+
+/* The sweep: every endpoint of the list, as the loop was before work
+ * bits; each one left with work gets its bit (lcore.c says when). */
+static unsigned poll_all(struct shmr_dp_lcore *lc, struct shmr_dp_table *t)
 {
 	struct shmr_dp_poll_list *l = &t->lists[lc->index];
 	unsigned total = 0;
 
-	lc->nblocked = 0;
 	for (uint32_t i = 0; i < l->n; i++) {
 		struct shmr_dp_poll *p = &l->e[i];
+		unsigned n;
 
 		if (p->quarantined)
 			continue;
-		p->blocked = 0;
-		total += shmr_dp_forward_burst_rcu(lc, t, p, p->out_high);
-		if (!p->quarantined)
-			total += shmr_dp_forward_burst_rcu(lc, t, p, p->out);
+		n = poll_ep(lc, t, p);
+		total += n;
+		if (!p->quarantined &&
+		    (n || p->blocked || shmr_lane_pending_sc(p->out_high) ||
+		     shmr_lane_pending_sc(p->out)))
+			shmr_dp_work_set(lc, p->slot / lc->env->nlcores);
 	}
+	lc->swept = t;
+	lc->swept_version = t->version;
+	lc->rounds = 0;
+	lc->sweep_due = 0;
+	return total;
+}
+
+/* The endpoints whose work bit is set; bounds from our own geometry,
+ * whatever a peer wrote into the words. */
+static unsigned poll_bits(struct shmr_dp_lcore *lc, struct shmr_dp_table *t)
+{
+	const struct shmr_dp_env *env = lc->env;
+	struct shmr_dp_poll_list *l = &t->lists[lc->index];
+	_Atomic(uint64_t) *work = shmr_dp_work(env, lc->index);
+	unsigned total = 0;
+
+	for (uint32_t s = 0; s < env->work_nsum; s++) {
+		/* No partner: a hint.  What is read on its strength, a
+		 * lane's tail, has its own acquire (the ring's). */
+		uint64_t sv = atomic_load_explicit(&work[s], memory_order_relaxed);
+
+		while (sv) {
+			uint32_t w = s * 64 + (uint32_t)__builtin_ctzll(sv);
+			uint64_t bits;
+
+			sv &= sv - 1;
+			if (w >= env->work_nwords) {
+				/* A peer's: no such word.  No partner. */
+				atomic_fetch_and_explicit(
+					&work[s], ~(1ull << (w % 64)),
+					memory_order_relaxed);
+				continue;
+			}
+			bits = atomic_load_explicit(&work[env->work_nsum + w],
+						    memory_order_relaxed);
+			if (!bits) {
+				shmr_dp_work_word_idle(lc, w);
+				continue;
+			}
+			while (bits) {
+				uint32_t idx = w * 64 +
+					       (uint32_t)__builtin_ctzll(bits);
+				uint32_t slot = idx * env->nlcores + lc->index;
+				uint32_t at = slot < t->max_endpoints
+						      ? l->at[slot]
+						      : 0;
+				struct shmr_dp_poll *p;
+				unsigned n;
+
+				bits &= bits - 1;
+				if (at == 0 || l->e[at - 1].quarantined) {
+					shmr_dp_work_drop(lc, idx);
+					continue;
+				}
+				p = &l->e[at - 1];
+				n = poll_ep(lc, t, p);
+				total += n;
+				if (n || p->blocked) {
+					p->idle = 0;
+				} else if (++p->idle >= SHMR_DP_RETIRE_ROUNDS) {
+					p->idle = 0;
+					shmr_dp_work_retire_rcu(lc, p, idx);
+				}
+			}
+		}
+	}
+	return total;
+}
+
+unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
+			       struct shmr_dp_table *t)
+{
+	unsigned total;
+
+	lc->nblocked = 0;
+	/* Which endpoints this round polls: lcore.c's essay. */
+	if (lc->sweep_due || t != lc->swept ||
+	    t->version != lc->swept_version ||
+	    ++lc->rounds >= lc->sweep_every)
+		total = poll_all(lc, t);
+	else
+		total = poll_bits(lc, t);
 	/* The routing logics' own work, each only when it has any: replies
 	 * other lcores polled for our collector, its timers, and the
 	 * balancing queues' hand-outs. */
@@ -476,7 +629,8 @@ unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
 	if (lc->bal_active)
 		total += shmr_dp_fwd_balance_dispatch_rcu(lc, t);
 	shmr_dp_count(&lc->stats->polls, 1);
+	if (total)
+		shmr_dp_count(&lc->stats->busy_polls, 1);
 	shmr_dp_ring_bells(lc);
 	return total;
 }
-

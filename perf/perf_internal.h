@@ -51,6 +51,10 @@ struct perf_opts {
 	unsigned rate;        /* churn: route changes asked per second */
 	unsigned phase_ms;    /* churn: length of each quiet/churn phase */
 	int verbose;
+	size_t size;          /* large: payload bytes (--size) */
+	const char *arena;    /* router: the domain's arena classes line */
+	unsigned idle;        /* router: endpoints opened and left idle
+			       * beside the stream (shmr-perf idle) */
 };
 
 /* --poll: which of the domain's poll modes the router runs use. */
@@ -82,6 +86,9 @@ struct perf_result {
 
 /** Non-zero when @p r received every message sent, in order. */
 int perf_result_ok(const struct perf_result *r);
+/** As perf_result_ok(), and when not, one line on stderr: "@p who:
+ *  LOSS/ORDER: sent ..., received ...". */
+int perf_result_checked(const char *who, const struct perf_result *r);
 
 /** The median of @p n figures (n <= PERF_REPS_MAX); 0 when n is 0. */
 double perf_median(const double *v, unsigned n);
@@ -410,6 +417,30 @@ int perf_sink_collect(struct shmr_endpoint *ep, struct shmr_pid router,
  * Returns an exit code.
  */
 int perf_churn_main(const struct perf_opts *o);
+
+/**
+ * shmr-perf large (router.c): o->count payloads of o->size bytes in arena
+ * buffers through a round-robin router to one sink (the producer stamps a
+ * sequence number into each, never rewrites the whole), against memcpy of
+ * the same buffers on the client's core and against the payload carried
+ * in inline slots (slot_size 4096, chunks of 4048 bytes); then the call
+ * round trip with a buffer of o->size bytes against one of 64 bytes.
+ * Prints "large: SIZE ... M msg/s ... GB/s, vs memcpy X.XX" and the rest.
+ * Returns 0, -1, or -PERF_EXIT_SKIP as perf_router_run().
+ */
+int perf_large_run(const struct perf_opts *o);
+
+/* large: the largest --size (an arena buffer's, SHMR_ARENA_BUF_MAX), and
+ * the inline baseline's chunk (a 4096-byte slot less its 48-byte header). */
+#define PERF_LARGE_MAX (64u << 20)
+#define PERF_LARGE_CHUNK 4048u
+
+/**
+ * `shmr-perf idle`: the router run with o->idle idle endpoints attached
+ * against the same run with none, in pairs (idle.c).  Returns an exit
+ * code.
+ */
+int perf_idle_main(const struct perf_opts *o);
 
 /**
  * `shmr-perf logics`: each routing logic in turn over o->routes sinks,

@@ -13,6 +13,8 @@
  *                                 baseline of the same run
  *   shmr-perf decide [flags]      each logic's routing decision alone, in
  *                                 this process, ns per decision
+ *   shmr-perf idle [--idle N]     the router run with N idle endpoints
+ *                                 attached against none, in pairs (idle.c)
  *   shmr-perf churn [--rate N]    a steady stream while the control plane
  *                                 applies N route changes a second, against
  *                                 the same stream without, in one run
@@ -46,13 +48,14 @@ static const char *const poll_name[2] = { "busy", "adaptive" };
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: shmr-perf [compare|bare|router|logics|decide|churn] "
-		"[--slot BYTES] "
+		"usage: shmr-perf [compare|bare|router|logics|decide|large|churn] "
+		"[--slot BYTES] [--size BYTES (large)] "
 		"[--burst N] [--count N] [--cpus A,B[,C]]\n"
 		"                 [--rtt N] [--lane N] [--routes N] "
 		"[--poll busy|adaptive|both] [--behaviour hash|type]\n"
 		"                 [--lcores N] [--reps N] [--wait-idle] "
 		"[--keep] [-v]\n"
+		"       shmr-perf idle [--idle N] [--reps N] [router flags]\n"
 		"                 churn: [--rate N] [--phase-ms MS]\n"
 		"                 [--logics hash,round-robin,random,"
 		"smallest-mailbox,consistent-hash,broadcast,\n"
@@ -179,12 +182,24 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		.polls = PERF_POLL_BUSY | PERF_POLL_ADAPTIVE,
 		.reps = 3,
 	};
+	if (strcmp(mode, "large") == 0) {
+		o->size = 1u << 20;
+		o->count = 20000;
+		o->rtt = 2000;
+		o->polls = PERF_POLL_BUSY;
+	}
 	if (strcmp(mode, "logics") == 0 || strcmp(mode, "decide") == 0) {
 		o->routes = 16;
 		o->count = 2000000;
 		o->rtt = 0;
 		o->polls = PERF_POLL_BUSY;
 		o->logics = LOGICS_ALL;
+	}
+	if (strcmp(mode, "idle") == 0) {
+		o->idle = 120; /* a 128-slot domain, beside the run's own */
+		o->rtt = 0;
+		o->polls = PERF_POLL_BUSY;
+		o->reps = 5;
 	}
 	/* compare: 9 pairs (3 before); docs/benchmarks.md, "Ratios, run to
 	 * run", has what that bought on a shared machine. */
@@ -203,7 +218,18 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int bad = 0, takes = 1;
 
-		if (strcmp(a, "--slot") == 0)
+		if (strcmp(a, "--size") == 0) {
+			char *end = NULL;
+			unsigned long long sz = v ? strtoull(v, &end, 10) : 0;
+
+			if (end && *end == 'K')
+				sz <<= 10, end++;
+			else if (end && *end == 'M')
+				sz <<= 20, end++;
+			bad = !v || !end || *end || sz < 64 ||
+			      sz > PERF_LARGE_MAX || (sz & (sz - 1));
+			o->size = (size_t)sz;
+		} else if (strcmp(a, "--slot") == 0)
 			bad = parse_uint(v, 64, 4096, &o->slot) < 0 ||
 			      o->slot % 8 != 0;
 		else if (strcmp(a, "--json") == 0) {
@@ -225,6 +251,8 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 			bad = parse_uint(v, 1, 4, &o->lcores);
 		else if (strcmp(a, "--reps") == 0)
 			bad = parse_uint(v, 1, 101, &o->reps);
+		else if (strcmp(a, "--idle") == 0)
+			bad = parse_uint(v, 1, 100000, &o->idle);
 		else if (strcmp(a, "--rate") == 0 && o->churn)
 			bad = parse_uint(v, 0, 10000000, &o->rate);
 		else if (strcmp(a, "--phase-ms") == 0 && o->churn)
@@ -290,15 +318,10 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 
 static int result_ok(const char *what, const struct perf_result *r)
 {
-	if (perf_result_ok(r))
-		return 1;
-	fprintf(stderr,
-		"shmr-perf %s: LOSS/ORDER: sent %llu, received %llu, "
-		"gaps %llu, reordered %llu\n",
-		what, (unsigned long long)r->sent,
-		(unsigned long long)r->received, (unsigned long long)r->gaps,
-		(unsigned long long)r->reorders);
-	return 0;
+	char who[64];
+
+	snprintf(who, sizeof(who), "shmr-perf %s", what);
+	return perf_result_checked(who, r);
 }
 
 static void print_setup(const char *mode, const struct perf_opts *o)
@@ -676,7 +699,8 @@ int main(int argc, char **argv)
 		return perf_report_main(argc - 1, argv + 1);
 	if (strcmp(mode, "compare") && strcmp(mode, "bare") &&
 	    strcmp(mode, "router") && strcmp(mode, "logics") &&
-	    strcmp(mode, "decide") && strcmp(mode, "churn")) {
+	    strcmp(mode, "decide") && strcmp(mode, "large") &&
+	    strcmp(mode, "idle") && strcmp(mode, "churn")) {
 		fprintf(stderr, "shmr-perf: unknown mode '%s'\n", mode);
 		usage(stderr);
 		return PERF_EXIT_USAGE;
@@ -701,6 +725,17 @@ int main(int argc, char **argv)
 		o.poll_busy = o.polls != PERF_POLL_ADAPTIVE;
 		o.polls = o.poll_busy ? PERF_POLL_BUSY : PERF_POLL_ADAPTIVE;
 		return perf_churn_main(&o);
+	}
+	if (strcmp(mode, "large") == 0) {
+		int rc = perf_large_run(&o);
+
+		return rc == -PERF_EXIT_SKIP ? PERF_EXIT_SKIP
+		       : rc < 0	       ? PERF_EXIT_FAIL
+				       : PERF_EXIT_OK;
+	}
+	if (strcmp(mode, "idle") == 0) {
+		o.poll_busy = o.polls != PERF_POLL_ADAPTIVE;
+		return perf_idle_main(&o);
 	}
 	return run_one(mode, &o);
 }

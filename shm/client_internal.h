@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <shmr/arena.h>
 #include <shmr/domain.h>
 #include <shmr/proto_client.h>
 
@@ -21,6 +22,8 @@ struct shmr_domain {
 	uint32_t nlcores;
 	uint32_t max_endpoints; /* slots a PID may name (our copy, bounded) */
 	unsigned nendpoints;
+	/* Our copy of the payload arena's classes (arena.h), from attach. */
+	struct shmr_arena_view arena;
 	/* Only the control-socket calls use what follows: after the fields
 	 * the fast path reads, so those keep their place. */
 	/* The domain's identity (its two files), to tell a new control

@@ -36,6 +36,16 @@ int64_t shmr_layout_plan(const struct shmr_geometry *g,
 			 struct shmr_domain_hdr *h);
 
 /**
+ * As shmr_layout_plan(), with the payload arena @p a (NULL: none) at the
+ * end of the lanes part (<shmr/arena.h>).
+ *
+ * Errors: -EINVAL when @p g or @p a is not usable.
+ */
+int64_t shmr_layout_plan_arena(const struct shmr_geometry *g,
+			       const struct shmr_arena_geo *a,
+			       struct shmr_domain_hdr *h);
+
+/**
  * Initialise a zeroed mapping of shmr_layout_plan() bytes: header, endpoint
  * table, spec, every lane's ring.  The ready word is written last [R0].
  *
@@ -43,6 +53,11 @@ int64_t shmr_layout_plan(const struct shmr_geometry *g,
  */
 int shmr_layout_init(void *base, const struct shmr_geometry *g,
 		     const char *name);
+
+/** As shmr_layout_init(), with the payload arena @p a (NULL: none); its
+ *  owner words start free (the mapping is zeroed). */
+int shmr_layout_init_arena(void *base, const struct shmr_geometry *g,
+			   const struct shmr_arena_geo *a, const char *name);
 
 /**
  * Check a mapping's header before use: magic, version, ready [A0], size.
@@ -92,6 +107,66 @@ static inline struct shmr_bell *shmr_lcore_bell(void *base, uint32_t lcore)
 {
 	return (struct shmr_bell *)((char *)base + shmr_hdr(base)->bells_off) +
 	       lcore;
+}
+
+/** Routing lcore @p lcore's work bits (lanes part; layout.h): the
+ *  summary words first, then the bit words. */
+static inline _Atomic(uint64_t) *shmr_work_at(void *base, uint32_t lcore)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(base);
+
+	return (_Atomic(uint64_t) *)((char *)base + h->work_off +
+				      lcore * shmr_work_stride(
+						      h->max_endpoints,
+						      h->nlcores));
+}
+
+/**
+ * Tell the lcore whose work bits are @p work (nsum summary words) that
+ * bit @p idx's endpoint has something in an outbound lane: the
+ * producer's side of the work-bit protocol (layout.h), after its
+ * enqueue and the fence [D2] (shared with a bell's B2).
+ *
+ * Context:     a producer of one of the endpoint's outbound lanes, right
+ *              after atomic_thread_fence(memory_order_seq_cst).
+ * Concurrency: lock-free; stores only when the bit was clear (when the
+ *              endpoint went from idle to busy), else one load.
+ */
+static inline void shmr_work_note_fenced(_Atomic(uint64_t) *work,
+					 uint32_t nsum, uint32_t idx)
+{
+	_Atomic(uint64_t) *w = work + nsum + idx / 64;
+	_Atomic(uint64_t) *s = work + idx / 64 / 64;
+	uint64_t bit = 1ull << (idx % 64), sbit = 1ull << (idx / 64 % 64);
+
+	/* Relaxed: the fence D2 before it orders our enqueue first; a
+	 * stale 1 is a bit the lcore clears only with D1, which then
+	 * sees our slot. */
+	if (atomic_load_explicit(w, memory_order_relaxed) & bit)
+		return;
+	atomic_fetch_or(w, bit); /* seq_cst */
+	/* D4: pairs with D3 in the lcore's summary clear. */
+	if (!(atomic_load(s) & sbit))
+		atomic_fetch_or(s, sbit);
+}
+
+/** Fence [D2], then shmr_work_note_fenced() for endpoint @p slot of the
+ *  domain at @p base, placed by @p geo (the caller's trusted copy of the
+ *  header: a daemon's, or a test's own header). */
+static inline void shmr_work_note(void *base,
+				  const struct shmr_domain_hdr *geo,
+				  uint32_t slot)
+{
+	uint32_t nl = geo->nlcores;
+	_Atomic(uint64_t) *work = (_Atomic(uint64_t) *)(
+		(char *)base + geo->work_off +
+		(slot % nl) * shmr_work_stride(geo->max_endpoints, nl));
+
+	/* D2: our enqueue before the bit's load; pairs with D1. */
+	atomic_thread_fence(memory_order_seq_cst);
+	shmr_work_note_fenced(
+		work, shmr_work_nsum(shmr_work_nwords(geo->max_endpoints, nl)),
+		slot / nl);
 }
 
 static inline struct shmr_spec *shmr_spec_of(void *base)
@@ -176,9 +251,12 @@ static inline int shmr_lane_geometry_valid(const struct rte_ring *r,
  *              consumer's release store of it (dequeue finish): once 0 is
  *              seen, the consumer is done with every slot.  Acquire on
  *              prod.tail pairs with the producer's release store.
+ * _at:         also gives the consumer tail the count starts from (the
+ *              slots [*from, *from + count) are published).
  */
-static inline int64_t shmr_lane_unconsumed(const struct rte_ring *r,
-					   uint32_t lane_size)
+static inline int64_t shmr_lane_unconsumed_at(const struct rte_ring *r,
+					      uint32_t lane_size,
+					      uint32_t *from)
 {
 	uint32_t ct, pt;
 
@@ -188,7 +266,16 @@ static inline int64_t shmr_lane_unconsumed(const struct rte_ring *r,
 	pt = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
 	if (pt - ct > lane_size - 1)
 		return -1;
+	*from = ct;
 	return (int64_t)(pt - ct);
+}
+
+static inline int64_t shmr_lane_unconsumed(const struct rte_ring *r,
+					   uint32_t lane_size)
+{
+	uint32_t ct;
+
+	return shmr_lane_unconsumed_at(r, lane_size, &ct);
 }
 
 /**

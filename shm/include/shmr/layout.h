@@ -28,10 +28,16 @@
  *   | control lane              |  control -> dataplane update thread
  *   +---------------------------+ peer_off    lanes memfd (peers: read-write)
  *   | struct shmr_bell[L]       |  bells_off: the routing lcores' bells
+ *   +---------------------------+ work_off
+ *   | work bits[L]              |  per lcore: which endpoints have work
  *   +---------------------------+ eppeer_off
  *   | struct shmr_ep_peer[N]    |  per endpoint: its bell, its owner's line
  *   +---------------------------+ lanes_off
  *   | lanes: N * (L + 2)        |  per endpoint: L inbound, 1 out, 1 out-high
+ *   +---------------------------+ arena_off   (only with an arena)
+ *   | struct shmr_arena_stats[C]|  per class: allocation failures
+ *   | per class: owner words,   |  arena.h: one 64-bit word per buffer,
+ *   | then its buffers          |  then the buffers (page aligned)
  *   +---------------------------+ size
  *
  * Who writes what:
@@ -76,9 +82,14 @@
  *   line; 5: scatter-gather, tail-chopping and balancing (within_ms,
  *   interval_ms); 6: two memfds, the daemons' part read-only for peers
  *   (struct shmr_ep_peer, the lcore bells moved to the lanes part); 7:
- *   consistent-hash keys from the payload, hash modes, node prefix
+ *   consistent-hash keys from the payload, hash modes, node prefix;
+ *   8: counters: the lcores' busy polls, wake-ups and full inboxes, the
+ *   endpoint owner's full outbound lanes (struct shmr_ep_peer.lane_full)
+ *   9: the payload arena (classes in the header, owner words and buffers
+ *   at the end of the lanes part)
+ *   10: the lcores' work bits (work_off), set by senders
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 7
+#define SHMR_LAYOUT_VERSION_DIGITS 10
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -97,6 +108,14 @@
 #define SHMR_SLOT_MAX 4096u
 #define SHMR_SLOT_DEFAULT 128u
 #define SHMR_LANE_DEFAULT 1024u /* entries per lane (power of two) */
+
+/* The payload arena (shm/include/shmr/arena.h): size classes, each a power
+ * of two of buffers, at most this many buffers per class and bytes in all. */
+#define SHMR_ARENA_MAX_CLASSES 8u
+#define SHMR_ARENA_BUF_MIN 64u
+#define SHMR_ARENA_BUF_MAX 67108864u /* 64 MiB */
+#define SHMR_ARENA_COUNT_MAX 65536u
+#define SHMR_ARENA_BYTES_MAX 68719476736ull /* 64 GiB, all classes */
 
 static_assert(sizeof(struct shmr_msg) == SHMR_HDR_SIZE, "slot header size");
 static_assert(sizeof(struct shmr_pid) == 8, "pid size");
@@ -117,6 +136,60 @@ struct shmr_bell {
 	alignas(SHMR_CACHE_LINE) _Atomic(uint32_t) seq;
 	_Atomic(uint32_t) sleepers;
 };
+
+/*
+ * Work bits: how a routing lcore polls only the endpoints that have work,
+ * so that what sits attached and idle costs it nothing (issue 16).  Each
+ * lcore has a block of 64-bit words in the lanes part, work_stride() bytes
+ * at work_off + lcore * stride: first shmr_work_nsum() summary words, then
+ * shmr_work_nwords() bit words.  Endpoint slot s is polled by lcore
+ * s % nlcores and is bit i = s / nlcores of that lcore's bit words; bit
+ * w of the summary is set while bit word w may be non-zero.  Sized from
+ * the domain's max_endpoints and nlcores, never from the constants.
+ *
+ * A set bit means "poll this endpoint": the lcore polls it every round
+ * until its lanes stay empty for a while, then clears it (retires it).
+ * Peers can write these words, so the lcore takes them as a hint only: a
+ * bit set for nothing costs a look, a bit cleared under it is found by
+ * the lcore's slow sweep of every endpoint (dataplane/lcore.c).
+ *
+ * Producer (after enqueue: ring tail store, release):
+ *           atomic_thread_fence(seq_cst) [D2] (the bell's B2, shared);
+ *           if bit clear: fetch_or bit, then if the summary bit is
+ *           clear, fetch_or it [D4].
+ * Lcore, retiring an endpoint: fetch_and ~bit; fence(seq_cst) [D1]; if
+ *           a lane is pending, set the bit again (keep polling); if the
+ *           word is now 0: fetch_and ~summary bit; fence [D3]; if the
+ *           word became non-zero meanwhile, set the summary bit again.
+ * D1 pairs with D2: either the producer sees its bit clear and sets it,
+ * or the lcore's check sees the enqueued slot.  D3 pairs with D4 the same
+ * way for the summary.  All the read-modify-writes are seq_cst; they
+ * happen only when an endpoint goes from idle to busy or back, never per
+ * message, so a steady stream only reads its (shared, unchanging) word.
+ */
+static inline uint32_t shmr_work_nwords(uint32_t max_endpoints,
+					uint32_t nlcores)
+{
+	uint32_t per = (max_endpoints + nlcores - 1) / nlcores;
+
+	return (per + 63) / 64;
+}
+
+static inline uint32_t shmr_work_nsum(uint32_t nwords)
+{
+	return (nwords + 63) / 64;
+}
+
+/* Bytes of one lcore's block: whole cache lines, so no two lcores share
+ * one. */
+static inline uint64_t shmr_work_stride(uint32_t max_endpoints,
+					uint32_t nlcores)
+{
+	uint32_t nw = shmr_work_nwords(max_endpoints, nlcores);
+	uint64_t bytes = (uint64_t)(shmr_work_nsum(nw) + nw) * 8u;
+
+	return (bytes + 63u) & ~(uint64_t)63u;
+}
 
 /* Endpoint states (struct shmr_ep_shared.state). */
 enum shmr_ep_state {
@@ -168,6 +241,13 @@ struct shmr_ep_peer {
 	 * hint, nothing is read on the strength of it.  A worker that dies
 	 * busy leaves 1 until its replacement's first empty receive. */
 	alignas(SHMR_CACHE_LINE) _Atomic(uint32_t) busy;
+	uint32_t pad0;
+	/* Owner: sends that found its outbound lane full (backpressure),
+	 * since the endpoint's slot was handed out.  Only its owner stores
+	 * it (relaxed, from its own count); the control plane loads it
+	 * relaxed for the counters.  No partner: a statistic, and a hint
+	 * (any peer can write it), never trusted. */
+	_Atomic(uint64_t) lane_full;
 };
 static_assert(sizeof(struct shmr_ep_peer) == 2 * SHMR_CACHE_LINE,
 	      "ep peer size");
@@ -200,6 +280,11 @@ struct shmr_lcore_stats {
 	_Atomic(uint64_t) router_failed[SHMR_MAX_ENDPOINTS];
 	/* into inbox slot */
 	_Atomic(uint64_t) ep_delivered[SHMR_MAX_ENDPOINTS];
+	_Atomic(uint64_t) busy_polls; /* polls that found work */
+	_Atomic(uint64_t) wakeups;    /* sleeps ended by a ring, not a timeout */
+	/* Enqueues into inbox slot that found its lane full (the lcore
+	 * held the slot back, or failed it as the router asks). */
+	_Atomic(uint64_t) ep_full[SHMR_MAX_ENDPOINTS];
 };
 
 /* Control-lane messages (struct shmr_msg.type, kind SEND). */
@@ -218,6 +303,27 @@ enum shmr_poll_mode {
 #define SHMR_LANE_OUT(nlcores) (nlcores)            /* endpoint -> dataplane */
 #define SHMR_LANE_OUT_HIGH(nlcores) ((nlcores) + 1) /* high/max priority */
 #define SHMR_LANES_PER_EP(nlcores) ((nlcores) + 2)
+
+/*
+ * One size class of the payload arena, as the creator placed it (in the
+ * header, so in the daemons' part: peers read it, never write it).  Both
+ * offsets are from the domain's base and lie in the lanes part.
+ */
+struct shmr_arena_class {
+	uint32_t size;      /* bytes per buffer: a power of two */
+	uint32_t count;     /* buffers */
+	uint64_t words_off; /* count owner words (_Atomic uint64_t) */
+	uint64_t data_off;  /* count * size bytes of buffers */
+};
+
+/*
+ * Per class of the arena, in the lanes part (arena_off): what allocators
+ * count.  Peers write it (one relaxed add per failed allocation), so it is
+ * shown, never trusted.
+ */
+struct shmr_arena_stats {
+	alignas(SHMR_CACHE_LINE) _Atomic(uint64_t) alloc_failures;
+};
 
 struct shmr_domain_hdr {
 	uint64_t magic;
@@ -248,10 +354,18 @@ struct shmr_domain_hdr {
 	 * by shmr-control with release before it starts the dataplane;
 	 * loaded with acquire by the lcores. */
 	_Atomic(uint64_t) admin_pid;
+	/* Where the lcores' work bits begin (lanes part; see above). */
+	uint64_t work_off;
 	/* The dataplane's update thread sleeps here (control lane).  The
 	 * lcores' bells, which endpoints ring, are in the lanes part
 	 * (bells_off). */
 	struct shmr_bell ctl_bell;
+	/* The payload arena: its classes (0: no arena) and where it lies
+	 * (the end of the lanes part).  Constant after creation. */
+	uint32_t arena_nclasses;
+	uint32_t arena_pad;
+	uint64_t arena_off, arena_size;
+	struct shmr_arena_class arena[SHMR_ARENA_MAX_CLASSES];
 };
 
 /*
@@ -262,7 +376,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 7u,
+static_assert(SHMR_LAYOUT_VERSION == 10u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \
