@@ -29,6 +29,13 @@
  * changes a second) is printed as PASS or BELOW, never enforced; the
  * sinks' tallies are: any message lost or misrouted fails the run.
  *
+ * The changer never spins: between changes, and through quiet phases, it
+ * sleeps (at most 1 ms at a time, the same in both kinds of phase), so
+ * that with --rate 0 (an A/A run) both kinds of phase cost the same and
+ * the dip is the measurement's own noise.  The run directory is on
+ * /dev/shm when there is one (router.c): the control plane rewrites its
+ * state file there after every batch of changes.
+ *
  * On a machine with fewer cores than the client, dataplane, sinks,
  * control plane and changer need, the changes take cpu time from the
  * stream: that is part of what the dip measures (docs/benchmarks.md).
