@@ -169,6 +169,10 @@ struct shmr_config {
 	uint32_t lane_size;              /* default SHMR_LANE_DEFAULT */
 	uint32_t lcores;                 /* routing lcores, default 1 */
 	uint32_t poll_mode;              /* default SHMR_POLL_ADAPTIVE */
+	/* Senders stamp messages and receivers record their sojourn
+	 * (`sojourn = false` turns it off: shmr_domain_hdr.tsc_hz 0);
+	 * default 1. */
+	int sojourn;
 	char dataplane_cpus[SHMR_CONF_CPUS_MAX]; /* "" = picked by the control plane */
 	char socket_group[SHMR_NAME_MAX];        /* "" = mode 0600 */
 	/* Roles on the control socket (control/server.c): members of

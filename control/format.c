@@ -203,14 +203,19 @@ int shmr_ctl_format_route(const struct shmr_ctl_route *q,
 			  size_t cap)
 {
 	uint32_t s = q->pid.slot;
+	const struct shmr_hist_summary *h = &c->sojourn[s];
 	int n = snprintf(buf, cap,
 			 "%s pid=%" PRIu32 ":%" PRIu32 " os_pid=%" PRId32
 			 " state=%s restarts=%" PRIu64 " delivered=%" PRIu64
-			 " queued=%" PRIu64 " cpus=%s\n",
+			 " queued=%" PRIu64 " cpus=%s sojourn_count=%" PRIu64
+			 " sojourn_p50_ns=%" PRIu64 " sojourn_p99_ns=%" PRIu64
+			 " sojourn_p999_ns=%" PRIu64
+			 " sojourn_max_ns=%" PRIu64 "\n",
 			 q->conf->name, q->pid.slot, q->pid.gen, q->os_pid,
 			 shmr_ctl_route_shown_state(q), q->restarts,
 			 c->delivered[s], c->queued[s],
-			 q->cpus[0] ? q->cpus : "any");
+			 q->cpus[0] ? q->cpus : "any", h->count, h->p50_ns,
+			 h->p99_ns, h->p999_ns, h->max_ns);
 
 	if (n < 0 || (size_t)n >= cap)
 		return -ENOSPC;
@@ -235,6 +240,23 @@ int shmr_ctl_format_routes(const struct shmr_ctl_router *r,
 		len += (size_t)n;
 	}
 	return (int)len;
+}
+
+/* A route's sojourn figures as INSPECT keys (nanoseconds). */
+static void sojourn_add(struct shmr_ctl_kv *kv, const char *nm,
+			const struct shmr_hist_summary *h)
+{
+	static const char *const names[] = { "count", "p50_ns", "p99_ns",
+					     "p999_ns", "max_ns" };
+	const uint64_t v[] = { h->count, h->p50_ns, h->p99_ns, h->p999_ns,
+			       h->max_ns };
+	char key[96];
+
+	for (unsigned i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		snprintf(key, sizeof(key), "shmr:route:%s:sojourn_%s", nm,
+			 names[i]);
+		shmr_ctl_kv_add(kv, key, "%" PRIu64, v[i]);
+	}
 }
 
 int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
@@ -316,6 +338,7 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 		shmr_ctl_kv_add(&kv, key, "%" PRIu64, c->queued[q->pid.slot]);
 		snprintf(key, sizeof(key), "shmr:route:%s:cpus", nm);
 		shmr_ctl_kv_add(&kv, key, "%s", q->cpus[0] ? q->cpus : "any");
+		sojourn_add(&kv, nm, &c->sojourn[q->pid.slot]);
 	}
 	return shmr_ctl_kv_end(&kv);
 }

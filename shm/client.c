@@ -37,12 +37,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_pause.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 #include <rte_ring_peek.h>
 
 #include <shmr/domain.h>
+#include <shmr/hist.h>
 #include <shmr/lane_copy.h>
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
@@ -63,6 +65,7 @@ struct shmr_endpoint {
 	int retiring; /* a PoisonPill came: RETIRE was asked */
 	struct shmr_ep_shared *sh;  /* read-only: the daemons write it */
 	struct shmr_ep_peer *peer;  /* our bell and busy line */
+	struct shmr_hist *hist;     /* our receives' sojourns (we write it) */
 	struct rte_ring *in[SHMR_MAX_LCORES];
 	struct rte_ring *out, *out_high;
 	struct shmr_bell *dp_bell; /* the lcore that polls our out lanes */
@@ -111,6 +114,7 @@ static int endpoint_make(struct shmr_domain *d, struct shmr_pid pid,
 	ep->out_high =
 		shmr_lane_at(d->base, pid.slot, SHMR_LANE_OUT_HIGH(d->nlcores));
 	ep->peer = shmr_ep_peer_at(d->base, pid.slot);
+	ep->hist = shmr_ep_hist_at(d->base, pid.slot);
 	ep->dp_bell = shmr_lcore_bell(d->base, pid.slot % d->nlcores);
 	ep->bell_needed = d->hdr->poll_mode != SHMR_POLL_BUSY;
 	ep->next_ref = ((uint64_t)pid.gen << 40) | ((uint64_t)pid.slot << 32);
@@ -496,12 +500,37 @@ static void fill_slot(struct shmr_endpoint *ep, struct shmr_msg *m,
 	}
 }
 
+/*
+ * Stamp @n prepared slots of ep->tx with the clock, read once for the
+ * burst, after each payload that leaves room (layout.h, SHMR_STAMP_SIZE).
+ */
+static void stamp(struct shmr_endpoint *ep, unsigned n)
+{
+	size_t ss = ep->d->slot_size;
+	uint64_t now;
+
+	if (!ep->d->tsc_mult)
+		return;
+	now = rte_rdtsc();
+	for (unsigned i = 0; i < n; i++) {
+		struct shmr_msg *m = (struct shmr_msg *)(ep->tx + i * ss);
+
+		if (m->len > ss - SHMR_HDR_SIZE - SHMR_STAMP_SIZE)
+			continue;
+		memcpy(m->data + m->len, &now, sizeof(now));
+		m->flags = (uint8_t)(m->flags | SHMR_F_STAMPED);
+	}
+}
+
 /* Enqueue @n prepared slots from ep->tx; ring the lcore's bell. */
 static unsigned push(struct shmr_endpoint *ep, int high, unsigned n)
 {
 	struct rte_ring *r = high ? ep->out_high : ep->out;
-	unsigned done = shmr_lane_put_bounded(r, ep->d->lane_size, ep->tx,
-					      ep->d->slot_size, n);
+	unsigned done;
+
+	stamp(ep, n);
+	done = shmr_lane_put_bounded(r, ep->d->lane_size, ep->tx,
+				     ep->d->slot_size, n);
 
 	/* B2 inside shmr_bell_ring(): pairs with the lcore's B1. */
 	if (done && ep->bell_needed)
@@ -702,6 +731,41 @@ static unsigned keep_sound(struct shmr_endpoint *ep, unsigned char *dst,
 	return kept;
 }
 
+/*
+ * Record the sojourns of the @n messages just received into @p buf in our
+ * histogram: the clock read once for the burst, each stamp's age in its
+ * bucket, the burst's totals once.  A stamp is a peer's word: one from
+ * the future (another core's clock a little ahead) counts as 0, any
+ * other lands in some bucket; it cannot make us read outside the slot
+ * (keep_sound() bounded the length).
+ */
+static void record(struct shmr_endpoint *ep, const unsigned char *buf,
+		   unsigned n)
+{
+	size_t ss = ep->d->slot_size;
+	uint64_t mult = ep->d->tsc_mult, now, sum = 0, max = 0, k = 0;
+
+	if (!mult || n == 0)
+		return;
+	now = rte_rdtsc();
+	for (unsigned i = 0; i < n; i++) {
+		const struct shmr_msg *m =
+			(const struct shmr_msg *)(buf + i * ss);
+		uint64_t t, ns;
+
+		if (!(m->flags & SHMR_F_STAMPED) ||
+		    m->len > ss - SHMR_HDR_SIZE - SHMR_STAMP_SIZE)
+			continue;
+		memcpy(&t, m->data + m->len, sizeof(t));
+		ns = now > t ? shmr_tsc_to_ns(now - t, mult) : 0;
+		shmr_hist_add(ep->hist, ns);
+		sum += ns;
+		max = ns > max ? ns : max;
+		k++;
+	}
+	shmr_hist_record_burst(ep->hist, k, sum, max, n - k);
+}
+
 /* Peek up to @n new slots from the lanes into @dst (round robin).  Every
  * copy is bounded by our own geometry (lane_copy.h): the lanes are memory
  * any peer can write. */
@@ -720,6 +784,7 @@ static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n)
 		got += keep_sound(ep, dst + got * ss, m, i);
 	}
 	ep->rr++;
+	record(ep, dst, got);
 	return got;
 }
 

@@ -71,6 +71,11 @@ enum shmr_priority {
  *  every one of its routees, whatever its logic (the flag stays set on
  *  each copy). */
 #define SHMR_F_BROADCAST 0x08u
+/** Set by libshmr's send: the 8 bytes after the payload (data[len])
+ *  hold the sender's clock, from which the receiver's libshmr
+ *  records the message's sojourn (`shmrctl route` shows it).  Workers
+ *  need not look at it. */
+#define SHMR_F_STAMPED 0x10u
 
 /**
  * Management and special messages (Pekko's), by type, sent to a router at

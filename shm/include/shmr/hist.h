@@ -168,7 +168,11 @@ static inline uint64_t shmr_tsc_mult(uint64_t hz)
 
 static inline uint64_t shmr_tsc_to_ns(uint64_t ticks, uint64_t mult)
 {
-	return (uint64_t)(((unsigned __int128)ticks * mult) >> 32);
+	/* One 64x64 multiply: a minute of ticks times a multiplier of 2^32
+	 * overflows 64 bits. */
+	__extension__ typedef unsigned __int128 u128;
+
+	return (uint64_t)(((u128)ticks * mult) >> 32);
 }
 
 /**

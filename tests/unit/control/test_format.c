@@ -54,6 +54,10 @@ static int setup(void **state)
 	f->c.delivered[3] = 400;
 	f->c.queued[1] = 5;
 	f->c.queued[2] = 12;
+	/* payments' worker received 600 messages (shmr/hist.h's summary). */
+	f->c.sojourn[1] = (struct shmr_hist_summary){
+		.count = 600, .sum_ns = 900000, .max_ns = 250000,
+		.p50_ns = 1023, .p99_ns = 102399, .p999_ns = 245759 };
 	*state = f;
 	return 0;
 }
@@ -75,11 +79,17 @@ static void routes_lines(void **state)
 	assert_string_equal(
 		f->buf,
 		"payments pid=1:1 os_pid=101 state=running restarts=0 "
-		"delivered=600 queued=5 cpus=1\n"
+		"delivered=600 queued=5 cpus=1 sojourn_count=600 "
+		"sojourn_p50_ns=1023 sojourn_p99_ns=102399 "
+		"sojourn_p999_ns=245759 sojourn_max_ns=250000\n"
 		"shipments pid=2:1 os_pid=0 state=dead restarts=2 "
-		"delivered=0 queued=12 cpus=0,2-3\n"
+		"delivered=0 queued=12 cpus=0,2-3 sojourn_count=0 "
+		"sojourn_p50_ns=0 sojourn_p99_ns=0 sojourn_p999_ns=0 "
+		"sojourn_max_ns=0\n"
 		"reports pid=3:1 os_pid=103 state=running restarts=1 "
-		"delivered=400 queued=0 cpus=any\n");
+		"delivered=400 queued=0 cpus=any sojourn_count=0 "
+		"sojourn_p50_ns=0 sojourn_p99_ns=0 sojourn_p999_ns=0 "
+		"sojourn_max_ns=0\n");
 }
 
 /* A worker started but not attached yet: the route shows "starting",
@@ -138,6 +148,12 @@ static void inspect_text(void **state)
 	has_line(f->buf, "shmr:route:payments:pid 1:1");
 	has_line(f->buf, "shmr:route:payments:forwarded 600");
 	has_line(f->buf, "shmr:route:payments:os_pid 101");
+	has_line(f->buf, "shmr:route:payments:sojourn_count 600");
+	has_line(f->buf, "shmr:route:payments:sojourn_p50_ns 1023");
+	has_line(f->buf, "shmr:route:payments:sojourn_p99_ns 102399");
+	has_line(f->buf, "shmr:route:payments:sojourn_p999_ns 245759");
+	has_line(f->buf, "shmr:route:payments:sojourn_max_ns 250000");
+	has_line(f->buf, "shmr:route:reports:sojourn_p99_ns 0");
 	has_line(f->buf, "shmr:route:shipments:os_pid 0");
 	has_line(f->buf, "shmr:route:reports:forwarded 400");
 	has_line(f->buf, "shmr:route:payments:cpus 1");
