@@ -113,7 +113,8 @@ def medians(runs, meds):
     """Each median record against the run records of the same kind."""
     def kind(r):
         return (r.get("run"), r.get("poll"), r.get("logic"),
-                r.get("variant"), r.get("slot_bytes"), r.get("burst"))
+                r.get("variant"), r.get("slot_bytes"), r.get("burst"),
+                r.get("sojourn"))
     for n, m in meds:
         mine = [r for r in runs if kind(r) == kind(m)]
         if len(mine) != m.get("reps"):
@@ -130,9 +131,9 @@ def medians(runs, meds):
                     (k, m[k], want))
 
 
-def check(mode, lines):
+def check(mode, lines, want_args=()):
     kinds = {}
-    runs, meds = [], []
+    runs, meds, sojourn_off = [], [], []
     for n, line in enumerate(lines, 1):
         try:
             rec = json.loads(line, parse_constant=lambda c: bad(
@@ -165,6 +166,13 @@ def check(mode, lines):
             if rec.get("round_trips", 0) > 0:
                 need(n, rec, ["latency_vs_pingpong", "latency_bar",
                               "latency_vs_rtt3"], is_num, "a number")
+            need(n, rec, ["sojourn"], lambda v: isinstance(v, bool),
+                 "a boolean")
+            # --sojourn both: the runs without stamps say what the
+            # stamps cost, beside the same run's with.
+            if rec.get("sojourn") is False:
+                sojourn_off.append(n)
+                need(n, rec, ["sojourn_on_vs_off"], is_num, "a number")
         elif kind in ("run", "median") and mode == "decide":
             need(n, rec, ["logic"], lambda v: isinstance(v, str) and v,
                  "a name")
@@ -189,6 +197,9 @@ def check(mode, lines):
         else:
             bad(n, "record %r not expected from mode %r" % (kind, mode))
     medians(runs, meds)
+    if "--sojourn" in want_args and "both" in want_args and not sojourn_off:
+        problems.append("--sojourn both: no summary of a run without "
+                        "stamps")
     want = {"bare": ["run"], "router": ["run"], "adopt": ["run"],
             "load": ["run"],
             "compare": ["run", "median", "summary"],
@@ -259,7 +270,7 @@ def main():
     lines = proc.stdout.splitlines()
     if not lines:
         problems.append("no output on stdout")
-    check(mode, lines)
+    check(mode, lines, cmd)
     for p in problems:
         print("check_json: %s" % p, file=sys.stderr)
     if not problems:

@@ -148,10 +148,12 @@ static int write_config(struct app *a, const struct perf_opts *o)
 		"domain = \"%s\";\nrun_dir = \"%s\";\n"
 		"slot_size = %u;\nlane_size = %u;\nlcores = %u;\n"
 		"poll_mode = \"%s\";\ndataplane_cpus = \"%d\";\n"
+		"sojourn = %s;\n"
 		"routers = (\n  {\n    name = \"perf\";\n"
 		"    behaviour = \"%s\";\n",
 		a->domain, a->dir, o->slot, o->lane, o->lcores,
 		o->poll_busy ? "busy" : "adaptive", o->cpu_hub,
+		o->sojourn_off ? "false" : "true",
 		o->logic ? o->logic : o->by_type ? "type" : "hash");
 	if (o->logic && strcmp(o->logic, "balancing") == 0) {
 		/* A pool (balancing has no other kind): routees perf:<j>,

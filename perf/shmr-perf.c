@@ -49,7 +49,7 @@ static void usage(FILE *f)
 		"                 [--rtt N] [--lane N] [--routes N] "
 		"[--poll busy|adaptive|both] [--behaviour hash|type]\n"
 		"                 [--lcores N] [--reps N] [--wait-idle] "
-		"[--keep] [-v]\n"
+		"[--keep] [-v] [--sojourn on|off|both]\n"
 		"                 [--logics hash,round-robin,random,"
 		"smallest-mailbox,consistent-hash,broadcast,\n"
 		"                  scatter-gather,tail-chopping,balancing] "
@@ -63,6 +63,9 @@ static void usage(FILE *f)
 		"default: one cpu of each\n"
 		"                  of the first three cores (two cores: "
 		"A,B with C = A)\n"
+		"  --sojourn       router runs with sojourn stamps on (default), "
+		"off, or (compare)\n"
+		"                  both, side by side, with the stamps' cost\n"
 		"  --json          JSON Lines on stdout, one object per run "
 		"and per median\n"
 		"                  (docs/benchmarks.md); the text goes to "
@@ -173,6 +176,7 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		.lane = 1024, .cpu_client = 0, .cpu_hub = 1, .cpu_sink = 0,
 		.routes = 1, .poll_busy = 1, .by_type = 0, .lcores = 1,
 		.polls = PERF_POLL_BUSY | PERF_POLL_ADAPTIVE,
+		.sojourns = PERF_SOJ_ON,
 		.reps = 3,
 	};
 	if (strcmp(mode, "logics") == 0 || strcmp(mode, "decide") == 0) {
@@ -221,6 +225,15 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 						   ? PERF_POLL_ADAPTIVE
 						   : PERF_POLL_BUSY |
 							     PERF_POLL_ADAPTIVE;
+		} else if (strcmp(a, "--sojourn") == 0) {
+			bad = !v || (strcmp(v, "on") && strcmp(v, "off") &&
+				     strcmp(v, "both"));
+			if (!bad)
+				o->sojourns = strcmp(v, "on") == 0 ? PERF_SOJ_ON
+					      : strcmp(v, "off") == 0
+						      ? PERF_SOJ_OFF
+						      : PERF_SOJ_ON | PERF_SOJ_OFF;
+			o->sojourn_off = o->sojourns == PERF_SOJ_OFF;
 		} else if (strcmp(a, "--behaviour") == 0 ||
 			   strcmp(a, "--behavior") == 0) {
 			bad = !v || (strcmp(v, "hash") && strcmp(v, "type"));
@@ -373,7 +386,7 @@ static void row(const char *rep, const char *run, double mps, double p50,
 		snprintf(a, sizeof(a), "%.2f", p50);
 	if (p99 >= 0)
 		snprintf(b, sizeof(b), "%.2f", p99);
-	printf("%-4s %-16s %8s %11s %11s  %s\n", rep, run, m, a, b, note);
+	printf("%-4s %-26s %8s %11s %11s  %s\n", rep, run, m, a, b, note);
 	fflush(stdout);
 }
 
@@ -390,6 +403,31 @@ static int shares_core(const struct perf_opts *o)
 	       o->cpu_client == o->cpu_hub;
 }
 
+/* compare's router runs: each poll mode, with the sojourn stamps on and
+ * then off. */
+#define CMP_MODES 4
+
+/*
+ * Mode @p m of compare's router runs in @p one (from @p o), its label
+ * ("busy", "adaptive, no sojourn") in @p label.  Returns 0 when @p o did
+ * not ask for it.
+ */
+static int cmp_mode(const struct perf_opts *o, unsigned m,
+		    struct perf_opts *one, char *label, size_t cap)
+{
+	unsigned p = m % 2, off = m / 2;
+
+	if (!(o->polls & poll_bit[p]) ||
+	    !(o->sojourns & (off ? PERF_SOJ_OFF : PERF_SOJ_ON)))
+		return 0;
+	*one = *o;
+	one->polls = poll_bit[p];
+	one->poll_busy = poll_bit[p] == PERF_POLL_BUSY;
+	one->sojourn_off = (int)off;
+	snprintf(label, cap, "%s%s", poll_name[p], off ? ", no sojourn" : "");
+	return 1;
+}
+
 /*
  * Interleaved repetitions of: bare (throughput, two-process ping-pong,
  * three-process round trip), then the router in each asked-for poll mode.
@@ -400,14 +438,14 @@ static int compare(const struct perf_opts *o)
 {
 	double bm[101], bp50[101], bp99[101], tp50[101], tp99[101];
 	double hp50[101], hp99[101];
-	double rm[2][101], rp50[2][101], rp99[2][101];
+	double rm[CMP_MODES][101], rp50[CMP_MODES][101], rp99[CMP_MODES][101];
 	/* Every figure of every run, for --json's medians. */
-	static struct perf_result bres[PERF_REPS_MAX], rres[2][PERF_REPS_MAX];
+	static struct perf_result bres[PERF_REPS_MAX], rres[CMP_MODES][PERF_REPS_MAX];
 	double bare_mps;
 	int failed = 0, rtt = o->rtt != 0;
 
 	print_setup("compare", o);
-	printf("%-4s %-16s %8s %11s %11s  %s\n", "rep", "run", "M msg/s",
+	printf("%-4s %-26s %8s %11s %11s  %s\n", "rep", "run", "M msg/s",
 	       "rtt p50 us", "rtt p99 us", "round trip");
 	for (unsigned i = 0; i < o->reps; i++) {
 		struct perf_result b, r;
@@ -437,16 +475,14 @@ static int compare(const struct perf_opts *o)
 		if (rtt)
 			row(rep, "bare handoff", -1, hp50[i], hp99[i],
 			    "pinger <-> ponger, one cpu, yield at once");
-		for (unsigned m = 0; m < 2; m++) {
-			struct perf_opts one = *o;
-			char run[32];
+		for (unsigned m = 0; m < CMP_MODES; m++) {
+			struct perf_opts one;
+			char run[48], label[32];
 			int rc;
 
-			if (!(o->polls & poll_bit[m]))
+			if (!cmp_mode(o, m, &one, label, sizeof(label)))
 				continue;
-			one.polls = poll_bit[m];
-			one.poll_busy = poll_bit[m] == PERF_POLL_BUSY;
-			snprintf(run, sizeof(run), "router %s", poll_name[m]);
+			snprintf(run, sizeof(run), "router %s", label);
 			wait_quiet(o);
 			rc = perf_router_run(&one, &r);
 			if (rc == -PERF_EXIT_SKIP) {
@@ -488,30 +524,29 @@ static int compare(const struct perf_opts *o)
 		perf_result_median(bres, o->reps, &med);
 		perf_json_emit(perf_json_run("compare", o, 0, 0, "bare", &med));
 	}
-	for (unsigned m = 0; m < 2; m++) {
-		struct perf_opts one = *o;
+	for (unsigned m = 0; m < CMP_MODES; m++) {
+		struct perf_opts one;
 		struct perf_result med;
-		char run[32];
+		char run[48], label[32];
 
-		if (!(o->polls & poll_bit[m]))
+		if (!cmp_mode(o, m, &one, label, sizeof(label)))
 			continue;
-		snprintf(run, sizeof(run), "router %s", poll_name[m]);
+		snprintf(run, sizeof(run), "router %s", label);
 		row("med", run, perf_median(rm[m], o->reps),
 		    rtt ? perf_median(rp50[m], o->reps) : -1,
 		    rtt ? perf_median(rp99[m], o->reps) : -1, "call");
-		one.polls = poll_bit[m];
 		perf_result_median(rres[m], o->reps, &med);
 		perf_json_emit(perf_json_run("compare", &one, 1, 0, "router",
 					     &med));
 	}
-	for (unsigned m = 0; m < 2; m++) {
+	for (unsigned m = 0; m < CMP_MODES; m++) {
 		double router_mps, tput;
-		struct perf_opts one = *o;
+		struct perf_opts one, on;
 		struct json_object *j;
+		char label[32], lon[32];
 
-		if (!(o->polls & poll_bit[m]))
+		if (!cmp_mode(o, m, &one, label, sizeof(label)))
 			continue;
-		one.polls = poll_bit[m];
 		j = perf_json_record("compare", "summary");
 		perf_json_setup(j, &one, 1);
 		perf_json_u64(j, "reps", o->reps);
@@ -522,7 +557,7 @@ static int compare(const struct perf_opts *o)
 		perf_json_bool(j, "throughput_met", tput >= BAR_THROUGHPUT);
 		printf("throughput (%s): router / bare = %.2f  (bar >= %.1f): "
 		       "%s\n",
-		       poll_name[m], tput, BAR_THROUGHPUT,
+		       label, tput, BAR_THROUGHPUT,
 		       tput >= BAR_THROUGHPUT ? "PASS" : "BELOW");
 		if (rtt) {
 			double bp = perf_median(bp50, o->reps);
@@ -532,12 +567,12 @@ static int compare(const struct perf_opts *o)
 
 			printf("latency (%s): router call p50 / bare ping-pong "
 			       "p50 = %.2f  (bar <= %.1f): %s\n",
-			       poll_name[m], lat, BAR_LATENCY,
+			       label, lat, BAR_LATENCY,
 			       lat <= BAR_LATENCY ? "PASS" : "BELOW");
 			printf("  explanation (%s): router call p50 / bare "
 			       "3-proc rtt p50 = %.2f  (same 3 processes, "
 			       "pinning and waits, no shmrouter code)\n",
-			       poll_name[m], tp > 0 ? rp / tp : 0);
+			       label, tp > 0 ? rp / tp : 0);
 			perf_json_num(j, "latency_vs_pingpong", lat);
 			perf_json_num(j, "latency_bar", BAR_LATENCY);
 			perf_json_bool(j, "latency_met", lat <= BAR_LATENCY);
@@ -549,6 +584,19 @@ static int compare(const struct perf_opts *o)
 				perf_json_num(j, "floor_vs_pingpong",
 					      bp > 0 ? hp / bp : 0);
 			}
+		}
+		/* Stamps off beside on, same run: what they cost. */
+		if (m >= 2 && cmp_mode(o, m - 2, &on, lon, sizeof(lon))) {
+			double off_mps = router_mps;
+			double on_mps = perf_median(rm[m - 2], o->reps);
+			double lost = off_mps > 0 ? 1 - on_mps / off_mps : 0;
+
+			printf("sojourn cost (%s): router with stamps / without "
+			       "= %.3f  (%.1f%% lost; goal < 3%%)\n",
+			       lon, off_mps > 0 ? on_mps / off_mps : 0,
+			       lost * 100);
+			perf_json_num(j, "sojourn_on_vs_off",
+				      off_mps > 0 ? on_mps / off_mps : 0);
 		}
 		perf_json_bool(j, "all_in_order", !failed);
 		perf_json_emit(j);
