@@ -743,7 +743,8 @@ static void record(struct shmr_endpoint *ep, const unsigned char *buf,
 		   unsigned n)
 {
 	size_t ss = ep->d->slot_size;
-	uint64_t mult = ep->d->tsc_mult, now, sum = 0, max = 0, k = 0;
+	uint64_t mult = ep->d->tsc_mult, now, sum = 0, max = 0, k = 0, run = 0;
+	unsigned last = 0;
 
 	if (!mult || n == 0)
 		return;
@@ -752,17 +753,28 @@ static void record(struct shmr_endpoint *ep, const unsigned char *buf,
 		const struct shmr_msg *m =
 			(const struct shmr_msg *)(buf + i * ss);
 		uint64_t t, ns;
+		unsigned b;
 
 		if (!(m->flags & SHMR_F_STAMPED) ||
 		    m->len > ss - SHMR_HDR_SIZE - SHMR_STAMP_SIZE)
 			continue;
 		memcpy(&t, m->data + m->len, sizeof(t));
 		ns = now > t ? shmr_tsc_to_ns(now - t, mult) : 0;
-		shmr_hist_add(ep->hist, ns);
+		/* A burst's sojourns mostly share a bucket: one store per
+		 * run of them, not per message. */
+		b = shmr_hist_index(ns);
+		if (b != last && run) {
+			shmr_hist_add_n(ep->hist, last, run);
+			run = 0;
+		}
+		last = b;
+		run++;
 		sum += ns;
 		max = ns > max ? ns : max;
 		k++;
 	}
+	if (run)
+		shmr_hist_add_n(ep->hist, last, run);
 	shmr_hist_record_burst(ep->hist, k, sum, max, n - k);
 }
 

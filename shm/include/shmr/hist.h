@@ -92,6 +92,23 @@ static inline uint64_t shmr_hist_upper(unsigned i)
 }
 
 /**
+ * Add @p n to bucket @p i (shmr_hist_index(); taken modulo the bucket
+ * count, so no @p i writes outside the block): a burst's run of
+ * sojourns in one bucket, one store.
+ * Context:     the histogram's one writer.
+ * Concurrency: wait-free; relaxed, no partner (a statistic).
+ */
+static inline void shmr_hist_add_n(struct shmr_hist *h, unsigned i,
+				   uint64_t n)
+{
+	_Atomic(uint64_t) *b = &h->buckets[i % SHMR_HIST_BUCKETS];
+
+	atomic_store_explicit(
+		b, atomic_load_explicit(b, memory_order_relaxed) + n,
+		memory_order_relaxed);
+}
+
+/**
  * Record one sojourn: its bucket only (the burst's count, sum and max go
  * in with shmr_hist_record_burst()).
  * Context:     the histogram's one writer (the endpoint's receiver).
@@ -99,10 +116,7 @@ static inline uint64_t shmr_hist_upper(unsigned i)
  */
 static inline void shmr_hist_add(struct shmr_hist *h, uint64_t ns)
 {
-	_Atomic(uint64_t) *b = &h->buckets[shmr_hist_index(ns)];
-
-	atomic_store_explicit(b, atomic_load_explicit(b, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	shmr_hist_add_n(h, shmr_hist_index(ns), 1);
 }
 
 /**
