@@ -93,6 +93,14 @@ void shmr_hist_read(const struct shmr_hist *h,
 	s->max_ns = atomic_load_explicit(&h->max_ns, memory_order_relaxed);
 	s->unstamped = atomic_load_explicit(&h->unstamped,
 					    memory_order_relaxed);
+	for (unsigned j = 0, i = 0; j < SHMR_HIST_EDGES; j++) {
+		unsigned end = shmr_hist_index(1ull << (SHMR_HIST_EDGE_FIRST + j));
+		uint64_t cum = j ? s->below[j - 1] : 0;
+
+		for (; i < end; i++)
+			cum = sat_add(cum, counts[i]);
+		s->below[j] = cum;
+	}
 	s->p50_ns = shmr_hist_quantile(counts, 50, 100);
 	s->p99_ns = shmr_hist_quantile(counts, 99, 100);
 	s->p999_ns = shmr_hist_quantile(counts, 999, 1000);
