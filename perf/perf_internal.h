@@ -52,7 +52,8 @@ struct perf_opts {
 #define PERF_POLL_BUSY 1u
 #define PERF_POLL_ADAPTIVE 2u
 
-/* --sojourn: router runs with the sojourn stamps on, off, or both. */
+/* --sojourn: router runs with the sojourn stamps on, off, or both (bits
+ * 1 and 2, as PERF_POLL_*'s). */
 #define PERF_SOJ_ON 1u
 #define PERF_SOJ_OFF 2u
 

@@ -74,6 +74,24 @@ static void usage(FILE *f)
 		"(gnuplot)\n");
 }
 
+/* "A", "B" or "both" of @p v as bit 1, bit 2 or both in @p out (the
+ * PERF_POLL_* and PERF_SOJ_* bits).  Returns 0, or -1 (left alone). */
+static int one_or_both(const char *v, const char *a, const char *b,
+		       unsigned *out)
+{
+	if (!v)
+		return -1;
+	if (strcmp(v, a) == 0)
+		*out = 1u;
+	else if (strcmp(v, b) == 0)
+		*out = 2u;
+	else if (strcmp(v, "both") == 0)
+		*out = 3u;
+	else
+		return -1;
+	return 0;
+}
+
 static int parse_u64(const char *s, uint64_t min, uint64_t max,
 		     uint64_t *out)
 {
@@ -217,22 +235,10 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 			cpus_given = 1;
 		}
 		else if (strcmp(a, "--poll") == 0) {
-			bad = !v || (strcmp(v, "busy") && strcmp(v, "adaptive") &&
-				     strcmp(v, "both"));
-			if (!bad)
-				o->polls = strcmp(v, "busy") == 0 ? PERF_POLL_BUSY
-					   : strcmp(v, "adaptive") == 0
-						   ? PERF_POLL_ADAPTIVE
-						   : PERF_POLL_BUSY |
-							     PERF_POLL_ADAPTIVE;
+			bad = one_or_both(v, "busy", "adaptive", &o->polls) < 0;
 		} else if (strcmp(a, "--sojourn") == 0) {
-			bad = !v || (strcmp(v, "on") && strcmp(v, "off") &&
-				     strcmp(v, "both"));
-			if (!bad)
-				o->sojourns = strcmp(v, "on") == 0 ? PERF_SOJ_ON
-					      : strcmp(v, "off") == 0
-						      ? PERF_SOJ_OFF
-						      : PERF_SOJ_ON | PERF_SOJ_OFF;
+			/* PERF_SOJ_ON and _OFF are bits 1 and 2 as well. */
+			bad = one_or_both(v, "on", "off", &o->sojourns) < 0;
 			o->sojourn_off = o->sojourns == PERF_SOJ_OFF;
 		} else if (strcmp(a, "--behaviour") == 0 ||
 			   strcmp(a, "--behavior") == 0) {

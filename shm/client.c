@@ -744,6 +744,7 @@ static void record(struct shmr_endpoint *ep, const unsigned char *buf,
 {
 	size_t ss = ep->d->slot_size;
 	uint64_t mult = ep->d->tsc_mult, now, sum = 0, max = 0, k = 0, run = 0;
+	uint64_t last_t = 0, ns = 0;
 	unsigned last = 0;
 
 	if (!mult || n == 0)
@@ -752,26 +753,32 @@ static void record(struct shmr_endpoint *ep, const unsigned char *buf,
 	for (unsigned i = 0; i < n; i++) {
 		const struct shmr_msg *m =
 			(const struct shmr_msg *)(buf + i * ss);
-		uint64_t t, ns;
+		uint64_t t;
 		unsigned b;
 
 		if (!(m->flags & SHMR_F_STAMPED) ||
 		    m->len > ss - SHMR_HDR_SIZE - SHMR_STAMP_SIZE)
 			continue;
 		memcpy(&t, m->data + m->len, sizeof(t));
+		k++;
+		/* A sender's burst shares one stamp, and so one sojourn:
+		 * one store per run of them, not per message. */
+		if (run && t == last_t) {
+			run++;
+			sum += ns;
+			continue;
+		}
 		ns = now > t ? shmr_tsc_to_ns(now - t, mult) : 0;
-		/* A burst's sojourns mostly share a bucket: one store per
-		 * run of them, not per message. */
 		b = shmr_hist_index(ns);
-		if (b != last && run) {
+		if (run && b != last) {
 			shmr_hist_add_n(ep->hist, last, run);
 			run = 0;
 		}
 		last = b;
+		last_t = t;
 		run++;
 		sum += ns;
 		max = ns > max ? ns : max;
-		k++;
 	}
 	if (run)
 		shmr_hist_add_n(ep->hist, last, run);
