@@ -66,6 +66,7 @@ struct shmr_endpoint {
 	struct shmr_ep_shared *sh;  /* read-only: the daemons write it */
 	struct shmr_ep_peer *peer;  /* our bell and busy line */
 	struct shmr_hist *hist;     /* our receives' sojourns (we write it) */
+	uint64_t stamp;             /* the clock of the burst being filled */
 	struct rte_ring *in[SHMR_MAX_LCORES];
 	struct rte_ring *out, *out_high;
 	struct shmr_bell *dp_bell; /* the lcore that polls our out lanes */
@@ -498,39 +499,28 @@ static void fill_slot(struct shmr_endpoint *ep, struct shmr_msg *m,
 	} else if (len) {
 		memcpy(m->data, data, len);
 	}
+	/* The sojourn stamp after the payload, when it leaves room
+	 * (layout.h, SHMR_STAMP_SIZE): the burst's clock (stamp_clock()). */
+	if (ep->stamp && len <= ep->d->slot_size - SHMR_HDR_SIZE -
+					 SHMR_STAMP_SIZE) {
+		memcpy(m->data + len, &ep->stamp, sizeof(ep->stamp));
+		m->flags = SHMR_F_STAMPED;
+	}
 }
 
-/*
- * Stamp @n prepared slots of ep->tx with the clock, read once for the
- * burst, after each payload that leaves room (layout.h, SHMR_STAMP_SIZE).
- */
-static void stamp(struct shmr_endpoint *ep, unsigned n)
+/* The clock the next slots filled are stamped with: read once per burst;
+ * 0 (no stamps) when the domain's senders do not stamp. */
+static void stamp_clock(struct shmr_endpoint *ep)
 {
-	size_t ss = ep->d->slot_size;
-	uint64_t now;
-
-	if (!ep->d->tsc_mult)
-		return;
-	now = rte_rdtsc();
-	for (unsigned i = 0; i < n; i++) {
-		struct shmr_msg *m = (struct shmr_msg *)(ep->tx + i * ss);
-
-		if (m->len > ss - SHMR_HDR_SIZE - SHMR_STAMP_SIZE)
-			continue;
-		memcpy(m->data + m->len, &now, sizeof(now));
-		m->flags = (uint8_t)(m->flags | SHMR_F_STAMPED);
-	}
+	ep->stamp = ep->d->tsc_mult ? rte_rdtsc() : 0;
 }
 
 /* Enqueue @n prepared slots from ep->tx; ring the lcore's bell. */
 static unsigned push(struct shmr_endpoint *ep, int high, unsigned n)
 {
 	struct rte_ring *r = high ? ep->out_high : ep->out;
-	unsigned done;
-
-	stamp(ep, n);
-	done = shmr_lane_put_bounded(r, ep->d->lane_size, ep->tx,
-				     ep->d->slot_size, n);
+	unsigned done = shmr_lane_put_bounded(r, ep->d->lane_size, ep->tx,
+					      ep->d->slot_size, n);
 
 	/* B2 inside shmr_bell_ring(): pairs with the lcore's B1. */
 	if (done && ep->bell_needed)
@@ -548,6 +538,7 @@ static int send_one(struct shmr_endpoint *ep, uint8_t kind, uint8_t prio,
 	 * drop the slot as a bad target, and a call would wait it out). */
 	if (to.slot >= ep->d->max_endpoints)
 		return -SHMR_E_PROCESS_UNKNOWN;
+	stamp_clock(ep);
 	fill_slot(ep, (struct shmr_msg *)ep->tx, kind, prio, to, type, key,
 		  ref, status, data, (uint32_t)len);
 	return push(ep, prio != SHMR_PRIO_NORMAL, 1) == 1 ? 0 : -EAGAIN;
@@ -570,9 +561,10 @@ int shmr_send_broadcast(struct shmr_endpoint *ep, struct shmr_pid router,
 		return -SHMR_E_TOO_BIG;
 	if (router.slot >= ep->d->max_endpoints)
 		return -SHMR_E_PROCESS_UNKNOWN;
+	stamp_clock(ep);
 	fill_slot(ep, m, SHMR_KIND_SEND, SHMR_PRIO_NORMAL, router, type, key,
 		  0, 0, data, (uint32_t)len);
-	m->flags = SHMR_F_BROADCAST;
+	m->flags = (uint8_t)(m->flags | SHMR_F_BROADCAST);
 	return push(ep, 0, 1) == 1 ? 0 : -EAGAIN;
 }
 
@@ -612,6 +604,7 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 		if (msgs[i].to.slot >= ep->d->max_endpoints)
 			return -SHMR_E_PROCESS_UNKNOWN;
 	}
+	stamp_clock(ep);
 	for (unsigned i = 0; i < n; i++)
 		fill_slot(ep, (struct shmr_msg *)(ep->tx + i * ss),
 			  SHMR_KIND_SEND, SHMR_PRIO_NORMAL, msgs[i].to,
@@ -696,15 +689,73 @@ static int wait_input(struct shmr_endpoint *ep, int64_t deadline)
 }
 
 /*
+ * A received burst's sojourns, gathered as the slots are checked
+ * (keep_sound()) and stored once (sojourn_flush()): the clock read once
+ * for the burst; a run of messages with one stamp (a sender's burst) is
+ * one sojourn, computed and bucketed once.  A stamp is a peer's word: one
+ * from the future (another core's clock a little ahead) counts as 0, any
+ * other lands in some bucket; it cannot make us read outside the slot
+ * (its length is checked first).
+ */
+struct sojourn_acc {
+	uint64_t now, last_t, ns, sum, max, k, run, unstamped;
+	unsigned last;
+};
+
+static inline void sojourn_add(struct shmr_endpoint *ep,
+			       struct sojourn_acc *a,
+			       const struct shmr_msg *m, size_t ss)
+{
+	uint64_t t;
+	unsigned b;
+
+	if (!(m->flags & SHMR_F_STAMPED) ||
+	    m->len > ss - SHMR_HDR_SIZE - SHMR_STAMP_SIZE) {
+		a->unstamped++;
+		return;
+	}
+	memcpy(&t, m->data + m->len, sizeof(t));
+	a->k++;
+	if (a->run && t == a->last_t) {
+		a->run++;
+		a->sum += a->ns;
+		return;
+	}
+	if (a->now == 0)
+		a->now = rte_rdtsc();
+	a->ns = a->now > t ? shmr_tsc_to_ns(a->now - t, ep->d->tsc_mult) : 0;
+	b = shmr_hist_index(a->ns);
+	if (a->run && b != a->last) {
+		shmr_hist_add_n(ep->hist, a->last, a->run);
+		a->run = 0;
+	}
+	a->last = b;
+	a->last_t = t;
+	a->run++;
+	a->sum += a->ns;
+	a->max = a->ns > a->max ? a->ns : a->max;
+}
+
+static void sojourn_flush(struct shmr_endpoint *ep, struct sojourn_acc *a)
+{
+	if (a->run)
+		shmr_hist_add_n(ep->hist, a->last, a->run);
+	if (a->k || a->unstamped)
+		shmr_hist_record_burst(ep->hist, a->k, a->sum, a->max,
+				       a->unstamped);
+}
+
+/*
  * Keep the sound ones of @p m slots just copied to @p dst, in order; a
  * slot of no kind we know, or longer than a slot can hold, is dropped and
  * counted (the first one said once on stderr): only the dataplane should
  * write our inbound lanes, and it sends nothing of the sort, so a peer
  * that can write the lanes part did.  It stays reserved in the ring with
- * the others (released with them).  Returns how many were kept.
+ * the others (released with them).  The kept ones' sojourns go into @p a
+ * (NULL: the domain's senders do not stamp).  Returns how many were kept.
  */
 static unsigned keep_sound(struct shmr_endpoint *ep, unsigned char *dst,
-			   unsigned m, uint32_t lane)
+			   unsigned m, uint32_t lane, struct sojourn_acc *a)
 {
 	size_t ss = ep->d->slot_size;
 	unsigned kept = 0;
@@ -716,6 +767,8 @@ static unsigned keep_sound(struct shmr_endpoint *ep, unsigned char *dst,
 		if ((s->kind == SHMR_KIND_SEND || s->kind == SHMR_KIND_CALL ||
 		     s->kind == SHMR_KIND_REPLY) &&
 		    s->len <= ss - SHMR_HDR_SIZE) {
+			if (a)
+				sojourn_add(ep, a, s, ss);
 			if (kept != j)
 				memcpy(dst + kept * ss, s, ss);
 			kept++;
@@ -731,60 +784,6 @@ static unsigned keep_sound(struct shmr_endpoint *ep, unsigned char *dst,
 	return kept;
 }
 
-/*
- * Record the sojourns of the @n messages just received into @p buf in our
- * histogram: the clock read once for the burst, each stamp's age in its
- * bucket, the burst's totals once.  A stamp is a peer's word: one from
- * the future (another core's clock a little ahead) counts as 0, any
- * other lands in some bucket; it cannot make us read outside the slot
- * (keep_sound() bounded the length).
- */
-static void record(struct shmr_endpoint *ep, const unsigned char *buf,
-		   unsigned n)
-{
-	size_t ss = ep->d->slot_size;
-	uint64_t mult = ep->d->tsc_mult, now, sum = 0, max = 0, k = 0, run = 0;
-	uint64_t last_t = 0, ns = 0;
-	unsigned last = 0;
-
-	if (!mult || n == 0)
-		return;
-	now = rte_rdtsc();
-	for (unsigned i = 0; i < n; i++) {
-		const struct shmr_msg *m =
-			(const struct shmr_msg *)(buf + i * ss);
-		uint64_t t;
-		unsigned b;
-
-		if (!(m->flags & SHMR_F_STAMPED) ||
-		    m->len > ss - SHMR_HDR_SIZE - SHMR_STAMP_SIZE)
-			continue;
-		memcpy(&t, m->data + m->len, sizeof(t));
-		k++;
-		/* A sender's burst shares one stamp, and so one sojourn:
-		 * one store per run of them, not per message. */
-		if (run && t == last_t) {
-			run++;
-			sum += ns;
-			continue;
-		}
-		ns = now > t ? shmr_tsc_to_ns(now - t, mult) : 0;
-		b = shmr_hist_index(ns);
-		if (run && b != last) {
-			shmr_hist_add_n(ep->hist, last, run);
-			run = 0;
-		}
-		last = b;
-		last_t = t;
-		run++;
-		sum += ns;
-		max = ns > max ? ns : max;
-	}
-	if (run)
-		shmr_hist_add_n(ep->hist, last, run);
-	shmr_hist_record_burst(ep->hist, k, sum, max, n - k);
-}
-
 /* Peek up to @n new slots from the lanes into @dst (round robin).  Every
  * copy is bounded by our own geometry (lane_copy.h): the lanes are memory
  * any peer can write. */
@@ -793,6 +792,8 @@ static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n)
 	size_t ss = ep->d->slot_size;
 	uint32_t nl = ep->d->nlcores;
 	unsigned got = 0;
+	struct sojourn_acc acc = { 0 };
+	struct sojourn_acc *a = ep->d->tsc_mult ? &acc : NULL;
 
 	for (uint32_t k = 0; k < nl && got < n; k++) {
 		uint32_t i = (ep->rr + k) % nl;
@@ -800,10 +801,11 @@ static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n)
 						    dst + got * ss,
 						    (uint32_t)ss, n - got);
 		ep->unreleased[i] += m;
-		got += keep_sound(ep, dst + got * ss, m, i);
+		got += keep_sound(ep, dst + got * ss, m, i, a);
 	}
 	ep->rr++;
-	record(ep, dst, got);
+	if (a)
+		sojourn_flush(ep, a);
 	return got;
 }
 
