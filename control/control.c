@@ -2,7 +2,7 @@
  * shmr-control: the authority of a shmrouter domain.
  *
  *   shmr-control [-c FILE] [--run-dir DIR] [--ready-fd N] [--dataplane PATH]
- *                [--check] [--quiet]
+ *                [--check] [--quiet] [--log-level L]
  *   shmr-control --version | --help
  *
  * Exit statuses:
@@ -112,6 +112,7 @@
 #include "domain.h"
 #include "drain.h"
 #include "handlers.h"
+#include "http.h"
 #include "lifecycle.h"
 #include "manage.h"
 #include "model.h"
@@ -162,6 +163,7 @@ struct shmr_ctl {
 	struct shmr_ctl_state_file state;
 	struct shmr_ctl_adopt adopt;
 	struct shmr_ctl_notify notify; /* sd_notify: READY, STATUS, ... */
+	struct shmr_ctl_http http;     /* metrics_listen (http.c) */
 	int lockfd; /* <run_dir>/<domain>.lock, held (flock) while we run */
 	uint64_t drain_next; /* drain.c looks again then (0: nothing drains) */
 };
@@ -507,6 +509,9 @@ static int run_loop(struct shmr_ctl *c)
 			case SHMR_CTL_TAG_OWNER:
 				shmr_ctl_server_owner_event(&c->srv, idx);
 				break;
+			case SHMR_CTL_TAG_HTTP:
+				shmr_ctl_http_run(&c->http);
+				break;
 			default:
 				break;
 			}
@@ -616,6 +621,7 @@ int main(int argc, char **argv)
 		{ "dataplane", required_argument, NULL, 'd' },
 		{ "check", no_argument, NULL, 'k' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "log-level", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -656,6 +662,9 @@ int main(int argc, char **argv)
 		case 'q':
 			shmr_ctl_log_quiet();
 			break;
+		case 'L':
+			shmr_ctl_log_level_opt(optarg);
+			break;
 		case 'h':
 			shmr_ctl_usage_full();
 			return 0;
@@ -690,7 +699,7 @@ int main(int argc, char **argv)
 	}
 
 	/* The first line says which configuration runs. */
-	shmr_ctl_log("%s", conf_why);
+	shmr_ctl_log_start(c->cfg.log_level, conf_why);
 	shmr_ctl_notify_init(&c->notify);
 	/* A closed ready pipe must not kill us; children get SIG_DFL back. */
 	signal(SIGPIPE, SIG_IGN);
@@ -820,6 +829,11 @@ int main(int argc, char **argv)
 		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}
+	if (shmr_ctl_http_start(&c->http, c->cfg.metrics_listen, &c->loop,
+				&c->dom, &c->model, &c->dlq) < 0) {
+		shmr_ctl_server_close_listener(&c->srv);
+		return EXIT_RUNTIME;
+	}
 
 	if (adopting) {
 		shmr_ctl_adopt_processes(&c->adopt);
@@ -872,6 +886,7 @@ int main(int argc, char **argv)
 	shmr_ctl_notify_stopping(&c->notify, "stopping domain %s",
 				 c->cfg.domain);
 	c->loop.stopping = 1;
+	shmr_ctl_http_stop(&c->http);
 	shmr_ctl_server_close_listener(&c->srv);
 	shmr_ctl_stop_children(&c->sp);
 	shmr_ctl_server_close_all(&c->srv);

@@ -1,13 +1,13 @@
 /*
  * The routes' sojourn histograms in the Prometheus text exposition format
- * (sojourn_metrics.c), for the metrics render (`shmrctl metrics`, GET
+ * (metrics.c, beside the registry's families), for the metrics render (`shmrctl metrics`, GET
  * /metrics).  Internal to the control plane: not for direct inclusion
  * outside control/ and tests/unit/control/.
  *
  *   # HELP shmr_route_sojourn_seconds ...
  *   # TYPE shmr_route_sojourn_seconds histogram
  *   shmr_route_sojourn_seconds_bucket{router="R",route="Q",le="1.28e-07"} N
- *   ... one per power of two from 128 ns to 34.4 s, then le="+Inf"
+ *   ... one per power of four from 128 ns to 34.4 s, then le="+Inf"
  *   shmr_route_sojourn_seconds_sum{router="R",route="Q"} S
  *   shmr_route_sojourn_seconds_count{router="R",route="Q"} N
  *

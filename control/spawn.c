@@ -62,6 +62,7 @@
 #include <rte_ring.h>
 
 #include <shmr/domain.h>
+#include <shmr/logline.h>
 #include <shmr/proto.h>
 
 #include "control_internal.h"
@@ -145,7 +146,7 @@ static void proc_signal(struct shmr_ctl_proc *p, int sig)
 int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 {
 	char fdnum[16], lanesnum[16];
-	char *argv[8];
+	char *argv[12 + SHMR_CONF_EAL_ARGS_MAX];
 	/* The descriptors argv names: left open across exec. */
 	int keep[] = { sp->dep.d->memfd, sp->dep.d->lanes_fd };
 	unsigned nkeep = sizeof(keep) / sizeof(keep[0]);
@@ -166,6 +167,13 @@ int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 		argv[n++] = "--cpus";
 		argv[n++] = sp->dep.pin->dp_cpus;
 	}
+	argv[n++] = "--log-level";
+	argv[n++] = (char *)shmr_log_level_name(shmr_ctl_log_threshold());
+	/* eal_args, after ours (config/parse_serve.c checked them). */
+	if (sp->dep.cfg->neal_args)
+		argv[n++] = "--";
+	for (unsigned i = 0; i < sp->dep.cfg->neal_args; i++)
+		argv[n++] = (char *)sp->dep.cfg->eal_args[i];
 	argv[n] = NULL;
 	rc = spawn(sp,
 		   &(struct shmr_ctl_exec){ .file = sp->dep.dataplane,
@@ -428,6 +436,7 @@ static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	/* Repair (or initialise again) before anything else can consume or
 	 * produce: the replacement is forked only below. */
 	handed_back = shmr_ctl_slot_take_over(sp->dep.d, slot);
+	q->redelivered += handed_back;
 	shmr_ctl_model_route_set(sp->dep.m, q, 0);
 	if (sp->dep.loop->stopping) {
 		shmr_ctl_log("route %s: worker %d %s", q->conf->name,

@@ -123,6 +123,7 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 	meta->name = NULL;
 	meta->err = 0;
 	meta->why = 0;
+	meta->quiet = 0;
 	if (m->kind < SHMR_KIND_SEND || m->kind > SHMR_KIND_REPLY)
 		meta->why = BAD_KIND;
 	else if (m->len > env->slot_size - SHMR_HDR_SIZE)
@@ -259,13 +260,21 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 
 deliver:
 	if (!target_sound(lc, target)) {
-		/* No partner: a flag for display (see quarantine()). */
-		atomic_store_explicit(&shmr_dp_ep(env, target)->quarantined, 1,
-				      memory_order_relaxed);
-		shmr_dp_event(lc, SHMR_DP_EV_QUARANTINE,
-			      "lcore %u: endpoint %u quarantined: inbound "
-			      "lane %u corrupted",
-			      lc->index, target, lc->index);
+		/* No partner: a flag for display (see quarantine()).  The
+		 * lcore that raises it logs the quarantine, once; what is
+		 * refused after that is only counted, so a peer that keeps
+		 * sending to it cannot fill the log.  An RMW, on this
+		 * error path only. */
+		if (!atomic_exchange_explicit(
+			    &shmr_dp_ep(env, target)->quarantined, 1,
+			    memory_order_relaxed))
+			shmr_dp_event(lc, SHMR_DP_EV_QUARANTINE,
+				      "lcore %u: endpoint %u quarantined: "
+				      "inbound lane %u corrupted (messages "
+				      "to it refused and counted from now "
+				      "on)",
+				      lc->index, target, lc->index);
+		meta->quiet = 1;
 		if (meta->nrouters && m->kind == SHMR_KIND_SEND)
 			return shmr_dp_fwd_route_failed_rcu(
 				lc, t, m, meta, -SHMR_E_PROCESS_UNKNOWN);
@@ -351,6 +360,10 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		shmr_dp_count(&lc->stats->ep_delivered[run->target], k);
 		note_bell(lc, run->target);
 	}
+	/* The inbox was full: once per run that found it so (the rest of
+	 * the run waits, or is failed as its router asks). */
+	if (k < run->len)
+		shmr_dp_count(&lc->stats->ep_full[run->target], 1);
 	for (; k < run->len; k++)
 		if (!lc->meta[run->start + k].fail_full ||
 		    !fail_full(lc, t, p, run->start + k))
@@ -476,6 +489,8 @@ unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
 	if (lc->bal_active)
 		total += shmr_dp_fwd_balance_dispatch_rcu(lc, t);
 	shmr_dp_count(&lc->stats->polls, 1);
+	if (total)
+		shmr_dp_count(&lc->stats->busy_polls, 1);
 	shmr_dp_ring_bells(lc);
 	return total;
 }

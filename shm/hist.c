@@ -94,7 +94,7 @@ void shmr_hist_read(const struct shmr_hist *h,
 	s->unstamped = atomic_load_explicit(&h->unstamped,
 					    memory_order_relaxed);
 	for (unsigned j = 0, i = 0; j < SHMR_HIST_EDGES; j++) {
-		unsigned end = shmr_hist_index(1ull << (SHMR_HIST_EDGE_FIRST + j));
+		unsigned end = shmr_hist_index(1ull << SHMR_HIST_EDGE_BIT(j));
 		uint64_t cum = j ? s->below[j - 1] : 0;
 
 		for (; i < end; i++)

@@ -1,7 +1,7 @@
 /*
  * Sojourn figures (issue 14: "latency you can see"), through the real
  * appliance (shmr-control, the dataplane, shmr-test-worker routes), read
- * as an operator reads them, from INSPECT and ROUTE:
+ * as an operator reads them, from ROUTE (what `shmrctl route` shows):
  *
  *   waited       sends queued for a worker that is stopped (SIGSTOP) for
  *                300 ms show a median and a max of at least 300 ms once
@@ -40,17 +40,23 @@ static const char conf_one[] =
 	"    routes = ( { name = \"w0\"; program = \"shmr-test-worker\"; } ); }\n"
 	");\n";
 
-/* INSPECT lat's key shmr:route:<route>:<what> (-1: none). */
+/* Route <route> of lat: its ROUTE answer's figure <what>= (-1: no such
+ * route or figure); "pid" is the slot of its SLOT:GEN. */
 static long long value_of(struct shmr_test_client *cl, const char *route,
 			  const char *what)
 {
-	char ans[16384], key[96];
+	char ans[4096], req[96], key[64];
+	const char *p;
 
-	assert_int_equal(shmr_test_ctl(&cl->app, "INSPECT lat", ans,
-				       sizeof(ans)),
-			 0);
-	snprintf(key, sizeof(key), "shmr:route:%s:%s", route, what);
-	return shmr_test_value(ans, key);
+	snprintf(req, sizeof(req), "ROUTE lat %s", route);
+	if (shmr_test_ctl(&cl->app, req, ans, sizeof(ans)) != 0)
+		return -1;
+	if (strcmp(what, "os_pid") == 0)
+		snprintf(key, sizeof(key), " os_pid=");
+	else
+		snprintf(key, sizeof(key), " %s=", what);
+	p = strstr(ans, key);
+	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
 }
 
 static long long route_value(struct shmr_test_client *cl, const char *what)
@@ -142,8 +148,8 @@ static void test_waited(void **state)
 	assert_true(max < 60000 * MS);
 	/* A percentile is a bucket's top: at most 1/16 above the max. */
 	assert_true(p999 <= max + max / 16 + 1);
-	/* ROUTE says the same. */
-	assert_int_equal(shmr_test_ctl(&cl->app, "ROUTE lat w0", ans,
+	/* ROUTES says the same. */
+	assert_int_equal(shmr_test_ctl(&cl->app, "ROUTES lat", ans,
 				       sizeof(ans)),
 			 0);
 	assert_non_null(strstr(ans, " sojourn_count=21 "));

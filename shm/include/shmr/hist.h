@@ -141,13 +141,18 @@ void shmr_hist_record(struct shmr_hist *h, uint64_t ns);
 void shmr_hist_reset(struct shmr_hist *h);
 
 /*
- * The power-of-two edges a reader reports cumulative counts at (a
- * Prometheus histogram's `le`): 2^7 ns (128 ns) to 2^35 ns (34.4 s).  Each
- * is a bucket's lower edge, so the count below it is exact.
+ * The edges a reader reports cumulative counts at (a Prometheus
+ * histogram's `le`): every other power of two, 2^7 ns (128 ns), 2^9 ns,
+ * ... 2^35 ns (34.4 s), so a largest domain's metrics stay small.  Each is
+ * a bucket's lower edge, so the count below it is exact.
  */
 #define SHMR_HIST_EDGE_FIRST 7u
 #define SHMR_HIST_EDGE_LAST 35u
-#define SHMR_HIST_EDGES (SHMR_HIST_EDGE_LAST - SHMR_HIST_EDGE_FIRST + 1u)
+#define SHMR_HIST_EDGE_STEP 2u
+#define SHMR_HIST_EDGES                                                    \
+	((SHMR_HIST_EDGE_LAST - SHMR_HIST_EDGE_FIRST) / SHMR_HIST_EDGE_STEP + 1u)
+/* The bit of edge @p j. */
+#define SHMR_HIST_EDGE_BIT(j) (SHMR_HIST_EDGE_FIRST + SHMR_HIST_EDGE_STEP * (j))
 
 /** A reader's summary of a histogram: each figure in nanoseconds. */
 struct shmr_hist_summary {
@@ -156,7 +161,7 @@ struct shmr_hist_summary {
 	uint64_t max_ns;  /* as the writer stored it */
 	uint64_t unstamped;
 	uint64_t p50_ns, p99_ns, p999_ns; /* 0 when count is 0 */
-	/* below[j]: sojourns under 2^(SHMR_HIST_EDGE_FIRST + j) ns
+	/* below[j]: sojourns under 2^SHMR_HIST_EDGE_BIT(j) ns
 	 * (saturating). */
 	uint64_t below[SHMR_HIST_EDGES];
 };
