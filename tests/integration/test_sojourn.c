@@ -127,6 +127,8 @@ static void test_waited(void **state)
 {
 	struct shmr_test_client *cl =
 		client_ctx_start(sizeof(*cl), "sojwait", conf_one, 0);
+	static char metrics[65536];
+	const char *p;
 	char ans[1024];
 	long long p50, p99, p999, max;
 	(void)state;
@@ -148,11 +150,27 @@ static void test_waited(void **state)
 	assert_true(max < 60000 * MS);
 	/* A percentile is a bucket's top: at most 1/16 above the max. */
 	assert_true(p999 <= max + max / 16 + 1);
-	/* ROUTES says the same. */
+	/* ROUTES says the same, and the metrics' histogram: 21 measured,
+	 * 20 of them not below 2^27 ns (134 ms), none at 2^35 (34 s). */
 	assert_int_equal(shmr_test_ctl(&cl->app, "ROUTES lat", ans,
 				       sizeof(ans)),
 			 0);
 	assert_non_null(strstr(ans, " sojourn_count=21 "));
+	assert_int_equal(shmr_test_ctl(&cl->app, "METRICS", metrics,
+				       sizeof(metrics)),
+			 0);
+	assert_non_null(strstr(metrics, "\nshmr_route_sojourn_seconds_count"
+					"{router=\"lat\",route=\"w0\"} 21\n"));
+	assert_non_null(strstr(metrics, "\nshmr_route_sojourn_seconds_bucket"
+					"{router=\"lat\",route=\"w0\","
+					"le=\"+Inf\"} 21\n"));
+	assert_non_null(strstr(metrics, "\nshmr_route_sojourn_seconds_bucket"
+					"{router=\"lat\",route=\"w0\","
+					"le=\"34.359738368\"} 21\n"));
+	p = strstr(metrics, "\nshmr_route_sojourn_seconds_bucket"
+			    "{router=\"lat\",route=\"w0\",le=\"0.134217728\"} ");
+	assert_non_null(p);
+	assert_true(atoll(strchr(p + 1, '}') + 2) <= 1);
 	client_ctx_stop(cl);
 }
 
