@@ -55,8 +55,72 @@ static const char *const top_keys[] = {
 	"max_connections_per_user", "max_endpoints_per_user",
 	"idle_timeout_ms", "stop_grace_ms",
 	"restart_backoff_ms", "restart_backoff_max_ms", "routers",
-	"eal_args", "log_level", "metrics_listen", NULL
+	"eal_args", "log_level", "metrics_listen", "arena", NULL
 };
+
+/* "64K:1024": a size (bytes, or with K, M or G) and a count. */
+static int arena_class(struct pctx *p, const config_setting_t *s,
+		       const char *field, const char *val, unsigned i,
+		       void *arg)
+{
+	struct shmr_config *c = arg;
+	unsigned long long size, count;
+	const char *why = NULL;
+	char *end;
+
+	errno = 0;
+	size = strtoull(val, &end, 10);
+	if (end == val || errno)
+		goto bad;
+	switch (*end) {
+	case 'K': size <<= 10; end++; break;
+	case 'M': size <<= 20; end++; break;
+	case 'G': size <<= 30; end++; break;
+	default: break;
+	}
+	if (*end != ':' || end[1] < '0' || end[1] > '9')
+		goto bad;
+	count = strtoull(end + 1, &end, 10);
+	if (*end || errno || size > UINT32_MAX || count > UINT32_MAX)
+		goto bad;
+	c->arena.cls[i].size = (uint32_t)size;
+	c->arena.cls[i].count = (uint32_t)count;
+	c->arena.nclasses = i + 1;
+	if (shmr_arena_geo_check(&c->arena, &why) < 0)
+		return shmr_conf_fail(p, s, 0, field, "\"%s\": %s", val,
+				      why ? why + strlen("arena: ") : "not usable");
+	return 0;
+bad:
+	return shmr_conf_fail(p, s, 0, field,
+			      "\"%s\" is not SIZE:COUNT (such as \"64K:1024\")",
+			      val);
+}
+
+/* arena = { classes = [ "64K:1024", "1M:64" ]; } */
+static int parse_arena(struct pctx *p, const config_setting_t *root,
+		       struct shmr_config *c)
+{
+	static const char *const keys[] = { "classes", NULL };
+	config_setting_t *grp, *lst;
+	struct fpath f, fl;
+	int rc;
+
+	rc = shmr_conf_member(p, root, NULL, "arena", CONFIG_TYPE_GROUP, &grp);
+	if (rc <= 0)
+		return rc;
+	shmr_conf_fp_key(&f, NULL, "arena");
+	if ((rc = shmr_conf_check_keys(p, grp, &f, keys)) < 0)
+		return rc;
+	rc = shmr_conf_member(p, grp, &f, "classes", CONFIG_TYPE_ARRAY, &lst);
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return shmr_conf_missing(p, grp, &f, "classes",
+					 "the size classes: classes = [ \"64K:1024\", ... ]");
+	shmr_conf_fp_key(&fl, &f, "classes");
+	return shmr_conf_str_list(p, lst, &fl, SHMR_ARENA_MAX_CLASSES,
+				  "arena classes", arena_class, c);
+}
 
 /* A group name for the control socket (@p key: socket_group,
  * admin_group): like a user name, no ':'. */
@@ -234,7 +298,8 @@ static int parse_root(struct pctx *p, const config_setting_t *root,
 				      "socket path \"%s/%s.sock\" is longer than %u characters",
 				      c->run_dir, c->domain, SUN_PATH_MAX - 1);
 
-	if ((rc = parse_geometry(p, root, c)) < 0)
+	if ((rc = parse_geometry(p, root, c)) < 0 ||
+	    (rc = parse_arena(p, root, c)) < 0)
 		return rc;
 	if ((rc = shmr_conf_member(p, root, NULL, "sojourn", CONFIG_TYPE_BOOL,
 				   &s)) < 0)

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <shmr/geometry.h>
 #include <shmr/layout.h>
 
 #define SHMR_CONF_PATH_MAX 256
@@ -183,6 +184,9 @@ struct shmr_config {
 	 * (`sojourn = false` turns it off: shmr_domain_hdr.tsc_hz 0);
 	 * default 1. */
 	int sojourn;
+	/* arena = { classes = [ "64K:1024", ... ] }: the payload arena's
+	 * size classes (none by default) */
+	struct shmr_arena_geo arena;
 	char dataplane_cpus[SHMR_CONF_CPUS_MAX]; /* "" = picked by the control plane */
 	char socket_group[SHMR_NAME_MAX];        /* "" = mode 0600 */
 	/* Roles on the control socket (control/server.c): members of
@@ -321,6 +325,11 @@ int shmr_config_load(const char *path, struct shmr_config *out, char *err,
  * Context: any; pure.
  * Errors:  -EINVAL with one line in @p err ("source: field: what").
  */
+/* The domain geometry @p cfg asks for.
+ * Context: any.  Concurrency: pure.  Errors: none (not checked). */
+void shmr_config_geometry(const struct shmr_config *cfg,
+			  struct shmr_geometry *g);
+
 int shmr_config_validate(const struct shmr_config *cfg, char *err,
 			 size_t errlen);
 

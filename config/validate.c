@@ -121,17 +121,28 @@ static int endpoints_fit(const struct shmr_config *cfg, char *err,
 	return 0;
 }
 
+void shmr_config_geometry(const struct shmr_config *cfg,
+			  struct shmr_geometry *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->slot_size = cfg->slot_size;
+	g->lane_size = cfg->lane_size;
+	g->nlcores = cfg->lcores;
+	g->poll_mode = cfg->poll_mode;
+}
+
 int shmr_config_validate(const struct shmr_config *cfg, char *err,
 			 size_t errlen)
 {
-	struct shmr_geometry g = { cfg->slot_size, cfg->lane_size, cfg->lcores,
-				   cfg->poll_mode, 0 };
+	struct shmr_geometry g;
 	char why_buf[256];
 	const char *why;
 
+	shmr_config_geometry(cfg, &g);
 	if (err && errlen)
 		err[0] = '\0';
-	if (shmr_geometry_check(&g, &why) < 0)
+	if (shmr_geometry_check(&g, &why) < 0 ||
+	    shmr_arena_geo_check(&cfg->arena, &why) < 0)
 		return invalid(err, errlen, "%s: domain: %s", cfg->source, why);
 	if (!name_ok(cfg->domain))
 		return invalid(err, errlen, "%s: domain: bad domain name '%s'",

@@ -171,15 +171,16 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 {
 	const struct shmr_config *cfg = a->cfg;
 	const struct shmr_ctl_state *st = &a->st;
-	struct shmr_geometry g = { cfg->slot_size, cfg->lane_size,
-				   cfg->lcores, cfg->poll_mode, 0 };
+	struct shmr_geometry g;
 	struct shmr_domain_hdr plan;
 	const struct shmr_domain_hdr *h;
-	int64_t size = shmr_layout_plan(&g, &plan);
+	int64_t size;
 	struct stat sb, lb;
 	int pidfd, fd, lfd = -1, rc;
 	void *base;
 
+	shmr_config_geometry(cfg, &g);
+	size = shmr_layout_plan_arena(&g, &cfg->arena, &plan);
 	if (size < 0)
 		abort(); /* the configuration was validated */
 	pidfd = shmr_ctl_pidfd_open(st->dataplane.pid);
@@ -222,7 +223,9 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 			h->lane_size != plan.lane_size ||
 			h->nlcores != plan.nlcores ||
 			h->poll_mode != plan.poll_mode ||
-			h->lanes_off != plan.lanes_off))
+			h->lanes_off != plan.lanes_off ||
+			h->arena_nclasses != plan.arena_nclasses ||
+			memcmp(h->arena, plan.arena, sizeof(plan.arena)) != 0))
 		rc = -EINVAL;
 	if (rc < 0) {
 		snprintf(why, cap, "descriptor %d of dataplane %d is not this "
@@ -558,7 +561,7 @@ int shmr_ctl_adopt_domain(struct shmr_ctl_adopt *a,
 		rc = routers_match(a, sp, why, sizeof(why));
 	}
 	if (rc < 0) {
-		shmr_ctl_warn("domain %s: cannot adopt: %s", a->cfg->domain,
+		shmr_ctl_err("domain %s: cannot adopt: %s", a->cfg->domain,
 			      why);
 		return rc;
 	}
@@ -567,7 +570,7 @@ int shmr_ctl_adopt_domain(struct shmr_ctl_adopt *a,
 	m->version = sp->version;
 	model_slots(m, a->d->base, sp->version);
 	if (model_routers(a, sp, why, sizeof(why)) < 0) {
-		shmr_ctl_warn("domain %s: cannot adopt: %s", a->cfg->domain,
+		shmr_ctl_err("domain %s: cannot adopt: %s", a->cfg->domain,
 			      why);
 		return -1;
 	}
@@ -576,7 +579,7 @@ int shmr_ctl_adopt_domain(struct shmr_ctl_adopt *a,
 				 memory_order_acquire);
 	model_owners(m, sp, (uint32_t)v);
 	if (shmr_ctl_admin_adopt(admin) < 0) {
-		shmr_ctl_warn("domain %s: cannot adopt: no admin endpoint in "
+		shmr_ctl_err("domain %s: cannot adopt: no admin endpoint in "
 			      "the domain", a->cfg->domain);
 		return -1;
 	}
@@ -774,7 +777,7 @@ void shmr_ctl_adopt_processes(struct shmr_ctl_adopt *a)
 		a->sp->dp_fd = a->st.dp_fd;
 		a->sp->dp_lanes_fd = a->st.dp_lanes_fd;
 	} else {
-		shmr_ctl_warn("dataplane %d gone during the adoption",
+		shmr_ctl_err("dataplane %d gone during the adoption",
 			      (int)a->st.dataplane.pid);
 		shmr_ctl_spawn_dataplane_lost(a->sp, a->st.dataplane.pid);
 	}

@@ -78,8 +78,12 @@ enum shmr_ctl_tag {
  * debug), below the threshold only. */
 /** An info line: "shmr-control: <line>" on stderr. */
 void shmr_ctl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/** An error line (printed under --quiet too). */
+/** A warning line: something went wrong and was handled (a worker died,
+ *  a peer's bad value refused); not printed under --quiet. */
 void shmr_ctl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** An error line (printed under --quiet too): the appliance, or a part of
+ *  it, cannot do what it was asked (start-up failed, a router stops). */
+void shmr_ctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** A line at @p level (enum shmr_log_level). */
 void shmr_ctl_logl(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -21,6 +21,7 @@
 #include <shmr/domain.h>
 #include <shmr/proto.h>
 
+#include "arena.h"
 #include "control_internal.h"
 #include "domain.h"
 
@@ -96,11 +97,12 @@ void shmr_ctl_domain_close(struct shmr_ctl_domain *d)
 int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
 			   const struct shmr_config *cfg)
 {
-	struct shmr_geometry g = { cfg->slot_size, cfg->lane_size,
-				   cfg->lcores, cfg->poll_mode, 0 };
-	int64_t size = shmr_layout_plan(&g, &d->geo);
+	struct shmr_geometry g;
+	int64_t size;
 	int rc;
 
+	shmr_config_geometry(cfg, &g);
+	size = shmr_layout_plan_arena(&g, &cfg->arena, &d->geo);
 	if (size < 0)
 		return (int)size;
 	d->size = (uint64_t)size;
@@ -117,7 +119,7 @@ int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
 		if (rc < 0)
 			return rc;
 	}
-	rc = shmr_layout_init(d->base, &g, cfg->domain);
+	rc = shmr_layout_init_arena(d->base, &g, &cfg->arena, cfg->domain);
 	if (rc == 0)
 		rc = shmr_ctl_domain_open_ro(d);
 	if (rc < 0)
@@ -214,6 +216,9 @@ static void header_heal(struct shmr_ctl_domain *d)
 	    h->peer_off == g->peer_off && h->bells_off == g->bells_off &&
 	    h->eppeer_off == g->eppeer_off && h->hist_off == g->hist_off &&
 	    h->tsc_hz == g->tsc_hz &&
+	    h->arena_nclasses == g->arena_nclasses &&
+	    h->arena_off == g->arena_off && h->arena_size == g->arena_size &&
+	    memcmp(h->arena, g->arena, sizeof(g->arena)) == 0 &&
 	    memcmp(h->name, g->name, SHMR_NAME_MAX) == 0)
 		return;
 	shmr_ctl_warn("the domain header's geometry was overwritten by a "
@@ -239,6 +244,10 @@ static void header_heal(struct shmr_ctl_domain *d)
 	h->eppeer_off = g->eppeer_off;
 	h->hist_off = g->hist_off;
 	h->tsc_hz = g->tsc_hz;
+	h->arena_nclasses = g->arena_nclasses;
+	h->arena_off = g->arena_off;
+	h->arena_size = g->arena_size;
+	memcpy(h->arena, g->arena, sizeof(g->arena));
 }
 
 /* How long the dataplane's side of a dead process's lane may take to come
@@ -305,6 +314,11 @@ void shmr_ctl_slot_reinit(struct shmr_ctl_domain *d, uint32_t slot)
 {
 	struct shmr_ep_peer *ep = shmr_ctl_dom_ep_peer(d, slot);
 
+	/* What its lanes still refer to is never received now, and what its
+	 * last holder kept is nobody's: both go back to the arena before the
+	 * new holder can allocate. */
+	(void)shmr_ctl_arena_drop_lanes(d, slot);
+	(void)shmr_ctl_arena_reclaim(d, slot);
 	for (uint32_t i = 0; i < SHMR_LANES_PER_EP(d->geo.nlcores); i++)
 		lane_reinit(d, slot, i);
 	/* A sleeper of the dead owner never withdrew.  Relaxed: nobody

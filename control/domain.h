@@ -35,6 +35,9 @@ struct shmr_ctl_domain {
 	struct shmr_domain_hdr geo;
 	uint64_t lanes_reinit; /* lanes initialised again after their owner
 				* died and left them unsound */
+	/* Per arena class: buffers taken back from gone holders, or freed
+	 * with slots that were dropped (control/arena.c). */
+	uint64_t arena_reclaimed_cls[SHMR_ARENA_MAX_CLASSES];
 	struct shmr_spec spec_buf; /* private copy the spec is built in */
 	/* The dataplane's per-slot counters (summed over lcores) as they
 	 * stood when the slot was handed to its current owner: what the

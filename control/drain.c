@@ -39,6 +39,7 @@
 #include <shmr/domain.h>
 
 
+#include "arena.h"
 #include "control_internal.h"
 #include "dlq.h"
 #include "drain.h"
@@ -130,6 +131,7 @@ uint64_t shmr_ctl_drain_poll(struct shmr_ctl_domain *d,
 						      "is lost",
 						      i);
 				shmr_ctl_model_drain_end(m, pid, 0);
+				(void)shmr_ctl_arena_reclaim(d, i);
 				continue;
 			}
 			/* The bound is on stalling, not on the whole: a
@@ -192,6 +194,17 @@ uint64_t shmr_ctl_drain_poll(struct shmr_ctl_domain *d,
 					      "counted)",
 					      i);
 			}
+			/* What was left is dropped: so are its buffers,
+			 * and what the endpoint held unsent. */
+			if (left > 0) {
+				uint32_t nl = d->geo.nlcores;
+
+				for (uint32_t l = SHMR_LANE_OUT(nl);
+				     l <= SHMR_LANE_OUT_HIGH(nl); l++)
+					shmr_ctl_arena_drop_lane(
+						d, shmr_ctl_dom_lane(d, i, l));
+			}
+			(void)shmr_ctl_arena_reclaim(d, i);
 			shmr_ctl_model_drain_counted(m, i,
 						     left > 0 ? (uint64_t)left
 							      : 0);

@@ -181,7 +181,7 @@ int shmr_ctl_http_start(struct shmr_ctl_http *h, const char *listen,
 	h->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (!h->buf || h->timerfd < 0) {
 		rc = -errno;
-		shmr_ctl_warn("metrics_listen %s: %s", listen, strerror(-rc));
+		shmr_ctl_err("metrics_listen %s: %s", listen, strerror(-rc));
 		shmr_ctl_http_stop(h);
 		return rc;
 	}
@@ -198,7 +198,7 @@ int shmr_ctl_http_start(struct shmr_ctl_http *h, const char *listen,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
 	if (!h->mhd) {
 		rc = errno ? -errno : -EADDRNOTAVAIL;
-		shmr_ctl_warn("metrics_listen %s: cannot listen: %s", listen,
+		shmr_ctl_err("metrics_listen %s: cannot listen: %s", listen,
 			      strerror(-rc));
 		shmr_ctl_http_stop(h);
 		return rc;
@@ -208,7 +208,7 @@ int shmr_ctl_http_start(struct shmr_ctl_http *h, const char *listen,
 	if (rc == 0)
 		rc = add_fd(h, h->timerfd);
 	if (rc < 0) {
-		shmr_ctl_warn("metrics_listen %s: %s", listen, strerror(-rc));
+		shmr_ctl_err("metrics_listen %s: %s", listen, strerror(-rc));
 		shmr_ctl_http_stop(h);
 		return rc;
 	}

@@ -6,7 +6,7 @@
  * as a command before that (a bad option or configuration, --check).
  * The daemon logs once, where it decides what to do; --log-level (or the
  * configuration's log_level) is the threshold, --quiet the same as
- * --log-level error.
+ * --log-level warning.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,7 +24,7 @@ static int stamped;
 
 void shmr_ctl_log_quiet(void)
 {
-	threshold = SHMR_LOG_ERROR;
+	threshold = SHMR_LOG_WARNING;
 	level_fixed = 1;
 }
 
@@ -81,6 +81,15 @@ void shmr_ctl_log(const char *fmt, ...)
 }
 
 void shmr_ctl_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(SHMR_LOG_WARNING, fmt, ap);
+	va_end(ap);
+}
+
+void shmr_ctl_err(const char *fmt, ...)
 {
 	va_list ap;
 

@@ -333,7 +333,7 @@ void shmr_ctl_server_accept(struct shmr_ctl_server *srv)
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				shmr_ctl_warn("accept: %s", strerror(errno));
+				shmr_ctl_err("accept: %s", strerror(errno));
 			return;
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0) {

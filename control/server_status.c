@@ -9,6 +9,7 @@
 
 #include <shmr/domain.h>
 
+#include "arena.h"
 #include "control_internal.h"
 #include "domain.h"
 #include "format.h"
@@ -89,5 +90,6 @@ int shmr_ctl_srv_status(struct shmr_ctl_server *srv, char *buf, size_t cap)
 	shmr_ctl_kv_add(&kv, "requests_refused", "%" PRIu64,
 			srv->requests_refused);
 	shmr_ctl_kv_add(&kv, "idle_closed", "%" PRIu64, srv->idle_closed);
+	shmr_ctl_arena_status(srv->dep.d, &kv);
 	return shmr_ctl_kv_end(&kv);
 }

@@ -65,6 +65,7 @@
 #include <shmr/logline.h>
 #include <shmr/proto.h>
 
+#include "arena.h"
 #include "control_internal.h"
 #include "procs.h"
 #include "spawn.h"
@@ -211,7 +212,7 @@ int shmr_ctl_spawn_wait_ready(struct shmr_ctl_spawner *sp, uint64_t version,
 	while (shmr_ctl_seen_version(sp->dep.d) < version) {
 		if (waitpid(sp->dp.pid, &status, WNOHANG) == sp->dp.pid) {
 			sp->dp.pid = 0;
-			shmr_ctl_warn("dataplane %s %s %d during start-up",
+			shmr_ctl_err("dataplane %s %s %d during start-up",
 				      sp->dep.dataplane,
 				      WIFEXITED(status) ? "exited with status"
 							: "was killed by signal",
@@ -220,7 +221,7 @@ int shmr_ctl_spawn_wait_ready(struct shmr_ctl_spawner *sp, uint64_t version,
 			return -1;
 		}
 		if (shmr_ctl_now_ms() >= deadline) {
-			shmr_ctl_warn("dataplane %s did not take the routing "
+			shmr_ctl_err("dataplane %s did not take the routing "
 				      "table within %u s",
 				      sp->dep.dataplane, timeout_ms / 1000);
 			return -1;
@@ -408,7 +409,7 @@ static void restart_dataplane(struct shmr_ctl_spawner *sp)
 			    (backoff_ms(sp->dp.quick_fails)
 				     ? backoff_ms(sp->dp.quick_fails)
 				     : BACKOFF_FIRST_MS);
-	shmr_ctl_warn("cannot start dataplane %s: %s; retrying",
+	shmr_ctl_err("cannot start dataplane %s: %s; retrying",
 		      sp->dep.dataplane, strerror(-rc));
 }
 
@@ -437,6 +438,9 @@ static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	 * produce: the replacement is forked only below. */
 	handed_back = shmr_ctl_slot_take_over(sp->dep.d, slot);
 	q->redelivered += handed_back;
+	/* Its unsent arena buffers, before the replacement can allocate
+	 * into the same slot (what its inbox holds stays, redelivered). */
+	(void)shmr_ctl_arena_reclaim(sp->dep.d, slot);
 	shmr_ctl_model_route_set(sp->dep.m, q, 0);
 	if (sp->dep.loop->stopping) {
 		shmr_ctl_log("route %s: worker %d %s", q->conf->name,

@@ -47,7 +47,7 @@ void shmr_ctl_usage_full(void)
 	       "                      then ../dataplane/, then PATH)\n"
 	       "  --check             parse the configuration, print \"FILE: "
 	       "ok\", exit\n"
-	       "  --quiet             log errors only (--log-level error)\n"
+	       "  --quiet             warnings and errors only (--log-level warning)\n"
 	       "  --log-level L       error, warning, info (default) or debug;"
 	       "\n"
 	       "                      the dataplane gets the same (default: "

@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <shmr/arena.h>
 #include <shmr/domain.h>
 #include <shmr/layout.h>
 
@@ -61,6 +62,8 @@ struct shmr_dp_env {
 	uint64_t lane_stride, ep_off, spec_off, counters_off, ctl_off,
 		lanes_off, bells_off, eppeer_off;
 	char name[SHMR_NAME_MAX];
+	/* The payload arena's classes, our copy (arena.h). */
+	struct shmr_arena_view arena;
 	/* Where the core reports what it decided to drop or quarantine.
 	 * Context: any dataplane thread; must be thread-safe.  NULL: silent. */
 	void (*log)(void *ctx, int level, const char *line);

@@ -58,6 +58,7 @@ int shmr_dp_env_init(struct shmr_dp_env *env, void *base, size_t map_size)
 	env->lanes_off = h->lanes_off;
 	env->bells_off = h->bells_off;
 	env->eppeer_off = h->eppeer_off;
+	shmr_arena_view_init(&env->arena, base);
 	memcpy(env->name, h->name, SHMR_NAME_MAX);
 	env->name[SHMR_NAME_MAX - 1] = '\0';
 	return 0;

@@ -84,6 +84,37 @@ static void quarantine(struct shmr_dp_lcore *lc, struct shmr_dp_poll *p,
 
 /* ---- one slot ------------------------------------------------------ */
 
+/* A slot flagged SHMR_F_ARENA: its reference must name a buffer its
+ * sender (the lane's owner, checked before) holds as SENT (arena.h).
+ * Kept in @p meta, to give the buffer back if the slot is refused. */
+static int arena_ref(const struct shmr_dp_env *env, const struct shmr_msg *m,
+		     struct shmr_dp_meta *meta)
+{
+	if (m->len != sizeof(meta->buf))
+		return 0;
+	memcpy(&meta->buf, m->data, sizeof(meta->buf));
+	if (!shmr_arena_ref_check(&env->arena, &meta->buf, m->from.slot))
+		return 0;
+	meta->has_buf = 1;
+	return 1;
+}
+
+/* A logic that would copy an arena slot (broadcast, the collectors, the
+ * admin path) refuses it: the copies would share one buffer, which only
+ * one receiver frees.  So does balancing: its queue is the lcore's private
+ * memory, where the control plane cannot see that a slot still refers to
+ * a buffer whose sender died (control/arena.c). */
+static uint32_t arena_refuse(struct shmr_dp_lcore *lc,
+			     const struct shmr_dp_table *t, struct shmr_msg *m,
+			     struct shmr_dp_meta *meta)
+{
+	if (m->kind == SHMR_KIND_SEND)
+		return shmr_dp_fwd_route_failed_rcu(lc, t, m, meta,
+						    -SHMR_E_NOT_ALLOWED);
+	return shmr_dp_fwd_refuse(lc, m, meta, SHMR_DP_FAIL,
+				  -SHMR_E_NOT_ALLOWED);
+}
+
 /* @p m goes, unchanged, to the control plane's admin endpoint; without
  * one it fails with SHMR_E_NOT_ALLOWED. */
 static uint32_t to_admin(struct shmr_dp_lcore *lc,
@@ -92,7 +123,7 @@ static uint32_t to_admin(struct shmr_dp_lcore *lc,
 {
 	uint32_t a = shmr_dp_fwd_admin_slot_rcu(lc, t);
 
-	if (a == NO_TARGET)
+	if (a == NO_TARGET || meta->has_buf)
 		return shmr_dp_fwd_refuse(lc, m, meta, SHMR_DP_FAIL,
 					  -SHMR_E_NOT_ALLOWED);
 	meta->what = META_ADMIN;
@@ -124,6 +155,7 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 	meta->err = 0;
 	meta->why = 0;
 	meta->quiet = 0;
+	meta->has_buf = 0;
 	if (m->kind < SHMR_KIND_SEND || m->kind > SHMR_KIND_REPLY)
 		meta->why = BAD_KIND;
 	else if (m->len > env->slot_size - SHMR_HDR_SIZE)
@@ -134,6 +166,9 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		meta->why = BAD_FROM;
 	else if (m->to.slot >= t->max_endpoints)
 		meta->why = BAD_TO;
+	else if (__builtin_expect(m->flags & SHMR_F_ARENA, 0) &&
+		 !arena_ref(env, m, meta))
+		meta->why = BAD_BUF;
 	if (meta->why) {
 		meta->what = META_BAD;
 		return NO_TARGET;
@@ -157,8 +192,9 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		 * its collector decides.  Other replies never go to a
 		 * router. */
 		if (m->kind == SHMR_KIND_REPLY) {
-			if (r->behaviour != SHMR_BEH_SCATTER_GATHER &&
-			    r->behaviour != SHMR_BEH_TAIL_CHOPPING)
+			if ((r->behaviour != SHMR_BEH_SCATTER_GATHER &&
+			     r->behaviour != SHMR_BEH_TAIL_CHOPPING) ||
+			    meta->has_buf)
 				return shmr_dp_fwd_refuse(lc, m, meta,
 							  SHMR_DP_FAIL,
 							  -SHMR_E_NOT_ALLOWED);
@@ -186,6 +222,8 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		if (envelope) {
 			/* Every routee gets the message, whatever the
 			 * router's logic, flag and all (one hop). */
+			if (meta->has_buf)
+				return arena_refuse(lc, t, m, meta);
 			if (r->flags & SHMR_RF_STOPPED)
 				return shmr_dp_fwd_route_failed_rcu(
 					lc, t, m, meta, -SHMR_E_NOT_ALLOWED);
@@ -220,6 +258,10 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		for (uint32_t i = 0; i < d.nrouters; i++)
 			meta->routers[i] = t->routers[d.routers[i]].pid.slot;
 		meta->name = d.name;
+		if (meta->has_buf && (d.verdict == SHMR_DP_BROADCAST ||
+				      d.verdict == SHMR_DP_COLLECT ||
+				      d.verdict == SHMR_DP_BALANCE))
+			return arena_refuse(lc, t, m, meta);
 		if (d.verdict == SHMR_DP_BROADCAST) {
 			/* Each copy carries the routers it passed. */
 			m->hops = (uint8_t)(m->hops + d.nrouters);

@@ -36,11 +36,12 @@ enum meta_what {
 	META_QUIET,      /* handled and counted where it was handled */
 };
 
-enum bad_why { BAD_KIND = 1, BAD_LEN, BAD_PRIO, BAD_FROM, BAD_TO };
+enum bad_why { BAD_KIND = 1, BAD_LEN, BAD_PRIO, BAD_FROM, BAD_TO, BAD_BUF };
 
 static const char *const bad_names[] = {
 	[BAD_KIND] = "kind", [BAD_LEN] = "length", [BAD_PRIO] = "priority",
 	[BAD_FROM] = "sender", [BAD_TO] = "target",
+	[BAD_BUF] = "arena buffer reference",
 };
 
 #define NO_TARGET UINT32_MAX
@@ -192,6 +193,13 @@ static inline void commit(struct shmr_dp_lcore *lc,
 	struct shmr_lcore_stats *st = lc->stats;
 	uint32_t last;
 
+	/* A refused slot's arena buffer goes back (an error reply carries
+	 * none; a dead letter keeps only the reference). */
+	if (__builtin_expect(meta->has_buf, 0) &&
+	    (meta->what == META_DROP || meta->what == META_REPLY ||
+	     meta->what == META_ADMIN_FAILED))
+		(void)shmr_arena_free_sent(&lc->env->arena, &meta->buf,
+					   p->slot);
 	switch (meta->what) {
 	case META_BAD:
 		shmr_dp_count(&st->bad, 1);

@@ -54,6 +54,10 @@ struct shmr_dp_meta {
 	uint32_t target;  /* slot it is enqueued to */
 	uint32_t routers[SHMR_DP_MAX_HOPS]; /* router endpoint slots */
 	const char *name; /* the name the last router chose */
+	/* SHMR_F_ARENA: the checked reference (released when the slot is
+	 * refused: commit()); has_buf 0 otherwise. */
+	struct shmr_buf_ref buf;
+	uint32_t has_buf;
 };
 
 /* A balancing router's queue on one lcore (balance.h), in private memory

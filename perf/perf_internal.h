@@ -46,6 +46,8 @@ struct perf_opts {
 	int json;             /* --json: JSON Lines on stdout (json.c) */
 	int wait_idle;        /* compare: wait for a quiet machine each run */
 	int verbose;
+	size_t size;          /* large: payload bytes (--size) */
+	const char *arena;    /* router: the domain's arena classes line */
 };
 
 /* --poll: which of the domain's poll modes the router runs use. */
@@ -278,6 +280,23 @@ int perf_bare_run(const struct perf_opts *o, struct perf_result *r);
  * appliance binaries cannot be found.
  */
 int perf_router_run(const struct perf_opts *o, struct perf_result *r);
+
+/**
+ * shmr-perf large (router.c): o->count payloads of o->size bytes in arena
+ * buffers through a round-robin router to one sink (the producer stamps a
+ * sequence number into each, never rewrites the whole), against memcpy of
+ * the same buffers on the client's core and against the payload carried
+ * in inline slots (slot_size 4096, chunks of 4048 bytes); then the call
+ * round trip with a buffer of o->size bytes against one of 64 bytes.
+ * Prints "large: SIZE ... M msg/s ... GB/s, vs memcpy X.XX" and the rest.
+ * Returns 0, -1, or -PERF_EXIT_SKIP as perf_router_run().
+ */
+int perf_large_run(const struct perf_opts *o);
+
+/* large: the largest --size (an arena buffer's, SHMR_ARENA_BUF_MAX), and
+ * the inline baseline's chunk (a 4096-byte slot less its 48-byte header). */
+#define PERF_LARGE_MAX (64u << 20)
+#define PERF_LARGE_CHUNK 4048u
 
 /**
  * `shmr-perf logics`: each routing logic in turn over o->routes sinks,

@@ -43,8 +43,8 @@ static const char *const poll_name[2] = { "busy", "adaptive" };
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: shmr-perf [compare|bare|router|logics|decide] "
-		"[--slot BYTES] "
+		"usage: shmr-perf [compare|bare|router|logics|decide|large] "
+		"[--slot BYTES] [--size BYTES (large)] "
 		"[--burst N] [--count N] [--cpus A,B[,C]]\n"
 		"                 [--rtt N] [--lane N] [--routes N] "
 		"[--poll busy|adaptive|both] [--behaviour hash|type]\n"
@@ -197,7 +197,13 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		.sojourns = PERF_SOJ_ON,
 		.reps = 3,
 	};
-	if (strcmp(mode, "logics") == 0 || strcmp(mode, "decide") == 0) {
+	if (strcmp(mode, "large") == 0) {
+		o->size = 1u << 20;
+		o->count = 20000;
+		o->rtt = 2000;
+		o->polls = PERF_POLL_BUSY;
+	}
+		if (strcmp(mode, "logics") == 0 || strcmp(mode, "decide") == 0) {
 		o->routes = 16;
 		o->count = 2000000;
 		o->rtt = 0;
@@ -208,7 +214,18 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int bad = 0, takes = 1;
 
-		if (strcmp(a, "--slot") == 0)
+		if (strcmp(a, "--size") == 0) {
+			char *end = NULL;
+			unsigned long long sz = v ? strtoull(v, &end, 10) : 0;
+
+			if (end && *end == 'K')
+				sz <<= 10, end++;
+			else if (end && *end == 'M')
+				sz <<= 20, end++;
+			bad = !v || !end || *end || sz < 64 ||
+			      sz > PERF_LARGE_MAX || (sz & (sz - 1));
+			o->size = (size_t)sz;
+		} else if (strcmp(a, "--slot") == 0)
 			bad = parse_uint(v, 64, 4096, &o->slot) < 0 ||
 			      o->slot % 8 != 0;
 		else if (strcmp(a, "--json") == 0) {
@@ -668,7 +685,7 @@ int main(int argc, char **argv)
 		return perf_report_main(argc - 1, argv + 1);
 	if (strcmp(mode, "compare") && strcmp(mode, "bare") &&
 	    strcmp(mode, "router") && strcmp(mode, "logics") &&
-	    strcmp(mode, "decide")) {
+	    strcmp(mode, "decide") && strcmp(mode, "large")) {
 		fprintf(stderr, "shmr-perf: unknown mode '%s'\n", mode);
 		usage(stderr);
 		return PERF_EXIT_USAGE;
@@ -689,5 +706,12 @@ int main(int argc, char **argv)
 		return perf_logics_main(&o);
 	if (strcmp(mode, "decide") == 0)
 		return perf_decide_main(&o);
+	if (strcmp(mode, "large") == 0) {
+		int rc = perf_large_run(&o);
+
+		return rc == -PERF_EXIT_SKIP ? PERF_EXIT_SKIP
+		       : rc < 0	       ? PERF_EXIT_FAIL
+				       : PERF_EXIT_OK;
+	}
 	return run_one(mode, &o);
 }

@@ -85,7 +85,12 @@ static void on_call(struct shmr_endpoint *ep, const struct shmr_msg *m,
 	unsigned idle = 0;
 	int status = 0;
 
-	memcpy(&req, m->data, m->len < sizeof(req) ? m->len : sizeof(req));
+	size_t len;
+	/* Inline, or in the arena (shmr-perf large's calls). */
+	const void *q = shmr_msg_payload(ep, m, &len);
+
+	if (q)
+		memcpy(&req, q, len < sizeof(req) ? len : sizeof(req));
 	switch (req.op) {
 	case PERF_OP_PING:
 		ans.a = route;

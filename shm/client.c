@@ -43,6 +43,7 @@
 #include <rte_ring_elem.h>
 #include <rte_ring_peek.h>
 
+#include <shmr/arena_ops.h>
 #include <shmr/domain.h>
 #include <shmr/hist.h>
 #include <shmr/lane_copy.h>
@@ -91,6 +92,18 @@ struct shmr_endpoint {
 	 * for the calls that talk to the control plane (serialised). */
 	struct shmr_endpoint *next;
 	uint32_t mark_out, mark_high;
+	/* The arena (arena.h): where each class's next allocation starts
+	 * looking, and the buffers of the slots peeked and not released
+	 * yet, freed once their slots are (release_all()). */
+	uint32_t buf_cursor[SHMR_ARENA_MAX_CLASSES];
+	struct held_buf *held;
+	unsigned nheld;
+};
+
+/* A received slot's arena buffer, freed when the slot is released. */
+struct held_buf {
+	struct shmr_buf_ref r;
+	uint32_t from; /* the sender's endpoint slot, which holds it SENT */
 };
 
 /* ---- endpoints ------------------------------------------------------- */
@@ -131,10 +144,17 @@ static int endpoint_make(struct shmr_domain *d, struct shmr_pid pid,
 	ep->rx = malloc(RX_BURST_MAX * ss);
 	ep->backlog = malloc((size_t)ep->backlog_cap * ss);
 	ep->tx = malloc(RX_BURST_MAX * ss);
-	if (!ep->rx || !ep->backlog || !ep->tx) {
+	/* Every peeked slot is unreleased until release_all(), and there are
+	 * never more of those than the backlog can hold. */
+	ep->held = d->arena.nclasses
+			   ? malloc(ep->backlog_cap * sizeof(*ep->held))
+			   : NULL;
+	if (!ep->rx || !ep->backlog || !ep->tx ||
+	    (d->arena.nclasses && !ep->held)) {
 		free(ep->rx);
 		free(ep->backlog);
 		free(ep->tx);
+		free(ep->held);
 		free(ep);
 		return -ENOMEM;
 	}
@@ -283,6 +303,12 @@ static void release_all(struct shmr_endpoint *ep)
 			ep->unreleased[i] = 0;
 		}
 	}
+	/* After the slots: a death between the two leaves buffers no slot
+	 * refers to (reclaimable), never a slot whose buffer is gone. */
+	for (unsigned i = 0; i < ep->nheld; i++)
+		(void)shmr_arena_free_sent(&ep->d->arena, &ep->held[i].r,
+					   ep->held[i].from);
+	ep->nheld = 0;
 	ep->backlog_len = ep->backlog_pos = 0;
 	ep->backlog_given = 0;
 }
@@ -412,6 +438,7 @@ int shmr_endpoint_close(struct shmr_endpoint *ep)
 	free(ep->rx);
 	free(ep->backlog);
 	free(ep->tx);
+	free(ep->held);
 	free(ep);
 	return left;
 }
@@ -625,13 +652,21 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 	return (int)push(ep, 0, n);
 }
 
-int shmr_reply(struct shmr_endpoint *ep, const struct shmr_msg *req,
-	       int status, const void *data, size_t len)
+/* A reply to @p req may be sent: it is a call; @p status made negative. */
+static int reply_ok(const struct shmr_msg *req, int *status)
 {
 	if (req->kind != SHMR_KIND_CALL)
 		return -EINVAL;
-	if (status > 0)
-		status = -status;
+	if (*status > 0)
+		*status = -*status;
+	return 0;
+}
+
+int shmr_reply(struct shmr_endpoint *ep, const struct shmr_msg *req,
+	       int status, const void *data, size_t len)
+{
+	if (reply_ok(req, &status) < 0)
+		return -EINVAL;
 	return send_one(ep, SHMR_KIND_REPLY, SHMR_PRIO_NORMAL, req->from,
 			req->type, req->key, req->ref, status, data, len);
 }
@@ -781,6 +816,13 @@ static unsigned keep_sound(struct shmr_endpoint *ep, unsigned char *dst,
 		    s->len <= ss - SHMR_HDR_SIZE) {
 			if (a)
 				sojourn_add(ep, a, s, ss);
+			if ((s->flags & SHMR_F_ARENA) &&
+			    s->len == sizeof(struct shmr_buf_ref) &&
+			    ep->nheld < ep->backlog_cap && ep->held) {
+				memcpy(&ep->held[ep->nheld].r, s->data,
+				       sizeof(struct shmr_buf_ref));
+				ep->held[ep->nheld++].from = s->from.slot;
+			}
 			if (kept != j)
 				memcpy(dst + kept * ss, s, ss);
 			kept++;
@@ -949,23 +991,33 @@ int shmr_call(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 			      reply, cap, timeout_ms);
 }
 
-int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
-		   enum shmr_priority prio, uint32_t type, uint64_t key,
-		   const void *req, size_t len, void *reply, size_t cap,
-		   int timeout_ms)
+/* Copy a reply's payload (inline or in the arena) into @p reply. */
+static size_t reply_copy(struct shmr_endpoint *ep, const struct shmr_msg *m,
+			 void *reply, size_t cap, uint32_t *mlen)
+{
+	size_t len;
+	const void *p = shmr_msg_payload(ep, m, &len);
+	size_t n = len < cap ? len : cap;
+
+	*mlen = (uint32_t)len;
+	if (m->status == 0 && n)
+		memcpy(reply, p, n);
+	if (m->flags & SHMR_F_ARENA) {
+		struct shmr_buf_ref r;
+
+		memcpy(&r, m->data, sizeof(r));
+		(void)shmr_arena_free_sent(&ep->d->arena, &r, m->from.slot);
+	}
+	return n;
+}
+
+/* A call's wait for the reply to @p ref (sent). */
+static int call_wait(struct shmr_endpoint *ep, uint64_t ref, void *reply,
+		     size_t cap, int64_t deadline)
 {
 	size_t ss = ep->d->slot_size;
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
-	uint64_t ref = ++ep->next_ref;
 	int rc;
 
-	/* Nothing undelivered: the last burst was handled, release it. */
-	if (ep->backlog_len == 0 || ep->backlog_given)
-		release_all(ep);
-	rc = send_one(ep, SHMR_KIND_CALL, prio, to, type, key, ref, 0, req,
-		      len);
-	if (rc < 0)
-		return rc;
 	for (;;) {
 		unsigned room = ep->backlog_cap - ep->backlog_len;
 		unsigned char *dst = ep->backlog + (size_t)ep->backlog_len * ss;
@@ -973,7 +1025,6 @@ int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
 								 : RX_BURST_MAX);
 
 		int found = -1;
-		size_t n = 0;
 		int status = 0;
 		uint32_t mlen = 0;
 
@@ -987,11 +1038,8 @@ int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
 				continue;
 			if (m->ref == ref && found < 0) {
 				found = 1;
-				n = m->len < cap ? m->len : cap;
 				status = m->status;
-				mlen = m->len;
-				if (status == 0 && n)
-					memcpy(reply, m->data, n);
+				(void)reply_copy(ep, m, reply, cap, &mlen);
 			} else {
 				ep->stale_replies++;
 			}
@@ -1014,4 +1062,210 @@ int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
 		if (rc < 0)
 			return rc;
 	}
+}
+
+int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
+		   enum shmr_priority prio, uint32_t type, uint64_t key,
+		   const void *req, size_t len, void *reply, size_t cap,
+		   int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	uint64_t ref = ++ep->next_ref;
+	int rc;
+
+	/* Nothing undelivered: the last burst was handled, release it. */
+	if (ep->backlog_len == 0 || ep->backlog_given)
+		release_all(ep);
+	rc = send_one(ep, SHMR_KIND_CALL, prio, to, type, key, ref, 0, req,
+		      len);
+	if (rc < 0)
+		return rc;
+	return call_wait(ep, ref, reply, cap, deadline);
+}
+
+/* ---- the payload arena (arena.h) -------------------------------------- */
+
+#define BUF_REF(r) (((uint64_t)(r).cls << 56) | ((uint64_t)(r).index << 32) | (r).gen)
+
+/* @p buf as a reference to a buffer @p ep holds (WRITING); -EINVAL if not. */
+static int buf_held(struct shmr_endpoint *ep, const struct shmr_buf *buf,
+		    struct shmr_buf_ref *r)
+{
+	const struct shmr_arena_view *v = &ep->d->arena;
+
+	r->cls = (uint32_t)(buf->ref >> 56);
+	r->index = (uint32_t)(buf->ref >> 32) & 0xffffffu;
+	r->gen = (uint32_t)buf->ref;
+	r->len = 0;
+	if (!buf->data || r->cls >= v->nclasses ||
+	    r->index >= v->cls[r->cls].count ||
+	    atomic_load_explicit(shmr_arena_word(v, r->cls, r->index),
+				 memory_order_relaxed) !=
+		    shmr_buf_word(SHMR_BUF_WRITING, ep->pid.slot, r->gen))
+		return -EINVAL;
+	return 0;
+}
+
+static void buf_fill(struct shmr_endpoint *ep, const struct shmr_buf_ref *r,
+		     struct shmr_buf *buf)
+{
+	buf->data = shmr_arena_data(&ep->d->arena, r->cls, r->index);
+	buf->size = ep->d->arena.cls[r->cls].size;
+	buf->ref = BUF_REF(*r);
+}
+
+int shmr_buf_alloc(struct shmr_endpoint *ep, size_t size, struct shmr_buf *buf)
+{
+	const struct shmr_arena_view *v = &ep->d->arena;
+	int c = shmr_arena_class_for(v, size);
+	struct shmr_buf_ref r;
+
+	*buf = (struct shmr_buf){ NULL, 0, 0 };
+	if (c < 0)
+		return -SHMR_E_TOO_BIG;
+	if (shmr_arena_take(v, (uint32_t)c, ep->pid.slot,
+			    &ep->buf_cursor[c], &r) < 0) {
+		/* Relaxed: a figure for shmrctl status, on the failure path
+		 * only. */
+		atomic_fetch_add_explicit(
+			&shmr_arena_stats_of(v, (uint32_t)c)->alloc_failures, 1,
+			memory_order_relaxed);
+		return -SHMR_E_NO_BUFFER;
+	}
+	buf_fill(ep, &r, buf);
+	return 0;
+}
+
+int shmr_buf_release(struct shmr_endpoint *ep, struct shmr_buf *buf)
+{
+	struct shmr_buf_ref r;
+
+	if (buf_held(ep, buf, &r) < 0 ||
+	    !shmr_arena_move(&ep->d->arena, &r,
+			     shmr_buf_word(SHMR_BUF_WRITING, ep->pid.slot, r.gen),
+			     shmr_buf_word_free(r.gen)))
+		return -EINVAL;
+	*buf = (struct shmr_buf){ NULL, 0, 0 };
+	return 0;
+}
+
+/* Send @p buf's first @p len bytes as a slot of @p kind (normal
+ * priority): SENT before the enqueue, back to WRITING if it fails. */
+static int send_buf(struct shmr_endpoint *ep, uint8_t kind,
+		    struct shmr_pid to, uint32_t type, uint64_t key,
+		    uint64_t ref, int32_t status, struct shmr_buf *buf,
+		    size_t len)
+{
+	const struct shmr_arena_view *v = &ep->d->arena;
+	uint32_t me = ep->pid.slot;
+	struct shmr_buf_ref r;
+	struct shmr_msg *m = (struct shmr_msg *)ep->tx;
+
+	if (buf_held(ep, buf, &r) < 0 || len > buf->size)
+		return -EINVAL;
+	if (to.slot >= ep->d->max_endpoints)
+		return -SHMR_E_PROCESS_UNKNOWN;
+	r.len = (uint32_t)len;
+	if (!shmr_arena_move(v, &r, shmr_buf_word(SHMR_BUF_WRITING, me, r.gen),
+			     shmr_buf_word(SHMR_BUF_SENT, me, r.gen)))
+		return -EINVAL;
+	fill_slot(ep, m, kind, SHMR_PRIO_NORMAL, to, type, key, ref, status,
+		  &r, sizeof(r));
+	m->flags = SHMR_F_ARENA;
+	if (push(ep, 0, 1) != 1) {
+		(void)shmr_arena_move(v, &r,
+				      shmr_buf_word(SHMR_BUF_SENT, me, r.gen),
+				      shmr_buf_word(SHMR_BUF_WRITING, me, r.gen));
+		return -EAGAIN;
+	}
+	*buf = (struct shmr_buf){ NULL, 0, 0 };
+	return 0;
+}
+
+int shmr_send_buf(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
+		  uint64_t key, struct shmr_buf *buf, size_t len)
+{
+	return send_buf(ep, SHMR_KIND_SEND, to, type, key, 0, 0, buf, len);
+}
+
+int shmr_call_buf(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
+		  uint64_t key, struct shmr_buf *buf, size_t len, void *reply,
+		  size_t cap, int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	uint64_t ref = ++ep->next_ref;
+	int rc;
+
+	if (ep->backlog_len == 0 || ep->backlog_given)
+		release_all(ep);
+	rc = send_buf(ep, SHMR_KIND_CALL, to, type, key, ref, 0, buf, len);
+	if (rc < 0)
+		return rc;
+	return call_wait(ep, ref, reply, cap, deadline);
+}
+
+int shmr_reply_buf(struct shmr_endpoint *ep, const struct shmr_msg *req,
+		   int status, struct shmr_buf *buf, size_t len)
+{
+	if (reply_ok(req, &status) < 0)
+		return -EINVAL;
+	return send_buf(ep, SHMR_KIND_REPLY, req->from, req->type, req->key,
+			req->ref, status, buf, len);
+}
+
+/* @p m's reference, checked against our own copy of the classes. */
+static int msg_ref(struct shmr_endpoint *ep, const struct shmr_msg *m,
+		   struct shmr_buf_ref *r)
+{
+	const struct shmr_arena_view *v = &ep->d->arena;
+
+	if (m->len != sizeof(*r))
+		return -EINVAL;
+	memcpy(r, m->data, sizeof(*r));
+	if (r->cls >= v->nclasses || r->index >= v->cls[r->cls].count ||
+	    r->len > v->cls[r->cls].size || r->gen == 0)
+		return -EINVAL;
+	return 0;
+}
+
+const void *shmr_msg_payload(struct shmr_endpoint *ep,
+			     const struct shmr_msg *m, size_t *len)
+{
+	struct shmr_buf_ref r;
+	uint64_t w;
+
+	if (!(m->flags & SHMR_F_ARENA)) {
+		*len = m->len;
+		return m->data;
+	}
+	*len = 0;
+	if (msg_ref(ep, m, &r) < 0)
+		return NULL;
+	/* Acquire: pairs with the sender's release as it marked it SENT
+	 * (its writes into the buffer are visible). */
+	w = atomic_load_explicit(shmr_arena_word(&ep->d->arena, r.cls, r.index),
+				 memory_order_acquire);
+	if (shmr_buf_word_gen(w) != r.gen ||
+	    shmr_buf_word_state(w) == SHMR_BUF_FREE)
+		return NULL;
+	*len = r.len;
+	return shmr_arena_data(&ep->d->arena, r.cls, r.index);
+}
+
+int shmr_buf_keep(struct shmr_endpoint *ep, const struct shmr_msg *m,
+		  struct shmr_buf *buf)
+{
+	struct shmr_buf_ref r;
+
+	*buf = (struct shmr_buf){ NULL, 0, 0 };
+	/* The release at the next receive then finds it not SENT and
+	 * leaves it: every move expects the exact word. */
+	if (!(m->flags & SHMR_F_ARENA) || msg_ref(ep, m, &r) < 0 ||
+	    !shmr_arena_move(&ep->d->arena, &r,
+			     shmr_buf_word(SHMR_BUF_SENT, m->from.slot, r.gen),
+			     shmr_buf_word(SHMR_BUF_WRITING, ep->pid.slot,
+					   r.gen)))
+		return -EINVAL;
+	buf_fill(ep, &r, buf);
+	return 0;
 }

@@ -64,6 +64,7 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	d->max_endpoints = d->hdr->max_endpoints < SHMR_MAX_ENDPOINTS
 				   ? d->hdr->max_endpoints
 				   : SHMR_MAX_ENDPOINTS;
+	shmr_arena_view_init(&d->arena, d->base);
 	*out = d;
 	return 0;
 fail:

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <shmr/arena.h>
 #include <shmr/domain.h>
 #include <shmr/proto_client.h>
 
@@ -24,6 +25,8 @@ struct shmr_domain {
 	 * once); 0: the domain's senders do not stamp, so neither do we. */
 	uint64_t tsc_mult;
 	unsigned nendpoints;
+	/* Our copy of the payload arena's classes (arena.h), from attach. */
+	struct shmr_arena_view arena;
 	/* Only the control-socket calls use what follows: after the fields
 	 * the fast path reads, so those keep their place. */
 	/* The domain's identity (its two files), to tell a new control

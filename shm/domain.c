@@ -34,10 +34,21 @@
 int64_t shmr_layout_plan(const struct shmr_geometry *g,
 			 struct shmr_domain_hdr *h)
 {
+	return shmr_layout_plan_arena(g, NULL, h);
+}
+
+int64_t shmr_layout_plan_arena(const struct shmr_geometry *g,
+			       const struct shmr_arena_geo *a,
+			       struct shmr_domain_hdr *h)
+{
+	static const struct shmr_arena_geo none;
 	ssize_t ring;
 	uint64_t off, nlanes;
 
-	if (shmr_geometry_check(g, NULL) < 0)
+	if (!a)
+		a = &none;
+	if (shmr_geometry_check(g, NULL) < 0 ||
+	    shmr_arena_geo_check(a, NULL) < 0)
 		return -EINVAL;
 	ring = rte_ring_get_memsize_elem(g->slot_size, g->lane_size);
 	if (ring < 0)
@@ -79,6 +90,28 @@ int64_t shmr_layout_plan(const struct shmr_geometry *g,
 	h->lanes_off = off;
 	nlanes = (uint64_t)SHMR_MAX_ENDPOINTS * SHMR_LANES_PER_EP(g->nlcores);
 	off = ALIGN_UP(off + nlanes * h->lane_stride, 2u << 20);
+	/* The arena (arena.h), in the lanes part: every class's owner words,
+	 * then every class's buffers, each class on a page boundary. */
+	h->arena_nclasses = a->nclasses;
+	h->arena_off = off;
+	if (a->nclasses)
+		off = ALIGN_UP(off + SHMR_ARENA_MAX_CLASSES *
+					     sizeof(struct shmr_arena_stats),
+			       4096);
+	for (uint32_t i = 0; i < a->nclasses; i++) {
+		h->arena[i].size = a->cls[i].size;
+		h->arena[i].count = a->cls[i].count;
+		h->arena[i].words_off = off;
+		off = ALIGN_UP(off + (uint64_t)a->cls[i].count * 8u, 4096);
+	}
+	for (uint32_t i = 0; i < a->nclasses; i++) {
+		h->arena[i].data_off = off;
+		off = ALIGN_UP(off + (uint64_t)a->cls[i].count *
+					     a->cls[i].size,
+			       4096);
+	}
+	off = ALIGN_UP(off, 2u << 20);
+	h->arena_size = off - h->arena_off;
 	h->size = off;
 	return (int64_t)off;
 }
@@ -93,12 +126,18 @@ int shmr_lane_init(struct rte_ring *r, const char *name, uint32_t lane_size)
 int shmr_layout_init(void *base, const struct shmr_geometry *g,
 		     const char *name)
 {
+	return shmr_layout_init_arena(base, g, NULL, name);
+}
+
+int shmr_layout_init_arena(void *base, const struct shmr_geometry *g,
+			   const struct shmr_arena_geo *a, const char *name)
+{
 	struct shmr_domain_hdr plan, *h = shmr_hdr(base);
 	char rname[RTE_RING_NAMESIZE];
 	int64_t size;
 	int rc;
 
-	size = shmr_layout_plan(g, &plan);
+	size = shmr_layout_plan_arena(g, a, &plan);
 	if (size < 0)
 		return (int)size;
 	if (shmr_name_copy(plan.name, name) < 0)
@@ -127,6 +166,7 @@ int shmr_layout_check(const void *base, size_t map_size)
 	const struct shmr_domain_hdr *h = base;
 	struct shmr_domain_hdr plan;
 	struct shmr_geometry g;
+	struct shmr_arena_geo a;
 
 	if (map_size < sizeof(*h) || h->magic != SHMR_MAGIC)
 		return -SHMR_E_PROTO;
@@ -138,7 +178,11 @@ int shmr_layout_check(const void *base, size_t map_size)
 		return -SHMR_E_PROTO;
 	g = (struct shmr_geometry){ h->slot_size, h->lane_size, h->nlcores,
 				    h->poll_mode, h->spin_polls };
-	if (shmr_layout_plan(&g, &plan) != (int64_t)h->size ||
+	shmr_arena_geo_from(&a, h);
+	if (shmr_layout_plan_arena(&g, &a, &plan) != (int64_t)h->size ||
+	    plan.arena_off != h->arena_off ||
+	    plan.arena_size != h->arena_size ||
+	    memcmp(plan.arena, h->arena, sizeof(plan.arena)) != 0 ||
 	    h->size > map_size || plan.lanes_off != h->lanes_off ||
 	    plan.lane_stride != h->lane_stride || plan.ep_off != h->ep_off ||
 	    plan.spec_off != h->spec_off ||

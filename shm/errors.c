@@ -27,6 +27,7 @@ static const char *const shmr_error_names[] = {
 	[SHMR_E_NO_ENV - SHMR_E_BASE] = "not started by shmr-control (no SHMR_SOCKET/SHMR_ENDPOINT)",
 	[SHMR_E_NO_ROUTEES - SHMR_E_BASE] = "no routees",
 	[SHMR_E_CONTROL_LOST - SHMR_E_BASE] = "the control plane went away during the request; its outcome is unknown",
+	[SHMR_E_NO_BUFFER - SHMR_E_BASE] = "no free buffer in the arena's class for that size",
 };
 
 const char *shmr_strerror(int err)

@@ -3,8 +3,59 @@
  * here: the configuration loader links this alone.
  */
 #include <errno.h>
+#include <string.h>
 
 #include <shmr/geometry.h>
+
+static const char *arena_why(const struct shmr_arena_geo *g)
+{
+	uint64_t total = 0;
+
+	if (g->nclasses > SHMR_ARENA_MAX_CLASSES)
+		return "arena: at most 8 classes";
+	for (uint32_t i = 0; i < g->nclasses; i++) {
+		const struct shmr_arena_conf *c = &g->cls[i];
+
+		if (c->size < SHMR_ARENA_BUF_MIN || c->size > SHMR_ARENA_BUF_MAX ||
+		    (c->size & (c->size - 1)) != 0)
+			return "arena: a class's size must be a power of two "
+			       "from 64 bytes to 64M";
+		if (i && c->size <= g->cls[i - 1].size)
+			return "arena: classes must be listed by growing size, "
+			       "each size once";
+		if (c->count < 1 || c->count > SHMR_ARENA_COUNT_MAX)
+			return "arena: a class's count must be from 1 to 65536";
+		total += (uint64_t)c->size * c->count;
+	}
+	if (total > SHMR_ARENA_BYTES_MAX)
+		return "arena: more than 64G of buffers in all";
+	return NULL;
+}
+
+int shmr_arena_geo_check(const struct shmr_arena_geo *a, const char **why)
+{
+	const char *w = arena_why(a);
+
+	if (why)
+		*why = w;
+	return w ? -EINVAL : 0;
+}
+
+void shmr_arena_geo_from(struct shmr_arena_geo *a,
+			 const struct shmr_domain_hdr *h)
+{
+	uint32_t n = h->arena_nclasses;
+
+	/* A count beyond the table is kept as it is: the check refuses it. */
+	memset(a, 0, sizeof(*a));
+	a->nclasses = n;
+	if (n > SHMR_ARENA_MAX_CLASSES)
+		n = SHMR_ARENA_MAX_CLASSES;
+	for (uint32_t i = 0; i < n; i++) {
+		a->cls[i].size = h->arena[i].size;
+		a->cls[i].count = h->arena[i].count;
+	}
+}
 
 int shmr_geometry_check(const struct shmr_geometry *g, const char **why)
 {

@@ -71,11 +71,15 @@ enum shmr_priority {
  *  every one of its routees, whatever its logic (the flag stays set on
  *  each copy). */
 #define SHMR_F_BROADCAST 0x08u
+/** The payload is in the domain's payload arena, not in the slot: read it
+ *  with shmr_msg_payload() (set by shmr_send_buf(), shmr_call_buf() and
+ *  shmr_reply_buf(); the slot's own payload is then the reference). */
+#define SHMR_F_ARENA 0x10u
 /** Set by libshmr's send: the 8 bytes after the payload (data[len])
  *  hold the sender's clock, from which the receiver's libshmr
  *  records the message's sojourn (`shmrctl route` shows it).  Workers
  *  need not look at it. */
-#define SHMR_F_STAMPED 0x10u
+#define SHMR_F_STAMPED 0x20u
 
 /**
  * Management and special messages (Pekko's), by type, sent to a router at
@@ -160,6 +164,7 @@ enum shmr_error {
 	 *  request that changes something returns it; one that only reads is
 	 *  sent again once the control plane is back. */
 	SHMR_E_CONTROL_LOST,
+	SHMR_E_NO_BUFFER,       /**< the arena's class for that size is empty */
 	SHMR_E_LAST
 };
 
@@ -549,6 +554,120 @@ int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
  */
 int shmr_reply(struct shmr_endpoint *ep, const struct shmr_msg *req,
 	       int status, const void *data, size_t len);
+
+/**
+ * A buffer of the domain's payload arena (configuration: arena), for a
+ * payload larger than a slot: allocate it, write into data, send it.  The
+ * message then carries a reference; the buffer never moves, and the
+ * receiver reads it where it is.
+ */
+struct shmr_buf {
+	void *data;   /**< the buffer's bytes (NULL: none) */
+	size_t size;  /**< how many it holds (its class's size) */
+	uint64_t ref; /**< which buffer: libshmr's, not for the caller */
+};
+
+/**
+ * Allocate a buffer of at least @p size bytes from the smallest arena
+ * class that holds it.  Never blocks.
+ *
+ * Context:     the endpoint's thread (any call of its own: the buffer is
+ *              held by @p ep's endpoint slot).
+ * Concurrency: lock-free (one compare-and-swap of the buffer's owner word
+ *              in the domain); one thread per endpoint.
+ * Ownership:   @p buf is the caller's until it is sent (shmr_send_buf(),
+ *              shmr_call_buf(), shmr_reply_buf() return 0) or released
+ *              (shmr_buf_release()).
+ * Errors:      -SHMR_E_TOO_BIG (no class holds @p size: also when the
+ *              domain has no arena), -SHMR_E_NO_BUFFER (that class has no
+ *              free buffer now: retry when receivers have released some).
+ */
+int shmr_buf_alloc(struct shmr_endpoint *ep, size_t size, struct shmr_buf *buf);
+
+/**
+ * Give back a buffer this endpoint holds (allocated or kept, not sent).
+ *
+ * Context, Concurrency: as shmr_buf_alloc().
+ * Ownership:   @p buf is no longer the caller's (its data pointer must not
+ *              be used); it is cleared.
+ * Errors:      -EINVAL (not a buffer this endpoint holds).
+ */
+int shmr_buf_release(struct shmr_endpoint *ep, struct shmr_buf *buf);
+
+/**
+ * Send the first @p len bytes of @p buf, as shmr_send() does a payload.
+ * Nothing is copied: the message refers to the buffer.  Routed by every
+ * logic that sends one copy from the lanes (broadcast, scatter-gather,
+ * tail-chopping and balancing refuse it: -SHMR_E_NOT_ALLOWED to a call,
+ * a dead letter for a send).
+ * Consistent hashing by payload bytes hashes the reference, not the
+ * payload: route large messages by key.
+ *
+ * Context, Concurrency: as shmr_send().
+ * Ownership:   on 0 the buffer is the receiver's (@p buf is cleared); on
+ *              an error it stays the caller's, to send again or release.
+ * Errors:      -EAGAIN (lane full), -EINVAL (not a buffer this endpoint
+ *              holds, or @p len over its size), -SHMR_E_PROCESS_UNKNOWN
+ *              (as shmr_send()).
+ */
+int shmr_send_buf(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
+		  uint64_t key, struct shmr_buf *buf, size_t len);
+
+/**
+ * A call whose request is the first @p len bytes of @p buf (as
+ * shmr_send_buf()); the reply is as shmr_call()'s, copied into @p reply
+ * whether it came inline or in a buffer (which is then released).
+ *
+ * Context, Concurrency: as shmr_call().
+ * Ownership:   as shmr_send_buf() for @p buf.
+ * Errors:      as shmr_call(), and -EINVAL as shmr_send_buf().
+ */
+int shmr_call_buf(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
+		  uint64_t key, struct shmr_buf *buf, size_t len, void *reply,
+		  size_t cap, int timeout_ms);
+
+/**
+ * Answer the call @p req with the first @p len bytes of @p buf (as
+ * shmr_reply() with a payload; the caller's shmr_call() copies it out).
+ *
+ * Context, Concurrency: as shmr_reply().
+ * Ownership:   as shmr_send_buf() for @p buf.
+ * Errors:      as shmr_reply(), and -EINVAL as shmr_send_buf().
+ */
+int shmr_reply_buf(struct shmr_endpoint *ep, const struct shmr_msg *req,
+		   int status, struct shmr_buf *buf, size_t len);
+
+/**
+ * The payload of a received message @p m, inline or in the arena: one
+ * accessor for both.
+ *
+ * Context:     the receiving endpoint's thread.
+ * Concurrency: reads only; the reference is checked against this
+ *              process's own copy of the arena's classes and the owner
+ *              word's generation before any address is computed.
+ * Ownership:   the bytes stay valid as long as the message does (until the
+ *              next receive), or until shmr_buf_release() after
+ *              shmr_buf_keep().
+ * Returns:     a pointer to the bytes and their count in @p *len; NULL (and
+ *              0) when @p m refers to a buffer that is not sound (a slot a
+ *              peer forged or a reference to a buffer already freed).
+ */
+const void *shmr_msg_payload(struct shmr_endpoint *ep,
+			     const struct shmr_msg *m, size_t *len);
+
+/**
+ * Keep the arena buffer of a received message @p m past the next receive:
+ * the buffer becomes this endpoint's, as if allocated (it may be
+ * released, or sent on without a copy).
+ *
+ * Context, Concurrency: as shmr_buf_alloc(); @p m is a message the last
+ *              receive returned.
+ * Ownership:   on 0 @p buf is the caller's (data, size; the payload's
+ *              length is shmr_msg_payload()'s).
+ * Errors:      -EINVAL (@p m has no arena payload, or it is kept already).
+ */
+int shmr_buf_keep(struct shmr_endpoint *ep, const struct shmr_msg *m,
+		  struct shmr_buf *buf);
 
 /**
  * Register @p name for this endpoint in the domain's registry, so routers

@@ -36,6 +36,16 @@ int64_t shmr_layout_plan(const struct shmr_geometry *g,
 			 struct shmr_domain_hdr *h);
 
 /**
+ * As shmr_layout_plan(), with the payload arena @p a (NULL: none) at the
+ * end of the lanes part (<shmr/arena.h>).
+ *
+ * Errors: -EINVAL when @p g or @p a is not usable.
+ */
+int64_t shmr_layout_plan_arena(const struct shmr_geometry *g,
+			       const struct shmr_arena_geo *a,
+			       struct shmr_domain_hdr *h);
+
+/**
  * Initialise a zeroed mapping of shmr_layout_plan() bytes: header, endpoint
  * table, spec, every lane's ring.  The ready word is written last [R0].
  *
@@ -43,6 +53,11 @@ int64_t shmr_layout_plan(const struct shmr_geometry *g,
  */
 int shmr_layout_init(void *base, const struct shmr_geometry *g,
 		     const char *name);
+
+/** As shmr_layout_init(), with the payload arena @p a (NULL: none); its
+ *  owner words start free (the mapping is zeroed). */
+int shmr_layout_init_arena(void *base, const struct shmr_geometry *g,
+			   const struct shmr_arena_geo *a, const char *name);
 
 /**
  * Check a mapping's header before use: magic, version, ready [A0], size.
@@ -184,9 +199,12 @@ static inline int shmr_lane_geometry_valid(const struct rte_ring *r,
  *              consumer's release store of it (dequeue finish): once 0 is
  *              seen, the consumer is done with every slot.  Acquire on
  *              prod.tail pairs with the producer's release store.
+ * _at:         also gives the consumer tail the count starts from (the
+ *              slots [*from, *from + count) are published).
  */
-static inline int64_t shmr_lane_unconsumed(const struct rte_ring *r,
-					   uint32_t lane_size)
+static inline int64_t shmr_lane_unconsumed_at(const struct rte_ring *r,
+					      uint32_t lane_size,
+					      uint32_t *from)
 {
 	uint32_t ct, pt;
 
@@ -196,7 +214,16 @@ static inline int64_t shmr_lane_unconsumed(const struct rte_ring *r,
 	pt = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
 	if (pt - ct > lane_size - 1)
 		return -1;
+	*from = ct;
 	return (int64_t)(pt - ct);
+}
+
+static inline int64_t shmr_lane_unconsumed(const struct rte_ring *r,
+					   uint32_t lane_size)
+{
+	uint32_t ct;
+
+	return shmr_lane_unconsumed_at(r, lane_size, &ct);
 }
 
 /**

@@ -15,6 +15,12 @@
 
 #include <shmr/layout.h>
 
+/** One size class of the payload arena: @p count buffers of @p size. */
+struct shmr_arena_conf {
+	uint32_t size;  /* power of two, SHMR_ARENA_BUF_MIN..SHMR_ARENA_BUF_MAX */
+	uint32_t count; /* 1..SHMR_ARENA_COUNT_MAX */
+};
+
 /** Geometry a domain is created with. */
 struct shmr_geometry {
 	uint32_t slot_size;  /* multiple of 8, SHMR_SLOT_MIN..SHMR_SLOT_MAX */
@@ -23,6 +29,23 @@ struct shmr_geometry {
 	uint32_t poll_mode;  /* enum shmr_poll_mode */
 	uint32_t spin_polls; /* 0: default */
 };
+
+/** The payload arena a domain is created with: 0 classes (no arena), or
+ *  up to SHMR_ARENA_MAX_CLASSES of strictly growing sizes, at most
+ *  SHMR_ARENA_BYTES_MAX in all. */
+struct shmr_arena_geo {
+	uint32_t nclasses;
+	struct shmr_arena_conf cls[SHMR_ARENA_MAX_CLASSES];
+};
+
+/** 0 when @p a is usable, else -EINVAL; @p why gets a one-line reason.
+ *  Context: any; pure. */
+int shmr_arena_geo_check(const struct shmr_arena_geo *a, const char **why);
+
+/** The arena's classes of a header @p h into @p a (no check).
+ *  Context: any; pure. */
+void shmr_arena_geo_from(struct shmr_arena_geo *a,
+			 const struct shmr_domain_hdr *h);
 
 /** 0 when @p g is usable, else -EINVAL; @p why gets a one-line reason.
  *  Context: any; pure. */

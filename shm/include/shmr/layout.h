@@ -34,6 +34,10 @@
  *   | struct shmr_hist[N]       |  per endpoint: its receiver's sojourns
  *   +---------------------------+ lanes_off
  *   | lanes: N * (L + 2)        |  per endpoint: L inbound, 1 out, 1 out-high
+ *   +---------------------------+ arena_off   (only with an arena)
+ *   | struct shmr_arena_stats[C]|  per class: allocation failures
+ *   | per class: owner words,   |  arena.h: one 64-bit word per buffer,
+ *   | then its buffers          |  then the buffers (page aligned)
  *   +---------------------------+ size
  *
  * Who writes what:
@@ -83,10 +87,12 @@
  *   consistent-hash keys from the payload, hash modes, node prefix;
  *   8: counters: the lcores' busy polls, wake-ups and full inboxes, the
  *   endpoint owner's full outbound lanes (struct shmr_ep_peer.lane_full);
- *   9: sojourn stamps (SHMR_F_STAMPED, after the payload) and the
+ *   9: the payload arena (classes in the header, owner words and buffers
+ *   at the end of the lanes part);
+ *   10: sojourn stamps (SHMR_F_STAMPED, after the payload) and the
  *   endpoints' histograms (hist_off, tsc_hz)
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 9
+#define SHMR_LAYOUT_VERSION_DIGITS 10
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -105,6 +111,14 @@
 #define SHMR_SLOT_MAX 4096u
 #define SHMR_SLOT_DEFAULT 128u
 #define SHMR_LANE_DEFAULT 1024u /* entries per lane (power of two) */
+
+/* The payload arena (shm/include/shmr/arena.h): size classes, each a power
+ * of two of buffers, at most this many buffers per class and bytes in all. */
+#define SHMR_ARENA_MAX_CLASSES 8u
+#define SHMR_ARENA_BUF_MIN 64u
+#define SHMR_ARENA_BUF_MAX 67108864u /* 64 MiB */
+#define SHMR_ARENA_COUNT_MAX 65536u
+#define SHMR_ARENA_BYTES_MAX 68719476736ull /* 64 GiB, all classes */
 
 static_assert(sizeof(struct shmr_msg) == SHMR_HDR_SIZE, "slot header size");
 
@@ -272,6 +286,27 @@ enum shmr_poll_mode {
 #define SHMR_LANE_OUT_HIGH(nlcores) ((nlcores) + 1) /* high/max priority */
 #define SHMR_LANES_PER_EP(nlcores) ((nlcores) + 2)
 
+/*
+ * One size class of the payload arena, as the creator placed it (in the
+ * header, so in the daemons' part: peers read it, never write it).  Both
+ * offsets are from the domain's base and lie in the lanes part.
+ */
+struct shmr_arena_class {
+	uint32_t size;      /* bytes per buffer: a power of two */
+	uint32_t count;     /* buffers */
+	uint64_t words_off; /* count owner words (_Atomic uint64_t) */
+	uint64_t data_off;  /* count * size bytes of buffers */
+};
+
+/*
+ * Per class of the arena, in the lanes part (arena_off): what allocators
+ * count.  Peers write it (one relaxed add per failed allocation), so it is
+ * shown, never trusted.
+ */
+struct shmr_arena_stats {
+	alignas(SHMR_CACHE_LINE) _Atomic(uint64_t) alloc_failures;
+};
+
 struct shmr_domain_hdr {
 	uint64_t magic;
 	uint32_t layout_version;
@@ -313,6 +348,12 @@ struct shmr_domain_hdr {
 	 * lcores' bells, which endpoints ring, are in the lanes part
 	 * (bells_off). */
 	struct shmr_bell ctl_bell;
+	/* The payload arena: its classes (0: no arena) and where it lies
+	 * (the end of the lanes part).  Constant after creation. */
+	uint32_t arena_nclasses;
+	uint32_t arena_pad;
+	uint64_t arena_off, arena_size;
+	struct shmr_arena_class arena[SHMR_ARENA_MAX_CLASSES];
 };
 
 /*
@@ -323,7 +364,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 9u,
+static_assert(SHMR_LAYOUT_VERSION == 10u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

@@ -1,0 +1,251 @@
+/*
+ * Taking back a gone holder's arena buffers (the owner-word protocol is in
+ * shm/include/shmr/arena.h).
+ *
+ * Why nothing is freed while a slot still refers to it.  A buffer SENT by
+ * endpoint slot S is referred to only by slots S put into its outbound
+ * lanes (the dataplane checks that the sender holds it), and the dataplane
+ * moves such a slot only from there into an inbound lane: it copies the
+ * slot in and publishes it (prod.tail, release) before it releases it
+ * from the outbound lane (cons.tail).  S is gone and puts nothing new.
+ * So we read S's outbound lanes first, then every inbound lane: a slot
+ * that has left the outbound lanes when we read them was already in its
+ * inbound lane, where we read it next; from there it leaves only when its
+ * receiver releases it, and the receiver then frees the buffer itself (our
+ * CAS and its CAS expect the same word: one of them wins, the other finds
+ * it changed).  Slots are read from each lane's consumer tail, so a slot
+ * received and not yet released (a worker's burst, redelivered if that
+ * worker dies) still counts.  A lane whose indices are not sound is not
+ * walked: then every SENT buffer is kept (a leak is the safe side).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ring.h>
+
+#include <shmr/arena.h>
+#include <shmr/domain.h>
+
+#include "arena.h"
+#include "control_internal.h"
+#include "format.h"
+
+static void view_of(const struct shmr_ctl_domain *d, struct shmr_arena_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->base = d->base;
+	v->nclasses = d->geo.arena_nclasses <= SHMR_ARENA_MAX_CLASSES
+			      ? d->geo.arena_nclasses
+			      : 0;
+	v->stats_off = d->geo.arena_off;
+	memcpy(v->cls, d->geo.arena, sizeof(v->cls));
+}
+
+void shmr_ctl_arena_status(struct shmr_ctl_domain *d, struct shmr_ctl_kv *kv)
+{
+	struct shmr_arena_view v;
+	char key[64], size[16];
+
+	view_of(d, &v);
+	for (uint32_t c = 0; c < v.nclasses; c++) {
+		uint32_t sz = v.cls[c].size, used = shmr_arena_in_use(&v, c);
+
+		if (sz >= (1u << 20) && sz % (1u << 20) == 0)
+			snprintf(size, sizeof(size), "%uM", sz >> 20);
+		else if (sz >= 1024 && sz % 1024 == 0)
+			snprintf(size, sizeof(size), "%uK", sz >> 10);
+		else
+			snprintf(size, sizeof(size), "%u", sz);
+		snprintf(key, sizeof(key), "arena:%s:count", size);
+		shmr_ctl_kv_add(kv, key, "%" PRIu32, v.cls[c].count);
+		snprintf(key, sizeof(key), "arena:%s:free", size);
+		shmr_ctl_kv_add(kv, key, "%" PRIu32, v.cls[c].count - used);
+		snprintf(key, sizeof(key), "arena:%s:in_use", size);
+		shmr_ctl_kv_add(kv, key, "%" PRIu32, used);
+		snprintf(key, sizeof(key), "arena:%s:reclaimed", size);
+		shmr_ctl_kv_add(kv, key, "%" PRIu64, d->arena_reclaimed_cls[c]);
+		/* Relaxed: a figure peers add to, shown as it is. */
+		snprintf(key, sizeof(key), "arena:%s:alloc_failures", size);
+		shmr_ctl_kv_add(kv, key, "%" PRIu64,
+				atomic_load_explicit(
+					&shmr_arena_stats_of(&v, c)->alloc_failures,
+					memory_order_relaxed));
+	}
+}
+
+/* Call @p fn on every arena reference of a slot in lane @p r, from its
+ * consumer tail to its producer tail.  -1: the lane cannot be walked. */
+static int lane_refs(const struct shmr_ctl_domain *d, const struct rte_ring *r,
+		     void (*fn)(void *arg, const struct shmr_msg *m,
+				const struct shmr_buf_ref *ref),
+		     void *arg)
+{
+	uint32_t ls = d->geo.lane_size, ss = d->geo.slot_size, mask = ls - 1;
+	const unsigned char *slots = (const unsigned char *)(r + 1);
+	uint32_t ct = 0;
+	/* Acquire inside: the slots below prod.tail are written. */
+	int64_t n = shmr_lane_unconsumed_at(r, ls, &ct);
+
+	if (n < 0)
+		return -1;
+	for (uint32_t i = ct; i != ct + (uint32_t)n; i++) {
+		const struct shmr_msg *m =
+			(const struct shmr_msg *)(slots +
+						  (uint64_t)(i & mask) * ss);
+		struct shmr_buf_ref ref;
+
+		if (!(m->flags & SHMR_F_ARENA) || m->len != sizeof(ref))
+			continue;
+		memcpy(&ref, m->data, sizeof(ref));
+		fn(arg, m, &ref);
+	}
+	return 0;
+}
+
+struct sent {
+	struct shmr_buf_ref *refs; /* SENT by the holder (gen, cls, index) */
+	unsigned char *seen;
+	unsigned n;
+	uint32_t holder;
+};
+
+static void mark_seen(void *arg, const struct shmr_msg *m,
+		      const struct shmr_buf_ref *ref)
+{
+	struct sent *s = arg;
+
+	if (m->from.slot != s->holder)
+		return;
+	for (unsigned i = 0; i < s->n; i++)
+		if (s->refs[i].cls == ref->cls &&
+		    s->refs[i].index == ref->index &&
+		    s->refs[i].gen == ref->gen)
+			s->seen[i] = 1;
+}
+
+/* Walk every lane (the holder's outbound ones first); -1 if one cannot
+ * be walked. */
+static int walk_all(const struct shmr_ctl_domain *d, struct sent *s)
+{
+	uint32_t nl = d->geo.nlcores;
+	int rc = 0;
+
+	for (uint32_t l = SHMR_LANE_OUT(nl); l <= SHMR_LANE_OUT_HIGH(nl); l++)
+		rc |= lane_refs(d, shmr_ctl_dom_lane(d, s->holder, l),
+				mark_seen, s);
+	for (uint32_t e = 0; e < SHMR_MAX_ENDPOINTS; e++)
+		for (uint32_t l = 0; l < nl; l++)
+			rc |= lane_refs(d, shmr_ctl_dom_lane(d, e, l),
+					mark_seen, s);
+	return rc;
+}
+
+unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
+{
+	struct shmr_arena_view v;
+	struct sent s = { NULL, NULL, 0, slot };
+	unsigned freed = 0, cap = 0, kept = 0;
+
+	view_of(d, &v);
+	if (!v.nclasses || slot >= SHMR_MAX_ENDPOINTS)
+		return 0;
+	for (uint32_t c = 0; c < v.nclasses; c++) {
+		for (uint32_t i = 0; i < v.cls[c].count; i++) {
+			uint64_t w = atomic_load_explicit(
+				shmr_arena_word(&v, c, i),
+				memory_order_relaxed);
+			struct shmr_buf_ref r = { c, i, shmr_buf_word_gen(w), 0 };
+
+			if (w == shmr_buf_word(SHMR_BUF_WRITING, slot, r.gen)) {
+				/* Never sent: nobody else refers to it. */
+				if (shmr_arena_move_word(&v, &r, w)) {
+					freed++;
+					d->arena_reclaimed_cls[c]++;
+				}
+				continue;
+			}
+			if (w != shmr_buf_word(SHMR_BUF_SENT, slot, r.gen))
+				continue;
+			if (s.n == cap) {
+				void *a = realloc(s.refs, (cap ? cap * 2 : 64) *
+							     sizeof(*s.refs));
+
+				if (!a)
+					break; /* the rest stays: a leak */
+				s.refs = a;
+				cap = cap ? cap * 2 : 64;
+			}
+			s.refs[s.n++] = r;
+		}
+	}
+	if (s.n) {
+		s.seen = calloc(s.n, 1);
+		if (s.seen && walk_all(d, &s) == 0) {
+			for (unsigned i = 0; i < s.n; i++) {
+				if (s.seen[i]) {
+					kept++;
+					continue;
+				}
+				if (shmr_arena_free_sent(&v, &s.refs[i],
+							 slot)) {
+					freed++;
+					d->arena_reclaimed_cls[s.refs[i].cls]++;
+				}
+			}
+		}
+	}
+	free(s.refs);
+	free(s.seen);
+	if (freed) {
+		shmr_ctl_log("endpoint %u: %u arena buffer(s) reclaimed (%u "
+			     "still in lanes, kept for their receivers)",
+			     slot, freed, kept);
+	}
+	return freed;
+}
+
+struct drop {
+	const struct shmr_arena_view *v;
+	struct shmr_ctl_domain *d;
+	unsigned freed;
+};
+
+static void free_ref(void *arg, const struct shmr_msg *m,
+		     const struct shmr_buf_ref *ref)
+{
+	struct drop *x = arg;
+
+	if (shmr_arena_free_sent(x->v, ref, m->from.slot)) {
+		x->freed++;
+		x->d->arena_reclaimed_cls[ref->cls]++;
+	}
+}
+
+unsigned shmr_ctl_arena_drop_lane(struct shmr_ctl_domain *d,
+				  const struct rte_ring *r)
+{
+	struct shmr_arena_view v;
+	struct drop x = { &v, d, 0 };
+
+	view_of(d, &v);
+	if (v.nclasses)
+		(void)lane_refs(d, r, free_ref, &x);
+	return x.freed;
+}
+
+unsigned shmr_ctl_arena_drop_lanes(struct shmr_ctl_domain *d, uint32_t slot)
+{
+	struct drop x = { NULL, d, 0 };
+
+	if (slot >= SHMR_MAX_ENDPOINTS)
+		return 0;
+	for (uint32_t l = 0; l < SHMR_LANES_PER_EP(d->geo.nlcores); l++)
+		x.freed += shmr_ctl_arena_drop_lane(
+			d, shmr_ctl_dom_lane(d, slot, l));
+	if (x.freed) {
+		shmr_ctl_log("endpoint %u: %u arena buffer(s) of slots left in "
+			     "its lanes freed", slot, x.freed);
+	}
+	return x.freed;
+}

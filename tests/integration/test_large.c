@@ -1,0 +1,455 @@
+/*
+ * Large messages through the payload arena (issue 15, step 1), against
+ * the real appliance: shmr-control, the dataplane and shmr-large-worker
+ * routes (tests/workers/large_worker.c), which give every payload back
+ * byte for byte.  Checked from outside, as a user would:
+ *
+ *   sizes        a call with a buffer of every size from 1 to 300 bytes
+ *                and around every power of two up to the largest class
+ *                (1 MiB), through each logic that sends one copy
+ *                (round-robin, random, smallest-mailbox, consistent-hash):
+ *                the reply (inline when it fits a slot, else
+ *                in the worker's own buffer) is the request, byte for
+ *                byte; sends come back without a copy (the worker keeps
+ *                the buffer and sends it on); afterwards every buffer is
+ *                free again
+ *   shared       broadcast, scatter-gather and balancing refuse a buffer (a
+ *                call gets SHMR_E_NOT_ALLOWED, a send is dead-lettered), and
+ *                the buffer is free again
+ *   forged       slots with a bad class, index, generation or owner put
+ *                straight into our outbound lane: each dropped and
+ *                counted by the dataplane, both daemons the same
+ *                processes, a real call still answered
+ *   exhaustion   an empty class gives SHMR_E_NO_BUFFER at once; it
+ *                recovers as the receiver (here: us) releases; shmrctl
+ *                status shows each class's count, free, in use, reclaimed
+ *                and allocation failures as they are
+ *   adoption     the control plane killed and started again: the adopted
+ *                domain keeps its arena (classes, a buffer we hold), large
+ *                calls go on meanwhile and after
+ *   config       a class that is not a power of two is refused by --check
+ *                with a one-line error naming the field
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include <shmr/arena.h>
+#include <shmr/domain.h>
+
+#include "shmr_test_app.h"
+#include "client_checks.h"
+#include "large_buf.h"
+
+#define CALL_MS 10000
+#define BIG (1u << 20) /* the largest class */
+
+#define ARENA_CONF "arena = { classes = [ \"4K:16\", \"64K:16\", \"1M:4\" ]; };\n"
+#define POOL(name, logic)                                                    \
+	"  { name = \"" name "\"; behaviour = \"" logic "\";\n"              \
+	"    pool = { size = 2; program = \"shmr-large-worker\"; }; },\n"
+
+static const char *const one_copy[] = { "rr", "rnd", "sm", "ch" };
+
+static const char conf[] =
+	ARENA_CONF
+	"routers = (\n"
+	POOL("rr", "round-robin")
+	POOL("rnd", "random")
+	POOL("sm", "smallest-mailbox")
+	POOL("ch", "consistent-hash")
+	POOL("bal", "balancing")
+	POOL("bc", "broadcast")
+	"  { name = \"sg\"; behaviour = \"scatter-gather\"; within_ms = 2000;\n"
+	"    pool = { size = 2; program = \"shmr-large-worker\"; }; }\n"
+	");\n";
+
+struct ctx {
+	struct shmr_test_client c;
+	struct shmr_arena_view v;
+	unsigned char *want, *got;
+};
+
+static int group_setup(void **state)
+{
+	struct ctx *x = client_ctx_start(sizeof(*x), "large", conf, 0);
+
+	shmr_arena_view_init(&x->v, x->c.base);
+	x->want = malloc(BIG);
+	x->got = malloc(BIG);
+	assert_non_null(x->want);
+	assert_non_null(x->got);
+	*state = x;
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	struct ctx *x = *state;
+
+	free(x->want);
+	free(x->got);
+	client_ctx_stop(x);
+	return 0;
+}
+
+static void fill(unsigned char *p, size_t len, unsigned seed)
+{
+	uint32_t s = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		s = s * 1103515245u + 12345u;
+		p[i] = (unsigned char)(s >> 16);
+	}
+}
+
+static uint32_t in_use(const struct ctx *x)
+{
+	return shmr_arena_in_use_all(&x->v);
+}
+
+static int arena_empty(void *arg)
+{
+	return in_use(arg) == 0;
+}
+
+/* Every buffer is free again (the workers release theirs at their next
+ * receive: a liveness bound, not a figure). */
+static void assert_arena_free(struct ctx *x)
+{
+	if (!shmr_test_wait(arena_empty, x, 10000))
+		fail_msg("%u arena buffers still in use", in_use(x));
+}
+
+
+/* One call of @p len bytes through @p router, byte for byte back. */
+static void call_size(struct ctx *x, const char *router, struct shmr_pid to,
+		      size_t len)
+{
+	struct shmr_buf b;
+	int rc;
+
+	assert_int_equal(large_alloc_wait(x->c.ep, len, &b), 0);
+	assert_true(b.size >= len);
+	fill(x->want, len, (unsigned)len);
+	memcpy(b.data, x->want, len);
+	rc = shmr_call_buf(x->c.ep, to, 1, len * 7919u, &b, len, x->got, BIG,
+			   CALL_MS);
+	if (rc != (int)len)
+		fail_msg("%s: %zu bytes: call returned %d (%s)", router, len,
+			 rc, rc < 0 ? shmr_strerror(rc) : "short");
+	if (memcmp(x->got, x->want, len) != 0)
+		fail_msg("%s: %zu bytes: the reply differs", router, len);
+}
+
+static void test_sizes(void **state)
+{
+	struct ctx *x = *state;
+
+	for (size_t r = 0; r < sizeof(one_copy) / sizeof(one_copy[0]); r++) {
+		struct shmr_pid to = client_lookup(&x->c, one_copy[r]);
+
+		for (size_t len = 1; len <= 300; len++)
+			call_size(x, one_copy[r], to, len);
+		for (size_t p = 512; p <= BIG; p <<= 1) {
+			call_size(x, one_copy[r], to, p - 1);
+			call_size(x, one_copy[r], to, p);
+			if (p < BIG)
+				call_size(x, one_copy[r], to, p + 1);
+		}
+	}
+	assert_arena_free(x);
+}
+
+static void test_sends_come_back(void **state)
+{
+	struct ctx *x = *state;
+	static const size_t sizes[] = { 1, 100, 4096, 4097, 65536, 300000, BIG };
+	struct shmr_pid to = client_lookup(&x->c, "rr");
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		const struct shmr_msg *m;
+		struct shmr_buf b;
+		const void *p;
+		size_t len;
+		int n;
+
+		assert_int_equal(large_alloc_wait(x->c.ep, sizes[i], &b), 0);
+		fill(b.data, sizes[i], 1000 + (unsigned)i);
+		assert_int_equal(shmr_send_buf(x->c.ep, to, 2, i, &b, sizes[i]),
+				 0);
+		assert_null(b.data); /* the buffer is no longer ours */
+		n = shmr_recv_burst(x->c.ep, &m, 1, CALL_MS);
+		assert_int_equal(n, 1);
+		assert_true(m->flags & SHMR_F_ARENA);
+		assert_int_equal(m->key, i);
+		p = shmr_msg_payload(x->c.ep, m, &len);
+		assert_non_null(p);
+		assert_int_equal(len, sizes[i]);
+		fill(x->want, sizes[i], 1000 + (unsigned)i);
+		if (memcmp(p, x->want, len) != 0)
+			fail_msg("send of %zu bytes came back different", len);
+	}
+	/* The last one is released by the next receive. */
+	assert_true(in_use(x) >= 1);
+	{
+		const struct shmr_msg *m;
+
+		assert_int_equal(shmr_recv_burst(x->c.ep, &m, 1, 0), 0);
+	}
+	assert_arena_free(x);
+}
+
+static void test_shared_copies_refused(void **state)
+{
+	struct ctx *x = *state;
+	const char *const routers[] = { "sg", "bal" };
+	struct shmr_buf b;
+	int rc;
+
+	for (size_t r = 0; r < sizeof(routers) / sizeof(routers[0]); r++) {
+		assert_int_equal(shmr_buf_alloc(x->c.ep, 10000, &b), 0);
+		rc = shmr_call_buf(x->c.ep, client_lookup(&x->c, routers[r]),
+				   1, 0, &b, 10000, x->got, BIG, CALL_MS);
+		assert_int_equal(rc, -SHMR_E_NOT_ALLOWED);
+	}
+	/* A send in a buffer to a broadcast pool: a dead letter, its buffer
+	 * freed. */
+	assert_int_equal(shmr_buf_alloc(x->c.ep, 10000, &b), 0);
+	assert_int_equal(shmr_send_buf(x->c.ep, client_lookup(&x->c, "bc"), 1,
+				       0, &b, 10000),
+			 0);
+	assert_arena_free(x);
+}
+
+static uint64_t bad_count(struct ctx *x)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < shmr_hdr(x->c.base)->nlcores; i++)
+		n += atomic_load_explicit(&shmr_stats_of(x->c.base, i)->bad,
+					  memory_order_relaxed);
+	return n;
+}
+
+struct bad_wait {
+	struct ctx *x;
+	uint64_t want;
+};
+
+static int bad_reached(void *arg)
+{
+	struct bad_wait *w = arg;
+
+	return bad_count(w->x) >= w->want;
+}
+
+static void test_forged_references(void **state)
+{
+	struct ctx *x = *state;
+	struct shmr_pid me = shmr_endpoint_pid(x->c.ep);
+	struct shmr_pid to = client_lookup(&x->c, "rr");
+	struct shmr_domain_hdr *h = shmr_hdr(x->c.base);
+	struct rte_ring *out = shmr_lane_at(x->c.base, me.slot,
+					    SHMR_LANE_OUT(h->nlcores));
+	uint64_t slot[SHMR_SLOT_MAX / 8];
+	struct shmr_msg *m = (struct shmr_msg *)slot;
+	struct shmr_buf_ref forged[4];
+	struct shmr_buf mine;
+	struct bad_wait w = { x, 0 };
+	uint64_t bad0 = bad_count(x), slots0;
+	char ans[4096];
+	long long dp0;
+
+	assert_int_equal(shmr_test_ctl(&x->c.app, "STATUS", ans, sizeof(ans)),
+			 0);
+	dp0 = shmr_test_value(ans, "dataplane_pid");
+	slots0 = atomic_load_explicit(&shmr_ep_at(x->c.base, me.slot)->bad_slots,
+				      memory_order_relaxed);
+	/* A buffer we hold (WRITING, not sent): its reference is sound in
+	 * range and generation, but not SENT by us. */
+	assert_int_equal(shmr_buf_alloc(x->c.ep, 100, &mine), 0);
+	forged[0] = (struct shmr_buf_ref){ 7, 0, 1, 10 };         /* class */
+	forged[1] = (struct shmr_buf_ref){ 0, 1000000, 1, 10 };   /* index */
+	forged[2] = (struct shmr_buf_ref){ 0, (uint32_t)(mine.ref >> 32) & 0xffffffu,
+					   (uint32_t)mine.ref + 5, 10 }; /* gen */
+	forged[3] = (struct shmr_buf_ref){ 0, (uint32_t)(mine.ref >> 32) & 0xffffffu,
+					   (uint32_t)mine.ref, 10 };  /* owner */
+	for (int i = 0; i < 4; i++) {
+		memset(slot, 0, sizeof(slot));
+		m->kind = SHMR_KIND_SEND;
+		m->flags = SHMR_F_ARENA;
+		m->type = 1;
+		m->from = me;
+		m->to = to;
+		m->len = sizeof(forged[i]);
+		memcpy(m->data, &forged[i], sizeof(forged[i]));
+		assert_int_equal(rte_ring_enqueue_burst_elem(out, slot,
+							     h->slot_size, 1,
+							     NULL),
+				 1);
+	}
+	shmr_bell_ring(shmr_lcore_bell(x->c.base, me.slot % h->nlcores));
+	w.want = bad0 + 4;
+	assert_true(shmr_test_wait(bad_reached, &w, 10000));
+	assert_int_equal(bad_count(x), bad0 + 4);
+	assert_int_equal(atomic_load_explicit(
+				 &shmr_ep_at(x->c.base, me.slot)->bad_slots,
+				 memory_order_relaxed),
+			 slots0 + 4);
+	/* Nothing was freed on the strength of a forged slot. */
+	assert_int_equal(shmr_buf_release(x->c.ep, &mine), 0);
+	/* Both daemons are the same processes, and a call is answered. */
+	assert_int_equal(shmr_test_ctl(&x->c.app, "STATUS", ans, sizeof(ans)),
+			 0);
+	assert_int_equal(shmr_test_value(ans, "dataplane_pid"), dp0);
+	assert_true(shmr_test_pid_alive(x->c.app.control));
+	call_size(x, "rr", to, 70000);
+	assert_arena_free(x);
+}
+
+static long long status(struct ctx *x, const char *key)
+{
+	char ans[8192];
+
+	assert_int_equal(shmr_test_ctl(&x->c.app, "STATUS", ans, sizeof(ans)),
+			 0);
+	return shmr_test_value(ans, key);
+}
+
+static int inbox_has_four(void *arg)
+{
+	struct ctx *x = arg;
+	struct shmr_domain_hdr *h = shmr_hdr(x->c.base);
+	struct shmr_pid me = shmr_endpoint_pid(x->c.ep);
+	int64_t n = 0;
+
+	for (uint32_t i = 0; i < h->nlcores; i++)
+		n += shmr_lane_unconsumed(shmr_lane_at(x->c.base, me.slot, i),
+					  h->lane_size);
+	return n >= 4;
+}
+
+static void test_exhaustion(void **state)
+{
+	struct ctx *x = *state;
+	struct shmr_pid to = client_lookup(&x->c, "rr");
+	struct shmr_buf b[4], extra;
+	const struct shmr_msg *msgs[4];
+	int got = 0;
+
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(shmr_buf_alloc(x->c.ep, BIG, &b[i]), 0);
+	/* Empty: an error at once, never a wait. */
+	assert_int_equal(shmr_buf_alloc(x->c.ep, BIG, &extra),
+			 -SHMR_E_NO_BUFFER);
+	assert_int_equal(shmr_buf_alloc(x->c.ep, BIG + 1, &extra),
+			 -SHMR_E_TOO_BIG);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(shmr_send_buf(x->c.ep, to, 3, i, &b[i], 64), 0);
+	/* They come back to us (all four in our inbox, then one receive);
+	 * while we hold them the class stays empty. */
+	assert_true(shmr_test_wait(inbox_has_four, x, CALL_MS));
+	got = shmr_recv_burst(x->c.ep, msgs, 4, CALL_MS);
+	assert_int_equal(got, 4);
+	for (int i = 0; i < 4; i++) {
+		size_t len;
+
+		assert_non_null(shmr_msg_payload(x->c.ep, msgs[i], &len));
+		assert_int_equal(len, 64);
+	}
+	assert_int_equal(shmr_buf_alloc(x->c.ep, BIG, &extra),
+			 -SHMR_E_NO_BUFFER);
+	/* shmrctl status shows it: all four in use, two failures. */
+	assert_int_equal(status(x, "arena:1M:count"), 4);
+	assert_int_equal(status(x, "arena:1M:in_use"), 4);
+	assert_int_equal(status(x, "arena:1M:free"), 0);
+	assert_int_equal(status(x, "arena:1M:alloc_failures"), 2);
+	/* Our next receive releases them: the class recovers. */
+	assert_int_equal(shmr_recv_burst(x->c.ep, msgs, 1, 0), 0);
+	assert_int_equal(shmr_buf_alloc(x->c.ep, BIG, &extra), 0);
+	assert_int_equal(shmr_buf_release(x->c.ep, &extra), 0);
+	assert_arena_free(x);
+	assert_int_equal(status(x, "arena:1M:free"), 4);
+	assert_int_equal(status(x, "arena:64K:in_use"), 0);
+	assert_int_equal(status(x, "arena:4K:reclaimed"), 0);
+}
+
+/* kill -9 the control plane and start it again: the adopted domain keeps
+ * its arena (the same classes, the buffers where they were, a buffer we
+ * hold still ours), and large calls go on. */
+static void test_adopted_keeps_arena(void **state)
+{
+	struct ctx *x = *state;
+	struct shmr_pid to = client_lookup(&x->c, "rr");
+	long long dp = status(x, "dataplane_pid");
+	struct shmr_buf held;
+
+	assert_int_equal(shmr_buf_alloc(x->c.ep, 3000, &held), 0);
+	fill(held.data, 3000, 77);
+	assert_int_equal(shmr_test_app_kill_control(&x->c.app), 0);
+	/* Nobody manages the domain now: large calls still go through. */
+	call_size(x, "rr", to, 200000);
+	assert_int_equal(shmr_test_app_restart_control(&x->c.app, 0), 0);
+	assert_int_equal(status(x, "dataplane_pid"), dp);
+	assert_int_equal(status(x, "arena:4K:count"), 16);
+	assert_int_equal(status(x, "arena:1M:count"), 4);
+	assert_int_equal(status(x, "arena:4K:in_use"), 1); /* ours */
+	/* The buffer we held across the restart is still ours to send. */
+	fill(x->want, 3000, 77);
+	{
+		int rc = shmr_call_buf(x->c.ep, to, 1, 0, &held, 3000, x->got,
+				       BIG, CALL_MS);
+
+		assert_int_equal(rc, 3000);
+		assert_memory_equal(x->got, x->want, 3000);
+	}
+	call_size(x, "rr", to, BIG);
+	assert_arena_free(x);
+}
+
+static void test_config_refused(void **state)
+{
+	char dir[] = "/tmp/shmr-large-XXXXXX", out[2048];
+	const char *path;
+	int rc;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	path = shmr_test_write_conf(dir, "bad.conf",
+				    "arena = { classes = [ \"3K:4\" ]; };\n"
+				    "routers = ( { name = \"r\"; behaviour = \"round-robin\";\n"
+				    "  pool = { size = 1; program = \"shmr-large-worker\"; }; } );\n");
+	rc = shmr_test_run_control(path, dir, "--check", out, sizeof(out));
+	assert_int_not_equal(rc, 0);
+	if (!strstr(out, "arena.classes.[0]") || !strstr(out, "power of two"))
+		fail_msg("--check said: %s", out);
+}
+
+int main(void)
+{
+	static const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_sends_come_back),
+		cmocka_unit_test(test_shared_copies_refused),
+		cmocka_unit_test(test_forged_references),
+		cmocka_unit_test(test_exhaustion),
+		cmocka_unit_test(test_adopted_keeps_arena),
+		cmocka_unit_test(test_config_refused),
+	};
+
+	return cmocka_run_group_tests_name("large", tests, group_setup,
+					   group_teardown);
+}

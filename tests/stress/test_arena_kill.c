@@ -1,0 +1,307 @@
+/*
+ * The payload arena under kill -9 (issue 15, step 2): numbered messages
+ * in arena buffers stream from three sender processes through a
+ * round-robin router to two recording workers (shmr-test-worker
+ * --record), while the test kills, 1,000 times in all (SHMR_ARENA_KILLS
+ * to change it): a sender (mostly while it writes or sends: it does
+ * nothing else), a worker (while it holds its burst's buffers) and, one
+ * kill in fifty, the dataplane.  A killed sender is started again from
+ * the last send that returned 0 (it wrote that into shared memory), so
+ * every key is accepted at least once.
+ *
+ * Afterwards every key has reached a worker at least once, and every
+ * arena buffer is free again: occupancy back to its start (0), nothing
+ * leaked by a death at any instruction.  A worker records a key only when
+ * its buffer is sound and begins with the key (shmr-test-worker), so a
+ * buffer freed while a slot still referred to it, and reused, would show
+ * as a key never received.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <shmr/arena.h>
+#include <shmr/domain.h>
+#include <shmr/proto.h>
+
+#include "shmr_test_app.h"
+
+#define SENDERS 3u
+#define PER_SENDER 40000u
+#define N (SENDERS * PER_SENDER)
+
+struct ctx {
+	struct shmr_test_client cl;
+	struct shmr_arena_view v;
+	unsigned char *rec;
+	char recpath[300];
+	/* Per sender: the next key to send (written by the sender after
+	 * each send that returned 0), and its process. */
+	_Atomic(uint32_t) *next;
+	pid_t sender[SENDERS];
+	unsigned kills[3];
+};
+
+static void pause_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* A sender process: keys [next, end) of its range, each in a buffer of
+ * 100 or 5000 bytes (the 4K and 64K classes) holding the key. */
+static void sender_main(struct ctx *c, unsigned i)
+{
+	struct shmr_domain *d;
+	struct shmr_endpoint *ep;
+	struct shmr_pid to;
+	uint32_t end = (i + 1) * PER_SENDER;
+
+	int rc = 0;
+
+	/* The dataplane may be restarting (killed by the test): open waits
+	 * a bounded while for it, and is tried again. */
+	for (int t = 0; t < 50; t++) {
+		rc = shmr_attach_path(c->cl.app.sock, &d);
+		if (rc == 0 && (rc = shmr_endpoint_open(d, &ep)) < 0)
+			shmr_detach(d);
+		if (rc == 0)
+			break;
+		pause_us(100000);
+	}
+	if (rc < 0 || shmr_lookup(d, "sink", &to) < 0) {
+		fprintf(stderr, "sender %u: %s\n", i, shmr_strerror(rc));
+		_exit(3);
+	}
+	for (uint32_t k = atomic_load(&c->next[i]); k < end;) {
+		size_t len = k % 2 ? 5000 : 100;
+		struct shmr_buf b;
+		uint64_t key = k;
+
+		rc = shmr_buf_alloc(ep, len, &b);
+
+		if (rc == -SHMR_E_NO_BUFFER) {
+			pause_us(200);
+			continue;
+		}
+		if (rc < 0)
+			_exit(4);
+		memset(b.data, (int)(k & 0xff), len);
+		/* A writer that takes its time (a frame being filled): most
+		 * kills of a sender land while it holds a buffer unsent. */
+		pause_us(50);
+		memcpy(b.data, &key, sizeof(key));
+		while ((rc = shmr_send_buf(ep, to, 1, key, &b, len)) == -EAGAIN)
+			pause_us(100);
+		if (rc < 0)
+			_exit(5);
+		atomic_store(&c->next[i], ++k);
+	}
+	shmr_endpoint_close(ep);
+	shmr_detach(d);
+	_exit(0);
+}
+
+static void sender_start(struct ctx *c, unsigned i)
+{
+	pid_t p = fork();
+
+	assert_true(p >= 0);
+	if (p == 0)
+		sender_main(c, i);
+	c->sender[i] = p;
+}
+
+/* Reap sender @p i if it is done (0 exit); 1 when it has finished its
+ * range, else restart it if it died. */
+static int sender_reap(struct ctx *c, unsigned i, int block)
+{
+	int status;
+	pid_t p;
+
+	if (c->sender[i] == 0)
+		return 1;
+	p = waitpid(c->sender[i], &status, block ? 0 : WNOHANG);
+	if (p != c->sender[i])
+		return 0;
+	c->sender[i] = 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 1;
+	if (WIFEXITED(status))
+		fail_msg("sender %u exited with status %d", i,
+			 WEXITSTATUS(status));
+	sender_start(c, i);
+	return 0;
+}
+
+static long long value(struct ctx *c, const char *req, const char *key)
+{
+	char ans[SHMR_PROTO_MAX];
+
+	if (shmr_test_ctl(&c->cl.app, req, ans, sizeof(ans)) < 0)
+		return -1;
+	return shmr_test_value(ans, key);
+}
+
+/* The first key no worker recorded, or N. */
+static uint32_t first_missing(const struct ctx *c)
+{
+	const unsigned char *z = memchr(c->rec, 0, N);
+
+	return z ? (uint32_t)(z - c->rec) : N;
+}
+
+static int all_received(void *arg)
+{
+	return first_missing(arg) == N;
+}
+
+static uint32_t in_use(const struct ctx *c)
+{
+	return shmr_arena_in_use_all(&c->v);
+}
+
+static int arena_free(void *arg)
+{
+	return in_use(arg) == 0;
+}
+
+/* Kill one process (by @p n: senders and workers in turn, the dataplane
+ * one time in 50; a worker when no sender is left).  1 when one died. */
+static int kill_one(struct ctx *c, unsigned n)
+{
+	long long pid;
+
+	if (n % 50 == 49) {
+		long long starts = value(c, "STATUS", "dataplane_starts");
+
+		/* A killed sender's last sends are drained by the dataplane
+		 * within microseconds; a dataplane away for longer than
+		 * SHMR_CTL_DRAIN_MS (2 s) while one drains would make the
+		 * control plane give them up (close_dropped: the close
+		 * bound, not the arena's).  So: none draining now, and the
+		 * next kill only once the dataplane is back. */
+		pause_us(200000);
+		pid = value(c, "STATUS", "dataplane_pid");
+		if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0) {
+			c->kills[2]++;
+			for (int t = 0; t < 3000 &&
+					value(c, "STATUS", "dataplane_starts") <= starts;
+			     t++)
+				pause_us(10000);
+			pause_us(100000);
+			return 1;
+		}
+		return 0;
+	}
+	for (unsigned i = 0; n % 2 == 0 && i < SENDERS; i++) {
+		unsigned s = (n / 2 + i) % SENDERS;
+
+		if (c->sender[s] && kill(c->sender[s], SIGKILL) == 0) {
+			c->kills[0]++;
+			(void)sender_reap(c, s, 1);
+			return 1;
+		}
+	}
+	pid = value(c, "INSPECT sink", n % 4 < 2 ? "shmr:route:w0:os_pid"
+						 : "shmr:route:w1:os_pid");
+	if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0) {
+		c->kills[1]++;
+		return 1;
+	}
+	return 0;
+}
+
+static void test_arena_kill(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+	const char *env = getenv("SHMR_ARENA_KILLS");
+	unsigned kills = env ? (unsigned)atoi(env) : 1000u, done;
+	char conf[2048];
+	uint32_t start_in_use;
+	(void)state;
+
+	assert_non_null(c);
+	c->rec = shmr_test_record_new("arena", N, c->recpath,
+				      sizeof(c->recpath));
+	assert_non_null(c->rec);
+	c->next = mmap(NULL, SENDERS * sizeof(*c->next),
+		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(c->next != MAP_FAILED);
+	for (unsigned i = 0; i < SENDERS; i++)
+		atomic_store(&c->next[i], i * PER_SENDER);
+	snprintf(conf, sizeof(conf),
+		 "arena = { classes = [ \"4K:64\", \"64K:64\" ]; };\n"
+		 "routers = ( { name = \"sink\"; behaviour = \"round-robin\";\n"
+		 "  routes = (\n"
+		 "    { name = \"w0\"; program = \"shmr-test-worker\";\n"
+		 "      args = [\"--record\", \"%s\"]; },\n"
+		 "    { name = \"w1\"; program = \"shmr-test-worker\";\n"
+		 "      args = [\"--record\", \"%s\"]; } ); } );\n",
+		 c->recpath, c->recpath);
+	assert_int_equal(shmr_test_client_start(&c->cl, "arenakill", conf, 0),
+			 0);
+	shmr_arena_view_init(&c->v, c->cl.base);
+	start_in_use = in_use(c);
+	assert_int_equal(start_in_use, 0);
+
+	for (unsigned i = 0; i < SENDERS; i++)
+		sender_start(c, i);
+	for (unsigned n = 0, killed = 0; killed < kills; n++) {
+		pause_us(1000 + rand() % 4000);
+		for (unsigned i = 0; i < SENDERS; i++)
+			(void)sender_reap(c, i, 0);
+		killed += (unsigned)kill_one(c, n);
+	}
+	/* The senders finish their ranges (restarted as often as needed). */
+	do {
+		done = 0;
+		for (unsigned i = 0; i < SENDERS; i++)
+			done += (unsigned)sender_reap(c, i, 1);
+	} while (done < SENDERS);
+	fprintf(stderr, "test_arena_kill: killed %u senders, %u workers, %u "
+		"dataplanes\n", c->kills[0], c->kills[1], c->kills[2]);
+	assert_int_equal(c->kills[0] + c->kills[1] + c->kills[2], kills);
+
+	if (!shmr_test_wait(all_received, c, 120000))
+		fail_msg("key %u (of %u) never received", first_missing(c), N);
+	if (!shmr_test_wait(arena_free, c, 30000))
+		fail_msg("%u arena buffers still in use after the run",
+			 in_use(c));
+	assert_int_equal(in_use(c), start_in_use);
+	assert_int_equal(value(c, "STATUS", "close_dropped"), 0);
+	/* What the control plane took back is counted (senders died holding
+	 * buffers), and nothing is in use. */
+	assert_true(value(c, "STATUS", "arena:4K:reclaimed") +
+			    value(c, "STATUS", "arena:64K:reclaimed") >
+		    0);
+	assert_int_equal(value(c, "STATUS", "arena:4K:in_use"), 0);
+	assert_int_equal(value(c, "STATUS", "arena:64K:in_use"), 0);
+	assert_true(shmr_test_pid_alive(c->cl.app.control));
+	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
+	munmap(c->rec, 2 * N);
+	unlink(c->recpath);
+	free(c);
+}
+
+int main(void)
+{
+	static const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_arena_kill),
+	};
+
+	return cmocka_run_group_tests_name("arena_kill", tests, NULL, NULL);
+}
