@@ -285,6 +285,8 @@ int shmr_ctl_admin_put(struct shmr_ctl_admin *a, const struct shmr_msg *m)
 	    rte_ring_enqueue_burst_elem(out, m, a->d->geo.slot_size, 1,
 					NULL) != 1)
 		return -EAGAIN;
+	/* D2 inside: pairs with the lcore's D1 (its work bits). */
+	shmr_work_note(a->d->base, &a->d->geo, a->pid.slot);
 	/* B2 inside: pairs with the lcore's B1. */
 	shmr_bell_ring(shmr_ctl_dom_lcore_bell(a->d, a->pid.slot % nl));
 	return 0;

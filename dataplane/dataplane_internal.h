@@ -60,7 +60,8 @@ struct shmr_dp_env {
 	uint32_t slot_size, lane_size, nlcores, max_endpoints;
 	uint32_t poll_mode, spin_polls;
 	uint64_t lane_stride, ep_off, spec_off, counters_off, ctl_off,
-		lanes_off, bells_off, eppeer_off;
+		lanes_off, bells_off, eppeer_off, work_off, work_stride;
+	uint32_t work_nwords, work_nsum; /* per lcore (layout.h) */
 	char name[SHMR_NAME_MAX];
 	/* The payload arena's classes, our copy (arena.h). */
 	struct shmr_arena_view arena;
@@ -94,6 +95,14 @@ static inline struct shmr_bell *shmr_dp_lcore_bell(const struct shmr_dp_env *e,
 						   uint32_t lcore)
 {
 	return (struct shmr_bell *)((char *)e->base + e->bells_off) + lcore;
+}
+
+/* Routing lcore @p lcore's work bits: summary words, then bit words. */
+static inline _Atomic(uint64_t) *shmr_dp_work(const struct shmr_dp_env *e,
+					      uint32_t lcore)
+{
+	return (_Atomic(uint64_t) *)((char *)e->base + e->work_off +
+				      lcore * e->work_stride);
 }
 
 static inline struct rte_ring *shmr_dp_lane(const struct shmr_dp_env *e,

@@ -59,6 +59,10 @@ int shmr_dp_env_init(struct shmr_dp_env *env, void *base, size_t map_size)
 	env->bells_off = h->bells_off;
 	env->eppeer_off = h->eppeer_off;
 	shmr_arena_view_init(&env->arena, base);
+	env->work_off = h->work_off;
+	env->work_nwords = shmr_work_nwords(h->max_endpoints, h->nlcores);
+	env->work_nsum = shmr_work_nsum(env->work_nwords);
+	env->work_stride = shmr_work_stride(h->max_endpoints, h->nlcores);
 	memcpy(env->name, h->name, SHMR_NAME_MAX);
 	env->name[SHMR_NAME_MAX - 1] = '\0';
 	return 0;

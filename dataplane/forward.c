@@ -504,23 +504,121 @@ done:
 	return handled;
 }
 
-unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
-			       struct shmr_dp_table *t)
+/* One endpoint's lanes, high priority first; slots taken. */
+static unsigned poll_ep(struct shmr_dp_lcore *lc, struct shmr_dp_table *t,
+			struct shmr_dp_poll *p)
+{
+	unsigned n;
+
+	p->blocked = 0;
+	n = shmr_dp_forward_burst_rcu(lc, t, p, p->out_high);
+	if (!p->quarantined)
+		n += shmr_dp_forward_burst_rcu(lc, t, p, p->out);
+	return n;
+}
+
+/* The sweep: every endpoint of the list, as the loop was before work
+ * bits; each one left with work gets its bit (lcore.c says when). */
+static unsigned poll_all(struct shmr_dp_lcore *lc, struct shmr_dp_table *t)
 {
 	struct shmr_dp_poll_list *l = &t->lists[lc->index];
 	unsigned total = 0;
 
-	lc->nblocked = 0;
 	for (uint32_t i = 0; i < l->n; i++) {
 		struct shmr_dp_poll *p = &l->e[i];
+		unsigned n;
 
 		if (p->quarantined)
 			continue;
-		p->blocked = 0;
-		total += shmr_dp_forward_burst_rcu(lc, t, p, p->out_high);
-		if (!p->quarantined)
-			total += shmr_dp_forward_burst_rcu(lc, t, p, p->out);
+		n = poll_ep(lc, t, p);
+		total += n;
+		if (!p->quarantined &&
+		    (n || p->blocked || shmr_lane_pending_sc(p->out_high) ||
+		     shmr_lane_pending_sc(p->out)))
+			shmr_dp_work_set(lc, p->slot / lc->env->nlcores);
 	}
+	lc->swept = t;
+	lc->swept_version = t->version;
+	lc->rounds = 0;
+	lc->sweep_due = 0;
+	return total;
+}
+
+/* The endpoints whose work bit is set; bounds from our own geometry,
+ * whatever a peer wrote into the words. */
+static unsigned poll_bits(struct shmr_dp_lcore *lc, struct shmr_dp_table *t)
+{
+	const struct shmr_dp_env *env = lc->env;
+	struct shmr_dp_poll_list *l = &t->lists[lc->index];
+	_Atomic(uint64_t) *work = shmr_dp_work(env, lc->index);
+	unsigned total = 0;
+
+	for (uint32_t s = 0; s < env->work_nsum; s++) {
+		/* No partner: a hint.  What is read on its strength, a
+		 * lane's tail, has its own acquire (the ring's). */
+		uint64_t sv = atomic_load_explicit(&work[s], memory_order_relaxed);
+
+		while (sv) {
+			uint32_t w = s * 64 + (uint32_t)__builtin_ctzll(sv);
+			uint64_t bits;
+
+			sv &= sv - 1;
+			if (w >= env->work_nwords) {
+				/* A peer's: no such word.  No partner. */
+				atomic_fetch_and_explicit(
+					&work[s], ~(1ull << (w % 64)),
+					memory_order_relaxed);
+				continue;
+			}
+			bits = atomic_load_explicit(&work[env->work_nsum + w],
+						    memory_order_relaxed);
+			if (!bits) {
+				shmr_dp_work_word_idle(lc, w);
+				continue;
+			}
+			while (bits) {
+				uint32_t idx = w * 64 +
+					       (uint32_t)__builtin_ctzll(bits);
+				uint32_t slot = idx * env->nlcores + lc->index;
+				uint32_t at = slot < t->max_endpoints
+						      ? l->at[slot]
+						      : 0;
+				struct shmr_dp_poll *p;
+				unsigned n;
+
+				bits &= bits - 1;
+				if (at == 0 || l->e[at - 1].quarantined) {
+					shmr_dp_work_drop(lc, idx);
+					continue;
+				}
+				p = &l->e[at - 1];
+				n = poll_ep(lc, t, p);
+				total += n;
+				if (n || p->blocked) {
+					p->idle = 0;
+				} else if (++p->idle >= SHMR_DP_RETIRE_ROUNDS) {
+					p->idle = 0;
+					shmr_dp_work_retire_rcu(lc, p, idx);
+				}
+			}
+		}
+	}
+	return total;
+}
+
+unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
+			       struct shmr_dp_table *t)
+{
+	unsigned total;
+
+	lc->nblocked = 0;
+	/* Which endpoints this round polls: lcore.c's essay. */
+	if (lc->sweep_due || t != lc->swept ||
+	    t->version != lc->swept_version ||
+	    ++lc->rounds >= lc->sweep_every)
+		total = poll_all(lc, t);
+	else
+		total = poll_bits(lc, t);
 	/* The routing logics' own work, each only when it has any: replies
 	 * other lcores polled for our collector, its timers, and the
 	 * balancing queues' hand-outs. */
@@ -536,4 +634,3 @@ unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
 	shmr_dp_ring_bells(lc);
 	return total;
 }
-

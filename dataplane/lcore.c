@@ -11,6 +11,33 @@
  * pairs with B1), so no wake-up is lost.  The sleep is bounded by the
  * reply collector's next timer and shortened while a balancing queue
  * waits for a routee (shmr_dp_sleep_ms()).
+ *
+ * Which endpoints a round polls: those whose work bit is set (the
+ * protocol is in layout.h), so an endpoint attached and idle costs a
+ * round nothing, and a round's cost grows with the endpoints that send,
+ * not with those attached.  A sender sets its bit after its enqueue when
+ * it finds it clear; the lcore polls a set bit's endpoint every round and
+ * clears the bit only after SHMR_DP_RETIRE_ROUNDS empty rounds in a row,
+ * with the fence D1 and a last look at the lanes after it, so a slot
+ * enqueued meanwhile is never left behind: either the sender sees its bit
+ * clear and sets it again, or the last look sees the slot.  In a steady
+ * stream nobody writes the bit's line: the sender only reads it.
+ *
+ * The bits are in the lanes part, which every peer can write, so they are
+ * a hint.  A bit set for nothing costs a look and is retired; a bit
+ * cleared under a sender (a buggy peer, or a producer that died between
+ * its enqueue and its bit) is found by the sweep: every
+ * SHMR_DP_SWEEP_ROUNDS rounds, at the first round with a new table (an
+ * endpoint attached since may have sent before the table knew it), and
+ * after every sleep, the round polls every endpoint of its list as the
+ * loop did before bits, and sets the bit of each one found with work.
+ * Rounds, not time: counting them costs no clock read, and a round that
+ * has work takes at most a few microseconds, so a missed slot waits at
+ * most a few milliseconds under load; an idle lcore's rounds are short
+ * and it sweeps often, for nothing but its own time.  With 128 endpoints
+ * a sweep costs about as much as a round did before (1/1024 of it per
+ * round).  An lcore about to sleep looks at every lane anyway
+ * (shmr_dp_has_work_rcu()).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -50,6 +77,8 @@ int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
 	lc->index = index;
 	lc->stats = shmr_dp_stats(env, index);
 	lc->clock_ns = clock_mono_ns;
+	lc->sweep_every = SHMR_DP_SWEEP_ROUNDS;
+	lc->sweep_due = 1;
 	lc->buf = aligned_alloc(SHMR_CACHE_LINE,
 				(size_t)SHMR_DP_BURST * env->slot_size);
 	size = (shmr_dp_collect_mem_size(SHMR_DP_COLLECT_CAP_DEFAULT,
@@ -203,6 +232,8 @@ int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,
 			 const struct shmr_dp_table *t)
 {
 	const struct shmr_dp_poll_list *l = &t->lists[lc->index];
+	const struct shmr_dp_env *env = lc->env;
+	int any = 0;
 
 	for (uint32_t i = 0; i < l->n; i++) {
 		const struct shmr_dp_poll *p = &l->e[i];
@@ -210,9 +241,16 @@ int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,
 		if (p->quarantined || p->blocked)
 			continue;
 		if (shmr_lane_pending_sc(p->out_high) ||
-		    shmr_lane_pending_sc(p->out))
-			return 1;
+		    shmr_lane_pending_sc(p->out)) {
+			/* Our own hint: no fence needed, we poll next. */
+			shmr_work_note_fenced(shmr_dp_work(env, lc->index),
+					      env->work_nsum,
+					      p->slot / env->nlcores);
+			any = 1;
+		}
 	}
+	if (any)
+		return 1;
 	for (uint32_t j = 0; lc->xin_any && j < lc->env->nlcores; j++)
 		if (lc->xin[j] && !(lc->xheld & (1u << j)) &&
 		    shmr_lane_pending_sc(lc->xin[j]))
@@ -220,10 +258,64 @@ int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,
 	return 0;
 }
 
+void shmr_dp_work_set(struct shmr_dp_lcore *lc, uint32_t idx)
+{
+	const struct shmr_dp_env *env = lc->env;
+
+	shmr_work_note_fenced(shmr_dp_work(env, lc->index), env->work_nsum,
+			      idx);
+}
+
+void shmr_dp_work_drop(struct shmr_dp_lcore *lc, uint32_t idx)
+{
+	const struct shmr_dp_env *env = lc->env;
+	_Atomic(uint64_t) *w =
+		shmr_dp_work(env, lc->index) + env->work_nsum + idx / 64;
+
+	/* No partner: no entry of ours to poll; an endpoint attached since
+	 * the table was built is found by the new table's sweep. */
+	atomic_fetch_and_explicit(w, ~(1ull << (idx % 64)),
+				  memory_order_relaxed);
+}
+
+void shmr_dp_work_retire_rcu(struct shmr_dp_lcore *lc,
+			     const struct shmr_dp_poll *p, uint32_t idx)
+{
+	const struct shmr_dp_env *env = lc->env;
+	_Atomic(uint64_t) *w =
+		shmr_dp_work(env, lc->index) + env->work_nsum + idx / 64;
+	uint64_t bit = 1ull << (idx % 64);
+
+	atomic_fetch_and(w, ~bit); /* seq_cst */
+	/* D1: the clear before our last look at the lanes; pairs with D2,
+	 * the producer's fence between its enqueue and its bit's load. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (shmr_lane_pending_sc(p->out_high) || shmr_lane_pending_sc(p->out))
+		atomic_fetch_or(w, bit);
+}
+
+void shmr_dp_work_word_idle(struct shmr_dp_lcore *lc, uint32_t w)
+{
+	const struct shmr_dp_env *env = lc->env;
+	_Atomic(uint64_t) *work = shmr_dp_work(env, lc->index);
+	uint64_t sbit = 1ull << (w % 64);
+
+	atomic_fetch_and(&work[w / 64], ~sbit); /* seq_cst */
+	/* D3: the clear before the word's load; pairs with D4, the
+	 * producer's bit set before its load of the summary. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&work[env->work_nsum + w]))
+		atomic_fetch_or(&work[w / 64], sbit);
+}
+
 int shmr_dp_sleep_ms(struct shmr_dp_lcore *lc, int ms)
 {
 	uint64_t due, now, left;
 
+	/* Whatever woke us, or nothing: the first round after a sleep
+	 * sweeps every endpoint (a producer that rang the bell but set no
+	 * bit is served at once). */
+	lc->sweep_due = 1;
 	/* A routee that frees up rings no bell: look again soon. */
 	if (lc->bal_active && ms > 1)
 		ms = 1;

@@ -76,10 +76,25 @@ struct shmr_dp_bal {
  * other lcore). */
 #define SHMR_DP_XRING_SIZE 256u
 
+/* Rounds between two sweeps of every endpoint this lcore polls, the
+ * safety net under the work bits (lcore.c). */
+#define SHMR_DP_SWEEP_ROUNDS 1024u
+/* Rounds in a row an endpoint's lanes are found empty before its work bit
+ * is cleared (a sender that pauses briefly keeps its bit, so neither side
+ * writes the bit's line while a stream runs). */
+#define SHMR_DP_RETIRE_ROUNDS 64u
+
 /** One routing lcore's private state. */
 struct shmr_dp_lcore {
 	const struct shmr_dp_env *env;
 	uint32_t index;
+	/* The work bits (layout.h): the table last swept, and when the next
+	 * sweep is due.  sweep_every: SHMR_DP_SWEEP_ROUNDS, or 1 for a test
+	 * whose producers set no bits. */
+	const struct shmr_dp_table *swept;
+	uint64_t swept_version;
+	uint32_t rounds, sweep_every;
+	uint8_t sweep_due; /* before the next round (set before a sleep) */
 	struct shmr_lcore_stats *stats;
 	unsigned char *buf; /* SHMR_DP_BURST * slot_size */
 	struct shmr_dp_meta meta[SHMR_DP_BURST];
@@ -169,11 +184,32 @@ void shmr_dp_ring_bells(struct shmr_dp_lcore *lc);
 
 /**
  * Is there work on any lane this lcore polls (ignoring lanes blocked by
- * backpressure)?  The re-check between shmr_bell_prepare() and sleeping.
+ * backpressure)?  The re-check between shmr_bell_prepare() and sleeping:
+ * every lane, whatever the work bits say, and the bit of each endpoint
+ * found with work is set, so the next round polls it.
  * Context: as shmr_dp_forward_burst_rcu().
  */
 int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,
 			 const struct shmr_dp_table *t);
+
+/**
+ * The work bits, the lcore's side (the protocol is in layout.h).
+ * shmr_dp_work_set(): set bit @p idx (a sweep found work the bit did not
+ * show).  shmr_dp_work_drop(): clear it for an endpoint this lcore does
+ * not poll (the bit names no entry of its table).
+ * shmr_dp_work_retire_rcu(): endpoint @p p (bit @p idx) was found empty
+ * SHMR_DP_RETIRE_ROUNDS rounds in a row: clear its bit [D1] unless a
+ * lane turns out pending after the fence.  shmr_dp_work_word_idle():
+ * bit word @p w reads 0: clear its summary bit [D3] unless a producer set
+ * a bit in it meanwhile.
+ * Context: the lcore itself.  Lock-free (seq_cst read-modify-writes, only
+ * when an endpoint goes idle or busy).
+ */
+void shmr_dp_work_set(struct shmr_dp_lcore *lc, uint32_t idx);
+void shmr_dp_work_drop(struct shmr_dp_lcore *lc, uint32_t idx);
+void shmr_dp_work_retire_rcu(struct shmr_dp_lcore *lc,
+			     const struct shmr_dp_poll *p, uint32_t idx);
+void shmr_dp_work_word_idle(struct shmr_dp_lcore *lc, uint32_t w);
 
 /** Report an event through env->log, at most one line a second per kind. */
 void shmr_dp_event(struct shmr_dp_lcore *lc, enum shmr_dp_event ev,

@@ -636,6 +636,7 @@ static void build_lists(const struct shmr_dp_env *env,
 		seen[slot / 64] |= 1ull << (slot % 64);
 		l = &t->lists[slot % t->nlcores];
 		p = &l->e[l->n++];
+		l->at[slot] = (uint16_t)l->n;
 		ep = shmr_dp_ep(env, slot);
 		p->slot = slot;
 		p->gen = t->ep[slot].gen;

@@ -141,12 +141,17 @@ struct shmr_dp_poll {
 	/* Written by the owning lcore only. */
 	uint8_t quarantined; /* skip until the table is rebuilt */
 	uint8_t blocked;     /* last round stopped on a full target lane */
+	uint8_t idle;        /* rounds in a row its work bit found it empty */
 };
 
+/* An lcore's polled endpoints; at[slot]: 1 + its index in e[], 0 when
+ * this lcore does not poll that slot (how a work bit finds its entry). */
 struct shmr_dp_poll_list {
 	alignas(SHMR_CACHE_LINE) uint32_t n;
 	struct shmr_dp_poll e[SHMR_MAX_ENDPOINTS];
+	uint16_t at[SHMR_MAX_ENDPOINTS];
 };
+static_assert(SHMR_MAX_ENDPOINTS < UINT16_MAX, "poll_list.at holds an index");
 
 struct shmr_dp_table {
 	uint64_t magic;   /* SHMR_DP_TABLE_MAGIC; POISON once freed */

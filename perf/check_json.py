@@ -155,8 +155,20 @@ def check(mode, lines, want_args=()):
         elif kind == "median":
             meds.append((n, rec))
         if kind in ("run", "median") and mode in ("bare", "router",
-                                                   "compare", "logics"):
+                                                   "compare", "logics",
+                                                   "idle"):
             run_or_median(n, rec, mode)
+            if mode == "idle":
+                need(n, rec, ["idle_endpoints"], is_int, "an integer")
+        elif kind == "summary" and mode == "idle":
+            need(n, rec, SETUP + ROUTER + ["reps", "idle_endpoints"],
+                 is_int, "an integer")
+            need(n, rec, ["none_mps", "idle_mps", "idle_vs_none",
+                          "idle_vs_none_min", "idle_vs_none_max",
+                          "idle_goal", "lcore_ns_none", "lcore_ns_idle",
+                          "lcore_ns_idle_every_round"], is_num, "a number")
+            need(n, rec, ["idle_met", "all_in_order"],
+                 lambda v: isinstance(v, bool), "a boolean")
         elif kind == "summary" and mode == "compare":
             need(n, rec, SETUP + ROUTER + ["reps"], is_int, "an integer")
             need(n, rec, ["throughput_vs_bare", "throughput_bar"], is_num,
@@ -203,7 +215,8 @@ def check(mode, lines, want_args=()):
     want = {"bare": ["run"], "router": ["run"], "adopt": ["run"],
             "load": ["run"],
             "compare": ["run", "median", "summary"],
-            "logics": ["run", "median"], "decide": ["run", "median"]}
+            "logics": ["run", "median"], "decide": ["run", "median"],
+            "idle": ["run", "summary"]}
     for kind in want[mode]:
         if not kinds.get(kind):
             problems.append("no %r record at all" % kind)

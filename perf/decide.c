@@ -27,18 +27,24 @@
 #include "dataplane_internal.h"
 #include "decide.h"
 #include "table.h"
+#include "perf_dp.h"
 #include "perf_internal.h"
 
 #define DECISIONS 10000000u
 
-struct dom {
-	void *base;
-	struct shmr_dp_env env;
-};
+/* The domain of perf_heap_domain() (perf_dp.h). */
+#define dom perf_dom
 
 static int dom_init(struct dom *d, const struct perf_opts *o)
 {
-	struct shmr_geometry g = { o->slot, o->lane, 1, SHMR_POLL_BUSY, 0 };
+	return perf_heap_domain(d, o, 1, "perf-decide");
+}
+
+int perf_heap_domain(struct perf_dom *d, const struct perf_opts *o,
+		     uint32_t nlcores, const char *name)
+{
+	struct shmr_geometry g = { o->slot, o->lane, nlcores, SHMR_POLL_BUSY,
+				   0 };
 	struct shmr_domain_hdr plan;
 	int64_t size = shmr_layout_plan(&g, &plan);
 
@@ -48,7 +54,7 @@ static int dom_init(struct dom *d, const struct perf_opts *o)
 	if (!d->base)
 		return -ENOMEM;
 	memset(d->base, 0, (size_t)size);
-	if (shmr_layout_init(d->base, &g, "perf-decide") < 0)
+	if (shmr_layout_init(d->base, &g, name) < 0)
 		return -EINVAL;
 	return shmr_dp_env_init(&d->env, d->base, (size_t)size);
 }

@@ -167,6 +167,19 @@ int perf_result_ok(const struct perf_result *r)
 	return r->received == r->sent && r->gaps == 0 && r->reorders == 0;
 }
 
+int perf_result_checked(const char *who, const struct perf_result *r)
+{
+	if (perf_result_ok(r))
+		return 1;
+	fprintf(stderr,
+		"%s: LOSS/ORDER: sent %llu, received %llu, gaps %llu, "
+		"reordered %llu\n",
+		who, (unsigned long long)r->sent,
+		(unsigned long long)r->received, (unsigned long long)r->gaps,
+		(unsigned long long)r->reorders);
+	return 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

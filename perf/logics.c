@@ -35,15 +35,10 @@
 
 static int checked(const char *what, const struct perf_result *r)
 {
-	if (perf_result_ok(r))
-		return 1;
-	fprintf(stderr,
-		"shmr-perf logics %s: LOSS/ORDER: sent %llu, received %llu, "
-		"gaps %llu, reordered %llu\n",
-		what, (unsigned long long)r->sent,
-		(unsigned long long)r->received, (unsigned long long)r->gaps,
-		(unsigned long long)r->reorders);
-	return 0;
+	char who[64];
+
+	snprintf(who, sizeof(who), "shmr-perf logics %s", what);
+	return perf_result_checked(who, r);
 }
 
 /*

@@ -48,6 +48,8 @@ struct perf_opts {
 	int verbose;
 	size_t size;          /* large: payload bytes (--size) */
 	const char *arena;    /* router: the domain's arena classes line */
+	unsigned idle;        /* router: endpoints opened and left idle
+			       * beside the stream (shmr-perf idle) */
 };
 
 /* --poll: which of the domain's poll modes the router runs use. */
@@ -84,6 +86,9 @@ struct perf_result {
 
 /** Non-zero when @p r received every message sent, in order. */
 int perf_result_ok(const struct perf_result *r);
+/** As perf_result_ok(), and when not, one line on stderr: "@p who:
+ *  LOSS/ORDER: sent ..., received ...". */
+int perf_result_checked(const char *who, const struct perf_result *r);
 
 /** The median of @p n figures (n <= PERF_REPS_MAX); 0 when n is 0. */
 double perf_median(const double *v, unsigned n);
@@ -297,6 +302,13 @@ int perf_large_run(const struct perf_opts *o);
  * the inline baseline's chunk (a 4096-byte slot less its 48-byte header). */
 #define PERF_LARGE_MAX (64u << 20)
 #define PERF_LARGE_CHUNK 4048u
+
+/**
+ * `shmr-perf idle`: the router run with o->idle idle endpoints attached
+ * against the same run with none, in pairs (idle.c).  Returns an exit
+ * code.
+ */
+int perf_idle_main(const struct perf_opts *o);
 
 /**
  * `shmr-perf logics`: each routing logic in turn over o->routes sinks,

@@ -634,7 +634,8 @@ static int time_calls(struct shmr_endpoint *ep, struct shmr_pid router,
 int perf_router_run(const struct perf_opts *o, struct perf_result *r)
 {
 	struct shmr_domain *d = NULL;
-	struct shmr_endpoint *ep = NULL;
+	struct shmr_endpoint *ep = NULL, **idle = NULL;
+	unsigned nidle = 0;
 	struct shmr_pid router;
 	struct perf_ans ans;
 	uint64_t t0 = 0, t1 = 0;
@@ -653,6 +654,21 @@ int perf_router_run(const struct perf_opts *o, struct perf_result *r)
 		fprintf(stderr, "shmr-perf router: %s: %s\n", a.sock,
 			shmr_strerror(rc));
 		goto out;
+	}
+	/* shmr-perf idle: endpoints attached beside the stream, never used. */
+	if (o->idle) {
+		idle = calloc(o->idle, sizeof(*idle));
+		if (!idle)
+			goto out;
+	}
+	for (; nidle < o->idle; nidle++) {
+		rc = shmr_endpoint_open(d, &idle[nidle]);
+		if (rc < 0) {
+			fprintf(stderr, "shmr-perf router: idle endpoint %u "
+					"of %u: %s\n",
+				nidle + 1, o->idle, shmr_strerror(rc));
+			goto out;
+		}
 	}
 	/* Pinned only now: shmr-control (forked above) must not inherit it. */
 	rc = perf_pin(o->cpu_client);
@@ -692,6 +708,9 @@ int perf_router_run(const struct perf_opts *o, struct perf_result *r)
 		goto out;
 	ret = 0;
 out:
+	while (nidle)
+		shmr_endpoint_close(idle[--nidle]);
+	free(idle);
 	if (ep)
 		shmr_endpoint_close(ep);
 	if (d)

@@ -13,6 +13,8 @@
  *                                 baseline of the same run
  *   shmr-perf decide [flags]      each logic's routing decision alone, in
  *                                 this process, ns per decision
+ *   shmr-perf idle [--idle N]     the router run with N idle endpoints
+ *                                 attached against none, in pairs (idle.c)
  *   shmr-perf load --domain D ... paced load into a running appliance
  *   shmr-perf report FILE.json... plots (SVG, gnuplot) from --json results
  *
@@ -50,6 +52,7 @@ static void usage(FILE *f)
 		"[--poll busy|adaptive|both] [--behaviour hash|type]\n"
 		"                 [--lcores N] [--reps N] [--wait-idle] "
 		"[--keep] [-v] [--sojourn on|off|both]\n"
+		"       shmr-perf idle [--idle N] [--reps N] [router flags]\n"
 		"                 [--logics hash,round-robin,random,"
 		"smallest-mailbox,consistent-hash,broadcast,\n"
 		"                  scatter-gather,tail-chopping,balancing] "
@@ -203,12 +206,18 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		o->rtt = 2000;
 		o->polls = PERF_POLL_BUSY;
 	}
-		if (strcmp(mode, "logics") == 0 || strcmp(mode, "decide") == 0) {
+	if (strcmp(mode, "logics") == 0 || strcmp(mode, "decide") == 0) {
 		o->routes = 16;
 		o->count = 2000000;
 		o->rtt = 0;
 		o->polls = PERF_POLL_BUSY;
 		o->logics = LOGICS_ALL;
+	}
+	if (strcmp(mode, "idle") == 0) {
+		o->idle = 120; /* a 128-slot domain, beside the run's own */
+		o->rtt = 0;
+		o->polls = PERF_POLL_BUSY;
+		o->reps = 5;
 	}
 	for (int i = first; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -247,6 +256,8 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 			bad = parse_uint(v, 1, 4, &o->lcores);
 		else if (strcmp(a, "--reps") == 0)
 			bad = parse_uint(v, 1, 101, &o->reps);
+		else if (strcmp(a, "--idle") == 0)
+			bad = parse_uint(v, 1, 100000, &o->idle);
 		else if (strcmp(a, "--cpus") == 0) {
 			bad = !v || parse_cpus(v, o) < 0;
 			cpus_given = 1;
@@ -305,15 +316,10 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 
 static int result_ok(const char *what, const struct perf_result *r)
 {
-	if (perf_result_ok(r))
-		return 1;
-	fprintf(stderr,
-		"shmr-perf %s: LOSS/ORDER: sent %llu, received %llu, "
-		"gaps %llu, reordered %llu\n",
-		what, (unsigned long long)r->sent,
-		(unsigned long long)r->received, (unsigned long long)r->gaps,
-		(unsigned long long)r->reorders);
-	return 0;
+	char who[64];
+
+	snprintf(who, sizeof(who), "shmr-perf %s", what);
+	return perf_result_checked(who, r);
 }
 
 static void print_setup(const char *mode, const struct perf_opts *o)
@@ -685,7 +691,8 @@ int main(int argc, char **argv)
 		return perf_report_main(argc - 1, argv + 1);
 	if (strcmp(mode, "compare") && strcmp(mode, "bare") &&
 	    strcmp(mode, "router") && strcmp(mode, "logics") &&
-	    strcmp(mode, "decide") && strcmp(mode, "large")) {
+	    strcmp(mode, "decide") && strcmp(mode, "large") &&
+	    strcmp(mode, "idle")) {
 		fprintf(stderr, "shmr-perf: unknown mode '%s'\n", mode);
 		usage(stderr);
 		return PERF_EXIT_USAGE;
@@ -712,6 +719,10 @@ int main(int argc, char **argv)
 		return rc == -PERF_EXIT_SKIP ? PERF_EXIT_SKIP
 		       : rc < 0	       ? PERF_EXIT_FAIL
 				       : PERF_EXIT_OK;
+	}
+	if (strcmp(mode, "idle") == 0) {
+		o.poll_busy = o.polls != PERF_POLL_ADAPTIVE;
+		return perf_idle_main(&o);
 	}
 	return run_one(mode, &o);
 }

@@ -72,6 +72,9 @@ struct shmr_endpoint {
 	struct rte_ring *out, *out_high;
 	struct shmr_bell *dp_bell; /* the lcore that polls our out lanes */
 	int bell_needed;           /* adaptive mode: someone may sleep */
+	/* That lcore's work bits (layout.h): its summary words, and ours. */
+	_Atomic(uint64_t) *work;
+	uint32_t work_nsum, work_idx;
 	unsigned unreleased[SHMR_MAX_LCORES];
 	unsigned rr;
 	uint64_t next_ref;
@@ -132,6 +135,10 @@ static int endpoint_make(struct shmr_domain *d, struct shmr_pid pid,
 	ep->hist = shmr_ep_hist_at(d->base, pid.slot);
 	ep->dp_bell = shmr_lcore_bell(d->base, pid.slot % d->nlcores);
 	ep->bell_needed = d->hdr->poll_mode != SHMR_POLL_BUSY;
+	ep->work = shmr_work_at(d->base, pid.slot % d->nlcores);
+	ep->work_nsum = shmr_work_nsum(
+		shmr_work_nwords(d->hdr->max_endpoints, d->nlcores));
+	ep->work_idx = pid.slot / d->nlcores;
 	ep->next_ref = ((uint64_t)pid.gen << 40) | ((uint64_t)pid.slot << 32);
 	ep->busy = UINT32_MAX; /* whatever a predecessor left: rewrite it */
 	/* A route's next worker goes on counting where the last one left
@@ -393,10 +400,13 @@ static int wait_out_taken(struct shmr_endpoint *ep)
 	deadline = now_ms() + bound;
 	while (now_ms() < deadline) {
 		/* A sleeping lcore was woken by the send; ring again in case
-		 * it went back to sleep with our lane held back (B2 inside,
-		 * as in push()). */
+		 * it went back to sleep with our lane held back, and set our
+		 * work bit again in case a peer cleared it (D2 and B2, as in
+		 * push()). */
+		atomic_thread_fence(memory_order_seq_cst);
+		shmr_work_note_fenced(ep->work, ep->work_nsum, ep->work_idx);
 		if (ep->bell_needed)
-			shmr_bell_ring(ep->dp_bell);
+			shmr_bell_ring_fenced(ep->dp_bell);
 		nanosleep(&pause, NULL);
 		left = out_left(ep);
 		if (left <= 0)
@@ -548,22 +558,29 @@ static void stamp_clock(struct shmr_endpoint *ep)
 	ep->stamp = ep->d->tsc_mult ? rte_rdtsc() : 0;
 }
 
-/* Enqueue @n prepared slots from ep->tx; ring the lcore's bell. */
+/* Enqueue @n prepared slots from ep->tx; set our work bit if the lcore
+ * retired it, ring the lcore's bell if it sleeps. */
 static unsigned push(struct shmr_endpoint *ep, int high, unsigned n)
 {
 	struct rte_ring *r = high ? ep->out_high : ep->out;
 	unsigned done = shmr_lane_put_bounded(r, ep->d->lane_size, ep->tx,
 					      ep->d->slot_size, n);
 
-	/* B2 inside shmr_bell_ring(): pairs with the lcore's B1. */
-	if (done && ep->bell_needed)
-		shmr_bell_ring(ep->dp_bell);
 	/* Backpressure, counted on our own line (we are its one writer;
 	 * relaxed: a statistic, no partner), from our own count so that a
 	 * peer's scribble does not last. */
 	if (done < n)
 		atomic_store_explicit(&ep->peer->lane_full, ++ep->lane_full,
 				      memory_order_relaxed);
+	if (!done)
+		return 0;
+	/* One fence for both protocols, once per burst: D2 (pairs with
+	 * the lcore's D1 when it retires our work bit) and B2 (pairs with
+	 * its B1 before it sleeps). */
+	atomic_thread_fence(memory_order_seq_cst);
+	shmr_work_note_fenced(ep->work, ep->work_nsum, ep->work_idx);
+	if (ep->bell_needed)
+		shmr_bell_ring_fenced(ep->dp_bell);
 	return done;
 }
 

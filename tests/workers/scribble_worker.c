@@ -319,15 +319,25 @@ static void raw_slot(struct worker *w)
 		w->rep.raw_slots++;
 }
 
-/* Our endpoint's bell and busy line, or an lcore's bell. */
+/* Our endpoint's bell and busy line, an lcore's bell, or half a word of
+ * an lcore's work bits (a summary or a bit word: set for nothing, or
+ * cleared under the bystander, whose sends the lcore's sweep finds). */
 static void hit_bell(struct worker *w)
 {
 	uint64_t peer = g_geo.eppeer_off +
 			(uint64_t)w->self.slot * sizeof(struct shmr_ep_peer);
 	uint32_t v = nasty32(0);
 	uint64_t off;
+	uint32_t nw = shmr_work_nwords(g_geo.max_endpoints, g_geo.nlcores);
 
-	switch (below(3)) {
+	switch (below(4)) {
+	case 3:
+		off = g_geo.work_off +
+		      below(g_geo.nlcores) *
+			      shmr_work_stride(g_geo.max_endpoints,
+					       g_geo.nlcores) +
+		      (uint64_t)below(2 * (shmr_work_nsum(nw) + nw)) * 4;
+		break;
 	case 0:
 		off = peer + offsetof(struct shmr_ep_peer, bell) +
 		      (below(2) ? offsetof(struct shmr_bell, sleepers) : 0);

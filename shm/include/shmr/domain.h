@@ -117,6 +117,66 @@ static inline struct shmr_bell *shmr_lcore_bell(void *base, uint32_t lcore)
 	       lcore;
 }
 
+/** Routing lcore @p lcore's work bits (lanes part; layout.h): the
+ *  summary words first, then the bit words. */
+static inline _Atomic(uint64_t) *shmr_work_at(void *base, uint32_t lcore)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(base);
+
+	return (_Atomic(uint64_t) *)((char *)base + h->work_off +
+				      lcore * shmr_work_stride(
+						      h->max_endpoints,
+						      h->nlcores));
+}
+
+/**
+ * Tell the lcore whose work bits are @p work (nsum summary words) that
+ * bit @p idx's endpoint has something in an outbound lane: the
+ * producer's side of the work-bit protocol (layout.h), after its
+ * enqueue and the fence [D2] (shared with a bell's B2).
+ *
+ * Context:     a producer of one of the endpoint's outbound lanes, right
+ *              after atomic_thread_fence(memory_order_seq_cst).
+ * Concurrency: lock-free; stores only when the bit was clear (when the
+ *              endpoint went from idle to busy), else one load.
+ */
+static inline void shmr_work_note_fenced(_Atomic(uint64_t) *work,
+					 uint32_t nsum, uint32_t idx)
+{
+	_Atomic(uint64_t) *w = work + nsum + idx / 64;
+	_Atomic(uint64_t) *s = work + idx / 64 / 64;
+	uint64_t bit = 1ull << (idx % 64), sbit = 1ull << (idx / 64 % 64);
+
+	/* Relaxed: the fence D2 before it orders our enqueue first; a
+	 * stale 1 is a bit the lcore clears only with D1, which then
+	 * sees our slot. */
+	if (atomic_load_explicit(w, memory_order_relaxed) & bit)
+		return;
+	atomic_fetch_or(w, bit); /* seq_cst */
+	/* D4: pairs with D3 in the lcore's summary clear. */
+	if (!(atomic_load(s) & sbit))
+		atomic_fetch_or(s, sbit);
+}
+
+/** Fence [D2], then shmr_work_note_fenced() for endpoint @p slot of the
+ *  domain at @p base, placed by @p geo (the caller's trusted copy of the
+ *  header: a daemon's, or a test's own header). */
+static inline void shmr_work_note(void *base,
+				  const struct shmr_domain_hdr *geo,
+				  uint32_t slot)
+{
+	uint32_t nl = geo->nlcores;
+	_Atomic(uint64_t) *work = (_Atomic(uint64_t) *)(
+		(char *)base + geo->work_off +
+		(slot % nl) * shmr_work_stride(geo->max_endpoints, nl));
+
+	/* D2: our enqueue before the bit's load; pairs with D1. */
+	atomic_thread_fence(memory_order_seq_cst);
+	shmr_work_note_fenced(
+		work, shmr_work_nsum(shmr_work_nwords(geo->max_endpoints, nl)),
+		slot / nl);
+}
+
 static inline struct shmr_spec *shmr_spec_of(void *base)
 {
 	return (struct shmr_spec *)((char *)base + shmr_hdr(base)->spec_off);

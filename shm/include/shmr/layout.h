@@ -28,6 +28,8 @@
  *   | control lane              |  control -> dataplane update thread
  *   +---------------------------+ peer_off    lanes memfd (peers: read-write)
  *   | struct shmr_bell[L]       |  bells_off: the routing lcores' bells
+ *   +---------------------------+ work_off
+ *   | work bits[L]              |  per lcore: which endpoints have work
  *   +---------------------------+ eppeer_off
  *   | struct shmr_ep_peer[N]    |  per endpoint: its bell, its owner's line
  *   +---------------------------+ hist_off
@@ -88,11 +90,12 @@
  *   8: counters: the lcores' busy polls, wake-ups and full inboxes, the
  *   endpoint owner's full outbound lanes (struct shmr_ep_peer.lane_full);
  *   9: the payload arena (classes in the header, owner words and buffers
- *   at the end of the lanes part);
- *   10: sojourn stamps (SHMR_F_STAMPED, after the payload) and the
- *   endpoints' histograms (hist_off, tsc_hz)
+ *   at the end of the lanes part)
+ *   10: the lcores' work bits (work_off), set by senders;
+ *   11: sojourn stamps (SHMR_F_STAMPED, after the payload) and the
+ *   endpoints' histograms (hist_off, tsc_hz, at the header's end)
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 10
+#define SHMR_LAYOUT_VERSION_DIGITS 11
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -172,6 +175,60 @@ struct shmr_bell {
 	alignas(SHMR_CACHE_LINE) _Atomic(uint32_t) seq;
 	_Atomic(uint32_t) sleepers;
 };
+
+/*
+ * Work bits: how a routing lcore polls only the endpoints that have work,
+ * so that what sits attached and idle costs it nothing (issue 16).  Each
+ * lcore has a block of 64-bit words in the lanes part, work_stride() bytes
+ * at work_off + lcore * stride: first shmr_work_nsum() summary words, then
+ * shmr_work_nwords() bit words.  Endpoint slot s is polled by lcore
+ * s % nlcores and is bit i = s / nlcores of that lcore's bit words; bit
+ * w of the summary is set while bit word w may be non-zero.  Sized from
+ * the domain's max_endpoints and nlcores, never from the constants.
+ *
+ * A set bit means "poll this endpoint": the lcore polls it every round
+ * until its lanes stay empty for a while, then clears it (retires it).
+ * Peers can write these words, so the lcore takes them as a hint only: a
+ * bit set for nothing costs a look, a bit cleared under it is found by
+ * the lcore's slow sweep of every endpoint (dataplane/lcore.c).
+ *
+ * Producer (after enqueue: ring tail store, release):
+ *           atomic_thread_fence(seq_cst) [D2] (the bell's B2, shared);
+ *           if bit clear: fetch_or bit, then if the summary bit is
+ *           clear, fetch_or it [D4].
+ * Lcore, retiring an endpoint: fetch_and ~bit; fence(seq_cst) [D1]; if
+ *           a lane is pending, set the bit again (keep polling); if the
+ *           word is now 0: fetch_and ~summary bit; fence [D3]; if the
+ *           word became non-zero meanwhile, set the summary bit again.
+ * D1 pairs with D2: either the producer sees its bit clear and sets it,
+ * or the lcore's check sees the enqueued slot.  D3 pairs with D4 the same
+ * way for the summary.  All the read-modify-writes are seq_cst; they
+ * happen only when an endpoint goes from idle to busy or back, never per
+ * message, so a steady stream only reads its (shared, unchanging) word.
+ */
+static inline uint32_t shmr_work_nwords(uint32_t max_endpoints,
+					uint32_t nlcores)
+{
+	uint32_t per = (max_endpoints + nlcores - 1) / nlcores;
+
+	return (per + 63) / 64;
+}
+
+static inline uint32_t shmr_work_nsum(uint32_t nwords)
+{
+	return (nwords + 63) / 64;
+}
+
+/* Bytes of one lcore's block: whole cache lines, so no two lcores share
+ * one. */
+static inline uint64_t shmr_work_stride(uint32_t max_endpoints,
+					uint32_t nlcores)
+{
+	uint32_t nw = shmr_work_nwords(max_endpoints, nlcores);
+	uint64_t bytes = (uint64_t)(shmr_work_nsum(nw) + nw) * 8u;
+
+	return (bytes + 63u) & ~(uint64_t)63u;
+}
 
 /* Endpoint states (struct shmr_ep_shared.state). */
 enum shmr_ep_state {
@@ -327,9 +384,6 @@ struct shmr_domain_hdr {
 	 * of 2 MiB, so either part can be hugetlb), and its lcore bells and
 	 * endpoint peer blocks. */
 	uint64_t peer_off, bells_off, eppeer_off;
-	/* The endpoints' sojourn histograms (struct shmr_hist[N], lanes
-	 * part). */
-	uint64_t hist_off;
 	_Atomic(int32_t) control_pid;   /* OS pids, for shmrctl and tests */
 	_Atomic(int32_t) dataplane_pid;
 	_Atomic(uint64_t) dataplane_starts;
@@ -339,11 +393,8 @@ struct shmr_domain_hdr {
 	 * by shmr-control with release before it starts the dataplane;
 	 * loaded with acquire by the lcores. */
 	_Atomic(uint64_t) admin_pid;
-	/* The TSC's ticks a second, measured by shmr-control when it
-	 * created the domain: how receivers turn a stamp into nanoseconds.
-	 * 0: senders do not stamp (the configuration's `sojourn = false`, or
-	 * no usable TSC). */
-	uint64_t tsc_hz;
+	/* Where the lcores' work bits begin (lanes part; see above). */
+	uint64_t work_off;
 	/* The dataplane's update thread sleeps here (control lane).  The
 	 * lcores' bells, which endpoints ring, are in the lanes part
 	 * (bells_off). */
@@ -354,6 +405,14 @@ struct shmr_domain_hdr {
 	uint32_t arena_pad;
 	uint64_t arena_off, arena_size;
 	struct shmr_arena_class arena[SHMR_ARENA_MAX_CLASSES];
+	/* The endpoints' sojourn histograms (struct shmr_hist[N], lanes
+	 * part). */
+	uint64_t hist_off;
+	/* The TSC's ticks a second, measured by shmr-control when it
+	 * created the domain: how receivers turn a stamp into nanoseconds.
+	 * 0: senders do not stamp (the configuration's `sojourn = false`, or
+	 * no usable TSC). */
+	uint64_t tsc_hz;
 };
 
 /*
@@ -364,7 +423,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 10u,
+static_assert(SHMR_LAYOUT_VERSION == 11u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

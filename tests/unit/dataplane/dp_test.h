@@ -191,6 +191,31 @@ static inline void dp_put(struct rte_ring *r, const struct shmr_msg *m)
 	assert_int_equal(rte_ring_enqueue_burst_elem(r, m, DP_SS, 1, NULL), 1);
 }
 
+/* As dp_put(), into a lane of domain @p d, and when it is an endpoint's
+ * outbound lane, with what a sender does next: the fence and the work bit
+ * of its endpoint (libshmr's push(); layout.h). */
+static inline void dp_put_noted(const struct dp_dom *d, struct rte_ring *r,
+				const struct shmr_msg *m)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(d->base);
+	uint64_t n = (uint64_t)((char *)r - (char *)d->base - h->lanes_off) /
+		     h->lane_stride;
+	uint32_t per = SHMR_LANES_PER_EP(h->nlcores);
+
+	dp_put(r, m);
+	if (n % per >= SHMR_LANE_OUT(h->nlcores))
+		shmr_work_note(d->base, h, (uint32_t)(n / per));
+}
+
+/* Free what an lcore fixture holds: its lcore, its table, its domain. */
+static inline void dp_lcore_fix_fini(struct dp_dom *d, struct shmr_dp_lcore *lc,
+				     struct shmr_dp_table *t)
+{
+	shmr_dp_lcore_fini(lc);
+	shmr_dp_table_free(t);
+	dp_dom_fini(d);
+}
+
 /* The poll entry of endpoint @p p in table @p t (its lcore's list). */
 static inline struct shmr_dp_poll *dp_poll_of(struct shmr_dp_table *t,
 					      struct shmr_pid p)

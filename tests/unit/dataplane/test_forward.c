@@ -73,7 +73,7 @@ static int teardown(void **state)
 #define lane(f, p, i) dp_lane(&(f)->d, (p), (i))
 #define out_lane(f, p) dp_out_lane(&(f)->d, (p))
 #define poll_of(f, p) dp_poll_of((f)->t, (p))
-#define put(r, m) dp_put((r), (m))
+#define put(r, m) dp_put_noted(&f->d, (r), (m))
 #define take(r, out, max) dp_take((r), (out), (max))
 #define at(buf, i) dp_at((buf), (i))
 

@@ -144,7 +144,7 @@ static void set_admin(struct fixture *f)
 /* The shared lane helpers (dp_test.h), by the names used here. */
 #define lane(f, p, i) dp_lane(&(f)->d, (p), (i))
 #define out_lane(f, p) dp_out_lane(&(f)->d, (p))
-#define put(r, m) dp_put((r), (m))
+#define put(r, m) dp_put_noted(&f->d, (r), (m))
 #define take(r, out, max) dp_take((r), (out), (max))
 #define at(buf, i) dp_at((buf), (i))
 

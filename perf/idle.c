@@ -1,0 +1,155 @@
+/*
+ * `shmr-perf idle`: what endpoints that are attached and do nothing cost
+ * the one that sends (issue 16, "idle endpoints cost nothing").
+ *
+ * Each repetition runs the router run (router.c: one client through router
+ * "perf" to one shmr-perf-sink route, busy poll by default) twice, next
+ * to each other: with no other endpoint attached, and with --idle N more
+ * endpoints opened by the client and left idle (default 120, what a
+ * domain of 128 slots holds beside the run's own).  The figure is the
+ * median over the repetitions of each pair's ratio, idle / none, so that
+ * the machine's swings between pairs cancel; the spread of the ratios is
+ * printed beside it.  The goal (at least 0.9 with 1,000 idle endpoints,
+ * 0.8 with 10,000) is reported as PASS or BELOW, never enforced; a run
+ * that lost or reordered a message fails the exit status.
+ *
+ * Before the pairs, the lcore's own cost per message in this process
+ * (idle_rounds.c), with none, with N idle, and with N idle polled every
+ * round as the loop did before work bits: CPU time of one thread, which
+ * a busy machine changes far less than the end-to-end figures.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "lcore.h"
+#include "perf_dp.h"
+#include "perf_internal.h"
+
+#define IDLE_GOAL 0.9 /* idle / none, the issue's bar at 1,000 */
+
+/* One router run with @p idle idle endpoints; -1 when it failed. */
+static int one_run(const struct perf_opts *o, unsigned idle, unsigned rep,
+		   struct perf_result *r, int *failed)
+{
+	struct perf_opts one = *o;
+	struct json_object *j;
+	char what[48];
+	int rc;
+
+	one.idle = idle;
+	one.rtt = 0;
+	rc = perf_router_run(&one, r);
+	if (rc == -PERF_EXIT_SKIP) {
+		printf("router: the appliance is not built (see above)\n");
+		return -1;
+	}
+	if (rc < 0)
+		return -1;
+	snprintf(what, sizeof(what), "shmr-perf idle: %u idle", idle);
+	if (!perf_result_checked(what, r))
+		*failed = 1;
+	snprintf(what, sizeof(what), "%u idle", idle);
+	printf("%-4u %-10s %8.2f\n", rep, what, r->mps / 1e6);
+	fflush(stdout);
+	j = perf_json_run("idle", &one, 1, rep, "router", r);
+	perf_json_u64(j, "idle_endpoints", idle);
+	perf_json_emit(j);
+	return 0;
+}
+
+int perf_idle_main(const struct perf_opts *o)
+{
+	double none[PERF_REPS_MAX], busy[PERF_REPS_MAX], ratio[PERF_REPS_MAX];
+	double med, lo, hi;
+	char what[32];
+	int failed = 0;
+	struct json_object *j;
+	double inproc[3] = { -1, -1, -1 };
+
+	printf("shmr-perf idle: slot %u B, burst %u, count %llu, lane %u, "
+	       "%s poll, %u lcore%s; cpus: client %d, dataplane %d, sink %d; "
+	       "%u idle endpoints against none, %u pair%s\n",
+	       o->slot, o->burst, (unsigned long long)o->count, o->lane,
+	       o->poll_busy ? "busy" : "adaptive", o->lcores,
+	       o->lcores == 1 ? "" : "s", o->cpu_client, o->cpu_hub,
+	       o->cpu_sink, o->idle, o->reps, o->reps == 1 ? "" : "s");
+	/* In this process first: the lcore's own cost, little moved by
+	 * the rest of the machine (idle_rounds.c). */
+	if (o->idle + 3 <= SHMR_MAX_ENDPOINTS) {
+		double n0 = perf_idle_round_ns(o, 0, SHMR_DP_SWEEP_ROUNDS);
+		double n1 = perf_idle_round_ns(o, o->idle,
+					       SHMR_DP_SWEEP_ROUNDS);
+		double n2 = perf_idle_round_ns(o, o->idle, 1);
+
+		if (n0 < 0 || n1 < 0 || n2 < 0)
+			return PERF_EXIT_FAIL;
+		printf("lcore, in this process (CPU time per message): none "
+		       "%.2f ns; %u idle %.2f ns (none / idle = %.2f); %u "
+		       "idle, every endpoint every round as before work "
+		       "bits %.2f ns (%.2f)\n",
+		       n0, o->idle, n1, n1 > 0 ? n0 / n1 : 0, o->idle, n2,
+		       n2 > 0 ? n0 / n2 : 0);
+		inproc[0] = n0;
+		inproc[1] = n1;
+		inproc[2] = n2;
+	}
+	printf("%-4s %-10s %8s\n", "rep", "run", "M msg/s");
+	for (unsigned i = 0; i < o->reps; i++) {
+		struct perf_result a, b;
+
+		/* Which goes first alternates: a trend over the run (the
+		 * machine warming up, a neighbour starting) favours
+		 * neither. */
+		if (i % 2 == 0) {
+			if (one_run(o, 0, i + 1, &a, &failed) < 0 ||
+			    one_run(o, o->idle, i + 1, &b, &failed) < 0)
+				return PERF_EXIT_FAIL;
+		} else {
+			if (one_run(o, o->idle, i + 1, &b, &failed) < 0 ||
+			    one_run(o, 0, i + 1, &a, &failed) < 0)
+				return PERF_EXIT_FAIL;
+		}
+		none[i] = a.mps;
+		busy[i] = b.mps;
+		ratio[i] = a.mps > 0 ? b.mps / a.mps : 0;
+	}
+	med = perf_median(ratio, o->reps);
+	lo = hi = ratio[0];
+	for (unsigned i = 1; i < o->reps; i++) {
+		lo = ratio[i] < lo ? ratio[i] : lo;
+		hi = ratio[i] > hi ? ratio[i] : hi;
+	}
+	snprintf(what, sizeof(what), "%u idle", o->idle);
+	printf("%-4s %-10s %8.2f\n%-4s %-10s %8.2f\n", "med", "0 idle",
+	       perf_median(none, o->reps) / 1e6, "med", what,
+	       perf_median(busy, o->reps) / 1e6);
+	printf("idle endpoints: %u attached / none = %.2f (median of %u "
+	       "pair%s, spread %.2f to %.2f)  (goal >= %.1f): %s\n",
+	       o->idle, med, o->reps, o->reps == 1 ? "" : "s", lo, hi,
+	       IDLE_GOAL,
+	       med >= IDLE_GOAL ? "PASS" : "BELOW");
+	if (med > 0 && (hi - lo) / med > 0.1)
+		printf("note: the pairs' ratios spread over 10%%: something "
+		       "else was running; use more --reps\n");
+	j = perf_json_record("idle", "summary");
+	perf_json_setup(j, o, 1);
+	perf_json_u64(j, "idle_endpoints", o->idle);
+	perf_json_u64(j, "reps", o->reps);
+	perf_json_num(j, "none_mps", perf_median(none, o->reps));
+	perf_json_num(j, "idle_mps", perf_median(busy, o->reps));
+	perf_json_num(j, "idle_vs_none", med);
+	perf_json_num(j, "idle_vs_none_min", lo);
+	perf_json_num(j, "idle_vs_none_max", hi);
+	perf_json_num(j, "idle_goal", IDLE_GOAL);
+	perf_json_bool(j, "idle_met", med >= IDLE_GOAL);
+	if (inproc[0] > 0) {
+		perf_json_num(j, "lcore_ns_none", inproc[0]);
+		perf_json_num(j, "lcore_ns_idle", inproc[1]);
+		perf_json_num(j, "lcore_ns_idle_every_round", inproc[2]);
+	}
+	perf_json_bool(j, "all_in_order", !failed);
+	perf_json_emit(j);
+	if (failed)
+		printf("messages were lost or reordered: see above\n");
+	return failed ? PERF_EXIT_FAIL : PERF_EXIT_OK;
+}
