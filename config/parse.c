@@ -51,7 +51,7 @@
 
 static const char *const top_keys[] = {
 	"domain", "run_dir", "slot_size", "lane_size", "lcores", "poll_mode",
-	"dataplane_cpus", "socket_group", "admin_group", "programs",
+	"sojourn", "dataplane_cpus", "socket_group", "admin_group", "programs",
 	"max_connections_per_user", "max_endpoints_per_user",
 	"idle_timeout_ms", "stop_grace_ms",
 	"restart_backoff_ms", "restart_backoff_max_ms", "routers",
@@ -301,6 +301,11 @@ static int parse_root(struct pctx *p, const config_setting_t *root,
 	if ((rc = parse_geometry(p, root, c)) < 0 ||
 	    (rc = parse_arena(p, root, c)) < 0)
 		return rc;
+	if ((rc = shmr_conf_member(p, root, NULL, "sojourn", CONFIG_TYPE_BOOL,
+				   &s)) < 0)
+		return rc;
+	if (rc)
+		c->sojourn = config_setting_get_bool(s) != 0;
 	if ((rc = shmr_conf_get_cpus(p, root, NULL, "dataplane_cpus",
 				     c->dataplane_cpus)) < 0)
 		return rc;
@@ -358,6 +363,7 @@ static void set_defaults(struct shmr_config *c, const char *source)
 	c->lane_size = SHMR_LANE_DEFAULT;
 	c->lcores = 1;
 	c->poll_mode = SHMR_POLL_ADAPTIVE;
+	c->sojourn = 1;
 	c->stop_grace_ms = 2000;
 	c->restart_backoff_max_ms = 5000;
 	c->max_connections_per_user = 32;

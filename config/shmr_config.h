@@ -180,6 +180,10 @@ struct shmr_config {
 	uint32_t lane_size;              /* default SHMR_LANE_DEFAULT */
 	uint32_t lcores;                 /* routing lcores, default 1 */
 	uint32_t poll_mode;              /* default SHMR_POLL_ADAPTIVE */
+	/* Senders stamp messages and receivers record their sojourn
+	 * (`sojourn = false` turns it off: shmr_domain_hdr.tsc_hz 0);
+	 * default 1. */
+	int sojourn;
 	/* arena = { classes = [ "64K:1024", ... ] }: the payload arena's
 	 * size classes (none by default) */
 	struct shmr_arena_geo arena;

@@ -124,6 +124,18 @@ int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
 		rc = shmr_ctl_domain_open_ro(d);
 	if (rc < 0)
 		return rc;
+	/* The TSC's rate, once per domain, for every process's sojourn
+	 * stamps (20 ms: the rate to about 0.01 %; the clock reads at both
+	 * ends take well under a microsecond).  After the ready word, but
+	 * before anyone can attach: nobody is answered on the socket yet,
+	 * and that answer (a syscall) orders it; the dataplane does not
+	 * read it. */
+	if (cfg->sojourn) {
+		shmr_hdr(d->base)->tsc_hz = shmr_tsc_calibrate(20);
+		if (shmr_hdr(d->base)->tsc_hz == 0)
+			shmr_ctl_warn("the TSC's rate could not be measured: "
+				      "no sojourn figures");
+	}
 	/* Our copy of the geometry: what we laid out, before any peer. */
 	memcpy(&d->geo, d->base, sizeof(d->geo));
 	/* Relaxed: an informational word for tools; the ready word [R0]
@@ -202,7 +214,8 @@ static void header_heal(struct shmr_ctl_domain *d)
 	    h->spec_off == g->spec_off && h->counters_off == g->counters_off &&
 	    h->ctl_off == g->ctl_off && h->lanes_off == g->lanes_off &&
 	    h->peer_off == g->peer_off && h->bells_off == g->bells_off &&
-	    h->eppeer_off == g->eppeer_off &&
+	    h->eppeer_off == g->eppeer_off && h->hist_off == g->hist_off &&
+	    h->tsc_hz == g->tsc_hz &&
 	    h->arena_nclasses == g->arena_nclasses &&
 	    h->arena_off == g->arena_off && h->arena_size == g->arena_size &&
 	    memcmp(h->arena, g->arena, sizeof(g->arena)) == 0 &&
@@ -229,6 +242,8 @@ static void header_heal(struct shmr_ctl_domain *d)
 	h->peer_off = g->peer_off;
 	h->bells_off = g->bells_off;
 	h->eppeer_off = g->eppeer_off;
+	h->hist_off = g->hist_off;
+	h->tsc_hz = g->tsc_hz;
 	h->arena_nclasses = g->arena_nclasses;
 	h->arena_off = g->arena_off;
 	h->arena_size = g->arena_size;
@@ -355,6 +370,13 @@ static void sync_endpoints(struct shmr_ctl_domain *d,
 							       : SHMR_EP_FREE;
 		int32_t os_pid = s->state == SHMR_CTL_SLOT_USED ? s->os_pid : 0;
 
+		/* A new owner's sojourns start from nothing.  Nobody
+		 * records into the slot's histogram now: the last owner is
+		 * gone (the slot is reused only then) and the new one has
+		 * not been answered yet (relaxed: that answer, a syscall,
+		 * orders it). */
+		if (ep->gen != s->gen && s->state == SHMR_CTL_SLOT_USED)
+			shmr_hist_reset(shmr_ctl_dom_hist(d, i));
 		if (ep->gen == s->gen && ep->kind == s->kind &&
 		    ep->os_pid == os_pid &&
 		    /* relaxed: we are the only writer */
@@ -507,5 +529,11 @@ void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 		out->lane_full[s] =
 			atomic_load_explicit(&shmr_ctl_dom_ep_peer(d, s)->lane_full,
 					     memory_order_relaxed);
+		if (a->slots[s].kind != SHMR_EPK_ROUTER) {
+			uint64_t counts[SHMR_HIST_BUCKETS];
+
+			shmr_hist_read(shmr_ctl_dom_hist(d, s), counts,
+				       &out->sojourn[s]);
+		}
 	}
 }

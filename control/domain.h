@@ -79,6 +79,12 @@ static inline struct shmr_ep_peer *shmr_ctl_dom_ep_peer(
 	       slot;
 }
 
+static inline struct shmr_hist *shmr_ctl_dom_hist(
+	const struct shmr_ctl_domain *d, uint32_t slot)
+{
+	return (struct shmr_hist *)((char *)d->base + d->geo.hist_off) + slot;
+}
+
 static inline struct shmr_bell *shmr_ctl_dom_lcore_bell(
 	const struct shmr_ctl_domain *d, uint32_t lcore)
 {

@@ -253,14 +253,19 @@ int shmr_ctl_format_route(const struct shmr_ctl_route *q,
 			  size_t cap)
 {
 	uint32_t s = q->pid.slot;
+	const struct shmr_hist_summary *h = &c->sojourn[s];
 	int n = snprintf(buf, cap,
 			 "%s pid=%" PRIu32 ":%" PRIu32 " os_pid=%" PRId32
 			 " state=%s restarts=%" PRIu64 " delivered=%" PRIu64
-			 " queued=%" PRIu64 " cpus=%s\n",
+			 " queued=%" PRIu64 " cpus=%s sojourn_count=%" PRIu64
+			 " sojourn_p50_ns=%" PRIu64 " sojourn_p99_ns=%" PRIu64
+			 " sojourn_p999_ns=%" PRIu64
+			 " sojourn_max_ns=%" PRIu64 "\n",
 			 q->conf->name, q->pid.slot, q->pid.gen, q->os_pid,
 			 shmr_ctl_route_shown_state(q), q->restarts,
 			 c->delivered[s], c->queued[s],
-			 q->cpus[0] ? q->cpus : "any");
+			 q->cpus[0] ? q->cpus : "any", h->count, h->p50_ns,
+			 h->p99_ns, h->p999_ns, h->max_ns);
 
 	if (n < 0 || (size_t)n >= cap)
 		return -ENOSPC;

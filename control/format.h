@@ -58,6 +58,9 @@ struct shmr_ctl_counters {
 		char name[SHMR_NAME_MAX]; /* the first it registered, the
 					   * slot's own ("shmr:admin"), or "" */
 	} client[SHMR_MAX_ENDPOINTS];
+	/* The receiver's sojourn histogram of each slot, summarised
+	 * (shmr/hist.h): hints, as any peer can write the block. */
+	struct shmr_hist_summary sojourn[SHMR_MAX_ENDPOINTS];
 };
 
 /* A router's figures summed over its routes (counters.def's "agg"). */
@@ -129,8 +132,10 @@ const char *shmr_ctl_route_shown_state(const struct shmr_ctl_route *q);
 
 /**
  * ROUTES body: one line per route, "NAME pid=<slot>:<gen> os_pid=N state=S
- * restarts=N delivered=N queued=N cpus=LIST" (LIST as /proc shows
- * Cpus_allowed_list, "any" when unpinned).
+ * restarts=N delivered=N queued=N cpus=LIST sojourn_count=N
+ * sojourn_p50_ns=N sojourn_p99_ns=N sojourn_p999_ns=N sojourn_max_ns=N"
+ * (LIST as /proc shows Cpus_allowed_list, "any" when unpinned; the
+ * sojourns of the messages its workers received, shmr/hist.h).
  * Returns the length, or -ENOSPC.
  */
 int shmr_ctl_format_routes(const struct shmr_ctl_router *r,

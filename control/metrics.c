@@ -15,6 +15,7 @@
 
 #include "counters.h"
 #include "metrics.h"
+#include "sojourn_metrics.h"
 
 struct out {
 	char *buf;
@@ -136,6 +137,87 @@ static void family(struct out *o, const struct shmr_ctl_model *m,
 	}
 }
 
+/* ---- the routes' sojourn histograms (sojourn_metrics.h) ------------- */
+
+/* Append what @p o holds to the caller's buffer, or nothing. */
+static int sojourn_done(const struct out *o, char *buf, size_t *len)
+{
+	if (o->overflow) {
+		if (*len < o->cap)
+			buf[*len] = '\0';
+		return -ENOSPC;
+	}
+	*len = o->len;
+	return 0;
+}
+
+static void sojourn_labels(struct out *o, const char *router,
+			   const char *route)
+{
+	outf(o, "{router=\"");
+	label(o, router);
+	outf(o, "\",route=\"");
+	label(o, route);
+	outf(o, "\"");
+}
+
+int shmr_ctl_sojourn_metrics_head(char *buf, size_t cap, size_t *len)
+{
+	struct out o = { buf, cap, *len, *len >= cap };
+
+	outf(&o, "# HELP %s How long the messages a route's workers received "
+		 "waited, from their send to their receive\n",
+	     SHMR_CTL_SOJOURN_METRIC);
+	outf(&o, "# TYPE %s histogram\n", SHMR_CTL_SOJOURN_METRIC);
+	return sojourn_done(&o, buf, len);
+}
+
+int shmr_ctl_sojourn_metrics_route(char *buf, size_t cap, size_t *len,
+				   const char *router, const char *route,
+				   const struct shmr_hist_summary *s)
+{
+	struct out o = { buf, cap, *len, *len >= cap };
+
+	for (unsigned j = 0; j < SHMR_HIST_EDGES; j++) {
+		double le = (double)(1ull << SHMR_HIST_EDGE_BIT(j)) / 1e9;
+
+		outf(&o, "%s_bucket", SHMR_CTL_SOJOURN_METRIC);
+		sojourn_labels(&o, router, route);
+		outf(&o, ",le=\"%.12g\"} %" PRIu64 "\n", le, s->below[j]);
+	}
+	outf(&o, "%s_bucket", SHMR_CTL_SOJOURN_METRIC);
+	sojourn_labels(&o, router, route);
+	outf(&o, ",le=\"+Inf\"} %" PRIu64 "\n", s->count);
+	outf(&o, "%s_sum", SHMR_CTL_SOJOURN_METRIC);
+	sojourn_labels(&o, router, route);
+	outf(&o, "} %.9f\n", (double)s->sum_ns / 1e9);
+	outf(&o, "%s_count", SHMR_CTL_SOJOURN_METRIC);
+	sojourn_labels(&o, router, route);
+	outf(&o, "} %" PRIu64 "\n", s->count);
+	return sojourn_done(&o, buf, len);
+}
+
+/* Every route's sojourn histogram, after the registry's families. */
+static int sojourns(struct out *o, const struct shmr_ctl_model *m,
+		    const struct shmr_ctl_counters *c)
+{
+	int rc = shmr_ctl_sojourn_metrics_head(o->buf, o->cap, &o->len);
+
+	for (unsigned i = 0; rc == 0 && i < m->nrouters; i++) {
+		const struct shmr_ctl_router *r = &m->routers[i];
+
+		for (unsigned k = 0; rc == 0 && k < r->nroutes; k++) {
+			const struct shmr_ctl_route *q = &r->routes[k];
+
+			rc = shmr_ctl_sojourn_metrics_route(
+				o->buf, o->cap, &o->len, r->conf->name,
+				q->conf->name,
+				&c->sojourn[q->pid.slot % SHMR_MAX_ENDPOINTS]);
+		}
+	}
+	return rc;
+}
+
 int shmr_ctl_metrics_format(const struct shmr_ctl_model *m,
 			    const struct shmr_ctl_counters *c, char *buf,
 			    size_t cap)
@@ -147,5 +229,7 @@ int shmr_ctl_metrics_format(const struct shmr_ctl_model *m,
 	buf[0] = '\0';
 	for (unsigned i = 0; i < shmr_ctl_ctr_count; i++)
 		family(&o, m, c, &shmr_ctl_ctr_registry[i]);
-	return o.overflow ? -ENOSPC : (int)o.len;
+	if (o.overflow || sojourns(&o, m, c) < 0)
+		return -ENOSPC;
+	return (int)o.len;
 }

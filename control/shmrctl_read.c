@@ -53,7 +53,10 @@ struct field {
 static const struct field route_fields[] = {
 	{ "name", T_STR },     { "pid", T_PID },	  { "os_pid", T_INT },
 	{ "state", T_STR },    { "restarts", T_INT }, { "delivered", T_INT },
-	{ "queued", T_INT },   { "cpus", T_STR },     { NULL, T_STR },
+	{ "queued", T_INT },   { "cpus", T_STR },
+	{ "sojourn_count", T_INT }, { "sojourn_p50_ns", T_INT },
+	{ "sojourn_p99_ns", T_INT }, { "sojourn_p999_ns", T_INT },
+	{ "sojourn_max_ns", T_INT }, { NULL, T_STR },
 };
 static const struct field status_fields[] = {
 	{ "domain", T_STR },

@@ -119,7 +119,7 @@ int shmr_dp_balance_push(struct shmr_dp_balance *q, const struct shmr_msg *m)
 		q->st.full++;
 		return -ENOSPC;
 	}
-	memcpy(slot_at(q, q->tail), m, SHMR_HDR_SIZE + (size_t)m->len);
+	memcpy(slot_at(q, q->tail), m, shmr_msg_bytes(m, q->slot_size));
 	q->tail++;
 	/* [T1] release: the slot is complete before the tail covers it. */
 	atomic_store_explicit(&q->mem->tail, q->tail, memory_order_release);
@@ -138,13 +138,11 @@ int shmr_dp_balance_pop(struct shmr_dp_balance *q, struct shmr_msg *out)
 		return -ENOENT;
 	if (out) {
 		const struct shmr_msg *m = slot_at(q, q->head);
-		uint32_t len = m->len;
 
 		/* The slot may sit in memory peers can write (the domain):
-		 * a length we did not write must not overrun @p out. */
-		if (len > q->slot_size - SHMR_HDR_SIZE)
-			len = q->slot_size - SHMR_HDR_SIZE;
-		memcpy(out, m, SHMR_HDR_SIZE + (size_t)len);
+		 * a length we did not write must not overrun @p out
+		 * (shmr_msg_bytes() reads it once, bounded). */
+		memcpy(out, m, shmr_msg_bytes(m, q->slot_size));
 	}
 	q->head++;
 	/* [H1] release: the slot was handed out before the head passes it. */

@@ -280,7 +280,7 @@ int shmr_dp_collect_start(struct shmr_dp_collector *c, struct shmr_msg *call,
 
 		e->tried = 1ull << pick;
 		e->next_send = add_sat(now, a->interval_ns);
-		memcpy(entry_slot(c, idx), call, SHMR_HDR_SIZE + call->len);
+		memcpy(entry_slot(c, idx), call, shmr_msg_bytes(call, c->slot_size));
 		*first = pick;
 	} else {
 		e->tried = all_routees(a->nroutees);

@@ -232,7 +232,7 @@ static int deliver_collected(struct shmr_dp_lcore *lc,
 	if (shmr_lane_reserve_bounded(lane, env->lane_size, ss, 1, &zcd) != 1)
 		return 0;
 	v = shmr_dp_collect_on_reply(&lc->coll, m, lc->clock_ns());
-	memcpy(zcd.ptr1, m, SHMR_HDR_SIZE + (size_t)m->len);
+	memcpy(zcd.ptr1, m, shmr_msg_bytes(m, ss));
 	rte_ring_enqueue_zc_elem_finish(lane, 1);
 	shmr_dp_count(&lc->stats->ep_delivered[caller.slot], 1);
 	note_bell(lc, caller.slot);

@@ -79,7 +79,10 @@ uint32_t shmr_dp_fwd_route_failed_rcu(struct shmr_dp_lcore *lc,
 	meta->what = META_DROP;
 	if (slot == NO_TARGET)
 		return NO_TARGET;
-	m->flags = (uint8_t)(m->flags | SHMR_F_ROUTE_FAILED);
+	/* The name, if any, goes where a stamp would be: the admin
+	 * endpoint measures no sojourn of failed sends. */
+	m->flags = (uint8_t)((m->flags | SHMR_F_ROUTE_FAILED) &
+			     ~SHMR_F_STAMPED);
 	m->status = err;
 	if (meta->name) {
 		size_t n = strnlen(meta->name, SHMR_NAME_MAX - 1);

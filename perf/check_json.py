@@ -113,7 +113,8 @@ def medians(runs, meds):
     """Each median record against the run records of the same kind."""
     def kind(r):
         return (r.get("run"), r.get("poll"), r.get("logic"),
-                r.get("variant"), r.get("slot_bytes"), r.get("burst"))
+                r.get("variant"), r.get("slot_bytes"), r.get("burst"),
+                r.get("sojourn"))
     for n, m in meds:
         mine = [r for r in runs if kind(r) == kind(m)]
         if len(mine) != m.get("reps"):
@@ -160,7 +161,8 @@ def pairs(runs, sums):
     bare = {r.get("rep"): r for r in runs if r.get("run") == "bare"}
     for n, s in sums:
         mine = [r for r in runs if r.get("run") == "router" and
-                r.get("poll") == s.get("poll")]
+                r.get("poll") == s.get("poll") and
+                r.get("sojourn") == s.get("sojourn")]
         for key, rf, bf in figs:
             if key not in s:
                 continue
@@ -203,9 +205,9 @@ def churn_pairs(n, s, runs):
             (s.get("dip_percent"), want))
 
 
-def check(mode, lines):
+def check(mode, lines, want_args=()):
     kinds = {}
-    runs, meds, sums = [], [], []
+    runs, meds, sums, sojourn_off = [], [], [], []
     for n, line in enumerate(lines, 1):
         try:
             rec = json.loads(line, parse_constant=lambda c: bad(
@@ -264,6 +266,13 @@ def check(mode, lines):
                     bad(n, "call_goal_met %r with %s %r, goal %r" % (
                         rec.get("call_goal_met"), k, rec[k],
                         rec["call_goal"]))
+            need(n, rec, ["sojourn"], lambda v: isinstance(v, bool),
+                 "a boolean")
+            # --sojourn both: the runs without stamps say what the
+            # stamps cost, beside the same run's with.
+            if rec.get("sojourn") is False:
+                sojourn_off.append(n)
+                need(n, rec, ["sojourn_on_vs_off"], is_num, "a number")
             sums.append((n, rec))
         elif kind in ("run", "median") and mode == "decide":
             need(n, rec, ["logic"], lambda v: isinstance(v, str) and v,
@@ -326,6 +335,9 @@ def check(mode, lines):
             bad(n, "record %r not expected from mode %r" % (kind, mode))
     medians(runs, meds)
     pairs(runs, sums)
+    if "--sojourn" in want_args and "both" in want_args and not sojourn_off:
+        problems.append("--sojourn both: no summary of a run without "
+                        "stamps")
     want = {"bare": ["run"], "router": ["run"], "adopt": ["run"],
             "load": ["run"],
             "compare": ["run", "median", "summary"],
@@ -398,7 +410,7 @@ def main():
     lines = proc.stdout.splitlines()
     if not lines:
         problems.append("no output on stdout")
-    check(mode, lines)
+    check(mode, lines, cmd)
     for p in problems:
         print("check_json: %s" % p, file=sys.stderr)
     if not problems:

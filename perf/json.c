@@ -103,6 +103,7 @@ void perf_json_setup(struct json_object *j, const struct perf_opts *o,
 	if (o->polls == PERF_POLL_BUSY || o->polls == PERF_POLL_ADAPTIVE)
 		perf_json_str(j, "poll",
 			      o->polls == PERF_POLL_BUSY ? "busy" : "adaptive");
+	perf_json_bool(j, "sojourn", !o->sojourn_off);
 }
 
 /* One latency series: NAME_count and NAME_p50_ns ... NAME_max_ns. */

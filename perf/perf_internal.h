@@ -36,6 +36,8 @@ struct perf_opts {
 	int cpu_sink;         /* consumer / sink workers */
 	unsigned routes;      /* sink routes behind the router */
 	int poll_busy;        /* router: poll_mode busy (else adaptive) */
+	int sojourn_off;      /* router: `sojourn = false` (no stamps) */
+	unsigned sojourns;    /* router, compare: PERF_SOJ_* bits to run */
 	unsigned polls;       /* router, compare: PERF_POLL_* bits to run */
 	int by_type;          /* router: behaviour "type" (else "hash") */
 	const char *logic;    /* router: this routing logic over the routes
@@ -60,6 +62,11 @@ struct perf_opts {
 /* --poll: which of the domain's poll modes the router runs use. */
 #define PERF_POLL_BUSY 1u
 #define PERF_POLL_ADAPTIVE 2u
+
+/* --sojourn: router runs with the sojourn stamps on, off, or both (bits
+ * 1 and 2, as PERF_POLL_*'s). */
+#define PERF_SOJ_ON 1u
+#define PERF_SOJ_OFF 2u
 
 /* What one run measured. */
 struct perf_result {

@@ -140,11 +140,12 @@ static int write_config(struct perf_app *a, const struct perf_opts *o)
 		"domain = \"%s\";\nrun_dir = \"%s\";\n"
 		"slot_size = %u;\nlane_size = %u;\nlcores = %u;\n"
 		"poll_mode = \"%s\";\ndataplane_cpus = \"%d\";\n"
-		"%s\n"
+		"sojourn = %s;\n%s\n"
 		"routers = (\n  {\n    name = \"perf\";\n"
 		"    behaviour = \"%s\";\n",
 		a->domain, a->dir, o->slot, o->lane, o->lcores,
 		o->poll_busy ? "busy" : "adaptive", o->cpu_hub,
+		o->sojourn_off ? "false" : "true",
 		o->arena ? o->arena : "",
 		o->logic ? o->logic : o->by_type ? "type" : "hash");
 	if (o->logic && strcmp(o->logic, "balancing") == 0) {

@@ -54,7 +54,7 @@ static void usage(FILE *f)
 		"                 [--rtt N] [--lane N] [--routes N] "
 		"[--poll busy|adaptive|both] [--behaviour hash|type]\n"
 		"                 [--lcores N] [--reps N] [--wait-idle] "
-		"[--keep] [-v]\n"
+		"[--keep] [-v] [--sojourn on|off|both]\n"
 		"       shmr-perf idle [--idle N] [--reps N] [router flags]\n"
 		"                 churn: [--rate N] [--phase-ms MS]\n"
 		"                 [--logics hash,round-robin,random,"
@@ -70,12 +70,33 @@ static void usage(FILE *f)
 		"default: one cpu of each\n"
 		"                  of the first three cores (two cores: "
 		"A,B with C = A)\n"
+		"  --sojourn       router runs with sojourn stamps on (default), "
+		"off, or (compare)\n"
+		"                  both, side by side, with the stamps' cost\n"
 		"  --json          JSON Lines on stdout, one object per run "
 		"and per median\n"
 		"                  (docs/benchmarks.md); the text goes to "
 		"stderr\n"
 		"       shmr-perf report [--out DIR] FILE.json...  SVG plots "
 		"(gnuplot)\n");
+}
+
+/* "A", "B" or "both" of @p v as bit 1, bit 2 or both in @p out (the
+ * PERF_POLL_* and PERF_SOJ_* bits).  Returns 0, or -1 (left alone). */
+static int one_or_both(const char *v, const char *a, const char *b,
+		       unsigned *out)
+{
+	if (!v)
+		return -1;
+	if (strcmp(v, a) == 0)
+		*out = 1u;
+	else if (strcmp(v, b) == 0)
+		*out = 2u;
+	else if (strcmp(v, "both") == 0)
+		*out = 3u;
+	else
+		return -1;
+	return 0;
 }
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max,
@@ -180,6 +201,7 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		.lane = 1024, .cpu_client = 0, .cpu_hub = 1, .cpu_sink = 0,
 		.routes = 1, .poll_busy = 1, .by_type = 0, .lcores = 1,
 		.polls = PERF_POLL_BUSY | PERF_POLL_ADAPTIVE,
+		.sojourns = PERF_SOJ_ON,
 		.reps = 3,
 	};
 	if (strcmp(mode, "large") == 0) {
@@ -262,14 +284,11 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 			cpus_given = 1;
 		}
 		else if (strcmp(a, "--poll") == 0) {
-			bad = !v || (strcmp(v, "busy") && strcmp(v, "adaptive") &&
-				     strcmp(v, "both"));
-			if (!bad)
-				o->polls = strcmp(v, "busy") == 0 ? PERF_POLL_BUSY
-					   : strcmp(v, "adaptive") == 0
-						   ? PERF_POLL_ADAPTIVE
-						   : PERF_POLL_BUSY |
-							     PERF_POLL_ADAPTIVE;
+			bad = one_or_both(v, "busy", "adaptive", &o->polls) < 0;
+		} else if (strcmp(a, "--sojourn") == 0) {
+			/* PERF_SOJ_ON and _OFF are bits 1 and 2 as well. */
+			bad = one_or_both(v, "on", "off", &o->sojourns) < 0;
+			o->sojourn_off = o->sojourns == PERF_SOJ_OFF;
 		} else if (strcmp(a, "--behaviour") == 0 ||
 			   strcmp(a, "--behavior") == 0) {
 			bad = !v || (strcmp(v, "hash") && strcmp(v, "type"));
@@ -417,7 +436,7 @@ static void row(const char *rep, const char *run, double mps, double p50,
 		snprintf(a, sizeof(a), "%.2f", p50);
 	if (p99 >= 0)
 		snprintf(b, sizeof(b), "%.2f", p99);
-	printf("%-4s %-16s %8s %11s %11s  %s\n", rep, run, m, a, b, note);
+	printf("%-4s %-26s %8s %11s %11s  %s\n", rep, run, m, a, b, note);
 	fflush(stdout);
 }
 
@@ -426,6 +445,31 @@ static int shares_core(const struct perf_opts *o)
 {
 	return o->cpu_sink == o->cpu_client || o->cpu_sink == o->cpu_hub ||
 	       o->cpu_client == o->cpu_hub;
+}
+
+/* compare's router runs: each poll mode, with the sojourn stamps on and
+ * then off. */
+#define CMP_MODES 4
+
+/*
+ * Mode @p m of compare's router runs in @p one (from @p o), its label
+ * ("busy", "adaptive, no sojourn") in @p label.  Returns 0 when @p o did
+ * not ask for it.
+ */
+static int cmp_mode(const struct perf_opts *o, unsigned m,
+		    struct perf_opts *one, char *label, size_t cap)
+{
+	unsigned p = m % 2, off = m / 2;
+
+	if (!(o->polls & poll_bit[p]) ||
+	    !(o->sojourns & (off ? PERF_SOJ_OFF : PERF_SOJ_ON)))
+		return 0;
+	*one = *o;
+	one->polls = poll_bit[p];
+	one->poll_busy = poll_bit[p] == PERF_POLL_BUSY;
+	one->sojourn_off = (int)off;
+	snprintf(label, cap, "%s%s", poll_name[p], off ? ", no sojourn" : "");
+	return 1;
 }
 
 /*
@@ -483,15 +527,15 @@ static int compare(const struct perf_opts *o)
 {
 	double bm[101], bp50[101], bp99[101], tp50[101], tp99[101];
 	double hp50[101], hp99[101];
-	double rm[2][101], rp50[2][101], rp99[2][101];
+	double rm[CMP_MODES][101], rp50[CMP_MODES][101], rp99[CMP_MODES][101];
 	/* Every figure of every run, for --json's medians. */
-	static struct perf_result bres[PERF_REPS_MAX], rres[2][PERF_REPS_MAX];
+	static struct perf_result bres[PERF_REPS_MAX], rres[CMP_MODES][PERF_REPS_MAX];
 	double bare_mps;
 	char what[96];
 	int failed = 0, warned = 0, rtt = o->rtt != 0;
 
 	print_setup("compare", o);
-	printf("%-4s %-16s %8s %11s %11s  %s\n", "rep", "run", "M msg/s",
+	printf("%-4s %-26s %8s %11s %11s  %s\n", "rep", "run", "M msg/s",
 	       "rtt p50 us", "rtt p99 us", "round trip");
 	for (unsigned i = 0; i < o->reps; i++) {
 		struct perf_result b, r;
@@ -521,16 +565,17 @@ static int compare(const struct perf_opts *o)
 		if (rtt)
 			row(rep, "bare handoff", -1, hp50[i], hp99[i],
 			    "pinger <-> ponger, one cpu, yield at once");
-		for (unsigned m = 0; m < 2; m++) {
-			struct perf_opts one = *o;
-			char run[32];
+		for (unsigned x = 0; x < CMP_MODES; x++) {
+			/* Stamps on before off in odd repetitions, off before
+			 * on in even ones: neither always runs first. */
+			unsigned m = i % 2 ? x ^ 2u : x;
+			struct perf_opts one;
+			char run[48], label[32];
 			int rc;
 
-			if (!(o->polls & poll_bit[m]))
+			if (!cmp_mode(o, m, &one, label, sizeof(label)))
 				continue;
-			one.polls = poll_bit[m];
-			one.poll_busy = poll_bit[m] == PERF_POLL_BUSY;
-			snprintf(run, sizeof(run), "router %s", poll_name[m]);
+			snprintf(run, sizeof(run), "router %s", label);
 			wait_quiet(o);
 			rc = perf_router_run(&one, &r);
 			if (rc == -PERF_EXIT_SKIP) {
@@ -572,30 +617,29 @@ static int compare(const struct perf_opts *o)
 		perf_result_median(bres, o->reps, &med);
 		perf_json_emit(perf_json_run("compare", o, 0, 0, "bare", &med));
 	}
-	for (unsigned m = 0; m < 2; m++) {
-		struct perf_opts one = *o;
+	for (unsigned m = 0; m < CMP_MODES; m++) {
+		struct perf_opts one;
 		struct perf_result med;
-		char run[32];
+		char run[48], label[32];
 
-		if (!(o->polls & poll_bit[m]))
+		if (!cmp_mode(o, m, &one, label, sizeof(label)))
 			continue;
-		snprintf(run, sizeof(run), "router %s", poll_name[m]);
+		snprintf(run, sizeof(run), "router %s", label);
 		row("med", run, perf_median(rm[m], o->reps),
 		    rtt ? perf_median(rp50[m], o->reps) : -1,
 		    rtt ? perf_median(rp99[m], o->reps) : -1, "call");
-		one.polls = poll_bit[m];
 		perf_result_median(rres[m], o->reps, &med);
 		perf_json_emit(perf_json_run("compare", &one, 1, 0, "router",
 					     &med));
 	}
-	for (unsigned m = 0; m < 2; m++) {
+	for (unsigned m = 0; m < CMP_MODES; m++) {
 		struct perf_ratio tput, lat, lat3, floor;
-		struct perf_opts one = *o;
+		struct perf_opts one, on;
 		struct json_object *j;
+		char label[32], lon[32];
 
-		if (!(o->polls & poll_bit[m]))
+		if (!cmp_mode(o, m, &one, label, sizeof(label)))
 			continue;
-		one.polls = poll_bit[m];
 		j = perf_json_record("compare", "summary");
 		perf_json_setup(j, &one, 1);
 		perf_json_u64(j, "reps", o->reps);
@@ -606,7 +650,7 @@ static int compare(const struct perf_opts *o)
 		perf_json_bool(j, "throughput_met",
 			       tput.median >= BAR_THROUGHPUT);
 		snprintf(what, sizeof(what), "throughput (%s): router / bare",
-			 poll_name[m]);
+			 label);
 		perf_ratio_print(what, &tput);
 		printf("  (bar >= %.1f): %s\n", BAR_THROUGHPUT,
 		       tput.median >= BAR_THROUGHPUT ? "PASS" : "BELOW");
@@ -615,13 +659,13 @@ static int compare(const struct perf_opts *o)
 			perf_ratio_pairs(rp50[m], bp50, o->reps, &lat);
 			perf_ratio_pairs(rp50[m], tp50, o->reps, &lat3);
 			snprintf(what, sizeof(what), "latency (%s): router call "
-				 "p50 / bare ping-pong p50", poll_name[m]);
+				 "p50 / bare ping-pong p50", label);
 			perf_ratio_print(what, &lat);
 			printf("  (bar <= %.1f): %s\n", BAR_LATENCY,
 			       lat.median <= BAR_LATENCY ? "PASS" : "BELOW");
 			spread_warn(what, &lat, &warned);
 			snprintf(what, sizeof(what), "  explanation (%s): router "
-				 "call p50 / bare 3-proc rtt p50", poll_name[m]);
+				 "call p50 / bare 3-proc rtt p50", label);
 			perf_ratio_print(what, &lat3);
 			printf("  (same 3 processes, pinning and waits, no "
 			       "shmrouter code)\n");
@@ -631,11 +675,27 @@ static int compare(const struct perf_opts *o)
 			perf_json_bool(j, "latency_met",
 				       lat.median <= BAR_LATENCY);
 			perf_json_ratio(j, "latency_vs_rtt3", &lat3);
-			call_goal(o, poll_name[m], &lat, &lat3, j);
+			call_goal(o, label, &lat, &lat3, j);
 			if (shares_core(o)) {
 				perf_ratio_pairs(hp50, bp50, o->reps, &floor);
 				perf_json_ratio(j, "floor_vs_pingpong", &floor);
 			}
+		}
+		/* Stamps on against off, same repetition: what they cost, the
+		 * median of each repetition's ratio (a noisy machine moves
+		 * both runs of a repetition more alike than two
+		 * repetitions). */
+		if (m >= 2 && cmp_mode(o, m - 2, &on, lon, sizeof(lon))) {
+			struct perf_ratio x;
+
+			perf_ratio_pairs(rm[m - 2], rm[m], o->reps, &x);
+			snprintf(what, sizeof(what), "sojourn cost (%s): router "
+				 "with stamps / without", lon);
+			perf_ratio_print(what, &x);
+			printf("  (%.1f%% lost; goal < 3%%)\n",
+			       (1 - x.median) * 100);
+			spread_warn(what, &x, &warned);
+			perf_json_num(j, "sojourn_on_vs_off", x.median);
 		}
 		perf_json_bool(j, "all_in_order", !failed);
 		perf_json_emit(j);

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_pause.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
@@ -44,6 +45,7 @@
 
 #include <shmr/arena_ops.h>
 #include <shmr/domain.h>
+#include <shmr/hist.h>
 #include <shmr/lane_copy.h>
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
@@ -64,6 +66,8 @@ struct shmr_endpoint {
 	int retiring; /* a PoisonPill came: RETIRE was asked */
 	struct shmr_ep_shared *sh;  /* read-only: the daemons write it */
 	struct shmr_ep_peer *peer;  /* our bell and busy line */
+	struct shmr_hist *hist;     /* our receives' sojourns (we write it) */
+	uint64_t stamp;             /* the clock of the burst being filled */
 	struct rte_ring *in[SHMR_MAX_LCORES];
 	struct rte_ring *out, *out_high;
 	struct shmr_bell *dp_bell; /* the lcore that polls our out lanes */
@@ -128,6 +132,7 @@ static int endpoint_make(struct shmr_domain *d, struct shmr_pid pid,
 	ep->out_high =
 		shmr_lane_at(d->base, pid.slot, SHMR_LANE_OUT_HIGH(d->nlcores));
 	ep->peer = shmr_ep_peer_at(d->base, pid.slot);
+	ep->hist = shmr_ep_hist_at(d->base, pid.slot);
 	ep->dp_bell = shmr_lcore_bell(d->base, pid.slot % d->nlcores);
 	ep->bell_needed = d->hdr->poll_mode != SHMR_POLL_BUSY;
 	ep->work = shmr_work_at(d->base, pid.slot % d->nlcores);
@@ -537,6 +542,20 @@ static void fill_slot(struct shmr_endpoint *ep, struct shmr_msg *m,
 	} else if (len) {
 		memcpy(m->data, data, len);
 	}
+	/* The sojourn stamp after the payload, when it leaves room
+	 * (layout.h, SHMR_STAMP_SIZE): the burst's clock (stamp_clock()). */
+	if (ep->stamp && len <= ep->d->slot_size - SHMR_HDR_SIZE -
+					 SHMR_STAMP_SIZE) {
+		memcpy(m->data + len, &ep->stamp, sizeof(ep->stamp));
+		m->flags = SHMR_F_STAMPED;
+	}
+}
+
+/* The clock the next slots filled are stamped with: read once per burst;
+ * 0 (no stamps) when the domain's senders do not stamp. */
+static void stamp_clock(struct shmr_endpoint *ep)
+{
+	ep->stamp = ep->d->tsc_mult ? rte_rdtsc() : 0;
 }
 
 /* Enqueue @n prepared slots from ep->tx; set our work bit if the lcore
@@ -575,6 +594,7 @@ static int send_one(struct shmr_endpoint *ep, uint8_t kind, uint8_t prio,
 	 * drop the slot as a bad target, and a call would wait it out). */
 	if (to.slot >= ep->d->max_endpoints)
 		return -SHMR_E_PROCESS_UNKNOWN;
+	stamp_clock(ep);
 	fill_slot(ep, (struct shmr_msg *)ep->tx, kind, prio, to, type, key,
 		  ref, status, data, (uint32_t)len);
 	return push(ep, prio != SHMR_PRIO_NORMAL, 1) == 1 ? 0 : -EAGAIN;
@@ -597,9 +617,10 @@ int shmr_send_broadcast(struct shmr_endpoint *ep, struct shmr_pid router,
 		return -SHMR_E_TOO_BIG;
 	if (router.slot >= ep->d->max_endpoints)
 		return -SHMR_E_PROCESS_UNKNOWN;
+	stamp_clock(ep);
 	fill_slot(ep, m, SHMR_KIND_SEND, SHMR_PRIO_NORMAL, router, type, key,
 		  0, 0, data, (uint32_t)len);
-	m->flags = SHMR_F_BROADCAST;
+	m->flags = (uint8_t)(m->flags | SHMR_F_BROADCAST);
 	return push(ep, 0, 1) == 1 ? 0 : -EAGAIN;
 }
 
@@ -639,6 +660,7 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 		if (msgs[i].to.slot >= ep->d->max_endpoints)
 			return -SHMR_E_PROCESS_UNKNOWN;
 	}
+	stamp_clock(ep);
 	for (unsigned i = 0; i < n; i++)
 		fill_slot(ep, (struct shmr_msg *)(ep->tx + i * ss),
 			  SHMR_KIND_SEND, SHMR_PRIO_NORMAL, msgs[i].to,
@@ -731,15 +753,73 @@ static int wait_input(struct shmr_endpoint *ep, int64_t deadline)
 }
 
 /*
+ * A received burst's sojourns, gathered as the slots are checked
+ * (keep_sound()) and stored once (sojourn_flush()): the clock read once
+ * for the burst; a run of messages with one stamp (a sender's burst) is
+ * one sojourn, computed and bucketed once.  A stamp is a peer's word: one
+ * from the future (another core's clock a little ahead) counts as 0, any
+ * other lands in some bucket; it cannot make us read outside the slot
+ * (its length is checked first).
+ */
+struct sojourn_acc {
+	uint64_t now, last_t, ns, sum, max, k, run, unstamped;
+	unsigned last;
+};
+
+static inline void sojourn_add(struct shmr_endpoint *ep,
+			       struct sojourn_acc *a,
+			       const struct shmr_msg *m, size_t ss)
+{
+	uint64_t t;
+	unsigned b;
+
+	if (!(m->flags & SHMR_F_STAMPED) ||
+	    m->len > ss - SHMR_HDR_SIZE - SHMR_STAMP_SIZE) {
+		a->unstamped++;
+		return;
+	}
+	memcpy(&t, m->data + m->len, sizeof(t));
+	a->k++;
+	if (a->run && t == a->last_t) {
+		a->run++;
+		a->sum += a->ns;
+		return;
+	}
+	if (a->now == 0)
+		a->now = rte_rdtsc();
+	a->ns = a->now > t ? shmr_tsc_to_ns(a->now - t, ep->d->tsc_mult) : 0;
+	b = shmr_hist_index(a->ns);
+	if (a->run && b != a->last) {
+		shmr_hist_add_n(ep->hist, a->last, a->run);
+		a->run = 0;
+	}
+	a->last = b;
+	a->last_t = t;
+	a->run++;
+	a->sum += a->ns;
+	a->max = a->ns > a->max ? a->ns : a->max;
+}
+
+static void sojourn_flush(struct shmr_endpoint *ep, struct sojourn_acc *a)
+{
+	if (a->run)
+		shmr_hist_add_n(ep->hist, a->last, a->run);
+	if (a->k || a->unstamped)
+		shmr_hist_record_burst(ep->hist, a->k, a->sum, a->max,
+				       a->unstamped);
+}
+
+/*
  * Keep the sound ones of @p m slots just copied to @p dst, in order; a
  * slot of no kind we know, or longer than a slot can hold, is dropped and
  * counted (the first one said once on stderr): only the dataplane should
  * write our inbound lanes, and it sends nothing of the sort, so a peer
  * that can write the lanes part did.  It stays reserved in the ring with
- * the others (released with them).  Returns how many were kept.
+ * the others (released with them).  The kept ones' sojourns go into @p a
+ * (NULL: the domain's senders do not stamp).  Returns how many were kept.
  */
 static unsigned keep_sound(struct shmr_endpoint *ep, unsigned char *dst,
-			   unsigned m, uint32_t lane)
+			   unsigned m, uint32_t lane, struct sojourn_acc *a)
 {
 	size_t ss = ep->d->slot_size;
 	unsigned kept = 0;
@@ -751,6 +831,8 @@ static unsigned keep_sound(struct shmr_endpoint *ep, unsigned char *dst,
 		if ((s->kind == SHMR_KIND_SEND || s->kind == SHMR_KIND_CALL ||
 		     s->kind == SHMR_KIND_REPLY) &&
 		    s->len <= ss - SHMR_HDR_SIZE) {
+			if (a)
+				sojourn_add(ep, a, s, ss);
 			if ((s->flags & SHMR_F_ARENA) &&
 			    s->len == sizeof(struct shmr_buf_ref) &&
 			    ep->nheld < ep->backlog_cap && ep->held) {
@@ -781,6 +863,8 @@ static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n)
 	size_t ss = ep->d->slot_size;
 	uint32_t nl = ep->d->nlcores;
 	unsigned got = 0;
+	struct sojourn_acc acc = { 0 };
+	struct sojourn_acc *a = ep->d->tsc_mult ? &acc : NULL;
 
 	for (uint32_t k = 0; k < nl && got < n; k++) {
 		uint32_t i = (ep->rr + k) % nl;
@@ -788,9 +872,11 @@ static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n)
 						    dst + got * ss,
 						    (uint32_t)ss, n - got);
 		ep->unreleased[i] += m;
-		got += keep_sound(ep, dst + got * ss, m, i);
+		got += keep_sound(ep, dst + got * ss, m, i, a);
 	}
 	ep->rr++;
+	if (a)
+		sojourn_flush(ep, a);
 	return got;
 }
 

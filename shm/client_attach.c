@@ -59,6 +59,7 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	d->slot_size = d->hdr->slot_size;
 	d->lane_size = d->hdr->lane_size;
 	d->nlcores = d->hdr->nlcores;
+	d->tsc_mult = shmr_tsc_mult(d->hdr->tsc_hz);
 	/* Our copy, never above what this library was built for. */
 	d->max_endpoints = d->hdr->max_endpoints < SHMR_MAX_ENDPOINTS
 				   ? d->hdr->max_endpoints

@@ -21,6 +21,9 @@ struct shmr_domain {
 	uint32_t lane_size; /* our copy: every copy in or out is bounded by it */
 	uint32_t nlcores;
 	uint32_t max_endpoints; /* slots a PID may name (our copy, bounded) */
+	/* TSC ticks to ns (shmr_tsc_mult() of the header's tsc_hz, read
+	 * once); 0: the domain's senders do not stamp, so neither do we. */
+	uint64_t tsc_mult;
 	unsigned nendpoints;
 	/* Our copy of the payload arena's classes (arena.h), from attach. */
 	struct shmr_arena_view arena;

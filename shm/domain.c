@@ -89,6 +89,9 @@ int64_t shmr_layout_plan_arena(const struct shmr_geometry *g,
 	h->eppeer_off = off;
 	off = ALIGN_UP(off + SHMR_MAX_ENDPOINTS * sizeof(struct shmr_ep_peer),
 		       4096);
+	h->hist_off = off;
+	off = ALIGN_UP(off + SHMR_MAX_ENDPOINTS * sizeof(struct shmr_hist),
+		       4096);
 	h->lanes_off = off;
 	nlanes = (uint64_t)SHMR_MAX_ENDPOINTS * SHMR_LANES_PER_EP(g->nlcores);
 	off = ALIGN_UP(off + nlanes * h->lane_stride, 2u << 20);
@@ -190,7 +193,8 @@ int shmr_layout_check(const void *base, size_t map_size)
 	    plan.spec_off != h->spec_off ||
 	    plan.counters_off != h->counters_off || plan.ctl_off != h->ctl_off ||
 	    plan.peer_off != h->peer_off || plan.bells_off != h->bells_off ||
-	    plan.eppeer_off != h->eppeer_off || plan.work_off != h->work_off)
+	    plan.eppeer_off != h->eppeer_off || plan.work_off != h->work_off ||
+	    plan.hist_off != h->hist_off)
 		return -SHMR_E_PROTO;
 	return 0;
 }

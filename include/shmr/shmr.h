@@ -75,6 +75,11 @@ enum shmr_priority {
  *  with shmr_msg_payload() (set by shmr_send_buf(), shmr_call_buf() and
  *  shmr_reply_buf(); the slot's own payload is then the reference). */
 #define SHMR_F_ARENA 0x10u
+/** Set by libshmr's send: the 8 bytes after the payload (data[len])
+ *  hold the sender's clock, from which the receiver's libshmr
+ *  records the message's sojourn (`shmrctl route` shows it).  Workers
+ *  need not look at it. */
+#define SHMR_F_STAMPED 0x20u
 
 /**
  * Management and special messages (Pekko's), by type, sent to a router at

@@ -884,7 +884,7 @@ static void bad_requests_over_the_wire(void **state)
 	assert_int_equal(strncmp(ans, "OK\na pid=1:1 os_pid=", 20), 0);
 	assert_non_null(strstr(ans, "\nb pid=2:1 os_pid="));
 	assert_non_null(strstr(ans, " state=running restarts=0 delivered=0 "
-				    "queued=0 cpus=0\n"));
+				    "queued=0 cpus=0 sojourn_count=0 "));
 	assert_int_equal(req(&a, "INSPECT events", ans, sizeof(ans)), 0);
 	assert_non_null(strstr(ans, "\nshmr:type type\n"));
 	assert_non_null(strstr(ans, "\nshmr:routes_active 2\n"));

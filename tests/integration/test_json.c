@@ -472,12 +472,16 @@ static void test_tables_are_aligned_with_a_header(void **state)
 	start(&c, "table");
 	assert_int_equal(ctl(&c, "routes", "events", NULL, NULL), 0);
 	check_table(c.out,
-		    "NAME PID OS_PID STATE RESTARTS DELIVERED QUEUED CPUS", 2);
+		    "NAME PID OS_PID STATE RESTARTS DELIVERED QUEUED CPUS "
+		    "SOJOURN_COUNT SOJOURN_P50_NS SOJOURN_P99_NS "
+		    "SOJOURN_P999_NS SOJOURN_MAX_NS", 2);
 	assert_non_null(strstr(c.out, "\nwork "));
 	assert_non_null(strstr(c.out, "\nidle "));
 	assert_int_equal(ctl(&c, "route", "events", "idle", NULL), 0);
 	check_table(c.out,
-		    "NAME PID OS_PID STATE RESTARTS DELIVERED QUEUED CPUS", 1);
+		    "NAME PID OS_PID STATE RESTARTS DELIVERED QUEUED CPUS "
+		    "SOJOURN_COUNT SOJOURN_P50_NS SOJOURN_P99_NS "
+		    "SOJOURN_P999_NS SOJOURN_MAX_NS", 1);
 	assert_int_equal(ctl(&c, "routees", "pool", NULL, NULL), 0);
 	check_table(c.out, "NAME", 2);
 	assert_int_equal(ctl(&c, "dlq", "list", "events", NULL), 0);

@@ -102,6 +102,14 @@ static inline struct shmr_ep_peer *shmr_ep_peer_at(void *base, uint32_t slot)
 	return (struct shmr_ep_peer *)((char *)base + h->eppeer_off) + slot;
 }
 
+/** Endpoint @p slot's sojourn histogram (lanes part: its receiver
+ *  writes it). */
+static inline struct shmr_hist *shmr_ep_hist_at(void *base, uint32_t slot)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(base);
+	return (struct shmr_hist *)((char *)base + h->hist_off) + slot;
+}
+
 /** Routing lcore @p lcore's bell (lanes part: endpoints ring it). */
 static inline struct shmr_bell *shmr_lcore_bell(void *base, uint32_t lcore)
 {

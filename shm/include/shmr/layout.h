@@ -32,6 +32,8 @@
  *   | work bits[L]              |  per lcore: which endpoints have work
  *   +---------------------------+ eppeer_off
  *   | struct shmr_ep_peer[N]    |  per endpoint: its bell, its owner's line
+ *   +---------------------------+ hist_off
+ *   | struct shmr_hist[N]       |  per endpoint: its receiver's sojourns
  *   +---------------------------+ lanes_off
  *   | lanes: N * (L + 2)        |  per endpoint: L inbound, 1 out, 1 out-high
  *   +---------------------------+ arena_off   (only with an arena)
@@ -48,8 +50,9 @@
  *     (quarantine words, bad-slot counts), inbound lanes' producer side,
  *     outbound lanes' consumer side, control lane consumer side.
  *   - an endpoint's owner: its inbound lanes' consumer side, its outbound
- *     lanes' producer side, its shmr_ep_peer (bell sleepers, busy), the
- *     lcore bells it rings.  All of it in the lanes part, which every
+ *     lanes' producer side, its shmr_ep_peer (bell sleepers, busy), its
+ *     sojourn histogram (struct shmr_hist, shmr/hist.h), the lcore bells
+ *     it rings.  All of it in the lanes part, which every
  *     reader validates against its own copy of the geometry: a peer can
  *     write any of it (the lanes memfd is one file for all peers).
  */
@@ -62,6 +65,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <shmr/hist.h>
 #include <shmr/shmr.h>
 
 #define SHMR_MAGIC 0x314d4f44524d4853ull /* "SHMRDOM1" little-endian */
@@ -84,12 +88,14 @@
  *   (struct shmr_ep_peer, the lcore bells moved to the lanes part); 7:
  *   consistent-hash keys from the payload, hash modes, node prefix;
  *   8: counters: the lcores' busy polls, wake-ups and full inboxes, the
- *   endpoint owner's full outbound lanes (struct shmr_ep_peer.lane_full)
+ *   endpoint owner's full outbound lanes (struct shmr_ep_peer.lane_full);
  *   9: the payload arena (classes in the header, owner words and buffers
  *   at the end of the lanes part)
- *   10: the lcores' work bits (work_off), set by senders
+ *   10: the lcores' work bits (work_off), set by senders;
+ *   11: sojourn stamps (SHMR_F_STAMPED, after the payload) and the
+ *   endpoints' histograms (hist_off, tsc_hz, at the header's end)
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 10
+#define SHMR_LAYOUT_VERSION_DIGITS 11
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -118,6 +124,39 @@
 #define SHMR_ARENA_BYTES_MAX 68719476736ull /* 64 GiB, all classes */
 
 static_assert(sizeof(struct shmr_msg) == SHMR_HDR_SIZE, "slot header size");
+
+/*
+ * The sojourn stamp: the sender's TSC (read once per burst), in the 8
+ * bytes right after the payload (data[len], unaligned) when the slot has
+ * room for them (len <= slot_size - SHMR_HDR_SIZE - SHMR_STAMP_SIZE);
+ * SHMR_F_STAMPED says it is there.  struct shmr_msg stays as it is (its
+ * 48 bytes are all used, and growing it would move every worker's
+ * payload): only a message of the slot's last 8 bytes goes unmeasured.
+ * Whatever copies a message copies shmr_msg_bytes() of it, so the stamp
+ * goes along; the dataplane clears the flag where it writes after the
+ * payload itself (a failed send's route name).
+ */
+#define SHMR_STAMP_SIZE 8u
+
+/* The bytes of slot @p m that hold its message (header, payload and the
+ * stamp if it has one), never more than a slot of @p ss bytes: read once,
+ * so that a length a peer changes meanwhile cannot overrun.  Context:
+ * any; @p m may lie in memory peers write. */
+static inline size_t shmr_msg_bytes(const struct shmr_msg *m, uint32_t ss)
+{
+	uint32_t len = *(const volatile uint32_t *)&m->len;
+	uint8_t fl = *(const volatile uint8_t *)&m->flags;
+	size_t room = ss - SHMR_HDR_SIZE;
+
+	if (len > room)
+		return ss;
+	if ((fl & SHMR_F_STAMPED) && len + SHMR_STAMP_SIZE <= room)
+		return SHMR_HDR_SIZE + (size_t)len + SHMR_STAMP_SIZE;
+	return SHMR_HDR_SIZE + (size_t)len;
+}
+
+static_assert(SHMR_SLOT_MIN >= SHMR_HDR_SIZE + SHMR_STAMP_SIZE,
+	      "every slot has room for a stamp after an empty payload");
 static_assert(sizeof(struct shmr_pid) == 8, "pid size");
 
 /*
@@ -366,6 +405,14 @@ struct shmr_domain_hdr {
 	uint32_t arena_pad;
 	uint64_t arena_off, arena_size;
 	struct shmr_arena_class arena[SHMR_ARENA_MAX_CLASSES];
+	/* The endpoints' sojourn histograms (struct shmr_hist[N], lanes
+	 * part). */
+	uint64_t hist_off;
+	/* The TSC's ticks a second, measured by shmr-control when it
+	 * created the domain: how receivers turn a stamp into nanoseconds.
+	 * 0: senders do not stamp (the configuration's `sojourn = false`, or
+	 * no usable TSC). */
+	uint64_t tsc_hz;
 };
 
 /*
@@ -376,7 +423,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 10u,
+static_assert(SHMR_LAYOUT_VERSION == 11u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

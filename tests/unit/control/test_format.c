@@ -59,6 +59,10 @@ static int setup(void **state)
 	f->c.queued[1] = 5;
 	f->c.queued[2] = 12;
 	f->c.inbox_slots = 2046; /* 2 lcores of lane_size 1024 */
+	/* payments' worker received 600 messages (shmr/hist.h's summary). */
+	f->c.sojourn[1] = (struct shmr_hist_summary){
+		.count = 600, .sum_ns = 900000, .max_ns = 250000,
+		.p50_ns = 1023, .p99_ns = 102399, .p999_ns = 245759 };
 	*state = f;
 	return 0;
 }
@@ -80,11 +84,17 @@ static void routes_lines(void **state)
 	assert_string_equal(
 		f->buf,
 		"payments pid=1:1 os_pid=101 state=running restarts=0 "
-		"delivered=600 queued=5 cpus=1\n"
+		"delivered=600 queued=5 cpus=1 sojourn_count=600 "
+		"sojourn_p50_ns=1023 sojourn_p99_ns=102399 "
+		"sojourn_p999_ns=245759 sojourn_max_ns=250000\n"
 		"shipments pid=2:1 os_pid=0 state=dead restarts=2 "
-		"delivered=0 queued=12 cpus=0,2-3\n"
+		"delivered=0 queued=12 cpus=0,2-3 sojourn_count=0 "
+		"sojourn_p50_ns=0 sojourn_p99_ns=0 sojourn_p999_ns=0 "
+		"sojourn_max_ns=0\n"
 		"reports pid=3:1 os_pid=103 state=running restarts=1 "
-		"delivered=400 queued=0 cpus=any\n");
+		"delivered=400 queued=0 cpus=any sojourn_count=0 "
+		"sojourn_p50_ns=0 sojourn_p99_ns=0 sojourn_p999_ns=0 "
+		"sojourn_max_ns=0\n");
 }
 
 /* A worker started but not attached yet: the route shows "starting",
