@@ -6,7 +6,7 @@
  * Why nothing is lost or duplicated by the dataplane itself:
  *   - A burst is peeked (dequeue start), never dequeued outright.  Slots
  *     are handled in ring order, and consecutive slots for one target are
- *     enqueued together.  When a target lane is full the burst stops at the
+ *     staged together (see "Batches per destination" below).  When a target lane is full the burst stops at the
  *     first slot that did not fit; exactly the slots before it are released
  *     (dequeue finish).  The rest stay in the source lane, unchanged, for
  *     the next round.
@@ -17,6 +17,54 @@
  *     is handled (enqueued, or dropped after everything before it was
  *     enqueued), so a slot held back by backpressure is never counted
  *     twice.
+ *
+ * Batches per destination (fan-out).  A hash over 16 routes fed keys 0,
+ * 1, 2, ... makes runs of one: enqueued as they come, every slot was its
+ * own enqueue and every worker woke for one slot.  So a round of the
+ * lcore (shmr_dp_poll_once_rcu()) gathers: it makes passes over its
+ * lanes, one burst per lane per pass, and a run for an endpoint is not
+ * enqueued but staged, its pool indices appended to that destination's
+ * stage.  A stage goes out as one enqueue when it holds SHMR_DP_STAGE_CAP
+ * slots, before anything is enqueued to any lane directly (admin path,
+ * broadcast, collector, balancing queues, a failed-when-full slot: so
+ * nothing overtakes what was staged), and at the end of the round.  The
+ * round ends when a pass finds no input, when nothing is held, after
+ * SHMR_DP_STAGE_NS (read from the TSC, no syscall), or when the pool has
+ * no room for another burst.  It is DPDK's rte_eth_tx_buffer per
+ * destination lane, bounded by the round.
+ *   - Where the staged slots are: in the lcore's pool, private memory,
+ *     AND still in their source lane.  Each burst is peeked (a zero-copy
+ *     dequeue start) and not finished: the round keeps every source
+ *     lane's reservation (srcs) and finishes it only once every stage is
+ *     out.  The lanes are single-consumer (head/tail sync "ST"), where
+ *     starts accumulate and one finish of the total releases them.  So at
+ *     every instant each slot is in a lane: a kill -9 of the dataplane
+ *     mid-round leaves the slots in their source lane below cons.head,
+ *     where lane repair hands them to the next dataplane
+ *     (shmr_lane_repair_consumer(): flagged redelivered, as any burst in
+ *     flight).  Staging in shared memory instead would have needed a
+ *     replay protocol of its own for no gain: the pool copy is the copy
+ *     the burst made anyway (into lc->buf), and the second copy, into the
+ *     destination, is the one a run made; so batching costs no extra
+ *     copy, only per-slot memcpy()s at the flush instead of one per run.
+ *   - Nothing goes out twice or is lost by backpressure: a stage is
+ *     opened with the room its lane had (we are that lane's only
+ *     producer, so room only grows), and a slot is staged only into
+ *     room; one that finds none stops its burst as a full lane did, the
+ *     round ends there (everything staged out, every source finished:
+ *     exactly the slots handled), and the rest is decided afresh later.
+ *     A consumer that scribbles its own lane's indices in between can
+ *     only lose what was staged for itself (counted failed, quarantined).
+ *   - A round is one read-side section: a staged slot never outlives the
+ *     table it was decided with, so an endpoint slot reused after a table
+ *     swap cannot receive what was meant for its previous owner.
+ *   - Per-key order holds: a key's slots come from one source lane, are
+ *     staged in ring order and go out in that order, and every direct
+ *     enqueue is preceded by the stages' flush.
+ *   - Smallest-mailbox counts the staged slots as queued (lc->staged).
+ *   - The cost: a round holds up to SHMR_DP_POOL_MAX slots of a source
+ *     lane until it ends (the sender sees that much less room for at most
+ *     SHMR_DP_STAGE_NS), and a slot waits at most that long.
  *
  * Three cases leave the one-slot-one-target path, each in its own file
  * with the essay that explains it: broadcast (forward_bcast.c), the
@@ -61,6 +109,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <rte_cycles.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 #include <rte_ring_peek.h>
@@ -294,8 +343,118 @@ static int fail_full(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 					  &lc->meta[i], -SHMR_E_MAILBOX_FULL);
 }
 
-/* Enqueue a run; returns 1 when all of it went in (or what did not was
- * failed as its router asks). */
+/* ---- fan-out staging (the essay's "Batches per destination") -------- */
+
+/* Free entries of inbound lane @p r, a lane we alone produce. */
+static uint32_t lane_room(const struct rte_ring *r, uint32_t lane_size)
+{
+	/* Our own head: no partner.  cons.tail: acquire, pairs with the
+	 * consumer's release store in its dequeue finish (the entries it
+	 * gave back are no longer read, so they may be written). */
+	uint32_t ph = __atomic_load_n(&r->prod.head, __ATOMIC_RELAXED);
+	uint32_t ct = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+	uint32_t used = ph - ct;
+
+	/* A consumer's scribbled tail reads as a full lane. */
+	return used < lane_size - 1 ? lane_size - 1 - used : 0;
+}
+
+/* Enqueue what stage @p st holds, as one burst. */
+static void stage_out(struct shmr_dp_lcore *lc, struct shmr_dp_stage *st)
+{
+	const struct shmr_dp_env *env = lc->env;
+	uint32_t ss = env->slot_size;
+	struct rte_ring *lane = shmr_dp_lane(env, st->target, lc->index);
+	struct rte_ring_zc_data z;
+	unsigned k;
+
+	if (st->n == 0)
+		return;
+	k = shmr_lane_reserve_bounded(lane, env->lane_size, ss, st->n, &z);
+	for (unsigned j = 0; j < k; j++) {
+		unsigned char *to = j < z.n1 ? (unsigned char *)z.ptr1 +
+						       (size_t)j * ss
+					     : (unsigned char *)z.ptr2 +
+						       (size_t)(j - z.n1) * ss;
+
+		memcpy(to, lc->buf + (size_t)st->idx[j] * ss, ss);
+	}
+	if (k)
+		rte_ring_enqueue_zc_elem_finish(lane, k);
+	if (k < st->n) {
+		/* Room was there when the stage opened and only we
+		 * produce: the consumer wrote its own lane's indices.
+		 * What was meant for it is lost, and only that. */
+		shmr_dp_count(&lc->stats->failed, st->n - k);
+		atomic_store_explicit(&shmr_dp_ep(env, st->target)->quarantined,
+				      1, memory_order_relaxed);
+		shmr_dp_event(lc, SHMR_DP_EV_QUARANTINE,
+			      "lcore %u: endpoint %u quarantined: inbound "
+			      "lane %u corrupted (%u slots lost)",
+			      lc->index, st->target, lc->index, st->n - k);
+	}
+	st->n = 0;
+	lc->staged[st->target] = 0;
+}
+
+/* Every stage out, so that what comes next for any lane (a direct
+ * enqueue) follows what was staged for it. */
+static void stages_out(struct shmr_dp_lcore *lc)
+{
+	for (uint32_t s = 0; s < lc->nstages; s++) {
+		stage_out(lc, &lc->stages[s]);
+		lc->stage_of[lc->stages[s].target] = 0;
+	}
+	lc->nstages = 0;
+}
+
+/* End of a round (or of a burst that stopped): every stage out, then
+ * every source lane's reserved slots released, then the pool is free. */
+static void round_out(struct shmr_dp_lcore *lc)
+{
+	stages_out(lc);
+	for (uint32_t s = 0; s < lc->nsrcs; s++) {
+		struct shmr_dp_held *h = &lc->srcs[s];
+
+		rte_ring_dequeue_zc_elem_finish(h->r, h->n);
+	}
+	memset(lc->src_of, 0, sizeof(lc->src_of));
+	lc->nsrcs = 0;
+	lc->pool_n = 0;
+	lc->burst_idx = 0;
+	lc->burst = lc->buf;
+}
+
+/* Stage what fits of @p run for its target; returns how many did. */
+static unsigned stage_run(struct shmr_dp_lcore *lc, const struct run *run)
+{
+	uint32_t x = run->target;
+	struct shmr_dp_stage *st;
+	unsigned k;
+
+	if (lc->stage_of[x] == 0) {
+		st = &lc->stages[lc->nstages++];
+		st->target = x;
+		st->n = 0;
+		st->room = lane_room(shmr_dp_lane(lc->env, x, lc->index),
+				     lc->env->lane_size);
+		lc->stage_of[x] = (uint16_t)lc->nstages;
+	} else {
+		st = &lc->stages[lc->stage_of[x] - 1];
+	}
+	k = run->len < st->room ? run->len : st->room;
+	st->room -= k;
+	for (unsigned j = 0; j < k; j++) {
+		st->idx[st->n++] = (uint16_t)(lc->burst_idx + run->start + j);
+		if (st->n == SHMR_DP_STAGE_CAP)
+			stage_out(lc, st);
+	}
+	lc->staged[x] = (uint16_t)st->n;
+	return k;
+}
+
+/* Stage a run; returns 1 when all of it was staged (or what did not fit
+ * was failed as its router asks). */
 static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		 const struct shmr_dp_poll *p, const struct rte_ring *src,
 		 struct run *run, unsigned *handled)
@@ -306,12 +465,11 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 
 	if (run->len == 0)
 		return 1;
-	if (run->target == BCAST_TARGET)
+	if (run->target == BCAST_TARGET) {
+		stages_out(lc);
 		return shmr_dp_fwd_bcast_flush_rcu(lc, t, p, src, run, handled);
-	k = shmr_lane_put_bounded(shmr_dp_lane(env, run->target, lc->index),
-				  env->lane_size,
-				  lc->buf + (size_t)run->start * ss, ss,
-				  run->len);
+	}
+	k = stage_run(lc, run);
 	unsigned fwd = 0;
 	uint32_t rslot = 0;
 	uint64_t rn = 0;
@@ -339,7 +497,7 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		}
 		fwd += meta->what == META_FORWARD;
 		commit(lc, p,
-		       (const struct shmr_msg *)(lc->buf +
+		       (const struct shmr_msg *)(lc->burst +
 						 (size_t)(run->start + j) * ss),
 		       meta);
 	}
@@ -351,6 +509,8 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		shmr_dp_count(&lc->stats->ep_delivered[run->target], k);
 		note_bell(lc, run->target);
 	}
+	if (k < run->len)
+		stages_out(lc); /* fail_full() enqueues directly */
 	for (; k < run->len; k++)
 		if (!lc->meta[run->start + k].fail_full ||
 		    !fail_full(lc, t, p, run->start + k))
@@ -378,34 +538,67 @@ special(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	}
 }
 
-unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
-				   const struct shmr_dp_table *t,
-				   struct shmr_dp_poll *p, struct rte_ring *src)
+/*
+ * Is @p src, a lane we consume with @p held slots reserved this round,
+ * sound?  As shmr_lane_valid_sc() (which wants none reserved), our own
+ * head @p held past our tail.
+ */
+static int src_sound(const struct rte_ring *src, uint32_t lane_size,
+		     uint32_t held)
+{
+	uint32_t ch, ct, pt;
+
+	if (held == 0)
+		return shmr_lane_valid_sc(src, lane_size);
+	if (!shmr_lane_geometry_valid(src, lane_size))
+		return 0;
+	/* Our own side: no partner.  prod.tail: acquire, pairs with the
+	 * producer's release store (as in shmr_lane_valid_sc()). */
+	ch = __atomic_load_n(&src->cons.head, __ATOMIC_RELAXED);
+	ct = __atomic_load_n(&src->cons.tail, __ATOMIC_RELAXED);
+	pt = __atomic_load_n(&src->prod.tail, __ATOMIC_ACQUIRE);
+	return ch - ct == held && pt - ct <= lane_size - 1 &&
+	       pt - ch <= lane_size - 1;
+}
+
+/* One burst from @p src into the round's stages; see the essay. */
+static unsigned burst(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
+		      struct shmr_dp_poll *p, struct rte_ring *src)
 {
 	const struct shmr_dp_env *env = lc->env;
 	uint32_t ss = env->slot_size;
 	struct run run = { 0, 0, NO_TARGET, 0 };
 	struct shmr_dp_bcast_progress *bp = &lc->bcast[p->slot];
-	/* Our own index (we are the consumer): no partner. */
-	uint32_t tail = __atomic_load_n(&src->cons.tail, __ATOMIC_RELAXED);
+	unsigned key = 2 * p->slot + (src == p->out_high);
+	struct shmr_dp_held *h;
 	unsigned n, handled = 0;
+	int stopped = 0;
 
-	if (!shmr_lane_valid_sc(src, env->lane_size)) {
+	if (lc->pool_n + SHMR_DP_BURST > lc->pool_cap)
+		round_out(lc);
+	h = lc->src_of[key] ? &lc->srcs[lc->src_of[key] - 1] : NULL;
+	if (!src_sound(src, env->lane_size, h ? h->n : 0)) {
+		if (h)
+			round_out(lc); /* what it holds is handled */
 		quarantine(lc, p, src == p->out_high ? "high-priority outbound"
 						     : "outbound");
 		return 0;
 	}
-	n = shmr_lane_peek_bounded(src, env->lane_size, lc->buf, ss,
+	/* Our own index (we are the consumer): no partner. */
+	lc->burst_pos = __atomic_load_n(&src->cons.head, __ATOMIC_RELAXED);
+	lc->burst_idx = lc->pool_n;
+	lc->burst = lc->buf + (size_t)lc->pool_n * ss;
+	n = shmr_lane_peek_bounded(src, env->lane_size, lc->burst, ss,
 				   SHMR_DP_BURST);
 	if (n == 0)
 		return 0;
 	memset(lc->checked, 0, sizeof(lc->checked));
 	/* Smallest-mailbox counts the open run as queued (a broadcast run's
-	 * target is no routee's slot). */
+	 * target is no routee's slot), and what is staged (lc->staged). */
 	lc->pick.pend_slot = &run.target;
 	lc->pick.pend_n = &run.len;
 	for (unsigned i = 0; i < n; i++) {
-		struct shmr_msg *m = (struct shmr_msg *)(lc->buf +
+		struct shmr_msg *m = (struct shmr_msg *)(lc->burst +
 							 (size_t)i * ss);
 		uint32_t target = classify(lc, t, p, m, &lc->meta[i]);
 
@@ -420,11 +613,14 @@ unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
 			goto full;
 		if (target == NO_TARGET) {
 			if (lc->meta[i].what == META_ADMIN ||
-			    lc->meta[i].what == META_ADMIN_FAILED)
+			    lc->meta[i].what == META_ADMIN_FAILED) {
+				stages_out(lc);
 				shmr_dp_fwd_admin_put(lc, m, &lc->meta[i]);
+			}
 			commit(lc, p, m, &lc->meta[i]);
 			handled = i + 1;
 		} else if (target == ALONE_TARGET) {
+			stages_out(lc);
 			if (!special(lc, t, p, i))
 				goto full;
 			handled = i + 1;
@@ -438,34 +634,71 @@ unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
 full:
 	p->blocked = 1;
 	lc->nblocked++;
+	stopped = 1;
 done:
 	lc->pick.pend_slot = NULL;
 	lc->pick.pend_n = NULL;
 	/* The head slot moved on: progress kept for it is obsolete. */
-	if (handled && bp->active && bp->pos == tail)
+	if (handled && bp->active && bp->pos == lc->burst_pos)
 		bp->active = 0;
-	rte_ring_dequeue_zc_elem_finish(src, handled);
+	/* Held until the round's end, when what was staged from it is out;
+	 * a burst that stopped ends the round now, as the finish also gives
+	 * back the slots after the last one handled. */
+	if (!h) {
+		h = &lc->srcs[lc->nsrcs++];
+		h->r = src;
+		h->n = 0;
+		lc->src_of[key] = (uint16_t)lc->nsrcs;
+	}
+	h->n += handled;
+	lc->pool_n += n;
+	if (stopped || handled < n)
+		round_out(lc);
 	shmr_dp_count(&lc->stats->rx, handled);
 	return handled;
+}
+
+unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
+				   const struct shmr_dp_table *t,
+				   struct shmr_dp_poll *p, struct rte_ring *src)
+{
+	unsigned n = burst(lc, t, p, src);
+
+	round_out(lc);
+	return n;
 }
 
 unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
 			       struct shmr_dp_table *t)
 {
 	struct shmr_dp_poll_list *l = &t->lists[lc->index];
+	uint64_t until = rte_rdtsc() + lc->stage_ticks;
 	unsigned total = 0;
 
 	lc->nblocked = 0;
-	for (uint32_t i = 0; i < l->n; i++) {
-		struct shmr_dp_poll *p = &l->e[i];
+	/* Passes over the lanes while they bring work and the round holds
+	 * something staged, for at most stage_ticks: see the essay. */
+	for (unsigned pass = 0;; pass++) {
+		unsigned got = 0;
 
-		if (p->quarantined)
-			continue;
-		p->blocked = 0;
-		total += shmr_dp_forward_burst_rcu(lc, t, p, p->out_high);
-		if (!p->quarantined)
-			total += shmr_dp_forward_burst_rcu(lc, t, p, p->out);
+		for (uint32_t i = 0; i < l->n; i++) {
+			struct shmr_dp_poll *p = &l->e[i];
+
+			if (p->quarantined)
+				continue;
+			if (pass == 0)
+				p->blocked = 0;
+			else if (p->blocked)
+				continue;
+			got += burst(lc, t, p, p->out_high);
+			if (!p->quarantined)
+				got += burst(lc, t, p, p->out);
+		}
+		total += got;
+		if (got == 0 || lc->nsrcs == 0 || rte_rdtsc() >= until)
+			break;
 	}
+	round_out(lc);
 	/* The routing logics' own work, each only when it has any: replies
 	 * other lcores polled for our collector, its timers, and the
 	 * balancing queues' hand-outs. */
@@ -479,4 +712,3 @@ unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
 	shmr_dp_ring_bells(lc);
 	return total;
 }
-

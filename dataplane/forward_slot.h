@@ -132,7 +132,7 @@ unsigned shmr_dp_fwd_balance_dispatch_rcu(struct shmr_dp_lcore *lc,
 static inline struct shmr_msg *burst_slot(const struct shmr_dp_lcore *lc,
 					  unsigned i)
 {
-	return (struct shmr_msg *)(lc->buf + (size_t)i * lc->env->slot_size);
+	return (struct shmr_msg *)(lc->burst + (size_t)i * lc->env->slot_size);
 }
 
 static inline void note_bell(struct shmr_dp_lcore *lc, uint32_t slot)
