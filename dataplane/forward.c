@@ -371,13 +371,19 @@ static void stage_out(struct shmr_dp_lcore *lc, struct shmr_dp_stage *st)
 	if (st->n == 0)
 		return;
 	k = shmr_lane_reserve_bounded(lane, env->lane_size, ss, st->n, &z);
-	for (unsigned j = 0; j < k; j++) {
+	/* Slots that lie one after the other in the pool, and in the lane
+	 * (no wrap between them), go in one copy: a run from one source. */
+	for (unsigned j = 0, c; j < k; j += c) {
+		unsigned end = j < z.n1 ? z.n1 : k;
 		unsigned char *to = j < z.n1 ? (unsigned char *)z.ptr1 +
 						       (size_t)j * ss
 					     : (unsigned char *)z.ptr2 +
 						       (size_t)(j - z.n1) * ss;
 
-		memcpy(to, lc->buf + (size_t)st->idx[j] * ss, ss);
+		for (c = 1; j + c < end && st->idx[j + c] == st->idx[j] + c;
+		     c++)
+			;
+		memcpy(to, lc->buf + (size_t)st->idx[j] * ss, (size_t)c * ss);
 	}
 	if (k)
 		rte_ring_enqueue_zc_elem_finish(lane, k);
