@@ -89,8 +89,9 @@
  *
  * Why a buggy peer cannot take the dataplane down:
  *   - Before each burst the source lane's geometry is compared with the
- *     dataplane's private copy and its head/tail words are checked; before
- *     each enqueue the target lane is checked the same way (lane checks:
+ *     dataplane's private copy and its head/tail words are checked; the
+ *     first time in a round that a target lane is used it is checked the
+ *     same way (lane checks:
  *     shmr_lane_valid_sc() and _sp() in shm/domain.h, beside lane repair).  Index
  *     arithmetic in the ring code only uses size and mask, so a lane that
  *     passes cannot make the lcore read or write outside it.  A corrupted
@@ -425,6 +426,8 @@ static void round_out(struct shmr_dp_lcore *lc)
 		rte_ring_dequeue_zc_elem_finish(h->r, h->n);
 	}
 	memset(lc->src_of, 0, sizeof(lc->src_of));
+	/* Inbound lanes are checked again in the next round. */
+	memset(lc->checked, 0, sizeof(lc->checked));
 	lc->nsrcs = 0;
 	lc->pool_n = 0;
 	lc->burst_idx = 0;
@@ -598,7 +601,6 @@ static unsigned burst(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 				   SHMR_DP_BURST);
 	if (n == 0)
 		return 0;
-	memset(lc->checked, 0, sizeof(lc->checked));
 	/* Smallest-mailbox counts the open run as queued (a broadcast run's
 	 * target is no routee's slot), and what is staged (lc->staged). */
 	lc->pick.pend_slot = &run.target;

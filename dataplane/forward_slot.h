@@ -142,8 +142,11 @@ static inline void note_bell(struct shmr_dp_lcore *lc, uint32_t slot)
 
 /*
  * Is the inbound lane of @p slot numbered after this lcore sound?  Checked
- * once per burst and target: the check reads the consumer's tail, a line
- * the consumer keeps writing, so doing it per slot would cost a miss each.
+ * once per round and target: the check reads the consumer's tail, a line
+ * the consumer keeps writing, so doing it per slot (or per burst, with 16
+ * targets in each) would cost a miss each.  A lane its consumer breaks
+ * later in the round cannot make a copy leave it (the bounded copies,
+ * shm/include/shmr/lane_copy.h); the next round's check quarantines it.
  */
 static inline int target_sound(struct shmr_dp_lcore *lc, uint32_t slot)
 {

@@ -124,7 +124,7 @@ struct shmr_dp_lcore {
 	struct shmr_dp_meta meta[SHMR_DP_BURST];
 	uint64_t bells[SHMR_MAX_ENDPOINTS / 64]; /* owed this round */
 	uint64_t checked[SHMR_MAX_ENDPOINTS / 64]; /* inbound lanes found
-						      sound this burst */
+						      sound this round */
 	unsigned nblocked; /* lanes left blocked by backpressure this round */
 	uint64_t ask_next_ns[SHMR_MAX_ENDPOINTS]; /* lazy-restart asks: the
 						   * next one for a slot not
