@@ -360,6 +360,22 @@ static uint32_t lane_room(const struct rte_ring *r, uint32_t lane_size)
 	return used < lane_size - 1 ? lane_size - 1 - used : 0;
 }
 
+/*
+ * @p n slots staged for @p target did not go in, though the room was there
+ * when its stage opened and only we produce: its consumer wrote its own
+ * lane's indices.  What was meant for it is lost, and only that.
+ */
+static void lost(struct shmr_dp_lcore *lc, uint32_t target, unsigned n)
+{
+	shmr_dp_count(&lc->stats->failed, n);
+	atomic_store_explicit(&shmr_dp_ep(lc->env, target)->quarantined, 1,
+			      memory_order_relaxed);
+	shmr_dp_event(lc, SHMR_DP_EV_QUARANTINE,
+		      "lcore %u: endpoint %u quarantined: inbound lane %u "
+		      "corrupted (%u slots lost)",
+		      lc->index, target, lc->index, n);
+}
+
 /* Enqueue what stage @p st holds, as one burst. */
 static void stage_out(struct shmr_dp_lcore *lc, struct shmr_dp_stage *st)
 {
@@ -388,18 +404,8 @@ static void stage_out(struct shmr_dp_lcore *lc, struct shmr_dp_stage *st)
 	}
 	if (k)
 		rte_ring_enqueue_zc_elem_finish(lane, k);
-	if (k < st->n) {
-		/* Room was there when the stage opened and only we
-		 * produce: the consumer wrote its own lane's indices.
-		 * What was meant for it is lost, and only that. */
-		shmr_dp_count(&lc->stats->failed, st->n - k);
-		atomic_store_explicit(&shmr_dp_ep(env, st->target)->quarantined,
-				      1, memory_order_relaxed);
-		shmr_dp_event(lc, SHMR_DP_EV_QUARANTINE,
-			      "lcore %u: endpoint %u quarantined: inbound "
-			      "lane %u corrupted (%u slots lost)",
-			      lc->index, st->target, lc->index, st->n - k);
-	}
+	if (k < st->n)
+		lost(lc, st->target, st->n - k);
 	st->n = 0;
 	lc->staged[st->target] = 0;
 }
@@ -453,6 +459,18 @@ static unsigned stage_run(struct shmr_dp_lcore *lc, const struct run *run)
 	}
 	k = run->len < st->room ? run->len : st->room;
 	st->room -= k;
+	if (st->n == 0 && k >= SHMR_DP_STAGE_CAP) {
+		/* A full burst for one lane already: out at once, from the
+		 * burst, as one copy. */
+		unsigned in = shmr_lane_put_bounded(
+			shmr_dp_lane(lc->env, x, lc->index), lc->env->lane_size,
+			lc->burst + (size_t)run->start * lc->env->slot_size,
+			lc->env->slot_size, k);
+
+		if (in < k)
+			lost(lc, x, k - in);
+		return k;
+	}
 	for (unsigned j = 0; j < k; j++) {
 		st->idx[st->n++] = (uint16_t)(lc->burst_idx + run->start + j);
 		if (st->n == SHMR_DP_STAGE_CAP)
