@@ -471,6 +471,7 @@ static unsigned stage_run(struct shmr_dp_lcore *lc, const struct run *run)
 			lost(lc, x, k - in);
 		return k;
 	}
+	lc->nstaged_idx += k;
 	for (unsigned j = 0; j < k; j++) {
 		st->idx[st->n++] = (uint16_t)(lc->burst_idx + run->start + j);
 		if (st->n == SHMR_DP_STAGE_CAP)
@@ -677,7 +678,12 @@ done:
 		lc->src_of[key] = (uint16_t)lc->nsrcs;
 	}
 	h->n += handled;
-	lc->pool_n += n;
+	/* Its pool slots stay taken only while a stage may point at them:
+	 * a burst that went out whole (one route) leaves them, still hot in
+	 * the cache, to the next. */
+	if (lc->nstaged_idx)
+		lc->pool_n += n;
+	lc->nstaged_idx = 0;
 	if (stopped || handled < n)
 		round_out(lc);
 	shmr_dp_count(&lc->stats->rx, handled);

@@ -115,6 +115,7 @@ struct shmr_dp_lcore {
 	uint32_t burst_idx, burst_pos;
 	uint32_t pool_cap, pool_n;
 	uint32_t nstages, nsrcs;
+	uint32_t nstaged_idx; /* slots of this burst staged (not put at once) */
 	uint64_t stage_ticks;
 	uint16_t stage_of[SHMR_MAX_ENDPOINTS];
 	uint16_t staged[SHMR_MAX_ENDPOINTS];
