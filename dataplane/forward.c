@@ -402,8 +402,11 @@ static void stage_out(struct shmr_dp_lcore *lc, struct shmr_dp_stage *st)
 			;
 		memcpy(to, lc->buf + (size_t)st->idx[j] * ss, (size_t)c * ss);
 	}
-	if (k)
+	if (k) {
 		rte_ring_enqueue_zc_elem_finish(lane, k);
+		shmr_dp_count(&lc->stats->ep_delivered[st->target], k);
+		note_bell(lc, st->target);
+	}
 	if (k < st->n)
 		lost(lc, st->target, st->n - k);
 	st->n = 0;
@@ -467,6 +470,10 @@ static unsigned stage_run(struct shmr_dp_lcore *lc, const struct run *run)
 			lc->burst + (size_t)run->start * lc->env->slot_size,
 			lc->env->slot_size, k);
 
+		if (in) {
+			shmr_dp_count(&lc->stats->ep_delivered[x], in);
+			note_bell(lc, x);
+		}
 		if (in < k)
 			lost(lc, x, k - in);
 		return k;
@@ -479,6 +486,18 @@ static unsigned stage_run(struct shmr_dp_lcore *lc, const struct run *run)
 	}
 	lc->staged[x] = (uint16_t)st->n;
 	return k;
+}
+
+/* The forwarded counters flush() gathered over a burst's runs. */
+static void counts_out(struct shmr_dp_lcore *lc)
+{
+	if (lc->acc_rn)
+		shmr_dp_count(&lc->stats->router_forwarded[lc->acc_rslot],
+			      lc->acc_rn);
+	if (lc->acc_fwd)
+		shmr_dp_count(&lc->stats->forwarded, lc->acc_fwd);
+	lc->acc_rn = 0;
+	lc->acc_fwd = 0;
 }
 
 /* Stage a run; returns 1 when all of it was staged (or what did not fit
@@ -499,8 +518,8 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	}
 	k = stage_run(lc, run);
 	unsigned fwd = 0;
-	uint32_t rslot = 0;
-	uint64_t rn = 0;
+	uint32_t rslot = lc->acc_rslot;
+	uint64_t rn = lc->acc_rn;
 
 	for (unsigned j = 0; j < k; j++) {
 		const struct shmr_dp_meta *meta = &lc->meta[run->start + j];
@@ -529,14 +548,11 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 						 (size_t)(run->start + j) * ss),
 		       meta);
 	}
-	if (rn)
-		shmr_dp_count(&lc->stats->router_forwarded[rslot], rn);
-	if (k) {
-		if (fwd)
-			shmr_dp_count(&lc->stats->forwarded, fwd);
-		shmr_dp_count(&lc->stats->ep_delivered[run->target], k);
-		note_bell(lc, run->target);
-	}
+	/* Written at the burst's end (counts_out()); delivered and the
+	 * bell as the stage goes out. */
+	lc->acc_rslot = rslot;
+	lc->acc_rn = rn;
+	lc->acc_fwd += fwd;
 	if (k < run->len)
 		stages_out(lc); /* fail_full() enqueues directly */
 	for (; k < run->len; k++)
@@ -663,6 +679,7 @@ full:
 	lc->nblocked++;
 	stopped = 1;
 done:
+	counts_out(lc);
 	lc->pick.pend_slot = NULL;
 	lc->pick.pend_n = NULL;
 	/* The head slot moved on: progress kept for it is obsolete. */

@@ -116,6 +116,10 @@ struct shmr_dp_lcore {
 	uint32_t pool_cap, pool_n;
 	uint32_t nstages, nsrcs;
 	uint32_t nstaged_idx; /* slots of this burst staged (not put at once) */
+	/* forwarded, and router acc_rslot's forwarded, gathered over a
+	 * burst's runs (forward.c, counts_out()) */
+	uint32_t acc_rslot;
+	uint64_t acc_rn, acc_fwd;
 	uint64_t stage_ticks;
 	uint16_t stage_of[SHMR_MAX_ENDPOINTS];
 	uint16_t staged[SHMR_MAX_ENDPOINTS];
