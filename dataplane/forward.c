@@ -414,8 +414,9 @@ static void stage_out(struct shmr_dp_lcore *lc, struct shmr_dp_stage *st)
 }
 
 /* Every stage out, so that what comes next for any lane (a direct
- * enqueue) follows what was staged for it. */
-static void stages_out(struct shmr_dp_lcore *lc)
+ * enqueue) follows what was staged for it, and finds the room a stage
+ * counted on already used. */
+void shmr_dp_fwd_stages_out(struct shmr_dp_lcore *lc)
 {
 	for (uint32_t s = 0; s < lc->nstages; s++) {
 		stage_out(lc, &lc->stages[s]);
@@ -428,7 +429,7 @@ static void stages_out(struct shmr_dp_lcore *lc)
  * every source lane's reserved slots released, then the pool is free. */
 static void round_out(struct shmr_dp_lcore *lc)
 {
-	stages_out(lc);
+	shmr_dp_fwd_stages_out(lc);
 	for (uint32_t s = 0; s < lc->nsrcs; s++) {
 		struct shmr_dp_held *h = &lc->srcs[s];
 
@@ -513,7 +514,7 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	if (run->len == 0)
 		return 1;
 	if (run->target == BCAST_TARGET) {
-		stages_out(lc);
+		shmr_dp_fwd_stages_out(lc);
 		return shmr_dp_fwd_bcast_flush_rcu(lc, t, p, src, run, handled);
 	}
 	k = stage_run(lc, run);
@@ -554,7 +555,7 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	lc->acc_rn = rn;
 	lc->acc_fwd += fwd;
 	if (k < run->len)
-		stages_out(lc); /* fail_full() enqueues directly */
+		shmr_dp_fwd_stages_out(lc); /* fail_full() enqueues directly */
 	for (; k < run->len; k++)
 		if (!lc->meta[run->start + k].fail_full ||
 		    !fail_full(lc, t, p, run->start + k))
@@ -657,13 +658,13 @@ static unsigned burst(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		if (target == NO_TARGET) {
 			if (lc->meta[i].what == META_ADMIN ||
 			    lc->meta[i].what == META_ADMIN_FAILED) {
-				stages_out(lc);
+				shmr_dp_fwd_stages_out(lc);
 				shmr_dp_fwd_admin_put(lc, m, &lc->meta[i]);
 			}
 			commit(lc, p, m, &lc->meta[i]);
 			handled = i + 1;
 		} else if (target == ALONE_TARGET) {
-			stages_out(lc);
+			shmr_dp_fwd_stages_out(lc);
 			if (!special(lc, t, p, i))
 				goto full;
 			handled = i + 1;

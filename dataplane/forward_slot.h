@@ -73,6 +73,10 @@ uint32_t shmr_dp_fwd_route_failed_rcu(struct shmr_dp_lcore *lc,
 void shmr_dp_fwd_ask_worker_rcu(struct shmr_dp_lcore *lc,
 				const struct shmr_dp_table *t, uint32_t slot);
 
+/* forward.c: every stage of the round out now (before a direct enqueue
+ * into any lane: see its essay, "Batches per destination"). */
+void shmr_dp_fwd_stages_out(struct shmr_dp_lcore *lc);
+
 /* forward_slot.c: put a slot into the admin endpoint's inbound lane; dropped
  * and counted when that lane is full. */
 void shmr_dp_fwd_admin_put(struct shmr_dp_lcore *lc, const struct shmr_msg *m,
