@@ -409,6 +409,7 @@ static void stage_out(struct shmr_dp_lcore *lc, struct shmr_dp_stage *st)
 	}
 	if (k < st->n)
 		lost(lc, st->target, st->n - k);
+	lc->npending -= st->n;
 	st->n = 0;
 	lc->staged[st->target] = 0;
 }
@@ -427,21 +428,27 @@ void shmr_dp_fwd_stages_out(struct shmr_dp_lcore *lc)
 
 /* End of a round (or of a burst that stopped): every stage out, then
  * every source lane's reserved slots released, then the pool is free. */
-static void round_out(struct shmr_dp_lcore *lc)
+/* Every source lane's reserved slots released (nothing is staged). */
+static void sources_out(struct shmr_dp_lcore *lc)
 {
-	shmr_dp_fwd_stages_out(lc);
 	for (uint32_t s = 0; s < lc->nsrcs; s++) {
 		struct shmr_dp_held *h = &lc->srcs[s];
 
 		rte_ring_dequeue_zc_elem_finish(h->r, h->n);
+		lc->src_of[h->key] = 0;
 	}
-	memset(lc->src_of, 0, sizeof(lc->src_of));
-	/* Inbound lanes are checked again in the next round. */
-	memset(lc->checked, 0, sizeof(lc->checked));
 	lc->nsrcs = 0;
 	lc->pool_n = 0;
 	lc->burst_idx = 0;
 	lc->burst = lc->buf;
+}
+
+static void round_out(struct shmr_dp_lcore *lc)
+{
+	shmr_dp_fwd_stages_out(lc);
+	sources_out(lc);
+	/* Inbound lanes are checked again in the next round. */
+	memset(lc->checked, 0, sizeof(lc->checked));
 }
 
 /* Stage what fits of @p run for its target; returns how many did. */
@@ -451,6 +458,21 @@ static unsigned stage_run(struct shmr_dp_lcore *lc, const struct run *run)
 	struct shmr_dp_stage *st;
 	unsigned k;
 
+	if (lc->stage_of[x] == 0 && run->len >= SHMR_DP_STAGE_CAP) {
+		/* A full burst for a lane with nothing staged: out at once,
+		 * from the burst, as one copy, as much as fits (as before
+		 * staging). */
+		k = shmr_lane_put_bounded(shmr_dp_lane(lc->env, x, lc->index),
+					  lc->env->lane_size,
+					  lc->burst + (size_t)run->start *
+							      lc->env->slot_size,
+					  lc->env->slot_size, run->len);
+		if (k) {
+			shmr_dp_count(&lc->stats->ep_delivered[x], k);
+			note_bell(lc, x);
+		}
+		return k;
+	}
 	if (lc->stage_of[x] == 0) {
 		st = &lc->stages[lc->nstages++];
 		st->target = x;
@@ -463,23 +485,7 @@ static unsigned stage_run(struct shmr_dp_lcore *lc, const struct run *run)
 	}
 	k = run->len < st->room ? run->len : st->room;
 	st->room -= k;
-	if (st->n == 0 && k >= SHMR_DP_STAGE_CAP) {
-		/* A full burst for one lane already: out at once, from the
-		 * burst, as one copy. */
-		unsigned in = shmr_lane_put_bounded(
-			shmr_dp_lane(lc->env, x, lc->index), lc->env->lane_size,
-			lc->burst + (size_t)run->start * lc->env->slot_size,
-			lc->env->slot_size, k);
-
-		if (in) {
-			shmr_dp_count(&lc->stats->ep_delivered[x], in);
-			note_bell(lc, x);
-		}
-		if (in < k)
-			lost(lc, x, k - in);
-		return k;
-	}
-	lc->nstaged_idx += k;
+	lc->npending += k;
 	for (unsigned j = 0; j < k; j++) {
 		st->idx[st->n++] = (uint16_t)(lc->burst_idx + run->start + j);
 		if (st->n == SHMR_DP_STAGE_CAP)
@@ -693,17 +699,22 @@ done:
 		h = &lc->srcs[lc->nsrcs++];
 		h->r = src;
 		h->n = 0;
+		h->key = key;
 		lc->src_of[key] = (uint16_t)lc->nsrcs;
 	}
 	h->n += handled;
-	/* Its pool slots stay taken only while a stage may point at them:
-	 * a burst that went out whole (one route) leaves them, still hot in
-	 * the cache, to the next. */
-	if (lc->nstaged_idx)
-		lc->pool_n += n;
-	lc->nstaged_idx = 0;
+	/* Held slots never outnumber the pool (a round ends when it is
+	 * full), which bounds what a crash redelivers. */
+	lc->pool_n += n;
 	if (stopped || handled < n)
 		round_out(lc);
+	else if (lc->npending == 0)
+		/* Everything taken so far is in its inbox already (a full
+		 * burst for one lane goes out at once): release it now, so
+		 * that a crash redelivers no more than a burst, the sender
+		 * has its room back, and the next burst reuses the pool's
+		 * first slots, still in the cache. */
+		sources_out(lc);
 	shmr_dp_count(&lc->stats->rx, handled);
 	return handled;
 }
@@ -722,7 +733,7 @@ unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
 			       struct shmr_dp_table *t)
 {
 	struct shmr_dp_poll_list *l = &t->lists[lc->index];
-	uint64_t until = rte_rdtsc() + lc->stage_ticks;
+	uint64_t until = 0;
 	unsigned total = 0;
 
 	lc->nblocked = 0;
@@ -745,7 +756,14 @@ unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
 				got += burst(lc, t, p, p->out);
 		}
 		total += got;
-		if (got == 0 || lc->nsrcs == 0 || rte_rdtsc() >= until)
+		if (got == 0 || lc->nsrcs == 0)
+			break;
+		/* The clock only once something is held: a round of one
+		 * pass (one lane's full burst for one inbox) never reads it.
+		 * The bound counts from the end of the first pass. */
+		if (until == 0)
+			until = rte_rdtsc() + lc->stage_ticks;
+		else if (rte_rdtsc() >= until)
 			break;
 	}
 	round_out(lc);

@@ -96,6 +96,7 @@ struct shmr_dp_stage {
 struct shmr_dp_held {
 	struct rte_ring *r;
 	uint32_t n;
+	uint32_t key; /* its index in src_of */
 };
 
 /** One routing lcore's private state. */
@@ -115,7 +116,7 @@ struct shmr_dp_lcore {
 	uint32_t burst_idx, burst_pos;
 	uint32_t pool_cap, pool_n;
 	uint32_t nstages, nsrcs;
-	uint32_t nstaged_idx; /* slots of this burst staged (not put at once) */
+	uint32_t npending;    /* slots in the stages, not enqueued yet */
 	/* forwarded, and router acc_rslot's forwarded, gathered over a
 	 * burst's runs (forward.c, counts_out()) */
 	uint32_t acc_rslot;
