@@ -27,22 +27,28 @@
  * stage.  A stage goes out as one enqueue when it holds SHMR_DP_STAGE_CAP
  * slots, before anything is enqueued to any lane directly (admin path,
  * broadcast, collector, balancing queues, a failed-when-full slot: so
- * nothing overtakes what was staged), and at the end of the round.  The
+ * nothing overtakes what was staged), and at the end of the round.  A
+ * run that is a full burst for a lane with nothing staged goes out at
+ * once, from the burst (the single-route case: no staging at all).  The
  * round ends when a pass finds no input, when nothing is held, after
- * SHMR_DP_STAGE_NS (read from the TSC, no syscall), or when the pool has
- * no room for another burst.  It is DPDK's rte_eth_tx_buffer per
- * destination lane, bounded by the round.
+ * SHMR_DP_STAGE_NS (read from the TSC, no syscall, and only once
+ * something is held), or when the pool has no room for another burst
+ * (everything goes out, and the round goes on).  It is DPDK's
+ * rte_eth_tx_buffer per destination lane, bounded by the round.
  *   - Where the staged slots are: in the lcore's pool, private memory,
  *     AND still in their source lane.  Each burst is peeked (a zero-copy
  *     dequeue start) and not finished: the round keeps every source
  *     lane's reservation (srcs) and finishes it only once every stage is
- *     out.  The lanes are single-consumer (head/tail sync "ST"), where
- *     starts accumulate and one finish of the total releases them.  So at
- *     every instant each slot is in a lane: a kill -9 of the dataplane
- *     mid-round leaves the slots in their source lane below cons.head,
- *     where lane repair hands them to the next dataplane
+ *     out, and whenever a burst ends with nothing staged (then all it
+ *     took is in its inboxes).  The lanes are single-consumer (head/tail
+ *     sync "ST"), where starts accumulate and one finish of the total
+ *     releases them.  So at every instant each slot is in a lane: a kill
+ *     -9 of the dataplane mid-round leaves the slots in their source lane
+ *     below cons.head, where lane repair hands them to the next dataplane
  *     (shmr_lane_repair_consumer(): flagged redelivered, as any burst in
- *     flight).  Staging in shared memory instead would have needed a
+ *     flight).  What was already out is then delivered twice: at most a
+ *     round's held slots (SHMR_DP_POOL_MAX), against a burst before; with
+ *     one route, a burst as before.  Staging in shared memory instead would have needed a
  *     replay protocol of its own for no gain: the pool copy is the copy
  *     the burst made anyway (into lc->buf), and the second copy, into the
  *     destination, is the one a run made; so batching costs no extra
