@@ -2,7 +2,10 @@
 # shmrouter's front door: set up this machine, build, then run the demo or
 # the test suite.  Debian 12, as root (it installs packages).
 #
-#   ./shmr.sh demo [--duration SEC]   appliance + demo load + live figures
+#   ./shmr.sh demo [--duration SEC] [--chaos]
+#                                     appliance + demo load + shmrctl top;
+#                                     --chaos: kill -9 a worker every 3 s
+#                                     and tally the load (lost 0)
 #   ./shmr.sh test                    the whole test suite
 #   ./shmr.sh sanitize                the suite again under ASan and UBSan
 #   ./shmr.sh tsan                    lane and RCU table threads under TSan
@@ -16,14 +19,15 @@ root=$PWD
 packages=(meson ninja-build pkg-config gcc g++ libc6-dev libdpdk-dev
           liburcu-dev libhwloc-dev libcmocka-dev libconfig-dev procps
           libsystemd-dev systemd bash-completion scdoc groff-base
-          libjson-c-dev gnuplot-nox)
+          libjson-c-dev gnuplot-nox dpdk dpdk-dev python3-prometheus-client
+          libmicrohttpd-dev curl libncurses-dev tmux)
 # Only for `fuzz`: Debian's clang, and libFuzzer's runtime, which is only
 # a Recommends of clang's: named, so an apt that skips Recommends has it.
 fuzz_packages=(clang libclang-rt-14-dev)
 
 say() { printf 'shmr: %s\n' "$*" >&2; }
 usage() {
-    echo "usage: $0 demo [--duration SEC] | test | sanitize | tsan | fuzz [SECONDS]" >&2
+    echo "usage: $0 demo [--duration SEC] [--chaos] | test | sanitize | tsan | fuzz [SECONDS]" >&2
     exit 2
 }
 
@@ -62,27 +66,37 @@ setup() {
 }
 
 demo() {
-    local duration=0
+    local duration=0 chaos=0
     while [ $# -gt 0 ]; do
         case $1 in
             --duration) [ $# -ge 2 ] || usage; duration=$2; shift 2 ;;
+            --chaos) chaos=1; shift ;;
             *) usage ;;
         esac
     done
     [[ $duration =~ ^[0-9]+$ ]] || usage
-    setup build
-    export PATH="$root/build/examples:$root/build/perf:$PATH"
-    local run_dir=/run/shmr
-    [ -w /run ] || run_dir=${XDG_RUNTIME_DIR:-/tmp}/shmr
+    # SHMR_BUILD: another build folder than build/ (the demo's test).
+    local b=${SHMR_BUILD:-build}
+    setup "$b"
+    export PATH="$root/$b/examples:$root/$b/perf:$PATH"
+    [[ $b == /* ]] && export PATH="$b/examples:$b/perf:$PATH"
+    local run_dir=${SHMR_RUN_DIR:-/run/shmr}
+    [ -n "${SHMR_RUN_DIR:-}" ] || [ -w /run ] || run_dir=${XDG_RUNTIME_DIR:-/tmp}/shmr
     export SHMR_RUN_DIR=$run_dir
+    local ctl=("$b/control/shmrctl" -d shmr-demo)
     local ready; ready=$(mktemp -u /tmp/shmr-ready.XXXXXX); mkfifo "$ready"
-    build/control/shmr-control -c config/default.conf --run-dir "$run_dir" --ready-fd 4 4>"$ready" &
+    "$b/control/shmr-control" -c config/default.conf --run-dir "$run_dir" --ready-fd 4 4>"$ready" &
     local control=$!
-    local load="" watcher=""
+    local load="" top="" killer="" rc=0
     stop() {
         trap - INT TERM
-        [ -n "$watcher" ] && kill -TERM "$watcher" 2>/dev/null && wait "$watcher" 2>/dev/null || true
-        [ -n "$load" ] && kill -TERM "$load" 2>/dev/null && wait "$load" 2>/dev/null || true
+        [ -n "$killer" ] && kill -TERM "$killer" 2>/dev/null && wait "$killer" 2>/dev/null || true
+        [ -n "$top" ] && kill -TERM "$top" 2>/dev/null && wait "$top" 2>/dev/null || true
+        # The load prints its figures (and --chaos's tally) as it ends.
+        if [ -n "$load" ]; then
+            kill -TERM "$load" 2>/dev/null || true
+            wait "$load" 2>/dev/null || rc=1
+        fi
         kill -TERM "$control" 2>/dev/null && wait "$control" 2>/dev/null || true
         rm -f "$ready"
     }
@@ -91,16 +105,54 @@ demo() {
         say "shmr-control did not start"; stop; exit 1
     fi
     say "appliance up: domain shmr-demo, router events (routes payments, shipments, reports)"
-    local dur=()
+    local dur=() tally=()
     [ "$duration" -gt 0 ] && dur=(--duration "$duration")
-    build/perf/shmr-perf load --domain shmr-demo --router events --types 1,2,3 "${dur[@]}" &
+    local routes=(payments shipments reports)
+    if [ "$chaos" = 1 ]; then
+        # Workers that acknowledge each send, so the load can tally what
+        # arrived (shmr-echo-worker --ack).
+        local r
+        for r in "${routes[@]}"; do
+            "${ctl[@]}" replace events "$r" shmr-echo-worker --tag "$r" --ack >/dev/null
+        done
+        # Each new worker answers a call once it is attached: then the
+        # load starts (sends before that only pile up in the inboxes).
+        local t
+        for t in 1 2 3; do
+            until shmr-example-client --domain shmr-demo --type "$t" --count 0 >/dev/null 2>&1; do
+                sleep 0.1
+            done
+        done
+        tally=(--tally --rate 20000)
+        say "chaos: a worker is killed with kill -9 every 3 s; the load tallies what its workers acknowledged"
+    fi
+    "$b/perf/shmr-perf" load --domain shmr-demo --router events --types 1,2,3 "${tally[@]}" "${dur[@]}" &
     load=$!
+    if [ "$chaos" = 1 ]; then
+        (
+            trap 'exit 0' TERM
+            i=0
+            while sleep 3; do
+                r=${routes[i % 3]}; i=$((i + 1))
+                pid=$("${ctl[@]}" route events "$r" | awk 'NR == 2 { print $3 }' || true)
+                [ "${pid:-0}" -gt 0 ] || continue
+                kill -9 "$pid" 2>/dev/null || continue
+                # On a terminal top owns the screen: the count is enough.
+                [ -t 1 ] || say "chaos: kill -9 $r (pid $pid)"
+            done
+        ) &
+        killer=$!
+    fi
     # In the background and waited for, so SIGTERM to this script runs the
-    # trap at once instead of after the watch ends.
-    build/control/shmrctl -d shmr-demo watch events --interval 1 "${dur[@]}" &
-    watcher=$!
-    wait "$watcher" || true
+    # trap at once; its stdin the terminal's (a background job's is
+    # /dev/null), so that q quits it.
+    exec 3<&0
+    "${ctl[@]}" top events --interval 1 "${dur[@]}" <&3 &
+    top=$!
+    wait "$top" || true
+    top=""
     stop
+    exit "$rc"
 }
 
 # meson test, then its tally as one plain line: "suite: N passed, M failed".

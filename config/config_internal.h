@@ -8,6 +8,7 @@
  *   parse_route.c    one route's settings (a route, a pool's template)
  *   parse_pools.c    a router's pool and its resizer
  *   parse_chash.c    a consistent-hash router's key and ring settings
+ *   parse_serve.c    eal_args, log_level, metrics_listen
  *   parse_fields.c   readers of one setting each, the rule on cpu lists,
  *                    and the error line
  *   validate.c       rules on a whole configuration; the one entry point
@@ -125,6 +126,12 @@ int shmr_conf_str_list(struct pctx *p, const config_setting_t *lst,
 int shmr_conf_group_list(struct pctx *p, const config_setting_t *lst,
 			 const struct fpath *path, unsigned max,
 			 const char *what);
+
+/* ---- parse_serve.c ------------------------------------------------------ */
+
+/* eal_args, log_level and metrics_listen of the top level. */
+int shmr_conf_serve_parse(struct pctx *p, const config_setting_t *root,
+			  struct shmr_config *c);
 
 /* ---- parse_routers.c, parse_route.c, parse_pools.c --------------------- */
 

@@ -54,7 +54,8 @@ static const char *const top_keys[] = {
 	"dataplane_cpus", "socket_group", "admin_group", "programs",
 	"max_connections_per_user", "max_endpoints_per_user",
 	"idle_timeout_ms", "stop_grace_ms",
-	"restart_backoff_ms", "restart_backoff_max_ms", "routers", NULL
+	"restart_backoff_ms", "restart_backoff_max_ms", "routers",
+	"eal_args", "log_level", "metrics_listen", NULL
 };
 
 /* A group name for the control socket (@p key: socket_group,
@@ -239,6 +240,8 @@ static int parse_root(struct pctx *p, const config_setting_t *root,
 				     c->dataplane_cpus)) < 0)
 		return rc;
 	if ((rc = parse_access(p, root, c)) < 0)
+		return rc;
+	if ((rc = shmr_conf_serve_parse(p, root, c)) < 0)
 		return rc;
 	if ((rc = shmr_conf_get_u32(p, root, NULL, "stop_grace_ms", 0, STOP_GRACE_MAX,
 				    &c->stop_grace_ms, NULL)) < 0)

@@ -17,6 +17,16 @@
 #define SHMR_CONF_ARG_MAX 128
 #define SHMR_CONF_CPUS_MAX 64
 #define SHMR_CONF_PROGRAMS_MAX 32 /* entries of the top-level "programs" */
+#define SHMR_CONF_EAL_ARGS_MAX 16 /* entries of "eal_args" */
+#define SHMR_CONF_LISTEN_MAX 64   /* "metrics_listen": ADDRESS:PORT */
+
+/* Log levels (log_level, --log-level): 0 is "not set" (info). */
+enum shmr_conf_log_level {
+	SHMR_CONF_LOG_ERROR = 1,
+	SHMR_CONF_LOG_WARNING = 2,
+	SHMR_CONF_LOG_INFO = 3,
+	SHMR_CONF_LOG_DEBUG = 4,
+};
 
 /* Pekko's defaults for a scatter-gather or tail-chopping router that leaves
  * its timing out: within 5 s, the next routee tried after 10 ms. */
@@ -198,6 +208,14 @@ struct shmr_config {
 	uint32_t restart_backoff_max_ms; /* default 5000 */
 	unsigned nrouters;
 	struct shmr_conf_router routers[SHMR_MAX_ROUTERS];
+	/* "eal_args": EAL options for the dataplane, after its own
+	 * (config/parse_serve.c says which are refused). */
+	unsigned neal_args;
+	char eal_args[SHMR_CONF_EAL_ARGS_MAX][SHMR_CONF_ARG_MAX];
+	int log_level; /* "log_level": enum shmr_conf_log_level; 0 unset */
+	/* "metrics_listen": ADDRESS:PORT of the Prometheus listener; ""
+	 * (the default): no listener */
+	char metrics_listen[SHMR_CONF_LISTEN_MAX];
 };
 
 /* shmr_conf_router.supervisor: Pekko's supervision directives, per router. */
@@ -214,6 +232,21 @@ enum shmr_conf_supervisor {
  * Context: any; static storage.
  */
 const char *shmr_config_supervisor_name(uint32_t s);
+
+/**
+ * A log level's name: "error", "warning" (or "warn"), "info", "debug".
+ * Returns: enum shmr_conf_log_level, or -EINVAL.
+ * Context: any.
+ */
+int shmr_conf_level_parse(const char *s);
+
+/**
+ * "ADDRESS:PORT" (numeric IPv4) or "[ADDRESS]:PORT" (IPv6), port 1 to
+ * 65535, into @p host (numeric, no brackets) and @p port.
+ * Returns: 0, or -EINVAL.
+ * Context: any.
+ */
+int shmr_conf_listen_parse(const char *s, char host[64], unsigned *port);
 
 /* shmr_conf_router.behaviour of a router whose dso decides it. */
 #define SHMR_CONF_BEH_FROM_DSO 0u

@@ -435,5 +435,5 @@ void shmr_ctl_admin_end(struct shmr_ctl_admin *a)
 	uint64_t one = 1;
 
 	if (write(a->done, &one, sizeof(one)) < 0)
-		shmr_ctl_warn("admin: eventfd: %s", strerror(errno));
+		shmr_ctl_err("admin: eventfd: %s", strerror(errno));
 }

@@ -558,7 +558,7 @@ int shmr_ctl_adopt_domain(struct shmr_ctl_adopt *a,
 		rc = routers_match(a, sp, why, sizeof(why));
 	}
 	if (rc < 0) {
-		shmr_ctl_warn("domain %s: cannot adopt: %s", a->cfg->domain,
+		shmr_ctl_err("domain %s: cannot adopt: %s", a->cfg->domain,
 			      why);
 		return rc;
 	}
@@ -567,7 +567,7 @@ int shmr_ctl_adopt_domain(struct shmr_ctl_adopt *a,
 	m->version = sp->version;
 	model_slots(m, a->d->base, sp->version);
 	if (model_routers(a, sp, why, sizeof(why)) < 0) {
-		shmr_ctl_warn("domain %s: cannot adopt: %s", a->cfg->domain,
+		shmr_ctl_err("domain %s: cannot adopt: %s", a->cfg->domain,
 			      why);
 		return -1;
 	}
@@ -576,7 +576,7 @@ int shmr_ctl_adopt_domain(struct shmr_ctl_adopt *a,
 				 memory_order_acquire);
 	model_owners(m, sp, (uint32_t)v);
 	if (shmr_ctl_admin_adopt(admin) < 0) {
-		shmr_ctl_warn("domain %s: cannot adopt: no admin endpoint in "
+		shmr_ctl_err("domain %s: cannot adopt: no admin endpoint in "
 			      "the domain", a->cfg->domain);
 		return -1;
 	}
@@ -774,7 +774,7 @@ void shmr_ctl_adopt_processes(struct shmr_ctl_adopt *a)
 		a->sp->dp_fd = a->st.dp_fd;
 		a->sp->dp_lanes_fd = a->st.dp_lanes_fd;
 	} else {
-		shmr_ctl_warn("dataplane %d gone during the adoption",
+		shmr_ctl_err("dataplane %d gone during the adoption",
 			      (int)a->st.dataplane.pid);
 		shmr_ctl_spawn_dataplane_lost(a->sp, a->st.dataplane.pid);
 	}

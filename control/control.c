@@ -2,7 +2,7 @@
  * shmr-control: the authority of a shmrouter domain.
  *
  *   shmr-control [-c FILE] [--run-dir DIR] [--ready-fd N] [--dataplane PATH]
- *                [--check] [--quiet]
+ *                [--check] [--quiet] [--log-level L]
  *   shmr-control --version | --help
  *
  * Exit statuses:
@@ -112,6 +112,7 @@
 #include "domain.h"
 #include "drain.h"
 #include "handlers.h"
+#include "http.h"
 #include "lifecycle.h"
 #include "manage.h"
 #include "model.h"
@@ -162,6 +163,7 @@ struct shmr_ctl {
 	struct shmr_ctl_state_file state;
 	struct shmr_ctl_adopt adopt;
 	struct shmr_ctl_notify notify; /* sd_notify: READY, STATUS, ... */
+	struct shmr_ctl_http http;     /* metrics_listen (http.c) */
 	int lockfd; /* <run_dir>/<domain>.lock, held (flock) while we run */
 	uint64_t drain_next; /* drain.c looks again then (0: nothing drains) */
 };
@@ -477,7 +479,7 @@ static int run_loop(struct shmr_ctl *c)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			shmr_ctl_warn("epoll_wait: %s", strerror(errno));
+			shmr_ctl_err("epoll_wait: %s", strerror(errno));
 			return EXIT_RUNTIME;
 		}
 		for (int i = 0; i < n; i++) {
@@ -507,6 +509,9 @@ static int run_loop(struct shmr_ctl *c)
 			case SHMR_CTL_TAG_OWNER:
 				shmr_ctl_server_owner_event(&c->srv, idx);
 				break;
+			case SHMR_CTL_TAG_HTTP:
+				shmr_ctl_http_run(&c->http);
+				break;
 			default:
 				break;
 			}
@@ -529,7 +534,7 @@ static void start_fresh(struct shmr_ctl *c)
 	int rc = shmr_ctl_spawn_dataplane(&c->sp);
 
 	if (rc < 0) {
-		shmr_ctl_warn("cannot start dataplane %s: %s", c->dataplane,
+		shmr_ctl_err("cannot start dataplane %s: %s", c->dataplane,
 			      strerror(-rc));
 		fatal_init(c);
 	}
@@ -616,6 +621,7 @@ int main(int argc, char **argv)
 		{ "dataplane", required_argument, NULL, 'd' },
 		{ "check", no_argument, NULL, 'k' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "log-level", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -656,6 +662,9 @@ int main(int argc, char **argv)
 		case 'q':
 			shmr_ctl_log_quiet();
 			break;
+		case 'L':
+			shmr_ctl_log_level_opt(optarg);
+			break;
 		case 'h':
 			shmr_ctl_usage_full();
 			return 0;
@@ -690,21 +699,21 @@ int main(int argc, char **argv)
 	}
 
 	/* The first line says which configuration runs. */
-	shmr_ctl_log("%s", conf_why);
+	shmr_ctl_log_start(c->cfg.log_level, conf_why);
 	shmr_ctl_notify_init(&c->notify);
 	/* A closed ready pipe must not kill us; children get SIG_DFL back. */
 	signal(SIGPIPE, SIG_IGN);
 	if (shmr_ctl_run_dir_resolve(&c->cfg, run_dir, c->run_dir,
 				      sizeof(c->run_dir), c->sock_path,
 				      sizeof(c->sock_path)) < 0) {
-		shmr_ctl_warn("run dir or socket path too long");
+		shmr_ctl_err("run dir or socket path too long");
 		return EXIT_RUNTIME;
 	}
 	shmr_ctl_dataplane_resolve(dataplane, c->dataplane,
 				   sizeof(c->dataplane));
 	rc = shmr_ctl_mkdir_p(c->run_dir, 0755);
 	if (rc < 0) {
-		shmr_ctl_warn("cannot create run dir %s: %s", c->run_dir,
+		shmr_ctl_err("cannot create run dir %s: %s", c->run_dir,
 			      strerror(-rc));
 		return EXIT_RUNTIME;
 	}
@@ -718,7 +727,7 @@ int main(int argc, char **argv)
 					     sizeof(c->run_dir),
 					     c->sock_path,
 					     sizeof(c->sock_path)) < 0) {
-			shmr_ctl_warn("run dir %s: %s", c->run_dir,
+			shmr_ctl_err("run dir %s: %s", c->run_dir,
 				      errno ? strerror(errno) : "too long");
 			return EXIT_RUNTIME;
 		}
@@ -727,11 +736,11 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = take_lock(c);
 	if (rc == -EADDRINUSE) {
-		shmr_ctl_warn("domain %s is already served at %s",
+		shmr_ctl_err("domain %s is already served at %s",
 			      c->cfg.domain, c->sock_path);
 		return EXIT_RUNTIME;
 	} else if (rc < 0) {
-		shmr_ctl_warn("cannot lock domain %s in %s: %s", c->cfg.domain,
+		shmr_ctl_err("cannot lock domain %s in %s: %s", c->cfg.domain,
 			      c->run_dir, strerror(-rc));
 		return EXIT_RUNTIME;
 	}
@@ -743,11 +752,11 @@ int main(int argc, char **argv)
 	rc = shmr_ctl_server_open(&c->srv, c->have_group, c->group,
 				  c->have_admin_group, c->admin_group);
 	if (rc == -EADDRINUSE) {
-		shmr_ctl_warn("domain %s is already served at %s",
+		shmr_ctl_err("domain %s is already served at %s",
 			      c->cfg.domain, c->sock_path);
 		return EXIT_RUNTIME;
 	} else if (rc < 0) {
-		shmr_ctl_warn("cannot listen on %s: %s", c->sock_path,
+		shmr_ctl_err("cannot listen on %s: %s", c->sock_path,
 			      strerror(-rc));
 		return EXIT_RUNTIME;
 	}
@@ -755,7 +764,7 @@ int main(int argc, char **argv)
 	if (rc == SHMR_CTL_ADOPT_MISMATCH) {
 		/* A running domain, but not this configuration's: it keeps
 		 * running, untouched (its queues are not ours to drop). */
-		shmr_ctl_warn("domain %s is running with another "
+		shmr_ctl_err("domain %s is running with another "
 			      "configuration: left running; start "
 			      "shmr-control with the configuration it was "
 			      "started with to adopt it",
@@ -778,7 +787,7 @@ int main(int argc, char **argv)
 	if (!adopting) {
 		rc = shmr_ctl_domain_create(&c->dom, &c->cfg);
 		if (rc < 0) {
-			shmr_ctl_warn("cannot create domain %s: %s",
+			shmr_ctl_err("cannot create domain %s: %s",
 				      c->cfg.domain,
 				      rc <= -SHMR_E_BASE ? "layout"
 							 : strerror(-rc));
@@ -787,7 +796,7 @@ int main(int argc, char **argv)
 		}
 		rc = shmr_ctl_admin_open(&c->admin);
 		if (rc < 0) {
-			shmr_ctl_warn("cannot allocate the admin endpoint: %s",
+			shmr_ctl_err("cannot allocate the admin endpoint: %s",
 				      shmr_strerror(rc));
 			shmr_ctl_server_close_listener(&c->srv);
 			return EXIT_RUNTIME;
@@ -796,7 +805,7 @@ int main(int argc, char **argv)
 	shmr_ctl_publish(&c->dom, &c->model);
 	if (hwloc_topology_init(&c->pin.topo) < 0 ||
 	    hwloc_topology_load(c->pin.topo) < 0) {
-		shmr_ctl_warn("cannot load the hwloc topology");
+		shmr_ctl_err("cannot load the hwloc topology");
 		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}
@@ -816,7 +825,12 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = shmr_ctl_admin_start(&c->admin);
 	if (rc < 0) {
-		shmr_ctl_warn("event loop: %s", strerror(-rc));
+		shmr_ctl_err("event loop: %s", strerror(-rc));
+		shmr_ctl_server_close_listener(&c->srv);
+		return EXIT_RUNTIME;
+	}
+	if (shmr_ctl_http_start(&c->http, c->cfg.metrics_listen, &c->loop,
+				&c->dom, &c->model, &c->dlq) < 0) {
 		shmr_ctl_server_close_listener(&c->srv);
 		return EXIT_RUNTIME;
 	}
@@ -872,6 +886,7 @@ int main(int argc, char **argv)
 	shmr_ctl_notify_stopping(&c->notify, "stopping domain %s",
 				 c->cfg.domain);
 	c->loop.stopping = 1;
+	shmr_ctl_http_stop(&c->http);
 	shmr_ctl_server_close_listener(&c->srv);
 	shmr_ctl_stop_children(&c->sp);
 	shmr_ctl_server_close_all(&c->srv);

@@ -71,16 +71,35 @@ enum shmr_ctl_tag {
 	SHMR_CTL_TAG_ADMIN,  /* the admin endpoint has slots */
 	SHMR_CTL_TAG_OWNER,  /* index: the server's owners[] (a process
 			      * owning endpoints by pid exited) */
+	SHMR_CTL_TAG_HTTP,   /* the metrics listener (http.c) has work */
 };
 
-/* log.c */
-/** "shmr-control: <line>" on stderr, unless quiet. */
+/* log.c: shmr/logline.h's lines, at a level (error, warning, info,
+ * debug), below the threshold only. */
+/** An info line: "shmr-control: <line>" on stderr. */
 void shmr_ctl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/** The same, quiet or not (errors). */
+/** A warning line: something went wrong and was handled (a worker died,
+ *  a peer's bad value refused); not printed under --quiet. */
 void shmr_ctl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/** From now on shmr_ctl_log() prints nothing (--quiet, or after the one
- *  line that says why start-up failed). */
+/** An error line (printed under --quiet too): the appliance, or a part of
+ *  it, cannot do what it was asked (start-up failed, a router stops). */
+void shmr_ctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** A line at @p level (enum shmr_log_level). */
+void shmr_ctl_logl(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/** From now on only errors are printed (--quiet, or after the one line
+ *  that says why start-up failed). */
 void shmr_ctl_log_quiet(void);
+/** --log-level @p name; 0, or -EINVAL for a name that is not a level. */
+int shmr_ctl_log_level_set(const char *name);
+/** --log-level @p name, or the usage error (exit 2) naming it. */
+void shmr_ctl_log_level_opt(const char *name);
+/** The daemon runs: lines carry time and level from now on, and the
+ *  configuration's log_level (@p conf_level, 0 unset) applies unless
+ *  --log-level or --quiet was given; then log @p first (info). */
+void shmr_ctl_log_start(int conf_level, const char *first);
+/** The threshold now (enum shmr_log_level): the dataplane's --log-level. */
+int shmr_ctl_log_threshold(void);
 /** CLOCK_MONOTONIC in milliseconds. */
 uint64_t shmr_ctl_now_ms(void);
 

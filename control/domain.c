@@ -298,6 +298,37 @@ void shmr_ctl_slot_reinit(struct shmr_ctl_domain *d, uint32_t slot)
 	atomic_store_explicit(&ep->bell.sleepers, 0, memory_order_relaxed);
 }
 
+/* Slot @p s's dataplane counters, summed over the lcores.  Relaxed
+ * loads: statistics, each word written by one lcore; no other memory is
+ * read on their account. */
+static void slot_raw(const struct shmr_ctl_domain *d, uint32_t s,
+		     struct shmr_ctl_slot_base *out)
+{
+	*out = (struct shmr_ctl_slot_base){ 0 };
+	for (uint32_t l = 0; l < d->geo.nlcores; l++) {
+		struct shmr_lcore_stats *st = shmr_ctl_dom_stats(d, l);
+
+		out->forwarded += atomic_load_explicit(&st->router_forwarded[s],
+						       memory_order_relaxed);
+		out->discarded += atomic_load_explicit(&st->router_discarded[s],
+						       memory_order_relaxed);
+		out->failed += atomic_load_explicit(&st->router_failed[s],
+						    memory_order_relaxed);
+		out->delivered += atomic_load_explicit(&st->ep_delivered[s],
+						       memory_order_relaxed);
+		out->inbox_full += atomic_load_explicit(&st->ep_full[s],
+							memory_order_relaxed);
+	}
+	/* The dataplane's line of the endpoint slot. */
+	out->bad_slots = atomic_load_explicit(&shmr_ctl_dom_ep(d, s)->bad_slots,
+					      memory_order_relaxed);
+}
+
+static uint64_t since(uint64_t now, uint64_t base)
+{
+	return now >= base ? now - base : 0;
+}
+
 static void sync_endpoints(struct shmr_ctl_domain *d,
 			   const struct shmr_ctl_model *m)
 {
@@ -317,6 +348,19 @@ static void sync_endpoints(struct shmr_ctl_domain *d,
 			    state &&
 		    memcmp(ep->name, s->name, SHMR_NAME_MAX) == 0)
 			continue;
+		if (ep->gen != s->gen && s->state == SHMR_CTL_SLOT_USED) {
+			/* A new owner: its counters start at 0.  The
+			 * dataplane counts nothing for the slot now (it was
+			 * reused only once every lcore had dropped it, and
+			 * the spec naming its owner is written below), so the
+			 * sums are the last owner's final ones.  Its own
+			 * lane_full too: its new owner has not been answered
+			 * yet (relaxed: that answer, a syscall, orders it). */
+			slot_raw(d, i, &d->ctr_base[i]);
+			atomic_store_explicit(
+				&shmr_ctl_dom_ep_peer(d, i)->lane_full, 0,
+				memory_order_relaxed);
+		}
 		ep->gen = s->gen;
 		ep->kind = s->kind;
 		ep->os_pid = os_pid;
@@ -348,6 +392,45 @@ void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 	(void)shmr_ctl_lane_send(d, SHMR_CTL_SPEC, m->version);
 }
 
+/*
+ * An inbound lane's depths, from its indices (the dataplane produces, the
+ * slot's worker consumes; libshmr finishes a received burst only at its
+ * next receive): waiting = prod.tail - cons.head, not yet received; in
+ * hand = cons.head - cons.tail, received and not yet finished.  Relaxed
+ * loads of another process's words: each is clamped to the lane's size,
+ * so a scribbled index makes a wrong figure, never a wrong read.
+ */
+static void lane_depths(const struct rte_ring *r, uint32_t size,
+			uint64_t *waiting, uint64_t *in_hand)
+{
+	uint32_t pt = __atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED);
+	uint32_t ch = __atomic_load_n(&r->cons.head, __ATOMIC_RELAXED);
+	uint32_t ct = __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
+	uint32_t w = pt - ch, h = ch - ct;
+
+	*waiting += w <= size ? w : 0;
+	*in_hand += h <= size ? h : 0;
+}
+
+/* Client slot @p s, with the first name it registered (or the slot's
+ * own: "shmr:admin" for the control plane's admin endpoint). */
+static void client_add(const struct shmr_ctl_model *m, uint32_t s,
+		       struct shmr_ctl_counters *out)
+{
+	struct shmr_ctl_client *cl = &out->client[out->nclients++];
+
+	cl->pid = (struct shmr_pid){ s, m->alloc.slots[s].gen };
+	for (unsigned i = 0; i < m->nnames; i++) {
+		if (m->names[i].pid.slot == s &&
+		    m->names[i].pid.gen == cl->pid.gen) {
+			memcpy(cl->name, m->names[i].name, SHMR_NAME_MAX);
+			return;
+		}
+	}
+	memcpy(cl->name, m->alloc.slots[s].name, SHMR_NAME_MAX);
+	cl->name[SHMR_NAME_MAX - 1] = '\0';
+}
+
 void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 			    const struct shmr_ctl_model *m,
 			    struct shmr_ctl_counters *out)
@@ -355,25 +438,60 @@ void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 	const struct shmr_ctl_alloc *a = &m->alloc;
 
 	/* Relaxed loads: statistics, each word written by one lcore; no
-	 * other memory is read on their account. */
+	 * other memory is read on their account.  Per-slot figures are
+	 * since the slot's current owner got it (ctr_base). */
 	memset(out, 0, sizeof(*out));
+	out->nlcores = d->geo.nlcores < SHMR_MAX_LCORES ? d->geo.nlcores
+							: SHMR_MAX_LCORES;
+	out->inbox_slots = d->geo.nlcores * (d->geo.lane_size - 1);
+	for (uint32_t l = 0; l < out->nlcores; l++) {
+		struct shmr_lcore_stats *st = shmr_ctl_dom_stats(d, l);
+
+#define SHMR_CTR(scope, name, kind, unit, help, value) \
+	SHMR_CTR_READ_##scope(name, value)
+#define SHMR_CTR_READ_ROUTER(name, value)
+#define SHMR_CTR_READ_ROUTE(name, value)
+#define SHMR_CTR_READ_ENDPOINT(name, value)
+#define SHMR_CTR_READ_LCORE(name, field) \
+	out->lcore[l].name =              \
+		atomic_load_explicit(&st->field, memory_order_relaxed);
+#include "counters.def"
+#undef SHMR_CTR_READ_ROUTER
+#undef SHMR_CTR_READ_ROUTE
+#undef SHMR_CTR_READ_LCORE
+#undef SHMR_CTR_READ_ENDPOINT
+#undef SHMR_CTR
+	}
 	for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++) {
 		if (a->slots[s].state != SHMR_CTL_SLOT_USED)
 			continue;
-		for (uint32_t l = 0; l < d->geo.nlcores; l++) {
-			struct shmr_lcore_stats *st = shmr_ctl_dom_stats(d, l);
+		const struct shmr_ctl_slot_base *b = &d->ctr_base[s];
+		struct shmr_ctl_slot_base now;
 
-			out->forwarded[s] += atomic_load_explicit(
-				&st->router_forwarded[s], memory_order_relaxed);
-			out->discarded[s] += atomic_load_explicit(
-				&st->router_discarded[s], memory_order_relaxed);
-			out->failed[s] += atomic_load_explicit(
-				&st->router_failed[s], memory_order_relaxed);
-			out->delivered[s] += atomic_load_explicit(
-				&st->ep_delivered[s], memory_order_relaxed);
+		if (a->slots[s].kind == SHMR_EPK_CLIENT)
+			client_add(m, s, out);
+
+		slot_raw(d, s, &now);
+		out->forwarded[s] = since(now.forwarded, b->forwarded);
+		out->discarded[s] = since(now.discarded, b->discarded);
+		out->failed[s] = since(now.failed, b->failed);
+		out->delivered[s] = since(now.delivered, b->delivered);
+		out->inbox_full[s] = since(now.inbox_full, b->inbox_full);
+		out->bad_slots[s] = since(now.bad_slots, b->bad_slots);
+		for (uint32_t l = 0; l < d->geo.nlcores; l++) {
 			if (a->slots[s].kind != SHMR_EPK_ROUTER)
-				out->queued[s] += rte_ring_count(
-					shmr_ctl_dom_lane(d, s, l));
+				lane_depths(shmr_ctl_dom_lane(d, s, l),
+					    d->geo.lane_size, &out->queued[s],
+					    &out->in_hand[s]);
 		}
+		/* Written by the dataplane (ep_shared's second line) and by
+		 * the slot's owner (its peer line: a hint, any peer can
+		 * write it).  Relaxed: statistics, no partner. */
+		out->quarantined[s] = atomic_load_explicit(
+					      &shmr_ctl_dom_ep(d, s)->quarantined,
+					      memory_order_relaxed) != 0;
+		out->lane_full[s] =
+			atomic_load_explicit(&shmr_ctl_dom_ep_peer(d, s)->lane_full,
+					     memory_order_relaxed);
 	}
 }

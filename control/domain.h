@@ -36,6 +36,14 @@ struct shmr_ctl_domain {
 	uint64_t lanes_reinit; /* lanes initialised again after their owner
 				* died and left them unsound */
 	struct shmr_spec spec_buf; /* private copy the spec is built in */
+	/* The dataplane's per-slot counters (summed over lcores) as they
+	 * stood when the slot was handed to its current owner: what the
+	 * counters show is the difference, so that a reused slot starts at
+	 * 0 (taken by shmr_ctl_publish(); see domain.c). */
+	struct shmr_ctl_slot_base {
+		uint64_t forwarded, discarded, failed, delivered, inbox_full;
+		uint64_t bad_slots;
+	} ctr_base[SHMR_MAX_ENDPOINTS];
 };
 
 /* The domain's parts, placed by our copy of the geometry (d->geo). */

@@ -9,10 +9,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
+#include "counters.h"
 #include "format.h"
 
 static void put(struct shmr_ctl_kv *kv, const char *s, size_t n)
 {
+	if (kv->overflow < 0)
+		return;
 	if (kv->overflow || kv->len + n + 1 > kv->cap) {
 		kv->overflow = 1;
 		return;
@@ -20,28 +25,6 @@ static void put(struct shmr_ctl_kv *kv, const char *s, size_t n)
 	memcpy(kv->buf + kv->len, s, n);
 	kv->len += n;
 	kv->buf[kv->len] = '\0';
-}
-
-static void put_json_string(struct shmr_ctl_kv *kv, const char *s)
-{
-	char esc[8];
-
-	put(kv, "\"", 1);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)c;
-			put(kv, esc, 2);
-		} else if (c < 0x20 || c == 0x7f) {
-			snprintf(esc, sizeof(esc), "\\u%04x", c);
-			put(kv, esc, 6);
-		} else {
-			put(kv, (const char *)&c, 1);
-		}
-	}
-	put(kv, "\"", 1);
 }
 
 void shmr_ctl_kv_begin(struct shmr_ctl_kv *kv, char *buf, size_t cap,
@@ -53,12 +36,63 @@ void shmr_ctl_kv_begin(struct shmr_ctl_kv *kv, char *buf, size_t cap,
 		return;
 	}
 	buf[0] = '\0';
-	if (json)
-		put(kv, "{", 1);
+	if (json) {
+		kv->obj = json_object_new_object();
+		if (!kv->obj)
+			kv->overflow = -1;
+	}
 }
 
-static void emit(struct shmr_ctl_kv *kv, const char *key, const char *val,
-		 size_t n);
+/* The extra that overrides @p key, marked used, or NULL. */
+static const char *override(struct shmr_ctl_kv *kv, const char *key)
+{
+	for (unsigned i = 0; kv->extra && i < kv->extra->n; i++) {
+		struct shmr_ctl_kv_pair *e = &kv->extra->p[i];
+
+		if (!e->used && strcmp(e->key, key) == 0) {
+			e->used = 1;
+			return e->value;
+		}
+	}
+	return NULL;
+}
+
+/* Add @p key: as @p jv in JSON (owned: freed when not added), as @p text
+ * in text. */
+static void emit(struct shmr_ctl_kv *kv, const char *key, const char *text,
+		 struct json_object *jv)
+{
+	if (kv->json) {
+		if (kv->overflow || !jv ||
+		    json_object_object_add(kv->obj, key, jv) < 0) {
+			json_object_put(jv);
+			if (!kv->overflow)
+				kv->overflow = -1;
+			return;
+		}
+	} else {
+		put(kv, key, strlen(key));
+		put(kv, " ", 1);
+		put(kv, text, strlen(text));
+		put(kv, "\n", 1);
+	}
+	kv->n++;
+}
+
+/* Add @p key: @p text, as @p jv in JSON (owned), unless a behaviour's
+ * key of the same name overrides it (then its value, a string). */
+static void add_value(struct shmr_ctl_kv *kv, const char *key,
+		      const char *text, struct json_object *jv)
+{
+	const char *o = override(kv, key);
+
+	if (o) {
+		json_object_put(jv);
+		text = o;
+		jv = kv->json ? json_object_new_string(o) : NULL;
+	}
+	emit(kv, key, text, jv);
+}
 
 void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
 		     const char *fmt, ...)
@@ -74,34 +108,31 @@ void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
 		kv->overflow = 1;
 		return;
 	}
-	/* A behaviour's key of the same name overrides a built-in one. */
-	for (unsigned i = 0; kv->extra && i < kv->extra->n; i++) {
-		struct shmr_ctl_kv_pair *e = &kv->extra->p[i];
-
-		if (!e->used && strcmp(e->key, key) == 0) {
-			e->used = 1;
-			n = snprintf(val, sizeof(val), "%s", e->value);
-			break;
-		}
-	}
-	emit(kv, key, val, (size_t)n);
+	add_value(kv, key, val, kv->json ? json_object_new_string(val) : NULL);
 }
 
-static void emit(struct shmr_ctl_kv *kv, const char *key, const char *val,
-		 size_t n)
+void shmr_ctl_kv_add_u64(struct shmr_ctl_kv *kv, const char *key,
+			 uint64_t v)
 {
-	if (kv->json) {
-		put(kv, kv->n ? ",\n  " : "\n  ", kv->n ? 4 : 3);
-		put_json_string(kv, key);
-		put(kv, ": ", 2);
-		put_json_string(kv, val);
-	} else {
-		put(kv, key, strlen(key));
-		put(kv, " ", 1);
-		put(kv, val, n);
-		put(kv, "\n", 1);
-	}
-	kv->n++;
+	char val[24];
+
+	snprintf(val, sizeof(val), "%" PRIu64, v);
+	add_value(kv, key, val, kv->json ? json_object_new_uint64(v) : NULL);
+}
+
+void shmr_ctl_kv_add_i64(struct shmr_ctl_kv *kv, const char *key,
+			 int64_t v)
+{
+	char val[24];
+
+	snprintf(val, sizeof(val), "%" PRId64, v);
+	add_value(kv, key, val, kv->json ? json_object_new_int64(v) : NULL);
+}
+
+void shmr_ctl_kv_add_bool(struct shmr_ctl_kv *kv, const char *key, int v)
+{
+	add_value(kv, key, v ? "true" : "false",
+		  kv->json ? json_object_new_boolean(v != 0) : NULL);
 }
 
 int shmr_ctl_kv_end(struct shmr_ctl_kv *kv)
@@ -112,11 +143,30 @@ int shmr_ctl_kv_end(struct shmr_ctl_kv *kv)
 
 		if (!e->used) {
 			e->used = 1;
-			emit(kv, e->key, e->value, strlen(e->value));
+			emit(kv, e->key, e->value,
+			     kv->json ? json_object_new_string(e->value)
+				      : NULL);
 		}
 	}
-	if (kv->json)
-		put(kv, kv->n ? "\n}\n" : "}\n", kv->n ? 3 : 2);
+	if (kv->json) {
+		const char *s = NULL;
+		const int flags = JSON_C_TO_STRING_PRETTY |
+				  JSON_C_TO_STRING_SPACED |
+				  JSON_C_TO_STRING_NOSLASHESCAPE;
+
+		if (!kv->overflow)
+			s = json_object_to_json_string_ext(kv->obj, flags);
+		if (s) {
+			put(kv, s, strlen(s));
+			put(kv, "\n", 1);
+		} else if (!kv->overflow) {
+			kv->overflow = -1;
+		}
+		json_object_put(kv->obj);
+		kv->obj = NULL;
+	}
+	if (kv->overflow < 0)
+		return -ENOMEM;
 	if (kv->overflow)
 		return -ENOSPC;
 	return (int)kv->len;
@@ -237,29 +287,54 @@ int shmr_ctl_format_routes(const struct shmr_ctl_router *r,
 	return (int)len;
 }
 
+void shmr_ctl_router_agg(const struct shmr_ctl_router *r,
+			 const struct shmr_ctl_counters *c,
+			 struct shmr_ctl_router_agg *out)
+{
+	*out = (struct shmr_ctl_router_agg){ 0 };
+	for (unsigned k = 0; k < r->nroutes; k++) {
+		const struct shmr_ctl_route *q = &r->routes[k];
+
+		if (q->os_pid != 0)
+			out->active++;
+		if (q->state == SHMR_ROUTE_DISABLED)
+			out->disabled++;
+		if (pending_op(q->state))
+			out->pending++;
+		out->queued += c->queued[q->pid.slot];
+		out->restarts += q->restarts;
+	}
+}
+
+/* The registry's figures of @p scope (counters.h) at @p at, as
+ * "shmr:" @p infix NAME keys. */
+static void inspect_counters(struct shmr_ctl_kv *kv, uint32_t scope,
+			     const char *infix,
+			     const struct shmr_ctl_ctr_at *at)
+{
+	char key[96];
+
+	for (unsigned i = 0; i < shmr_ctl_ctr_count; i++) {
+		const struct shmr_ctl_ctr_desc *d = &shmr_ctl_ctr_registry[i];
+
+		if (d->scope != scope)
+			continue;
+		snprintf(key, sizeof(key), "shmr:%s%s", infix, d->name);
+		shmr_ctl_kv_add_u64(kv, key, d->value(at));
+	}
+}
+
 int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 			    const struct shmr_ctl_counters *c,
 			    struct shmr_ctl_kv_extra *extra, int json,
 			    char *buf, size_t cap)
 {
+	struct shmr_ctl_router_agg agg;
+	struct shmr_ctl_ctr_at at = { .r = r, .c = c, .agg = &agg };
 	struct shmr_ctl_kv kv;
-	unsigned active = 0, disabled = 0, pending = 0;
-	uint64_t mailbox = 0, restarts = 0;
-	uint32_t rs = r->pid.slot;
-	char key[96];
+	char key[96], infix[64];
 
-	for (unsigned k = 0; k < r->nroutes; k++) {
-		const struct shmr_ctl_route *q = &r->routes[k];
-
-		if (q->os_pid != 0)
-			active++;
-		if (q->state == SHMR_ROUTE_DISABLED)
-			disabled++;
-		if (pending_op(q->state))
-			pending++;
-		mailbox += c->queued[q->pid.slot];
-		restarts += q->restarts;
-	}
+	shmr_ctl_router_agg(r, c, &agg);
 	shmr_ctl_kv_begin(&kv, buf, cap, json);
 	kv.extra = extra;
 	shmr_ctl_kv_add(&kv, "shmr:type", "%s",
@@ -275,16 +350,7 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 					: "none");
 	shmr_ctl_kv_add(&kv, "shmr:supervisor", "%s",
 			shmr_config_supervisor_name(r->conf->supervisor));
-	shmr_ctl_kv_add(&kv, "shmr:routes_total", "%u", r->nroutes);
-	shmr_ctl_kv_add(&kv, "shmr:routes_active", "%u", active);
-	shmr_ctl_kv_add(&kv, "shmr:routes_disabled", "%u", disabled);
-	shmr_ctl_kv_add(&kv, "shmr:routes_pending", "%u", pending);
-	shmr_ctl_kv_add(&kv, "shmr:mailbox_size", "%" PRIu64, mailbox);
-	shmr_ctl_kv_add(&kv, "shmr:forwarded", "%" PRIu64, c->forwarded[rs]);
-	shmr_ctl_kv_add(&kv, "shmr:discarded", "%" PRIu64, c->discarded[rs]);
-	shmr_ctl_kv_add(&kv, "shmr:failed", "%" PRIu64, c->failed[rs]);
-	shmr_ctl_kv_add(&kv, "shmr:restarts", "%" PRIu64, restarts);
-	shmr_ctl_kv_add(&kv, "shmr:dlq_size", "%" PRIu64, c->dlq_size[rs]);
+	inspect_counters(&kv, SHMR_CTL_CTR_ROUTER, "", &at);
 	for (unsigned k = 0; k < r->nroutes; k++) {
 		const struct shmr_ctl_route *q = &r->routes[k];
 		const char *nm = q->conf->name;
@@ -292,30 +358,37 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 		snprintf(key, sizeof(key), "shmr:route:%s:pid", nm);
 		shmr_ctl_kv_add(&kv, key, "%" PRIu32 ":%" PRIu32, q->pid.slot,
 				q->pid.gen);
-		snprintf(key, sizeof(key), "shmr:route:%s:forwarded", nm);
-		shmr_ctl_kv_add(&kv, key, "%" PRIu64,
-				c->delivered[q->pid.slot]);
 		snprintf(key, sizeof(key), "shmr:route:%s:os_pid", nm);
-		shmr_ctl_kv_add(&kv, key, "%" PRId32, q->os_pid);
+		shmr_ctl_kv_add_i64(&kv, key, q->os_pid);
 		snprintf(key, sizeof(key), "shmr:route:%s:state", nm);
 		shmr_ctl_kv_add(&kv, key, "%s", shmr_ctl_route_shown_state(q));
 		/* The reference's per-route keys: disabled once a disable
 		 * has completed; pending only while an operation waits for
 		 * the worker's exit. */
 		snprintf(key, sizeof(key), "shmr:route:%s:disabled", nm);
-		shmr_ctl_kv_add(&kv, key, "%s",
-				q->state == SHMR_ROUTE_DISABLED ? "true"
-								: "false");
+		shmr_ctl_kv_add_bool(&kv, key,
+				     q->state == SHMR_ROUTE_DISABLED);
 		if (pending_op(q->state)) {
 			snprintf(key, sizeof(key), "shmr:route:%s:pending", nm);
 			shmr_ctl_kv_add(&kv, key, "%s", pending_op(q->state));
 		}
-		snprintf(key, sizeof(key), "shmr:route:%s:restarts", nm);
-		shmr_ctl_kv_add(&kv, key, "%" PRIu64, q->restarts);
-		snprintf(key, sizeof(key), "shmr:route:%s:queued", nm);
-		shmr_ctl_kv_add(&kv, key, "%" PRIu64, c->queued[q->pid.slot]);
 		snprintf(key, sizeof(key), "shmr:route:%s:cpus", nm);
 		shmr_ctl_kv_add(&kv, key, "%s", q->cpus[0] ? q->cpus : "any");
+		at.q = q;
+		snprintf(infix, sizeof(infix), "route:%s:", nm);
+		inspect_counters(&kv, SHMR_CTL_CTR_ROUTE, infix, &at);
+	}
+	for (at.lcore = 0; at.lcore < c->nlcores && at.lcore < SHMR_MAX_LCORES;
+	     at.lcore++) {
+		snprintf(infix, sizeof(infix), "lcore:%u:", at.lcore);
+		inspect_counters(&kv, SHMR_CTL_CTR_LCORE, infix, &at);
+	}
+	for (unsigned i = 0; i < c->nclients && i < SHMR_MAX_ENDPOINTS; i++) {
+		at.slot = c->client[i].pid.slot % SHMR_MAX_ENDPOINTS;
+		snprintf(infix, sizeof(infix),
+			 "endpoint:%" PRIu32 ":%" PRIu32 ":",
+			 c->client[i].pid.slot, c->client[i].pid.gen);
+		inspect_counters(&kv, SHMR_CTL_CTR_ENDPOINT, infix, &at);
 	}
 	return shmr_ctl_kv_end(&kv);
 }

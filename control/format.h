@@ -12,17 +12,63 @@
 
 #include "model.h"
 
+/* One routing lcore's counters (the LCORE lines of counters.def), as
+ * shmr_ctl_counters_read() loaded them. */
+struct shmr_ctl_lcore_counters {
+#define SHMR_CTR(scope, name, kind, unit, help, value) \
+	SHMR_CTR_FIELD_##scope(name)
+#define SHMR_CTR_FIELD_ROUTER(name)
+#define SHMR_CTR_FIELD_ROUTE(name)
+#define SHMR_CTR_FIELD_LCORE(name) uint64_t name;
+#define SHMR_CTR_FIELD_ENDPOINT(name)
+#include "counters.def"
+#undef SHMR_CTR
+#undef SHMR_CTR_FIELD_ROUTER
+#undef SHMR_CTR_FIELD_ROUTE
+#undef SHMR_CTR_FIELD_LCORE
+#undef SHMR_CTR_FIELD_ENDPOINT
+};
+
 /* Counters read from the domain, by endpoint slot (summed over lcores). */
 struct shmr_ctl_counters {
 	uint64_t forwarded[SHMR_MAX_ENDPOINTS]; /* router_forwarded */
 	uint64_t discarded[SHMR_MAX_ENDPOINTS];
 	uint64_t failed[SHMR_MAX_ENDPOINTS];
 	uint64_t delivered[SHMR_MAX_ENDPOINTS]; /* ep_delivered */
-	uint64_t queued[SHMR_MAX_ENDPOINTS];    /* count over inbound lanes */
+	uint64_t queued[SHMR_MAX_ENDPOINTS];    /* waiting in its inbound lanes,
+						 * not yet received */
+	uint64_t in_hand[SHMR_MAX_ENDPOINTS];   /* received by its worker, not
+						 * yet finished */
+	uint64_t inbox_full[SHMR_MAX_ENDPOINTS]; /* ep_full */
+	uint64_t lane_full[SHMR_MAX_ENDPOINTS];  /* its owner's sends that
+						  * found a lane full */
+	uint64_t bad_slots[SHMR_MAX_ENDPOINTS];
+	uint64_t quarantined[SHMR_MAX_ENDPOINTS]; /* 1 or 0 */
 	uint64_t dlq_size[SHMR_MAX_ENDPOINTS];  /* by router slot: records in
 						 * its dead-letter file (set
 						 * by the daemon for INSPECT) */
+	uint32_t nlcores;
+	uint32_t inbox_slots; /* what a route's inbox holds: nlcores lanes of
+			      * lane_size - 1 slots (the configured size) */
+	struct shmr_ctl_lcore_counters lcore[SHMR_MAX_LCORES];
+	/* The clients' endpoints in use (the ENDPOINT lines), by slot. */
+	uint32_t nclients;
+	struct shmr_ctl_client {
+		struct shmr_pid pid;
+		char name[SHMR_NAME_MAX]; /* the first it registered, the
+					   * slot's own ("shmr:admin"), or "" */
+	} client[SHMR_MAX_ENDPOINTS];
 };
+
+/* A router's figures summed over its routes (counters.def's "agg"). */
+struct shmr_ctl_router_agg {
+	uint64_t active, disabled, pending, queued, restarts;
+};
+
+/** The sums of @p r's routes. */
+void shmr_ctl_router_agg(const struct shmr_ctl_router *r,
+			 const struct shmr_ctl_counters *c,
+			 struct shmr_ctl_router_agg *out);
 
 /* Keys a router's handle_inspect hook added (see behaviour.h). */
 #define SHMR_CTL_KV_EXTRA_MAX 64
@@ -36,9 +82,13 @@ struct shmr_ctl_kv_extra {
 	struct shmr_ctl_kv_pair p[SHMR_CTL_KV_EXTRA_MAX];
 };
 
-/* Key/value writer: "key value" lines, or one JSON object of strings.
- * With @c extra set, a key added that one of the extras names takes the
- * extra's value, and the extras left are added by shmr_ctl_kv_end(). */
+struct json_object;
+
+/* Key/value writer: "key value" lines, or one JSON object (built with
+ * json-c: strings, numbers as JSON numbers, booleans as booleans).  With
+ * @c extra set, a key added that one of the extras names takes the
+ * extra's value (a string), and the extras left are added by
+ * shmr_ctl_kv_end(). */
 struct shmr_ctl_kv {
 	char *buf;
 	size_t cap, len;
@@ -46,6 +96,7 @@ struct shmr_ctl_kv {
 	unsigned n;
 	int overflow;
 	struct shmr_ctl_kv_extra *extra; /* NULL: none */
+	struct json_object *obj;         /* json: the object being built */
 };
 
 void shmr_ctl_kv_begin(struct shmr_ctl_kv *kv, char *buf, size_t cap,
@@ -53,7 +104,15 @@ void shmr_ctl_kv_begin(struct shmr_ctl_kv *kv, char *buf, size_t cap,
 void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
 		     const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/** Close the object; returns the length, or -ENOSPC when it overflowed. */
+/** A number (a JSON number with json). */
+void shmr_ctl_kv_add_u64(struct shmr_ctl_kv *kv, const char *key,
+			 uint64_t v);
+void shmr_ctl_kv_add_i64(struct shmr_ctl_kv *kv, const char *key,
+			 int64_t v);
+/** "true" or "false" (a JSON boolean with json). */
+void shmr_ctl_kv_add_bool(struct shmr_ctl_kv *kv, const char *key, int v);
+/** Close the object (and free what json built); returns the length, or
+ * -ENOSPC when it overflowed, -ENOMEM when json-c could not allocate. */
 int shmr_ctl_kv_end(struct shmr_ctl_kv *kv);
 
 /** "type", "hash", "dso" or "unknown". */

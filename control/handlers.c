@@ -300,7 +300,7 @@ int shmr_ctl_handlers_load(struct shmr_ctl_handlers *hs)
 			continue;
 		h->dl = dlopen(rc->handlers, RTLD_NOW | RTLD_LOCAL);
 		if (!h->dl) {
-			shmr_ctl_warn("router %s: handlers %s: %s", rc->name,
+			shmr_ctl_err("router %s: handlers %s: %s", rc->name,
 				      rc->handlers, dlerror());
 			return -ENOENT;
 		}
@@ -310,13 +310,13 @@ int shmr_ctl_handlers_load(struct shmr_ctl_handlers *hs)
 			h->dl = NULL;
 			if (optional)
 				continue;
-			shmr_ctl_warn("router %s: handlers %s: no symbol "
+			shmr_ctl_err("router %s: handlers %s: no symbol "
 				      "shmr_handlers",
 				      rc->name, rc->handlers);
 			return -ENOENT;
 		}
 		if (h->h->abi != SHMR_HANDLERS_ABI) {
-			shmr_ctl_warn("router %s: handlers %s: ABI %u, this "
+			shmr_ctl_err("router %s: handlers %s: ABI %u, this "
 				      "control plane has %u",
 				      rc->name, rc->handlers, h->h->abi,
 				      SHMR_HANDLERS_ABI);
@@ -324,7 +324,7 @@ int shmr_ctl_handlers_load(struct shmr_ctl_handlers *hs)
 		}
 		err = h->h->init ? h->h->init(&h->admin, rc->handlers_arg) : 0;
 		if (err < 0) {
-			shmr_ctl_warn("router %s: handlers %s: init(\"%s\") "
+			shmr_ctl_err("router %s: handlers %s: init(\"%s\") "
 				      "failed: %d",
 				      rc->name, rc->handlers, rc->handlers_arg,
 				      err);
@@ -364,7 +364,7 @@ static struct shmr_ctl_hrouter *live(struct shmr_ctl_handlers *hs,
 void shmr_ctl_router_stop(struct shmr_ctl_handlers *hs, unsigned r,
 			  const char *hook, int err)
 {
-	shmr_ctl_warn("router %s: %s returned %d (%s): stopping the router "
+	shmr_ctl_err("router %s: %s returned %d (%s): stopping the router "
 		      "and its workers",
 		      hs->m->routers[r].conf->name, hook, err,
 		      err <= -SHMR_E_BASE ? shmr_strerror(err)

@@ -31,6 +31,8 @@ struct shmr_ctl_route {
 	uint64_t restarts;    /* starts after the first */
 	int32_t start_err;    /* the last start's error, 0 once one succeeds:
 			       * a DEAD route's in the spec (lifecycle.c) */
+	uint64_t redelivered; /* messages a dead worker held, handed back to
+			       * the inbox flagged SHMR_F_REDELIVERED */
 };
 
 struct shmr_ctl_router {

@@ -48,6 +48,7 @@ static const struct verb_info verbs[] = {
 	{ "KILL", SHMR_REQ_KILL, 1, 1 },
 	{ "POISON", SHMR_REQ_POISON, 1, 1 },
 	{ "RETIRE", SHMR_REQ_RETIRE, 2, 2 },
+	{ "METRICS", SHMR_REQ_METRICS, 0, 0 },
 };
 
 int shmr_ctl_name_valid(const char *s)

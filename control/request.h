@@ -43,6 +43,7 @@ enum shmr_ctl_verb {
 	SHMR_REQ_KILL,         /* KILL ROUTER */
 	SHMR_REQ_POISON,       /* POISON ROUTER */
 	SHMR_REQ_RETIRE,       /* RETIRE SLOT GEN: a worker got a PoisonPill */
+	SHMR_REQ_METRICS,      /* METRICS: the Prometheus text (metrics.h) */
 };
 
 struct shmr_ctl_req {

@@ -64,6 +64,7 @@
 #include "dlq.h"
 #include "drain.h"
 #include "format.h"
+#include "metrics.h"
 #include "programs.h"
 #include "request.h"
 #include "server.h"
@@ -332,7 +333,7 @@ void shmr_ctl_server_accept(struct shmr_ctl_server *srv)
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				shmr_ctl_warn("accept: %s", strerror(errno));
+				shmr_ctl_err("accept: %s", strerror(errno));
 			return;
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0) {
@@ -790,6 +791,15 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		if (!r)
 			return send_no_router(k->fd, req.name);
 		return dlq_request(srv, k, &req, (unsigned)(r - m->routers));
+	case SHMR_REQ_METRICS:
+		/* The same text as GET /metrics (metrics.h). */
+		memcpy(answer, "OK\n", 3);
+		n = shmr_ctl_metrics_render(srv->dep.d, m, srv->dep.dlq,
+					    answer + 3, sizeof(answer) - 3);
+		if (n < 0)
+			return shmr_ctl_srv_send_err(k->fd, SHMR_E_TOO_BIG, "%s",
+					"answer too large");
+		return send_answer(k->fd, answer, (size_t)n + 3, -1);
 	case SHMR_REQ_STATUS:
 		memcpy(answer, "OK\n", 3);
 		n = shmr_ctl_srv_status(srv, answer + 3, sizeof(answer) - 3);

@@ -66,6 +66,7 @@ static const struct {
 	[SHMR_REQ_POOL_ADJUST] = { "pool", 0 },
 	[SHMR_REQ_KILL] = { "kill", 0 },
 	[SHMR_REQ_POISON] = { "poison", 0 },
+	[SHMR_REQ_METRICS] = { "metrics", 1 },
 };
 
 /* Is @p gid among the supplementary groups of process @p pid? */

@@ -2,8 +2,8 @@
  * shmrctl: the operator's CLI over the control socket of shmr-control.
  *
  *   shmrctl [-c FILE] [-d DOMAIN] [-s SOCKET] [--wait SEC] COMMAND
- *     routes ROUTER                      one line per route
- *     route ROUTER NAME                  that route's line
+ *     routes ROUTER [--json]             one row per route
+ *     route ROUTER NAME [--json]         that route's row
  *     add [--no-wait] ROUTER NAME PROGRAM [ARG...] [--cpus LIST]
  *     remove|disable ROUTER NAME
  *     enable|respawn [--no-wait] ROUTER NAME
@@ -18,18 +18,22 @@
  *                                        before, `starting`), within
  *                                        --wait, else exit 4
  *     inspect ROUTER [--json]            the router's counters
- *     status                             the domain
+ *     status [--json]                    the domain
+ *     metrics [--json]                   every counter, Prometheus text
  *     stop                               stop the appliance; returns once
  *                                        the control plane has exited
- *     dlq list ROUTER                    dead letters (MessageRouteFailed
+ *     dlq list ROUTER [--json]           dead letters (MessageRouteFailed
  *                                        kept by the admin handler), one
- *                                        line each; a corrupted record
+ *                                        row each; a corrupted record
  *                                        ends the list, exit 1
- *     routees ROUTER | routee add|remove ROUTER NAME | pool ROUTER +N|-N
+ *     routees ROUTER [--json] | routee add|remove ROUTER NAME | pool ROUTER +N|-N
  *     | kill ROUTER | poison ROUTER      the router's management messages
  *                                        (see SHMR_TYPE_* in shmr/shmr.h)
  *     dlq replay ROUTER                  send them to the router again;
  *                                        prints "resent N left M"
+ *     top [ROUTER...] [--interval SEC] [--duration SEC]
+ *                                        routers, routes and lcores,
+ *                                        redrawn in place (shmrctl_top.c)
  *     watch ROUTER [--interval SEC] [--duration SEC]
  *                                        a header line "route msgs/s total",
  *                                        then msgs/s per route, once per
@@ -48,8 +52,12 @@
  * (default 5; 0: not at all; it bounds the wait for a worker to attach
  * too), and so is one that
  * dies during a request that only reads (routes, route, inspect, status,
- * watch, routees, dlq list): that request is sent again once it is back.
+ * metrics, watch, top, routees, dlq list): that request is sent again once
+ * it is back.
  * Any other request caught by the death has an unknown outcome: exit 3.
+ *
+ * The read verbs (shmrctl_read.c) print an aligned table with a header,
+ * or with --json one JSON document (docs/shmrctl-json.md).
  *
  * shmrctl --version prints "shmrctl VERSION"; --help the usage and the
  * commands.
@@ -67,45 +75,42 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
 
 #include "shmr_config.h"
-#include "shmrctl.h"
+#include "shmrctl_cli.h"
 
-#define MAX_ROUTES 256
 #define WAIT_S_DEFAULT 5
 #define EXIT_LOST 3
 
 static const char usage_line[] =
 	"usage: shmrctl [-c FILE] [-d DOMAIN] [-s SOCKET] [--wait SEC] "
-	"{routes ROUTER | "
+	"{routes ROUTER [--json] | "
 	"inspect ROUTER "
-	"[--json] | status | stop | watch ROUTER [--interval SEC] "
-	"[--duration SEC] | route ROUTER NAME | add [--no-wait] ROUTER NAME "
-	"PROGRAM [ARG...] [--cpus LIST] | remove|disable ROUTER NAME | "
-	"enable|respawn [--no-wait] ROUTER NAME | disable --drain ROUTER NAME "
-	"| replace [--drain] [--no-wait] ROUTER NAME PROGRAM [ARG...] | dlq list|replay ROUTER | routees ROUTER | routee add|remove "
-	"ROUTER NAME | pool ROUTER +N|-N | kill ROUTER | poison ROUTER}\n";
+	"[--json] | status [--json] | stop | watch ROUTER [--interval SEC] "
+	"[--duration SEC] | top [ROUTER...] [--interval SEC] [--duration SEC] | "
+	"route ROUTER NAME [--json] | add [--no-wait] ROUTER NAME PROGRAM "
+	"[ARG...] [--cpus LIST] | remove|disable ROUTER NAME | "
+	"enable|respawn [--no-wait] ROUTER NAME | disable --drain ROUTER NAME | "
+	"replace [--drain] [--no-wait] ROUTER NAME PROGRAM [ARG...] | dlq list ROUTER [--json] | dlq replay ROUTER | "
+	"routees ROUTER [--json] | routee add|remove "
+	"ROUTER NAME | pool ROUTER +N|-N | kill ROUTER | poison ROUTER | "
+	"metrics [--json]}\n";
 
-char ans[SHMR_PROTO_MAX + 1];
+char shmr_cli_ans[SHMR_PROTO_MAX + 1];
 static const char *domain;
 static char sock_path[256];
-struct shmr_proto_conn conn = { .fd = -1 };
-int wait_ms = WAIT_S_DEFAULT * 1000;
-static _Atomic int interrupted; /* lock-free: async-signal-safe */
+struct shmr_proto_conn shmr_cli_conn = { .fd = -1 };
+int shmr_cli_wait_ms = WAIT_S_DEFAULT * 1000;
 
-void usage(const char *why)
+_Noreturn void shmr_cli_usage(const char *why)
 {
 	if (why)
 		fprintf(stderr, "shmrctl: %s\n", why);
@@ -117,14 +122,17 @@ static void help(void)
 {
 	printf("%s", usage_line);
 	printf("\n"
-	       "  routes ROUTER        one line per route: NAME pid=SLOT:GEN "
-	       "os_pid=N state=S\n"
-	       "                       restarts=N delivered=N queued=N "
-	       "cpus=LIST\n"
-	       "  inspect ROUTER       the router's \"shmr:\" counters, \"key "
-	       "value\" lines\n"
-	       "    --json             as one JSON object of strings\n"
-	       "  route ROUTER NAME    that route's line, as routes shows it\n"
+	       "  routes ROUTER        a table, one row per route: NAME PID "
+	       "OS_PID STATE\n"
+	       "                       RESTARTS DELIVERED QUEUED CPUS\n"
+	       "    --json             (any read verb) one JSON document "
+	       "instead, typed\n"
+	       "                       fields (docs/shmrctl-json.md)\n"
+	       "  inspect ROUTER       the router's \"shmr:\" counters, FIELD "
+	       "VALUE rows\n"
+	       "    --json             as one JSON object (numbers as numbers)\n"
+	       "  route ROUTER NAME    that route's row, as routes shows it\n"
+	       "  metrics              every counter, Prometheus text format\n"
 	       "  add ROUTER NAME PROGRAM [ARG...] [--cpus LIST]\n"
 	       "                       add an owned route and start its "
 	       "worker; returns once\n"
@@ -146,13 +154,12 @@ static void help(void)
 	       "  replace --drain ROUTER NAME PROGRAM [ARG...]\n"
 	       "                       disable --drain, wait for the exit, "
 	       "replace, enable\n"
-	       "  dlq list ROUTER      dead letters: INDEX reason=R name=N "
-	       "type=T key=K\n"
-	       "                       from=S:G len=L (exit 1 at a "
-	       "corrupted record)\n"
+	       "  dlq list ROUTER      dead letters: INDEX REASON NAME TYPE "
+	       "KEY FROM LEN\n"
+	       "                       (exit 1 at a corrupted record)\n"
 	       "  dlq replay ROUTER    re-send them to the router; sent ones "
 	       "leave the file\n"
-	       "  routees ROUTER       its routees, one per line, in "
+	       "  routees ROUTER       its routees, one per row, in "
 	       "creation order (GetRoutees)\n"
 	       "  routee add|remove ROUTER NAME\n"
 	       "                       AddRoutee / RemoveRoutee (a pool's own "
@@ -163,8 +170,9 @@ static void help(void)
 	       "stops: on_kill)\n"
 	       "  poison ROUTER        PoisonPill: stop the router and its "
 	       "pool\n"
-	       "  status               the domain: size, hugepages, "
-	       "dataplane, endpoints, ...\n"
+	       "  status               the domain (FIELD VALUE rows): size, "
+	       "hugepages,\n"
+	       "                       dataplane, endpoints, ...\n"
 	       "  stop                 stop the appliance; returns when the "
 	       "control plane is gone\n"
 	       "  watch ROUTER         a header \"route msgs/s total\", then "
@@ -174,6 +182,12 @@ static void help(void)
 	       "    --interval SEC     default 1\n"
 	       "    --duration SEC     stop after SEC seconds (default: until "
 	       "SIGINT)\n"
+	       "  top [ROUTER...]      routers, routes (msgs/s, queued, "
+	       "restarts) and lcores,\n"
+	       "                       redrawn each interval (q quits); "
+	       "piped: a table each\n"
+	       "                       interval (--interval, --duration as "
+	       "for watch)\n"
 	       "\n"
 	       "  -c FILE              the configuration shmr-control runs "
 	       "(default\n"
@@ -210,7 +224,7 @@ static void help(void)
 	       shmr_config_sysconf_path(), WAIT_S_DEFAULT);
 }
 
-void die(const char *msg)
+_Noreturn void shmr_cli_die(const char *msg)
 {
 	fprintf(stderr, "shmrctl: %s\n", msg);
 	exit(1);
@@ -223,7 +237,7 @@ static _Noreturn void no_domain(void)
 	snprintf(msg, sizeof(msg),
 		 "no domain %s at %s (is shmr-control running?)", domain,
 		 sock_path);
-	die(msg);
+	shmr_cli_die(msg);
 }
 
 /* A request caught by the control plane's death that changes something:
@@ -235,14 +249,14 @@ static _Noreturn void lost(void)
 	exit(EXIT_LOST);
 }
 
-/* Connect @c conn, waiting up to --wait for a control plane that is
+/* Connect @c shmr_cli_conn, waiting up to --wait for a control plane that is
  * restarting; its requests wait as long for it to come back. */
-void connect_or_die(void)
+void shmr_cli_connect(void)
 {
-	int fd = shmr_proto_connect_wait(sock_path, wait_ms);
+	int fd = shmr_proto_connect_wait(sock_path, shmr_cli_wait_ms);
 	char msg[512];
 
-	if (fd >= 0 && shmr_proto_conn_init(&conn, sock_path, fd, wait_ms,
+	if (fd >= 0 && shmr_proto_conn_init(&shmr_cli_conn, sock_path, fd, shmr_cli_wait_ms,
 					    NULL, NULL) == 0)
 		return;
 	if (fd >= 0)
@@ -258,45 +272,50 @@ void connect_or_die(void)
 		snprintf(msg, sizeof(msg), "cannot connect to %s: %s",
 			 sock_path, fd > -SHMR_E_BASE ? strerror(-fd)
 						      : "protocol error");
-	die(msg);
+	shmr_cli_die(msg);
 }
 
 /* A transport failure of a request (no answer): say what, and exit. */
-void request_failed(int rc)
+_Noreturn void shmr_cli_request_failed(int rc)
 {
 	if (rc == -SHMR_E_CONTROL_LOST)
 		lost();
 	if (rc == -SHMR_E_NO_DOMAIN)
 		no_domain();
 	if (rc == -SHMR_E_PROTO)
-		die("the control plane closed the connection");
-	die(rc > -SHMR_E_BASE ? strerror(-rc) : "protocol error");
+		shmr_cli_die("the control plane closed the connection");
+	shmr_cli_die(rc > -SHMR_E_BASE ? strerror(-rc) : "protocol error");
 }
 
 /* One request; on an error answer, print its message and exit 1.
  * Returns the body (after "OK" and its newline). */
-const char *request(const char *req)
+const char *shmr_cli_request(const char *req)
 {
-	int rc = shmr_proto_conn_request(&conn, req, ans, sizeof(ans), NULL);
+	int rc = shmr_proto_conn_request(&shmr_cli_conn, req, shmr_cli_ans, sizeof(shmr_cli_ans), NULL);
 	char *p;
 
 	if (rc == 0) {
-		p = strchr(ans, '\n');
+		p = strchr(shmr_cli_ans, '\n');
 		return p ? p + 1 : "";
 	}
-	if (strncmp(ans, "ERR ", 4) == 0) {
-		p = ans + 4;
+	if (strncmp(shmr_cli_ans, "ERR ", 4) == 0) {
+		p = shmr_cli_ans + 4;
 		while (*p >= '0' && *p <= '9')
 			p++;
 		while (*p == ' ')
 			p++;
-		die(*p ? p : "error");
+		shmr_cli_die(*p ? p : "error");
 	}
-	request_failed(rc);
+	shmr_cli_request_failed(rc);
 	return NULL;
 }
 
-static int parse_seconds(const char *s, double *out)
+void shmr_cli_close(void)
+{
+	shmr_proto_conn_close(&shmr_cli_conn);
+}
+
+int shmr_cli_parse_seconds(const char *s, double *out)
 {
 	char *end;
 	double v;
@@ -306,127 +325,6 @@ static int parse_seconds(const char *s, double *out)
 	if (errno || end == s || *end || !(v >= 0) || v > 86400.0 * 365)
 		return -1;
 	*out = v;
-	return 0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-struct sample {
-	unsigned n;
-	char name[MAX_ROUTES][SHMR_NAME_MAX];
-	uint64_t fwd[MAX_ROUTES];
-	double t;
-};
-
-/* Parse "shmr:route:NAME:forwarded VALUE" lines of an INSPECT body. */
-static void parse_sample(const char *body, struct sample *s)
-{
-	static const char pre[] = "shmr:route:", suf[] = ":forwarded";
-	const char *line = body;
-
-	s->n = 0;
-	while (*line) {
-		const char *eol = strchr(line, '\n');
-		const char *sp = memchr(line, ' ', eol ? (size_t)(eol - line)
-						       : strlen(line));
-		size_t klen;
-
-		if (!eol)
-			eol = line + strlen(line);
-		if (sp && strncmp(line, pre, sizeof(pre) - 1) == 0) {
-			klen = (size_t)(sp - line);
-			if (klen > sizeof(pre) - 1 + sizeof(suf) - 1 &&
-			    memcmp(sp - (sizeof(suf) - 1), suf,
-				   sizeof(suf) - 1) == 0 &&
-			    s->n < MAX_ROUTES) {
-				size_t nl = klen - (sizeof(pre) - 1) -
-					    (sizeof(suf) - 1);
-
-				if (nl < SHMR_NAME_MAX) {
-					memcpy(s->name[s->n],
-					       line + sizeof(pre) - 1, nl);
-					s->name[s->n][nl] = '\0';
-					s->fwd[s->n] =
-						strtoull(sp + 1, NULL, 10);
-					s->n++;
-				}
-			}
-		}
-		line = *eol ? eol + 1 : eol;
-	}
-}
-
-static void on_sigint(int sig)
-{
-	(void)sig;
-	atomic_store_explicit(&interrupted, 1, memory_order_relaxed);
-}
-
-static int watch(const char *router, double interval,
-		 double duration)
-{
-	static struct sample prev, cur;
-	struct sigaction sa = { .sa_handler = on_sigint };
-	char req[128];
-	struct timespec next;
-	double start;
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL); /* no SA_RESTART: the sleep ends */
-	sigaction(SIGTERM, &sa, NULL);
-	if (shmr_proto_encode(req, sizeof(req), "INSPECT", &router, 1) < 0)
-		die("request too long");
-	parse_sample(request(req), &prev);
-	prev.t = start = now_s();
-	/* Once, so the columns are named before the first figures. */
-	printf("route msgs/s total\n");
-	fflush(stdout);
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	while (!atomic_load_explicit(&interrupted, memory_order_relaxed)) {
-		uint64_t total = 0;
-		double dt, rate_total = 0;
-		long long ns = (long long)(interval * 1e9);
-
-		next.tv_sec += (time_t)(ns / 1000000000LL);
-		next.tv_nsec += (long)(ns % 1000000000LL);
-		if (next.tv_nsec >= 1000000000L) {
-			next.tv_sec++;
-			next.tv_nsec -= 1000000000L;
-		}
-		if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next,
-				    NULL) != 0 ||
-		    atomic_load_explicit(&interrupted, memory_order_relaxed))
-			break;
-		parse_sample(request(req), &cur);
-		cur.t = now_s();
-		dt = cur.t - prev.t;
-		for (unsigned i = 0; i < cur.n; i++) {
-			uint64_t before = 0;
-			double rate;
-
-			for (unsigned j = 0; j < prev.n; j++)
-				if (strcmp(prev.name[j], cur.name[i]) == 0)
-					before = prev.fwd[j];
-			rate = dt > 0 && cur.fwd[i] >= before
-				       ? (double)(cur.fwd[i] - before) / dt
-				       : 0;
-			rate_total += rate;
-			total += cur.fwd[i];
-			printf("%s %.0f %" PRIu64 "\n", cur.name[i], rate,
-			       cur.fwd[i]);
-		}
-		printf("total %.0f %" PRIu64 "\n", rate_total, total);
-		fflush(stdout);
-		prev = cur;
-		if (duration > 0 && cur.t - start >= duration - interval / 1000)
-			break;
-	}
 	return 0;
 }
 
@@ -441,9 +339,7 @@ static int manage(const char *cmd, int argc, char **argv, int i)
 	char req[160];
 	int nargs = 1;
 
-	if (strcmp(cmd, "routees") == 0) {
-		verb = "ROUTEES";
-	} else if (strcmp(cmd, "kill") == 0) {
+	if (strcmp(cmd, "kill") == 0) {
 		verb = "KILL";
 	} else if (strcmp(cmd, "poison") == 0) {
 		verb = "POISON";
@@ -453,93 +349,39 @@ static int manage(const char *cmd, int argc, char **argv, int i)
 	} else if (strcmp(cmd, "routee") == 0) {
 		if (i >= argc || (strcmp(argv[i], "add") &&
 				  strcmp(argv[i], "remove")))
-			usage("routee: add|remove ROUTER NAME");
+			shmr_cli_usage("routee: add|remove ROUTER NAME");
 		verb = argv[i++][0] == 'a' ? "ROUTEE_ADD" : "ROUTEE_REMOVE";
 		nargs = 2;
 	} else {
 		return 0;
 	}
 	if (argc - i != nargs)
-		usage(nargs == 1 ? "expected ROUTER"
+		shmr_cli_usage(nargs == 1 ? "expected ROUTER"
 				 : strcmp(verb, "POOL_ADJUST") == 0
 					   ? "pool: ROUTER +N|-N"
 					   : "routee: add|remove ROUTER NAME");
 	router = argv[i];
 	if (!shmr_proto_word_ok(router, SHMR_NAME_MAX))
-		usage("bad ROUTER name");
+		shmr_cli_usage("bad ROUTER name");
 	if (nargs == 2) {
 		extra = argv[i + 1];
 		if (!shmr_proto_word_ok(extra, SHMR_NAME_MAX))
-			usage("bad NAME or change");
+			shmr_cli_usage("bad NAME or change");
 		if (strcmp(verb, "POOL_ADJUST") == 0 &&
 		    ((extra[0] != '+' && extra[0] != '-') || !extra[1] ||
 		     strspn(extra + 1, "0123456789") != strlen(extra + 1)))
-			usage("pool: the change is +N or -N");
+			shmr_cli_usage("pool: the change is +N or -N");
 	}
 	if (shmr_proto_encode(req, sizeof(req), verb,
 			      (const char *const[]){ router, extra },
 			      (unsigned)nargs) < 0)
-		usage("request too long");
-	connect_or_die();
-	fputs(request(req), stdout);
+		shmr_cli_usage("request too long");
+	shmr_cli_connect();
+	fputs(shmr_cli_request(req), stdout);
 	if (strcmp(verb, "POOL_ADJUST") == 0)
 		putchar('\n');
-	shmr_proto_conn_close(&conn);
+	shmr_cli_close();
 	return 1;
-}
-
-/*
- * dlq list|replay ROUTER.  list: one line per record "INDEX REASON NAME
- * type=T key=K from=S:G len=L"; a corrupted or truncated record is
- * reported and ends the listing with exit status 1.  replay: "resent N
- * left M".
- */
-static int dlq(int argc, char **argv, int i)
-{
-	const char *sub, *router, *body;
-	char req[128];
-	unsigned count = 0;
-	int corrupt;
-
-	if (argc - i != 2)
-		usage("dlq: list|replay ROUTER");
-	sub = argv[i];
-	router = argv[i + 1];
-	if (strcmp(sub, "list") && strcmp(sub, "replay"))
-		usage("dlq: list|replay ROUTER");
-	if (!shmr_proto_word_ok(router, SHMR_NAME_MAX))
-		usage("bad ROUTER name");
-	connect_or_die();
-	if (shmr_proto_encode(req, sizeof(req),
-			      sub[0] == 'l' ? "DLQ_LIST" : "DLQ_REPLAY",
-			      &router, 1) < 0)
-		die("request too long");
-	body = request(req);
-	shmr_proto_conn_close(&conn);
-	if (sub[0] == 'r') {
-		unsigned sent = 0, left = 0;
-
-		if (sscanf(ans, "OK %u %u", &sent, &left) != 2)
-			die("protocol error");
-		printf("resent %u left %u\n", sent, left);
-		return 0;
-	}
-	{
-		char word[16] = "";
-
-		if (sscanf(ans, "OK %u %15s", &count, word) != 2)
-			die("protocol error");
-		corrupt = strcmp(word, "ok") != 0;
-	}
-	fputs(body, stdout);
-	if (corrupt) {
-		fprintf(stderr,
-			"shmrctl: record %u: corrupted or truncated; listing "
-			"stops\n",
-			count);
-		return 1;
-	}
-	return 0;
 }
 
 /* The domain a socket path names, as shmr-control names its sockets
@@ -600,16 +442,16 @@ static void find_socket(const char *conf, const char *dom_opt)
 	if (!dir) {
 		rc = shmr_proto_sock_path(domain, sock_path, sizeof(sock_path));
 		if (rc == -ENAMETOOLONG)
-			usage("socket path too long");
+			shmr_cli_usage("socket path too long");
 		if (rc < 0)
-			usage("bad DOMAIN name");
+			shmr_cli_usage("bad DOMAIN name");
 		return;
 	}
 	if (!shmr_proto_word_ok(domain, SHMR_NAME_MAX))
-		usage("bad DOMAIN name");
+		shmr_cli_usage("bad DOMAIN name");
 	n = snprintf(sock_path, sizeof(sock_path), "%s/%s.sock", dir, domain);
 	if (n < 0 || (size_t)n >= sizeof(sock_path))
-		usage("socket path too long");
+		shmr_cli_usage("socket path too long");
 }
 
 int main(int argc, char **argv)
@@ -620,11 +462,9 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *sock = NULL, *cmd, *router = NULL, *conf = NULL,
-		   *dom_opt = NULL;
-	double interval = 1, duration = 0;
+	const char *sock = NULL, *cmd, *conf = NULL, *dom_opt = NULL;
 	double wait_s;
-	int json = 0, opt;
+	int opt, rc;
 	ssize_t n;
 
 	opterr = 0;
@@ -646,89 +486,46 @@ int main(int argc, char **argv)
 			printf("shmrctl %s\n", SHMR_VERSION_TEXT);
 			return 0;
 		case 'w':
-			if (parse_seconds(optarg, &wait_s) < 0 ||
+			if (shmr_cli_parse_seconds(optarg, &wait_s) < 0 ||
 			    wait_s > 3600)
-				usage("--wait: seconds, 0 to 3600");
-			wait_ms = (int)(wait_s * 1000);
+				shmr_cli_usage("--wait: seconds, 0 to 3600");
+			shmr_cli_wait_ms = (int)(wait_s * 1000);
 			break;
 		case ':':
-			usage("missing argument");
+			shmr_cli_usage("missing argument");
 			break;
 		default:
-			usage("unknown option");
+			shmr_cli_usage("unknown option");
 		}
 	}
 	if (optind >= argc)
-		usage("no command");
+		shmr_cli_usage("no command");
 	cmd = argv[optind++];
 	if (sock) {
 		if (strlen(sock) >= sizeof(sock_path))
-			usage("-s: path too long");
+			shmr_cli_usage("-s: path too long");
 		strcpy(sock_path, sock);
 		domain = dom_opt ? dom_opt : sock_name(sock);
 	} else {
 		find_socket(conf, dom_opt);
 	}
-	if (lifecycle(cmd, argc, argv, optind))
+	if (shmr_cli_lifecycle(cmd, argc, argv, optind))
 		return 0;
-	if (strcmp(cmd, "dlq") == 0)
-		return dlq(argc, argv, optind);
 	if (manage(cmd, argc, argv, optind))
 		return 0;
-
-	if (strcmp(cmd, "routes") == 0 || strcmp(cmd, "inspect") == 0 ||
-	    strcmp(cmd, "watch") == 0) {
-		if (optind >= argc)
-			usage("missing ROUTER");
-		router = argv[optind++];
-		if (!shmr_proto_word_ok(router, SHMR_NAME_MAX))
-			usage("bad ROUTER name");
-	}
-	while (optind < argc) {
-		const char *a = argv[optind++];
-
-		if (strcmp(cmd, "inspect") == 0 && strcmp(a, "--json") == 0) {
-			json = 1;
-		} else if (strcmp(cmd, "watch") == 0 &&
-			   strcmp(a, "--interval") == 0 && optind < argc) {
-			if (parse_seconds(argv[optind++], &interval) < 0 ||
-			    interval < 0.01)
-				usage("--interval: seconds, at least 0.01");
-		} else if (strcmp(cmd, "watch") == 0 &&
-			   strcmp(a, "--duration") == 0 && optind < argc) {
-			if (parse_seconds(argv[optind++], &duration) < 0)
-				usage("--duration: seconds");
-		} else {
-			usage("unexpected argument");
-		}
-	}
-	if (strcmp(cmd, "routes") && strcmp(cmd, "inspect") &&
-	    strcmp(cmd, "watch") && strcmp(cmd, "status") &&
-	    strcmp(cmd, "stop"))
-		usage("unknown command");
-
-	connect_or_die();
-
-	if (strcmp(cmd, "routes") == 0 || strcmp(cmd, "inspect") == 0) {
-		const char *const words[] = { router, "json" };
-		char req[128];
-
-		if (shmr_proto_encode(req, sizeof(req),
-				      cmd[0] == 'r' ? "ROUTES" : "INSPECT",
-				      words, json ? 2 : 1) < 0)
-			die("request too long");
-		fputs(request(req), stdout);
-	} else if (strcmp(cmd, "status") == 0) {
-		fputs(request("STATUS"), stdout);
-	} else if (strcmp(cmd, "stop") == 0) {
-		request("STOP");
-		/* The control plane closes us when it exits. */
-		do
-			n = recv(conn.fd, ans, sizeof(ans), 0);
-		while (n > 0 || (n < 0 && errno == EINTR));
-	} else {
-		watch(router, interval, duration);
-	}
-	shmr_proto_conn_close(&conn);
+	rc = shmr_cli_read(cmd, argc, argv, optind);
+	if (rc >= 0)
+		return rc;
+	if (strcmp(cmd, "stop") != 0)
+		shmr_cli_usage("unknown command");
+	if (optind < argc)
+		shmr_cli_usage("unexpected argument");
+	shmr_cli_connect();
+	shmr_cli_request("STOP");
+	/* The control plane closes us when it exits. */
+	do
+		n = recv(shmr_cli_conn.fd, shmr_cli_ans, sizeof(shmr_cli_ans), 0);
+	while (n > 0 || (n < 0 && errno == EINTR));
+	shmr_cli_close();
 	return 0;
 }

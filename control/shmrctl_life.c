@@ -28,7 +28,7 @@
 
 #include <shmr/shmr.h>
 
-#include "shmrctl.h"
+#include "shmrctl_cli.h"
 
 #define EXIT_NOT_ATTACHED 4
 #define LOOK_EVERY_US (10 * 1000)
@@ -44,22 +44,22 @@ struct route_seen {
  * code's. */
 static void life_request(const char *req)
 {
-	int rc = shmr_proto_conn_request(&conn, req, ans, sizeof(ans), NULL);
+	int rc = shmr_proto_conn_request(&shmr_cli_conn, req, shmr_cli_ans, sizeof(shmr_cli_ans), NULL);
 	char *p;
 	long code;
 
 	if (rc == 0)
 		return;
-	if (strncmp(ans, "ERR ", 4) == 0) {
-		code = strtol(ans + 4, &p, 10);
+	if (strncmp(shmr_cli_ans, "ERR ", 4) == 0) {
+		code = strtol(shmr_cli_ans + 4, &p, 10);
 		while (*p == ' ')
 			p++;
 		if (*p)
-			die(p);
-		die(code > 0 && code < SHMR_E_LAST ? shmr_strerror((int)code)
+			shmr_cli_die(p);
+		shmr_cli_die(code > 0 && code < SHMR_E_LAST ? shmr_strerror((int)code)
 						  : "error");
 	}
-	request_failed(rc);
+	shmr_cli_request_failed(rc);
 }
 
 /* ROUTE @p router @p name into @p s: 0, or -1 when the control plane
@@ -73,17 +73,17 @@ static int route_look(const char *router, const char *name,
 	int rc;
 
 	if (shmr_proto_encode(req, sizeof(req), "ROUTE", words, 2) < 0)
-		die("request too long");
-	rc = shmr_proto_conn_request(&conn, req, ans, sizeof(ans), NULL);
-	if (rc < 0 && strncmp(ans, "ERR ", 4) == 0)
+		shmr_cli_die("request too long");
+	rc = shmr_proto_conn_request(&shmr_cli_conn, req, shmr_cli_ans, sizeof(shmr_cli_ans), NULL);
+	if (rc < 0 && strncmp(shmr_cli_ans, "ERR ", 4) == 0)
 		return -1;
 	if (rc < 0)
-		request_failed(rc);
-	p = strstr(ans, " state=");
-	q = strstr(ans, " restarts=");
+		shmr_cli_request_failed(rc);
+	p = strstr(shmr_cli_ans, " state=");
+	q = strstr(shmr_cli_ans, " restarts=");
 	if (!p || sscanf(p + 7, "%31s", s->state) != 1 || !q ||
 	    sscanf(q + 10, "%llu", &s->restarts) != 1)
-		die("unexpected ROUTE answer");
+		shmr_cli_die("unexpected ROUTE answer");
 	return 0;
 }
 
@@ -91,7 +91,7 @@ static void route_seen(const char *router, const char *name,
 		       struct route_seen *s)
 {
 	if (route_look(router, name, s) < 0)
-		die(strchr(ans + 4, ' ') ? strchr(ans + 4, ' ') + 1 : "error");
+		shmr_cli_die(strchr(shmr_cli_ans + 4, ' ') ? strchr(shmr_cli_ans + 4, ' ') + 1 : "error");
 }
 
 static int64_t mono_ms(void)
@@ -118,7 +118,7 @@ static _Noreturn void not_attached(const char *router, const char *name,
 static void wait_attached(const char *router, const char *name,
 			  unsigned long long restarts0)
 {
-	int64_t deadline = mono_ms() + wait_ms;
+	int64_t deadline = mono_ms() + shmr_cli_wait_ms;
 	struct route_seen s;
 	char why[160];
 
@@ -142,7 +142,7 @@ static void wait_attached(const char *router, const char *name,
 		if (strcmp(s.state, "pending_replace") == 0) {
 			/* The old worker stopping: the bound is the
 			 * new one's. */
-			deadline = mono_ms() + wait_ms;
+			deadline = mono_ms() + shmr_cli_wait_ms;
 		} else if (strcmp(s.state, "starting") != 0) {
 			snprintf(why, sizeof(why),
 				 "it is %s now: it changed while its worker "
@@ -155,7 +155,7 @@ static void wait_attached(const char *router, const char *name,
 				 "its worker has not attached within --wait "
 				 "%g s (it is still starting: see `shmrctl "
 				 "route`)",
-				 wait_ms / 1000.0);
+				 shmr_cli_wait_ms / 1000.0);
 			not_attached(router, name, why);
 		}
 		usleep(LOOK_EVERY_US);
@@ -183,14 +183,14 @@ static void replace_drained(const char *router, const char *name,
 	was_disabled = strcmp(s.state, "disabled") == 0;
 	if (!was_disabled) {
 		if (shmr_proto_encode(req, sizeof(req), "DRAIN", words, 2) < 0)
-			die("request too long");
+			shmr_cli_die("request too long");
 		life_request(req);
 		for (;;) {
 			route_seen(router, name, &s);
 			if (strcmp(s.state, "disabled") == 0)
 				break;
 			if (strcmp(s.state, "pending_disable") != 0)
-				die("the route changed while draining");
+				shmr_cli_die("the route changed while draining");
 			usleep(20 * 1000);
 		}
 	}
@@ -200,19 +200,18 @@ static void replace_drained(const char *router, const char *name,
 		return;
 	}
 	if (shmr_proto_encode(req, sizeof(req), "ENABLE", words, 2) < 0)
-		die("request too long");
+		shmr_cli_die("request too long");
 	life_request(req);
 	if (!no_wait)
 		wait_attached(router, name, s.restarts);
 	printf("drained, replaced and enabled %s\n", name);
 }
 
-int lifecycle(const char *cmd, int argc, char **argv, int optind_)
+int shmr_cli_lifecycle(const char *cmd, int argc, char **argv, int optind_)
 {
 	static const char *const simple[][2] = {
 		{ "remove", "REMOVE" },   { "disable", "DISABLE" },
 		{ "enable", "ENABLE" },   { "respawn", "RESPAWN" },
-		{ "route", "ROUTE" },
 	};
 	const char *verb = NULL, *router, *name, *cpus = "-";
 	/* PROGRAM and its ARGs; one more than allowed, so the encoder names
@@ -239,36 +238,36 @@ int lifecycle(const char *cmd, int argc, char **argv, int optind_)
 	for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
 		if (strcmp(argv[i], "--drain") == 0) {
 			if (strcmp(cmd, "disable") != 0 && !replace)
-				usage("--drain: only with disable or "
+				shmr_cli_usage("--drain: only with disable or "
 				      "replace");
 			drain = 1;
 			if (!replace)
 				verb = "DRAIN";
 		} else if (strcmp(argv[i], "--no-wait") == 0) {
 			if (!starts)
-				usage("--no-wait: only with add, enable, "
+				shmr_cli_usage("--no-wait: only with add, enable, "
 				      "respawn or replace");
 			no_wait = 1;
 		} else {
-			usage("unknown option");
+			shmr_cli_usage("unknown option");
 		}
 	}
 	if (argc - i < 2)
-		usage("missing ROUTER or NAME");
+		shmr_cli_usage("missing ROUTER or NAME");
 	router = argv[i++];
 	name = argv[i++];
 	if (!shmr_proto_word_ok(router, SHMR_NAME_MAX) ||
 	    !shmr_proto_word_ok(name, SHMR_NAME_MAX))
-		usage("bad ROUTER or NAME");
+		shmr_cli_usage("bad ROUTER or NAME");
 	r.router = router;
 	r.route = name;
 	if (verb) {
 		if (i < argc)
-			usage("unexpected argument");
+			shmr_cli_usage("unexpected argument");
 		r.verb = verb;
 	} else {
 		if (i >= argc)
-			usage("missing PROGRAM");
+			shmr_cli_usage("missing PROGRAM");
 		r.verb = add ? "ADD" : "REPLACE";
 		/* --cpus may come anywhere after NAME (add only). */
 		for (int j = i; j < argc; j++)
@@ -276,7 +275,7 @@ int lifecycle(const char *cmd, int argc, char **argv, int optind_)
 				if (j + 1 >= argc ||
 				    !shmr_proto_word_ok(argv[j + 1],
 							SHMR_PROTO_CPUS_MAX))
-					usage("--cpus: a cpu list");
+					shmr_cli_usage("--cpus: a cpu list");
 				cpus = argv[j + 1];
 			}
 		if (add)
@@ -291,7 +290,7 @@ int lifecycle(const char *cmd, int argc, char **argv, int optind_)
 			words[nargs++] = argv[i];
 		}
 		if (nargs == 0)
-			usage("missing PROGRAM");
+			shmr_cli_usage("missing PROGRAM");
 		r.program = words[0];
 		r.args = words + 1;
 		r.nargs = (unsigned)nargs - 1;
@@ -299,27 +298,27 @@ int lifecycle(const char *cmd, int argc, char **argv, int optind_)
 	if (shmr_proto_route_encode(req, sizeof(req), &r, &bad) < 0) {
 		switch (bad) {
 		case SHMR_PROTO_BAD_NAME:
-			usage("bad ROUTER or NAME");
+			shmr_cli_usage("bad ROUTER or NAME");
 			break;
 		case SHMR_PROTO_BAD_CPUS:
-			usage("--cpus: a cpu list");
+			shmr_cli_usage("--cpus: a cpu list");
 			break;
 		case SHMR_PROTO_BAD_WORD:
-			usage("bad PROGRAM or ARG (empty, too long, or with a "
+			shmr_cli_usage("bad PROGRAM or ARG (empty, too long, or with a "
 			      "space)");
 			break;
 		case SHMR_PROTO_BAD_NARGS:
-			usage("more than 16 ARGs");
+			shmr_cli_usage("more than 16 ARGs");
 			break;
 		default:
-			usage("request too long (at most 512 bytes)");
+			shmr_cli_usage("request too long (at most 512 bytes)");
 		}
 	}
-	if (wait_ms == 0)
+	if (shmr_cli_wait_ms == 0)
 		no_wait = 1;
-	connect_or_die();
+	shmr_cli_connect();
 	if (strcmp(cmd, "route") == 0) {
-		fputs(request(req), stdout);
+		fputs(shmr_cli_request(req), stdout);
 	} else if (replace && drain) {
 		replace_drained(router, name, req, no_wait);
 	} else {
@@ -338,6 +337,6 @@ int lifecycle(const char *cmd, int argc, char **argv, int optind_)
 						: !was_disabled))
 			wait_attached(router, name, before.restarts);
 	}
-	shmr_proto_conn_close(&conn);
+	shmr_proto_conn_close(&shmr_cli_conn);
 	return 1;
 }

@@ -62,6 +62,7 @@
 #include <rte_ring.h>
 
 #include <shmr/domain.h>
+#include <shmr/logline.h>
 #include <shmr/proto.h>
 
 #include "control_internal.h"
@@ -145,7 +146,7 @@ static void proc_signal(struct shmr_ctl_proc *p, int sig)
 int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 {
 	char fdnum[16], lanesnum[16];
-	char *argv[8];
+	char *argv[12 + SHMR_CONF_EAL_ARGS_MAX];
 	/* The descriptors argv names: left open across exec. */
 	int keep[] = { sp->dep.d->memfd, sp->dep.d->lanes_fd };
 	unsigned nkeep = sizeof(keep) / sizeof(keep[0]);
@@ -166,6 +167,13 @@ int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
 		argv[n++] = "--cpus";
 		argv[n++] = sp->dep.pin->dp_cpus;
 	}
+	argv[n++] = "--log-level";
+	argv[n++] = (char *)shmr_log_level_name(shmr_ctl_log_threshold());
+	/* eal_args, after ours (config/parse_serve.c checked them). */
+	if (sp->dep.cfg->neal_args)
+		argv[n++] = "--";
+	for (unsigned i = 0; i < sp->dep.cfg->neal_args; i++)
+		argv[n++] = (char *)sp->dep.cfg->eal_args[i];
 	argv[n] = NULL;
 	rc = spawn(sp,
 		   &(struct shmr_ctl_exec){ .file = sp->dep.dataplane,
@@ -203,7 +211,7 @@ int shmr_ctl_spawn_wait_ready(struct shmr_ctl_spawner *sp, uint64_t version,
 	while (shmr_ctl_seen_version(sp->dep.d) < version) {
 		if (waitpid(sp->dp.pid, &status, WNOHANG) == sp->dp.pid) {
 			sp->dp.pid = 0;
-			shmr_ctl_warn("dataplane %s %s %d during start-up",
+			shmr_ctl_err("dataplane %s %s %d during start-up",
 				      sp->dep.dataplane,
 				      WIFEXITED(status) ? "exited with status"
 							: "was killed by signal",
@@ -212,7 +220,7 @@ int shmr_ctl_spawn_wait_ready(struct shmr_ctl_spawner *sp, uint64_t version,
 			return -1;
 		}
 		if (shmr_ctl_now_ms() >= deadline) {
-			shmr_ctl_warn("dataplane %s did not take the routing "
+			shmr_ctl_err("dataplane %s did not take the routing "
 				      "table within %u s",
 				      sp->dep.dataplane, timeout_ms / 1000);
 			return -1;
@@ -400,7 +408,7 @@ static void restart_dataplane(struct shmr_ctl_spawner *sp)
 			    (backoff_ms(sp->dp.quick_fails)
 				     ? backoff_ms(sp->dp.quick_fails)
 				     : BACKOFF_FIRST_MS);
-	shmr_ctl_warn("cannot start dataplane %s: %s; retrying",
+	shmr_ctl_err("cannot start dataplane %s: %s; retrying",
 		      sp->dep.dataplane, strerror(-rc));
 }
 
@@ -428,6 +436,7 @@ static void worker_exited(struct shmr_ctl_spawner *sp, unsigned r, unsigned k,
 	/* Repair (or initialise again) before anything else can consume or
 	 * produce: the replacement is forked only below. */
 	handed_back = shmr_ctl_slot_take_over(sp->dep.d, slot);
+	q->redelivered += handed_back;
 	shmr_ctl_model_route_set(sp->dep.m, q, 0);
 	if (sp->dep.loop->stopping) {
 		shmr_ctl_log("route %s: worker %d %s", q->conf->name,

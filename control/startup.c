@@ -16,11 +16,12 @@
 #include <shmr/proto.h>
 
 #include "shmr_config.h"
+#include "control_internal.h"
 #include "startup.h"
 
 const char shmr_ctl_usage_line[] =
 	"usage: shmr-control [-c FILE] [--run-dir DIR] [--ready-fd N] "
-	"[--dataplane PATH] [--check] [--quiet]\n";
+	"[--dataplane PATH] [--check] [--quiet] [--log-level L]\n";
 
 void shmr_ctl_usage_full(void)
 {
@@ -46,7 +47,12 @@ void shmr_ctl_usage_full(void)
 	       "                      then ../dataplane/, then PATH)\n"
 	       "  --check             parse the configuration, print \"FILE: "
 	       "ok\", exit\n"
-	       "  --quiet             log errors only\n"
+	       "  --quiet             warnings and errors only (--log-level warning)\n"
+	       "  --log-level L       error, warning, info (default) or debug;"
+	       "\n"
+	       "                      the dataplane gets the same (default: "
+	       "log_level\n"
+	       "                      of the configuration)\n"
 	       "  -h, --help          this text\n"
 	       "  --version           print \"shmr-control VERSION\" and exit\n"
 	       "\n"
@@ -144,4 +150,11 @@ void shmr_ctl_dataplane_resolve(const char *opt, char *out, size_t cap)
 			return;
 	}
 	snprintf(out, cap, "shmr-dataplane");
+}
+
+/* --log-level NAME: the threshold, or the usage error (exit 2). */
+void shmr_ctl_log_level_opt(const char *name)
+{
+	if (shmr_ctl_log_level_set(name) < 0)
+		shmr_ctl_usage_error("--log-level: not error, warning, info or debug");
 }

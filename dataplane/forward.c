@@ -179,6 +179,7 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 	meta->name = NULL;
 	meta->err = 0;
 	meta->why = 0;
+	meta->quiet = 0;
 	if (m->kind < SHMR_KIND_SEND || m->kind > SHMR_KIND_REPLY)
 		meta->why = BAD_KIND;
 	else if (m->len > env->slot_size - SHMR_HDR_SIZE)
@@ -315,13 +316,21 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 
 deliver:
 	if (!target_sound(lc, target)) {
-		/* No partner: a flag for display (see quarantine()). */
-		atomic_store_explicit(&shmr_dp_ep(env, target)->quarantined, 1,
-				      memory_order_relaxed);
-		shmr_dp_event(lc, SHMR_DP_EV_QUARANTINE,
-			      "lcore %u: endpoint %u quarantined: inbound "
-			      "lane %u corrupted",
-			      lc->index, target, lc->index);
+		/* No partner: a flag for display (see quarantine()).  The
+		 * lcore that raises it logs the quarantine, once; what is
+		 * refused after that is only counted, so a peer that keeps
+		 * sending to it cannot fill the log.  An RMW, on this
+		 * error path only. */
+		if (!atomic_exchange_explicit(
+			    &shmr_dp_ep(env, target)->quarantined, 1,
+			    memory_order_relaxed))
+			shmr_dp_event(lc, SHMR_DP_EV_QUARANTINE,
+				      "lcore %u: endpoint %u quarantined: "
+				      "inbound lane %u corrupted (messages "
+				      "to it refused and counted from now "
+				      "on)",
+				      lc->index, target, lc->index);
+		meta->quiet = 1;
 		if (meta->nrouters && m->kind == SHMR_KIND_SEND)
 			return shmr_dp_fwd_route_failed_rcu(
 				lc, t, m, meta, -SHMR_E_PROCESS_UNKNOWN);
@@ -374,12 +383,13 @@ static uint32_t lane_room(const struct rte_ring *r, uint32_t lane_size)
 static void lost(struct shmr_dp_lcore *lc, uint32_t target, unsigned n)
 {
 	shmr_dp_count(&lc->stats->failed, n);
-	atomic_store_explicit(&shmr_dp_ep(lc->env, target)->quarantined, 1,
-			      memory_order_relaxed);
-	shmr_dp_event(lc, SHMR_DP_EV_QUARANTINE,
-		      "lcore %u: endpoint %u quarantined: inbound lane %u "
-		      "corrupted (%u slots lost)",
-		      lc->index, target, lc->index, n);
+	/* No partner: a flag for display, logged once (as classify()'s). */
+	if (!atomic_exchange_explicit(&shmr_dp_ep(lc->env, target)->quarantined,
+				      1, memory_order_relaxed))
+		shmr_dp_event(lc, SHMR_DP_EV_QUARANTINE,
+			      "lcore %u: endpoint %u quarantined: inbound "
+			      "lane %u corrupted (%u slots lost)",
+			      lc->index, target, lc->index, n);
 }
 
 /* Enqueue what stage @p st holds, as one burst. */
@@ -566,8 +576,13 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	lc->acc_rslot = rslot;
 	lc->acc_rn = rn;
 	lc->acc_fwd += fwd;
-	if (k < run->len)
+	/* The inbox was full (no room for the rest of the run): once per
+	 * run that found it so (the rest waits, or is failed as its router
+	 * asks). */
+	if (k < run->len) {
+		shmr_dp_count(&lc->stats->ep_full[run->target], 1);
 		shmr_dp_fwd_stages_out(lc); /* fail_full() enqueues directly */
+	}
 	for (; k < run->len; k++)
 		if (!lc->meta[run->start + k].fail_full ||
 		    !fail_full(lc, t, p, run->start + k))
@@ -783,6 +798,8 @@ unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
 	if (lc->bal_active)
 		total += shmr_dp_fwd_balance_dispatch_rcu(lc, t);
 	shmr_dp_count(&lc->stats->polls, 1);
+	if (total)
+		shmr_dp_count(&lc->stats->busy_polls, 1);
 	shmr_dp_ring_bells(lc);
 	return total;
 }

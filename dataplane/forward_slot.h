@@ -253,6 +253,8 @@ static inline void commit(struct shmr_dp_lcore *lc,
 	shmr_dp_count(&st->failed, 1);
 	if (last != NO_TARGET)
 		shmr_dp_count(&st->router_failed[last], 1);
+	if (meta->quiet)
+		return;
 	shmr_dp_event(lc, SHMR_DP_EV_FAILED,
 		      "lcore %u: %s from %u.%u (type %u) failed%s%.*s: %s",
 		      lc->index, meta->what == META_REPLY ? "call" : "message",

@@ -47,7 +47,9 @@ struct shmr_dp_meta {
 	uint8_t bcast;    /* META_BCAST: index of the broadcasting router;
 			   * META_COLLECT, META_BALANCE, META_COLLECTED: of
 			   * the collecting or balancing router */
-	uint8_t pad[2];
+	uint8_t quiet;    /* refused: counted, not logged (a target already
+			   * logged as quarantined) */
+	uint8_t pad;
 	int32_t err;      /* refused: -SHMR_E_* */
 	uint32_t target;  /* slot it is enqueued to */
 	uint32_t routers[SHMR_DP_MAX_HOPS]; /* router endpoint slots */

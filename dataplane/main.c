@@ -1,7 +1,8 @@
 /*
  * shmr-dataplane: the appliance's fast path, a DPDK EAL application.
  *
- *   shmr-dataplane --domain-fd N [--cpus LIST] [--log-level L]
+ *   shmr-dataplane --domain-fd N --lanes-fd M [--cpus LIST]
+ *                  [--log-level L] [-- EAL-OPTION...]
  *   shmr-dataplane --version | --help
  *
  * Started by shmr-control with the domain's memfd open on fd N.  It maps
@@ -45,6 +46,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_launch.h>
+#include <rte_log.h>
 #include <rte_lcore.h>
 #include <rte_pause.h>
 #include <rte_ring.h>
@@ -53,6 +55,7 @@
 #include <urcu-qsbr.h>
 
 #include <shmr/cpulist.h>
+#include <shmr/logline.h>
 #include <shmr/version.h>
 
 #include "dataplane_internal.h"
@@ -60,6 +63,7 @@
 #include "lcore.h"
 #include "rcu.h"
 #include "table.h"
+#include "telemetry.h"
 
 #define PROG "shmr-dataplane"
 #define IDLE_SLEEP_MS 100   /* longest sleep of an idle lcore */
@@ -67,6 +71,7 @@
 #define SPEC_POLL_MS 100    /* update thread: re-read the spec */
 #define SPEC_RETRY_MS 10    /* ... after a build that could not finish */
 #define START_BUILD_TRIES 500
+#define EAL_EXTRA_MAX 16    /* EAL options after "--" (eal_args) */
 
 struct lcore_ctx {
 	struct shmr_dp_lcore lc;
@@ -80,25 +85,14 @@ static int g_log_level = SHMR_DP_LOG_INFO;
 
 /* ---- logging ----------------------------------------------------------- */
 
-/* One write(2) per line, so lines of different threads never interleave. */
+/* shmr/logline.h's line (time and level, or the journal's priority),
+ * one write(2) each, so lines of different threads never interleave. */
 static void log_line(void *ctx, int level, const char *line)
 {
-	char buf[600];
-	int n;
-
 	(void)ctx;
 	if (level > g_log_level)
 		return;
-	n = snprintf(buf, sizeof(buf), PROG ": %s\n", line);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(buf)) {
-		n = sizeof(buf) - 1;
-		buf[n - 1] = '\n';
-	}
-	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
-		/* Nowhere left to report it. */
-	}
+	shmr_log_write(level, 1, PROG, line);
 }
 
 static void say(int level, const char *fmt, ...)
@@ -112,6 +106,39 @@ static void say(int level, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	log_line(NULL, level, line);
+}
+
+/* EAL's own lines (rte_log) as ours, at the level EAL gave them: its
+ * stream is a cookie FILE whose writes end here (rte_vlog() flushes each
+ * message, on the thread that logged it). */
+static ssize_t eal_log_write(void *cookie, const char *buf, size_t n)
+{
+	char line[512];
+	size_t k = n < sizeof(line) - 1 ? n : sizeof(line) - 1;
+	int lv = rte_log_cur_msg_loglevel();
+	int err = RTE_LOG_ERR, warn = RTE_LOG_WARNING, dbg = RTE_LOG_DEBUG;
+
+	(void)cookie;
+	memcpy(line, buf, k);
+	while (k && line[k - 1] == '\n')
+		k--;
+	line[k] = '\0';
+	log_line(NULL,
+		 lv <= err    ? SHMR_DP_LOG_ERROR
+		 : lv == warn ? SHMR_DP_LOG_WARNING
+		 : lv < dbg   ? SHMR_DP_LOG_INFO
+			      : SHMR_DP_LOG_DEBUG,
+		 line);
+	return (ssize_t)n;
+}
+
+static void eal_log_redirect(void)
+{
+	FILE *f = fopencookie(NULL, "w",
+			      (cookie_io_functions_t){ .write = eal_log_write });
+
+	if (f)
+		rte_openlog_stream(f);
 }
 
 /* ---- stopping ---------------------------------------------------------- */
@@ -204,9 +231,10 @@ static int lcore_main(void *arg)
 		/* Woken by a ring: spin again.  Timed out: look once, and
 		 * sleep again at once if still idle. */
 		if (atomic_load_explicit(&bell->seq, memory_order_relaxed) !=
-		    seen)
+		    seen) {
 			empty = 0;
-		else
+			shmr_dp_count(&lc->stats->wakeups, 1);
+		} else
 			empty = g_env.spin_polls - 1;
 	}
 	rcu_unregister_thread();
@@ -339,7 +367,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: " PROG " --domain-fd N --lanes-fd M [--cpus LIST] "
-		"[--log-level L]\n"
+		"[--log-level L] [-- EAL-OPTION...]\n"
 		"  --domain-fd N   the domain's first memfd (the daemons' part),"
 		"\n"
 		"                  inherited from shmr-control\n"
@@ -388,6 +416,8 @@ static int parse_level(const char *s)
 	char *end;
 	long v;
 
+	if (strcmp(s, "warn") == 0)
+		return SHMR_DP_LOG_WARNING;
 	for (int i = 1; i <= SHMR_DP_LOG_DEBUG; i++)
 		if (strcmp(s, names[i]) == 0)
 			return i;
@@ -467,10 +497,20 @@ static void remove_runtime_dir(char *runtime_dir)
 	}
 }
 
-/* rte_eal_cleanup(), then whatever of the runtime directory is left. */
+/* rte_eal_cleanup(), then whatever of the runtime directory is left: the
+ * telemetry sockets too (EAL unlinks them only at exit(3), after us). */
 static void eal_done(char *runtime_dir)
 {
+	char sock[PATH_MAX + 32];
+
 	rte_eal_cleanup();
+	if (runtime_dir[0]) {
+		snprintf(sock, sizeof(sock), "%s/dpdk_telemetry.v2",
+			 runtime_dir);
+		unlink(sock);
+		snprintf(sock, sizeof(sock), "%s/telemetry", runtime_dir);
+		unlink(sock);
+	}
 	remove_runtime_dir(runtime_dir);
 }
 
@@ -494,7 +534,7 @@ int main(int argc, char **argv)
 	pthread_attr_t attr;
 	struct sigaction sa;
 	char lcores_arg[1024], prefix_arg[64], runtime_dir[PATH_MAX];
-	char *eal_argv[16];
+	char *eal_argv[16 + EAL_EXTRA_MAX];
 	int eal_argc = 0;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -538,10 +578,20 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (fd < 0 || lanes_fd < 0 || optind != argc) {
+	/* After "--": the operator's EAL options (eal_args), after ours. */
+	int extra = argc - optind;
+
+	if (fd < 0 || lanes_fd < 0 ||
+	    (extra && strcmp(argv[optind - 1], "--") != 0) ||
+	    extra > EAL_EXTRA_MAX) {
 		usage(stderr);
 		return 2;
 	}
+
+	/* Before any thread: whether stderr is the journal is decided
+	 * once (shmr/logline.h). */
+	shmr_log_journal();
+	eal_log_redirect();
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -551,7 +601,7 @@ int main(int argc, char **argv)
 
 	/* The domain: its two parts, back to back (layout.h). */
 	if (fstat(fd, &sb) < 0 || fstat(lanes_fd, &lb) < 0) {
-		fprintf(stderr, PROG ": --domain-fd %d / --lanes-fd %d: %s\n",
+		say(SHMR_DP_LOG_ERROR, "--domain-fd %d / --lanes-fd %d: %s",
 			fd, lanes_fd, strerror(errno));
 		return 2;
 	}
@@ -560,7 +610,7 @@ int main(int argc, char **argv)
 	rc = shmr_domain_map(fd, lanes_fd, (uint64_t)sb.st_size, map_size, 1,
 			     &base);
 	if (rc < 0) {
-		fprintf(stderr, PROG ": cannot map the domain: %s\n",
+		say(SHMR_DP_LOG_ERROR, "cannot map the domain: %s",
 			strerror(-rc));
 		return 1;
 	}
@@ -572,7 +622,7 @@ int main(int argc, char **argv)
 	if (rc == 0 && shmr_hdr(base)->peer_off != (uint64_t)sb.st_size)
 		rc = -SHMR_E_PROTO; /* the two descriptors do not match */
 	if (rc < 0) {
-		fprintf(stderr, PROG ": not a usable domain: %s\n",
+		say(SHMR_DP_LOG_ERROR, "not a usable domain: %s",
 			shmr_strerror(rc));
 		shmr_domain_unmap(base, map_size);
 		return 1;
@@ -582,14 +632,14 @@ int main(int argc, char **argv)
 	/* CPUs: the lcores' (from --cpus or our affinity); the update
 	 * thread keeps the whole affinity we were started with. */
 	if (sched_getaffinity(0, sizeof(all), &all) < 0) {
-		fprintf(stderr, PROG ": sched_getaffinity: %s\n",
+		say(SHMR_DP_LOG_ERROR, "sched_getaffinity: %s",
 			strerror(errno));
 		return 1;
 	}
 	if (cpu_list) {
 		ncpus = parse_cpus(cpu_list, cpus, CPU_SETSIZE);
 		if (ncpus <= 0) {
-			fprintf(stderr, PROG ": bad --cpus %s\n", cpu_list);
+			say(SHMR_DP_LOG_ERROR, "bad --cpus %s", cpu_list);
 			return 2;
 		}
 	} else {
@@ -605,37 +655,48 @@ int main(int argc, char **argv)
 					sizeof(lcores_arg) - off, "%s%u@%d",
 					i ? "," : "", i, cpus[i % ncpus]);
 
-	/* EAL: no hugepages, no shared config, no files left behind. */
+	/* EAL: no hugepages, no shared config; telemetry on (its socket is
+	 * the one file in the runtime directory, telemetry.c). */
 	eal_argv[eal_argc++] = (char *)PROG;
 	eal_argv[eal_argc++] = lcores_arg;
 	eal_argv[eal_argc++] = (char *)"--no-huge";
 	eal_argv[eal_argc++] = (char *)"--no-shconf";
-	eal_argv[eal_argc++] = (char *)"--no-telemetry";
 	eal_argv[eal_argc++] = (char *)"--no-pci";
 	eal_argv[eal_argc++] = (char *)"-m";
 	eal_argv[eal_argc++] = (char *)"64";
 	eal_argv[eal_argc++] = (char *)"--log-level=lib.eal:error";
+	/* Not its notice that no legacy (v1) socket is made. */
+	eal_argv[eal_argc++] = (char *)"--log-level=lib.telemetry:error";
 	eal_argv[eal_argc++] = file_prefix(prefix_arg, sizeof(prefix_arg));
+	for (int i = 0; i < extra; i++)
+		eal_argv[eal_argc++] = argv[optind + i];
 	eal_argv[eal_argc] = NULL;
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
-		fprintf(stderr, PROG ": EAL initialisation failed: %s\n",
+		say(SHMR_DP_LOG_ERROR, "EAL initialisation failed: %s",
 			rte_strerror(rte_errno));
 		munmap(base, g_env.map_size);
 		return 1;
 	}
-	/* EAL makes its runtime directory even with --no-shconf and puts
-	 * nothing in it.  Remove it now, so a dataplane killed with -9
-	 * leaves nothing behind; remember it for the exit path in case
-	 * the removal failed (something was in it after all). */
+	/* EAL makes its runtime directory even with --no-shconf.  With
+	 * telemetry off (--no-telemetry in eal_args) it is empty: remove
+	 * it now, so a dataplane killed with -9 leaves nothing behind;
+	 * otherwise it holds the telemetry socket and stays (a successor
+	 * with the same prefix replaces a stale socket), and the exit path
+	 * removes it. */
 	snprintf(runtime_dir, sizeof(runtime_dir), "%s",
 		 rte_eal_get_runtime_dir());
 	remove_runtime_dir(runtime_dir);
 	if (rte_lcore_count() != g_env.nlcores) {
-		fprintf(stderr, PROG ": EAL gave %u lcores, need %u\n",
+		say(SHMR_DP_LOG_ERROR, "EAL gave %u lcores, need %u",
 			rte_lcore_count(), g_env.nlcores);
 		eal_done(runtime_dir);
 		return 1;
 	}
+
+	rc = shmr_dp_telemetry_register(&g_env);
+	if (rc < 0)
+		say(SHMR_DP_LOG_WARNING, "telemetry commands not registered: %s",
+		    strerror(-rc));
 
 	repair_own_sides();
 

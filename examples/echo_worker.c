@@ -10,12 +10,16 @@
  * it through the registry.
  *
  * Calls are answered with "<tag>:" followed by the request's payload; sends
- * are counted.  SIGTERM (or Ctrl-C when run by hand) ends it after the
+ * are counted, and with --ack acknowledged: a send back to the sender with
+ * the same type and key and one byte, 1 when the message was redelivered
+ * after a worker of this route died holding it (what `shmr-perf load
+ * --tally` counts).  SIGTERM (or Ctrl-C when run by hand) ends it after the
  * current burst.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +38,61 @@ static void on_int(int sig)
 /* --help: stdout, status 0; a bad argument: stderr, status 2. */
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: shmr-echo-worker [--tag TAG] "
+	fprintf(f, "usage: shmr-echo-worker [--tag TAG] [--ack] "
 		   "[--domain DOMAIN --name NAME]\n"
 		   "       shmr-echo-worker --version | --help\n");
 	return f == stdout ? 0 : 2;
+}
+
+/*
+ * --ack: the acks not sent yet.  An ack that finds the lane to the
+ * dataplane full waits here while the worker goes on receiving: spinning
+ * on it instead could hold the dataplane up, which may be waiting for
+ * room in this worker's inbox before it drains that lane.
+ */
+#define ACKS_MAX 8192
+static struct ack {
+	struct shmr_pid to;
+	uint32_t type;
+	uint64_t key;
+	unsigned char again; /* 1: redelivered after a worker died */
+} pend[ACKS_MAX];
+static unsigned head, npend;
+
+/* Send what waits, oldest first, until the lane is full (or, with
+ * @p all, until everything went).  Returns how many went. */
+static unsigned ack_flush(struct shmr_endpoint *ep, int all)
+{
+	unsigned sent = 0;
+
+	while (npend) {
+		struct ack *a = &pend[head];
+		int rc = shmr_send(ep, a->to, a->type, a->key, &a->again, 1);
+
+		if (rc == -EAGAIN && !all)
+			break;
+		if (rc == -EAGAIN)
+			continue;
+		/* Sent, or the sender is gone (nobody to tell). */
+		head = (head + 1) % ACKS_MAX;
+		npend--;
+		sent++;
+	}
+	return sent;
+}
+
+static void ack_add(struct shmr_endpoint *ep, const struct shmr_msg *m)
+{
+	struct ack *a;
+
+	if (npend == ACKS_MAX)
+		ack_flush(ep, 1);
+	a = &pend[(head + npend) % ACKS_MAX];
+	a->to = m->from;
+	a->type = m->type;
+	a->key = m->key;
+	a->again = m->flags & SHMR_F_REDELIVERED ? 1 : 0;
+	npend++;
 }
 
 int main(int argc, char **argv)
@@ -46,7 +101,7 @@ int main(int argc, char **argv)
 	struct shmr_domain *d;
 	struct shmr_endpoint *ep;
 	unsigned long sends = 0, calls = 0;
-	int rc;
+	int rc, ack = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0)
@@ -55,7 +110,9 @@ int main(int argc, char **argv)
 			printf("shmr-echo-worker %s\n", SHMR_VERSION_TEXT);
 			return 0;
 		}
-		if (i + 1 < argc && strcmp(argv[i], "--tag") == 0)
+		if (strcmp(argv[i], "--ack") == 0)
+			ack = 1;
+		else if (i + 1 < argc && strcmp(argv[i], "--tag") == 0)
 			tag = argv[++i];
 		else if (i + 1 < argc && strcmp(argv[i], "--domain") == 0)
 			domain = argv[++i];
@@ -84,7 +141,8 @@ int main(int argc, char **argv)
 
 	while (!shmr_stopping() && !interrupted) {
 		const struct shmr_msg *msgs[32];
-		int n = shmr_recv_burst(ep, msgs, 32, 1000);
+		/* With acks waiting for room, come back soon to send them. */
+		int n = shmr_recv_burst(ep, msgs, 32, npend ? 1 : 1000);
 
 		if (n == -EINTR)
 			break;
@@ -95,6 +153,8 @@ int main(int argc, char **argv)
 
 			if (m->kind != SHMR_KIND_CALL) {
 				sends++;
+				if (ack)
+					ack_add(ep, m);
 				continue;
 			}
 			calls++;
@@ -111,7 +171,10 @@ int main(int argc, char **argv)
 			while (shmr_reply(ep, m, 0, out, tl + 1 + pl) == -EAGAIN)
 				;
 		}
+		ack_flush(ep, 0);
 	}
+	while (npend && ack_flush(ep, 0) > 0)
+		;
 	fprintf(stderr, "shmr-echo-worker %s: %lu sends, %lu calls\n", tag,
 		sends, calls);
 	shmr_endpoint_close(ep);

@@ -4,6 +4,15 @@
  * types, at about --rate messages a second, until --duration seconds pass
  * or SIGINT/SIGTERM arrives; then prints how many it sent.
  *
+ * --tally (workers run with `shmr-echo-worker --ack`): every send's key is
+ * its sequence number, and each ack the workers send back marks that key
+ * received (a bitmap); acks flagged redelivered are counted.  At the end
+ * the acks still on their way are waited for (until every send is acked,
+ * or none came for 2 s), and one line says "tally: sent N received N
+ * redelivered N lost N": lost are sends no worker ever acked, which a
+ * worker killed with kill -9 must not cause (its inbox and the burst it
+ * held go to its successor).
+ *
  * Pacing: the clock is read once per burst; when ahead of the schedule the
  * generator sleeps until the next burst is due, so a demo at a modest rate
  * does not keep a core busy for nothing.  A full lane also makes it sleep
@@ -35,7 +44,7 @@ static int load_usage(void)
 {
 	fprintf(stderr, "usage: shmr-perf load [--domain D] [--run-dir DIR] "
 			"[--router NAME] [--types 1,2,3] [--rate N] "
-			"[--duration SEC] [--json]\n");
+			"[--duration SEC] [--tally] [--json]\n");
 	return PERF_EXIT_USAGE;
 }
 
@@ -55,6 +64,51 @@ static int parse_types(const char *s, uint32_t *types, unsigned *n)
 		s = *end ? end + 1 : end;
 	}
 	return *n ? 0 : -1;
+}
+
+struct tally {
+	uint8_t *seen; /* bit per key */
+	uint64_t cap_bits, received, redelivered, acks;
+	uint64_t last_ack_ns;
+};
+
+/* Take the acks waiting at @p ep (none waited for).  A key at or past
+ * @p limit was never sent: a worker's mistake, not counted. */
+static void tally_take(struct shmr_endpoint *ep, struct tally *t,
+		       uint64_t limit)
+{
+	const struct shmr_msg *m[64];
+	int n;
+
+	while ((n = shmr_recv_burst(ep, m, 64, 0)) > 0) {
+		for (int i = 0; i < n; i++) {
+			uint64_t k = m[i]->key;
+
+			if (m[i]->kind != SHMR_KIND_SEND || m[i]->len != 1 ||
+			    k >= limit)
+				continue;
+			t->acks++;
+			if (m[i]->data[0] == 1)
+				t->redelivered++;
+			while (k >= t->cap_bits) {
+				uint64_t cap = t->cap_bits ? t->cap_bits * 2
+							   : 1u << 20;
+				uint8_t *p = realloc(t->seen, cap / 8);
+
+				if (!p)
+					return;
+				memset(p + t->cap_bits / 8, 0,
+				       (cap - t->cap_bits) / 8);
+				t->seen = p;
+				t->cap_bits = cap;
+			}
+			if (!(t->seen[k / 8] & (1u << (k % 8)))) {
+				t->seen[k / 8] |= (uint8_t)(1u << (k % 8));
+				t->received++;
+			}
+		}
+		t->last_ack_ns = perf_now_ns();
+	}
 }
 
 static void nap_ns(uint64_t ns)
@@ -79,7 +133,8 @@ int perf_load_main(int argc, char **argv)
 	struct shmr_pid to;
 	uint64_t sent = 0, full = 0, t0, now, end_ns;
 	unsigned burst;
-	int rc, json = 0;
+	int rc, json = 0, tally_on = 0;
+	struct tally tally = { 0 };
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -91,6 +146,10 @@ int perf_load_main(int argc, char **argv)
 		}
 		if (strcmp(a, "--json") == 0) {
 			json = 1;
+			continue;
+		}
+		if (strcmp(a, "--tally") == 0) {
+			tally_on = 1;
 			continue;
 		}
 		if (i + 1 >= argc)
@@ -160,6 +219,8 @@ int perf_load_main(int argc, char **argv)
 		now = perf_now_ns();
 		if (now >= end_ns)
 			break;
+		if (tally_on)
+			tally_take(ep, &tally, sent);
 		/* Messages the schedule allows by now. */
 		due = (uint64_t)((double)(now - t0) * rate / 1e9);
 		if (sent >= due) {
@@ -185,8 +246,12 @@ int perf_load_main(int argc, char **argv)
 				break;
 			}
 			if (rc == 0) {
-				/* The appliance is behind: let it catch up. */
+				/* The appliance is behind: let it catch up
+				 * (and take the acks that may be holding
+				 * its workers up). */
 				full++;
+				if (tally_on)
+					tally_take(ep, &tally, sent + burst);
 				nap_ns(100000);
 			}
 			done += (unsigned)rc;
@@ -194,11 +259,28 @@ int perf_load_main(int argc, char **argv)
 		sent += done;
 	}
 	now = perf_now_ns();
+	if (tally_on) {
+		/* The acks on their way: until all are in, or none came for
+		 * 2 s (a liveness bound, not a measurement). */
+		tally.last_ack_ns = perf_now_ns();
+		while (tally.received < sent &&
+		       perf_now_ns() - tally.last_ack_ns < 2000000000ull) {
+			tally_take(ep, &tally, sent);
+			nap_ns(1000000);
+		}
+	}
 	printf("shmr-perf load: sent %llu messages to %s in %.1f s "
 	       "(%.0f msg/s; lane full %llu times)\n",
 	       (unsigned long long)sent, router_name, (double)(now - t0) / 1e9,
 	       now > t0 ? (double)sent * 1e9 / (double)(now - t0) : 0.0,
 	       (unsigned long long)full);
+	if (tally_on)
+		printf("shmr-perf load: tally: sent %llu received %llu "
+		       "redelivered %llu lost %llu\n",
+		       (unsigned long long)sent,
+		       (unsigned long long)tally.received,
+		       (unsigned long long)tally.redelivered,
+		       (unsigned long long)(sent - tally.received));
 	if (perf_json) {
 		struct json_object *j = perf_json_record("load", "run");
 
@@ -211,9 +293,15 @@ int perf_load_main(int argc, char **argv)
 			      now > t0 ? (double)sent * 1e9 / (double)(now - t0)
 				       : 0.0);
 		perf_json_u64(j, "lane_full", full);
+		if (tally_on) {
+			perf_json_u64(j, "received", tally.received);
+			perf_json_u64(j, "redelivered", tally.redelivered);
+			perf_json_u64(j, "lost", sent - tally.received);
+		}
 		perf_json_emit(j);
 	}
+	free(tally.seen);
 	shmr_endpoint_close(ep);
 	shmr_detach(d);
-	return PERF_EXIT_OK;
+	return tally_on && tally.received < sent ? PERF_EXIT_FAIL : PERF_EXIT_OK;
 }

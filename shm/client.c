@@ -73,6 +73,7 @@ struct shmr_endpoint {
 	uint64_t stale_replies;
 	uint64_t bad_slots; /* malformed slots found in our inbound lanes */
 	uint32_t busy; /* what we last stored in peer->busy; UINT32_MAX: none */
+	uint64_t lane_full; /* what we last stored in peer->lane_full */
 	/* Messages returned by the last receive (peeked, not yet released). */
 	unsigned char *rx;
 	/* Messages that arrived during calls, not yet given to the app. */
@@ -115,6 +116,11 @@ static int endpoint_make(struct shmr_domain *d, struct shmr_pid pid,
 	ep->bell_needed = d->hdr->poll_mode != SHMR_POLL_BUSY;
 	ep->next_ref = ((uint64_t)pid.gen << 40) | ((uint64_t)pid.slot << 32);
 	ep->busy = UINT32_MAX; /* whatever a predecessor left: rewrite it */
+	/* A route's next worker goes on counting where the last one left
+	 * off (the control plane shows the slot's count since it handed the
+	 * slot out).  Relaxed: a statistic, no partner. */
+	ep->lane_full = atomic_load_explicit(&ep->peer->lane_full,
+					     memory_order_relaxed);
 	ep->lane_size = d->hdr->lane_size;
 	ep->backlog_cap = d->nlcores * ep->lane_size;
 	ep->rx = malloc(RX_BURST_MAX * ss);
@@ -506,6 +512,12 @@ static unsigned push(struct shmr_endpoint *ep, int high, unsigned n)
 	/* B2 inside shmr_bell_ring(): pairs with the lcore's B1. */
 	if (done && ep->bell_needed)
 		shmr_bell_ring(ep->dp_bell);
+	/* Backpressure, counted on our own line (we are its one writer;
+	 * relaxed: a statistic, no partner), from our own count so that a
+	 * peer's scribble does not last. */
+	if (done < n)
+		atomic_store_explicit(&ep->peer->lane_full, ++ep->lane_full,
+				      memory_order_relaxed);
 	return done;
 }
 

@@ -334,7 +334,7 @@ int shmr_proto_repeatable(const char *req)
 	/* The verbs that only read; anything else may change state. */
 	static const char *const reads[] = {
 		"ATTACH", "STATUS", "ROUTES", "ROUTE",
-		"INSPECT", "ROUTEES", "DLQ_LIST",
+		"INSPECT", "ROUTEES", "DLQ_LIST", "METRICS",
 	};
 	size_t n = strcspn(req, " \n");
 

@@ -93,18 +93,18 @@ static int ctl(struct ctx *c, ...)
 	return shmr_test_run(argv, c->out, sizeof(c->out));
 }
 
-/* The state= of route @p name of events, as `shmrctl route` shows it;
- * "none" when there is no such route. */
+/* The state of route @p name of events, as `shmrctl route --json` gives
+ * it; "none" when there is no such route. */
 static const char *state_of(struct ctx *c, const char *name)
 {
 	static char st[32];
 	const char *p;
 
-	if (ctl(c, "route", "events", name, NULL) != 0)
+	if (ctl(c, "route", "events", name, "--json", NULL) != 0)
 		return "none";
-	p = strstr(c->out, " state=");
+	p = strstr(c->out, "\"state\": \"");
 	assert_non_null(p);
-	assert_int_equal(sscanf(p + 7, "%31s", st), 1);
+	assert_int_equal(sscanf(p + 10, "%31[^\"]", st), 1);
 	return st;
 }
 
@@ -218,9 +218,10 @@ static void test_no_wait_returns_at_start(void **state)
 			     "shmr-test-worker", "--pre-attach-gate", gate,
 			     NULL),
 			 0);
-	assert_int_equal(ctl(c, "routes", "events", NULL), 0);
-	assert_non_null(strstr(c->out, "\nw pid="));
-	assert_non_null(strstr(strstr(c->out, "\nw pid="), " state=starting "));
+	assert_int_equal(ctl(c, "routes", "events", "--json", NULL), 0);
+	assert_non_null(strstr(c->out, "\"name\": \"w\""));
+	assert_non_null(strstr(strstr(c->out, "\"name\": \"w\""),
+			       "\"state\": \"starting\""));
 	release_w(c, gate);
 	stop(c);
 }

@@ -75,6 +75,12 @@ got=$(complete_line "shmrctl -s $tmp/$dom.sock disable events shard:")
 got=$(complete_line "shmrctl -s $tmp/$dom.sock routee add orders " | sort | tr '\n' ' ')
 [ "$got" = "o " ] || fail "routee add orders <TAB>: '$got'"
 
+# --json where a read verb takes it.
+got=$(complete_line "shmrctl -s $tmp/$dom.sock routes events --")
+[ "$got" = "--json" ] || fail "routes events --<TAB>: '$got'"
+got=$(complete_line "shmrctl -s $tmp/$dom.sock dlq list events --")
+[ "$got" = "--json" ] || fail "dlq list events --<TAB>: '$got'"
+
 # No domain: nothing, without waiting for one.
 start=$(date +%s)
 got=$(complete_line "shmrctl -s $tmp/nosuch.sock routes ")

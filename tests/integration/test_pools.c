@@ -162,7 +162,7 @@ static void test_pool_starts_and_adjusts(void **state)
 	assert_int_equal(ctl(&c, "pool", "work", "+1"), 0);
 	assert_string_equal(c.ans, "2\n");
 	assert_int_equal(ctl(&c, "routees", "work", NULL), 0);
-	assert_string_equal(c.ans, "work:0\nwork:1\n");
+	assert_string_equal(c.ans, "NAME\nwork:0\nwork:1\n");
 	assert_int_equal(ctl(&c, "pool", "work", "7"), 2); /* usage */
 	assert_int_equal(ctl(&c, "routees", "nosuch", NULL), 1);
 	stop(&c);

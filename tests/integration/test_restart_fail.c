@@ -140,21 +140,21 @@ static int call_w(struct ctx *c, int timeout_ms)
 
 /* shmrctl, as an operator runs it: its exit status, output in c->out. */
 static int shmrctl(struct ctx *c, const char *a0, const char *a1,
-		   const char *a2)
+		   const char *a2, const char *a3)
 {
 	char *argv[] = { getenv("SHMRCTL"), "-s", c->cl.app.sock, (char *)a0,
-			 (char *)a1, (char *)a2, NULL };
+			 (char *)a1, (char *)a2, (char *)a3, NULL };
 
 	return shmr_test_run(argv, c->out, sizeof(c->out));
 }
 
-/* Dead letters of router events: lines of `shmrctl dlq list events`
- * with @p needle. */
+/* Dead letters of router events: how often @p needle is in
+ * `shmrctl dlq list events --json` (one object per letter). */
 static unsigned letters(struct ctx *c, const char *needle)
 {
 	unsigned n = 0;
 
-	if (shmrctl(c, "dlq", "list", "events") != 0)
+	if (shmrctl(c, "dlq", "list", "events", "--json") != 0)
 		return 0;
 	for (const char *p = c->out; (p = strstr(p, needle)); p++)
 		n++;
@@ -163,7 +163,7 @@ static unsigned letters(struct ctx *c, const char *needle)
 
 static int three_letters(void *arg)
 {
-	return letters(arg, "reason=EACCES name=w") >= LETTERS;
+	return letters(arg, "\"reason\": \"EACCES\"") >= LETTERS;
 }
 
 /* Every key in [from, from + n) received at least once. */
@@ -267,7 +267,8 @@ static void test_restart_on_message_that_fails(void **state)
 		assert_int_equal(shmr_send(c->cl.ep, c->router, 1, k, "d", 1),
 				 0);
 	assert_true(shmr_test_wait(three_letters, c, WAIT_MS));
-	assert_int_equal(letters(c, "reason="), LETTERS);
+	assert_int_equal(letters(c, "\"reason\": "), LETTERS);
+	assert_int_equal(letters(c, "\"name\": \"w\""), LETTERS);
 	/* failed: the probe that saw the error first, the call, the sends
 	 * (the probes before it were queued, not failed). */
 	c->want = 1 + 1 + LETTERS;
@@ -281,7 +282,7 @@ static void test_restart_on_message_that_fails(void **state)
 
 	/* The program back: a start delivers what was queued, each once. */
 	wrapper(c, 1);
-	assert_int_equal(shmrctl(c, "respawn", "events", "w"), 0);
+	assert_int_equal(shmrctl(c, "respawn", "events", "w", NULL), 0);
 	assert_true(shmr_test_wait(w_running, c, WAIT_MS));
 	assert_true(shmr_test_wait(queued_received, c, WAIT_MS));
 	rc = call_w(c, CALL_MS);
@@ -291,7 +292,7 @@ static void test_restart_on_message_that_fails(void **state)
 		assert_int_equal(c->rec[k], k < QUEUED ? 1 : 0);
 
 	/* And the dead letters, once replayed, once each. */
-	assert_int_equal(shmrctl(c, "dlq", "replay", "events"), 0);
+	assert_int_equal(shmrctl(c, "dlq", "replay", "events", NULL), 0);
 	assert_true(shmr_test_wait(letters_received, c, WAIT_MS));
 	rc = call_w(c, CALL_MS);
 	assert_int_equal(rc, (int)sizeof(c->st));
@@ -299,7 +300,7 @@ static void test_restart_on_message_that_fails(void **state)
 	for (unsigned k = 0; k < NREC; k++)
 		assert_int_equal(c->rec[k],
 				 k < QUEUED || (k >= 10 && k < 10 + LETTERS));
-	assert_int_equal(letters(c, "reason="), 0);
+	assert_int_equal(letters(c, "\"reason\": "), 0);
 
 	assert_int_equal(shmr_test_client_stop(&c->cl), 0);
 	munmap(c->rec, 2 * NREC);

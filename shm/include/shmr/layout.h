@@ -76,9 +76,11 @@
  *   line; 5: scatter-gather, tail-chopping and balancing (within_ms,
  *   interval_ms); 6: two memfds, the daemons' part read-only for peers
  *   (struct shmr_ep_peer, the lcore bells moved to the lanes part); 7:
- *   consistent-hash keys from the payload, hash modes, node prefix
+ *   consistent-hash keys from the payload, hash modes, node prefix;
+ *   8: counters: the lcores' busy polls, wake-ups and full inboxes, the
+ *   endpoint owner's full outbound lanes (struct shmr_ep_peer.lane_full)
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 7
+#define SHMR_LAYOUT_VERSION_DIGITS 8
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -168,6 +170,13 @@ struct shmr_ep_peer {
 	 * hint, nothing is read on the strength of it.  A worker that dies
 	 * busy leaves 1 until its replacement's first empty receive. */
 	alignas(SHMR_CACHE_LINE) _Atomic(uint32_t) busy;
+	uint32_t pad0;
+	/* Owner: sends that found its outbound lane full (backpressure),
+	 * since the endpoint's slot was handed out.  Only its owner stores
+	 * it (relaxed, from its own count); the control plane loads it
+	 * relaxed for the counters.  No partner: a statistic, and a hint
+	 * (any peer can write it), never trusted. */
+	_Atomic(uint64_t) lane_full;
 };
 static_assert(sizeof(struct shmr_ep_peer) == 2 * SHMR_CACHE_LINE,
 	      "ep peer size");
@@ -200,6 +209,11 @@ struct shmr_lcore_stats {
 	_Atomic(uint64_t) router_failed[SHMR_MAX_ENDPOINTS];
 	/* into inbox slot */
 	_Atomic(uint64_t) ep_delivered[SHMR_MAX_ENDPOINTS];
+	_Atomic(uint64_t) busy_polls; /* polls that found work */
+	_Atomic(uint64_t) wakeups;    /* sleeps ended by a ring, not a timeout */
+	/* Enqueues into inbox slot that found its lane full (the lcore
+	 * held the slot back, or failed it as the router asks). */
+	_Atomic(uint64_t) ep_full[SHMR_MAX_ENDPOINTS];
 };
 
 /* Control-lane messages (struct shmr_msg.type, kind SEND). */
@@ -262,7 +276,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 7u,
+static_assert(SHMR_LAYOUT_VERSION == 8u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

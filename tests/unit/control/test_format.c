@@ -12,14 +12,18 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <json-c/json.h>
 
+#include "counters.h"
 #include "format.h"
+#include <shmr/proto.h>
+#include "metrics.h"
 
 struct fixture {
 	struct shmr_config cfg;
 	struct shmr_ctl_model m;
 	struct shmr_ctl_counters c;
-	char buf[8192];
+	char buf[16384];
 };
 
 static int setup(void **state)
@@ -54,6 +58,7 @@ static int setup(void **state)
 	f->c.delivered[3] = 400;
 	f->c.queued[1] = 5;
 	f->c.queued[2] = 12;
+	f->c.inbox_slots = 2046; /* 2 lcores of lane_size 1024 */
 	*state = f;
 	return 0;
 }
@@ -129,7 +134,8 @@ static void inspect_text(void **state)
 	has_line(f->buf, "shmr:routes_active 2");
 	has_line(f->buf, "shmr:routes_disabled 0");
 	has_line(f->buf, "shmr:routes_pending 0");
-	has_line(f->buf, "shmr:mailbox_size 17");
+	has_line(f->buf, "shmr:queued 17");
+	has_line(f->buf, "shmr:mailbox_size 2046");
 	has_line(f->buf, "shmr:forwarded 1000");
 	has_line(f->buf, "shmr:discarded 7");
 	has_line(f->buf, "shmr:failed 3");
@@ -198,26 +204,209 @@ static void inspect_merges_behaviour_keys(void **state)
 	has_line(f->buf, "shmr:state stopped");
 }
 
+/* The JSON object (json-c parses it): numbers are JSON numbers, booleans
+ * booleans, the rest strings. */
+static struct json_object *member(struct json_object *o, const char *key,
+				  enum json_type type)
+{
+	struct json_object *v = NULL;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		fail_msg("no key \"%s\"", key);
+	if (!json_object_is_type(v, type))
+		fail_msg("\"%s\" is a %s, not a %s", key,
+			 json_type_to_name(json_object_get_type(v)),
+			 json_type_to_name(type));
+	return v;
+}
+
+static uint64_t num(struct json_object *o, const char *key)
+{
+	return json_object_get_uint64(member(o, key, json_type_int));
+}
+
 static void inspect_json(void **state)
 {
 	struct fixture *f = *state;
 	int n = shmr_ctl_format_inspect(&f->m.routers[0], &f->c, NULL, 1, f->buf,
 					sizeof(f->buf));
+	struct json_object *o;
 
 	assert_true(n > 0);
-	assert_int_equal(f->buf[0], '{');
+	assert_int_equal((size_t)n, strlen(f->buf));
 	assert_string_equal(f->buf + n - 2, "}\n");
-	assert_non_null(strstr(f->buf, "\"shmr:type\": \"type\""));
-	assert_non_null(strstr(f->buf, "\"shmr:routes_total\": \"3\""));
-	assert_non_null(strstr(f->buf, "\"shmr:mailbox_size\": \"17\""));
-	assert_non_null(
-		strstr(f->buf, "\"shmr:route:payments:forwarded\": \"600\""));
-	assert_non_null(strstr(f->buf, "\"shmr:route:reports:pid\": \"3:1\""));
-	assert_non_null(
-		strstr(f->buf, "\"shmr:route:shipments:cpus\": \"0,2-3\""));
-	/* Comma between members, none after the last. */
-	assert_null(strstr(f->buf, ",\n}"));
-	assert_null(strstr(f->buf, "\"\n  \""));
+	o = json_tokener_parse(f->buf);
+	assert_non_null(o);
+	assert_string_equal(
+		json_object_get_string(member(o, "shmr:type", json_type_string)),
+		"type");
+	assert_int_equal(num(o, "shmr:routes_total"),
+			 3);
+	assert_int_equal(num(o, "shmr:queued"), 17);
+	assert_int_equal(num(o, "shmr:mailbox_size"), 2046);
+	assert_int_equal(num(o, "shmr:forwarded"),
+			 1000);
+	assert_int_equal(
+		num(o, "shmr:route:payments:forwarded"),
+		600);
+	assert_int_equal(json_object_get_int64(member(
+				 o, "shmr:route:payments:os_pid", json_type_int)),
+			 101);
+	assert_false(json_object_get_boolean(member(
+		o, "shmr:route:payments:disabled", json_type_boolean)));
+	assert_string_equal(json_object_get_string(member(
+				    o, "shmr:route:reports:pid", json_type_string)),
+			    "3:1");
+	assert_string_equal(
+		json_object_get_string(member(o, "shmr:route:shipments:cpus",
+					      json_type_string)),
+		"0,2-3");
+	json_object_put(o);
+}
+
+/* Every figure of the registry is in INSPECT, as a number, under the key
+ * counters.def says: the router's, each route's, each lcore's. */
+static void inspect_has_every_counter(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *o;
+	char key[128];
+	unsigned nr = 0, nq = 0, nl = 0, ne = 0;
+
+	f->c.nlcores = 2;
+	f->c.lcore[1].polls = 42;
+	f->c.lcore[0].admin_dropped = 9;
+	f->c.nclients = 1;
+	f->c.client[0].pid = (struct shmr_pid){ 5, 2 };
+	f->c.lane_full[5] = 8;
+	assert_true(shmr_ctl_format_inspect(&f->m.routers[0], &f->c, NULL, 1,
+					    f->buf, sizeof(f->buf)) > 0);
+	o = json_tokener_parse(f->buf);
+	assert_non_null(o);
+	for (unsigned i = 0; i < shmr_ctl_ctr_count; i++) {
+		const struct shmr_ctl_ctr_desc *d = &shmr_ctl_ctr_registry[i];
+		unsigned copies = d->scope == SHMR_CTL_CTR_ROUTE   ? 3
+				  : d->scope == SHMR_CTL_CTR_LCORE ? 2
+								   : 1;
+
+		for (unsigned k = 0; k < copies; k++) {
+			if (d->scope == SHMR_CTL_CTR_ROUTER)
+				snprintf(key, sizeof(key), "shmr:%s", d->name);
+			else if (d->scope == SHMR_CTL_CTR_ROUTE)
+				snprintf(key, sizeof(key), "shmr:route:%s:%s",
+					 f->m.routers[0].routes[k].conf->name,
+					 d->name);
+			else if (d->scope == SHMR_CTL_CTR_LCORE)
+				snprintf(key, sizeof(key), "shmr:lcore:%u:%s",
+					 k, d->name);
+			else
+				snprintf(key, sizeof(key),
+					 "shmr:endpoint:5:2:%s", d->name);
+			member(o, key, json_type_int);
+		}
+		nr += d->scope == SHMR_CTL_CTR_ROUTER;
+		nq += d->scope == SHMR_CTL_CTR_ROUTE;
+		nl += d->scope == SHMR_CTL_CTR_LCORE;
+		ne += d->scope == SHMR_CTL_CTR_ENDPOINT;
+	}
+	assert_true(nr > 0 && nq > 0 && nl > 0 && ne > 0);
+	assert_int_equal(num(o, "shmr:endpoint:5:2:lane_full"), 8);
+	assert_int_equal(num(o, "shmr:lcore:1:polls"),
+			 42);
+	assert_int_equal(num(o, "shmr:lcore:0:admin_dropped"),
+			 9);
+	/* No third lcore. */
+	assert_false(json_object_object_get_ex(o, "shmr:lcore:2:polls", NULL));
+	json_object_put(o);
+}
+
+/* The Prometheus text: HELP and TYPE from the registry, one sample per
+ * router, route and lcore, counters with _total; too small a buffer is
+ * -ENOSPC. */
+static void metrics_text(void **state)
+{
+	struct fixture *f = *state;
+	static char big[65536];
+	int n;
+
+	f->c.nlcores = 1;
+	f->c.lcore[0].sleeps = 5;
+	f->c.nclients = 1;
+	f->c.client[0].pid = (struct shmr_pid){ 5, 2 };
+	strcpy(f->c.client[0].name, "probe");
+	f->c.lane_full[5] = 8;
+	n = shmr_ctl_metrics_format(&f->m, &f->c, big, sizeof(big));
+	assert_true(n > 0);
+	assert_int_equal((size_t)n, strlen(big));
+	has_line(big, "# TYPE shmr_router_forwarded_total counter");
+	has_line(big, "# HELP shmr_router_forwarded_total Messages the router "
+		      "forwarded to one of its routes (messages).");
+	has_line(big, "shmr_router_forwarded_total{router=\"events\"} 1000");
+	has_line(big, "shmr_router_restarts_total{router=\"events\"} 3");
+	has_line(big, "# TYPE shmr_router_queued gauge");
+	has_line(big, "shmr_router_queued{router=\"events\"} 17");
+	has_line(big, "shmr_router_mailbox_size{router=\"events\"} 2046");
+	has_line(big, "shmr_route_forwarded_total{router=\"events\","
+		      "route=\"payments\"} 600");
+	has_line(big, "shmr_route_queued{router=\"events\",route=\"shipments\"} 12");
+	has_line(big, "shmr_route_restarts_total{router=\"events\","
+		      "route=\"shipments\"} 2");
+	has_line(big, "shmr_lcore_sleeps_total{lcore=\"0\"} 5");
+	has_line(big, "shmr_endpoint_lane_full_total{endpoint=\"5:2\","
+		      "name=\"probe\"} 8");
+	assert_null(strstr(big, "lcore=\"1\""));
+	assert_int_equal(big[n - 1], '\n');
+	assert_int_equal(shmr_ctl_metrics_format(&f->m, &f->c, big, 100),
+			 -ENOSPC);
+	assert_int_equal(shmr_ctl_metrics_format(&f->m, &f->c, big, 0),
+			 -ENOSPC);
+}
+
+/* The largest domain: one router of SHMR_MAX_ROUTES routes with the
+ * longest names, every other slot a client, SHMR_MAX_LCORES lcores, every
+ * figure at its widest.  INSPECT (text and JSON) must fit one answer of
+ * the control socket (SHMR_PROTO_MAX, less "OK\n"); the metrics text fits
+ * 1 MiB (what metrics.h promises the HTTP listener). */
+static void largest_domain_fits(void **state)
+{
+	static struct shmr_config cfg;
+	static struct shmr_ctl_model m;
+	static struct shmr_ctl_counters c;
+	static char big[1 << 20];
+	struct shmr_conf_router *r = &cfg.routers[0];
+	int n;
+
+	(void)state;
+	strcpy(cfg.domain, "unit");
+	cfg.nrouters = 1;
+	memset(r->name, 'r', SHMR_NAME_MAX - 1);
+	r->behaviour = SHMR_BEH_TYPE;
+	for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++) {
+		snprintf(r->routes[k].name, SHMR_NAME_MAX, "%030u", k);
+		r->nroutes++;
+	}
+	assert_int_equal(shmr_ctl_model_init(&m, &cfg), 0);
+	memset(&c, 0xff, sizeof(c)); /* every figure UINT64_MAX */
+	c.nlcores = SHMR_MAX_LCORES;
+	c.nclients = SHMR_MAX_ENDPOINTS - 1 - SHMR_MAX_ROUTES;
+	for (unsigned i = 0; i < c.nclients; i++) {
+		c.client[i].pid = (struct shmr_pid){ 33 + i, UINT32_MAX };
+		memset(c.client[i].name, 'n', SHMR_NAME_MAX - 1);
+		c.client[i].name[SHMR_NAME_MAX - 1] = '\0';
+	}
+	for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++)
+		strcpy(m.routers[0].routes[k].cpus, "0-63");
+	int nj = shmr_ctl_format_inspect(&m.routers[0], &c, NULL, 1, big,
+					 SHMR_PROTO_MAX - 3);
+
+	assert_true(nj > 0);
+	n = shmr_ctl_format_inspect(&m.routers[0], &c, NULL, 0, big,
+				    SHMR_PROTO_MAX - 3);
+	assert_true(n > 0);
+	n = shmr_ctl_metrics_format(&m, &c, big, sizeof(big));
+	assert_true(n > 0);
+	print_message("largest domain: inspect --json %d bytes, metrics %d\n",
+		      nj, n);
 }
 
 static void too_small(void **state)
@@ -239,21 +428,43 @@ static void kv_escapes(void **state)
 {
 	char buf[256];
 	struct shmr_ctl_kv kv;
+	struct json_object *o;
 
+	(void)state;
 	shmr_ctl_kv_begin(&kv, buf, sizeof(buf), 1);
 	shmr_ctl_kv_add(&kv, "k\"1", "a\\b\n");
+	shmr_ctl_kv_add_u64(&kv, "n", UINT64_MAX);
+	shmr_ctl_kv_add_bool(&kv, "t", 1);
 	assert_true(shmr_ctl_kv_end(&kv) > 0);
-	assert_string_equal(buf, "{\n  \"k\\\"1\": \"a\\\\b\\u000a\"\n}\n");
+	o = json_tokener_parse(buf);
+	assert_non_null(o);
+	assert_string_equal(
+		json_object_get_string(member(o, "k\"1", json_type_string)),
+		"a\\b\n");
+	assert_true(num(o, "n") ==
+		    UINT64_MAX);
+	assert_true(json_object_get_boolean(member(o, "t", json_type_boolean)));
+	json_object_put(o);
 
 	shmr_ctl_kv_begin(&kv, buf, sizeof(buf), 1);
-	assert_int_equal(shmr_ctl_kv_end(&kv), 3);
-	assert_string_equal(buf, "{}\n");
+	assert_true(shmr_ctl_kv_end(&kv) > 0);
+	o = json_tokener_parse(buf);
+	assert_non_null(o);
+	assert_int_equal(json_object_object_length(o), 0);
+	json_object_put(o);
+
+	/* Too small a buffer for the object: -ENOSPC, no leak. */
+	shmr_ctl_kv_begin(&kv, buf, 8, 1);
+	shmr_ctl_kv_add(&kv, "a long key", "%s", "a long value");
+	assert_int_equal(shmr_ctl_kv_end(&kv), -ENOSPC);
 
 	shmr_ctl_kv_begin(&kv, buf, sizeof(buf), 0);
 	shmr_ctl_kv_add(&kv, "a", "%d", 1);
 	shmr_ctl_kv_add(&kv, "b", "%s", "two");
-	assert_int_equal(shmr_ctl_kv_end(&kv), 10);
-	assert_string_equal(buf, "a 1\nb two\n");
+	shmr_ctl_kv_add_u64(&kv, "c", 3);
+	shmr_ctl_kv_add_bool(&kv, "d", 0);
+	assert_int_equal(shmr_ctl_kv_end(&kv), 22);
+	assert_string_equal(buf, "a 1\nb two\nc 3\nd false\n");
 }
 
 static void names_of_enums(void **state)
@@ -284,6 +495,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(inspect_merges_behaviour_keys, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(inspect_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(inspect_has_every_counter, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(metrics_text, setup, teardown),
+		cmocka_unit_test(largest_domain_fits),
 		cmocka_unit_test_setup_teardown(too_small, setup, teardown),
 		cmocka_unit_test(kv_escapes),
 		cmocka_unit_test(names_of_enums),

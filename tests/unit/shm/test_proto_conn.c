@@ -187,7 +187,7 @@ static void test_repeatable_are_the_reads(void **state)
 	static const char *const reads[] = {
 		"ATTACH 7",	    "STATUS",	     "ROUTES events",
 		"ROUTE events a",   "INSPECT events", "INSPECT events json",
-		"ROUTEES events",   "DLQ_LIST events",
+		"ROUTEES events",   "DLQ_LIST events", "METRICS",
 	};
 	static const char *const writes[] = {
 		"OPEN",		       "CLOSE 3 1",	   "CLAIM 3 1",

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""docs/observability.md's counters table is the registry (issue 14).
+
+usage: test_counters_doc.py SOURCE_DIR
+
+Read from control/counters.def, never from a hand list: every line of the
+registry must have exactly one row of the table, with its Prometheus name,
+kind, unit, labels, inspect key and help text; and every row must be a
+line of the registry.
+"""
+import os
+import re
+import sys
+
+src = sys.argv[1]
+sys.path.insert(0, os.path.join(src, "tests", "integration"))
+from check_counters import registry  # noqa: E402
+
+LABELS = {"ROUTER": "router", "ROUTE": "router, route", "LCORE": "lcore",
+          "ENDPOINT": "endpoint, name"}
+KEY = {"ROUTER": "shmr:{}", "ROUTE": "shmr:route:ROUTE:{}",
+       "LCORE": "shmr:lcore:N:{}", "ENDPOINT": "shmr:endpoint:SLOT:GEN:{}"}
+
+reg = registry(os.path.join(src, "control", "counters.def"))
+want = {}
+for scope, name, kind, unit, helptext in reg:
+    metric = "shmr_%s_%s%s" % (scope.lower(), name,
+                               "_total" if kind == "COUNTER" else "")
+    want[metric] = ["`%s`" % metric, kind.lower(), unit, LABELS[scope],
+                    "`%s`" % KEY[scope].format(name), helptext]
+
+with open(os.path.join(src, "docs", "observability.md"), encoding="utf-8") as f:
+    page = f.read()
+m = re.search(r"^## The counters\n(.*?)(?=^## |\Z)", page, re.M | re.S)
+if not m:
+    sys.exit("docs/observability.md: no \"## The counters\" section")
+rows = [l for l in m.group(1).splitlines()
+        if l.startswith("| `") and "---" not in l]
+fail = []
+seen = set()
+for r in rows:
+    cells = [c.strip() for c in r.strip().strip("|").split("|")]
+    metric = cells[0].strip("`")
+    if metric not in want:
+        fail.append("row for %s, which the registry does not have" % metric)
+        continue
+    if metric in seen:
+        fail.append("two rows for %s" % metric)
+    seen.add(metric)
+    if cells != want[metric]:
+        fail.append("row %s differs from the registry:\n  page:     %s\n"
+                    "  registry: %s" % (metric, cells, want[metric]))
+for metric in want:
+    if metric not in seen:
+        fail.append("%s (control/counters.def) has no row" % metric)
+if len(reg) < 10:
+    fail.append("only %d registry lines parsed" % len(reg))
+for f in fail:
+    print("test_counters_doc: " + f)
+print("test_counters_doc: %d registry lines, %d rows, %d problems"
+      % (len(reg), len(rows), len(fail)))
+sys.exit(1 if fail else 0)
