@@ -76,6 +76,8 @@ static uint32_t routee_depth(const struct shmr_dp_table *t,
 	}
 	if (pk->pend_n && *pk->pend_slot == e->tgt.slot)
 		depth += *pk->pend_n;
+	if (pk->staged)
+		depth += pk->staged[e->tgt.slot];
 	return depth;
 }
 

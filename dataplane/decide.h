@@ -30,6 +30,9 @@ struct shmr_dp_pick {
 	 * slot; NULL outside a burst. */
 	const uint32_t *pend_slot;
 	const unsigned *pend_n;
+	/* and staged[slot] more staged for it this round and not enqueued
+	 * yet (forward.c's fan-out staging); NULL: none */
+	const uint16_t *staged;
 };
 
 /** What a routing decision (with its router-of-routers hops) came to. */

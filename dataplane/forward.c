@@ -6,7 +6,7 @@
  * Why nothing is lost or duplicated by the dataplane itself:
  *   - A burst is peeked (dequeue start), never dequeued outright.  Slots
  *     are handled in ring order, and consecutive slots for one target are
- *     enqueued together.  When a target lane is full the burst stops at the
+ *     staged together (see "Batches per destination" below).  When a target lane is full the burst stops at the
  *     first slot that did not fit; exactly the slots before it are released
  *     (dequeue finish).  The rest stay in the source lane, unchanged, for
  *     the next round.
@@ -17,6 +17,60 @@
  *     is handled (enqueued, or dropped after everything before it was
  *     enqueued), so a slot held back by backpressure is never counted
  *     twice.
+ *
+ * Batches per destination (fan-out).  A hash over 16 routes fed keys 0,
+ * 1, 2, ... makes runs of one: enqueued as they come, every slot was its
+ * own enqueue and every worker woke for one slot.  So a round of the
+ * lcore (shmr_dp_poll_once_rcu()) gathers: it makes passes over its
+ * lanes, one burst per lane per pass, and a run for an endpoint is not
+ * enqueued but staged, its pool indices appended to that destination's
+ * stage.  A stage goes out as one enqueue when it holds SHMR_DP_STAGE_CAP
+ * slots, before anything is enqueued to any lane directly (admin path,
+ * broadcast, collector, balancing queues, a failed-when-full slot: so
+ * nothing overtakes what was staged), and at the end of the round.  A
+ * run that is a full burst for a lane with nothing staged goes out at
+ * once, from the burst (the single-route case: no staging at all).  The
+ * round ends when a pass finds no input, when nothing is held, after
+ * SHMR_DP_STAGE_NS (read from the TSC, no syscall, and only once
+ * something is held), or when the pool has no room for another burst
+ * (everything goes out, and the round goes on).  It is DPDK's
+ * rte_eth_tx_buffer per destination lane, bounded by the round.
+ *   - Where the staged slots are: in the lcore's pool, private memory,
+ *     AND still in their source lane.  Each burst is peeked (a zero-copy
+ *     dequeue start) and not finished: the round keeps every source
+ *     lane's reservation (srcs) and finishes it only once every stage is
+ *     out, and whenever a burst ends with nothing staged (then all it
+ *     took is in its inboxes).  The lanes are single-consumer (head/tail
+ *     sync "ST"), where starts accumulate and one finish of the total
+ *     releases them.  So at every instant each slot is in a lane: a kill
+ *     -9 of the dataplane mid-round leaves the slots in their source lane
+ *     below cons.head, where lane repair hands them to the next dataplane
+ *     (shmr_lane_repair_consumer(): flagged redelivered, as any burst in
+ *     flight).  What was already out is then delivered twice: at most a
+ *     round's held slots (SHMR_DP_POOL_MAX), against a burst before; with
+ *     one route, a burst as before.  Staging in shared memory instead would have needed a
+ *     replay protocol of its own for no gain: the pool copy is the copy
+ *     the burst made anyway (into lc->buf), and the second copy, into the
+ *     destination, is the one a run made; so batching costs no extra
+ *     copy, only per-slot memcpy()s at the flush instead of one per run.
+ *   - Nothing goes out twice or is lost by backpressure: a stage is
+ *     opened with the room its lane had (we are that lane's only
+ *     producer, so room only grows), and a slot is staged only into
+ *     room; one that finds none stops its burst as a full lane did, the
+ *     round ends there (everything staged out, every source finished:
+ *     exactly the slots handled), and the rest is decided afresh later.
+ *     A consumer that scribbles its own lane's indices in between can
+ *     only lose what was staged for itself (counted failed, quarantined).
+ *   - A round is one read-side section: a staged slot never outlives the
+ *     table it was decided with, so an endpoint slot reused after a table
+ *     swap cannot receive what was meant for its previous owner.
+ *   - Per-key order holds: a key's slots come from one source lane, are
+ *     staged in ring order and go out in that order, and every direct
+ *     enqueue is preceded by the stages' flush.
+ *   - Smallest-mailbox counts the staged slots as queued (lc->staged).
+ *   - The cost: a round holds up to SHMR_DP_POOL_MAX slots of a source
+ *     lane until it ends (the sender sees that much less room for at most
+ *     SHMR_DP_STAGE_NS), and a slot waits at most that long.
  *
  * Three cases leave the one-slot-one-target path, each in its own file
  * with the essay that explains it: broadcast (forward_bcast.c), the
@@ -41,8 +95,9 @@
  *
  * Why a buggy peer cannot take the dataplane down:
  *   - Before each burst the source lane's geometry is compared with the
- *     dataplane's private copy and its head/tail words are checked; before
- *     each enqueue the target lane is checked the same way (lane checks:
+ *     dataplane's private copy and its head/tail words are checked; the
+ *     first time in a round that a target lane is used it is checked the
+ *     same way (lane checks:
  *     shmr_lane_valid_sc() and _sp() in shm/domain.h, beside lane repair).  Index
  *     arithmetic in the ring code only uses size and mask, so a lane that
  *     passes cannot make the lcore read or write outside it.  A corrupted
@@ -61,6 +116,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <rte_cycles.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 #include <rte_ring_peek.h>
@@ -345,8 +401,172 @@ static int fail_full(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 					  &lc->meta[i], -SHMR_E_MAILBOX_FULL);
 }
 
-/* Enqueue a run; returns 1 when all of it went in (or what did not was
- * failed as its router asks). */
+/* ---- fan-out staging (the essay's "Batches per destination") -------- */
+
+/* Free entries of inbound lane @p r, a lane we alone produce. */
+static uint32_t lane_room(const struct rte_ring *r, uint32_t lane_size)
+{
+	/* Our own head: no partner.  cons.tail: acquire, pairs with the
+	 * consumer's release store in its dequeue finish (the entries it
+	 * gave back are no longer read, so they may be written). */
+	uint32_t ph = __atomic_load_n(&r->prod.head, __ATOMIC_RELAXED);
+	uint32_t ct = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+	uint32_t used = ph - ct;
+
+	/* A consumer's scribbled tail reads as a full lane. */
+	return used < lane_size - 1 ? lane_size - 1 - used : 0;
+}
+
+/*
+ * @p n slots staged for @p target did not go in, though the room was there
+ * when its stage opened and only we produce: its consumer wrote its own
+ * lane's indices.  What was meant for it is lost, and only that.
+ */
+static void lost(struct shmr_dp_lcore *lc, uint32_t target, unsigned n)
+{
+	shmr_dp_count(&lc->stats->failed, n);
+	/* No partner: a flag for display, logged once (as classify()'s). */
+	if (!atomic_exchange_explicit(&shmr_dp_ep(lc->env, target)->quarantined,
+				      1, memory_order_relaxed))
+		shmr_dp_event(lc, SHMR_DP_EV_QUARANTINE,
+			      "lcore %u: endpoint %u quarantined: inbound "
+			      "lane %u corrupted (%u slots lost)",
+			      lc->index, target, lc->index, n);
+}
+
+/* Enqueue what stage @p st holds, as one burst. */
+static void stage_out(struct shmr_dp_lcore *lc, struct shmr_dp_stage *st)
+{
+	const struct shmr_dp_env *env = lc->env;
+	uint32_t ss = env->slot_size;
+	struct rte_ring *lane = shmr_dp_lane(env, st->target, lc->index);
+	struct rte_ring_zc_data z;
+	unsigned k;
+
+	if (st->n == 0)
+		return;
+	k = shmr_lane_reserve_bounded(lane, env->lane_size, ss, st->n, &z);
+	/* Slots that lie one after the other in the pool, and in the lane
+	 * (no wrap between them), go in one copy: a run from one source. */
+	for (unsigned j = 0, c; j < k; j += c) {
+		unsigned end = j < z.n1 ? z.n1 : k;
+		unsigned char *to = j < z.n1 ? (unsigned char *)z.ptr1 +
+						       (size_t)j * ss
+					     : (unsigned char *)z.ptr2 +
+						       (size_t)(j - z.n1) * ss;
+
+		for (c = 1; j + c < end && st->idx[j + c] == st->idx[j] + c;
+		     c++)
+			;
+		memcpy(to, lc->buf + (size_t)st->idx[j] * ss, (size_t)c * ss);
+	}
+	if (k) {
+		rte_ring_enqueue_zc_elem_finish(lane, k);
+		shmr_dp_count(&lc->stats->ep_delivered[st->target], k);
+		note_bell(lc, st->target);
+	}
+	if (k < st->n)
+		lost(lc, st->target, st->n - k);
+	lc->npending -= st->n;
+	st->n = 0;
+	lc->staged[st->target] = 0;
+}
+
+/* Every stage out, so that what comes next for any lane (a direct
+ * enqueue) follows what was staged for it, and finds the room a stage
+ * counted on already used. */
+void shmr_dp_fwd_stages_out(struct shmr_dp_lcore *lc)
+{
+	for (uint32_t s = 0; s < lc->nstages; s++) {
+		stage_out(lc, &lc->stages[s]);
+		lc->stage_of[lc->stages[s].target] = 0;
+	}
+	lc->nstages = 0;
+}
+
+/* End of a round (or of a burst that stopped): every stage out, then
+ * every source lane's reserved slots released, then the pool is free. */
+/* Every source lane's reserved slots released (nothing is staged). */
+static void sources_out(struct shmr_dp_lcore *lc)
+{
+	for (uint32_t s = 0; s < lc->nsrcs; s++) {
+		struct shmr_dp_held *h = &lc->srcs[s];
+
+		rte_ring_dequeue_zc_elem_finish(h->r, h->n);
+		lc->src_of[h->key] = 0;
+	}
+	lc->nsrcs = 0;
+	lc->pool_n = 0;
+	lc->burst_idx = 0;
+	lc->burst = lc->buf;
+}
+
+static void round_out(struct shmr_dp_lcore *lc)
+{
+	shmr_dp_fwd_stages_out(lc);
+	sources_out(lc);
+	/* Inbound lanes are checked again in the next round. */
+	memset(lc->checked, 0, sizeof(lc->checked));
+}
+
+/* Stage what fits of @p run for its target; returns how many did. */
+static unsigned stage_run(struct shmr_dp_lcore *lc, const struct run *run)
+{
+	uint32_t x = run->target;
+	struct shmr_dp_stage *st;
+	unsigned k;
+
+	if (lc->stage_of[x] == 0 && run->len >= SHMR_DP_STAGE_CAP) {
+		/* A full burst for a lane with nothing staged: out at once,
+		 * from the burst, as one copy, as much as fits (as before
+		 * staging). */
+		k = shmr_lane_put_bounded(shmr_dp_lane(lc->env, x, lc->index),
+					  lc->env->lane_size,
+					  lc->burst + (size_t)run->start *
+							      lc->env->slot_size,
+					  lc->env->slot_size, run->len);
+		if (k) {
+			shmr_dp_count(&lc->stats->ep_delivered[x], k);
+			note_bell(lc, x);
+		}
+		return k;
+	}
+	if (lc->stage_of[x] == 0) {
+		st = &lc->stages[lc->nstages++];
+		st->target = x;
+		st->n = 0;
+		st->room = lane_room(shmr_dp_lane(lc->env, x, lc->index),
+				     lc->env->lane_size);
+		lc->stage_of[x] = (uint16_t)lc->nstages;
+	} else {
+		st = &lc->stages[lc->stage_of[x] - 1];
+	}
+	k = run->len < st->room ? run->len : st->room;
+	st->room -= k;
+	lc->npending += k;
+	for (unsigned j = 0; j < k; j++) {
+		st->idx[st->n++] = (uint16_t)(lc->burst_idx + run->start + j);
+		if (st->n == SHMR_DP_STAGE_CAP)
+			stage_out(lc, st);
+	}
+	lc->staged[x] = (uint16_t)st->n;
+	return k;
+}
+
+/* The forwarded counters flush() gathered over a burst's runs. */
+static void counts_out(struct shmr_dp_lcore *lc)
+{
+	if (lc->acc_rn)
+		shmr_dp_count(&lc->stats->router_forwarded[lc->acc_rslot],
+			      lc->acc_rn);
+	if (lc->acc_fwd)
+		shmr_dp_count(&lc->stats->forwarded, lc->acc_fwd);
+	lc->acc_rn = 0;
+	lc->acc_fwd = 0;
+}
+
+/* Stage a run; returns 1 when all of it was staged (or what did not fit
+ * was failed as its router asks). */
 static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		 const struct shmr_dp_poll *p, const struct rte_ring *src,
 		 struct run *run, unsigned *handled)
@@ -357,15 +577,14 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 
 	if (run->len == 0)
 		return 1;
-	if (run->target == BCAST_TARGET)
+	if (run->target == BCAST_TARGET) {
+		shmr_dp_fwd_stages_out(lc);
 		return shmr_dp_fwd_bcast_flush_rcu(lc, t, p, src, run, handled);
-	k = shmr_lane_put_bounded(shmr_dp_lane(env, run->target, lc->index),
-				  env->lane_size,
-				  lc->buf + (size_t)run->start * ss, ss,
-				  run->len);
+	}
+	k = stage_run(lc, run);
 	unsigned fwd = 0;
-	uint32_t rslot = 0;
-	uint64_t rn = 0;
+	uint32_t rslot = lc->acc_rslot;
+	uint64_t rn = lc->acc_rn;
 
 	for (unsigned j = 0; j < k; j++) {
 		const struct shmr_dp_meta *meta = &lc->meta[run->start + j];
@@ -390,22 +609,22 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		}
 		fwd += meta->what == META_FORWARD;
 		commit(lc, p,
-		       (const struct shmr_msg *)(lc->buf +
+		       (const struct shmr_msg *)(lc->burst +
 						 (size_t)(run->start + j) * ss),
 		       meta);
 	}
-	if (rn)
-		shmr_dp_count(&lc->stats->router_forwarded[rslot], rn);
-	if (k) {
-		if (fwd)
-			shmr_dp_count(&lc->stats->forwarded, fwd);
-		shmr_dp_count(&lc->stats->ep_delivered[run->target], k);
-		note_bell(lc, run->target);
-	}
-	/* The inbox was full: once per run that found it so (the rest of
-	 * the run waits, or is failed as its router asks). */
-	if (k < run->len)
+	/* Written at the burst's end (counts_out()); delivered and the
+	 * bell as the stage goes out. */
+	lc->acc_rslot = rslot;
+	lc->acc_rn = rn;
+	lc->acc_fwd += fwd;
+	/* The inbox was full (no room for the rest of the run): once per
+	 * run that found it so (the rest waits, or is failed as its router
+	 * asks). */
+	if (k < run->len) {
 		shmr_dp_count(&lc->stats->ep_full[run->target], 1);
+		shmr_dp_fwd_stages_out(lc); /* fail_full() enqueues directly */
+	}
 	for (; k < run->len; k++)
 		if (!lc->meta[run->start + k].fail_full ||
 		    !fail_full(lc, t, p, run->start + k))
@@ -433,34 +652,66 @@ special(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	}
 }
 
-unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
-				   const struct shmr_dp_table *t,
-				   struct shmr_dp_poll *p, struct rte_ring *src)
+/*
+ * Is @p src, a lane we consume with @p held slots reserved this round,
+ * sound?  As shmr_lane_valid_sc() (which wants none reserved), our own
+ * head @p held past our tail.
+ */
+static int src_sound(const struct rte_ring *src, uint32_t lane_size,
+		     uint32_t held)
+{
+	uint32_t ch, ct, pt;
+
+	if (held == 0)
+		return shmr_lane_valid_sc(src, lane_size);
+	if (!shmr_lane_geometry_valid(src, lane_size))
+		return 0;
+	/* Our own side: no partner.  prod.tail: acquire, pairs with the
+	 * producer's release store (as in shmr_lane_valid_sc()). */
+	ch = __atomic_load_n(&src->cons.head, __ATOMIC_RELAXED);
+	ct = __atomic_load_n(&src->cons.tail, __ATOMIC_RELAXED);
+	pt = __atomic_load_n(&src->prod.tail, __ATOMIC_ACQUIRE);
+	return ch - ct == held && pt - ct <= lane_size - 1 &&
+	       pt - ch <= lane_size - 1;
+}
+
+/* One burst from @p src into the round's stages; see the essay. */
+static unsigned burst(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
+		      struct shmr_dp_poll *p, struct rte_ring *src)
 {
 	const struct shmr_dp_env *env = lc->env;
 	uint32_t ss = env->slot_size;
 	struct run run = { 0, 0, NO_TARGET, 0 };
 	struct shmr_dp_bcast_progress *bp = &lc->bcast[p->slot];
-	/* Our own index (we are the consumer): no partner. */
-	uint32_t tail = __atomic_load_n(&src->cons.tail, __ATOMIC_RELAXED);
+	unsigned key = 2 * p->slot + (src == p->out_high);
+	struct shmr_dp_held *h;
 	unsigned n, handled = 0;
+	int stopped = 0;
 
-	if (!shmr_lane_valid_sc(src, env->lane_size)) {
+	if (lc->pool_n + SHMR_DP_BURST > lc->pool_cap)
+		round_out(lc);
+	h = lc->src_of[key] ? &lc->srcs[lc->src_of[key] - 1] : NULL;
+	if (!src_sound(src, env->lane_size, h ? h->n : 0)) {
+		if (h)
+			round_out(lc); /* what it holds is handled */
 		quarantine(lc, p, src == p->out_high ? "high-priority outbound"
 						     : "outbound");
 		return 0;
 	}
-	n = shmr_lane_peek_bounded(src, env->lane_size, lc->buf, ss,
+	/* Our own index (we are the consumer): no partner. */
+	lc->burst_pos = __atomic_load_n(&src->cons.head, __ATOMIC_RELAXED);
+	lc->burst_idx = lc->pool_n;
+	lc->burst = lc->buf + (size_t)lc->pool_n * ss;
+	n = shmr_lane_peek_bounded(src, env->lane_size, lc->burst, ss,
 				   SHMR_DP_BURST);
 	if (n == 0)
 		return 0;
-	memset(lc->checked, 0, sizeof(lc->checked));
 	/* Smallest-mailbox counts the open run as queued (a broadcast run's
-	 * target is no routee's slot). */
+	 * target is no routee's slot), and what is staged (lc->staged). */
 	lc->pick.pend_slot = &run.target;
 	lc->pick.pend_n = &run.len;
 	for (unsigned i = 0; i < n; i++) {
-		struct shmr_msg *m = (struct shmr_msg *)(lc->buf +
+		struct shmr_msg *m = (struct shmr_msg *)(lc->burst +
 							 (size_t)i * ss);
 		uint32_t target = classify(lc, t, p, m, &lc->meta[i]);
 
@@ -475,11 +726,14 @@ unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
 			goto full;
 		if (target == NO_TARGET) {
 			if (lc->meta[i].what == META_ADMIN ||
-			    lc->meta[i].what == META_ADMIN_FAILED)
+			    lc->meta[i].what == META_ADMIN_FAILED) {
+				shmr_dp_fwd_stages_out(lc);
 				shmr_dp_fwd_admin_put(lc, m, &lc->meta[i]);
+			}
 			commit(lc, p, m, &lc->meta[i]);
 			handled = i + 1;
 		} else if (target == ALONE_TARGET) {
+			shmr_dp_fwd_stages_out(lc);
 			if (!special(lc, t, p, i))
 				goto full;
 			handled = i + 1;
@@ -493,33 +747,73 @@ unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
 full:
 	p->blocked = 1;
 	lc->nblocked++;
+	stopped = 1;
 done:
+	counts_out(lc);
 	lc->pick.pend_slot = NULL;
 	lc->pick.pend_n = NULL;
 	/* The head slot moved on: progress kept for it is obsolete. */
-	if (handled && bp->active && bp->pos == tail)
+	if (handled && bp->active && bp->pos == lc->burst_pos)
 		bp->active = 0;
-	rte_ring_dequeue_zc_elem_finish(src, handled);
+	/* Held until the round's end, when what was staged from it is out;
+	 * a burst that stopped ends the round now, as the finish also gives
+	 * back the slots after the last one handled. */
+	if (!h) {
+		h = &lc->srcs[lc->nsrcs++];
+		h->r = src;
+		h->n = 0;
+		h->key = key;
+		lc->src_of[key] = (uint16_t)lc->nsrcs;
+	}
+	h->n += handled;
+	/* Held slots never outnumber the pool (a round ends when it is
+	 * full), which bounds what a crash redelivers. */
+	lc->pool_n += n;
+	if (stopped || handled < n)
+		round_out(lc);
+	else if (lc->npending == 0)
+		/* Everything taken so far is in its inbox already (a full
+		 * burst for one lane goes out at once): release it now, so
+		 * that a crash redelivers no more than a burst, the sender
+		 * has its room back, and the next burst reuses the pool's
+		 * first slots, still in the cache. */
+		sources_out(lc);
 	shmr_dp_count(&lc->stats->rx, handled);
 	return handled;
 }
 
-/* One endpoint's lanes, high priority first; slots taken. */
+unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
+				   const struct shmr_dp_table *t,
+				   struct shmr_dp_poll *p, struct rte_ring *src)
+{
+	unsigned n = burst(lc, t, p, src);
+
+	round_out(lc);
+	return n;
+}
+
+/* One endpoint's lanes, high priority first, in pass @p pass of a round;
+ * slots taken (staged or out).  After the first pass, an endpoint whose
+ * target was full is left for the next round. */
 static unsigned poll_ep(struct shmr_dp_lcore *lc, struct shmr_dp_table *t,
-			struct shmr_dp_poll *p)
+			struct shmr_dp_poll *p, unsigned pass)
 {
 	unsigned n;
 
-	p->blocked = 0;
-	n = shmr_dp_forward_burst_rcu(lc, t, p, p->out_high);
+	if (pass == 0)
+		p->blocked = 0;
+	else if (p->blocked)
+		return 0;
+	n = burst(lc, t, p, p->out_high);
 	if (!p->quarantined)
-		n += shmr_dp_forward_burst_rcu(lc, t, p, p->out);
+		n += burst(lc, t, p, p->out);
 	return n;
 }
 
 /* The sweep: every endpoint of the list, as the loop was before work
  * bits; each one left with work gets its bit (lcore.c says when). */
-static unsigned poll_all(struct shmr_dp_lcore *lc, struct shmr_dp_table *t)
+static unsigned poll_all(struct shmr_dp_lcore *lc, struct shmr_dp_table *t,
+			 unsigned pass)
 {
 	struct shmr_dp_poll_list *l = &t->lists[lc->index];
 	unsigned total = 0;
@@ -530,7 +824,7 @@ static unsigned poll_all(struct shmr_dp_lcore *lc, struct shmr_dp_table *t)
 
 		if (p->quarantined)
 			continue;
-		n = poll_ep(lc, t, p);
+		n = poll_ep(lc, t, p, pass);
 		total += n;
 		if (!p->quarantined &&
 		    (n || p->blocked || shmr_lane_pending_sc(p->out_high) ||
@@ -546,7 +840,8 @@ static unsigned poll_all(struct shmr_dp_lcore *lc, struct shmr_dp_table *t)
 
 /* The endpoints whose work bit is set; bounds from our own geometry,
  * whatever a peer wrote into the words. */
-static unsigned poll_bits(struct shmr_dp_lcore *lc, struct shmr_dp_table *t)
+static unsigned poll_bits(struct shmr_dp_lcore *lc, struct shmr_dp_table *t,
+			  unsigned pass)
 {
 	const struct shmr_dp_env *env = lc->env;
 	struct shmr_dp_poll_list *l = &t->lists[lc->index];
@@ -592,11 +887,14 @@ static unsigned poll_bits(struct shmr_dp_lcore *lc, struct shmr_dp_table *t)
 					continue;
 				}
 				p = &l->e[at - 1];
-				n = poll_ep(lc, t, p);
+				n = poll_ep(lc, t, p, pass);
 				total += n;
+				/* Idle rounds: counted in a round's first
+				 * pass only. */
 				if (n || p->blocked) {
 					p->idle = 0;
-				} else if (++p->idle >= SHMR_DP_RETIRE_ROUNDS) {
+				} else if (pass == 0 &&
+					   ++p->idle >= SHMR_DP_RETIRE_ROUNDS) {
 					p->idle = 0;
 					shmr_dp_work_retire_rcu(lc, p, idx);
 				}
@@ -609,16 +907,35 @@ static unsigned poll_bits(struct shmr_dp_lcore *lc, struct shmr_dp_table *t)
 unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
 			       struct shmr_dp_table *t)
 {
-	unsigned total;
+	uint64_t until = 0;
+	unsigned total = 0;
+	int sweep;
 
 	lc->nblocked = 0;
-	/* Which endpoints this round polls: lcore.c's essay. */
-	if (lc->sweep_due || t != lc->swept ||
-	    t->version != lc->swept_version ||
-	    ++lc->rounds >= lc->sweep_every)
-		total = poll_all(lc, t);
-	else
-		total = poll_bits(lc, t);
+	/* Which endpoints this round polls: lcore.c's essay.  The first
+	 * pass sweeps when one is due; the later ones take the endpoints
+	 * whose work bit is set (a sweep sets it for those left with work). */
+	sweep = lc->sweep_due || t != lc->swept ||
+		t->version != lc->swept_version ||
+		++lc->rounds >= lc->sweep_every;
+	/* Passes over the lanes while they bring work and the round holds
+	 * something staged, for at most stage_ticks: see the essay. */
+	for (unsigned pass = 0;; pass++) {
+		unsigned got = sweep && pass == 0 ? poll_all(lc, t, pass)
+						  : poll_bits(lc, t, pass);
+
+		total += got;
+		if (got == 0 || lc->nsrcs == 0)
+			break;
+		/* The clock only once something is held: a round of one
+		 * pass (one lane's full burst for one inbox) never reads it.
+		 * The bound counts from the end of the first pass. */
+		if (until == 0)
+			until = rte_rdtsc() + lc->stage_ticks;
+		else if (rte_rdtsc() >= until)
+			break;
+	}
+	round_out(lc);
 	/* The routing logics' own work, each only when it has any: replies
 	 * other lcores polled for our collector, its timers, and the
 	 * balancing queues' hand-outs. */

@@ -33,8 +33,13 @@ unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
 				   struct shmr_dp_poll *p, struct rte_ring *src);
 
 /**
- * One poll loop: every endpoint of this lcore's list (high lane, then
- * normal lane), then the bells owed.
+ * One poll loop (a round): passes over every endpoint of this lcore's
+ * list (high lane, then normal lane), one burst per lane per pass, the
+ * slots staged per destination lane (forward.c, "Batches per
+ * destination"), while a pass brings work and something is held, for at
+ * most SHMR_DP_STAGE_NS, SHMR_DP_POOL_MAX slots held at a time; then every stage out and every source lane
+ * released, then the logics' own work and the bells owed.  Nothing is
+ * left staged or reserved when it returns.
  * Context: as shmr_dp_forward_burst_rcu().  Returns: slots consumed.
  */
 unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,

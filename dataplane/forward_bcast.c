@@ -78,8 +78,9 @@ bcast_progress(struct shmr_dp_lcore *lc, const struct shmr_dp_poll *p,
 	       unsigned i)
 {
 	struct shmr_dp_bcast_progress *bp = &lc->bcast[p->slot];
-	/* Our own index (we are the consumer): no partner. */
-	uint32_t tail = __atomic_load_n(&src->cons.tail, __ATOMIC_RELAXED);
+	/* Where this burst began in @p src (the round may hold slots before
+	 * it reserved: forward.c). */
+	uint32_t tail = lc->burst_pos;
 
 	if (i != 0 || !bp->active || bp->gen != p->gen ||
 	    bp->high != (src == p->out_high) || bp->pos != tail ||
@@ -100,7 +101,7 @@ static int bcast_slot(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 {
 	const struct shmr_dp_env *env = lc->env;
 	uint32_t ss = env->slot_size;
-	struct shmr_msg *m = (struct shmr_msg *)(lc->buf + (size_t)i * ss);
+	struct shmr_msg *m = (struct shmr_msg *)(lc->burst + (size_t)i * ss);
 	struct shmr_dp_meta *meta = &lc->meta[i];
 	struct shmr_dp_bcast_progress *bp = bcast_progress(lc, p, src, r, i);
 	uint64_t served[SHMR_MAX_ENDPOINTS / 64] = { 0 };
@@ -148,9 +149,7 @@ static int bcast_slot(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 		held = 1;
 	}
 	if (held) {
-		/* Our own index: no partner. */
-		uint32_t tail = __atomic_load_n(&src->cons.tail,
-						__ATOMIC_RELAXED);
+		uint32_t tail = lc->burst_pos;
 
 		lc->bcast[p->slot] = (struct shmr_dp_bcast_progress){
 			.active = 1,
@@ -201,7 +200,7 @@ static unsigned bcast_batch(struct shmr_dp_lcore *lc,
 	const struct shmr_dp_env *env = lc->env;
 	struct rte_ring_zc_data zcd[SHMR_MAX_ROUTES];
 	uint32_t ss = env->slot_size, j, k = n;
-	const unsigned char *src = lc->buf + (size_t)i * ss;
+	const unsigned char *src = lc->burst + (size_t)i * ss;
 
 	if (fail_full)
 		return 0;
@@ -267,7 +266,7 @@ int shmr_dp_fwd_bcast_flush_rcu(struct shmr_dp_lcore *lc,
 		}
 		for (unsigned j = i; j < i + k; j++)
 			commit(lc, p,
-			       (const struct shmr_msg *)(lc->buf +
+			       (const struct shmr_msg *)(lc->burst +
 							 (size_t)j * ss),
 			       &lc->meta[j]);
 		i += k;

@@ -81,7 +81,7 @@ int shmr_dp_fwd_collect_call_rcu(struct shmr_dp_lcore *lc,
 {
 	const struct shmr_dp_env *env = lc->env;
 	uint32_t ss = env->slot_size;
-	struct shmr_msg *m = (struct shmr_msg *)(lc->buf + (size_t)i * ss);
+	struct shmr_msg *m = (struct shmr_msg *)(lc->burst + (size_t)i * ss);
 	struct shmr_dp_meta *meta = &lc->meta[i];
 	const struct shmr_dp_router *r = &t->routers[meta->bcast];
 	struct shmr_dp_collect_args a = {
@@ -259,7 +259,7 @@ int shmr_dp_fwd_collect_reply_rcu(struct shmr_dp_lcore *lc,
 				  const struct shmr_dp_poll *p, unsigned i)
 {
 	uint32_t ss = lc->env->slot_size;
-	struct shmr_msg *m = (struct shmr_msg *)(lc->buf + (size_t)i * ss);
+	struct shmr_msg *m = (struct shmr_msg *)(lc->burst + (size_t)i * ss);
 	struct shmr_dp_meta *meta = &lc->meta[i];
 	uint32_t owner = shmr_dp_collect_ref_owner(m->ref);
 

@@ -145,6 +145,10 @@ void shmr_dp_fwd_admin_put(struct shmr_dp_lcore *lc, const struct shmr_msg *m,
 {
 	const struct shmr_dp_env *env = lc->env;
 
+	/* A lazy-restart ask comes from inside a burst: what is staged for
+	 * the admin endpoint (sent to it directly) goes first. */
+	if (lc->nstages)
+		shmr_dp_fwd_stages_out(lc);
 	if (shmr_lane_put_bounded(shmr_dp_lane(env, meta->target, lc->index),
 				  env->lane_size, (const unsigned char *)m,
 				  env->slot_size, 1) == 1) {

@@ -74,6 +74,10 @@ uint32_t shmr_dp_fwd_route_failed_rcu(struct shmr_dp_lcore *lc,
 void shmr_dp_fwd_ask_worker_rcu(struct shmr_dp_lcore *lc,
 				const struct shmr_dp_table *t, uint32_t slot);
 
+/* forward.c: every stage of the round out now (before a direct enqueue
+ * into any lane: see its essay, "Batches per destination"). */
+void shmr_dp_fwd_stages_out(struct shmr_dp_lcore *lc);
+
 /* forward_slot.c: put a slot into the admin endpoint's inbound lane; dropped
  * and counted when that lane is full. */
 void shmr_dp_fwd_admin_put(struct shmr_dp_lcore *lc, const struct shmr_msg *m,
@@ -133,7 +137,7 @@ unsigned shmr_dp_fwd_balance_dispatch_rcu(struct shmr_dp_lcore *lc,
 static inline struct shmr_msg *burst_slot(const struct shmr_dp_lcore *lc,
 					  unsigned i)
 {
-	return (struct shmr_msg *)(lc->buf + (size_t)i * lc->env->slot_size);
+	return (struct shmr_msg *)(lc->burst + (size_t)i * lc->env->slot_size);
 }
 
 static inline void note_bell(struct shmr_dp_lcore *lc, uint32_t slot)
@@ -143,8 +147,11 @@ static inline void note_bell(struct shmr_dp_lcore *lc, uint32_t slot)
 
 /*
  * Is the inbound lane of @p slot numbered after this lcore sound?  Checked
- * once per burst and target: the check reads the consumer's tail, a line
- * the consumer keeps writing, so doing it per slot would cost a miss each.
+ * once per round and target: the check reads the consumer's tail, a line
+ * the consumer keeps writing, so doing it per slot (or per burst, with 16
+ * targets in each) would cost a miss each.  A lane its consumer breaks
+ * later in the round cannot make a copy leave it (the bounded copies,
+ * shm/include/shmr/lane_copy.h); the next round's check quarantines it.
  */
 static inline int target_sound(struct shmr_dp_lcore *lc, uint32_t slot)
 {

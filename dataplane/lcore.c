@@ -47,6 +47,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <rte_cycles.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 
@@ -65,6 +66,25 @@ static uint64_t clock_mono_ns(void)
 }
 
 
+/*
+ * TSC ticks in @p ns: from EAL's calibration when it ran, else measured
+ * here against CLOCK_MONOTONIC over 2 ms (a unit test's lcore, set up
+ * without EAL).  At set-up only.
+ */
+static uint64_t tsc_ticks(uint64_t ns)
+{
+	uint64_t hz = rte_get_tsc_hz(), t0, c0;
+
+	if (hz == 0) {
+		t0 = clock_mono_ns();
+		c0 = rte_rdtsc();
+		while (clock_mono_ns() - t0 < 2000000u)
+			rte_pause();
+		hz = (rte_rdtsc() - c0) * 500u;
+	}
+	return hz / 1000u * ns / 1000000u;
+}
+
 int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
 		       uint32_t index)
 {
@@ -79,8 +99,16 @@ int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
 	lc->clock_ns = clock_mono_ns;
 	lc->sweep_every = SHMR_DP_SWEEP_ROUNDS;
 	lc->sweep_due = 1;
+	lc->pool_cap = SHMR_DP_POOL_BYTES / env->slot_size;
+	if (lc->pool_cap > SHMR_DP_POOL_MAX)
+		lc->pool_cap = SHMR_DP_POOL_MAX;
+	if (lc->pool_cap < SHMR_DP_BURST)
+		lc->pool_cap = SHMR_DP_BURST;
+	lc->stage_ticks = tsc_ticks(SHMR_DP_STAGE_NS);
+	lc->pick.staged = lc->staged;
 	lc->buf = aligned_alloc(SHMR_CACHE_LINE,
-				(size_t)SHMR_DP_BURST * env->slot_size);
+				(size_t)lc->pool_cap * env->slot_size);
+	lc->burst = lc->buf;
 	size = (shmr_dp_collect_mem_size(SHMR_DP_COLLECT_CAP_DEFAULT,
 					 env->slot_size) +
 		SHMR_CACHE_LINE - 1) &

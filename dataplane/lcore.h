@@ -84,6 +84,35 @@ struct shmr_dp_bal {
  * writes the bit's line while a stream runs). */
 #define SHMR_DP_RETIRE_ROUNDS 64u
 
+/* Fan-out staging (forward.c): a destination's slots go out together
+ * once this many are staged; a round gathers at most SHMR_DP_POOL_MAX
+ * slots (and SHMR_DP_POOL_BYTES of them) and lasts at most
+ * SHMR_DP_STAGE_NS before everything staged goes out. */
+#define SHMR_DP_STAGE_CAP SHMR_DP_BURST
+#define SHMR_DP_POOL_MAX 512u
+#define SHMR_DP_POOL_BYTES (256u * 1024u)
+#define SHMR_DP_STAGE_NS 20000u
+
+/* Slots staged for one destination lane this round: indices into the
+ * lcore's pool (lc->buf), in the order they are to be enqueued.  room:
+ * free entries the lane had when the stage was opened, less what was
+ * staged since; the lcore is the lane's only producer, so that much is
+ * sure to fit when the stage goes out. */
+struct shmr_dp_stage {
+	uint32_t target;
+	uint32_t room;
+	uint32_t n;
+	uint16_t idx[SHMR_DP_STAGE_CAP];
+};
+
+/* A source lane with slots reserved (dequeue started, not finished) this
+ * round: released together once everything staged from it is out. */
+struct shmr_dp_held {
+	struct rte_ring *r;
+	uint32_t n;
+	uint32_t key; /* its index in src_of */
+};
+
 /** One routing lcore's private state. */
 struct shmr_dp_lcore {
 	const struct shmr_dp_env *env;
@@ -96,11 +125,33 @@ struct shmr_dp_lcore {
 	uint32_t rounds, sweep_every;
 	uint8_t sweep_due; /* before the next round (set before a sleep) */
 	struct shmr_lcore_stats *stats;
-	unsigned char *buf; /* SHMR_DP_BURST * slot_size */
+	unsigned char *buf; /* the pool: pool_cap slots of slot_size */
+	/* The round's staging (forward.c's essay): the burst being handled
+	 * is at pool slot burst_idx (burst points at it) and began at ring
+	 * position burst_pos of its lane; pool_n pool slots are in use.
+	 * stage_of[x]: 1 + index into stages of destination x's stage, 0
+	 * none; staged[x]: its slots not enqueued yet (smallest-mailbox
+	 * counts them as queued).  src_of[2 * slot + high]: 1 + index into
+	 * srcs.  stage_ticks: TSC ticks a round may gather. */
+	unsigned char *burst;
+	uint32_t burst_idx, burst_pos;
+	uint32_t pool_cap, pool_n;
+	uint32_t nstages, nsrcs;
+	uint32_t npending;    /* slots in the stages, not enqueued yet */
+	/* forwarded, and router acc_rslot's forwarded, gathered over a
+	 * burst's runs (forward.c, counts_out()) */
+	uint32_t acc_rslot;
+	uint64_t acc_rn, acc_fwd;
+	uint64_t stage_ticks;
+	uint16_t stage_of[SHMR_MAX_ENDPOINTS];
+	uint16_t staged[SHMR_MAX_ENDPOINTS];
+	uint16_t src_of[2 * SHMR_MAX_ENDPOINTS];
+	struct shmr_dp_stage stages[SHMR_MAX_ENDPOINTS];
+	struct shmr_dp_held srcs[2 * SHMR_MAX_ENDPOINTS];
 	struct shmr_dp_meta meta[SHMR_DP_BURST];
 	uint64_t bells[SHMR_MAX_ENDPOINTS / 64]; /* owed this round */
 	uint64_t checked[SHMR_MAX_ENDPOINTS / 64]; /* inbound lanes found
-						      sound this burst */
+						      sound this round */
 	unsigned nblocked; /* lanes left blocked by backpressure this round */
 	uint64_t ask_next_ns[SHMR_MAX_ENDPOINTS]; /* lazy-restart asks: the
 						   * next one for a slot not

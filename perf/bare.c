@@ -34,6 +34,16 @@
  * once to let the other run and once to run again), and so is a floor
  * under the three-process round trip and the router's call.
  *
+ * Bare fan-out (perf_bare_fanout_run(), the baseline of `shmr-perf
+ * logics`): the producer's stream spread by a forwarder over --routes
+ * consumers (the sinks' CPU, the sinks' wait), slot with seq s to
+ * consumer s % routes, as the router's hash sends key s.  The forwarder
+ * batches as well as it can, the way rte_eth_tx_buffer does per port:
+ * each slot is copied out of its input lane straight into its
+ * destination's buffer (a zero-copy dequeue: one copy), a buffer goes out
+ * as one enqueue when it holds a burst, and every buffer goes out when the
+ * input lane is empty.  Each consumer checks its slots come in order.
+ *
  * The parent forks, releases all children at once through a pipe (EOF on
  * the "go" pipe) and then blocks in waitpid: it never wakes while they run.
  */
@@ -55,6 +65,7 @@
 #include "perf_internal.h"
 
 #define CTL_BYTES 4096u
+#define PERF_FAN_MAX 32u /* consumers of the fan-out (--routes' bound) */
 
 /* Results the children leave in shared memory; read after waitpid. */
 struct bare_ctl {
@@ -67,6 +78,11 @@ struct bare_ctl {
 		alignas(64) uint64_t p50, p99, p999, max;
 		unsigned done;
 	} rtt[3];
+	/* The fan-out run: per consumer. */
+	struct {
+		alignas(64) uint64_t end_ns;
+		uint64_t received, gaps, reorders;
+	} fan[PERF_FAN_MAX];
 };
 _Static_assert(sizeof(struct bare_ctl) <= CTL_BYTES, "ctl page");
 
@@ -83,6 +99,8 @@ struct bare {
 	size_t size, ring_bytes;
 	int go[2], ready[2];
 	unsigned rtt_run; /* RTT_*: where the pinger leaves its figures */
+	unsigned fan_id;  /* the fan-out consumer a child is: its role's */
+	int fan_first;    /* index less fan_first */
 };
 
 enum { RTT_PINGPONG, RTT_THREE, RTT_HANDOFF };
@@ -99,7 +117,8 @@ enum {
 	RING_PONG,
 	RING_C2F,
 	RING_F2P,
-	RING_COUNT
+	RING_FAN0, /* the fan-out's consumers' lanes, PERF_FAN_MAX of them */
+	RING_COUNT = RING_FAN0 + PERF_FAN_MAX
 };
 
 /* bare_elem.from of an echo: the pinger must only ever see these. */
@@ -529,12 +548,139 @@ static void echoer3(struct bare *b, struct bare_map *m)
 	_exit(PERF_EXIT_OK);
 }
 
+/* The fan-out forwarder's buffers: cnt[d] slots for consumer d. */
+struct fan_bufs {
+	const struct perf_opts *o;
+	struct bare_map *m;
+	unsigned char *stage; /* routes x burst slots */
+	unsigned cnt[PERF_FAN_MAX];
+	struct perf_stall st;
+	unsigned idle;
+};
+
+/* Consumer @p d's buffer out as one enqueue (waiting while it is full). */
+static void fan_flush(struct fan_bufs *f, unsigned d)
+{
+	const struct perf_opts *o = f->o;
+
+	if (f->cnt[d])
+		push_all(f->m->ring[RING_FAN0 + d],
+			 f->stage + (size_t)d * o->burst * o->slot, f->cnt[d],
+			 o, &f->st, &f->idle, PERF_SPIN_ALONE,
+			 "fan-out forwarder", "consumer stopped");
+	f->cnt[d] = 0;
+}
+
+/* The fan-out's forwarder: each slot into its consumer's buffer, a
+ * buffer out when it holds a burst, every buffer out when input stops. */
+static void fan_forwarder(struct bare *b, struct bare_map *m)
+{
+	struct fan_bufs f = { .o = b->o, .m = m };
+	const struct perf_opts *o = b->o;
+	uint64_t fwd = 0;
+
+	f.stage = calloc((size_t)o->routes * o->burst, o->slot);
+	if (!f.stage)
+		child_fail("fan-out forwarder", "out of memory");
+	child_sync(b);
+	while (fwd < o->count) {
+		struct rte_ring_zc_data z;
+		unsigned n = rte_ring_dequeue_zc_burst_elem_start(
+			m->ring[RING_P2F], o->slot, o->burst, &z, NULL);
+
+		if (n == 0) {
+			for (unsigned d = 0; d < o->routes; d++)
+				fan_flush(&f, d);
+			if (perf_stalled(&f.st))
+				child_fail("fan-out forwarder",
+					   "producer stopped");
+			perf_backoff(&f.idle, PERF_SPIN_ALONE);
+			continue;
+		}
+		perf_progress(&f.st);
+		/* Straight from the input lane into the buffer: one copy. */
+		for (unsigned i = 0; i < n; i++) {
+			const unsigned char *e =
+				i < z.n1 ? (const unsigned char *)z.ptr1 +
+						   (size_t)i * o->slot
+					 : (const unsigned char *)z.ptr2 +
+						   (size_t)(i - z.n1) * o->slot;
+			unsigned d = (unsigned)(
+				((const struct bare_elem *)e)->seq % o->routes);
+
+			memcpy(f.stage + ((size_t)d * o->burst + f.cnt[d]) *
+						 o->slot,
+			       e, o->slot);
+			if (++f.cnt[d] == o->burst)
+				fan_flush(&f, d);
+		}
+		rte_ring_dequeue_zc_elem_finish(m->ring[RING_P2F], n);
+		fwd += n;
+	}
+	for (unsigned d = 0; d < o->routes; d++)
+		fan_flush(&f, d);
+	_exit(PERF_EXIT_OK);
+}
+
+/* Fan-out consumer b->fan_id: seqs id, id + routes, ... in order. */
+static void fan_consumer(struct bare *b, struct bare_map *m)
+{
+	const struct perf_opts *o = b->o;
+	unsigned id = b->fan_id, nd = o->routes;
+	struct rte_ring *in = m->ring[RING_FAN0 + id];
+	unsigned char *buf = calloc(o->burst, o->slot);
+	struct perf_stall st = { 0 };
+	uint64_t want = o->count > id ? (o->count - id + nd - 1) / nd : 0;
+	uint64_t got = 0, expect = id, gaps = 0, reorders = 0;
+	unsigned idle = 0;
+
+	if (!buf)
+		child_fail("fan-out consumer", "out of memory");
+	child_sync(b);
+	while (got < want) {
+		unsigned n = shmr_lane_take(in, buf, o->slot, o->burst);
+
+		if (n == 0) {
+			if (perf_stalled(&st)) {
+				fprintf(stderr, "shmr-perf bare: fan-out "
+						"consumer %u: stalled after "
+						"%llu\n",
+					id, (unsigned long long)got);
+				break;
+			}
+			perf_backoff(&idle, PERF_SPIN_SHARED);
+			continue;
+		}
+		perf_progress(&st);
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t seq = ((const struct bare_elem *)(
+						buf + (size_t)i * o->slot))
+					       ->seq;
+
+			if (seq != expect) {
+				if (seq < expect)
+					reorders++;
+				else
+					gaps++;
+			}
+			if (seq >= expect)
+				expect = seq + nd;
+		}
+		got += n;
+	}
+	m->ctl->fan[id].end_ns = perf_now_ns();
+	m->ctl->fan[id].received = got;
+	m->ctl->fan[id].gaps = gaps;
+	m->ctl->fan[id].reorders = reorders;
+	_exit(got == want ? PERF_EXIT_OK : PERF_EXIT_FAIL);
+}
+
 /* Fork one child per role, pinned; release them together; wait for all. */
 static int run_children(struct bare *b,
 			void (*const *roles)(struct bare *, struct bare_map *),
 			const int *cpus, const char *const *names, int n)
 {
-	pid_t pids[4];
+	pid_t pids[2 + PERF_FAN_MAX];
 	int failed = 0, started = 0;
 	char c;
 
@@ -564,6 +710,7 @@ static int run_children(struct bare *b,
 			}
 			if (bare_map(b, &m) < 0)
 				child_fail(names[i], "mmap failed");
+			b->fan_id = (unsigned)(i - b->fan_first);
 			roles[i](b, &m);
 			_exit(PERF_EXIT_FAIL); /* roles never return */
 		}
@@ -635,28 +782,26 @@ static int time_rtt(struct bare *b, const struct bare_map *m, unsigned run,
 	return 0;
 }
 
-int perf_bare_run(const struct perf_opts *o, struct perf_result *r)
+/* The memfd and its rings; 0, or -1 (message printed, *b cleaned). */
+static int bare_open(struct bare *b, struct bare_map *m)
 {
-	struct bare b = { .o = o, .memfd = -1 };
-	struct bare_map m;
+	const struct perf_opts *o = b->o;
 	ssize_t rb;
-	int rc = -1;
 
-	memset(r, 0, sizeof(*r));
 	rb = rte_ring_get_memsize_elem(o->slot, o->lane);
 	if (rb < 0) {
 		fprintf(stderr, "shmr-perf bare: ring of %u x %u B: %s\n",
 			o->lane, o->slot, strerror((int)-rb));
 		return -1;
 	}
-	b.ring_bytes = ((size_t)rb + 4095) & ~(size_t)4095;
-	b.size = CTL_BYTES + RING_COUNT * b.ring_bytes;
-	b.memfd = memfd_create("shmr-perf-bare", MFD_CLOEXEC);
-	if (b.memfd < 0 || ftruncate(b.memfd, (off_t)b.size) < 0) {
+	b->ring_bytes = ((size_t)rb + 4095) & ~(size_t)4095;
+	b->size = CTL_BYTES + RING_COUNT * b->ring_bytes;
+	b->memfd = memfd_create("shmr-perf-bare", MFD_CLOEXEC);
+	if (b->memfd < 0 || ftruncate(b->memfd, (off_t)b->size) < 0) {
 		perror("shmr-perf bare: memfd");
 		goto out;
 	}
-	if (bare_map(&b, &m) < 0) {
+	if (bare_map(b, m) < 0) {
 		perror("shmr-perf bare: mmap");
 		goto out;
 	}
@@ -664,12 +809,82 @@ int perf_bare_run(const struct perf_opts *o, struct perf_result *r)
 		char name[16];
 
 		snprintf(name, sizeof(name), "bare%d", i);
-		if (rte_ring_init(m.ring[i], name, o->lane,
+		if (rte_ring_init(m->ring[i], name, o->lane,
 				  RING_F_SP_ENQ | RING_F_SC_DEQ) < 0) {
 			fprintf(stderr, "shmr-perf bare: rte_ring_init failed\n");
-			goto unmap;
+			munmap(m->base, b->size);
+			goto out;
 		}
 	}
+	return 0;
+out:
+	if (b->memfd >= 0)
+		close(b->memfd);
+	b->memfd = -1;
+	return -1;
+}
+
+int perf_bare_fanout_run(const struct perf_opts *o, struct perf_result *r)
+{
+	void (*roles[2 + PERF_FAN_MAX])(struct bare *, struct bare_map *);
+	const char *names[2 + PERF_FAN_MAX];
+	int cpus[2 + PERF_FAN_MAX];
+	struct bare b = { .o = o, .memfd = -1, .fan_first = 2 };
+	struct bare_map m;
+	uint64_t end = 0;
+	unsigned nd = o->routes;
+	int rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	if (nd == 0 || nd > PERF_FAN_MAX) {
+		fprintf(stderr, "shmr-perf bare: fan-out over %u: 1 to %u\n",
+			nd, PERF_FAN_MAX);
+		return -1;
+	}
+	if (bare_open(&b, &m) < 0)
+		return -1;
+	/* Started as the router run's are: the hub, the sinks, the client. */
+	roles[0] = fan_forwarder;
+	cpus[0] = o->cpu_hub;
+	names[0] = "fan-out forwarder";
+	for (unsigned d = 0; d < nd; d++) {
+		roles[2 + d] = fan_consumer;
+		cpus[2 + d] = o->cpu_sink;
+		names[2 + d] = "fan-out consumer";
+	}
+	roles[1] = producer;
+	cpus[1] = o->cpu_client;
+	names[1] = "producer";
+	if (run_children(&b, roles, cpus, names, 2 + (int)nd) < 0)
+		goto unmap;
+	r->sent = o->count;
+	for (unsigned d = 0; d < nd; d++) {
+		r->received += m.ctl->fan[d].received;
+		r->gaps += m.ctl->fan[d].gaps;
+		r->reorders += m.ctl->fan[d].reorders;
+		if (m.ctl->fan[d].end_ns > end)
+			end = m.ctl->fan[d].end_ns;
+	}
+	if (end > m.ctl->t_start_ns)
+		r->mps = (double)r->received * 1e9 /
+			 (double)(end - m.ctl->t_start_ns);
+	r->dps = r->mps;
+	rc = 0;
+unmap:
+	munmap(m.base, b.size);
+	close(b.memfd);
+	return rc;
+}
+
+int perf_bare_run(const struct perf_opts *o, struct perf_result *r)
+{
+	struct bare b = { .o = o, .memfd = -1, .fan_first = 0 };
+	struct bare_map m;
+	int rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	if (bare_open(&b, &m) < 0)
+		return -1;
 
 	{
 		void (*const roles[])(struct bare *, struct bare_map *) = {
@@ -725,8 +940,6 @@ int perf_bare_run(const struct perf_opts *o, struct perf_result *r)
 	rc = 0;
 unmap:
 	munmap(m.base, b.size);
-out:
-	if (b.memfd >= 0)
-		close(b.memfd);
+	close(b.memfd);
 	return rc;
 }

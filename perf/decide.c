@@ -13,6 +13,17 @@
  * its key from a 16-byte payload (hash_key), by shmrouter's hash and by
  * Pekko's (hash_mode "pekko").  broadcast's decision only names the
  * router (the copies are forward_bcast.c's business), so it is left out.
+ *
+ * Then the forwarding round itself (variant "forward-round"), which the
+ * decision is a part of: a client's lane holding 512 slots, keys 0, 1,
+ * ..., forwarded by shmr_dp_poll_once_rcu() through hash router "perf"
+ * into --routes inboxes, and again into one (variant "forward-round-1",
+ * the single-route case); ns per slot, the median over 4000 rounds, so
+ * that what else runs on the machine shows only in the slow rounds.
+ * Validation, staging per destination, the copies and the counters are
+ * in it; the other processes' side (the sender filling its lane, the
+ * workers taking theirs, the cache lines moving between them) is not:
+ * the inboxes are emptied between rounds, untimed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +37,8 @@
 
 #include "dataplane_internal.h"
 #include "decide.h"
+#include "forward.h"
+#include "lcore.h"
 #include "table.h"
 #include "perf_dp.h"
 #include "perf_internal.h"
@@ -146,6 +159,79 @@ static double time_decisions(struct dom *d, uint32_t keylen)
 	return (double)(t1 - t0) / DECISIONS;
 }
 
+#define ROUNDS 4000u
+#define ROUND_SLOTS 512u
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * ns per slot of a forwarding round of router 0 (hash) over routes 1..n,
+ * the slots from client endpoint @p client (keys 0, 1, ...): the median
+ * of ROUNDS rounds of ROUND_SLOTS; -1 on failure.
+ */
+static double time_rounds(struct dom *d, const struct perf_opts *o,
+			  unsigned n, uint32_t client)
+{
+	static uint64_t ns[ROUNDS];
+	static struct shmr_dp_lcore lc;
+	struct shmr_dp_table *t = NULL;
+	struct rte_ring *out = shmr_lane_at(d->base, client, SHMR_LANE_OUT(1));
+	unsigned char *slot = calloc(ROUND_SLOTS, o->slot);
+	uint64_t key = 0;
+	double med = -1;
+
+	if (!slot || o->lane <= ROUND_SLOTS ||
+	    shmr_dp_table_build(&d->env, &t) < 0 ||
+	    shmr_dp_lcore_init(&lc, &d->env, 0) < 0)
+		goto out;
+	for (unsigned r = 0; r < ROUNDS; r++) {
+		unsigned got = 0, spins = 0;
+		uint64_t t0;
+
+		for (unsigned j = 0; j < ROUND_SLOTS; j++) {
+			struct shmr_msg *m =
+				(struct shmr_msg *)(slot + (size_t)j * o->slot);
+
+			memset(m, 0, SHMR_HDR_SIZE);
+			m->kind = SHMR_KIND_SEND;
+			m->from = (struct shmr_pid){ client, 1 };
+			m->to = (struct shmr_pid){ 0, 1 };
+			m->type = 1;
+			m->key = key++;
+		}
+		if (rte_ring_enqueue_bulk_elem(out, slot, o->slot, ROUND_SLOTS,
+					       NULL) != ROUND_SLOTS)
+			goto out;
+		t0 = perf_now_ns();
+		while (got < ROUND_SLOTS && spins++ < 1000000u)
+			got += shmr_dp_poll_once_rcu(&lc, t);
+		ns[r] = perf_now_ns() - t0;
+		if (got != ROUND_SLOTS)
+			goto out;
+		for (uint32_t j = 1; j <= n; j++) {
+			struct rte_ring *in = shmr_lane_at(d->base, j, 0);
+
+			while (rte_ring_dequeue_burst_elem(in, slot, o->slot,
+							   ROUND_SLOTS, NULL))
+				;
+		}
+	}
+	qsort(ns, ROUNDS, sizeof(ns[0]), cmp_u64);
+	med = (double)ns[ROUNDS / 2] / ROUND_SLOTS;
+out:
+	if (lc.env)
+		shmr_dp_lcore_fini(&lc);
+	memset(&lc, 0, sizeof(lc));
+	shmr_dp_table_free(t);
+	free(slot);
+	return med;
+}
+
 /* One message in every routee's inbound lane (or none). */
 static void load(struct dom *d, const struct perf_opts *o, unsigned n,
 		 int on)
@@ -165,7 +251,8 @@ static void load(struct dom *d, const struct perf_opts *o, unsigned n,
 
 /* --json: one decision run's record, or with @p rep 0 its median's. */
 static void json_decide(const struct perf_opts *o, unsigned rep,
-			const char *logic, const char *variant, double ns)
+			const char *logic, const char *variant,
+			uint64_t decisions, double ns)
 {
 	struct json_object *j = perf_json_record("decide",
 						 rep ? "run" : "median");
@@ -174,7 +261,7 @@ static void json_decide(const struct perf_opts *o, unsigned rep,
 	if (variant)
 		perf_json_str(j, "variant", variant);
 	perf_json_u64(j, "routes", o->routes);
-	perf_json_u64(j, "decisions", DECISIONS);
+	perf_json_u64(j, "decisions", decisions);
 	perf_json_u64(j, rep ? "rep" : "reps", rep ? rep : o->reps);
 	perf_json_num(j, "ns_per_decision", ns);
 	perf_json_emit(j);
@@ -203,10 +290,15 @@ int perf_decide_main(const struct perf_opts *o)
 		  "pekko-payload-16", { 16, SHMR_HASH_MODE_PEKKO } },
 	};
 	double ns[sizeof(runs) / sizeof(runs[0])][PERF_REPS_MAX];
+	/* The forwarding rounds: over --routes, and over one. */
+	double rns[2][PERF_REPS_MAX];
+	const unsigned rroutes[2] = { o->routes, 1 };
+	const char *const rvariant[2] = { "forward-round", "forward-round-1" };
+	uint32_t client = o->routes + 1;
 	struct dom d;
 	int rc;
 
-	if (o->routes + 1 > SHMR_MAX_ENDPOINTS) {
+	if (o->routes + 2 > SHMR_MAX_ENDPOINTS) {
 		fprintf(stderr, "shmr-perf decide: too many routes\n");
 		return PERF_EXIT_USAGE;
 	}
@@ -216,7 +308,8 @@ int perf_decide_main(const struct perf_opts *o)
 			strerror(-rc));
 		return PERF_EXIT_FAIL;
 	}
-	endpoints(&d, o->routes);
+	endpoints(&d, o->routes + 1);
+	shmr_ep_at(d.base, client)->kind = SHMR_EPK_CLIENT;
 	if (perf_pin(o->cpu_hub) < 0)
 		fprintf(stderr, "shmr-perf decide: not pinned to cpu %d\n",
 			o->cpu_hub);
@@ -238,7 +331,26 @@ int perf_decide_main(const struct perf_opts *o)
 				return PERF_EXIT_FAIL;
 			}
 			json_decide(o, i + 1, runs[k].name, runs[k].variant,
-				    ns[k][i]);
+				    DECISIONS, ns[k][i]);
+		}
+		for (unsigned k = 0; k < 2; k++) {
+			struct shmr_spec *sp = shmr_spec_of(d.base);
+
+			spec(&d, SHMR_BEH_HASH, rroutes[k], o->vnodes,
+			     runs[0].kc);
+			shmr_spec_write_begin(sp);
+			sp->active[sp->nactive++] = client;
+			sp->version++;
+			shmr_spec_write_end(sp);
+			rns[k][i] = time_rounds(&d, o, rroutes[k], client);
+			if (rns[k][i] < 0) {
+				fprintf(stderr, "shmr-perf decide: %s failed\n",
+					rvariant[k]);
+				free(d.base);
+				return PERF_EXIT_FAIL;
+			}
+			json_decide(o, i + 1, "hash", rvariant[k],
+				    (uint64_t)ROUNDS * ROUND_SLOTS, rns[k][i]);
 		}
 		if (perf_json) /* the text has only the medians */
 			printf("shmr-perf decide: repetition %u of %u done\n",
@@ -254,7 +366,19 @@ int perf_decide_main(const struct perf_opts *o)
 			 runs[k].variant ? runs[k].variant : "",
 			 runs[k].variant ? ")" : "");
 		printf("%-34s %10.1f\n", what, med);
-		json_decide(o, 0, runs[k].name, runs[k].variant, med);
+		json_decide(o, 0, runs[k].name, runs[k].variant, DECISIONS,
+			    med);
+	}
+	printf("%-34s %10s\n", "forwarding round, hash", "ns/slot (median)");
+	for (unsigned k = 0; k < 2; k++) {
+		double med = perf_median(rns[k], o->reps);
+		char what[64];
+
+		snprintf(what, sizeof(what), "over %u route%s", rroutes[k],
+			 rroutes[k] == 1 ? "" : "s");
+		printf("%-34s %10.1f\n", what, med);
+		json_decide(o, 0, "hash", rvariant[k],
+			    (uint64_t)ROUNDS * ROUND_SLOTS, med);
 	}
 	free(d.base);
 	return PERF_EXIT_OK;

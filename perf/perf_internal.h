@@ -342,6 +342,16 @@ static inline int perf_stalled(struct perf_stall *s)
 int perf_bare_run(const struct perf_opts *o, struct perf_result *r);
 
 /**
+ * The bare fan-out: producer -> forwarder -> o->routes consumers over
+ * SPSC rte_rings, slot seq s to consumer s % routes, the forwarder
+ * batching per consumer (a burst per enqueue, partial buffers out when
+ * its input is empty); each consumer checks its order.  The baseline of
+ * `shmr-perf logics` (hash over the same number of sinks).
+ * Returns 0, or -1 when a child failed (message printed).
+ */
+int perf_bare_fanout_run(const struct perf_opts *o, struct perf_result *r);
+
+/**
  * The same chain through the appliance: starts shmr-control on a private
  * domain with @p o->routes shmr-perf-sink routes, pushes o->count messages
  * through router "perf", collects the sinks' counts, then times calls.

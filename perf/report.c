@@ -9,7 +9,7 @@
  *                   size and burst, one bar per poll mode
  *   latency-S-B.svg compare medians of slot size S and burst B: round-trip
  *                   p50, p99, p99.9 of the bare runs and the router's call
- *   logics.svg      logics medians: each logic's throughput / bare
+ *   logics.svg      logics medians: each logic's throughput / bare fan-out
  *   decide.svg      decide medians: ns per decision
  *
  * A cell that several records fill (the same figure from several files:
@@ -76,7 +76,7 @@ static struct chart charts[CH_COUNT] = {
 	},
 	[CH_LOGICS] = {
 		.file = "logics.svg",
-		.title = "routing logics: throughput / bare two-hop chain "
+		.title = "routing logics: throughput / bare fan-out "
 			 "(medians)",
 		.ylabel = "router / bare",
 		.ref = { 1.0, 0 },

@@ -28,10 +28,11 @@ struct dp_dom {
 	struct shmr_dp_env env;
 };
 
-/* A small geometry: slot 128, lane 64. */
-static inline int dp_dom_init(struct dp_dom *d, uint32_t nlcores)
+/* Slot 128, lanes of @p lane entries. */
+static inline int dp_dom_init_lane(struct dp_dom *d, uint32_t nlcores,
+				   uint32_t lane)
 {
-	struct shmr_geometry g = { 128, 64, nlcores, SHMR_POLL_ADAPTIVE, 0 };
+	struct shmr_geometry g = { 128, lane, nlcores, SHMR_POLL_ADAPTIVE, 0 };
 	struct shmr_domain_hdr plan;
 	int64_t size = shmr_layout_plan(&g, &plan);
 
@@ -47,10 +48,25 @@ static inline int dp_dom_init(struct dp_dom *d, uint32_t nlcores)
 	return shmr_dp_env_init(&d->env, d->base, d->size);
 }
 
+/* A small geometry: slot 128, lane 64. */
+static inline int dp_dom_init(struct dp_dom *d, uint32_t nlcores)
+{
+	return dp_dom_init_lane(d, nlcores, 64);
+}
+
 static inline void dp_dom_fini(struct dp_dom *d)
 {
 	free(d->base);
 	d->base = NULL;
+}
+
+/* An lcore, its table and its domain, undone in that order. */
+static inline void dp_all_fini(struct dp_dom *d, struct shmr_dp_lcore *lc,
+			       struct shmr_dp_table *t)
+{
+	shmr_dp_lcore_fini(lc);
+	shmr_dp_table_free(t);
+	dp_dom_fini(d);
 }
 
 static inline struct shmr_spec *dp_spec(struct dp_dom *d)
