@@ -6,9 +6,10 @@
  * Each interval it asks STATUS (the routers, unless named) and INSPECT of
  * each router over one connection, and shows per router and per route:
  * state, msgs/s (forwarded since the last sample, per second), queued,
- * restarts; a column for lane-full events per second and one for
- * redeliveries appear only when the control plane's counters have them
- * (no figure is made up); then one line per routing lcore: its load (busy
+ * restarts; a column for lane-full events per second, one for
+ * redeliveries and one for the sojourn p99 (from ROUTES, microseconds,
+ * since the route's slot was handed out) appear only when the control
+ * plane's counters have them (no figure is made up); then one line per routing lcore: its load (busy
  * polls / polls over the interval) when the dataplane counts busy polls,
  * else polls, slots and sleeps per second.
  *
@@ -135,6 +136,33 @@ static void take(struct sample *s, const char *router, const char *body)
 	}
 }
 
+/* Add the sojourn p99 of each route in router @p router's ROUTES body
+ * to @p s, as "ROUTER/shmr:route:NAME:sojourn_p99_ns" (ROUTES has the
+ * sojourn figures; INSPECT has no room for them). */
+static void take_sojourn(struct sample *s, const char *router,
+			 const char *body)
+{
+	const char *line = body;
+
+	while (*line && s->n < MAX_KEYS) {
+		const char *eol = strchr(line, '\n');
+		size_t len = eol ? (size_t)(eol - line) : strlen(line);
+		const char *sp = memchr(line, ' ', len);
+		const char *p = sp ? strstr(sp, " sojourn_p99_ns=") : NULL;
+
+		if (sp && p && p < line + len) {
+			struct kv *e = &s->kv[s->n++];
+
+			snprintf(e->key, sizeof(e->key),
+				 "%s/shmr:route:%.*s:sojourn_p99_ns", router,
+				 (int)(sp - line), line);
+			snprintf(e->val, sizeof(e->val), "%.*s",
+				 (int)strcspn(p + 16, " \n"), p + 16);
+		}
+		line += len + (eol != NULL);
+	}
+}
+
 static unsigned nrouters;
 static char routers[MAX_ROUTERS][SHMR_NAME_MAX];
 static int routers_named; /* on the command line: not from STATUS */
@@ -182,6 +210,9 @@ static void sample_take(struct sample *s)
 		if (shmr_proto_encode(req, sizeof(req), "INSPECT", &w, 1) < 0)
 			shmr_cli_die("request too long");
 		take(s, w, shmr_cli_request(req));
+		if (shmr_proto_encode(req, sizeof(req), "ROUTES", &w, 1) < 0)
+			shmr_cli_die("request too long");
+		take_sojourn(s, w, shmr_cli_request(req));
 	}
 	s->t = now_s();
 }
@@ -258,7 +289,8 @@ static void route_key(char *key, size_t cap, const char *name,
 	snprintf(key, cap, "shmr:route:%.*s:%s", NAME_W, name, what);
 }
 
-#define ROW_FMT "%-18.18s %-15.15s %8s %7s %8s"
+/* 53 columns, and at most 27 more (LANEFULL/S, REDELIV, P99 US): 80. */
+#define ROW_FMT "%-15.15s %-12.12s %8s %7s %7s"
 
 /* The screen's rows from two samples, into lines[]. */
 static void build(const struct sample *prev, const struct sample *cur)
@@ -266,6 +298,7 @@ static void build(const struct sample *prev, const struct sample *cur)
 	static char names[MAX_ROUTES_TOP][SHMR_NAME_MAX];
 	int lane_full = have_route_key(cur, ":lane_full");
 	int redelivered = have_route_key(cur, ":redelivered");
+	int sojourn = have_route_key(cur, ":sojourn_p99_ns");
 	char b1[32], b2[32], b3[32], b4[32], key[128];
 	time_t t = time(NULL);
 	struct tm tm;
@@ -274,9 +307,9 @@ static void build(const struct sample *prev, const struct sample *cur)
 	localtime_r(&t, &tm);
 	add_line("shmr top: domain %s, %u router(s), %02d:%02d:%02d", domain_name,
 		 nrouters, tm.tm_hour, tm.tm_min, tm.tm_sec);
-	add_line(ROW_FMT "%s%s", "ROUTER/ROUTE", "STATE", "MSGS/S", "QUEUED",
-		 "RESTARTS", lane_full ? " LANEFULL/S" : "",
-		 redelivered ? " REDELIV" : "");
+	add_line(ROW_FMT "%s%s%s", "ROUTER/ROUTE", "STATE", "MSGS/S", "QUEUED",
+		 "RESTART", lane_full ? " LANEFULL/S" : "",
+		 redelivered ? " REDELIV" : "", sojourn ? "  P99 US" : "");
 	for (unsigned r = 0; r < nrouters; r++) {
 		const char *rn = routers[r], *st = get(cur, rn, "shmr:state");
 		unsigned nr;
@@ -284,8 +317,8 @@ static void build(const struct sample *prev, const struct sample *cur)
 		add_line(ROW_FMT, rn, st ? st : "?",
 			 fig(rate(prev, cur, rn, "shmr:forwarded"), b1,
 			     sizeof(b1)),
-			 get(cur, rn, "shmr:mailbox_size")
-				 ? get(cur, rn, "shmr:mailbox_size")
+			 get(cur, rn, "shmr:queued")
+				 ? get(cur, rn, "shmr:queued")
 				 : "-",
 			 get(cur, rn, "shmr:restarts")
 				 ? get(cur, rn, "shmr:restarts")
@@ -293,7 +326,7 @@ static void build(const struct sample *prev, const struct sample *cur)
 		nr = route_names(cur, rn, names, MAX_ROUTES_TOP);
 		for (unsigned k = 0; k < nr; k++) {
 			char label[SHMR_NAME_MAX + 8], lf[40] = "",
-						       rd[40] = "";
+						       rd[40] = "", pn[40] = "";
 			const char *q, *rs, *state;
 
 			snprintf(label, sizeof(label), "  %.*s", NAME_W, names[k]);
@@ -315,10 +348,23 @@ static void build(const struct sample *prev, const struct sample *cur)
 					 get(cur, rn, key) ? get(cur, rn, key)
 							   : "-");
 			}
+			if (sojourn) {
+				uint64_t ns;
+
+				/* p99 of the messages received so far (no
+				 * figure until one was). */
+				route_key(key, sizeof(key), names[k],
+					  "sojourn_p99_ns");
+				if (get_u64(cur, rn, key, &ns) == 0 && ns)
+					snprintf(pn, sizeof(pn), " %7.1f",
+						 (double)ns / 1000.0);
+				else
+					snprintf(pn, sizeof(pn), " %7s", "-");
+			}
 			route_key(key, sizeof(key), names[k], "forwarded");
-			add_line(ROW_FMT "%s%s", label, state ? state : "?",
+			add_line(ROW_FMT "%s%s%s", label, state ? state : "?",
 				 fig(rate(prev, cur, rn, key), b2, sizeof(b2)),
-				 q ? q : "-", rs ? rs : "-", lf, rd);
+				 q ? q : "-", rs ? rs : "-", lf, rd, pn);
 		}
 	}
 	/* The lcores: the same figures in every router's answer; the

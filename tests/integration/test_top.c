@@ -227,6 +227,9 @@ static void test_top_piped_prints_a_table_per_interval(void **state)
 	}
 	/* No terminal control sequences. */
 	assert_null(strchr(c.out, '\033'));
+	/* The routes' sojourn p99 has its column (the domain stamps). */
+	assert_non_null(strstr(c.out, " QUEUED RESTART"));
+	assert_non_null(strstr(c.out, " P99 US\n"));
 	assert_int_equal(shmr_test_app_stop(&c.app), 0);
 }
 
