@@ -13,10 +13,11 @@
  *              pure parts in logic.h);
  *   rcu.h      the table swap (rcu.c);
  *   lcore.h    one routing lcore's state, wake and sleep (lcore.c);
- *   forward.h  the burst and the poll loop (forward.c, with the glue in
- *              forward_bcast.c, forward_collect.c, forward_balance.c and
- *              their shared slot helpers in forward_slot.h; the reply
- *              collector and the balancing queue in collect.h, balance.h).
+ *   forward.h  the burst and the poll loop (forward.c, forward_poll.c;
+ *              the glue in forward_bcast.c, forward_collect.c,
+ *              forward_balance.c and their shared slot helpers in
+ *              forward_slot.h; the reply collector and the balancing
+ *              queue in collect.h, balance.h).
  *
  * Nothing here calls rte_eal_init(): the lanes are used through DPDK's
  * inline ring API only, so the tests link this code without EAL.  main.c

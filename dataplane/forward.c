@@ -77,7 +77,8 @@
  * reply collector of scatter-gather and tail-chopping (forward_collect.c)
  * and the balancing queues (forward_balance.c).  What they share with
  * this file is in forward_slot.h, and the admin and failure paths they
- * all call in forward_slot.c.
+ * all call in forward_slot.c.  The round itself (which endpoints it
+ * polls, its passes, the logics' own work after it) is forward_poll.c.
  *
  * The admin path: a high/max-priority send or call to a router, one of
  * the router's own messages (a type from SHMR_TYPE_RESERVED up) at any
@@ -501,7 +502,7 @@ static void sources_out(struct shmr_dp_lcore *lc)
 	lc->burst = lc->buf;
 }
 
-static void round_out(struct shmr_dp_lcore *lc)
+void shmr_dp_fwd_round_out(struct shmr_dp_lcore *lc)
 {
 	shmr_dp_fwd_stages_out(lc);
 	sources_out(lc);
@@ -676,8 +677,9 @@ static int src_sound(const struct rte_ring *src, uint32_t lane_size,
 }
 
 /* One burst from @p src into the round's stages; see the essay. */
-static unsigned burst(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
-		      struct shmr_dp_poll *p, struct rte_ring *src)
+unsigned shmr_dp_fwd_burst_rcu(struct shmr_dp_lcore *lc,
+			       const struct shmr_dp_table *t,
+			       struct shmr_dp_poll *p, struct rte_ring *src)
 {
 	const struct shmr_dp_env *env = lc->env;
 	uint32_t ss = env->slot_size;
@@ -689,11 +691,11 @@ static unsigned burst(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	int stopped = 0;
 
 	if (lc->pool_n + SHMR_DP_BURST > lc->pool_cap)
-		round_out(lc);
+		shmr_dp_fwd_round_out(lc);
 	h = lc->src_of[key] ? &lc->srcs[lc->src_of[key] - 1] : NULL;
 	if (!src_sound(src, env->lane_size, h ? h->n : 0)) {
-		if (h)
-			round_out(lc); /* what it holds is handled */
+		if (h) /* what it holds is handled */
+			shmr_dp_fwd_round_out(lc);
 		quarantine(lc, p, src == p->out_high ? "high-priority outbound"
 						     : "outbound");
 		return 0;
@@ -770,7 +772,7 @@ done:
 	 * full), which bounds what a crash redelivers. */
 	lc->pool_n += n;
 	if (stopped || handled < n)
-		round_out(lc);
+		shmr_dp_fwd_round_out(lc);
 	else if (lc->npending == 0)
 		/* Everything taken so far is in its inbox already (a full
 		 * burst for one lane goes out at once): release it now, so
@@ -786,168 +788,8 @@ unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
 				   const struct shmr_dp_table *t,
 				   struct shmr_dp_poll *p, struct rte_ring *src)
 {
-	unsigned n = burst(lc, t, p, src);
+	unsigned n = shmr_dp_fwd_burst_rcu(lc, t, p, src);
 
-	round_out(lc);
+	shmr_dp_fwd_round_out(lc);
 	return n;
-}
-
-/* One endpoint's lanes, high priority first, in pass @p pass of a round;
- * slots taken (staged or out).  After the first pass, an endpoint whose
- * target was full is left for the next round. */
-static unsigned poll_ep(struct shmr_dp_lcore *lc, struct shmr_dp_table *t,
-			struct shmr_dp_poll *p, unsigned pass)
-{
-	unsigned n;
-
-	if (pass == 0)
-		p->blocked = 0;
-	else if (p->blocked)
-		return 0;
-	n = burst(lc, t, p, p->out_high);
-	if (!p->quarantined)
-		n += burst(lc, t, p, p->out);
-	return n;
-}
-
-/* The sweep: every endpoint of the list, as the loop was before work
- * bits; each one left with work gets its bit (lcore.c says when). */
-static unsigned poll_all(struct shmr_dp_lcore *lc, struct shmr_dp_table *t,
-			 unsigned pass)
-{
-	struct shmr_dp_poll_list *l = &t->lists[lc->index];
-	unsigned total = 0;
-
-	for (uint32_t i = 0; i < l->n; i++) {
-		struct shmr_dp_poll *p = &l->e[i];
-		unsigned n;
-
-		if (p->quarantined)
-			continue;
-		n = poll_ep(lc, t, p, pass);
-		total += n;
-		if (!p->quarantined &&
-		    (n || p->blocked || shmr_lane_pending_sc(p->out_high) ||
-		     shmr_lane_pending_sc(p->out)))
-			shmr_dp_work_set(lc, p->slot / lc->env->nlcores);
-	}
-	lc->swept = t;
-	lc->swept_version = t->version;
-	lc->rounds = 0;
-	lc->sweep_due = 0;
-	return total;
-}
-
-/* The endpoints whose work bit is set; bounds from our own geometry,
- * whatever a peer wrote into the words. */
-static unsigned poll_bits(struct shmr_dp_lcore *lc, struct shmr_dp_table *t,
-			  unsigned pass)
-{
-	const struct shmr_dp_env *env = lc->env;
-	struct shmr_dp_poll_list *l = &t->lists[lc->index];
-	_Atomic(uint64_t) *work = shmr_dp_work(env, lc->index);
-	unsigned total = 0;
-
-	for (uint32_t s = 0; s < env->work_nsum; s++) {
-		/* No partner: a hint.  What is read on its strength, a
-		 * lane's tail, has its own acquire (the ring's). */
-		uint64_t sv = atomic_load_explicit(&work[s], memory_order_relaxed);
-
-		while (sv) {
-			uint32_t w = s * 64 + (uint32_t)__builtin_ctzll(sv);
-			uint64_t bits;
-
-			sv &= sv - 1;
-			if (w >= env->work_nwords) {
-				/* A peer's: no such word.  No partner. */
-				atomic_fetch_and_explicit(
-					&work[s], ~(1ull << (w % 64)),
-					memory_order_relaxed);
-				continue;
-			}
-			bits = atomic_load_explicit(&work[env->work_nsum + w],
-						    memory_order_relaxed);
-			if (!bits) {
-				shmr_dp_work_word_idle(lc, w);
-				continue;
-			}
-			while (bits) {
-				uint32_t idx = w * 64 +
-					       (uint32_t)__builtin_ctzll(bits);
-				uint32_t slot = idx * env->nlcores + lc->index;
-				uint32_t at = slot < t->max_endpoints
-						      ? l->at[slot]
-						      : 0;
-				struct shmr_dp_poll *p;
-				unsigned n;
-
-				bits &= bits - 1;
-				if (at == 0 || l->e[at - 1].quarantined) {
-					shmr_dp_work_drop(lc, idx);
-					continue;
-				}
-				p = &l->e[at - 1];
-				n = poll_ep(lc, t, p, pass);
-				total += n;
-				/* Idle rounds: counted in a round's first
-				 * pass only. */
-				if (n || p->blocked) {
-					p->idle = 0;
-				} else if (pass == 0 &&
-					   ++p->idle >= SHMR_DP_RETIRE_ROUNDS) {
-					p->idle = 0;
-					shmr_dp_work_retire_rcu(lc, p, idx);
-				}
-			}
-		}
-	}
-	return total;
-}
-
-unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
-			       struct shmr_dp_table *t)
-{
-	uint64_t until = 0;
-	unsigned total = 0;
-	int sweep;
-
-	lc->nblocked = 0;
-	/* Which endpoints this round polls: lcore.c's essay.  The first
-	 * pass sweeps when one is due; the later ones take the endpoints
-	 * whose work bit is set (a sweep sets it for those left with work). */
-	sweep = lc->sweep_due || t != lc->swept ||
-		t->version != lc->swept_version ||
-		++lc->rounds >= lc->sweep_every;
-	/* Passes over the lanes while they bring work and the round holds
-	 * something staged, for at most stage_ticks: see the essay. */
-	for (unsigned pass = 0;; pass++) {
-		unsigned got = sweep && pass == 0 ? poll_all(lc, t, pass)
-						  : poll_bits(lc, t, pass);
-
-		total += got;
-		if (got == 0 || lc->nsrcs == 0)
-			break;
-		/* The clock only once something is held: a round of one
-		 * pass (one lane's full burst for one inbox) never reads it.
-		 * The bound counts from the end of the first pass. */
-		if (until == 0)
-			until = rte_rdtsc() + lc->stage_ticks;
-		else if (rte_rdtsc() >= until)
-			break;
-	}
-	round_out(lc);
-	/* The routing logics' own work, each only when it has any: replies
-	 * other lcores polled for our collector, its timers, and the
-	 * balancing queues' hand-outs. */
-	if (lc->xin_any)
-		total += shmr_dp_fwd_xin_drain_rcu(lc, t);
-	if (lc->coll.nlive)
-		shmr_dp_fwd_collect_tick_rcu(lc, t);
-	if (lc->bal_active)
-		total += shmr_dp_fwd_balance_dispatch_rcu(lc, t);
-	shmr_dp_count(&lc->stats->polls, 1);
-	if (total)
-		shmr_dp_count(&lc->stats->busy_polls, 1);
-	shmr_dp_ring_bells(lc);
-	return total;
 }

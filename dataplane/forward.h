@@ -1,6 +1,6 @@
 /*
- * The fast path: a burst from one lane, and one poll loop over an lcore's
- * endpoints (forward.c).
+ * The fast path: a burst from one lane (forward.c), and one poll loop over
+ * an lcore's endpoints (forward_poll.c).
  *
  * Internal, not for direct inclusion outside dataplane/ (the dataplane's
  * unit tests excepted).

@@ -1,7 +1,8 @@
 /*
  * One slot of a burst: what forward.c and its glue for broadcast
  * (forward_bcast.c), the reply collector (forward_collect.c) and the
- * balancing queues (forward_balance.c) share.  Internal, not for direct
+ * balancing queues (forward_balance.c) share, and the burst and round's
+ * end that the poll loop (forward_poll.c) calls.  Internal, not for direct
  * inclusion outside dataplane/: only the forward*.c files include it.
  *
  * The per-slot helpers are static inline here, as they were inside
@@ -77,6 +78,18 @@ void shmr_dp_fwd_ask_worker_rcu(struct shmr_dp_lcore *lc,
 /* forward.c: every stage of the round out now (before a direct enqueue
  * into any lane: see its essay, "Batches per destination"). */
 void shmr_dp_fwd_stages_out(struct shmr_dp_lcore *lc);
+
+/* forward.c: one burst from @p src, an outbound lane of @p p, into the
+ * round's stages (shmr_dp_forward_burst_rcu() without the round's end);
+ * returns the slots taken.  Called by forward_poll.c's round. */
+unsigned shmr_dp_fwd_burst_rcu(struct shmr_dp_lcore *lc,
+			       const struct shmr_dp_table *t,
+			       struct shmr_dp_poll *p, struct rte_ring *src);
+
+/* forward.c: end of a round (or of a burst that stopped): every stage
+ * out, then every source lane's reserved slots released, then the pool
+ * is free. */
+void shmr_dp_fwd_round_out(struct shmr_dp_lcore *lc);
 
 /* forward_slot.c: put a slot into the admin endpoint's inbound lane; dropped
  * and counted when that lane is full. */
