@@ -13,7 +13,7 @@
  * waits for a routee (shmr_dp_sleep_ms()).
  *
  * Which endpoints a round polls: those whose work bit is set (the
- * protocol is in layout.h), so an endpoint attached and idle costs a
+ * protocol is in shmr/notify.h), so an endpoint attached and idle costs a
  * round nothing, and a round's cost grows with the endpoints that send,
  * not with those attached.  A sender sets its bit after its enqueue when
  * it finds it clear; the lcore polls a set bit's endpoint every round and

@@ -117,7 +117,7 @@ struct shmr_dp_held {
 struct shmr_dp_lcore {
 	const struct shmr_dp_env *env;
 	uint32_t index;
-	/* The work bits (layout.h): the table last swept, and when the next
+	/* The work bits (shmr/notify.h): the table last swept, and when the next
 	 * sweep is due.  sweep_every: SHMR_DP_SWEEP_ROUNDS, or 1 for a test
 	 * whose producers set no bits. */
 	const struct shmr_dp_table *swept;
@@ -244,7 +244,7 @@ int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,
 			 const struct shmr_dp_table *t);
 
 /**
- * The work bits, the lcore's side (the protocol is in layout.h).
+ * The work bits, the lcore's side (the protocol is in shmr/notify.h).
  * shmr_dp_work_set(): set bit @p idx (a sweep found work the bit did not
  * show).  shmr_dp_work_drop(): clear it for an endpoint this lcore does
  * not poll (the bit names no entry of its table).

@@ -1,6 +1,6 @@
 /*
  * Endpoints attaching and detaching while a stream runs (issue 16: the
- * dataplane polls only the endpoints whose work bit is set, layout.h and
+ * dataplane polls only the endpoints whose work bit is set, shmr/notify.h and
  * dataplane/lcore.c).  Real daemons, two routing lcores, in the poll mode
  * given as argv[1] (adaptive or busy).
  *

@@ -7,7 +7,7 @@
  * must arrive once, in order, with From and Ref intact.  Meant for the
  * threads-only ThreadSanitizer build as much as for the normal one.
  *
- * The work bits (layout.h, dataplane/lcore.c): many producers, each
+ * The work bits (shmr/notify.h, dataplane/lcore.c): many producers, each
  * sending short bursts with pauses, so that their bits are retired and
  * set again all the time, one forwarder that never sweeps (a lost bit
  * would leave a message behind: the test's liveness bound fails it), and

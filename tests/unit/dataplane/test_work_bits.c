@@ -1,5 +1,5 @@
 /*
- * Which endpoints a routing lcore polls (the work bits: layout.h, the
+ * Which endpoints a routing lcore polls (the work bits: shmr/notify.h, the
  * essay of dataplane/lcore.c), on a heap domain with two lcores: an idle
  * endpoint is not looked at until the sweep; a sender's bit makes its
  * endpoint polled at once and is cleared after its lanes stay empty; a
