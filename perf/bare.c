@@ -34,15 +34,8 @@
  * once to let the other run and once to run again), and so is a floor
  * under the three-process round trip and the router's call.
  *
- * Bare fan-out (perf_bare_fanout_run(), the baseline of `shmr-perf
- * logics`): the producer's stream spread by a forwarder over --routes
- * consumers (the sinks' CPU, the sinks' wait), slot with seq s to
- * consumer s % routes, as the router's hash sends key s.  The forwarder
- * batches as well as it can, the way rte_eth_tx_buffer does per port:
- * each slot is copied out of its input lane straight into its
- * destination's buffer (a zero-copy dequeue: one copy), a buffer goes out
- * as one enqueue when it holds a burst, and every buffer goes out when the
- * input lane is empty.  Each consumer checks its slots come in order.
+ * The bare fan-out, the baseline of `shmr-perf logics`, is bare_fanout.c's,
+ * on this file's machinery (perf_bare.h).
  *
  * The parent forks, releases all children at once through a pipe (EOF on
  * the "go" pipe) and then blocks in waitpid: it never wakes while they run.
@@ -62,74 +55,8 @@
 
 #include <shmr/lane_copy.h>
 
+#include "perf_bare.h"
 #include "perf_internal.h"
-
-#define CTL_BYTES 4096u
-#define PERF_FAN_MAX 32u /* consumers of the fan-out (--routes' bound) */
-
-/* Results the children leave in shared memory; read after waitpid. */
-struct bare_ctl {
-	alignas(64) uint64_t t_start_ns; /* producer, before its first enqueue */
-	alignas(64) uint64_t t_end_ns;   /* consumer, after the last dequeue */
-	uint64_t received, gaps, reorders;
-	/* One per round-trip run: [RTT_PINGPONG], [RTT_THREE],
-	 * [RTT_HANDOFF]. */
-	struct {
-		alignas(64) uint64_t p50, p99, p999, max;
-		unsigned done;
-	} rtt[3];
-	/* The fan-out run: per consumer. */
-	struct {
-		alignas(64) uint64_t end_ns;
-		uint64_t received, gaps, reorders;
-	} fan[PERF_FAN_MAX];
-};
-_Static_assert(sizeof(struct bare_ctl) <= CTL_BYTES, "ctl page");
-
-/* The first bytes of every element; the rest of the slot rides along. */
-struct bare_elem {
-	uint64_t seq;
-	uint32_t from;
-	uint32_t type;
-};
-
-struct bare {
-	const struct perf_opts *o;
-	int memfd;
-	size_t size, ring_bytes;
-	int go[2], ready[2];
-	unsigned rtt_run; /* RTT_*: where the pinger leaves its figures */
-	unsigned fan_id;  /* the fan-out consumer a child is: its role's */
-	int fan_first;    /* index less fan_first */
-};
-
-enum { RTT_PINGPONG, RTT_THREE, RTT_HANDOFF };
-
-/*
- * Throughput: P2F, F2C.  Two-process round trip: PING, PONG.  Three-process
- * round trip: P2F, F2C (emptied by the throughput run), then back on C2F,
- * F2P: the client's, the worker's and the dataplane's lanes of a call.
- */
-enum {
-	RING_P2F,
-	RING_F2C,
-	RING_PING,
-	RING_PONG,
-	RING_C2F,
-	RING_F2P,
-	RING_FAN0, /* the fan-out's consumers' lanes, PERF_FAN_MAX of them */
-	RING_COUNT = RING_FAN0 + PERF_FAN_MAX
-};
-
-/* bare_elem.from of an echo: the pinger must only ever see these. */
-#define FROM_PINGER 1u
-#define FROM_ECHOER 3u
-
-struct bare_map {
-	void *base;
-	struct bare_ctl *ctl;
-	struct rte_ring *ring[RING_COUNT];
-};
 
 static int bare_map(const struct bare *b, struct bare_map *m)
 {
@@ -145,7 +72,7 @@ static int bare_map(const struct bare *b, struct bare_map *m)
 }
 
 /* In a child: say we are ready, then wait until the parent says go. */
-static void child_sync(struct bare *b)
+void bare_child_sync(struct bare *b)
 {
 	char c = 'r';
 
@@ -158,7 +85,7 @@ static void child_sync(struct bare *b)
 		;
 }
 
-static void child_fail(const char *who, const char *what)
+void bare_child_fail(const char *who, const char *what)
 {
 	fprintf(stderr, "shmr-perf bare: %s: %s\n", who, what);
 	_exit(PERF_EXIT_FAIL);
@@ -168,10 +95,10 @@ static void child_fail(const char *who, const char *what)
  * Enqueue all @p n slots of @p buf, backing off while @p out is full; a
  * consumer that stops taking for the stall bound fails the run as @p who.
  */
-static void push_all(struct rte_ring *out, const unsigned char *buf,
-		     unsigned n, const struct perf_opts *o,
-		     struct perf_stall *st, unsigned *idle, unsigned spin,
-		     const char *who, const char *what)
+void bare_push_all(struct rte_ring *out, const unsigned char *buf,
+		   unsigned n, const struct perf_opts *o,
+		   struct perf_stall *st, unsigned *idle, unsigned spin,
+		   const char *who, const char *what)
 {
 	unsigned done = 0;
 
@@ -184,12 +111,12 @@ static void push_all(struct rte_ring *out, const unsigned char *buf,
 			continue;
 		}
 		if (perf_stalled(st))
-			child_fail(who, what);
+			bare_child_fail(who, what);
 		perf_backoff(idle, spin);
 	}
 }
 
-static void producer(struct bare *b, struct bare_map *m)
+void bare_producer(struct bare *b, struct bare_map *m)
 {
 	const struct perf_opts *o = b->o;
 	struct rte_ring *out = m->ring[RING_P2F];
@@ -199,8 +126,8 @@ static void producer(struct bare *b, struct bare_map *m)
 	uint64_t seq = 0;
 
 	if (!buf)
-		child_fail("producer", "out of memory");
-	child_sync(b);
+		bare_child_fail("producer", "out of memory");
+	bare_child_sync(b);
 	m->ctl->t_start_ns = perf_now_ns();
 	while (seq < o->count) {
 		unsigned n = o->burst;
@@ -214,8 +141,8 @@ static void producer(struct bare *b, struct bare_map *m)
 			e->from = 1;
 			e->type = 1;
 		}
-		push_all(out, buf, n, o, &st, &idle, PERF_SPIN_SHARED,
-			 "producer", "forwarder stopped taking");
+		bare_push_all(out, buf, n, o, &st, &idle, PERF_SPIN_SHARED,
+			      "producer", "forwarder stopped taking");
 		seq += n;
 	}
 	_exit(PERF_EXIT_OK);
@@ -231,20 +158,21 @@ static void forwarder(struct bare *b, struct bare_map *m)
 	uint64_t fwd = 0;
 
 	if (!buf)
-		child_fail("forwarder", "out of memory");
-	child_sync(b);
+		bare_child_fail("forwarder", "out of memory");
+	bare_child_sync(b);
 	while (fwd < o->count) {
 		unsigned n = shmr_lane_take(in, buf, o->slot, o->burst);
 
 		if (n == 0) {
 			if (perf_stalled(&st))
-				child_fail("forwarder", "producer stopped");
+				bare_child_fail("forwarder",
+						"producer stopped");
 			perf_backoff(&idle, PERF_SPIN_ALONE);
 			continue;
 		}
 		perf_progress(&st);
-		push_all(out, buf, n, o, &st, &idle, PERF_SPIN_ALONE,
-			 "forwarder", "consumer stopped");
+		bare_push_all(out, buf, n, o, &st, &idle, PERF_SPIN_ALONE,
+			      "forwarder", "consumer stopped");
 		fwd += n;
 	}
 	_exit(PERF_EXIT_OK);
@@ -260,8 +188,8 @@ static void consumer(struct bare *b, struct bare_map *m)
 	unsigned idle = 0;
 
 	if (!buf)
-		child_fail("consumer", "out of memory");
-	child_sync(b);
+		bare_child_fail("consumer", "out of memory");
+	bare_child_sync(b);
 	while (got < o->count) {
 		unsigned n = shmr_lane_take(in, buf, o->slot, o->burst);
 		if (n == 0) {
@@ -335,9 +263,9 @@ static void pinger(struct bare *b, struct bare_map *m)
 	struct perf_stall st = { 0 };
 
 	if (!tx || !rx || !ticks)
-		child_fail("pinger", "out of memory");
+		bare_child_fail("pinger", "out of memory");
 	perf_tsc_per_us(); /* calibrate before the clock starts */
-	child_sync(b);
+	bare_child_sync(b);
 	for (unsigned i = 0; i < total; i++) {
 		struct bare_elem *e = (struct bare_elem *)tx;
 		uint64_t t0 = rte_rdtsc(), t1;
@@ -347,13 +275,13 @@ static void pinger(struct bare *b, struct bare_map *m)
 			rte_pause();
 		while (shmr_lane_take(in, rx, o->slot, 1) != 1) {
 			if (perf_stalled(&st))
-				child_fail("pinger", "ponger stopped");
+				bare_child_fail("pinger", "ponger stopped");
 			ping_wait(b);
 		}
 		t1 = rte_rdtsc();
 		perf_progress(&st);
 		if (((struct bare_elem *)rx)->seq != i)
-			child_fail("pinger", "answer out of order");
+			bare_child_fail("pinger", "answer out of order");
 		if (i >= PING_WARMUP)
 			ticks[i - PING_WARMUP] = t1 - t0;
 	}
@@ -372,12 +300,12 @@ static void ponger(struct bare *b, struct bare_map *m)
 	struct perf_stall st = { 0 };
 
 	if (!buf)
-		child_fail("ponger", "out of memory");
-	child_sync(b);
+		bare_child_fail("ponger", "out of memory");
+	bare_child_sync(b);
 	for (;;) {
 		if (shmr_lane_take(in, buf, o->slot, 1) != 1) {
 			if (perf_stalled(&st))
-				child_fail("ponger", "pinger stopped");
+				bare_child_fail("ponger", "pinger stopped");
 			ping_wait(b);
 			continue;
 		}
@@ -408,9 +336,9 @@ static void pinger3(struct bare *b, struct bare_map *m)
 	struct perf_stall st = { 0 };
 
 	if (!tx || !rx || !ticks)
-		child_fail("pinger", "out of memory");
+		bare_child_fail("pinger", "out of memory");
 	perf_tsc_per_us(); /* calibrate before the clock starts */
-	child_sync(b);
+	bare_child_sync(b);
 	e->from = FROM_PINGER;
 	for (unsigned i = 0; i < total; i++) {
 		uint64_t t0 = rte_rdtsc(), t1;
@@ -419,11 +347,12 @@ static void pinger3(struct bare *b, struct bare_map *m)
 		e->type = 1;
 		/* Never full: one slot in flight on a lane of >= 64. */
 		if (shmr_lane_put(out, tx, o->slot, 1) != 1)
-			child_fail("pinger", "lane full with one in flight");
+			bare_child_fail("pinger",
+					"lane full with one in flight");
 		for (unsigned w = 0; shmr_lane_take(in, rx, o->slot, 1) != 1;
 		     w++) {
 			if (perf_stalled(&st))
-				child_fail("pinger", "no echo (lost)");
+				bare_child_fail("pinger", "no echo (lost)");
 			/* libshmr's wait_input(): the echoer may need this
 			 * core to answer. */
 			if ((w & 7) == 7)
@@ -437,15 +366,15 @@ static void pinger3(struct bare *b, struct bare_map *m)
 			fprintf(stderr, "shmr-perf bare: pinger: sent %u, got "
 					"seq %llu from %u\n",
 				i, (unsigned long long)echo->seq, echo->from);
-			child_fail("pinger", "echo lost, duplicated or "
-					     "reordered");
+			bare_child_fail("pinger", "echo lost, duplicated or "
+					"reordered");
 		}
 		if (i >= PING_WARMUP)
 			ticks[i - PING_WARMUP] = t1 - t0;
 	}
 	e->seq = PING_STOP;
 	if (shmr_lane_put(out, tx, o->slot, 1) != 1)
-		child_fail("pinger", "lane full at stop");
+		bare_child_fail("pinger", "lane full at stop");
 	pinger_report(b, m, ticks);
 	_exit(PERF_EXIT_OK);
 }
@@ -467,7 +396,8 @@ static unsigned relay(struct rte_ring *in, struct rte_ring *out,
 				      o->slot, n - done);
 		if (done < n) {
 			if (perf_stalled(st))
-				child_fail("forwarder", "lane stayed full");
+				bare_child_fail("forwarder",
+						"lane stayed full");
 			rte_pause();
 		}
 	}
@@ -484,8 +414,8 @@ static void forwarder3(struct bare *b, struct bare_map *m)
 	int stop = 0;
 
 	if (!buf)
-		child_fail("forwarder", "out of memory");
-	child_sync(b);
+		bare_child_fail("forwarder", "out of memory");
+	bare_child_sync(b);
 	while (!stop) {
 		unsigned n = relay(m->ring[RING_P2F], m->ring[RING_F2C], buf, o,
 				   &st, &stop);
@@ -497,7 +427,7 @@ static void forwarder3(struct bare *b, struct bare_map *m)
 			continue;
 		}
 		if (perf_stalled(&st))
-			child_fail("forwarder", "pinger stopped");
+			bare_child_fail("forwarder", "pinger stopped");
 		rte_pause();
 	}
 	_exit(PERF_EXIT_OK);
@@ -516,12 +446,12 @@ static void echoer3(struct bare *b, struct bare_map *m)
 	uint64_t expect = 0;
 
 	if (!buf)
-		child_fail("echoer", "out of memory");
-	child_sync(b);
+		bare_child_fail("echoer", "out of memory");
+	bare_child_sync(b);
 	for (;;) {
 		if (shmr_lane_take(in, buf, o->slot, 1) != 1) {
 			if (perf_stalled(&st))
-				child_fail("echoer", "pinger stopped");
+				bare_child_fail("echoer", "pinger stopped");
 			perf_backoff(&idle, PERF_SPIN_SHARED);
 			continue;
 		}
@@ -530,7 +460,7 @@ static void echoer3(struct bare *b, struct bare_map *m)
 		if (e->seq == PING_STOP)
 			break;
 		if (e->seq != expect++ || e->from != FROM_PINGER)
-			child_fail("echoer", "ping lost or reordered");
+			bare_child_fail("echoer", "ping lost or reordered");
 		e->from = FROM_ECHOER;
 #ifdef PERF_FAULT_ECHO
 		/* Test builds only (perf/meson.build): break one echo, so
@@ -539,146 +469,20 @@ static void echoer3(struct bare *b, struct bare_map *m)
 			if (PERF_FAULT_ECHO == 1)
 				continue;
 			if (shmr_lane_put(out, buf, o->slot, 1) != 1)
-				child_fail("echoer", "lane full");
+				bare_child_fail("echoer", "lane full");
 		}
 #endif
 		if (shmr_lane_put(out, buf, o->slot, 1) != 1)
-			child_fail("echoer", "lane full with one in flight");
+			bare_child_fail("echoer",
+					"lane full with one in flight");
 	}
 	_exit(PERF_EXIT_OK);
-}
-
-/* The fan-out forwarder's buffers: cnt[d] slots for consumer d. */
-struct fan_bufs {
-	const struct perf_opts *o;
-	struct bare_map *m;
-	unsigned char *stage; /* routes x burst slots */
-	unsigned cnt[PERF_FAN_MAX];
-	struct perf_stall st;
-	unsigned idle;
-};
-
-/* Consumer @p d's buffer out as one enqueue (waiting while it is full). */
-static void fan_flush(struct fan_bufs *f, unsigned d)
-{
-	const struct perf_opts *o = f->o;
-
-	if (f->cnt[d])
-		push_all(f->m->ring[RING_FAN0 + d],
-			 f->stage + (size_t)d * o->burst * o->slot, f->cnt[d],
-			 o, &f->st, &f->idle, PERF_SPIN_ALONE,
-			 "fan-out forwarder", "consumer stopped");
-	f->cnt[d] = 0;
-}
-
-/* The fan-out's forwarder: each slot into its consumer's buffer, a
- * buffer out when it holds a burst, every buffer out when input stops. */
-static void fan_forwarder(struct bare *b, struct bare_map *m)
-{
-	struct fan_bufs f = { .o = b->o, .m = m };
-	const struct perf_opts *o = b->o;
-	uint64_t fwd = 0;
-
-	f.stage = calloc((size_t)o->routes * o->burst, o->slot);
-	if (!f.stage)
-		child_fail("fan-out forwarder", "out of memory");
-	child_sync(b);
-	while (fwd < o->count) {
-		struct rte_ring_zc_data z;
-		unsigned n = rte_ring_dequeue_zc_burst_elem_start(
-			m->ring[RING_P2F], o->slot, o->burst, &z, NULL);
-
-		if (n == 0) {
-			for (unsigned d = 0; d < o->routes; d++)
-				fan_flush(&f, d);
-			if (perf_stalled(&f.st))
-				child_fail("fan-out forwarder",
-					   "producer stopped");
-			perf_backoff(&f.idle, PERF_SPIN_ALONE);
-			continue;
-		}
-		perf_progress(&f.st);
-		/* Straight from the input lane into the buffer: one copy. */
-		for (unsigned i = 0; i < n; i++) {
-			const unsigned char *e =
-				i < z.n1 ? (const unsigned char *)z.ptr1 +
-						   (size_t)i * o->slot
-					 : (const unsigned char *)z.ptr2 +
-						   (size_t)(i - z.n1) * o->slot;
-			unsigned d = (unsigned)(
-				((const struct bare_elem *)e)->seq % o->routes);
-
-			memcpy(f.stage + ((size_t)d * o->burst + f.cnt[d]) *
-						 o->slot,
-			       e, o->slot);
-			if (++f.cnt[d] == o->burst)
-				fan_flush(&f, d);
-		}
-		rte_ring_dequeue_zc_elem_finish(m->ring[RING_P2F], n);
-		fwd += n;
-	}
-	for (unsigned d = 0; d < o->routes; d++)
-		fan_flush(&f, d);
-	_exit(PERF_EXIT_OK);
-}
-
-/* Fan-out consumer b->fan_id: seqs id, id + routes, ... in order. */
-static void fan_consumer(struct bare *b, struct bare_map *m)
-{
-	const struct perf_opts *o = b->o;
-	unsigned id = b->fan_id, nd = o->routes;
-	struct rte_ring *in = m->ring[RING_FAN0 + id];
-	unsigned char *buf = calloc(o->burst, o->slot);
-	struct perf_stall st = { 0 };
-	uint64_t want = o->count > id ? (o->count - id + nd - 1) / nd : 0;
-	uint64_t got = 0, expect = id, gaps = 0, reorders = 0;
-	unsigned idle = 0;
-
-	if (!buf)
-		child_fail("fan-out consumer", "out of memory");
-	child_sync(b);
-	while (got < want) {
-		unsigned n = shmr_lane_take(in, buf, o->slot, o->burst);
-
-		if (n == 0) {
-			if (perf_stalled(&st)) {
-				fprintf(stderr, "shmr-perf bare: fan-out "
-						"consumer %u: stalled after "
-						"%llu\n",
-					id, (unsigned long long)got);
-				break;
-			}
-			perf_backoff(&idle, PERF_SPIN_SHARED);
-			continue;
-		}
-		perf_progress(&st);
-		for (unsigned i = 0; i < n; i++) {
-			uint64_t seq = ((const struct bare_elem *)(
-						buf + (size_t)i * o->slot))
-					       ->seq;
-
-			if (seq != expect) {
-				if (seq < expect)
-					reorders++;
-				else
-					gaps++;
-			}
-			if (seq >= expect)
-				expect = seq + nd;
-		}
-		got += n;
-	}
-	m->ctl->fan[id].end_ns = perf_now_ns();
-	m->ctl->fan[id].received = got;
-	m->ctl->fan[id].gaps = gaps;
-	m->ctl->fan[id].reorders = reorders;
-	_exit(got == want ? PERF_EXIT_OK : PERF_EXIT_FAIL);
 }
 
 /* Fork one child per role, pinned; release them together; wait for all. */
-static int run_children(struct bare *b,
-			void (*const *roles)(struct bare *, struct bare_map *),
-			const int *cpus, const char *const *names, int n)
+int bare_run_children(struct bare *b,
+		      void (*const *roles)(struct bare *, struct bare_map *),
+		      const int *cpus, const char *const *names, int n)
 {
 	pid_t pids[2 + PERF_FAN_MAX];
 	int failed = 0, started = 0;
@@ -709,7 +513,7 @@ static int run_children(struct bare *b,
 				_exit(PERF_EXIT_FAIL);
 			}
 			if (bare_map(b, &m) < 0)
-				child_fail(names[i], "mmap failed");
+				bare_child_fail(names[i], "mmap failed");
 			b->fan_id = (unsigned)(i - b->fan_first);
 			roles[i](b, &m);
 			_exit(PERF_EXIT_FAIL); /* roles never return */
@@ -772,7 +576,7 @@ static int time_rtt(struct bare *b, const struct bare_map *m, unsigned run,
 	double per_us = perf_tsc_per_us();
 
 	b->rtt_run = run;
-	if (run_children(b, roles, cpus, names, n) < 0)
+	if (bare_run_children(b, roles, cpus, names, n) < 0)
 		return -1;
 	*done = m->ctl->rtt[run].done;
 	*p50 = (double)m->ctl->rtt[run].p50 / per_us;
@@ -783,7 +587,7 @@ static int time_rtt(struct bare *b, const struct bare_map *m, unsigned run,
 }
 
 /* The memfd and its rings; 0, or -1 (message printed, *b cleaned). */
-static int bare_open(struct bare *b, struct bare_map *m)
+int bare_open(struct bare *b, struct bare_map *m)
 {
 	const struct perf_opts *o = b->o;
 	ssize_t rb;
@@ -824,58 +628,6 @@ out:
 	return -1;
 }
 
-int perf_bare_fanout_run(const struct perf_opts *o, struct perf_result *r)
-{
-	void (*roles[2 + PERF_FAN_MAX])(struct bare *, struct bare_map *);
-	const char *names[2 + PERF_FAN_MAX];
-	int cpus[2 + PERF_FAN_MAX];
-	struct bare b = { .o = o, .memfd = -1, .fan_first = 2 };
-	struct bare_map m;
-	uint64_t end = 0;
-	unsigned nd = o->routes;
-	int rc = -1;
-
-	memset(r, 0, sizeof(*r));
-	if (nd == 0 || nd > PERF_FAN_MAX) {
-		fprintf(stderr, "shmr-perf bare: fan-out over %u: 1 to %u\n",
-			nd, PERF_FAN_MAX);
-		return -1;
-	}
-	if (bare_open(&b, &m) < 0)
-		return -1;
-	/* Started as the router run's are: the hub, the sinks, the client. */
-	roles[0] = fan_forwarder;
-	cpus[0] = o->cpu_hub;
-	names[0] = "fan-out forwarder";
-	for (unsigned d = 0; d < nd; d++) {
-		roles[2 + d] = fan_consumer;
-		cpus[2 + d] = o->cpu_sink;
-		names[2 + d] = "fan-out consumer";
-	}
-	roles[1] = producer;
-	cpus[1] = o->cpu_client;
-	names[1] = "producer";
-	if (run_children(&b, roles, cpus, names, 2 + (int)nd) < 0)
-		goto unmap;
-	r->sent = o->count;
-	for (unsigned d = 0; d < nd; d++) {
-		r->received += m.ctl->fan[d].received;
-		r->gaps += m.ctl->fan[d].gaps;
-		r->reorders += m.ctl->fan[d].reorders;
-		if (m.ctl->fan[d].end_ns > end)
-			end = m.ctl->fan[d].end_ns;
-	}
-	if (end > m.ctl->t_start_ns)
-		r->mps = (double)r->received * 1e9 /
-			 (double)(end - m.ctl->t_start_ns);
-	r->dps = r->mps;
-	rc = 0;
-unmap:
-	munmap(m.base, b.size);
-	close(b.memfd);
-	return rc;
-}
-
 int perf_bare_run(const struct perf_opts *o, struct perf_result *r)
 {
 	struct bare b = { .o = o, .memfd = -1, .fan_first = 0 };
@@ -888,12 +640,12 @@ int perf_bare_run(const struct perf_opts *o, struct perf_result *r)
 
 	{
 		void (*const roles[])(struct bare *, struct bare_map *) = {
-			forwarder, consumer, producer
+			forwarder, consumer, bare_producer
 		};
 		const int cpus[] = { o->cpu_hub, o->cpu_sink, o->cpu_client };
 		const char *const names[] = { "forwarder", "consumer",
 					      "producer" };
-		if (run_children(&b, roles, cpus, names, 3) < 0)
+		if (bare_run_children(&b, roles, cpus, names, 3) < 0)
 			goto unmap;
 	}
 	r->sent = o->count;

@@ -1,7 +1,8 @@
 /*
  * shmr-perf internals: options, timing, pinning, the wait policy shared by
- * every measured loop, and the bare and router runs.  Not installed; not
- * for direct inclusion outside perf/.
+ * every measured loop; the runs' declarations are in perf_modes.h and
+ * perf_app.h, included below.  Not installed; not for direct inclusion
+ * outside perf/.
  */
 #ifndef SHMR_PERF_INTERNAL_H
 #define SHMR_PERF_INTERNAL_H
@@ -331,150 +332,9 @@ static inline int perf_stalled(struct perf_stall *s)
 
 /* ---- runs ------------------------------------------------------------ */
 
-/**
- * The bare baseline: producer -> forwarder -> consumer over two SPSC
- * rte_rings in a memfd, then a ping-pong over two more, then a round trip
- * pinger -> forwarder -> echoer -> forwarder -> pinger (the router call's
- * three processes, pinning and waits).  Forks its processes and blocks in
- * waitpid while they run.
- * Returns 0, or -1 when a child failed (message printed).
- */
-int perf_bare_run(const struct perf_opts *o, struct perf_result *r);
-
-/**
- * The bare fan-out: producer -> forwarder -> o->routes consumers over
- * SPSC rte_rings, slot seq s to consumer s % routes, the forwarder
- * batching per consumer (a burst per enqueue, partial buffers out when
- * its input is empty); each consumer checks its order.  The baseline of
- * `shmr-perf logics` (hash over the same number of sinks).
- * Returns 0, or -1 when a child failed (message printed).
- */
-int perf_bare_fanout_run(const struct perf_opts *o, struct perf_result *r);
-
-/**
- * The same chain through the appliance: starts shmr-control on a private
- * domain with @p o->routes shmr-perf-sink routes, pushes o->count messages
- * through router "perf", collects the sinks' counts, then times calls.
- * Returns 0, -1 on failure (message printed), or -PERF_EXIT_SKIP when the
- * appliance binaries cannot be found.
- */
-int perf_router_run(const struct perf_opts *o, struct perf_result *r);
-
-/* A private appliance of a router run (router.c's essay). */
-struct perf_app {
-	char dir[64];
-	char conf[PATH_MAX];
-	char sock[PATH_MAX];
-	char log[PATH_MAX];
-	char domain[SHMR_NAME_MAX];
-	pid_t control;
-	int log_shown;
-};
-
-/**
- * Start the appliance of @p o (router "perf" over o->routes sinks; with
- * o->churn, churn's group "churn" as well) in a fresh temporary directory.
- * Returns 0, -1 (message printed), or -PERF_EXIT_SKIP (not built).
- */
-int perf_app_start(struct perf_app *a, const struct perf_opts *o);
-
-/**
- * Attach to @p a's domain as a client of router "perf" (@p d, @p ep,
- * @p router), then pin to o->cpu_client (after the forks: shmr-control
- * must not inherit it).  0, or -1 (message printed, naming @p who).
- */
-int perf_app_client(const struct perf_app *a, const struct perf_opts *o,
-		    const char *who, struct shmr_domain **d,
-		    struct shmr_endpoint **ep, struct shmr_pid *router);
-
-/** The client's end: close @p ep and detach @p d (either may be NULL),
- *  unpin, then perf_app_stop(). */
-void perf_app_end(struct perf_app *a, const struct perf_opts *o,
-		  struct shmr_domain *d, struct shmr_endpoint *ep);
-
-/** Stop what perf_app_start() started and remove its directory. */
-void perf_app_stop(struct perf_app *a, const struct perf_opts *o);
-
-/**
- * A question @p op (perf_proto.h) to sink s<@p j> through @p router (key
- * and type j); the answer in @p ans.  0, or a negative code (printed).
- */
-struct perf_ans;
-int perf_sink_call(struct shmr_endpoint *ep, struct shmr_pid router,
-		   unsigned j, uint32_t op, uint64_t arg,
-		   struct perf_ans *ans);
-
-/**
- * Send all @p n of @p out, retrying while the lane is full (counted in
- * @p full, waiting with perf_backoff()) until @p st says nothing moved
- * for PERF_STALL_NS.  0, or -1 (message printed; @p seq: the first key
- * of the burst, for it).
- */
-struct shmr_out;
-struct perf_stall;
-int perf_send_all(struct shmr_endpoint *ep, struct shmr_out *out,
-		  unsigned n, struct perf_stall *st, unsigned *idle,
-		  uint64_t *full, uint64_t seq);
-
-/**
- * Ask each of sinks s0..s<@p routes - 1> through @p router what it got
- * from us, against @p total sent round-robin over them (key i to sink
- * i mod routes), until it has them all or its count stops moving; add
- * received, gaps and reorders to @p r.  With @p t_end, also the latest
- * time a sink reached the count it was told to expect.  0 or -1.
- */
-int perf_sink_collect(struct shmr_endpoint *ep, struct shmr_pid router,
-		      unsigned routes, uint64_t total, struct perf_result *r,
-		      uint64_t *t_end);
-
-/**
- * `shmr-perf churn`: a steady stream through router "perf" while the
- * control plane applies o->rate route changes a second, against the same
- * stream without changes, in alternating phases (churn.c).
- * Returns an exit code.
- */
-int perf_churn_main(const struct perf_opts *o);
-
-/**
- * shmr-perf large (router.c): o->count payloads of o->size bytes in arena
- * buffers through a round-robin router to one sink (the producer stamps a
- * sequence number into each, never rewrites the whole), against memcpy of
- * the same buffers on the client's core and against the payload carried
- * in inline slots (slot_size 4096, chunks of 4048 bytes); then the call
- * round trip with a buffer of o->size bytes against one of 64 bytes.
- * Prints "large: SIZE ... M msg/s ... GB/s, vs memcpy X.XX" and the rest.
- * Returns 0, -1, or -PERF_EXIT_SKIP as perf_router_run().
- */
-int perf_large_run(const struct perf_opts *o);
-
-/* large: the largest --size (an arena buffer's, SHMR_ARENA_BUF_MAX), and
- * the inline baseline's chunk (a 4096-byte slot less its 48-byte header). */
-#define PERF_LARGE_MAX (64u << 20)
-#define PERF_LARGE_CHUNK 4048u
-
-/**
- * `shmr-perf idle`: the router run with o->idle idle endpoints attached
- * against the same run with none, in pairs (idle.c).  Returns an exit
- * code.
- */
-int perf_idle_main(const struct perf_opts *o);
-
-/**
- * `shmr-perf logics`: each routing logic in turn over o->routes sinks,
- * interleaved with the bare two-hop baseline, o->reps times; prints each
- * run and the medians with their ratio to the baseline.
- * Returns an exit code.
- */
-int perf_logics_main(const struct perf_opts *o);
-
-/**
- * `shmr-perf decide`: the dataplane's routing decision alone, per logic,
- * timed in this process over o->routes routees.  Returns an exit code.
- */
-int perf_decide_main(const struct perf_opts *o);
-
-/** `shmr-perf load ...`: the demo load generator.  Returns an exit code. */
-int perf_load_main(int argc, char **argv);
+/* Each mode's entry point, and the appliance of the router runs. */
+#include "perf_modes.h"
+#include "perf_app.h"
 
 /** Directory holding the running executable (for finding siblings). */
 const char *perf_exe_dir(void);

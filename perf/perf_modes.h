@@ -1,0 +1,90 @@
+/*
+ * shmr-perf's modes: the entry point of each (shmr-perf.c's commands) and
+ * the runs one mode borrows from another (logics runs the bare baselines
+ * and the router run, idle the router run).  Not installed;
+ * perf_internal.h includes it.
+ */
+#ifndef SHMR_PERF_MODES_H
+#define SHMR_PERF_MODES_H
+
+#include "perf_internal.h"
+
+/**
+ * The bare baseline: producer -> forwarder -> consumer over two SPSC
+ * rte_rings in a memfd, then a ping-pong over two more, then a round trip
+ * pinger -> forwarder -> echoer -> forwarder -> pinger (the router call's
+ * three processes, pinning and waits).  Forks its processes and blocks in
+ * waitpid while they run.
+ * Returns 0, or -1 when a child failed (message printed).
+ */
+int perf_bare_run(const struct perf_opts *o, struct perf_result *r);
+
+/**
+ * The bare fan-out: producer -> forwarder -> o->routes consumers over
+ * SPSC rte_rings, slot seq s to consumer s % routes, the forwarder
+ * batching per consumer (a burst per enqueue, partial buffers out when
+ * its input is empty); each consumer checks its order.  The baseline of
+ * `shmr-perf logics` (hash over the same number of sinks).
+ * Returns 0, or -1 when a child failed (message printed).
+ */
+int perf_bare_fanout_run(const struct perf_opts *o, struct perf_result *r);
+
+/**
+ * The same chain through the appliance: starts shmr-control on a private
+ * domain with @p o->routes shmr-perf-sink routes, pushes o->count messages
+ * through router "perf", collects the sinks' counts, then times calls.
+ * Returns 0, -1 on failure (message printed), or -PERF_EXIT_SKIP when the
+ * appliance binaries cannot be found.
+ */
+int perf_router_run(const struct perf_opts *o, struct perf_result *r);
+
+/**
+ * `shmr-perf churn`: a steady stream through router "perf" while the
+ * control plane applies o->rate route changes a second, against the same
+ * stream without changes, in alternating phases (churn.c).
+ * Returns an exit code.
+ */
+int perf_churn_main(const struct perf_opts *o);
+
+/**
+ * shmr-perf large (large.c): o->count payloads of o->size bytes in arena
+ * buffers through a round-robin router to one sink (the producer stamps a
+ * sequence number into each, never rewrites the whole), against memcpy of
+ * the same buffers on the client's core and against the payload carried
+ * in inline slots (slot_size 4096, chunks of 4048 bytes); then the call
+ * round trip with a buffer of o->size bytes against one of 64 bytes.
+ * Prints "large: SIZE ... M msg/s ... GB/s, vs memcpy X.XX" and the rest.
+ * Returns 0, -1, or -PERF_EXIT_SKIP as perf_router_run().
+ */
+int perf_large_run(const struct perf_opts *o);
+
+/* large: the largest --size (an arena buffer's, SHMR_ARENA_BUF_MAX), and
+ * the inline baseline's chunk (a 4096-byte slot less its 48-byte header). */
+#define PERF_LARGE_MAX (64u << 20)
+#define PERF_LARGE_CHUNK 4048u
+
+/**
+ * `shmr-perf idle`: the router run with o->idle idle endpoints attached
+ * against the same run with none, in pairs (idle.c).  Returns an exit
+ * code.
+ */
+int perf_idle_main(const struct perf_opts *o);
+
+/**
+ * `shmr-perf logics`: each routing logic in turn over o->routes sinks,
+ * interleaved with the bare two-hop baseline, o->reps times; prints each
+ * run and the medians with their ratio to the baseline.
+ * Returns an exit code.
+ */
+int perf_logics_main(const struct perf_opts *o);
+
+/**
+ * `shmr-perf decide`: the dataplane's routing decision alone, per logic,
+ * timed in this process over o->routes routees.  Returns an exit code.
+ */
+int perf_decide_main(const struct perf_opts *o);
+
+/** `shmr-perf load ...`: the demo load generator.  Returns an exit code. */
+int perf_load_main(int argc, char **argv);
+
+#endif
