@@ -1,17 +1,26 @@
 /*
- * What libshmr's files share: the attached domain.  Not installed; not
- * for direct inclusion by anything outside libshmr (shm/client*.c).
+ * What libshmr's files share: the attached domain, an endpoint, and the
+ * few steps of sending and receiving that more than one of them takes.
+ * Not installed; not for direct inclusion by anything outside libshmr
+ * (shm/client*.c).  The small helpers are static inline here, so that
+ * the send path compiles as it did in one file (fill_slot() inlined into
+ * every send).
  */
 #ifndef SHMR_CLIENT_INTERNAL_H
 #define SHMR_CLIENT_INTERNAL_H
 
+#include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <shmr/arena.h>
 #include <shmr/domain.h>
 #include <shmr/proto_client.h>
+#include <shmr/shmr.h>
 
 struct shmr_domain {
 	void *base; /* both parts (shmr_domain_map()), the first read-only */
@@ -36,6 +45,158 @@ struct shmr_domain {
 	struct shmr_proto_conn conn; /* the control socket */
 	struct shmr_endpoint *eps; /* the endpoints open on it, newest first */
 };
+
+#define RX_BURST_MAX 256u
+
+struct shmr_endpoint {
+	struct shmr_domain *d;
+	struct shmr_pid pid;
+	int claimed; /* a route's inbox: never CLOSEd by us */
+	int retiring; /* a PoisonPill came: RETIRE was asked */
+	struct shmr_ep_shared *sh;  /* read-only: the daemons write it */
+	struct shmr_ep_peer *peer;  /* our bell and busy line */
+	struct shmr_hist *hist;     /* our receives' sojourns (we write it) */
+	uint64_t stamp;             /* the clock of the burst being filled */
+	struct rte_ring *in[SHMR_MAX_LCORES];
+	struct rte_ring *out, *out_high;
+	struct shmr_bell *dp_bell; /* the lcore that polls our out lanes */
+	int bell_needed;           /* adaptive mode: someone may sleep */
+	/* That lcore's work bits (layout.h): its summary words, and ours. */
+	_Atomic(uint64_t) *work;
+	uint32_t work_nsum, work_idx;
+	unsigned unreleased[SHMR_MAX_LCORES];
+	unsigned rr;
+	uint64_t next_ref;
+	uint64_t stale_replies;
+	uint64_t bad_slots; /* malformed slots found in our inbound lanes */
+	uint32_t busy; /* what we last stored in peer->busy; UINT32_MAX: none */
+	uint64_t lane_full; /* what we last stored in peer->lane_full */
+	/* Messages returned by the last receive (peeked, not yet released). */
+	unsigned char *rx;
+	/* Messages that arrived during calls, not yet given to the app. */
+	unsigned char *backlog;
+	unsigned backlog_cap, backlog_len, backlog_pos;
+	int backlog_given; /* all of it was returned: release on next recv */
+	unsigned char *tx;
+	uint32_t lane_size; /* read once: what close checks the lanes by */
+	/* The domain's list of its endpoints (d->eps), and where our outbound
+	 * lanes' producers stood when a control request began: both only
+	 * for the calls that talk to the control plane (serialised). */
+	struct shmr_endpoint *next;
+	uint32_t mark_out, mark_high;
+	/* The arena (arena.h): where each class's next allocation starts
+	 * looking, and the buffers of the slots peeked and not released
+	 * yet, freed once their slots are (shmr_client_release_all()). */
+	uint32_t buf_cursor[SHMR_ARENA_MAX_CLASSES];
+	struct held_buf *held;
+	unsigned nheld;
+};
+
+/* A received slot's arena buffer, freed when the slot is released. */
+struct held_buf {
+	struct shmr_buf_ref r;
+	uint32_t from; /* the sender's endpoint slot, which holds it SENT */
+};
+
+static inline int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A reply to @p req may be sent: it is a call; @p status made negative. */
+static inline int reply_ok(const struct shmr_msg *req, int *status)
+{
+	if (req->kind != SHMR_KIND_CALL)
+		return -EINVAL;
+	if (*status > 0)
+		*status = -*status;
+	return 0;
+}
+
+static inline void fill_slot(struct shmr_endpoint *ep, struct shmr_msg *m,
+			     uint8_t kind, uint8_t prio, struct shmr_pid to,
+			     uint32_t type, uint64_t key, uint64_t ref,
+			     int32_t status, const void *data, uint32_t len)
+{
+	m->kind = kind;
+	m->flags = 0;
+	m->priority = prio;
+	m->hops = 0;
+	m->type = type;
+	m->from = ep->pid;
+	m->to = to;
+	m->ref = ref;
+	m->key = key;
+	m->len = len;
+	m->status = status;
+	if (len >= 8 && len <= 16) {
+		/* A key or two: two overlapping 8-byte moves, not a call. */
+		uint64_t a, b;
+
+		memcpy(&a, data, 8);
+		memcpy(&b, (const unsigned char *)data + len - 8, 8);
+		memcpy(m->data, &a, 8);
+		memcpy(m->data + len - 8, &b, 8);
+	} else if (len) {
+		memcpy(m->data, data, len);
+	}
+	/* The sojourn stamp after the payload, when it leaves room
+	 * (layout.h, SHMR_STAMP_SIZE): the burst's clock (stamp_clock()). */
+	if (ep->stamp && len <= ep->d->slot_size - SHMR_HDR_SIZE -
+					 SHMR_STAMP_SIZE) {
+		memcpy(m->data + len, &ep->stamp, sizeof(ep->stamp));
+		m->flags = SHMR_F_STAMPED;
+	}
+}
+
+/**
+ * Release every slot @p ep's receives peeked (dequeue finish on each
+ * inbound lane), then the arena buffers those slots held, and empty the
+ * backlog: what the application was given has been handled.
+ *
+ * Context:     @p ep's receiving thread, when the application asks for
+ *              more (a receive, a call with nothing undelivered, close).
+ */
+void shmr_client_release_all(struct shmr_endpoint *ep);
+
+/**
+ * Enqueue @p n slots prepared in ep->tx into @p ep's outbound lane
+ * (@p high: the high-priority one), then tell the routing lcore that
+ * polls it (its work bit, its bell).
+ *
+ * Context:     @p ep's sending thread, the slots filled (fill_slot()).
+ * Returns:     how many were enqueued (fewer: the lane is full, or its
+ *              slots are not inside it: shmr_lane_put_bounded()).
+ */
+unsigned shmr_client_push(struct shmr_endpoint *ep, int high, unsigned n);
+
+/**
+ * Build and enqueue one slot of @p kind and @p prio to @p to.
+ *
+ * Context:     @p ep's sending thread.
+ * Returns:     0; -SHMR_E_TOO_BIG, -SHMR_E_PROCESS_UNKNOWN, or -EAGAIN
+ *              when the lane is full.
+ */
+int shmr_client_send_one(struct shmr_endpoint *ep, uint8_t kind, uint8_t prio,
+			 struct shmr_pid to, uint32_t type, uint64_t key,
+			 uint64_t ref, int32_t status, const void *data,
+			 size_t len);
+
+/**
+ * A call's wait for the reply to @p ref (sent), until @p deadline
+ * (now_ms(); -1: none): its payload copied into @p reply (at most @p cap
+ * bytes), everything else that arrives kept in the backlog for
+ * shmr_recv_burst().
+ *
+ * Context:     @p ep's thread, right after the call's send.
+ * Returns:     the reply's length, its negative status, -ENOBUFS (the
+ *              backlog is full), or wait_input()'s -SHMR_E_TIMEOUT/-EINTR.
+ */
+int shmr_client_call_wait(struct shmr_endpoint *ep, uint64_t ref, void *reply,
+			  size_t cap, int64_t deadline);
 
 /**
  * Order a control request after this process's sends: wait until the

@@ -1,0 +1,202 @@
+/*
+ * libshmr: the payload arena's buffers (<shmr/arena.h> holds the owner-word
+ * protocol): allocate and release one, send, call or reply with one, read
+ * a received slot's payload wherever it lies, and keep a received buffer.
+ * Every reference a peer wrote is checked against our own copy of the
+ * classes (d->arena, read at attach) before it is used.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include <shmr/arena_ops.h>
+#include <shmr/shmr.h>
+
+#include "client_internal.h"
+
+/* ---- the payload arena (arena.h) -------------------------------------- */
+
+#define BUF_REF(r) (((uint64_t)(r).cls << 56) | ((uint64_t)(r).index << 32) | (r).gen)
+
+/* @p buf as a reference to a buffer @p ep holds (WRITING); -EINVAL if not. */
+static int buf_held(struct shmr_endpoint *ep, const struct shmr_buf *buf,
+		    struct shmr_buf_ref *r)
+{
+	const struct shmr_arena_view *v = &ep->d->arena;
+
+	r->cls = (uint32_t)(buf->ref >> 56);
+	r->index = (uint32_t)(buf->ref >> 32) & 0xffffffu;
+	r->gen = (uint32_t)buf->ref;
+	r->len = 0;
+	if (!buf->data || r->cls >= v->nclasses ||
+	    r->index >= v->cls[r->cls].count ||
+	    atomic_load_explicit(shmr_arena_word(v, r->cls, r->index),
+				 memory_order_relaxed) !=
+		    shmr_buf_word(SHMR_BUF_WRITING, ep->pid.slot, r->gen))
+		return -EINVAL;
+	return 0;
+}
+
+static void buf_fill(struct shmr_endpoint *ep, const struct shmr_buf_ref *r,
+		     struct shmr_buf *buf)
+{
+	buf->data = shmr_arena_data(&ep->d->arena, r->cls, r->index);
+	buf->size = ep->d->arena.cls[r->cls].size;
+	buf->ref = BUF_REF(*r);
+}
+
+int shmr_buf_alloc(struct shmr_endpoint *ep, size_t size, struct shmr_buf *buf)
+{
+	const struct shmr_arena_view *v = &ep->d->arena;
+	int c = shmr_arena_class_for(v, size);
+	struct shmr_buf_ref r;
+
+	*buf = (struct shmr_buf){ NULL, 0, 0 };
+	if (c < 0)
+		return -SHMR_E_TOO_BIG;
+	if (shmr_arena_take(v, (uint32_t)c, ep->pid.slot,
+			    &ep->buf_cursor[c], &r) < 0) {
+		/* Relaxed: a figure for shmrctl status, on the failure path
+		 * only. */
+		atomic_fetch_add_explicit(
+			&shmr_arena_stats_of(v, (uint32_t)c)->alloc_failures, 1,
+			memory_order_relaxed);
+		return -SHMR_E_NO_BUFFER;
+	}
+	buf_fill(ep, &r, buf);
+	return 0;
+}
+
+int shmr_buf_release(struct shmr_endpoint *ep, struct shmr_buf *buf)
+{
+	struct shmr_buf_ref r;
+
+	if (buf_held(ep, buf, &r) < 0 ||
+	    !shmr_arena_move(&ep->d->arena, &r,
+			     shmr_buf_word(SHMR_BUF_WRITING, ep->pid.slot, r.gen),
+			     shmr_buf_word_free(r.gen)))
+		return -EINVAL;
+	*buf = (struct shmr_buf){ NULL, 0, 0 };
+	return 0;
+}
+
+/* Send @p buf's first @p len bytes as a slot of @p kind (normal
+ * priority): SENT before the enqueue, back to WRITING if it fails. */
+static int send_buf(struct shmr_endpoint *ep, uint8_t kind,
+		    struct shmr_pid to, uint32_t type, uint64_t key,
+		    uint64_t ref, int32_t status, struct shmr_buf *buf,
+		    size_t len)
+{
+	const struct shmr_arena_view *v = &ep->d->arena;
+	uint32_t me = ep->pid.slot;
+	struct shmr_buf_ref r;
+	struct shmr_msg *m = (struct shmr_msg *)ep->tx;
+
+	if (buf_held(ep, buf, &r) < 0 || len > buf->size)
+		return -EINVAL;
+	if (to.slot >= ep->d->max_endpoints)
+		return -SHMR_E_PROCESS_UNKNOWN;
+	r.len = (uint32_t)len;
+	if (!shmr_arena_move(v, &r, shmr_buf_word(SHMR_BUF_WRITING, me, r.gen),
+			     shmr_buf_word(SHMR_BUF_SENT, me, r.gen)))
+		return -EINVAL;
+	fill_slot(ep, m, kind, SHMR_PRIO_NORMAL, to, type, key, ref, status,
+		  &r, sizeof(r));
+	m->flags = SHMR_F_ARENA;
+	if (shmr_client_push(ep, 0, 1) != 1) {
+		(void)shmr_arena_move(v, &r,
+				      shmr_buf_word(SHMR_BUF_SENT, me, r.gen),
+				      shmr_buf_word(SHMR_BUF_WRITING, me, r.gen));
+		return -EAGAIN;
+	}
+	*buf = (struct shmr_buf){ NULL, 0, 0 };
+	return 0;
+}
+
+int shmr_send_buf(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
+		  uint64_t key, struct shmr_buf *buf, size_t len)
+{
+	return send_buf(ep, SHMR_KIND_SEND, to, type, key, 0, 0, buf, len);
+}
+
+int shmr_call_buf(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
+		  uint64_t key, struct shmr_buf *buf, size_t len, void *reply,
+		  size_t cap, int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	uint64_t ref = ++ep->next_ref;
+	int rc;
+
+	if (ep->backlog_len == 0 || ep->backlog_given)
+		shmr_client_release_all(ep);
+	rc = send_buf(ep, SHMR_KIND_CALL, to, type, key, ref, 0, buf, len);
+	if (rc < 0)
+		return rc;
+	return shmr_client_call_wait(ep, ref, reply, cap, deadline);
+}
+
+int shmr_reply_buf(struct shmr_endpoint *ep, const struct shmr_msg *req,
+		   int status, struct shmr_buf *buf, size_t len)
+{
+	if (reply_ok(req, &status) < 0)
+		return -EINVAL;
+	return send_buf(ep, SHMR_KIND_REPLY, req->from, req->type, req->key,
+			req->ref, status, buf, len);
+}
+
+/* @p m's reference, checked against our own copy of the classes. */
+static int msg_ref(struct shmr_endpoint *ep, const struct shmr_msg *m,
+		   struct shmr_buf_ref *r)
+{
+	const struct shmr_arena_view *v = &ep->d->arena;
+
+	if (m->len != sizeof(*r))
+		return -EINVAL;
+	memcpy(r, m->data, sizeof(*r));
+	if (r->cls >= v->nclasses || r->index >= v->cls[r->cls].count ||
+	    r->len > v->cls[r->cls].size || r->gen == 0)
+		return -EINVAL;
+	return 0;
+}
+
+const void *shmr_msg_payload(struct shmr_endpoint *ep,
+			     const struct shmr_msg *m, size_t *len)
+{
+	struct shmr_buf_ref r;
+	uint64_t w;
+
+	if (!(m->flags & SHMR_F_ARENA)) {
+		*len = m->len;
+		return m->data;
+	}
+	*len = 0;
+	if (msg_ref(ep, m, &r) < 0)
+		return NULL;
+	/* Acquire: pairs with the sender's release as it marked it SENT
+	 * (its writes into the buffer are visible). */
+	w = atomic_load_explicit(shmr_arena_word(&ep->d->arena, r.cls, r.index),
+				 memory_order_acquire);
+	if (shmr_buf_word_gen(w) != r.gen ||
+	    shmr_buf_word_state(w) == SHMR_BUF_FREE)
+		return NULL;
+	*len = r.len;
+	return shmr_arena_data(&ep->d->arena, r.cls, r.index);
+}
+
+int shmr_buf_keep(struct shmr_endpoint *ep, const struct shmr_msg *m,
+		  struct shmr_buf *buf)
+{
+	struct shmr_buf_ref r;
+
+	*buf = (struct shmr_buf){ NULL, 0, 0 };
+	/* The release at the next receive then finds it not SENT and
+	 * leaves it: every move expects the exact word. */
+	if (!(m->flags & SHMR_F_ARENA) || msg_ref(ep, m, &r) < 0 ||
+	    !shmr_arena_move(&ep->d->arena, &r,
+			     shmr_buf_word(SHMR_BUF_SENT, m->from.slot, r.gen),
+			     shmr_buf_word(SHMR_BUF_WRITING, ep->pid.slot,
+					   r.gen)))
+		return -EINVAL;
+	buf_fill(ep, &r, buf);
+	return 0;
+}

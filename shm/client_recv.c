@@ -1,0 +1,470 @@
+/*
+ * libshmr: receive and call.
+ *
+ * Receiving and the at-least-once promise.  An endpoint's inbound lanes are
+ * read with DPDK's peek API: dequeue start copies slots out and moves
+ * cons.head; only dequeue finish moves cons.tail and lets the producer reuse
+ * them.  We finish a lane's slots only when the application asks for more
+ * (the next shmr_recv_burst(), or a shmr_call() with nothing undelivered),
+ * so if the process dies while handling a burst, the control plane finds
+ * [cons.tail, cons.head) unreleased and hands it to the replacement flagged
+ * SHMR_F_REDELIVERED (see shmr_lane_repair_consumer()).
+ *
+ * A call waits for its reply on the same lanes.  Whatever else arrives
+ * meanwhile is copied to the endpoint's backlog, but its slots stay
+ * unreleased in the ring until the application has been given the backlog
+ * and asks for more: a crash during a call loses nothing either.  Since the
+ * backlog holds at most what the lanes hold unreleased, it can never
+ * overflow: a lane full of unreleased slots stops its producer instead.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_pause.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+#include <rte_ring_peek.h>
+
+#include <shmr/arena_ops.h>
+#include <shmr/domain.h>
+#include <shmr/hist.h>
+#include <shmr/lane_copy.h>
+#include <shmr/proto_client.h>
+#include <shmr/shmr.h>
+
+#include "client_internal.h"
+
+void shmr_client_release_all(struct shmr_endpoint *ep)
+{
+	for (uint32_t i = 0; i < ep->d->nlcores; i++) {
+		if (ep->unreleased[i]) {
+			rte_ring_dequeue_elem_finish(ep->in[i],
+						     ep->unreleased[i]);
+			ep->unreleased[i] = 0;
+		}
+	}
+	/* After the slots: a death between the two leaves buffers no slot
+	 * refers to (reclaimable), never a slot whose buffer is gone. */
+	for (unsigned i = 0; i < ep->nheld; i++)
+		(void)shmr_arena_free_sent(&ep->d->arena, &ep->held[i].r,
+					   ep->held[i].from);
+	ep->nheld = 0;
+	ep->backlog_len = ep->backlog_pos = 0;
+	ep->backlog_given = 0;
+}
+
+/* ---- receive --------------------------------------------------------- */
+
+/*
+ * Nothing new to read?  A lane whose geometry is not ours, or that claims
+ * more than a capacity, counts as empty: its words were written by a peer
+ * (the dataplane quarantines the endpoint when it next produces there),
+ * and a bounded peek would refuse it anyway, so waiting for it to fill
+ * would spin.  Called only when a receive found nothing.
+ */
+static int lanes_empty(struct shmr_endpoint *ep)
+{
+	uint32_t ls = ep->d->lane_size;
+
+	for (uint32_t i = 0; i < ep->d->nlcores; i++)
+		if (shmr_lane_unconsumed(ep->in[i], ls) >
+		    (int64_t)ep->unreleased[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * Wait until a lane has unread slots, the deadline passes (-SHMR_E_TIMEOUT)
+ * or a signal arrives (-EINTR).  Spins first, then sleeps on our bell.
+ */
+static int wait_input(struct shmr_endpoint *ep, int64_t deadline)
+{
+	struct shmr_bell *bell = &ep->peer->bell;
+	uint32_t spins = ep->d->hdr->spin_polls;
+	int rc;
+
+	/* Spin briefly, yielding now and then: with more processes than
+	 * cores, the one we wait for may need this core to answer. */
+	for (uint32_t i = 0; i < spins; i++) {
+		if (!lanes_empty(ep))
+			return 0;
+		if ((i & 7) == 7)
+			sched_yield();
+		else
+			rte_pause();
+	}
+	for (;;) {
+		int64_t left = deadline < 0 ? -1 : deadline - now_ms();
+		uint32_t seen;
+
+		if (!lanes_empty(ep))
+			return 0;
+		if (deadline >= 0 && left <= 0)
+			return -SHMR_E_TIMEOUT;
+		if (shmr_stopping())
+			return -EINTR;
+		seen = shmr_bell_prepare(bell);
+		if (!lanes_empty(ep)) {
+			shmr_bell_cancel(bell);
+			return 0;
+		}
+		/* Bounded sleeps: a dataplane restarted between our check and
+		 * its enqueue still gets us within a second. */
+		rc = shmr_bell_sleep(bell, seen,
+				     left < 0 || left > 1000 ? 1000 : (int)left);
+		if (rc == -EINTR)
+			return -EINTR;
+	}
+}
+
+/*
+ * A received burst's sojourns, gathered as the slots are checked
+ * (keep_sound()) and stored once (sojourn_flush()): the clock read once
+ * for the burst; a run of messages with one stamp (a sender's burst) is
+ * one sojourn, computed and bucketed once.  A stamp is a peer's word: one
+ * from the future (another core's clock a little ahead) counts as 0, any
+ * other lands in some bucket; it cannot make us read outside the slot
+ * (its length is checked first).
+ */
+struct sojourn_acc {
+	uint64_t now, last_t, ns, sum, max, k, run, unstamped;
+	unsigned last;
+};
+
+static inline void sojourn_add(struct shmr_endpoint *ep,
+			       struct sojourn_acc *a,
+			       const struct shmr_msg *m, size_t ss)
+{
+	uint64_t t;
+	unsigned b;
+
+	if (!(m->flags & SHMR_F_STAMPED) ||
+	    m->len > ss - SHMR_HDR_SIZE - SHMR_STAMP_SIZE) {
+		a->unstamped++;
+		return;
+	}
+	memcpy(&t, m->data + m->len, sizeof(t));
+	a->k++;
+	if (a->run && t == a->last_t) {
+		a->run++;
+		a->sum += a->ns;
+		return;
+	}
+	if (a->now == 0)
+		a->now = rte_rdtsc();
+	a->ns = a->now > t ? shmr_tsc_to_ns(a->now - t, ep->d->tsc_mult) : 0;
+	b = shmr_hist_index(a->ns);
+	if (a->run && b != a->last) {
+		shmr_hist_add_n(ep->hist, a->last, a->run);
+		a->run = 0;
+	}
+	a->last = b;
+	a->last_t = t;
+	a->run++;
+	a->sum += a->ns;
+	a->max = a->ns > a->max ? a->ns : a->max;
+}
+
+static void sojourn_flush(struct shmr_endpoint *ep, struct sojourn_acc *a)
+{
+	if (a->run)
+		shmr_hist_add_n(ep->hist, a->last, a->run);
+	if (a->k || a->unstamped)
+		shmr_hist_record_burst(ep->hist, a->k, a->sum, a->max,
+				       a->unstamped);
+}
+
+/*
+ * Keep the sound ones of @p m slots just copied to @p dst, in order; a
+ * slot of no kind we know, or longer than a slot can hold, is dropped and
+ * counted (the first one said once on stderr): only the dataplane should
+ * write our inbound lanes, and it sends nothing of the sort, so a peer
+ * that can write the lanes part did.  It stays reserved in the ring with
+ * the others (released with them).  The kept ones' sojourns go into @p a
+ * (NULL: the domain's senders do not stamp).  Returns how many were kept.
+ */
+static unsigned keep_sound(struct shmr_endpoint *ep, unsigned char *dst,
+			   unsigned m, uint32_t lane, struct sojourn_acc *a)
+{
+	size_t ss = ep->d->slot_size;
+	unsigned kept = 0;
+
+	for (unsigned j = 0; j < m; j++) {
+		const struct shmr_msg *s =
+			(const struct shmr_msg *)(dst + j * ss);
+
+		if ((s->kind == SHMR_KIND_SEND || s->kind == SHMR_KIND_CALL ||
+		     s->kind == SHMR_KIND_REPLY) &&
+		    s->len <= ss - SHMR_HDR_SIZE) {
+			if (a)
+				sojourn_add(ep, a, s, ss);
+			if ((s->flags & SHMR_F_ARENA) &&
+			    s->len == sizeof(struct shmr_buf_ref) &&
+			    ep->nheld < ep->backlog_cap && ep->held) {
+				memcpy(&ep->held[ep->nheld].r, s->data,
+				       sizeof(struct shmr_buf_ref));
+				ep->held[ep->nheld++].from = s->from.slot;
+			}
+			if (kept != j)
+				memcpy(dst + kept * ss, s, ss);
+			kept++;
+			continue;
+		}
+		if (ep->bad_slots++ == 0)
+			fprintf(stderr,
+				"libshmr: endpoint %u: dropped a malformed slot "
+				"(kind %u, length %u) from inbound lane %u: "
+				"something other than the dataplane wrote it\n",
+				ep->pid.slot, s->kind, s->len, lane);
+	}
+	return kept;
+}
+
+/* Peek up to @n new slots from the lanes into @dst (round robin).  Every
+ * copy is bounded by our own geometry (lane_copy.h): the lanes are memory
+ * any peer can write. */
+static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n)
+{
+	size_t ss = ep->d->slot_size;
+	uint32_t nl = ep->d->nlcores;
+	unsigned got = 0;
+	struct sojourn_acc acc = { 0 };
+	struct sojourn_acc *a = ep->d->tsc_mult ? &acc : NULL;
+
+	for (uint32_t k = 0; k < nl && got < n; k++) {
+		uint32_t i = (ep->rr + k) % nl;
+		unsigned m = shmr_lane_peek_bounded(ep->in[i], ep->d->lane_size,
+						    dst + got * ss,
+						    (uint32_t)ss, n - got);
+		ep->unreleased[i] += m;
+		got += keep_sound(ep, dst + got * ss, m, i, a);
+	}
+	ep->rr++;
+	if (a)
+		sojourn_flush(ep, a);
+	return got;
+}
+
+/*
+ * The endpoint's busy flag (layout.h), which the dataplane's
+ * smallest-mailbox reads: 1 from the receive that returns messages until
+ * the one that finds none.  Stored only when it changes, so a worker under
+ * load writes its line once, not per burst.  Relaxed, no partner: a hint.
+ */
+static void set_busy(struct shmr_endpoint *ep, uint32_t busy)
+{
+	if (ep->busy == busy)
+		return;
+	ep->busy = busy;
+	atomic_store_explicit(&ep->peer->busy, busy, memory_order_relaxed);
+}
+
+/*
+ * A PoisonPill reached a route's worker (Pekko's Broadcast(PoisonPill) to
+ * a pool): it is not handed to the program.  The control plane is asked
+ * to retire the route (RETIRE): it takes no new messages, and once its
+ * inbox is empty the worker is stopped as for any remove, so everything
+ * queued before (and after) the pill is still handled.  Returns 1 when
+ * @p m is such a pill.
+ */
+static int poison_pill(struct shmr_endpoint *ep, const struct shmr_msg *m)
+{
+	char req[64], ans[64];
+	int rc;
+
+	if (!ep->claimed || m->kind != SHMR_KIND_SEND ||
+	    m->type != SHMR_TYPE_POISON_PILL)
+		return 0;
+	if (!ep->retiring) {
+		ep->retiring = 1;
+		/* Through the reconnecting request, as every control-socket
+		 * call.  On failure the worker just goes on; when the control
+		 * plane could not be reached at all (nothing was asked), a
+		 * later pill asks again.  SHMR_E_CONTROL_LOST: it may have
+		 * been asked, and RETIRE is not repeated. */
+		rc = shmr_proto_pid_encode(req, sizeof(req), "RETIRE", NULL,
+					   ep->pid);
+		if (rc >= 0)
+			rc = shmr_proto_conn_request(&ep->d->conn, req, ans,
+						     sizeof(ans), NULL);
+		if (rc == -SHMR_E_NO_DOMAIN)
+			ep->retiring = 0;
+	}
+	return 1;
+}
+
+int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
+		    unsigned n, int timeout_ms)
+{
+	size_t ss = ep->d->slot_size;
+	int64_t deadline = -1;
+	unsigned got, out;
+	int rc;
+
+	if (n > RX_BURST_MAX)
+		n = RX_BURST_MAX;
+	if (n == 0)
+		return 0;
+	if (ep->backlog_len && !ep->backlog_given) {
+		/* Messages that arrived during calls come first, in order. */
+		out = 0;
+		while (out < n && ep->backlog_pos < ep->backlog_len) {
+			const struct shmr_msg *m =
+				(const struct shmr_msg *)(ep->backlog +
+							  ep->backlog_pos++ *
+								  ss);
+
+			if (!poison_pill(ep, m))
+				msgs[out++] = m;
+		}
+		if (ep->backlog_pos == ep->backlog_len)
+			ep->backlog_given = 1;
+		if (out) {
+			set_busy(ep, 1);
+			return (int)out;
+		}
+	}
+	/* The previous burst (or the whole backlog) has been handled. */
+	shmr_client_release_all(ep);
+	for (;;) {
+		got = peek(ep, ep->rx, n);
+		out = 0;
+		for (unsigned i = 0; i < got; i++) {
+			const struct shmr_msg *m =
+				(const struct shmr_msg *)(ep->rx + i * ss);
+			if (m->kind == SHMR_KIND_REPLY) {
+				/* A reply to a call that gave up. */
+				ep->stale_replies++;
+				continue;
+			}
+			if (poison_pill(ep, m))
+				continue;
+			msgs[out++] = m;
+		}
+		if (out) {
+			set_busy(ep, 1);
+			return (int)out;
+		}
+		if (got) {
+			shmr_client_release_all(ep);
+			continue;
+		}
+		/* Came back for more and found nothing: idle, also while it
+		 * waits. */
+		set_busy(ep, 0);
+		if (timeout_ms == 0)
+			return 0;
+		/* The clock is read only when we have to wait. */
+		if (timeout_ms > 0 && deadline < 0)
+			deadline = now_ms() + timeout_ms;
+		rc = wait_input(ep, deadline);
+		if (rc == -SHMR_E_TIMEOUT)
+			return 0;
+		if (rc < 0)
+			return rc;
+	}
+}
+
+int shmr_call(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
+	      uint64_t key, const void *req, size_t len, void *reply,
+	      size_t cap, int timeout_ms)
+{
+	return shmr_call_prio(ep, to, SHMR_PRIO_NORMAL, type, key, req, len,
+			      reply, cap, timeout_ms);
+}
+
+/* Copy a reply's payload (inline or in the arena) into @p reply. */
+static size_t reply_copy(struct shmr_endpoint *ep, const struct shmr_msg *m,
+			 void *reply, size_t cap, uint32_t *mlen)
+{
+	size_t len;
+	const void *p = shmr_msg_payload(ep, m, &len);
+	size_t n = len < cap ? len : cap;
+
+	*mlen = (uint32_t)len;
+	if (m->status == 0 && n)
+		memcpy(reply, p, n);
+	if (m->flags & SHMR_F_ARENA) {
+		struct shmr_buf_ref r;
+
+		memcpy(&r, m->data, sizeof(r));
+		(void)shmr_arena_free_sent(&ep->d->arena, &r, m->from.slot);
+	}
+	return n;
+}
+
+/* A call's wait for the reply to @p ref (sent). */
+int shmr_client_call_wait(struct shmr_endpoint *ep, uint64_t ref, void *reply,
+			  size_t cap, int64_t deadline)
+{
+	size_t ss = ep->d->slot_size;
+	int rc;
+
+	for (;;) {
+		unsigned room = ep->backlog_cap - ep->backlog_len;
+		unsigned char *dst = ep->backlog + (size_t)ep->backlog_len * ss;
+		unsigned got = peek(ep, dst, room < RX_BURST_MAX ? room
+								 : RX_BURST_MAX);
+
+		int found = -1;
+		int status = 0;
+		uint32_t mlen = 0;
+
+		/* Take our reply out; drop every other reply (to calls that
+		 * gave up, or the later answers of a broadcast call); keep the
+		 * rest of the burst queued for shmr_recv_burst(). */
+		for (unsigned i = 0; i < got; i++) {
+			struct shmr_msg *m = (struct shmr_msg *)(dst + i * ss);
+
+			if (m->kind != SHMR_KIND_REPLY)
+				continue;
+			if (m->ref == ref && found < 0) {
+				found = 1;
+				status = m->status;
+				(void)reply_copy(ep, m, reply, cap, &mlen);
+			} else {
+				ep->stale_replies++;
+			}
+			memmove(dst + i * ss, dst + (i + 1) * ss,
+				(got - i - 1) * ss);
+			got--;
+			i--;
+		}
+		ep->backlog_len += got;
+		if (found > 0) {
+			if (ep->backlog_len == 0)
+				shmr_client_release_all(ep);
+			return status < 0 ? status : (int)mlen;
+		}
+		if (ep->backlog_len == ep->backlog_cap)
+			return -ENOBUFS;
+		if (got)
+			continue;
+		rc = wait_input(ep, deadline);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
+		   enum shmr_priority prio, uint32_t type, uint64_t key,
+		   const void *req, size_t len, void *reply, size_t cap,
+		   int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	uint64_t ref = ++ep->next_ref;
+	int rc;
+
+	/* Nothing undelivered: the last burst was handled, release it. */
+	if (ep->backlog_len == 0 || ep->backlog_given)
+		shmr_client_release_all(ep);
+	rc = shmr_client_send_one(ep, SHMR_KIND_CALL, prio, to, type, key, ref,
+				  0, req, len);
+	if (rc < 0)
+		return rc;
+	return shmr_client_call_wait(ep, ref, reply, cap, deadline);
+}

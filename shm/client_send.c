@@ -1,0 +1,150 @@
+/*
+ * libshmr's send path: a slot built in the endpoint's staging buffer
+ * (ep->tx), stamped with the burst's clock where the domain's senders
+ * stamp, and enqueued into one of its two outbound lanes (normal and
+ * high priority), with the work bit and the bell that tell the routing
+ * lcore polling them (shmr_client_push()).
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+
+#include <shmr/domain.h>
+#include <shmr/lane_copy.h>
+#include <shmr/shmr.h>
+
+#include "client_internal.h"
+
+/* ---- send ------------------------------------------------------------ */
+
+/* The clock the next slots filled are stamped with: read once per burst;
+ * 0 (no stamps) when the domain's senders do not stamp. */
+static void stamp_clock(struct shmr_endpoint *ep)
+{
+	ep->stamp = ep->d->tsc_mult ? rte_rdtsc() : 0;
+}
+
+/* Enqueue @n prepared slots from ep->tx; set our work bit if the lcore
+ * retired it, ring the lcore's bell if it sleeps. */
+unsigned shmr_client_push(struct shmr_endpoint *ep, int high, unsigned n)
+{
+	struct rte_ring *r = high ? ep->out_high : ep->out;
+	unsigned done = shmr_lane_put_bounded(r, ep->d->lane_size, ep->tx,
+					      ep->d->slot_size, n);
+
+	/* Backpressure, counted on our own line (we are its one writer;
+	 * relaxed: a statistic, no partner), from our own count so that a
+	 * peer's scribble does not last. */
+	if (done < n)
+		atomic_store_explicit(&ep->peer->lane_full, ++ep->lane_full,
+				      memory_order_relaxed);
+	if (!done)
+		return 0;
+	/* One fence for both protocols, once per burst: D2 (pairs with
+	 * the lcore's D1 when it retires our work bit) and B2 (pairs with
+	 * its B1 before it sleeps). */
+	atomic_thread_fence(memory_order_seq_cst);
+	shmr_work_note_fenced(ep->work, ep->work_nsum, ep->work_idx);
+	if (ep->bell_needed)
+		shmr_bell_ring_fenced(ep->dp_bell);
+	return done;
+}
+
+int shmr_client_send_one(struct shmr_endpoint *ep, uint8_t kind, uint8_t prio,
+			 struct shmr_pid to, uint32_t type, uint64_t key,
+			 uint64_t ref, int32_t status, const void *data,
+			 size_t len)
+{
+	if (len > ep->d->slot_size - SHMR_HDR_SIZE)
+		return -SHMR_E_TOO_BIG;
+	/* A slot that cannot exist: no need to ask the dataplane (it would
+	 * drop the slot as a bad target, and a call would wait it out). */
+	if (to.slot >= ep->d->max_endpoints)
+		return -SHMR_E_PROCESS_UNKNOWN;
+	stamp_clock(ep);
+	fill_slot(ep, (struct shmr_msg *)ep->tx, kind, prio, to, type, key,
+		  ref, status, data, (uint32_t)len);
+	return shmr_client_push(ep, prio != SHMR_PRIO_NORMAL, 1) == 1 ? 0
+								   : -EAGAIN;
+}
+
+int shmr_send(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
+	      uint64_t key, const void *data, size_t len)
+{
+	return shmr_client_send_one(ep, SHMR_KIND_SEND, SHMR_PRIO_NORMAL, to,
+				    type, key, 0, 0, data, len);
+}
+
+int shmr_send_broadcast(struct shmr_endpoint *ep, struct shmr_pid router,
+			uint32_t type, uint64_t key, const void *data,
+			size_t len)
+{
+	struct shmr_msg *m = (struct shmr_msg *)ep->tx;
+
+	if (len > ep->d->slot_size - SHMR_HDR_SIZE)
+		return -SHMR_E_TOO_BIG;
+	if (router.slot >= ep->d->max_endpoints)
+		return -SHMR_E_PROCESS_UNKNOWN;
+	stamp_clock(ep);
+	fill_slot(ep, m, SHMR_KIND_SEND, SHMR_PRIO_NORMAL, router, type, key,
+		  0, 0, data, (uint32_t)len);
+	m->flags = (uint8_t)(m->flags | SHMR_F_BROADCAST);
+	return shmr_client_push(ep, 0, 1) == 1 ? 0 : -EAGAIN;
+}
+
+int shmr_send_prio(struct shmr_endpoint *ep, struct shmr_pid to,
+		   enum shmr_priority prio, uint32_t type, uint64_t key,
+		   const void *data, size_t len)
+{
+	if (prio > SHMR_PRIO_MAX)
+		return -EINVAL;
+	return shmr_client_send_one(ep, SHMR_KIND_SEND, (uint8_t)prio, to, type,
+				    key, 0, 0, data, len);
+}
+
+int shmr_send_name(struct shmr_endpoint *ep, const char *name, uint32_t type,
+		   uint64_t key, const void *data, size_t len)
+{
+	struct shmr_pid to;
+	int rc = shmr_lookup(ep->d, name, &to);
+
+	if (rc < 0)
+		return rc;
+	return shmr_send(ep, to, type, key, data, len);
+}
+
+int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
+		    unsigned n)
+{
+	size_t ss = ep->d->slot_size;
+
+	if (n > RX_BURST_MAX)
+		n = RX_BURST_MAX;
+	for (unsigned i = 0; i < n; i++) {
+		if (msgs[i].len > ss - SHMR_HDR_SIZE)
+			return -SHMR_E_TOO_BIG;
+		/* As shmr_client_send_one(): a slot that cannot exist is
+		 * refused here, not dropped by the dataplane as a bad target. */
+		if (msgs[i].to.slot >= ep->d->max_endpoints)
+			return -SHMR_E_PROCESS_UNKNOWN;
+	}
+	stamp_clock(ep);
+	for (unsigned i = 0; i < n; i++)
+		fill_slot(ep, (struct shmr_msg *)(ep->tx + i * ss),
+			  SHMR_KIND_SEND, SHMR_PRIO_NORMAL, msgs[i].to,
+			  msgs[i].type, msgs[i].key, 0, 0, msgs[i].data,
+			  msgs[i].len);
+	return (int)shmr_client_push(ep, 0, n);
+}
+
+int shmr_reply(struct shmr_endpoint *ep, const struct shmr_msg *req,
+	       int status, const void *data, size_t len)
+{
+	if (reply_ok(req, &status) < 0)
+		return -EINVAL;
+	return shmr_client_send_one(ep, SHMR_KIND_REPLY, SHMR_PRIO_NORMAL,
+				    req->from, req->type, req->key, req->ref,
+				    status, data, len);
+}
