@@ -115,7 +115,7 @@ static inline struct shmr_bell *shmr_lcore_bell(void *base, uint32_t lcore)
 	       lcore;
 }
 
-/** Routing lcore @p lcore's work bits (lanes part; layout.h): the
+/** Routing lcore @p lcore's work bits (lanes part; shmr/notify.h): the
  *  summary words first, then the bit words. */
 static inline _Atomic(uint64_t) *shmr_work_at(void *base, uint32_t lcore)
 {
@@ -130,7 +130,7 @@ static inline _Atomic(uint64_t) *shmr_work_at(void *base, uint32_t lcore)
 /**
  * Tell the lcore whose work bits are @p work (nsum summary words) that
  * bit @p idx's endpoint has something in an outbound lane: the
- * producer's side of the work-bit protocol (layout.h), after its
+ * producer's side of the work-bit protocol (shmr/notify.h), after its
  * enqueue and the fence [D2] (shared with a bell's B2).
  *
  * Context:     a producer of one of the endpoint's outbound lanes, right
