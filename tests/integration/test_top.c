@@ -104,9 +104,12 @@ static int pane_exited(void *arg)
 {
 	struct ctx *c = arg;
 
+	/* tmux marks the pane dead before it records the exit status:
+	 * wait for both. */
 	return tmux(c, "display-message", "-p", "-t", "top",
 		    "#{pane_dead} #{pane_dead_status}", NULL) == 0 &&
-	       strncmp(c->out, "1 ", 2) == 0;
+	       strncmp(c->out, "1 ", 2) == 0 && c->out[2] >= '0' &&
+	       c->out[2] <= '9';
 }
 
 /* Until @p pred, for at most @p seconds of wall time (each try runs
