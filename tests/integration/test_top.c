@@ -35,7 +35,7 @@ static const char *const shown[] = { "events", "  alpha", "  bravo", "pool",
 
 struct ctx {
 	struct shmr_test_app app;
-	char tmux_sock[300], tmux_conf[300];
+	char tmux_sock[300], tmux_conf[300], rc_file[300];
 	char out[65536];
 };
 
@@ -100,16 +100,21 @@ static int screen_complete(void *arg)
 	       all_shown(c);
 }
 
-static int pane_exited(void *arg)
+/* top has exited: the shell around it wrote its exit status.  (tmux
+ * 3.3a does not always record a dead pane's status, so the shell in the
+ * pane reports it.) */
+static int top_exited(void *arg)
 {
 	struct ctx *c = arg;
+	FILE *f = fopen(c->rc_file, "r");
+	size_t n;
 
-	/* tmux marks the pane dead before it records the exit status:
-	 * wait for both. */
-	return tmux(c, "display-message", "-p", "-t", "top",
-		    "#{pane_dead} #{pane_dead_status}", NULL) == 0 &&
-	       strncmp(c->out, "1 ", 2) == 0 && c->out[2] >= '0' &&
-	       c->out[2] <= '9';
+	if (!f)
+		return 0;
+	n = fread(c->out, 1, sizeof(c->out) - 1, f);
+	fclose(f);
+	c->out[n] = '\0';
+	return strchr(c->out, '\n') != NULL;
 }
 
 /* Until @p pred, for at most @p seconds of wall time (each try runs
@@ -131,7 +136,7 @@ static int wait_for(int (*pred)(void *), struct ctx *c, int seconds)
 static void test_top_in_a_terminal_shows_every_route_and_q_quits(void **state)
 {
 	struct ctx c;
-	char cmd[1024];
+	char cmd[2048];
 	FILE *f;
 	(void)state;
 
@@ -139,14 +144,17 @@ static void test_top_in_a_terminal_shows_every_route_and_q_quits(void **state)
 	assert_int_equal(shmr_test_app_start(&c.app, "top", CONF), 0);
 	snprintf(c.tmux_sock, sizeof(c.tmux_sock), "%s/tmux.sock", c.app.dir);
 	snprintf(c.tmux_conf, sizeof(c.tmux_conf), "%s/tmux.conf", c.app.dir);
-	/* The pane stays after top exits, so its exit status can be read. */
+	/* The pane stays after top exits (its last screen can be read). */
 	f = fopen(c.tmux_conf, "w");
 	assert_non_null(f);
 	fputs("set -g remain-on-exit on\n", f);
 	fclose(f);
 	setenv("TERM", "xterm", 0);
-	snprintf(cmd, sizeof(cmd), "exec %s -s %s top", getenv("SHMRCTL"),
-		 c.app.sock);
+	snprintf(c.rc_file, sizeof(c.rc_file), "%s/top.rc", c.app.dir);
+	snprintf(cmd, sizeof(cmd),
+		 "%s -s %s top; echo $? > %s.tmp && mv %s.tmp %s",
+		 getenv("SHMRCTL"), c.app.sock, c.rc_file, c.rc_file,
+		 c.rc_file);
 	assert_int_equal(tmux_start(&c, cmd), 0);
 	/* Liveness bound only: the first frame comes at once. */
 	if (!wait_for(screen_complete, &c, 30)) {
@@ -161,8 +169,8 @@ static void test_top_in_a_terminal_shows_every_route_and_q_quits(void **state)
 		l += w + (l[w] == '\n');
 	}
 	assert_int_equal(tmux(&c, "send-keys", "-t", "top", "q", NULL), 0);
-	assert_true(wait_for(pane_exited, &c, 30));
-	assert_string_equal(c.out, "1 0\n");
+	assert_true(wait_for(top_exited, &c, 30));
+	assert_string_equal(c.out, "0\n");
 	tmux(&c, "kill-server", NULL);
 	assert_int_equal(shmr_test_app_stop(&c.app), 0);
 }
