@@ -144,8 +144,10 @@ static_assert(sizeof(struct shmr_msg) == SHMR_HDR_SIZE, "slot header size");
  * any; @p m may lie in memory peers write. */
 static inline size_t shmr_msg_bytes(const struct shmr_msg *m, uint32_t ss)
 {
-	uint32_t len = *(const volatile uint32_t *)&m->len;
-	uint8_t fl = *(const volatile uint8_t *)&m->flags;
+	/* Relaxed loads, each once: no partner (a peer's value is checked
+	 * below, nothing else is read on its strength). */
+	uint32_t len = __atomic_load_n(&m->len, __ATOMIC_RELAXED);
+	uint8_t fl = __atomic_load_n(&m->flags, __ATOMIC_RELAXED);
 	size_t room = ss - SHMR_HDR_SIZE;
 
 	if (len > room)
