@@ -254,6 +254,32 @@ static int reap_all(int sig)
 	return n;
 }
 
+/*
+ * The EAL runtime directory of the domain's dataplane (dpdk/shmr-DOMAIN
+ * under $RUNTIME_DIRECTORY, else /var/run for root, else
+ * $XDG_RUNTIME_DIR or /tmp, as EAL picks it), once every process is gone:
+ * a dataplane that exits removes its own, but one a test killed with
+ * SIGKILL cannot, and the suite leaves nothing behind.
+ */
+static void remove_eal_dir(const struct shmr_test_app *app)
+{
+	const char *base = getenv("RUNTIME_DIRECTORY");
+	char path[512], cmd[600];
+
+	if (!app->domain[0])
+		return;
+	if (!base || !base[0])
+		base = geteuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
+	if (!base || !base[0])
+		base = "/tmp";
+	snprintf(path, sizeof(path), "%s/dpdk/shmr-%s", base, app->domain);
+	if (access(path, F_OK) != 0)
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	if (system(cmd) != 0)
+		fprintf(stderr, "test: could not remove %s\n", path);
+}
+
 int shmr_test_app_stop(struct shmr_test_app *app)
 {
 	int status, left = 0;
@@ -285,6 +311,7 @@ int shmr_test_app_stop(struct shmr_test_app *app)
 	left += reap_all(SIGKILL);
 	while (waitpid(-1, &status, WNOHANG) > 0)
 		;
+	remove_eal_dir(app);
 	if (app->dir[0]) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", app->dir);
 		if (system(cmd) != 0)
