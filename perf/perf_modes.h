@@ -58,6 +58,9 @@ int perf_churn_main(const struct perf_opts *o);
  */
 int perf_large_run(const struct perf_opts *o);
 
+/* large.c: the bytes its memcpy baseline read back (keeps the copies). */
+extern uint64_t perf_large_kept;
+
 /* large: the largest --size (an arena buffer's, SHMR_ARENA_BUF_MAX), and
  * the inline baseline's chunk (a 4096-byte slot less its 48-byte header). */
 #define PERF_LARGE_MAX (64u << 20)

@@ -36,6 +36,7 @@
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,12 +120,15 @@ static uint64_t lane_off(uint32_t slot, uint32_t idx)
 /* ---- guarded writes --------------------------------------------------- */
 
 static sigjmp_buf g_jb;
-static volatile sig_atomic_t g_armed;
+/* 1 while gwrite() stores: a fault then is ours.  Its partner is the
+ * fault handler, on this same thread: lock-free, so async-signal-safe, and
+ * seq_cst, so neither side's stores move across it. */
+static _Atomic int g_armed;
 
 static void on_fault(int sig)
 {
-	if (g_armed) {
-		g_armed = 0;
+	if (atomic_load(&g_armed)) {
+		atomic_store(&g_armed, 0);
 		siglongjmp(g_jb, 1);
 	}
 	/* Not ours (the worker broke its own lanes and libshmr read them):
@@ -137,29 +141,33 @@ static void on_fault(int sig)
  * (or not mapped at all). */
 static int gwrite(uint64_t off, const void *v, size_t n)
 {
-	volatile unsigned char *p = at(off);
+	/* Each byte a relaxed atomic store, so that the compiler emits every
+	 * one (the test is whether a store faults).  No partner: nothing
+	 * here reads what it wrote. */
+	_Atomic(unsigned char) *p = at(off);
 	const unsigned char *src = v;
 
 	if (!p)
 		return 0;
 	if (sigsetjmp(g_jb, 1))
 		return 0;
-	g_armed = 1;
+	atomic_store(&g_armed, 1);
 	for (size_t i = 0; i < n; i++)
-		p[i] = src[i];
-	g_armed = 0;
+		atomic_store_explicit(&p[i], src[i], memory_order_relaxed);
+	atomic_store(&g_armed, 0);
 	return 1;
 }
 
 /* Write back the byte that is at @p off (changes nothing where it lands). */
 static int gwrite_same(uint64_t off)
 {
-	const volatile unsigned char *p = at(off);
+	/* A relaxed atomic load: no partner, the byte only goes back. */
+	_Atomic(unsigned char) *p = at(off);
 	unsigned char b;
 
 	if (!p)
 		return 0;
-	b = *p;
+	b = atomic_load_explicit(p, memory_order_relaxed);
 	return gwrite(off, &b, 1);
 }
 
