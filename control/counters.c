@@ -21,6 +21,9 @@
 	const struct shmr_ctl_counters *c = at->c;   \
 	uint32_t es = at->slot;
 
+/* A value only the control plane has (the dataplane leaves it out). */
+#define SHMR_CTR_CONTROL(value) (value)
+
 /* A value over the scope's variables (SHMR_CTR_VARS_<scope>). */
 #define SHMR_CTR_FN_EXPR(scope, ctr, value)                              \
 	static uint64_t v_##scope##_##ctr(const struct shmr_ctl_ctr_at *at) \
@@ -41,12 +44,13 @@
 	{                                                               \
 		return at->c->lcore[at->lcore].ctr;                     \
 	}
-#include "counters.def"
+#include <shmr/counters.def>
 #undef SHMR_CTR_FN_ROUTER
 #undef SHMR_CTR_FN_ROUTE
 #undef SHMR_CTR_FN_LCORE
 #undef SHMR_CTR_FN_ENDPOINT
 #undef SHMR_CTR_FN_EXPR
+#undef SHMR_CTR_CONTROL
 #undef SHMR_CTR
 
 #define SHMR_CTR_IS_COUNTER 1
@@ -56,7 +60,7 @@ const struct shmr_ctl_ctr_desc shmr_ctl_ctr_registry[] = {
 #define SHMR_CTR(scope, ctr, kind, unit, help, value)                    \
 	{ SHMR_CTL_CTR_##scope, #ctr, SHMR_CTR_IS_##kind, unit, help, \
 	  v_##scope##_##ctr },
-#include "counters.def"
+#include <shmr/counters.def>
 #undef SHMR_CTR
 };
 

@@ -21,7 +21,7 @@ struct shmr_ctl_lcore_counters {
 #define SHMR_CTR_FIELD_ROUTE(name)
 #define SHMR_CTR_FIELD_LCORE(name) uint64_t name;
 #define SHMR_CTR_FIELD_ENDPOINT(name)
-#include "counters.def"
+#include <shmr/counters.def>
 #undef SHMR_CTR
 #undef SHMR_CTR_FIELD_ROUTER
 #undef SHMR_CTR_FIELD_ROUTE
