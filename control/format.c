@@ -111,6 +111,28 @@ void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
 	add_value(kv, key, val, kv->json ? json_object_new_string(val) : NULL);
 }
 
+void shmr_ctl_kv_add_pid(struct shmr_ctl_kv *kv, const char *key,
+			 struct shmr_pid pid)
+{
+	char val[24];
+	struct json_object *o = NULL;
+
+	snprintf(val, sizeof(val), "%" PRIu32 ":%" PRIu32, pid.slot, pid.gen);
+	if (kv->json) {
+		o = json_object_new_object();
+		if (o && (json_object_object_add(
+				  o, "slot", json_object_new_uint64(pid.slot)) <
+				  0 ||
+			  json_object_object_add(
+				  o, "gen", json_object_new_uint64(pid.gen)) <
+				  0)) {
+			json_object_put(o);
+			o = NULL; /* emit() counts it as out of memory */
+		}
+	}
+	add_value(kv, key, val, o);
+}
+
 void shmr_ctl_kv_add_u64(struct shmr_ctl_kv *kv, const char *key,
 			 uint64_t v)
 {
@@ -361,8 +383,7 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 		const char *nm = q->conf->name;
 
 		snprintf(key, sizeof(key), "shmr:route:%s:pid", nm);
-		shmr_ctl_kv_add(&kv, key, "%" PRIu32 ":%" PRIu32, q->pid.slot,
-				q->pid.gen);
+		shmr_ctl_kv_add_pid(&kv, key, q->pid);
 		snprintf(key, sizeof(key), "shmr:route:%s:os_pid", nm);
 		shmr_ctl_kv_add_i64(&kv, key, q->os_pid);
 		snprintf(key, sizeof(key), "shmr:route:%s:state", nm);

@@ -107,6 +107,10 @@ void shmr_ctl_kv_begin(struct shmr_ctl_kv *kv, char *buf, size_t cap,
 void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
 		     const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/** A PID in the domain: "SLOT:GEN", or with json the object
+ * {"slot": SLOT, "gen": GEN} every --json output gives a PID as. */
+void shmr_ctl_kv_add_pid(struct shmr_ctl_kv *kv, const char *key,
+			 struct shmr_pid pid);
 /** A number (a JSON number with json). */
 void shmr_ctl_kv_add_u64(struct shmr_ctl_kv *kv, const char *key,
 			 uint64_t v);

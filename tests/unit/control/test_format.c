@@ -264,9 +264,17 @@ static void inspect_json(void **state)
 			 101);
 	assert_false(json_object_get_boolean(member(
 		o, "shmr:route:payments:disabled", json_type_boolean)));
-	assert_string_equal(json_object_get_string(member(
-				    o, "shmr:route:reports:pid", json_type_string)),
-			    "3:1");
+	{
+		struct json_object *pid = member(o, "shmr:route:reports:pid",
+						 json_type_object);
+
+		assert_int_equal(json_object_get_int64(member(
+					 pid, "slot", json_type_int)),
+				 3);
+		assert_int_equal(json_object_get_int64(member(
+					 pid, "gen", json_type_int)),
+				 1);
+	}
 	assert_string_equal(
 		json_object_get_string(member(o, "shmr:route:shipments:cpus",
 					      json_type_string)),
