@@ -163,4 +163,36 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 			    struct shmr_ctl_kv_extra *extra, int json,
 			    char *buf, size_t cap);
 
+/** The items of @p r's INSPECT, in order: 0 the router's own keys, then
+ * one per route, per routing lcore and per client endpoint. */
+unsigned shmr_ctl_inspect_items(const struct shmr_ctl_router *r,
+				const struct shmr_ctl_counters *c);
+
+/**
+ * INSPECT's items [@p from, @p from + @p count) only (clamped to the
+ * items there are), as shmr_ctl_format_inspect() writes them: a part of
+ * an answer too big for one (SHMR_PROTO_MAX), which the reader asks for
+ * part by part and merges.  @p extra's keys override the part's keys; the
+ * extras left follow the last item only.
+ * Returns the length, or -ENOSPC (the part does not fit: ask fewer
+ * items), -ENOMEM.
+ */
+int shmr_ctl_format_inspect_part(const struct shmr_ctl_router *r,
+				 const struct shmr_ctl_counters *c,
+				 struct shmr_ctl_kv_extra *extra, int json,
+				 unsigned from, unsigned count, char *buf,
+				 size_t cap);
+
+/**
+ * INSPECT ROUTER [json] from=N's whole answer: "OK NEXT TOTAL\n" and the
+ * items from @p from on, as many whole ones as fit in @p cap (halved until
+ * they do); the reader asks from=NEXT until NEXT is TOTAL.  Each part is
+ * formatted from @p c as the caller read it for its own request.
+ * Returns the length, or -ENOSPC (one item alone does not fit), -ENOMEM.
+ */
+int shmr_ctl_format_inspect_paged(const struct shmr_ctl_router *r,
+				  const struct shmr_ctl_counters *c,
+				  struct shmr_ctl_kv_extra *extra, int json,
+				  unsigned from, char *buf, size_t cap);
+
 #endif
