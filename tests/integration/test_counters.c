@@ -283,19 +283,25 @@ static void test_counters_full_lanes(void **state)
 
 	/* 64 in the inbox, 64 in our lane, some in the lcore's hands: a few
 	 * hundred sends are sure to meet a full lane. */
-	while (eagain < 3 && sent < 100000) {
+	/* Until our lane was full three times and the dataplane has found
+	 * d's inbox full (on a loaded machine our lane can fill first, the
+	 * dataplane not having drained it yet). */
+	while (sent < 100000 && eagain < 100000) {
 		uint64_t k = sent;
 		int rc = shmr_send(c->ep, c->router, 4, k, &k, sizeof(k));
 
 		if (rc == -EAGAIN) {
 			eagain++;
+			if (eagain >= 3 &&
+			    inspect(c, "shmr:route:d:inbox_full") >= 1)
+				break;
 			usleep(1000);
 			continue;
 		}
 		assert_int_equal(rc, 0);
 		sent++;
 	}
-	assert_int_equal(eagain, 3);
+	assert_true(eagain >= 3);
 	assert_true(inspect(c, "shmr:route:d:inbox_full") >= 1);
 	snprintf(expect, sizeof(expect),
 		 "shmr:endpoint:%s:lane_full=%lld shmr:route:d:inbox_full'>='1 "
