@@ -24,26 +24,36 @@ static void put(_Atomic(uint64_t) *w, uint64_t v)
 		atomic_store_explicit(w, v, memory_order_relaxed);
 }
 
+void shmr_ctl_figs_slot_handed(struct shmr_ctl_domain *d, uint32_t s)
+{
+	struct shmr_ep_figs *f = &shmr_ctl_dom_ep(d, s)->figs;
+	const struct shmr_ctl_slot_base *b = &d->ctr_base[s];
+
+	put(&f->base_forwarded, b->forwarded);
+	put(&f->base_discarded, b->discarded);
+	put(&f->base_failed, b->failed);
+	put(&f->base_delivered, b->delivered);
+	put(&f->base_inbox_full, b->inbox_full);
+	put(&f->base_bad_slots, b->bad_slots);
+	/* A route's own (shmr_ctl_figs_sync() sets them for a route). */
+	put(&f->restarts, 0);
+	put(&f->redelivered, 0);
+}
+
 void shmr_ctl_figs_sync(struct shmr_ctl_domain *d,
 			const struct shmr_ctl_model *m)
 {
+	/* The domain this process last wrote every slot's line of: once
+	 * more for a new one (created, or adopted with the lines the last
+	 * control plane wrote, which counted from other bases). */
+	static const void *all_done;
+
 	if (!d->base)
 		return;
-	for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++) {
-		struct shmr_ep_figs *f = &shmr_ctl_dom_ep(d, s)->figs;
-		const struct shmr_ctl_slot_base *b = &d->ctr_base[s];
-
-		put(&f->base_forwarded, b->forwarded);
-		put(&f->base_discarded, b->discarded);
-		put(&f->base_failed, b->failed);
-		put(&f->base_delivered, b->delivered);
-		put(&f->base_inbox_full, b->inbox_full);
-		put(&f->base_bad_slots, b->bad_slots);
-		if (m->alloc.slots[s].kind != SHMR_EPK_ROUTE ||
-		    m->alloc.slots[s].state != SHMR_CTL_SLOT_USED) {
-			put(&f->restarts, 0);
-			put(&f->redelivered, 0);
-		}
+	if (all_done != d->base) {
+		for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++)
+			shmr_ctl_figs_slot_handed(d, s);
+		all_done = d->base;
 	}
 	for (unsigned i = 0; i < m->nrouters; i++) {
 		const struct shmr_ctl_router *r = &m->routers[i];

@@ -395,6 +395,7 @@ static void sync_endpoints(struct shmr_ctl_domain *d,
 			 * lane_full too: its new owner has not been answered
 			 * yet (relaxed: that answer, a syscall, orders it). */
 			slot_raw(d, i, &d->ctr_base[i]);
+			shmr_ctl_figs_slot_handed(d, i);
 			atomic_store_explicit(
 				&shmr_ctl_dom_ep_peer(d, i)->lane_full, 0,
 				memory_order_relaxed);
@@ -426,7 +427,7 @@ void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 	spec = shmr_ctl_dom_spec(d);
 	shmr_spec_write_begin(spec);
 	sync_endpoints(d, m);
-	shmr_ctl_figs_sync(d, m); /* a reused slot's base with its gen */
+	shmr_ctl_figs_sync(d, m);
 	memcpy((char *)spec + off, (const char *)&d->spec_buf + off,
 	       sizeof(*spec) - off);
 	shmr_spec_write_end(spec);
