@@ -1,8 +1,11 @@
 /*
  * `shmrctl inspect` of the largest router the limits allow (issue 14):
  * SHMR_MAX_ROUTES routes with the longest names, every endpoint slot left
- * open by a client, the most lcores; every route's sojourn figures and
- * every key are in the answer, text and --json, never cut or refused.
+ * open by a client, the most lcores, and handlers that add as many keys
+ * to its inspect as a router may, of the longest (fat_handlers.c): more
+ * than one answer of the control socket holds.  Every route's sojourn
+ * figures and every key are in the answer, text and --json, each once,
+ * never cut or refused.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,6 +21,7 @@
 #include <json-c/json.h>
 
 #include <shmr/layout.h>
+#include <shmr/proto.h>
 #include <shmr/shmr.h>
 
 #include "shmr_test_app.h"
@@ -34,10 +38,18 @@ static int group_setup(void **state)
 	size_t n;
 	int rc;
 
+	const char *fat = getenv("SHMR_FAT_HANDLERS");
+	char first[64];
+
+	if (!fat)
+		return -1;
+	snprintf(first, sizeof(first), NAME_FMT, 0u);
 	n = (size_t)snprintf(conf, sizeof(conf),
 			     "lcores = %u;\nrouters = ( { name = \"big\"; "
-			     "behaviour = \"round-robin\";\n  routes = (",
-			     SHMR_MAX_LCORES);
+			     "behaviour = \"round-robin\";\n"
+			     "  handlers = \"%s\"; handlers_arg = \"%s\";\n"
+			     "  routes = (",
+			     SHMR_MAX_LCORES, fat, first);
 	for (unsigned i = 0; i < SHMR_MAX_ROUTES; i++)
 		n += (size_t)snprintf(conf + n, sizeof(conf) - n,
 				      "%s { name = \"" NAME_FMT "\"; program = "
@@ -74,6 +86,16 @@ static int inspect(char *out, size_t cap, int json)
 	return shmr_test_run(argv, out, cap);
 }
 
+static int has_prefix_key(struct json_object *o, const char *prefix)
+{
+	json_object_object_foreach(o, k, v) {
+		(void)v;
+		if (strncmp(k, prefix, strlen(prefix)) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 static void test_inspect_json_whole(void **state)
 {
 	static char out[1 << 22];
@@ -83,6 +105,8 @@ static void test_inspect_json_whole(void **state)
 	(void)state;
 	assert_int_equal(inspect(out, sizeof(out), 1), 0);
 	print_message("inspect --json: %zu bytes\n", strlen(out));
+	/* More than one answer: it was asked in parts. */
+	assert_true(strlen(out) > SHMR_PROTO_MAX);
 	o = json_tokener_parse(out);
 	assert_non_null(o);
 	for (unsigned i = 0; i < SHMR_MAX_ROUTES; i++) {
@@ -106,6 +130,14 @@ static void test_inspect_json_whole(void **state)
 			 p.slot, p.gen);
 		if (!json_object_object_get_ex(o, key, &v))
 			fail_msg("inspect --json: no %s", key);
+	}
+	/* The handlers' keys: the override, and the 63 of their own. */
+	snprintf(key, sizeof(key), "shmr:route:" NAME_FMT ":cpus", 0u);
+	assert_true(json_object_object_get_ex(o, key, &v));
+	assert_string_equal(json_object_get_string(v), "fat");
+	for (unsigned i = 1; i < 64; i++) {
+		snprintf(key, sizeof(key), "fat:%02u:", i);
+		assert_true(has_prefix_key(o, key));
 	}
 	json_object_put(o);
 }
