@@ -495,8 +495,10 @@ int shmr_ctl_format_inspect_paged(const struct shmr_ctl_router *r,
 		from = total;
 	if (cap <= head)
 		return -ENOSPC;
-	/* As many whole items as fit: halved until they do. */
-	for (count = total - from;; count /= 2) {
+	/* As many whole items as fit, from at most 256 (a few retries,
+	 * whatever the domain's size): halved until they do. */
+	count = total - from < 256 ? total - from : 256;
+	for (;; count /= 2) {
 		n = shmr_ctl_format_inspect_part(r, c, extra, json, from,
 						 count, buf + head,
 						 cap - head);

@@ -185,8 +185,8 @@ int shmr_ctl_format_inspect_part(const struct shmr_ctl_router *r,
 
 /**
  * INSPECT ROUTER [json] from=N's whole answer: "OK NEXT TOTAL\n" and the
- * items from @p from on, as many whole ones as fit in @p cap (halved until
- * they do); the reader asks from=NEXT until NEXT is TOTAL.  Each part is
+ * items from @p from on, as many whole ones as fit in @p cap, at most 256
+ * (halved until they fit); the reader asks from=NEXT until NEXT is TOTAL.  Each part is
  * formatted from @p c as the caller read it for its own request.
  * Returns the length, or -ENOSPC (one item alone does not fit), -ENOMEM.
  */
