@@ -815,6 +815,39 @@ static void test_bells(void **state)
 	assert_int_equal(atomic_load(&bell->sleepers), 0);
 }
 
+/* A stream of full rounds (bursts of SHMR_DP_BURST) rings a sleeping
+ * receiver's bell within SHMR_DP_BELL_ROUNDS of them (forward_poll.c
+ * rings it once per that many, not each round), and every slot is there
+ * when it wakes. */
+static void test_bells_stream(void **state)
+{
+	struct fixture *f = *state;
+	struct shmr_bell *bell = &shmr_ep_peer_at(f->d.base, f->b.slot)->bell;
+	unsigned char slot[SS], got[SHMR_DP_BURST * SS];
+	uint32_t seen = shmr_bell_prepare(bell);
+	unsigned r, woke = 0;
+
+	for (r = 1; r <= SHMR_DP_BELL_ROUNDS + 1 && !woke; r++) {
+		for (unsigned i = 0; i < SHMR_DP_BURST; i++)
+			put(out_lane(f, f->a),
+			    dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 0, 0,
+				   r * SHMR_DP_BURST + i));
+		assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t),
+				 SHMR_DP_BURST);
+		assert_int_equal(take(lane(f, f->b, LC), got, SHMR_DP_BURST),
+				 SHMR_DP_BURST);
+		for (unsigned i = 0; i < SHMR_DP_BURST; i++)
+			assert_int_equal(at(got, i)->ref,
+					 r * SHMR_DP_BURST + i);
+		woke = atomic_load(&bell->seq) != seen;
+	}
+	assert_true(woke);
+	assert_true(r - 1 <= SHMR_DP_BELL_ROUNDS);
+	/* Returns at once: the seq moved. */
+	assert_int_equal(shmr_bell_sleep(bell, seen, -1), 0);
+	assert_int_equal(atomic_load(&bell->sleepers), 0);
+}
+
 /* The idle re-check sees pending slots, but not a blocked lane's. */
 static void test_has_work(void **state)
 {
@@ -1025,6 +1058,7 @@ int main(void)
 		T(test_stopped_router_refuses),
 		T(test_burst_size),
 		T(test_bells),
+		T(test_bells_stream),
 		T(test_has_work),
 		T(test_admin_priority),
 		T(test_admin_route_failed),
