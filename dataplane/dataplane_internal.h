@@ -43,7 +43,7 @@
 
 struct rte_ring;
 
-#define SHMR_DP_BURST 32u    /* slots peeked per lane per round */
+#define SHMR_DP_BURST 64u    /* slots peeked per lane per round */
 #define SHMR_DP_MAX_HOPS 4u  /* routers one message may pass through */
 
 /* Log levels (--log-level). */

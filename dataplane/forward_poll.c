@@ -18,7 +18,8 @@
  * next round after the first pass.  Then everything staged goes out and
  * every source lane is released (shmr_dp_fwd_round_out()), so nothing is
  * held when the round returns; then the routing logics' own work, each
- * only when it has any, and the bells owed.
+ * only when it has any, and the bells owed (at once, or in a stream of
+ * full rounds once every SHMR_DP_BELL_ROUNDS: see the round's end).
  */
 #include <rte_cycles.h>
 #include <rte_ring.h>
@@ -182,6 +183,18 @@ unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
 	shmr_dp_count(&lc->stats->polls, 1);
 	if (total)
 		shmr_dp_count(&lc->stats->busy_polls, 1);
-	shmr_dp_ring_bells(lc);
+	/* The bells owed, after the fence B2 that drains every store of
+	 * the round into the consumers' lanes: at once when the round was
+	 * not full (a call's slot, the stream's end: nobody waits longer
+	 * than before), and in a stream of full rounds once every
+	 * SHMR_DP_BELL_ROUNDS.  No wake-up is lost: the fence still comes
+	 * after every enqueue it covers, and before the lcore can sleep
+	 * (only after a round that found nothing); a consumer asleep under
+	 * a full stream waits at most that many rounds (microseconds). */
+	if (total < SHMR_DP_BURST ||
+	    ++lc->bell_rounds >= SHMR_DP_BELL_ROUNDS) {
+		lc->bell_rounds = 0;
+		shmr_dp_ring_bells(lc);
+	}
 	return total;
 }

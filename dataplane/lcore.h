@@ -83,6 +83,10 @@ struct shmr_dp_bal {
  * is cleared (a sender that pauses briefly keeps its bit, so neither side
  * writes the bit's line while a stream runs). */
 #define SHMR_DP_RETIRE_ROUNDS 64u
+/* Full rounds in a row whose bells may wait for the next round
+ * (forward_poll.c): the fence before the bells [B2] drains the round's
+ * stores into the consumers' lanes, as costly as the burst itself. */
+#define SHMR_DP_BELL_ROUNDS 8u
 
 /* Fan-out staging (forward.c): a destination's slots go out together
  * once this many are staged; a round gathers at most SHMR_DP_POOL_MAX
@@ -123,6 +127,7 @@ struct shmr_dp_lcore {
 	const struct shmr_dp_table *swept;
 	uint64_t swept_version;
 	uint32_t rounds, sweep_every;
+	uint32_t bell_rounds; /* full rounds since the bells were rung */
 	uint8_t sweep_due; /* before the next round (set before a sleep) */
 	struct shmr_lcore_stats *stats;
 	unsigned char *buf; /* the pool: pool_cap slots of slot_size */

@@ -237,6 +237,8 @@ static int lcore_main(void *arg)
 		} else
 			empty = g_env.spin_polls - 1;
 	}
+	/* The bells a last full round still owes (forward_poll.c). */
+	shmr_dp_ring_bells(lc);
 	rcu_unregister_thread();
 	return 0;
 }

@@ -27,12 +27,12 @@ struct fixture {
 	unsigned ri;
 };
 
-static int setup(void **state)
+static int setup_lanes(void **state, uint32_t lane)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	unsigned ri;
 
-	if (!f || dp_dom_init(&f->d, 2) < 0)
+	if (!f || dp_dom_init_lane(&f->d, 2, lane) < 0)
 		return -1;
 	dp_spec_begin(&f->d);
 	f->a = dp_ep(&f->d, 3, 1, SHMR_EPK_CLIENT);     /* lcore 1 */
@@ -56,6 +56,18 @@ static int setup(void **state)
 		return -1;
 	*state = f;
 	return 0;
+}
+
+/* Lanes of 64 entries (dp_dom_init()). */
+static int setup(void **state)
+{
+	return setup_lanes(state, 64);
+}
+
+/* Lanes that hold more than a burst of the lcore (SHMR_DP_BURST). */
+static int setup_wide(void **state)
+{
+	return setup_lanes(state, 4 * SHMR_DP_BURST);
 }
 
 static int teardown(void **state)
@@ -780,15 +792,15 @@ static void test_burst_size(void **state)
 	struct fixture *f = *state;
 	unsigned char slot[SS];
 
-	for (unsigned i = 0; i < 40; i++)
+	for (unsigned i = 0; i < SHMR_DP_BURST + 8; i++)
 		put(out_lane(f, f->a),
 		    dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, i, i));
 	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), SHMR_DP_BURST);
-	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t),
-			 40 - SHMR_DP_BURST);
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 8);
 	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 0);
 	assert_int_equal(STAT(f, polls), 3);
-	assert_int_equal(rte_ring_count(lane(f, f->work, LC)), 40);
+	assert_int_equal(rte_ring_count(lane(f, f->work, LC)),
+			 SHMR_DP_BURST + 8);
 }
 
 /* A receiver asleep on its bell is woken; an awake one costs nothing. */
@@ -810,6 +822,39 @@ static void test_bells(void **state)
 	    dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 0, 0, 2));
 	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 1);
 	assert_int_not_equal(atomic_load(&bell->seq), seen);
+	/* Returns at once: the seq moved. */
+	assert_int_equal(shmr_bell_sleep(bell, seen, -1), 0);
+	assert_int_equal(atomic_load(&bell->sleepers), 0);
+}
+
+/* A stream of full rounds (bursts of SHMR_DP_BURST) rings a sleeping
+ * receiver's bell within SHMR_DP_BELL_ROUNDS of them (forward_poll.c
+ * rings it once per that many, not each round), and every slot is there
+ * when it wakes. */
+static void test_bells_stream(void **state)
+{
+	struct fixture *f = *state;
+	struct shmr_bell *bell = &shmr_ep_peer_at(f->d.base, f->b.slot)->bell;
+	unsigned char slot[SS], got[SHMR_DP_BURST * SS];
+	uint32_t seen = shmr_bell_prepare(bell);
+	unsigned r, woke = 0;
+
+	for (r = 1; r <= SHMR_DP_BELL_ROUNDS + 1 && !woke; r++) {
+		for (unsigned i = 0; i < SHMR_DP_BURST; i++)
+			put(out_lane(f, f->a),
+			    dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 0, 0,
+				   r * SHMR_DP_BURST + i));
+		assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t),
+				 SHMR_DP_BURST);
+		assert_int_equal(take(lane(f, f->b, LC), got, SHMR_DP_BURST),
+				 SHMR_DP_BURST);
+		for (unsigned i = 0; i < SHMR_DP_BURST; i++)
+			assert_int_equal(at(got, i)->ref,
+					 r * SHMR_DP_BURST + i);
+		woke = atomic_load(&bell->seq) != seen;
+	}
+	assert_true(woke);
+	assert_true(r - 1 <= SHMR_DP_BELL_ROUNDS);
 	/* Returns at once: the seq moved. */
 	assert_int_equal(shmr_bell_sleep(bell, seen, -1), 0);
 	assert_int_equal(atomic_load(&bell->sleepers), 0);
@@ -1010,6 +1055,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define TW(f) cmocka_unit_test_setup_teardown(f, setup_wide, teardown)
 		T(test_forward_mixed),
 		T(test_backpressure),
 		T(test_backpressure_counts_once),
@@ -1023,8 +1069,9 @@ int main(void)
 		T(test_internal_flags_cleared),
 		T(test_mailbox_full_fails),
 		T(test_stopped_router_refuses),
-		T(test_burst_size),
+		TW(test_burst_size),
 		T(test_bells),
+		TW(test_bells_stream),
 		T(test_has_work),
 		T(test_admin_priority),
 		T(test_admin_route_failed),
