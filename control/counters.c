@@ -41,7 +41,14 @@
 	{                                                               \
 		return at->c->lcore[at->lcore].ctr;                     \
 	}
+/* An arena class's value is its field of struct shmr_ctl_arena_counters. */
+#define SHMR_CTR_FN_ARENA(ctr, field)                                   \
+	static uint64_t v_ARENA_##ctr(const struct shmr_ctl_ctr_at *at) \
+	{                                                               \
+		return at->c->arena[at->arena].field;                   \
+	}
 #include "counters.def"
+#undef SHMR_CTR_FN_ARENA
 #undef SHMR_CTR_FN_ROUTER
 #undef SHMR_CTR_FN_ROUTE
 #undef SHMR_CTR_FN_LCORE

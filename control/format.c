@@ -395,5 +395,12 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 			 c->client[i].pid.slot, c->client[i].pid.gen);
 		inspect_counters(&kv, SHMR_CTL_CTR_ENDPOINT, infix, &at);
 	}
+	for (at.arena = 0;
+	     at.arena < c->narena && at.arena < SHMR_ARENA_MAX_CLASSES;
+	     at.arena++) {
+		snprintf(infix, sizeof(infix), "arena:%.15s:",
+			 c->arena[at.arena].cls);
+		inspect_counters(&kv, SHMR_CTL_CTR_ARENA, infix, &at);
+	}
 	return shmr_ctl_kv_end(&kv);
 }

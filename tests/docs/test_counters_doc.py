@@ -17,9 +17,10 @@ sys.path.insert(0, os.path.join(src, "tests", "integration"))
 from check_counters import registry  # noqa: E402
 
 LABELS = {"ROUTER": "router", "ROUTE": "router, route", "LCORE": "lcore",
-          "ENDPOINT": "endpoint, name"}
+          "ENDPOINT": "endpoint, name", "ARENA": "class"}
 KEY = {"ROUTER": "shmr:{}", "ROUTE": "shmr:route:ROUTE:{}",
-       "LCORE": "shmr:lcore:N:{}", "ENDPOINT": "shmr:endpoint:SLOT:GEN:{}"}
+       "LCORE": "shmr:lcore:N:{}", "ENDPOINT": "shmr:endpoint:SLOT:GEN:{}",
+       "ARENA": "shmr:arena:CLASS:{}"}
 
 reg = registry(os.path.join(src, "control", "counters.def"))
 want = {}

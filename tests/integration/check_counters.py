@@ -10,7 +10,8 @@ Every line of the registry must appear in both: in the JSON as a number
 under its inspect key, in the metrics as its family (HELP and TYPE from the
 registry) with a sample for the router, each route, each lcore and each
 client endpoint named (by its PID; they must be the only client endpoints
-but for the control plane's own, name="shmr:admin", which must be there).  Each
+but for the control plane's own, name="shmr:admin", which must be there),
+and each payload arena class that inspect shows (label class).  Each
 KEY=N (an inspect key) must hold N in both outputs; KEY>=N at least N.
 Exit 0 when all holds, 1 with one line per failure otherwise.
 """
@@ -19,7 +20,7 @@ import re
 import sys
 
 ENTRY = re.compile(
-    r'^SHMR_CTR\(\s*(ROUTER|ROUTE|LCORE|ENDPOINT)\s*,\s*([a-z_]+)\s*,\s*'
+    r'^SHMR_CTR\(\s*(ROUTER|ROUTE|LCORE|ENDPOINT|ARENA)\s*,\s*([a-z_]+)\s*,\s*'
     r'(COUNTER|GAUGE)\s*,\s*"([^"]*)"\s*,\s*"([^"]*)"', re.M)
 
 
@@ -77,6 +78,14 @@ def main(argv):
         elif scope == 'LCORE':
             keys = [(f'shmr:lcore:{l}:{name}', {'lcore': str(l)})
                     for l in range(nlcores)]
+        elif scope == 'ARENA':
+            # The arena's classes, as inspect names them (none without
+            # an arena: then its families have no sample).
+            classes = sorted({k.split(':')[2] for k in inspect
+                              if k.startswith('shmr:arena:')
+                              and k.endswith(':buffers')})
+            keys = [(f'shmr:arena:{k}:{name}', {'class': k})
+                    for k in classes]
         else:
             keys = [(f'shmr:endpoint:{e}:{name}', {'endpoint': e})
                     for e in eps]

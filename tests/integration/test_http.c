@@ -33,23 +33,6 @@
 static struct shmr_test_client g_cl;
 static unsigned g_port;
 
-/* A port nobody listens on now (the kernel's pick for port 0). */
-static unsigned free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int s = socket(AF_INET, SOCK_STREAM, 0);
-	unsigned port = 0;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(s, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	if (s >= 0)
-		close(s);
-	return port;
-}
-
 static int group_setup(void **state)
 {
 	char conf[1024];
@@ -57,7 +40,7 @@ static int group_setup(void **state)
 	struct shmr_test_stats st;
 	int i = 0;
 
-	g_port = free_port();
+	g_port = shmr_test_free_port();
 	snprintf(conf, sizeof(conf),
 		 "lcores = 1;\n"
 		 "metrics_listen = \"127.0.0.1:%u\";\n"

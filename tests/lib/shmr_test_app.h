@@ -145,6 +145,10 @@ int shmr_test_route_pid(const struct shmr_test_app *app, const char *router,
 /** Run a command with stdout+stderr captured; returns its exit status. */
 int shmr_test_run(char *const argv[], char *out, size_t cap);
 
+/** A TCP port on 127.0.0.1 nobody listens on now (the kernel's pick for
+ *  port 0), or 0. */
+unsigned shmr_test_free_port(void);
+
 /** Wait until @p pred(arg) is true, checking every ms, at most @p ms total. */
 int shmr_test_wait(int (*pred)(void *), void *arg, int ms);
 

@@ -88,7 +88,7 @@
 #ifndef SHMR_PROTO_H
 #define SHMR_PROTO_H
 
-#define SHMR_PROTO_MAX 65536
+#define SHMR_PROTO_MAX 131072
 #define SHMR_RUN_DIR_DEFAULT "/run/shmr"
 
 /* A route lifecycle request's limits, as its senders check them
