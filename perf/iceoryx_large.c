@@ -16,9 +16,10 @@
  * loan never finds the pool empty: iceoryx logs every such failure), and
  * both sides wait rather than drop (the publisher waits for a slow
  * subscriber, the subscriber's queue blocks its producer): nothing is
- * lost, as in shmr.  The producer runs on the client's cpu and the consumer on the
- * sink's, as shmr-perf large places them; the consumer polls and yields
- * when its queue is empty, the producer yields when the pool is empty.
+ * lost, as in shmr.  The two systems get the same two cpus: the producer
+ * runs on the client's (shmr's client and sink share it), the consumer on
+ * the one shmr's dataplane has (iceoryx has no process in between); the
+ * consumer polls and yields when its queue is empty.
  * iceoryx has no router in the path: the pair is a direct
  * publisher-subscriber connection, the way iceoryx moves data.
  *
@@ -31,10 +32,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +52,7 @@
 
 #define IOX_SERVICE "shmr", "perf", "large"
 #define IOX_STALL_NS 10000000000ull /* no progress for 10 s: a failed run */
+#define IOX_REPORT_MS 120000
 
 /* The chunks of the pool: as many as shmr-perf large's arena class has
  * buffers. */
@@ -80,7 +84,7 @@ static void iox_subscriber(const struct perf_opts *o, int fd)
 	iox_sub_t sub;
 	uint64_t last = perf_now_ns();
 
-	(void)perf_pin(o->cpu_sink);
+	(void)perf_pin(o->cpu_hub);
 	iox_set_loglevel(Iceoryx_LogLevel_Error); /* not "waiting for RouDi" */
 	iox_runtime_init("shmr_perf_iox_sub");
 	iox_sub_options_init(&so);
@@ -184,8 +188,11 @@ static pid_t roudi_start(const char *dir, size_t size, unsigned count)
 	fclose(f);
 	pid = fork();
 	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			      0600);
+		int fd;
+
+		/* RouDi cleans its shared memory up on SIGTERM. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
 		if (fd >= 0) {
 			dup2(fd, 1);
@@ -194,28 +201,50 @@ static pid_t roudi_start(const char *dir, size_t size, unsigned count)
 		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (fd >= 0)
 			dup2(fd, 0);
+		/* -m off: a subscriber starved of its cpu for 1.5 s (a
+		 * loaded machine) must not be taken for dead. */
 		execlp("iox-roudi", "iox-roudi", "-c", conf, "-l", "warning",
-		       (char *)NULL);
+		       "-m", "off", (char *)NULL);
 		fprintf(stderr, "iox-roudi: %s\n", strerror(errno));
 		_exit(127);
 	}
 	return pid;
 }
 
+/* Child @p pid's exit status; one that has not exited within
+ * IOX_STALL_NS (stuck in iceoryx, say) is killed and counts as failed. */
 static int child_wait(pid_t pid)
 {
+	uint64_t t0 = perf_now_ns();
 	int st;
+	pid_t r;
 
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
+	while ((r = waitpid(pid, &st, WNOHANG)) == 0 ||
+	       (r < 0 && errno == EINTR)) {
+		if (perf_now_ns() - t0 > IOX_STALL_NS) {
+			fprintf(stderr, "shmr-perf iceoryx: process %d did not "
+					"exit: killed\n", (int)pid);
+			kill(pid, SIGKILL);
+			(void)waitpid(pid, &st, 0);
 			return -1;
+		}
+		usleep(1000);
+	}
+	if (r < 0)
+		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* Read a child's report; 0, or -1 when it sent none. */
+/* Read a child's report; 0, or -1 when it sent none within
+ * IOX_REPORT_MS (a liveness bound: a run of the largest sizes takes
+ * seconds). */
 static int report_read(int fd, struct iox_report *r)
 {
-	ssize_t n = read(fd, r, sizeof(*r));
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n = -1;
+
+	if (poll(&p, 1, IOX_REPORT_MS) == 1)
+		n = read(fd, r, sizeof(*r));
 
 	close(fd);
 	return n == (ssize_t)sizeof(*r) ? 0 : -1;
@@ -238,6 +267,7 @@ double perf_iceoryx_stream(const struct perf_opts *o)
 	fflush(NULL);
 	sub = fork();
 	if (sub == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the run */
 		close(sp[0]);
 		iox_subscriber(o, sp[1]);
 	}
@@ -245,6 +275,7 @@ double perf_iceoryx_stream(const struct perf_opts *o)
 	sp[1] = -1;
 	pub = fork();
 	if (pub == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(pp[0]);
 		close(done[1]);
 		iox_publisher(o, pp[1], done[0]);
