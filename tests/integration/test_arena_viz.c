@@ -197,6 +197,7 @@ static void top_check(struct ctx *c, const char *row64, const char *row1m)
 		fail_msg("top's screen lacks '%s' or '%s':\n%s", row64, row1m,
 			 pane.out);
 	}
+	print_message("%s", pane.out);
 	tmux_pane_fits_and_quits(&pane);
 }
 
