@@ -106,7 +106,7 @@ static void iox_subscriber(const struct perf_opts *o, int fd)
 		now = perf_now_ns();
 		if (now - last > IOX_STALL_NS)
 			break;
-		sched_yield(); /* the publisher may share our core */
+		sched_yield(); /* our cpu may be shared (a loaded machine) */
 	}
 	r.t = perf_now_ns();
 	r.ok = r.received == o->count && r.bad == 0;
