@@ -104,47 +104,75 @@ static int group_teardown(void **state)
 	return shmr_test_client_stop(&c->cl) == 0 ? 0 : -1;
 }
 
+/* `shmrctl -s SOCK @p verb [@p arg] --json` into @p path; it must
+ * succeed. */
+static void shmrctl_json_to(struct ctx *c, const char *path, char *verb,
+			    char *arg)
+{
+	static char out[1 << 18];
+	char *argv[] = { getenv("SHMRCTL"), "-s", c->cl.app.sock, verb,
+			 arg ? arg : "--json", arg ? "--json" : NULL, NULL };
+	FILE *f;
+
+	assert_non_null(argv[0]);
+	assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(out, f);
+	fclose(f);
+}
+
+/* The python3 with prometheus_client runs @p script; a failure fails the
+ * test, with what it said. */
+static void python_ok(const char *what, char *script)
+{
+	static char out[1 << 16];
+	char *argv[] = { getenv("SHMR_PYTHON"), "-c", script, NULL };
+
+	assert_non_null(argv[0]);
+	if (shmr_test_run(argv, out, sizeof(out)) != 0)
+		fail_msg("%s: %s", what, out);
+}
+
 /* inspect --json (shmrctl) and /metrics (over HTTP, urllib) into files,
  * then check_counters.py: every registry line in both, and @p expect
- * (KEY=N words) in both; the client endpoints are @p eps. */
+ * (KEY=N words) in both; the client endpoints are @p eps.  And `shmrctl
+ * metrics --json` has the arena's samples as /metrics has them. */
 static void check(struct ctx *c, const char *eps, const char *expect)
 {
-	static char out[1 << 17];
-	char js[320], pm[320], cmd[4096], script[1024];
+	char js[320], pm[320], mj[320], cmd[4096], script[2048];
 	const char *py = getenv("SHMR_CHECK_COUNTERS"),
 		   *def = getenv("SHMR_COUNTERS_DEF"),
 		   *python = getenv("SHMR_PYTHON");
-	FILE *f;
 
 	assert_non_null(py);
 	assert_non_null(def);
 	assert_non_null(python);
 	snprintf(js, sizeof(js), "%s/inspect.json", c->cl.app.dir);
 	snprintf(pm, sizeof(pm), "%s/metrics.txt", c->cl.app.dir);
-	{
-		char *argv[] = { getenv("SHMRCTL"), "-s", c->cl.app.sock,
-				 "inspect", ROUTER, "--json", NULL };
-
-		assert_non_null(argv[0]);
-		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
-		f = fopen(js, "w");
-		assert_non_null(f);
-		fputs(out, f);
-		fclose(f);
-	}
+	snprintf(mj, sizeof(mj), "%s/metrics.json", c->cl.app.dir);
+	shmrctl_json_to(c, js, "inspect", ROUTER);
+	shmrctl_json_to(c, mj, "metrics", NULL);
+	/* /metrics over HTTP into a file, and `metrics --json` has the same
+	 * arena samples, labelled class. */
 	snprintf(script, sizeof(script),
-		 "import urllib.request\n"
+		 "import json, urllib.request\n"
+		 "from prometheus_client.parser import "
+		 "text_string_to_metric_families as parse\n"
 		 "r = urllib.request.urlopen('http://127.0.0.1:%u/metrics', "
 		 "timeout=10)\n"
 		 "assert r.status == 200, r.status\n"
-		 "open('%s', 'wb').write(r.read())\n",
-		 c->port, pm);
-	{
-		char *argv[] = { (char *)python, "-c", script, NULL };
-
-		if (shmr_test_run(argv, out, sizeof(out)) != 0)
-			fail_msg("GET /metrics: %s", out);
-	}
+		 "t = r.read()\n"
+		 "open('%s', 'wb').write(t)\n"
+		 "j = {(s['name'], s['labels'].get('class')): s['value'] "
+		 "for s in json.load(open('%s')) "
+		 "if s['name'].startswith('shmr_arena_')}\n"
+		 "h = {(s.name, s.labels.get('class')): s.value "
+		 "for f in parse(t.decode()) for s in f.samples "
+		 "if s.name.startswith('shmr_arena_')}\n"
+		 "assert j and j == h, (j, h)\n",
+		 c->port, pm, mj);
+	python_ok("/metrics and metrics --json", script);
 	snprintf(cmd, sizeof(cmd),
 		 "'%s' '%s' '%s' '%s' '%s' " ROUTER " a 1 %s %s", python, py,
 		 def, js, pm, eps, expect);
