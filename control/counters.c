@@ -17,9 +17,15 @@
 	const struct shmr_ctl_counters *c = at->c;                  \
 	uint32_t qs = q->pid.slot;                                  \
 	(void)c, (void)qs;
+/* An arena class's figures (struct shmr_ctl_arena_counters). */
+#define SHMR_CTR_VARS_ARENA \
+	const struct shmr_ctl_arena_counters *a = &at->c->arena[at->arena];
 #define SHMR_CTR_VARS_ENDPOINT                      \
 	const struct shmr_ctl_counters *c = at->c;   \
 	uint32_t es = at->slot;
+
+/* A value only the control plane has (the dataplane leaves it out). */
+#define SHMR_CTR_CONTROL(value) (value)
 
 /* A value over the scope's variables (SHMR_CTR_VARS_<scope>). */
 #define SHMR_CTR_FN_EXPR(scope, ctr, value)                              \
@@ -41,19 +47,15 @@
 	{                                                               \
 		return at->c->lcore[at->lcore].ctr;                     \
 	}
-/* An arena class's value is its field of struct shmr_ctl_arena_counters. */
-#define SHMR_CTR_FN_ARENA(ctr, field)                                   \
-	static uint64_t v_ARENA_##ctr(const struct shmr_ctl_ctr_at *at) \
-	{                                                               \
-		return at->c->arena[at->arena].field;                   \
-	}
-#include "counters.def"
+#define SHMR_CTR_FN_ARENA(ctr, value) SHMR_CTR_FN_EXPR(ARENA, ctr, value)
+#include <shmr/counters.def>
 #undef SHMR_CTR_FN_ARENA
 #undef SHMR_CTR_FN_ROUTER
 #undef SHMR_CTR_FN_ROUTE
 #undef SHMR_CTR_FN_LCORE
 #undef SHMR_CTR_FN_ENDPOINT
 #undef SHMR_CTR_FN_EXPR
+#undef SHMR_CTR_CONTROL
 #undef SHMR_CTR
 
 #define SHMR_CTR_IS_COUNTER 1
@@ -63,7 +65,7 @@ const struct shmr_ctl_ctr_desc shmr_ctl_ctr_registry[] = {
 #define SHMR_CTR(scope, ctr, kind, unit, help, value)                    \
 	{ SHMR_CTL_CTR_##scope, #ctr, SHMR_CTR_IS_##kind, unit, help, \
 	  v_##scope##_##ctr },
-#include "counters.def"
+#include <shmr/counters.def>
 #undef SHMR_CTR
 };
 

@@ -19,10 +19,12 @@
 #include <rte_ring_elem.h>
 
 #include <shmr/domain.h>
+#include <shmr/lane.h>
 #include <shmr/proto.h>
 
 #include "arena.h"
 #include "control_internal.h"
+#include "counters_figs.h"
 #include "domain.h"
 
 /* One part: a memfd of @p size, sealed against resizing. */
@@ -393,6 +395,7 @@ static void sync_endpoints(struct shmr_ctl_domain *d,
 			 * lane_full too: its new owner has not been answered
 			 * yet (relaxed: that answer, a syscall, orders it). */
 			slot_raw(d, i, &d->ctr_base[i]);
+			shmr_ctl_figs_slot_handed(d, i);
 			atomic_store_explicit(
 				&shmr_ctl_dom_ep_peer(d, i)->lane_full, 0,
 				memory_order_relaxed);
@@ -412,13 +415,19 @@ void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 	struct shmr_spec *spec;
 	const size_t off = offsetof(struct shmr_spec, version);
 
-	if (!m->dirty || !d->base)
+	if (!d->base)
 		return;
+	if (!m->dirty) {
+		/* A restart or redelivery that changed no spec. */
+		shmr_ctl_figs_sync(d, m);
+		return;
+	}
 	m->version++;
 	shmr_ctl_model_spec_build(m, &d->spec_buf);
 	spec = shmr_ctl_dom_spec(d);
 	shmr_spec_write_begin(spec);
 	sync_endpoints(d, m);
+	shmr_ctl_figs_sync(d, m);
 	memcpy((char *)spec + off, (const char *)&d->spec_buf + off,
 	       sizeof(*spec) - off);
 	shmr_spec_write_end(spec);
@@ -426,26 +435,6 @@ void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 	/* A full lane means the dataplane has notices pending; it reads the
 	 * newest spec when it takes any of them. */
 	(void)shmr_ctl_lane_send(d, SHMR_CTL_SPEC, m->version);
-}
-
-/*
- * An inbound lane's depths, from its indices (the dataplane produces, the
- * slot's worker consumes; libshmr finishes a received burst only at its
- * next receive): waiting = prod.tail - cons.head, not yet received; in
- * hand = cons.head - cons.tail, received and not yet finished.  Relaxed
- * loads of another process's words: each is clamped to the lane's size,
- * so a scribbled index makes a wrong figure, never a wrong read.
- */
-static void lane_depths(const struct rte_ring *r, uint32_t size,
-			uint64_t *waiting, uint64_t *in_hand)
-{
-	uint32_t pt = __atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED);
-	uint32_t ch = __atomic_load_n(&r->cons.head, __ATOMIC_RELAXED);
-	uint32_t ct = __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
-	uint32_t w = pt - ch, h = ch - ct;
-
-	*waiting += w <= size ? w : 0;
-	*in_hand += h <= size ? h : 0;
 }
 
 /* Client slot @p s, with the first name it registered (or the slot's
@@ -492,7 +481,7 @@ void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 #define SHMR_CTR_READ_LCORE(name, field) \
 	out->lcore[l].name =              \
 		atomic_load_explicit(&st->field, memory_order_relaxed);
-#include "counters.def"
+#include <shmr/counters.def>
 #undef SHMR_CTR_READ_ROUTER
 #undef SHMR_CTR_READ_ROUTE
 #undef SHMR_CTR_READ_LCORE
@@ -518,9 +507,10 @@ void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 		out->bad_slots[s] = since(now.bad_slots, b->bad_slots);
 		for (uint32_t l = 0; l < d->geo.nlcores; l++) {
 			if (a->slots[s].kind != SHMR_EPK_ROUTER)
-				lane_depths(shmr_ctl_dom_lane(d, s, l),
-					    d->geo.lane_size, &out->queued[s],
-					    &out->in_hand[s]);
+				shmr_lane_depths(shmr_ctl_dom_lane(d, s, l),
+						 d->geo.lane_size,
+						 &out->queued[s],
+						 &out->in_hand[s]);
 		}
 		/* Written by the dataplane (ep_shared's second line) and by
 		 * the slot's owner (its peer line: a hint, any peer can

@@ -111,6 +111,28 @@ void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
 	add_value(kv, key, val, kv->json ? json_object_new_string(val) : NULL);
 }
 
+void shmr_ctl_kv_add_pid(struct shmr_ctl_kv *kv, const char *key,
+			 struct shmr_pid pid)
+{
+	char val[24];
+	struct json_object *o = NULL;
+
+	snprintf(val, sizeof(val), "%" PRIu32 ":%" PRIu32, pid.slot, pid.gen);
+	if (kv->json) {
+		o = json_object_new_object();
+		if (o && (json_object_object_add(
+				  o, "slot", json_object_new_uint64(pid.slot)) <
+				  0 ||
+			  json_object_object_add(
+				  o, "gen", json_object_new_uint64(pid.gen)) <
+				  0)) {
+			json_object_put(o);
+			o = NULL; /* emit() counts it as out of memory */
+		}
+	}
+	add_value(kv, key, val, o);
+}
+
 void shmr_ctl_kv_add_u64(struct shmr_ctl_kv *kv, const char *key,
 			 uint64_t v)
 {
@@ -329,78 +351,187 @@ static void inspect_counters(struct shmr_ctl_kv *kv, uint32_t scope,
 	}
 }
 
-int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
-			    const struct shmr_ctl_counters *c,
-			    struct shmr_ctl_kv_extra *extra, int json,
-			    char *buf, size_t cap)
+/* INSPECT's item @p item (shmr_ctl_format_inspect_part()) into @p kv. */
+static void inspect_item(struct shmr_ctl_kv *kv,
+			 const struct shmr_ctl_router *r,
+			 const struct shmr_ctl_counters *c,
+			 struct shmr_ctl_ctr_at *at, unsigned item)
 {
-	struct shmr_ctl_router_agg agg;
-	struct shmr_ctl_ctr_at at = { .r = r, .c = c, .agg = &agg };
-	struct shmr_ctl_kv kv;
+	unsigned nl = c->nlcores < SHMR_MAX_LCORES ? c->nlcores
+						   : SHMR_MAX_LCORES;
+	unsigned ncl = c->nclients < SHMR_MAX_ENDPOINTS ? c->nclients
+							: SHMR_MAX_ENDPOINTS;
 	char key[96], infix[64];
 
-	shmr_ctl_router_agg(r, c, &agg);
-	shmr_ctl_kv_begin(&kv, buf, cap, json);
-	kv.extra = extra;
-	shmr_ctl_kv_add(&kv, "shmr:type", "%s",
-			shmr_ctl_behaviour_name(r->conf->behaviour));
-	shmr_ctl_kv_add(&kv, "shmr:state", "%s",
-			r->stopped ? "stopped" : "running");
-	if (r->conf->pool.size > 0 || r->conf->pool.empty)
-		shmr_ctl_kv_add(&kv, "shmr:resizer", "%s",
+	if (item == 0) {
+		shmr_ctl_kv_add(kv, "shmr:type", "%s",
+				shmr_ctl_behaviour_name(r->conf->behaviour));
+		shmr_ctl_kv_add(kv, "shmr:state", "%s",
+				r->stopped ? "stopped" : "running");
+		if (r->conf->pool.size > 0 || r->conf->pool.empty)
+			shmr_ctl_kv_add(
+				kv, "shmr:resizer", "%s",
 				r->conf->resizer.kind == SHMR_RESIZER_DEFAULT
 					? "default"
 				: r->conf->resizer.kind == SHMR_RESIZER_OPTIMAL
 					? "optimal"
 					: "none");
-	shmr_ctl_kv_add(&kv, "shmr:supervisor", "%s",
-			shmr_config_supervisor_name(r->conf->supervisor));
-	inspect_counters(&kv, SHMR_CTL_CTR_ROUTER, "", &at);
-	for (unsigned k = 0; k < r->nroutes; k++) {
-		const struct shmr_ctl_route *q = &r->routes[k];
+		shmr_ctl_kv_add(kv, "shmr:supervisor", "%s",
+				shmr_config_supervisor_name(r->conf->supervisor));
+		inspect_counters(kv, SHMR_CTL_CTR_ROUTER, "", at);
+		return;
+	}
+	item--;
+	if (item < r->nroutes) {
+		const struct shmr_ctl_route *q = &r->routes[item];
+		const struct shmr_hist_summary *h = &c->sojourn[q->pid.slot];
 		const char *nm = q->conf->name;
+		const struct {
+			const char *what;
+			uint64_t v;
+		} soj[] = {
+			{ "sojourn_count", h->count },
+			{ "sojourn_p50_ns", h->p50_ns },
+			{ "sojourn_p99_ns", h->p99_ns },
+			{ "sojourn_p999_ns", h->p999_ns },
+			{ "sojourn_max_ns", h->max_ns },
+		};
 
 		snprintf(key, sizeof(key), "shmr:route:%s:pid", nm);
-		shmr_ctl_kv_add(&kv, key, "%" PRIu32 ":%" PRIu32, q->pid.slot,
-				q->pid.gen);
+		shmr_ctl_kv_add_pid(kv, key, q->pid);
 		snprintf(key, sizeof(key), "shmr:route:%s:os_pid", nm);
-		shmr_ctl_kv_add_i64(&kv, key, q->os_pid);
+		shmr_ctl_kv_add_i64(kv, key, q->os_pid);
 		snprintf(key, sizeof(key), "shmr:route:%s:state", nm);
-		shmr_ctl_kv_add(&kv, key, "%s", shmr_ctl_route_shown_state(q));
+		shmr_ctl_kv_add(kv, key, "%s", shmr_ctl_route_shown_state(q));
 		/* The reference's per-route keys: disabled once a disable
 		 * has completed; pending only while an operation waits for
 		 * the worker's exit. */
 		snprintf(key, sizeof(key), "shmr:route:%s:disabled", nm);
-		shmr_ctl_kv_add_bool(&kv, key,
-				     q->state == SHMR_ROUTE_DISABLED);
+		shmr_ctl_kv_add_bool(kv, key, q->state == SHMR_ROUTE_DISABLED);
 		if (pending_op(q->state)) {
 			snprintf(key, sizeof(key), "shmr:route:%s:pending", nm);
-			shmr_ctl_kv_add(&kv, key, "%s", pending_op(q->state));
+			shmr_ctl_kv_add(kv, key, "%s", pending_op(q->state));
 		}
 		snprintf(key, sizeof(key), "shmr:route:%s:cpus", nm);
-		shmr_ctl_kv_add(&kv, key, "%s", q->cpus[0] ? q->cpus : "any");
-		at.q = q;
+		shmr_ctl_kv_add(kv, key, "%s", q->cpus[0] ? q->cpus : "any");
+		at->q = q;
 		snprintf(infix, sizeof(infix), "route:%s:", nm);
-		inspect_counters(&kv, SHMR_CTL_CTR_ROUTE, infix, &at);
+		inspect_counters(kv, SHMR_CTL_CTR_ROUTE, infix, at);
+		/* The sojourns of the messages its workers received, as
+		 * ROUTES shows them (shmr/hist.h). */
+		for (size_t k = 0; k < sizeof(soj) / sizeof(soj[0]); k++) {
+			snprintf(key, sizeof(key), "shmr:route:%s:%s", nm,
+				 soj[k].what);
+			shmr_ctl_kv_add_u64(kv, key, soj[k].v);
+		}
+		return;
 	}
-	for (at.lcore = 0; at.lcore < c->nlcores && at.lcore < SHMR_MAX_LCORES;
-	     at.lcore++) {
-		snprintf(infix, sizeof(infix), "lcore:%u:", at.lcore);
-		inspect_counters(&kv, SHMR_CTL_CTR_LCORE, infix, &at);
+	item -= r->nroutes;
+	if (item < nl) {
+		at->lcore = item;
+		snprintf(infix, sizeof(infix), "lcore:%u:", item);
+		inspect_counters(kv, SHMR_CTL_CTR_LCORE, infix, at);
+		return;
 	}
-	for (unsigned i = 0; i < c->nclients && i < SHMR_MAX_ENDPOINTS; i++) {
-		at.slot = c->client[i].pid.slot % SHMR_MAX_ENDPOINTS;
+	item -= nl;
+	if (item < ncl) {
+		at->slot = c->client[item].pid.slot % SHMR_MAX_ENDPOINTS;
 		snprintf(infix, sizeof(infix),
 			 "endpoint:%" PRIu32 ":%" PRIu32 ":",
-			 c->client[i].pid.slot, c->client[i].pid.gen);
-		inspect_counters(&kv, SHMR_CTL_CTR_ENDPOINT, infix, &at);
+			 c->client[item].pid.slot, c->client[item].pid.gen);
+		inspect_counters(kv, SHMR_CTL_CTR_ENDPOINT, infix, at);
+		return;
 	}
-	for (at.arena = 0;
-	     at.arena < c->narena && at.arena < SHMR_ARENA_MAX_CLASSES;
-	     at.arena++) {
-		snprintf(infix, sizeof(infix), "arena:%.15s:",
-			 c->arena[at.arena].cls);
-		inspect_counters(&kv, SHMR_CTL_CTR_ARENA, infix, &at);
-	}
+	/* The payload arena's classes (the domain's, as the lcores). */
+	at->arena = item - ncl;
+	snprintf(infix, sizeof(infix), "arena:%.15s:", c->arena[at->arena].cls);
+	inspect_counters(kv, SHMR_CTL_CTR_ARENA, infix, at);
+}
+
+unsigned shmr_ctl_inspect_items(const struct shmr_ctl_router *r,
+				const struct shmr_ctl_counters *c)
+{
+	unsigned nl = c->nlcores < SHMR_MAX_LCORES ? c->nlcores
+						   : SHMR_MAX_LCORES;
+	unsigned ncl = c->nclients < SHMR_MAX_ENDPOINTS ? c->nclients
+							: SHMR_MAX_ENDPOINTS;
+	unsigned na = c->narena < SHMR_ARENA_MAX_CLASSES
+			      ? c->narena
+			      : SHMR_ARENA_MAX_CLASSES;
+
+	return 1 + r->nroutes + nl + ncl + na;
+}
+
+int shmr_ctl_format_inspect_part(const struct shmr_ctl_router *r,
+				 const struct shmr_ctl_counters *c,
+				 struct shmr_ctl_kv_extra *extra, int json,
+				 unsigned from, unsigned count, char *buf,
+				 size_t cap)
+{
+	struct shmr_ctl_router_agg agg;
+	struct shmr_ctl_ctr_at at = { .r = r, .c = c, .agg = &agg };
+	struct shmr_ctl_kv kv;
+	unsigned total = shmr_ctl_inspect_items(r, c);
+	struct shmr_ctl_kv_extra none = { 0 };
+
+	if (from > total)
+		from = total;
+	if (count > total - from)
+		count = total - from;
+	/* An extra overrides a key of this part; the extras left follow
+	 * the last item only (an override already shown in an earlier
+	 * part comes again there, with the same value). */
+	for (unsigned i = 0; extra && i < extra->n; i++)
+		extra->p[i].used = 0;
+	shmr_ctl_router_agg(r, c, &agg);
+	shmr_ctl_kv_begin(&kv, buf, cap, json);
+	kv.extra = extra;
+	for (unsigned i = from; i < from + count; i++)
+		inspect_item(&kv, r, c, &at, i);
+	if (from + count < total)
+		kv.extra = &none;
 	return shmr_ctl_kv_end(&kv);
+}
+
+int shmr_ctl_format_inspect_paged(const struct shmr_ctl_router *r,
+				  const struct shmr_ctl_counters *c,
+				  struct shmr_ctl_kv_extra *extra, int json,
+				  unsigned from, char *buf, size_t cap)
+{
+	unsigned total = shmr_ctl_inspect_items(r, c);
+	unsigned count;
+	const size_t head = 32; /* "OK NEXT TOTAL\n", at most */
+	char hd[32];
+	int n, h;
+
+	if (from > total)
+		from = total;
+	if (cap <= head)
+		return -ENOSPC;
+	/* As many whole items as fit, from at most 256 (a few retries,
+	 * whatever the domain's size): halved until they do. */
+	count = total - from < 256 ? total - from : 256;
+	for (;; count /= 2) {
+		n = shmr_ctl_format_inspect_part(r, c, extra, json, from,
+						 count, buf + head,
+						 cap - head);
+		if (n != -ENOSPC || count <= 1)
+			break;
+	}
+	if (n < 0)
+		return n;
+	h = snprintf(hd, sizeof(hd), "OK %u %u\n", from + count, total);
+	memmove(buf + h, buf + head, (size_t)n + 1);
+	memcpy(buf, hd, (size_t)h);
+	return h + n;
+}
+
+int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
+			    const struct shmr_ctl_counters *c,
+			    struct shmr_ctl_kv_extra *extra, int json,
+			    char *buf, size_t cap)
+{
+	return shmr_ctl_format_inspect_part(r, c, extra, json, 0,
+					    shmr_ctl_inspect_items(r, c), buf,
+					    cap);
 }

@@ -22,7 +22,7 @@ struct shmr_ctl_lcore_counters {
 #define SHMR_CTR_FIELD_LCORE(name) uint64_t name;
 #define SHMR_CTR_FIELD_ENDPOINT(name)
 #define SHMR_CTR_FIELD_ARENA(name)
-#include "counters.def"
+#include <shmr/counters.def>
 #undef SHMR_CTR
 #undef SHMR_CTR_FIELD_ROUTER
 #undef SHMR_CTR_FIELD_ROUTE
@@ -119,6 +119,10 @@ void shmr_ctl_kv_begin(struct shmr_ctl_kv *kv, char *buf, size_t cap,
 void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
 		     const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/** A PID in the domain: "SLOT:GEN", or with json the object
+ * {"slot": SLOT, "gen": GEN} every --json output gives a PID as. */
+void shmr_ctl_kv_add_pid(struct shmr_ctl_kv *kv, const char *key,
+			 struct shmr_pid pid);
 /** A number (a JSON number with json). */
 void shmr_ctl_kv_add_u64(struct shmr_ctl_kv *kv, const char *key,
 			 uint64_t v);
@@ -170,5 +174,38 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 			    const struct shmr_ctl_counters *c,
 			    struct shmr_ctl_kv_extra *extra, int json,
 			    char *buf, size_t cap);
+
+/** The items of @p r's INSPECT, in order: 0 the router's own keys, then
+ * one per route, per routing lcore, per client endpoint and per payload
+ * arena class. */
+unsigned shmr_ctl_inspect_items(const struct shmr_ctl_router *r,
+				const struct shmr_ctl_counters *c);
+
+/**
+ * INSPECT's items [@p from, @p from + @p count) only (clamped to the
+ * items there are), as shmr_ctl_format_inspect() writes them: a part of
+ * an answer too big for one (SHMR_PROTO_MAX), which the reader asks for
+ * part by part and merges.  @p extra's keys override the part's keys; the
+ * extras left follow the last item only.
+ * Returns the length, or -ENOSPC (the part does not fit: ask fewer
+ * items), -ENOMEM.
+ */
+int shmr_ctl_format_inspect_part(const struct shmr_ctl_router *r,
+				 const struct shmr_ctl_counters *c,
+				 struct shmr_ctl_kv_extra *extra, int json,
+				 unsigned from, unsigned count, char *buf,
+				 size_t cap);
+
+/**
+ * INSPECT ROUTER [json] from=N's whole answer: "OK NEXT TOTAL\n" and the
+ * items from @p from on, as many whole ones as fit in @p cap, at most 256
+ * (halved until they fit); the reader asks from=NEXT until NEXT is TOTAL.  Each part is
+ * formatted from @p c as the caller read it for its own request.
+ * Returns the length, or -ENOSPC (one item alone does not fit), -ENOMEM.
+ */
+int shmr_ctl_format_inspect_paged(const struct shmr_ctl_router *r,
+				  const struct shmr_ctl_counters *c,
+				  struct shmr_ctl_kv_extra *extra, int json,
+				  unsigned from, char *buf, size_t cap);
 
 #endif

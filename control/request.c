@@ -28,7 +28,7 @@ static const struct verb_info verbs[] = {
 	{ "REGISTER", SHMR_REQ_REGISTER, 3, 3 },
 	{ "UNREGISTER", SHMR_REQ_UNREGISTER, 3, 3 },
 	{ "ROUTES", SHMR_REQ_ROUTES, 1, 1 },
-	{ "INSPECT", SHMR_REQ_INSPECT, 1, 2 },
+	{ "INSPECT", SHMR_REQ_INSPECT, 1, 3 },
 	{ "STATUS", SHMR_REQ_STATUS, 0, 0 },
 	{ "STOP", SHMR_REQ_STOP, 0, 0 },
 	{ "ROUTE", SHMR_REQ_ROUTE, 2, 2 },
@@ -276,12 +276,21 @@ int shmr_ctl_req_parse(const char *buf, size_t len, struct shmr_ctl_req *out,
 		}
 		return parse_pid(w[2], wl[2], w[3], wl[3], &out->pid, why);
 	case SHMR_REQ_INSPECT:
-		if (nw == 3) {
-			if (wl[2] != 4 || memcmp(w[2], "json", 4) != 0) {
+		/* Options, each once: "json", "from=N" (a part: items from
+		 * N on, as many as fit). */
+		for (unsigned k = 2; k < nw; k++) {
+			if (wl[k] == 4 && memcmp(w[k], "json", 4) == 0 &&
+			    !out->json) {
+				out->json = 1;
+			} else if (wl[k] > 5 && memcmp(w[k], "from=", 5) == 0 &&
+				   !out->paged &&
+				   parse_u32(w[k] + 5, wl[k] - 5,
+					     &out->from) == 0) {
+				out->paged = 1;
+			} else {
 				*why = "unknown option";
 				return -SHMR_E_PROTO;
 			}
-			out->json = 1;
 		}
 		/* fallthrough */
 	case SHMR_REQ_ROUTEES:

@@ -53,6 +53,8 @@ struct shmr_ctl_req {
 	char name[SHMR_NAME_MAX]; /* REGISTER, UNREGISTER: the name; ROUTES,
 				   * INSPECT, DLQ_*: the router */
 	int json;          /* INSPECT ... json */
+	int paged;         /* INSPECT ... from=N: a part, from item N */
+	uint32_t from;
 	char route[SHMR_NAME_MAX]; /* ROUTE and the lifecycle verbs;
 				    * ROUTEE_ADD/REMOVE: the routee */
 	int32_t delta;     /* POOL_ADJUST: -SHMR_MAX_ROUTES..+SHMR_MAX_ROUTES */
@@ -69,7 +71,7 @@ struct shmr_ctl_req {
  *   -SHMR_E_PROTO        empty, a byte outside printable ASCII, an empty
  *                        word, an unknown verb, a wrong number of words, a
  *                        number that is not a plain decimal uint32, an
- *                        INSPECT option other than "json"
+ *                        INSPECT option other than "json" and "from=N"
  *   -SHMR_E_NAME         a name not matching [A-Za-z0-9_.:-]{1,31}
  *   -SHMR_E_NO_ENDPOINT  a slot >= SHMR_MAX_ENDPOINTS or a gen of 0
  *   -SHMR_E_VERSION      ATTACH with a layout version other than ours

@@ -707,9 +707,14 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 			shmr_ctl_handlers_inspect(
 				srv->dep.hnd, (unsigned)(r - m->routers),
 				&extra);
-			n = shmr_ctl_format_inspect(r, &counters, &extra,
-						    req.json, answer + 3,
-						    sizeof(answer) - 3);
+			/* A part (from=N): "OK NEXT TOTAL\n" and its body. */
+			n = req.paged ? shmr_ctl_format_inspect_paged(
+						r, &counters, &extra, req.json,
+						req.from, answer,
+						sizeof(answer)) - 3
+				      : shmr_ctl_format_inspect(
+						r, &counters, &extra, req.json,
+						answer + 3, sizeof(answer) - 3);
 		}
 		if (n < 0)
 			return shmr_ctl_srv_send_err(k->fd, SHMR_E_TOO_BIG, "%s",

@@ -1,7 +1,8 @@
 /*
  * What shmrctl's source files share (shmrctl.c: options, the socket and
- * the request; shmrctl_read.c: the read verbs; shmrctl_top.c: top;
- * shmrctl_life.c: the route lifecycle).
+ * the request; shmrctl_read.c: the read verbs; shmrctl_inspect.c:
+ * inspect's parts; shmrctl_top.c: top; shmrctl_life.c: the route
+ * lifecycle).
  * Internal to shmrctl: not for direct inclusion elsewhere.
  */
 #ifndef SHMR_CONTROL_SHMRCTL_CLI_H
@@ -48,6 +49,15 @@ int shmr_cli_parse_seconds(const char *s, double *out);
  * Returns: the exit status, or -1 when @p cmd is none of them.
  */
 int shmr_cli_read(const char *cmd, int argc, char **argv, int i);
+
+/**
+ * INSPECT @p router's answer body, whole (shmrctl_inspect.c): asked part
+ * by part and merged, as text "key value" lines or (@p json) one JSON
+ * object.  Malloc'ed: the caller frees it.
+ * Errors: an error answer, or a part that is not one, prints one line and
+ *         exits 1 (shmr_cli_request()).
+ */
+char *shmr_cli_inspect_body(const char *router, int json);
 
 /**
  * The lifecycle commands (shmrctl_life.c): add, remove, disable, enable,

@@ -685,17 +685,21 @@ static int inspect(int argc, char **argv, int i)
 {
 	const char *words[2] = { NULL, "json" };
 	int json = take_args(argc, argv, i, words, 1, "missing ROUTER");
-	const char *body = ask("INSPECT", words, json ? 2u : 1u);
+	char *body;
 	struct recs rs;
 
+	what = "INSPECT";
+	body = shmr_cli_inspect_body(words[0], json);
 	shmr_cli_close();
 	if (json) {
 		fputs(body, stdout);
+		free(body);
 		return 0;
 	}
 	parse(body, NULL, 1, &rs);
 	print_fields(&rs.r[0]);
 	recs_free(&rs);
+	free(body);
 	return 0;
 }
 

@@ -1,15 +1,19 @@
 /*
- * The dataplane's DPDK telemetry commands: /shmr/lcores, /shmr/routes,
- * /shmr/endpoints and /shmr/lanes, answered on EAL's telemetry socket
+ * The dataplane's DPDK telemetry commands: /shmr/lcores, /shmr/routers,
+ * /shmr/routes, /shmr/endpoints and /shmr/lanes, answered on EAL's
+ * telemetry socket
  * (RUNTIME_DIRECTORY, else /var/run for root, else $XDG_RUNTIME_DIR or
  * /tmp; then dpdk/shmr-DOMAIN/dpdk_telemetry.v2), so that Debian's
  * `dpdk-telemetry.py -f shmr-DOMAIN` lists and answers them.
  *
  * Each command follows DPDK's own convention (/ethdev/list, then
  * /ethdev/stats,ID): without a parameter it answers the list of what it
- * describes (lcore indices, "router/route" names, endpoint slots), with
- * one it answers a dict of that item's figures.  One answer stays well
- * inside the socket's 16 KiB message whatever the domain's size.
+ * describes (lcore indices, router names, "router/route" names, endpoint
+ * slots), with one it answers a dict of that item's figures: what names
+ * it, then every counter of the registry's scope (shmr/counters.def:
+ * ROUTER, ROUTE, LCORE, ENDPOINT) under its registry name, with the value
+ * shmrctl shows (telemetry_ctrs.c).  One answer stays well inside the
+ * socket's 16 KiB message whatever the domain's size.
  *
  * Who runs this: DPDK's telemetry threads (one per connected client,
  * outside every routing lcore, never QSBR readers).  They only read the
@@ -34,6 +38,7 @@
 
 #include "dataplane_internal.h"
 #include "telemetry.h"
+#include "telemetry_ctrs.h"
 
 static const struct shmr_dp_env *g_tel_env;
 
@@ -76,31 +81,6 @@ static uint64_t ld(const _Atomic(uint64_t) *c)
 	return atomic_load_explicit(c, memory_order_relaxed);
 }
 
-static uint64_t sum_delivered(uint32_t slot)
-{
-	uint64_t s = 0;
-
-	for (uint32_t l = 0; l < g_tel_env->nlcores; l++)
-		s += ld(&shmr_dp_stats(g_tel_env, l)->ep_delivered[slot]);
-	return s;
-}
-
-/* Messages waiting in @p slot's inbound lanes; -1 if one is unsound. */
-static int64_t inbound_depth(uint32_t slot)
-{
-	int64_t s = 0;
-
-	for (uint32_t l = 0; l < g_tel_env->nlcores; l++) {
-		int64_t n = shmr_lane_unconsumed(shmr_dp_lane(g_tel_env, slot, l),
-						 g_tel_env->lane_size);
-
-		if (n < 0)
-			return -1;
-		s += n;
-	}
-	return s;
-}
-
 static int cmd_lcores(const char *cmd, const char *params,
 		      struct rte_tel_data *d)
 {
@@ -120,16 +100,9 @@ static int cmd_lcores(const char *cmd, const char *params,
 	st = shmr_dp_stats(g_tel_env, (uint32_t)i);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_int(d, "lcore", (int)i);
-	rte_tel_data_add_dict_u64(d, "polls", ld(&st->polls));
-	rte_tel_data_add_dict_u64(d, "rx", ld(&st->rx));
-	rte_tel_data_add_dict_u64(d, "forwarded", ld(&st->forwarded));
-	rte_tel_data_add_dict_u64(d, "discarded", ld(&st->discarded));
-	rte_tel_data_add_dict_u64(d, "failed", ld(&st->failed));
-	rte_tel_data_add_dict_u64(d, "bad", ld(&st->bad));
-	rte_tel_data_add_dict_u64(d, "sleeps", ld(&st->sleeps));
+	/* Not a registry counter: the spec version the lcore applied. */
 	rte_tel_data_add_dict_u64(d, "table_version", ld(&st->table_version));
-	rte_tel_data_add_dict_u64(d, "admin", ld(&st->admin));
-	rte_tel_data_add_dict_u64(d, "admin_dropped", ld(&st->admin_dropped));
+	shmr_dp_tel_lcore_add(g_tel_env, (uint32_t)i, d);
 	return 0;
 }
 
@@ -137,7 +110,6 @@ static int cmd_lcores(const char *cmd, const char *params,
 struct route_view {
 	char router[SHMR_NAME_MAX + 1], route[SHMR_NAME_MAX + 1];
 	uint32_t state, slot, gen;
-	uint32_t router_slot; /* the router's endpoint */
 };
 
 static const char *const route_states[] = {
@@ -151,49 +123,155 @@ static const char *const route_states[] = {
 };
 
 /*
+ * @p fn(spec, arg) inside one consistent read of the spec: again until a
+ * read was consistent.  Returns fn's return, or -SHMR_E_TIMEOUT when no
+ * consistent read could be had.
+ */
+static int in_spec_read(int (*fn)(const struct shmr_spec *s, void *arg),
+			void *arg)
+{
+	const struct shmr_spec *s = shmr_dp_spec(g_tel_env);
+	uint64_t seq, deadline = shmr_spec_deadline();
+	int rc;
+
+	do {
+		if (shmr_spec_read_begin(s, deadline, &seq) < 0)
+			return -SHMR_E_TIMEOUT;
+		rc = fn(s, arg);
+	} while (shmr_spec_read_retry(s, seq));
+	return rc;
+}
+
+static uint32_t spec_nrouters(const struct shmr_spec *s)
+{
+	return s->nrouters < SHMR_MAX_ROUTERS ? s->nrouters : SHMR_MAX_ROUTERS;
+}
+
+static uint32_t spec_nroutes(const struct shmr_spec_router *r)
+{
+	return r->nroutes < SHMR_MAX_ROUTES ? r->nroutes : SHMR_MAX_ROUTES;
+}
+
+/* read_routes()'s arguments. */
+struct routes_read {
+	struct route_view *out;
+	int max;
+	const char *want;
+};
+
+static int routes_in(const struct shmr_spec *s, void *arg)
+{
+	const struct routes_read *a = arg;
+	int n = 0;
+
+	for (uint32_t i = 0; i < spec_nrouters(s); i++) {
+		const struct shmr_spec_router *r = &s->routers[i];
+
+		for (uint32_t j = 0; j < spec_nroutes(r) && n < a->max; j++) {
+			struct route_view *v = &a->out[n];
+			char full[2 * SHMR_NAME_MAX + 2];
+
+			safe_name(v->router, r->name, SHMR_NAME_MAX);
+			safe_name(v->route, r->routes[j].name, SHMR_NAME_MAX);
+			snprintf(full, sizeof(full), "%s/%s", v->router,
+				 v->route);
+			if (a->want && strcmp(full, a->want) != 0)
+				continue;
+			v->state = r->routes[j].state;
+			v->slot = r->routes[j].pid.slot;
+			v->gen = r->routes[j].pid.gen;
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
  * Every route of the spec into @p out (at most @p max), or only the one
  * named @p want ("router/route") when it is not NULL.  Returns the count,
  * or -SHMR_E_TIMEOUT when no consistent read could be had.
  */
 static int read_routes(struct route_view *out, int max, const char *want)
 {
-	const struct shmr_spec *s = shmr_dp_spec(g_tel_env);
-	uint64_t seq, deadline = shmr_spec_deadline();
-	int n;
+	struct routes_read a = { out, max, want };
 
-	do {
-		if (shmr_spec_read_begin(s, deadline, &seq) < 0)
-			return -SHMR_E_TIMEOUT;
-		n = 0;
-		uint32_t nr = s->nrouters < SHMR_MAX_ROUTERS ? s->nrouters
-							     : SHMR_MAX_ROUTERS;
+	return in_spec_read(routes_in, &a);
+}
 
-		for (uint32_t i = 0; i < nr; i++) {
-			const struct shmr_spec_router *r = &s->routers[i];
-			uint32_t nq = r->nroutes < SHMR_MAX_ROUTES
-					      ? r->nroutes
-					      : SHMR_MAX_ROUTES;
+/* read_router()'s arguments. */
+struct router_read {
+	const char *want;
+	struct shmr_dp_tel_router_view *v;
+	char *name;
+	struct rte_tel_data *d;
+};
 
-			for (uint32_t j = 0; j < nq && n < max; j++) {
-				struct route_view *v = &out[n];
-				char full[2 * SHMR_NAME_MAX + 2];
+static int router_in(const struct shmr_spec *s, void *arg)
+{
+	const struct router_read *a = arg;
 
-				safe_name(v->router, r->name, SHMR_NAME_MAX);
-				safe_name(v->route, r->routes[j].name,
-					  SHMR_NAME_MAX);
-				snprintf(full, sizeof(full), "%s/%s",
-					 v->router, v->route);
-				if (want && strcmp(full, want) != 0)
-					continue;
-				v->state = r->routes[j].state;
-				v->slot = r->routes[j].pid.slot;
-				v->gen = r->routes[j].pid.gen;
-				v->router_slot = r->pid.slot;
-				n++;
-			}
+	if (!a->want)
+		rte_tel_data_start_array(a->d, RTE_TEL_STRING_VAL);
+	for (uint32_t i = 0; i < spec_nrouters(s); i++) {
+		const struct shmr_spec_router *r = &s->routers[i];
+
+		safe_name(a->name, r->name, SHMR_NAME_MAX);
+		if (!a->want) {
+			rte_tel_data_add_array_string(a->d, a->name);
+			continue;
 		}
-	} while (shmr_spec_read_retry(s, seq));
-	return n;
+		if (strcmp(a->name, a->want) != 0)
+			continue;
+		a->v->slot = r->pid.slot;
+		a->v->nroutes = spec_nroutes(r);
+		for (uint32_t j = 0; j < a->v->nroutes; j++) {
+			uint32_t q = r->routes[j].pid.slot;
+
+			a->v->routes[j].slot = q;
+			a->v->routes[j].state = r->routes[j].state;
+			a->v->routes[j].os_pid =
+				q < g_tel_env->max_endpoints
+					? shmr_dp_ep(g_tel_env, q)->os_pid
+					: 0;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Router @p want's view (struct shmr_dp_tel_router_view) into @p v and its
+ * safe name into @p name, or, with @p want NULL, every router's safe name
+ * into the array @p d.  Inside one consistent spec read.  Returns 1 found,
+ * 0 not, -SHMR_E_TIMEOUT when no consistent read could be had.
+ */
+static int read_router(const char *want, struct shmr_dp_tel_router_view *v,
+		       char name[SHMR_NAME_MAX + 1], struct rte_tel_data *d)
+{
+	struct router_read a = { want, v, name, d };
+
+	return in_spec_read(router_in, &a);
+}
+
+static int cmd_routers(const char *cmd, const char *params,
+		       struct rte_tel_data *d)
+{
+	struct shmr_dp_tel_router_view v;
+	char name[SHMR_NAME_MAX + 1];
+	int rc;
+
+	(void)cmd;
+	if (!params || !*params)
+		return read_router(NULL, NULL, name, d) < 0 ? -SHMR_E_TIMEOUT
+							    : 0;
+	rc = read_router(params, &v, name, d);
+	if (rc <= 0)
+		return rc < 0 ? rc : -ENOENT;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "router", name);
+	rte_tel_data_add_dict_int(d, "slot", (int)v.slot);
+	/* The registry's ROUTER lines. */
+	return shmr_dp_tel_router_add(g_tel_env, &v, d);
 }
 
 static int cmd_routes(const char *cmd, const char *params,
@@ -233,32 +311,14 @@ static int cmd_routes(const char *cmd, const char *params,
 			? route_states[v->state]
 			: "unknown");
 	if (v->slot < g_tel_env->max_endpoints) {
-		int64_t q = inbound_depth(v->slot);
-
 		rte_tel_data_add_dict_int(d, "inbox_slot", (int)v->slot);
 		rte_tel_data_add_dict_u64(d, "inbox_gen", v->gen);
-		rte_tel_data_add_dict_u64(d, "delivered",
-					  sum_delivered(v->slot));
-		rte_tel_data_add_dict_int(d, "queued", (int)q);
-	}
-	/* The router's own counters (all its routes together). */
-	if (v->router_slot < g_tel_env->max_endpoints) {
-		uint64_t fw = 0, dis = 0, fail = 0;
-
-		for (uint32_t l = 0; l < g_tel_env->nlcores; l++) {
-			const struct shmr_lcore_stats *st =
-				shmr_dp_stats(g_tel_env, l);
-
-			fw += ld(&st->router_forwarded[v->router_slot]);
-			dis += ld(&st->router_discarded[v->router_slot]);
-			fail += ld(&st->router_failed[v->router_slot]);
-		}
-		rte_tel_data_add_dict_u64(d, "router_forwarded", fw);
-		rte_tel_data_add_dict_u64(d, "router_discarded", dis);
-		rte_tel_data_add_dict_u64(d, "router_failed", fail);
+		/* The registry's ROUTE lines, of the route's inbox. */
+		n = shmr_dp_tel_slot_add(g_tel_env, SHMR_DP_TEL_ROUTE, v->slot,
+					 d);
 	}
 	free(v);
-	return 0;
+	return n < 0 ? n : 0;
 }
 
 /* An endpoint's table entry, read consistently with the spec. */
@@ -268,24 +328,32 @@ struct ep_view {
 	char name[SHMR_NAME_MAX + 1];
 };
 
+/* read_ep()'s arguments. */
+struct ep_read {
+	uint32_t slot;
+	struct ep_view *v;
+};
+
+static int ep_in(const struct shmr_spec *s, void *arg)
+{
+	const struct ep_read *a = arg;
+	const struct shmr_ep_shared *e = shmr_dp_ep(g_tel_env, a->slot);
+
+	(void)s;
+	/* Relaxed: its writer changes it under the seqcount. */
+	a->v->state = atomic_load_explicit(&e->state, memory_order_relaxed);
+	a->v->gen = e->gen;
+	a->v->kind = e->kind;
+	a->v->os_pid = e->os_pid;
+	safe_name(a->v->name, e->name, SHMR_NAME_MAX);
+	return 0;
+}
+
 static int read_ep(uint32_t slot, struct ep_view *v)
 {
-	const struct shmr_spec *s = shmr_dp_spec(g_tel_env);
-	const struct shmr_ep_shared *e = shmr_dp_ep(g_tel_env, slot);
-	uint64_t seq, deadline = shmr_spec_deadline();
+	struct ep_read a = { slot, v };
 
-	do {
-		if (shmr_spec_read_begin(s, deadline, &seq) < 0)
-			return -SHMR_E_TIMEOUT;
-		/* Relaxed: its writer changes it under the seqcount. */
-		v->state = atomic_load_explicit(&e->state,
-						memory_order_relaxed);
-		v->gen = e->gen;
-		v->kind = e->kind;
-		v->os_pid = e->os_pid;
-		safe_name(v->name, e->name, SHMR_NAME_MAX);
-	} while (shmr_spec_read_retry(s, seq));
-	return 0;
+	return in_spec_read(ep_in, &a);
 }
 
 static int cmd_endpoints(const char *cmd, const char *params,
@@ -295,7 +363,6 @@ static int cmd_endpoints(const char *cmd, const char *params,
 					     "router" };
 	static const char *const states[] = { "free", "active",
 					      "quarantined" };
-	const struct shmr_ep_shared *e;
 	struct ep_view v;
 	long i;
 
@@ -314,7 +381,6 @@ static int cmd_endpoints(const char *cmd, const char *params,
 		return -EINVAL;
 	if (read_ep((uint32_t)i, &v) < 0)
 		return -SHMR_E_TIMEOUT;
-	e = shmr_dp_ep(g_tel_env, (uint32_t)i);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_int(d, "slot", (int)i);
 	rte_tel_data_add_dict_u64(d, "gen", v.gen);
@@ -324,13 +390,9 @@ static int cmd_endpoints(const char *cmd, const char *params,
 	rte_tel_data_add_dict_string(d, "state",
 				     v.state < 3 ? states[v.state] : "unknown");
 	rte_tel_data_add_dict_int(d, "os_pid", v.os_pid);
-	/* Relaxed: the dataplane's own words, a snapshot (no partner). */
-	rte_tel_data_add_dict_u64(
-		d, "quarantined",
-		atomic_load_explicit(&e->quarantined, memory_order_relaxed));
-	rte_tel_data_add_dict_u64(d, "bad_slots", ld(&e->bad_slots));
-	rte_tel_data_add_dict_u64(d, "delivered", sum_delivered((uint32_t)i));
-	return 0;
+	/* The registry's ENDPOINT lines. */
+	return shmr_dp_tel_slot_add(g_tel_env, SHMR_DP_TEL_ENDPOINT,
+				    (uint32_t)i, d);
 }
 
 static int cmd_lanes(const char *cmd, const char *params,
@@ -375,6 +437,8 @@ int shmr_dp_telemetry_register(const struct shmr_dp_env *env)
 	} cmds[] = {
 		{ "/shmr/lcores", cmd_lcores,
 		  "Routing lcores; with ,N: lcore N's counters." },
+		{ "/shmr/routers", cmd_routers,
+		  "Routers; with ,ROUTER: its counters." },
 		{ "/shmr/routes", cmd_routes,
 		  "Routes as router/route; with ,ROUTER/ROUTE: its state "
 		  "and counters." },

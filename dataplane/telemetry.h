@@ -8,8 +8,8 @@
 struct shmr_dp_env;
 
 /**
- * Register /shmr/lcores, /shmr/routes, /shmr/endpoints and /shmr/lanes
- * with EAL's telemetry, answering from @p env's domain.
+ * Register /shmr/lcores, /shmr/routers, /shmr/routes, /shmr/endpoints and
+ * /shmr/lanes with EAL's telemetry, answering from @p env's domain.
  *
  * Context:     after rte_eal_init(), before the lcores start; @p env must
  *              outlive EAL (rte_eal_cleanup()).

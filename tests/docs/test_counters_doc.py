@@ -3,10 +3,12 @@
 
 usage: test_counters_doc.py SOURCE_DIR
 
-Read from control/counters.def, never from a hand list: every line of the
-registry must have exactly one row of the table, with its Prometheus name,
-kind, unit, labels, inspect key and help text; and every row must be a
-line of the registry.
+Read from shm/include/shmr/counters.def, never from a hand list: every
+line of the registry must have exactly one row of the table, with its
+Prometheus name, kind, unit, labels, inspect key, telemetry command and
+key, and help text; and every row must be a line of the registry.  A line
+whose value is SHMR_CTR_CONTROL(...) (only the control plane has it) must
+say "no: " and why in its telemetry cell, and only such a line.
 """
 import os
 import re
@@ -21,14 +23,25 @@ LABELS = {"ROUTER": "router", "ROUTE": "router, route", "LCORE": "lcore",
 KEY = {"ROUTER": "shmr:{}", "ROUTE": "shmr:route:ROUTE:{}",
        "LCORE": "shmr:lcore:N:{}", "ENDPOINT": "shmr:endpoint:SLOT:GEN:{}",
        "ARENA": "shmr:arena:CLASS:{}"}
+# The arena's lines are the control plane's (SHMR_CTR_CONTROL): their cell
+# is "no: WHY", checked below.
+TEL = {"ROUTER": "`/shmr/routers,ROUTER` `{}`",
+       "ROUTE": "`/shmr/routes,ROUTER/ROUTE` `{}`",
+       "LCORE": "`/shmr/lcores,N` `{}`",
+       "ENDPOINT": "`/shmr/endpoints,SLOT` `{}`",
+       "ARENA": "no: {}"}
 
-reg = registry(os.path.join(src, "control", "counters.def"))
+reg = registry(os.path.join(src, "shm", "include", "shmr", "counters.def"))
 want = {}
-for scope, name, kind, unit, helptext in reg:
+control = set()
+for scope, name, kind, unit, helptext, ctl in reg:
     metric = "shmr_%s_%s%s" % (scope.lower(), name,
                                "_total" if kind == "COUNTER" else "")
     want[metric] = ["`%s`" % metric, kind.lower(), unit, LABELS[scope],
-                    "`%s`" % KEY[scope].format(name), helptext]
+                    "`%s`" % KEY[scope].format(name),
+                    TEL[scope].format(name), helptext]
+    if ctl:
+        control.add(metric)
 
 with open(os.path.join(src, "docs", "observability.md"), encoding="utf-8") as f:
     page = f.read()
@@ -48,12 +61,20 @@ for r in rows:
     if metric in seen:
         fail.append("two rows for %s" % metric)
     seen.add(metric)
+    if metric in control and len(cells) == 7:
+        # Not in telemetry: the cell says so, and why.
+        if re.fullmatch(r"no: \S.{9,}", cells[5]):
+            want[metric][5] = cells[5]
+        else:
+            fail.append("row %s: its telemetry cell must be \"no: WHY\" "
+                        "(SHMR_CTR_CONTROL in the registry), not %r"
+                        % (metric, cells[5]))
     if cells != want[metric]:
         fail.append("row %s differs from the registry:\n  page:     %s\n"
                     "  registry: %s" % (metric, cells, want[metric]))
 for metric in want:
     if metric not in seen:
-        fail.append("%s (control/counters.def) has no row" % metric)
+        fail.append("%s (shmr/counters.def) has no row" % metric)
 if len(reg) < 10:
     fail.append("only %d registry lines parsed" % len(reg))
 for f in fail:

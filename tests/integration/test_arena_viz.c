@@ -3,9 +3,11 @@
  * against the real appliance: a holder process allocates every buffer of
  * the 64K class and one of the 1M class, fails a sixth allocation, and is
  * killed with kill -9 holding them.  The figures that caused must show,
- * per class, in `shmrctl inspect --json`, in /metrics fetched over real
- * HTTP (both checked against the registry by check_counters.py, with a
- * real Prometheus parser) and in `shmrctl top` in an 80x24 tmux pane:
+ * per class, in `shmrctl inspect --json`, in `shmrctl metrics` and in
+ * /metrics fetched over real HTTP (checked against the registry by
+ * check_counters.py, with a real Prometheus parser; telemetry leaves the
+ * arena out, as the registry says), in `shmrctl metrics --json` and in
+ * `shmrctl top` in an 80x24 tmux pane:
  * in use and free while it holds them, then reclaimed once the control
  * plane took them back, and the allocation failure all along.
  */
@@ -104,16 +106,21 @@ static int group_teardown(void **state)
 	return shmr_test_client_stop(&c->cl) == 0 ? 0 : -1;
 }
 
-/* `shmrctl -s SOCK @p verb [@p arg] --json` into @p path; it must
+/* `shmrctl -s SOCK @p verb [@p arg] [--json]` into @p path; it must
  * succeed. */
 static void shmrctl_json_to(struct ctx *c, const char *path, char *verb,
-			    char *arg)
+			    char *arg, int json)
 {
 	static char out[1 << 18];
-	char *argv[] = { getenv("SHMRCTL"), "-s", c->cl.app.sock, verb,
-			 arg ? arg : "--json", arg ? "--json" : NULL, NULL };
+	char *argv[7] = { getenv("SHMRCTL"), "-s", c->cl.app.sock, verb };
+	unsigned n = 4;
 	FILE *f;
 
+	if (arg)
+		argv[n++] = arg;
+	if (json)
+		argv[n++] = "--json";
+	argv[n] = NULL;
 	assert_non_null(argv[0]);
 	assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
 	f = fopen(path, "w");
@@ -134,48 +141,47 @@ static void python_ok(const char *what, char *script)
 		fail_msg("%s: %s", what, out);
 }
 
-/* inspect --json (shmrctl) and /metrics (over HTTP, urllib) into files,
- * then check_counters.py: every registry line in both, and @p expect
- * (KEY=N words) in both; the client endpoints are @p eps.  And `shmrctl
- * metrics --json` has the arena's samples as /metrics has them. */
+/* inspect --json and `shmrctl metrics` into files, then
+ * check_counters.py: every registry line in them, in GET /metrics over
+ * HTTP and (the domain's lines) in telemetry, and @p expect (KEY=N words)
+ * in each; the client endpoints are @p eps.  And `shmrctl metrics --json`
+ * has the arena's samples as `shmrctl metrics` has them, labelled class. */
 static void check(struct ctx *c, const char *eps, const char *expect)
 {
 	char js[320], pm[320], mj[320], cmd[4096], script[2048];
 	const char *py = getenv("SHMR_CHECK_COUNTERS"),
 		   *def = getenv("SHMR_COUNTERS_DEF"),
+		   *docs = getenv("SHMR_OBSERVABILITY_MD"),
 		   *python = getenv("SHMR_PYTHON");
 
 	assert_non_null(py);
 	assert_non_null(def);
+	assert_non_null(docs);
 	assert_non_null(python);
 	snprintf(js, sizeof(js), "%s/inspect.json", c->cl.app.dir);
 	snprintf(pm, sizeof(pm), "%s/metrics.txt", c->cl.app.dir);
 	snprintf(mj, sizeof(mj), "%s/metrics.json", c->cl.app.dir);
-	shmrctl_json_to(c, js, "inspect", ROUTER);
-	shmrctl_json_to(c, mj, "metrics", NULL);
-	/* /metrics over HTTP into a file, and `metrics --json` has the same
-	 * arena samples, labelled class. */
+	shmrctl_json_to(c, js, "inspect", ROUTER, 1);
+	shmrctl_json_to(c, pm, "metrics", NULL, 0);
+	shmrctl_json_to(c, mj, "metrics", NULL, 1);
 	snprintf(script, sizeof(script),
-		 "import json, urllib.request\n"
+		 "import json\n"
 		 "from prometheus_client.parser import "
 		 "text_string_to_metric_families as parse\n"
-		 "r = urllib.request.urlopen('http://127.0.0.1:%u/metrics', "
-		 "timeout=10)\n"
-		 "assert r.status == 200, r.status\n"
-		 "t = r.read()\n"
-		 "open('%s', 'wb').write(t)\n"
 		 "j = {(s['name'], s['labels'].get('class')): s['value'] "
 		 "for s in json.load(open('%s')) "
 		 "if s['name'].startswith('shmr_arena_')}\n"
 		 "h = {(s.name, s.labels.get('class')): s.value "
-		 "for f in parse(t.decode()) for s in f.samples "
+		 "for f in parse(open('%s').read()) for s in f.samples "
 		 "if s.name.startswith('shmr_arena_')}\n"
 		 "assert j and j == h, (j, h)\n",
-		 c->port, pm, mj);
-	python_ok("/metrics and metrics --json", script);
+		 mj, pm);
+	python_ok("metrics --json", script);
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' '%s' '%s' '%s' '%s' " ROUTER " a 1 %s %s", python, py,
-		 def, js, pm, eps, expect);
+		 "'%s' '%s' '%s' '%s' '%s' '%s' http://127.0.0.1:%u/metrics "
+		 "'shmr-%s' " ROUTER " a 1 %s %s",
+		 python, py, def, docs, js, pm, c->port, c->cl.app.domain, eps,
+		 expect);
 	assert_int_equal(system(cmd), 0);
 }
 

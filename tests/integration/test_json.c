@@ -300,6 +300,28 @@ static void stop(struct ctx *c)
 	ndoc = 0;
 }
 
+/* inspect --json's documented per-route keys ("ROUTE" in them standing
+ * for @p route), each there with its documented type. */
+static void inspect_route_keys(struct json_object *o, const char *route)
+{
+	const struct doc_verb *d = doc_of("inspect");
+	char path[128];
+
+	assert_true(d->n > 0);
+	for (unsigned i = 0; i < d->n; i++) {
+		const char *at = strstr(d->field[i], "ROUTE");
+		struct json_object *v;
+
+		assert_non_null(at);
+		snprintf(path, sizeof(path), "%.*s%s%s",
+			 (int)(at - d->field[i]), d->field[i], route, at + 5);
+		v = get(o, path);
+		if (!v || !type_ok(v, base_type(d->type[i])))
+			fail_msg("inspect --json: %s is not a %s", path,
+				 d->type[i]);
+	}
+}
+
 /* Every read verb's --json parses and has the documented fields, with
  * the figures this test caused. */
 static void test_json_outputs_have_the_documented_fields(void **state)
@@ -381,6 +403,15 @@ static void test_json_outputs_have_the_documented_fields(void **state)
 	assert_int_equal(num(e, "from.slot"), me.slot);
 	assert_int_equal(num(e, "from.gen"), me.gen);
 	assert_int_equal(num(e, "len"), 5);
+	json_object_put(o);
+
+	/* inspect: each documented per-route key of route "work", typed as
+	 * documented; its PID the object every output gives a PID as. */
+	o = run_json(&c, "inspect", "events", "--json", NULL);
+	assert_true(json_object_is_type(o, json_type_object));
+	inspect_route_keys(o, "work");
+	assert_int_equal(num(o, "shmr:route:work:pid.slot"), work.slot);
+	assert_int_equal(num(o, "shmr:route:work:pid.gen"), work.gen);
 	json_object_put(o);
 
 	/* metrics: every sample typed; the route's forwarded counter is

@@ -121,11 +121,12 @@ static const char *sfield(json_object *o, const char *name)
 	return json_object_get_string(f);
 }
 
-/* "/" (what the script completes commands from) lists the four. */
+/* "/" (what the script completes commands from) lists the five. */
 static void test_commands_listed(void **state)
 {
-	static const char *const want[] = { "/shmr/lcores", "/shmr/routes",
-					    "/shmr/endpoints", "/shmr/lanes" };
+	static const char *const want[] = { "/shmr/lcores", "/shmr/routers",
+					    "/shmr/routes", "/shmr/endpoints",
+					    "/shmr/lanes" };
 	char out[16384];
 	json_object *v = telemetry(*state, "/", out, sizeof(out));
 
@@ -159,7 +160,7 @@ static void test_lcores(void **state)
 	assert_true(json_object_is_type(v, json_type_object));
 	assert_true(field(v, "polls") > 0);
 	/* CALLS calls in, CALLS replies back out through the lcore. */
-	assert_true(field(v, "rx") >= 2 * CALLS);
+	assert_true(field(v, "slots_in") >= 2 * CALLS);
 	assert_true(field(v, "forwarded") >= 2 * CALLS);
 	assert_int_equal(field(v, "bad"), 0);
 	json_object_put(v);
@@ -169,33 +170,53 @@ static void test_lcores(void **state)
 	assert_null(v);
 }
 
-/* The route list names router/route; the route shows the calls. */
-static void test_routes(void **state)
+/* @p cmd (a list) answers the one name @p want. */
+static void list_of_one(struct ctx *c, const char *cmd, const char *want)
 {
-	struct ctx *c = *state;
 	char out[16384];
-	json_object *v = telemetry(c, "/shmr/routes", out, sizeof(out));
+	json_object *v = telemetry(c, cmd, out, sizeof(out));
 
 	assert_true(json_object_is_type(v, json_type_array));
 	assert_int_equal(json_object_array_length(v), 1);
 	assert_string_equal(
-		json_object_get_string(json_object_array_get_idx(v, 0)),
-		"front/a");
+		json_object_get_string(json_object_array_get_idx(v, 0)), want);
 	json_object_put(v);
+}
 
+/* The route list names router/route; the route shows the calls, and so
+ * does its router. */
+static void test_routes(void **state)
+{
+	struct ctx *c = *state;
+	char out[16384];
+	json_object *v;
+
+	list_of_one(c, "/shmr/routes", "front/a");
 	v = telemetry(c, "/shmr/routes,front/a", out, sizeof(out));
 	assert_string_equal(sfield(v, "router"), "front");
 	assert_string_equal(sfield(v, "route"), "a");
 	assert_string_equal(sfield(v, "state"), "running");
 	assert_int_equal(field(v, "inbox_slot"), c->inbox.slot);
-	assert_int_equal(field(v, "delivered"), CALLS);
-	assert_int_equal(field(v, "router_forwarded"), CALLS);
-	assert_int_equal(field(v, "router_failed"), 0);
+	/* The registry's ROUTE lines, under their names. */
+	assert_int_equal(field(v, "forwarded"), CALLS);
 	assert_int_equal(field(v, "queued"), 0);
+	assert_int_equal(field(v, "restarts"), 0);
 	json_object_put(v);
 
 	assert_null(telemetry(c, "/shmr/routes,front/nosuch", out,
 			      sizeof(out)));
+
+	/* The router list, and the router's registry counters. */
+	list_of_one(c, "/shmr/routers", "front");
+	v = telemetry(c, "/shmr/routers,front", out, sizeof(out));
+	assert_string_equal(sfield(v, "router"), "front");
+	assert_int_equal(field(v, "forwarded"), CALLS);
+	assert_int_equal(field(v, "failed"), 0);
+	assert_int_equal(field(v, "routes_total"), 1);
+	assert_int_equal(field(v, "routes_active"), 1);
+	json_object_put(v);
+
+	assert_null(telemetry(c, "/shmr/routers,nosuch", out, sizeof(out)));
 }
 
 /* Endpoints in use include the route's inbox; its lanes are empty. */

@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <poll.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -504,6 +504,22 @@ int shmr_test_pid_alive(pid_t pid)
 	return live;
 }
 
+unsigned shmr_test_free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	unsigned port = 0;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(s, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	if (s >= 0)
+		close(s);
+	return port;
+}
+
 long long shmr_test_value(const char *ans, const char *key)
 {
 	size_t kl = strlen(key);
@@ -544,22 +560,6 @@ int shmr_test_run(char *const argv[], char *out, size_t cap)
 	close(pfd[0]);
 	waitpid(pid, &status, 0);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-unsigned shmr_test_free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	unsigned port = 0;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(s, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	if (s >= 0)
-		close(s);
-	return port;
 }
 
 int shmr_test_wait(int (*pred)(void *), void *arg, int ms)

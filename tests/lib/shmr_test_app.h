@@ -71,6 +71,10 @@ int shmr_test_ctl(const struct shmr_test_app *app, const char *req, char *ans,
 /** Value of "key value" line @p key in an admin answer; -1 if absent. */
 long long shmr_test_value(const char *ans, const char *key);
 
+/** A TCP port on 127.0.0.1 that nobody listens on now (the kernel's
+ *  pick for port 0), for a configuration's metrics_listen; 0 if none. */
+unsigned shmr_test_free_port(void);
+
 /** Is @p pid a live process (not gone, not a zombie)?  Any process, ours
  *  or not (/proc/PID/stat). */
 int shmr_test_pid_alive(pid_t pid);
@@ -144,10 +148,6 @@ int shmr_test_route_pid(const struct shmr_test_app *app, const char *router,
 
 /** Run a command with stdout+stderr captured; returns its exit status. */
 int shmr_test_run(char *const argv[], char *out, size_t cap);
-
-/** A TCP port on 127.0.0.1 nobody listens on now (the kernel's pick for
- *  port 0), or 0. */
-unsigned shmr_test_free_port(void);
 
 /** Wait until @p pred(arg) is true, checking every ms, at most @p ms total. */
 int shmr_test_wait(int (*pred)(void *), void *arg, int ms);

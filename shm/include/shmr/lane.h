@@ -170,4 +170,30 @@ int shmr_lane_sound_for_repair(const struct rte_ring *r, uint32_t lane_size,
 /** Initialise one ring in place (SP/SC, @p lane_size entries). */
 int shmr_lane_init(struct rte_ring *r, const char *name, uint32_t lane_size);
 
+/**
+ * Add an inbound lane's depths, from its indices, to @p waiting and
+ * @p in_hand (the dataplane produces, the slot's worker consumes; libshmr
+ * finishes a received burst only at its next receive): waiting =
+ * prod.tail - cons.head, not yet received; in hand = cons.head -
+ * cons.tail, received and not yet finished.  What shmrctl and the
+ * dataplane's telemetry show as queued and in_hand.
+ *
+ * Context:     any reader of the domain (off the fast path).
+ * Concurrency: relaxed loads of another process's words (no partner: a
+ *              snapshot); each figure is clamped to @p size, so a
+ *              scribbled index makes a wrong figure, never a wrong read.
+ * Errors:      none.
+ */
+static inline void shmr_lane_depths(const struct rte_ring *r, uint32_t size,
+				    uint64_t *waiting, uint64_t *in_hand)
+{
+	uint32_t pt = __atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED);
+	uint32_t ch = __atomic_load_n(&r->cons.head, __ATOMIC_RELAXED);
+	uint32_t ct = __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
+	uint32_t w = pt - ch, h = ch - ct;
+
+	*waiting += w <= size ? w : 0;
+	*in_hand += h <= size ? h : 0;
+}
+
 #endif

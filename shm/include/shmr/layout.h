@@ -43,8 +43,8 @@
  *   +---------------------------+ size
  *
  * Who writes what:
- *   - shmr-control: header (at creation), endpoint table's control line,
- *     spec, control lane producer side, and lane repair after a peer's
+ *   - shmr-control: header (at creation), endpoint table's control lines
+ *     (the first and the third, struct shmr_ep_figs), spec, control lane producer side, and lane repair after a peer's
  *     death is confirmed.
  *   - shmr-dataplane: lcore stats, the endpoint table's dataplane line
  *     (quarantine words, bad-slot counts), inbound lanes' producer side,
@@ -65,6 +65,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <shmr/ep_figs.h>
 #include <shmr/hist.h>
 #include <shmr/shmr.h>
 
@@ -94,8 +95,10 @@
  *   10: the lcores' work bits (work_off), set by senders;
  *   11: sojourn stamps (SHMR_F_STAMPED, after the payload) and the
  *   endpoints' histograms (hist_off, tsc_hz, at the header's end)
+ *   12: the endpoint table's third line (struct shmr_ep_figs: what only
+ *   the control plane knows, for the dataplane's telemetry)
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 11
+#define SHMR_LAYOUT_VERSION_DIGITS 12
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -182,7 +185,8 @@ enum shmr_ep_kind {
 /*
  * One endpoint slot, in the domain part (read-only for peers).  The first
  * line is written by the control plane only (under the spec seqcount when
- * it changes gen/state); the second by the dataplane only.
+ * it changes gen/state); the second by the dataplane only; the third
+ * (struct shmr_ep_figs) by the control plane only.
  */
 struct shmr_ep_shared {
 	/* enum shmr_ep_state */
@@ -195,8 +199,12 @@ struct shmr_ep_shared {
 	uint32_t pad0;
 	/* dataplane: slots dropped from its lanes */
 	_Atomic(uint64_t) bad_slots;
+	/* Third line: the control plane's figures of the slot, for every
+	 * reader of the domain (the dataplane's telemetry answers the
+	 * registry's counters from them, as shmrctl does). */
+	alignas(SHMR_CACHE_LINE) struct shmr_ep_figs figs;
 };
-static_assert(sizeof(struct shmr_ep_shared) == 2 * SHMR_CACHE_LINE, "ep size");
+static_assert(sizeof(struct shmr_ep_shared) == 3 * SHMR_CACHE_LINE, "ep size");
 
 /*
  * What of an endpoint slot its owner writes, in the lanes part: `bell` is
@@ -358,7 +366,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 11u,
+static_assert(SHMR_LAYOUT_VERSION == 12u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

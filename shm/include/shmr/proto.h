@@ -23,6 +23,13 @@
  *   UNREGISTER <name> <slot> <gen>-> OK
  *   ROUTES <router>               -> OK\n<one line per route>
  *   INSPECT <router> [json]       -> OK\n<key value lines, or JSON>
+ *                                    (ERR SHMR_E_TOO_BIG when the whole
+ *                                    does not fit one answer)
+ *   INSPECT <router> [json] from=N-> OK NEXT TOTAL\n<the keys of items
+ *                                    N.. NEXT-1, as many whole ones as fit
+ *                                    (item 0: the router, then its routes,
+ *                                    lcores, client endpoints)>: ask
+ *                                    from=NEXT until NEXT is TOTAL
  *   STATUS                        -> OK\n<key value lines>
  *   STOP                          -> OK  (the control plane shuts down)
  *
@@ -88,7 +95,7 @@
 #ifndef SHMR_PROTO_H
 #define SHMR_PROTO_H
 
-#define SHMR_PROTO_MAX 131072
+#define SHMR_PROTO_MAX 65536
 #define SHMR_RUN_DIR_DEFAULT "/run/shmr"
 
 /* A route lifecycle request's limits, as its senders check them

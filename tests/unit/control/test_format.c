@@ -264,9 +264,17 @@ static void inspect_json(void **state)
 			 101);
 	assert_false(json_object_get_boolean(member(
 		o, "shmr:route:payments:disabled", json_type_boolean)));
-	assert_string_equal(json_object_get_string(member(
-				    o, "shmr:route:reports:pid", json_type_string)),
-			    "3:1");
+	{
+		struct json_object *pid = member(o, "shmr:route:reports:pid",
+						 json_type_object);
+
+		assert_int_equal(json_object_get_int64(member(
+					 pid, "slot", json_type_int)),
+				 3);
+		assert_int_equal(json_object_get_int64(member(
+					 pid, "gen", json_type_int)),
+				 1);
+	}
 	assert_string_equal(
 		json_object_get_string(member(o, "shmr:route:shipments:cpus",
 					      json_type_string)),
@@ -391,11 +399,17 @@ static void metrics_text(void **state)
 			 -ENOSPC);
 }
 
+static unsigned parts_are_whole(const struct shmr_ctl_router *r,
+				const struct shmr_ctl_counters *c,
+				struct shmr_ctl_kv_extra *x, int json,
+				size_t cap);
+
 /* The largest domain: one router of SHMR_MAX_ROUTES routes with the
  * longest names, every other slot a client, SHMR_MAX_LCORES lcores, every
- * figure at its widest.  INSPECT (text and JSON) must fit one answer of
- * the control socket (SHMR_PROTO_MAX, less "OK\n"); the metrics text fits
- * 1 MiB (what metrics.h promises the HTTP listener). */
+ * figure at its widest.  Its INSPECT --json is more than one answer of
+ * the control socket holds (SHMR_PROTO_MAX): in parts (INSPECT ...
+ * from=N), each one answer, it is whole, text and JSON; the metrics text
+ * fits 1 MiB (what metrics.h promises the HTTP listener). */
 static void largest_domain_fits(void **state)
 {
 	static struct shmr_config cfg;
@@ -430,17 +444,109 @@ static void largest_domain_fits(void **state)
 	for (unsigned k = 0; k < SHMR_ARENA_MAX_CLASSES; k++)
 		snprintf(c.arena[k].cls, sizeof(c.arena[k].cls), "%uK",
 			 500 + k);
+	/* Whole, it is more than one answer holds (the routes' sojourns
+	 * took it over): in parts, each one answer, it is all there. */
 	int nj = shmr_ctl_format_inspect(&m.routers[0], &c, NULL, 1, big,
-					 SHMR_PROTO_MAX - 3);
+					 sizeof(big));
 
-	assert_true(nj > 0);
-	n = shmr_ctl_format_inspect(&m.routers[0], &c, NULL, 0, big,
-				    SHMR_PROTO_MAX - 3);
-	assert_true(n > 0);
+	assert_true(nj > SHMR_PROTO_MAX - 3);
+	assert_int_equal(shmr_ctl_format_inspect(&m.routers[0], &c, NULL, 1,
+						 big, SHMR_PROTO_MAX - 3),
+			 -ENOSPC);
+	assert_true(parts_are_whole(&m.routers[0], &c, NULL, 1,
+				    SHMR_PROTO_MAX) > 1);
+	assert_true(parts_are_whole(&m.routers[0], &c, NULL, 0,
+				    SHMR_PROTO_MAX) >= 1);
 	n = shmr_ctl_metrics_format(&m, &c, big, sizeof(big));
 	assert_true(n > 0);
 	print_message("largest domain: inspect --json %d bytes, metrics %d\n",
 		      nj, n);
+}
+
+/* A router's behaviour keys, in parts: each overrides where its key is,
+ * the others come once, with the last part; every part fits. */
+static void inspect_parts_with_behaviour_keys(void **state)
+{
+	struct fixture *f = *state;
+	struct shmr_ctl_kv_extra x = { .n = 2 };
+
+	snprintf(x.p[0].key, sizeof(x.p[0].key), "shmr:route:reports:cpus");
+	snprintf(x.p[0].value, sizeof(x.p[0].value), "mine");
+	snprintf(x.p[1].key, sizeof(x.p[1].key), "breaker:tripped");
+	snprintf(x.p[1].value, sizeof(x.p[1].value), "2");
+	for (int json = 0; json < 2; json++)
+		assert_true(parts_are_whole(&f->m.routers[0], &f->c, &x, json,
+					    1024) > 2);
+}
+
+/*
+ * INSPECT of @p r in parts of at most @p cap bytes (as the server answers
+ * INSPECT ... from=N): each part fits and advances, and the parts' keys
+ * merged are the whole answer's, each once.  Returns the parts.
+ */
+static unsigned parts_are_whole(const struct shmr_ctl_router *r,
+				const struct shmr_ctl_counters *c,
+				struct shmr_ctl_kv_extra *x, int json,
+				size_t cap)
+{
+	static char part[SHMR_PROTO_MAX], whole[1 << 20];
+	struct json_object *all = json_object_new_object(), *w;
+	unsigned from = 0, total = 1, parts = 0, n, t, lines = 0, wlines = 0;
+
+	assert_true(shmr_ctl_format_inspect(r, c, x, json, whole,
+					    sizeof(whole)) > 0);
+	while (from < total) {
+		int len = shmr_ctl_format_inspect_paged(r, c, x, json, from,
+							part, cap);
+		const char *body;
+
+		assert_true(len > 0 && (size_t)len < cap);
+		assert_int_equal(sscanf(part, "OK %u %u", &n, &t), 2);
+		assert_true(n > from && n <= t);
+		body = strchr(part, '\n') + 1;
+		if (json) {
+			struct json_object *o = json_tokener_parse(body);
+
+			assert_non_null(o);
+			json_object_object_foreach(o, k, v)
+				json_object_object_add(all, k,
+						       json_object_get(v));
+			json_object_put(o);
+		} else {
+			for (const char *l = body; *l; l = strchr(l, '\n') + 1) {
+				size_t kl = strcspn(l, " ");
+				char key[160];
+
+				snprintf(key, sizeof(key), "\n%.*s ", (int)kl, l);
+				/* In the whole answer, with the same line. */
+				assert_non_null(strstr(whole, key + 1));
+				lines++;
+			}
+		}
+		from = n;
+		total = t;
+		parts++;
+	}
+	if (json) {
+		w = json_tokener_parse(whole);
+		assert_non_null(w);
+		assert_int_equal(json_object_object_length(all),
+				 json_object_object_length(w));
+		json_object_object_foreach(w, k, v) {
+			struct json_object *got;
+
+			assert_true(json_object_object_get_ex(all, k, &got));
+			assert_true(json_object_equal(got, v));
+		}
+		json_object_put(w);
+	} else {
+		for (const char *l = whole; *l; l = strchr(l, '\n') + 1)
+			wlines++;
+		/* Every line, and an overriding extra once more. */
+		assert_true(lines >= wlines && lines <= wlines + (x ? x->n : 0));
+	}
+	json_object_put(all);
+	return parts;
 }
 
 static void too_small(void **state)
@@ -533,6 +639,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(metrics_text, setup, teardown),
 		cmocka_unit_test(largest_domain_fits),
+		cmocka_unit_test_setup_teardown(inspect_parts_with_behaviour_keys,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(too_small, setup, teardown),
 		cmocka_unit_test(kv_escapes),
 		cmocka_unit_test(names_of_enums),

@@ -57,7 +57,15 @@ static void good_requests(void **state)
 	assert_int_equal(r.verb, SHMR_REQ_INSPECT);
 	assert_int_equal(r.json, 0);
 	assert_int_equal(parse("INSPECT events json", &r), 0);
+	assert_int_equal(r.paged, 0);
 	assert_int_equal(r.json, 1);
+	/* A part of INSPECT: from item N, either order of the options. */
+	assert_int_equal(parse("INSPECT events json from=0", &r), 0);
+	assert_true(r.paged && r.json && r.from == 0);
+	assert_int_equal(parse("INSPECT events from=37", &r), 0);
+	assert_true(r.paged && !r.json && r.from == 37);
+	assert_int_equal(parse("INSPECT events from=4 json", &r), 0);
+	assert_true(r.paged && r.json && r.from == 4);
 	assert_int_equal(parse("STATUS", &r), 0);
 	assert_int_equal(r.verb, SHMR_REQ_STATUS);
 	assert_int_equal(parse("DLQ_LIST events", &r), 0);
@@ -121,6 +129,12 @@ static void bad_requests(void **state)
 		{ "INSPECT", SHMR_E_PROTO },
 		{ "INSPECT events JSON", SHMR_E_PROTO },
 		{ "INSPECT events json x", SHMR_E_PROTO },
+		{ "INSPECT events json json", SHMR_E_PROTO },
+		{ "INSPECT events from=", SHMR_E_PROTO },
+		{ "INSPECT events from=01", SHMR_E_PROTO },
+		{ "INSPECT events from=4294967296", SHMR_E_PROTO },
+		{ "INSPECT events from=1 from=2", SHMR_E_PROTO },
+		{ "INSPECT events json from=1 x", SHMR_E_PROTO },
 		{ "INSPECT events xml", SHMR_E_PROTO },
 		{ "A B C D E F G", SHMR_E_PROTO },
 		/* bad names: SHMR_E_NAME */

@@ -1,0 +1,112 @@
+/*
+ * shmrctl inspect's answer, whole whatever its size: asked part by part
+ * (INSPECT ROUTER [json] from=N; each answer "OK NEXT TOTAL" and as many
+ * whole items as fit in one SHMR_PROTO_MAX packet, format.c) and merged:
+ * the parts' JSON objects into one, their text lines one after another.
+ * Everything in an answer is untrusted: a part that does not advance, an
+ * item count over what a domain can hold, or more parts than items end it
+ * with a one-line error.  Each part is read by its own request, so the
+ * figures of two parts may be a moment apart.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include <shmr/layout.h>
+#include <shmr/proto.h>
+
+#include "shmrctl_cli.h"
+
+/* The most items an INSPECT can have: the router, its routes, the
+ * lcores and every other endpoint slot (format.h). */
+#define ITEMS_MAX (1u + SHMR_MAX_ROUTES + SHMR_MAX_LCORES + SHMR_MAX_ENDPOINTS)
+
+/* Append @p body's "key value" lines to @p text, less those whose key it
+ * has (an extra key shown again with the last part). */
+static void add_lines(char **text, size_t *len, const char *body)
+{
+	const char *line = body;
+
+	while (*line) {
+		size_t n = strcspn(line, "\n"), kl = strcspn(line, " \n");
+		char pat[160];
+		int dup = 0;
+
+		if (kl + 3 < sizeof(pat) && *text) {
+			snprintf(pat, sizeof(pat), "\n%.*s ", (int)kl, line);
+			dup = strncmp(*text, pat + 1, kl + 1) == 0 ||
+			      strstr(*text, pat) != NULL;
+		}
+		if (!dup && n > 0) {
+			char *t = realloc(*text, *len + n + 2);
+
+			if (!t)
+				shmr_cli_die("out of memory");
+			memcpy(t + *len, line, n);
+			*len += n;
+			t[(*len)++] = '\n';
+			t[*len] = '\0';
+			*text = t;
+		}
+		line += n + (line[n] == '\n');
+	}
+}
+
+char *shmr_cli_inspect_body(const char *router, int json)
+{
+	const char *words[3] = { router, "json", NULL };
+	unsigned nw = json ? 3u : 2u, next = 0, total = 1, parts = 0;
+	struct json_object *all = json ? json_object_new_object() : NULL;
+	char from[24], req[160], *text = NULL;
+	size_t len = 0;
+
+	if (json && !all)
+		shmr_cli_die("out of memory");
+	shmr_cli_connect();
+	while (next < total) {
+		const char *body;
+		unsigned n, t;
+
+		snprintf(from, sizeof(from), "from=%u", next);
+		words[nw - 1] = from;
+		if (shmr_proto_encode(req, sizeof(req), "INSPECT", words, nw) < 0)
+			shmr_cli_usage("request too long");
+		body = shmr_cli_request(req);
+		if (sscanf(shmr_cli_ans, "OK %u %u", &n, &t) != 2 ||
+		    t > ITEMS_MAX || n > t || (n <= next && n < t) ||
+		    ++parts > ITEMS_MAX + 1)
+			shmr_cli_die("inspect: the control plane's answer "
+				     "is not a part of INSPECT");
+		next = n;
+		total = t;
+		if (json) {
+			struct json_object *o = json_tokener_parse(body);
+
+			if (!o || !json_object_is_type(o, json_type_object))
+				shmr_cli_die("inspect: a part is not a JSON "
+					     "object");
+			json_object_object_foreach(o, k, v)
+				json_object_object_add(all, k,
+						       json_object_get(v));
+			json_object_put(o);
+		} else {
+			add_lines(&text, &len, body);
+		}
+	}
+	if (json) {
+		const char *s = json_object_to_json_string_ext(
+			all, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+				     JSON_C_TO_STRING_NOSLASHESCAPE);
+		size_t n = s ? strlen(s) : 0;
+
+		text = s ? malloc(n + 2) : NULL;
+		if (!text)
+			shmr_cli_die("out of memory");
+		memcpy(text, s, n);
+		memcpy(text + n, "\n", 2);
+		json_object_put(all);
+	}
+	return text ? text : strdup("");
+}
