@@ -20,7 +20,8 @@ packages=(meson ninja-build pkg-config gcc g++ libc6-dev libdpdk-dev
           liburcu-dev libhwloc-dev libcmocka-dev libconfig-dev procps
           libsystemd-dev systemd bash-completion scdoc groff-base
           libjson-c-dev gnuplot-nox dpdk dpdk-dev python3-prometheus-client
-          libmicrohttpd-dev curl libncurses-dev tmux)
+          libmicrohttpd-dev curl libncurses-dev tmux
+          libiceoryx-binding-c-dev iceoryx)
 # Only for `fuzz`: Debian's clang, and libFuzzer's runtime, which is only
 # a Recommends of clang's: named, so an apt that skips Recommends has it.
 fuzz_packages=(clang libclang-rt-14-dev)

@@ -42,35 +42,57 @@ static void view_of(const struct shmr_ctl_domain *d, struct shmr_arena_view *v)
 	memcpy(v->cls, d->geo.arena, sizeof(v->cls));
 }
 
-void shmr_ctl_arena_status(struct shmr_ctl_domain *d, struct shmr_ctl_kv *kv)
+uint32_t shmr_ctl_arena_counters_read(
+	const struct shmr_ctl_domain *d,
+	struct shmr_ctl_arena_counters out[SHMR_ARENA_MAX_CLASSES])
 {
 	struct shmr_arena_view v;
-	char key[64], size[16];
 
 	view_of(d, &v);
 	for (uint32_t c = 0; c < v.nclasses; c++) {
+		struct shmr_ctl_arena_counters *a = &out[c];
 		uint32_t sz = v.cls[c].size, used = shmr_arena_in_use(&v, c);
 
 		if (sz >= (1u << 20) && sz % (1u << 20) == 0)
-			snprintf(size, sizeof(size), "%uM", sz >> 20);
+			snprintf(a->cls, sizeof(a->cls), "%uM", sz >> 20);
 		else if (sz >= 1024 && sz % 1024 == 0)
-			snprintf(size, sizeof(size), "%uK", sz >> 10);
+			snprintf(a->cls, sizeof(a->cls), "%uK", sz >> 10);
 		else
-			snprintf(size, sizeof(size), "%u", sz);
-		snprintf(key, sizeof(key), "arena:%s:count", size);
-		shmr_ctl_kv_add(kv, key, "%" PRIu32, v.cls[c].count);
-		snprintf(key, sizeof(key), "arena:%s:free", size);
-		shmr_ctl_kv_add(kv, key, "%" PRIu32, v.cls[c].count - used);
-		snprintf(key, sizeof(key), "arena:%s:in_use", size);
-		shmr_ctl_kv_add(kv, key, "%" PRIu32, used);
-		snprintf(key, sizeof(key), "arena:%s:reclaimed", size);
-		shmr_ctl_kv_add(kv, key, "%" PRIu64, d->arena_reclaimed_cls[c]);
+			snprintf(a->cls, sizeof(a->cls), "%u", sz);
+		a->buffers = v.cls[c].count;
+		a->in_use = used;
+		a->free = v.cls[c].count - used;
+		a->reclaimed = d->arena_reclaimed_cls[c];
 		/* Relaxed: a figure peers add to, shown as it is. */
-		snprintf(key, sizeof(key), "arena:%s:alloc_failures", size);
-		shmr_ctl_kv_add(kv, key, "%" PRIu64,
-				atomic_load_explicit(
-					&shmr_arena_stats_of(&v, c)->alloc_failures,
-					memory_order_relaxed));
+		a->alloc_failures = atomic_load_explicit(
+			&shmr_arena_stats_of(&v, c)->alloc_failures,
+			memory_order_relaxed);
+	}
+	return v.nclasses;
+}
+
+void shmr_ctl_arena_status(struct shmr_ctl_domain *d, struct shmr_ctl_kv *kv)
+{
+	struct shmr_ctl_arena_counters cls[SHMR_ARENA_MAX_CLASSES];
+	uint32_t n = shmr_ctl_arena_counters_read(d, cls);
+	char key[64];
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct shmr_ctl_arena_counters *a = &cls[i];
+		const struct {
+			const char *what;
+			uint64_t v;
+		} f[] = { { "count", a->buffers },
+			  { "free", a->free },
+			  { "in_use", a->in_use },
+			  { "reclaimed", a->reclaimed },
+			  { "alloc_failures", a->alloc_failures } };
+
+		for (unsigned k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+			snprintf(key, sizeof(key), "arena:%.15s:%s", a->cls,
+				 f[k].what);
+			shmr_ctl_kv_add_u64(kv, key, f[k].v);
+		}
 	}
 }
 

@@ -46,6 +46,19 @@ unsigned shmr_ctl_arena_drop_lane(struct shmr_ctl_domain *d,
 				  const struct rte_ring *r);
 
 struct shmr_ctl_kv;
+struct shmr_ctl_arena_counters;
+
+/**
+ * The arena's figures per class (the ARENA lines of counters.def) into
+ * @p out, one per class; returns the classes (0 without an arena).  free
+ * and in_use are a snapshot of the owner words (relaxed loads),
+ * reclaimed what this control plane took back, alloc_failures what
+ * allocators (peers) counted.  Writes nothing in the domain.
+ * Context: the control plane's loop.
+ */
+uint32_t shmr_ctl_arena_counters_read(
+	const struct shmr_ctl_domain *d,
+	struct shmr_ctl_arena_counters out[SHMR_ARENA_MAX_CLASSES]);
 
 /**
  * The arena's figures for STATUS, per class (keys arena:SIZE:count, free,

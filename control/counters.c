@@ -17,6 +17,9 @@
 	const struct shmr_ctl_counters *c = at->c;                  \
 	uint32_t qs = q->pid.slot;                                  \
 	(void)c, (void)qs;
+/* An arena class's figures (struct shmr_ctl_arena_counters). */
+#define SHMR_CTR_VARS_ARENA \
+	const struct shmr_ctl_arena_counters *a = &at->c->arena[at->arena];
 #define SHMR_CTR_VARS_ENDPOINT                      \
 	const struct shmr_ctl_counters *c = at->c;   \
 	uint32_t es = at->slot;
@@ -44,7 +47,9 @@
 	{                                                               \
 		return at->c->lcore[at->lcore].ctr;                     \
 	}
+#define SHMR_CTR_FN_ARENA(ctr, value) SHMR_CTR_FN_EXPR(ARENA, ctr, value)
 #include <shmr/counters.def>
+#undef SHMR_CTR_FN_ARENA
 #undef SHMR_CTR_FN_ROUTER
 #undef SHMR_CTR_FN_ROUTE
 #undef SHMR_CTR_FN_LCORE

@@ -19,6 +19,8 @@ enum shmr_ctl_ctr_scope {
 	 * PID, SLOT:GEN), name (the name it registered, or "")}; key
 	 * shmr:endpoint:SLOT:GEN:NAME */
 	SHMR_CTL_CTR_ENDPOINT,
+	/* A payload arena class: labels {class}; key shmr:arena:CLASS:NAME */
+	SHMR_CTL_CTR_ARENA,
 };
 
 /* Where one value is read: the router (and route, for ROUTE; lcore, for
@@ -31,6 +33,7 @@ struct shmr_ctl_ctr_at {
 	unsigned lcore;
 	uint32_t slot; /* ENDPOINT: the client's slot */
 	const struct shmr_ctl_client *client; /* ENDPOINT (metrics) */
+	unsigned arena; /* ARENA: the class's index in c->arena */
 };
 
 struct shmr_ctl_ctr_desc {

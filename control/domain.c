@@ -477,6 +477,7 @@ void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 #define SHMR_CTR_READ_ROUTER(name, value)
 #define SHMR_CTR_READ_ROUTE(name, value)
 #define SHMR_CTR_READ_ENDPOINT(name, value)
+#define SHMR_CTR_READ_ARENA(name, value)
 #define SHMR_CTR_READ_LCORE(name, field) \
 	out->lcore[l].name =              \
 		atomic_load_explicit(&st->field, memory_order_relaxed);
@@ -485,6 +486,7 @@ void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 #undef SHMR_CTR_READ_ROUTE
 #undef SHMR_CTR_READ_LCORE
 #undef SHMR_CTR_READ_ENDPOINT
+#undef SHMR_CTR_READ_ARENA
 #undef SHMR_CTR
 	}
 	for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++) {
@@ -526,4 +528,5 @@ void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 				       &out->sojourn[s]);
 		}
 	}
+	out->narena = shmr_ctl_arena_counters_read(d, out->arena);
 }

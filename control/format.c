@@ -359,6 +359,8 @@ static void inspect_item(struct shmr_ctl_kv *kv,
 {
 	unsigned nl = c->nlcores < SHMR_MAX_LCORES ? c->nlcores
 						   : SHMR_MAX_LCORES;
+	unsigned ncl = c->nclients < SHMR_MAX_ENDPOINTS ? c->nclients
+							: SHMR_MAX_ENDPOINTS;
 	char key[96], infix[64];
 
 	if (item == 0) {
@@ -432,10 +434,18 @@ static void inspect_item(struct shmr_ctl_kv *kv,
 		return;
 	}
 	item -= nl;
-	at->slot = c->client[item].pid.slot % SHMR_MAX_ENDPOINTS;
-	snprintf(infix, sizeof(infix), "endpoint:%" PRIu32 ":%" PRIu32 ":",
-		 c->client[item].pid.slot, c->client[item].pid.gen);
-	inspect_counters(kv, SHMR_CTL_CTR_ENDPOINT, infix, at);
+	if (item < ncl) {
+		at->slot = c->client[item].pid.slot % SHMR_MAX_ENDPOINTS;
+		snprintf(infix, sizeof(infix),
+			 "endpoint:%" PRIu32 ":%" PRIu32 ":",
+			 c->client[item].pid.slot, c->client[item].pid.gen);
+		inspect_counters(kv, SHMR_CTL_CTR_ENDPOINT, infix, at);
+		return;
+	}
+	/* The payload arena's classes (the domain's, as the lcores). */
+	at->arena = item - ncl;
+	snprintf(infix, sizeof(infix), "arena:%.15s:", c->arena[at->arena].cls);
+	inspect_counters(kv, SHMR_CTL_CTR_ARENA, infix, at);
 }
 
 unsigned shmr_ctl_inspect_items(const struct shmr_ctl_router *r,
@@ -445,8 +455,11 @@ unsigned shmr_ctl_inspect_items(const struct shmr_ctl_router *r,
 						   : SHMR_MAX_LCORES;
 	unsigned ncl = c->nclients < SHMR_MAX_ENDPOINTS ? c->nclients
 							: SHMR_MAX_ENDPOINTS;
+	unsigned na = c->narena < SHMR_ARENA_MAX_CLASSES
+			      ? c->narena
+			      : SHMR_ARENA_MAX_CLASSES;
 
-	return 1 + r->nroutes + nl + ncl;
+	return 1 + r->nroutes + nl + ncl + na;
 }
 
 int shmr_ctl_format_inspect_part(const struct shmr_ctl_router *r,

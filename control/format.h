@@ -21,12 +21,21 @@ struct shmr_ctl_lcore_counters {
 #define SHMR_CTR_FIELD_ROUTE(name)
 #define SHMR_CTR_FIELD_LCORE(name) uint64_t name;
 #define SHMR_CTR_FIELD_ENDPOINT(name)
+#define SHMR_CTR_FIELD_ARENA(name)
 #include <shmr/counters.def>
 #undef SHMR_CTR
 #undef SHMR_CTR_FIELD_ROUTER
 #undef SHMR_CTR_FIELD_ROUTE
 #undef SHMR_CTR_FIELD_LCORE
 #undef SHMR_CTR_FIELD_ENDPOINT
+#undef SHMR_CTR_FIELD_ARENA
+};
+
+/* One arena size class's figures, as shmr_ctl_arena_counters_read()
+ * (arena.h) loaded them: each ARENA line of counters.def names its field. */
+struct shmr_ctl_arena_counters {
+	char cls[16]; /* the class's label: "64K", "1M", or its bytes */
+	uint64_t buffers, free, in_use, reclaimed, alloc_failures;
 };
 
 /* Counters read from the domain, by endpoint slot (summed over lcores). */
@@ -61,6 +70,9 @@ struct shmr_ctl_counters {
 	/* The receiver's sojourn histogram of each slot, summarised
 	 * (shmr/hist.h): hints, as any peer can write the block. */
 	struct shmr_hist_summary sojourn[SHMR_MAX_ENDPOINTS];
+	/* The payload arena's classes (the ARENA lines); 0 without one. */
+	uint32_t narena;
+	struct shmr_ctl_arena_counters arena[SHMR_ARENA_MAX_CLASSES];
 };
 
 /* A router's figures summed over its routes (counters.def's "agg"). */
@@ -164,7 +176,8 @@ int shmr_ctl_format_inspect(const struct shmr_ctl_router *r,
 			    char *buf, size_t cap);
 
 /** The items of @p r's INSPECT, in order: 0 the router's own keys, then
- * one per route, per routing lcore and per client endpoint. */
+ * one per route, per routing lcore, per client endpoint and per payload
+ * arena class. */
 unsigned shmr_ctl_inspect_items(const struct shmr_ctl_router *r,
 				const struct shmr_ctl_counters *c);
 

@@ -69,6 +69,10 @@ static void sample(struct out *o, const char *metric,
 	outf(o, "%s{", metric);
 	if (d->scope == SHMR_CTL_CTR_LCORE) {
 		outf(o, "lcore=\"%u\"", at->lcore);
+	} else if (d->scope == SHMR_CTL_CTR_ARENA) {
+		outf(o, "class=\"");
+		label(o, at->c->arena[at->arena].cls);
+		outf(o, "\"");
 	} else if (d->scope == SHMR_CTL_CTR_ENDPOINT) {
 		const struct shmr_ctl_client *cl = at->client;
 
@@ -98,6 +102,7 @@ static void family(struct out *o, const struct shmr_ctl_model *m,
 		[SHMR_CTL_CTR_ROUTE] = "route",
 		[SHMR_CTL_CTR_LCORE] = "lcore",
 		[SHMR_CTL_CTR_ENDPOINT] = "endpoint",
+		[SHMR_CTL_CTR_ARENA] = "arena",
 	};
 	struct shmr_ctl_router_agg agg;
 	struct shmr_ctl_ctr_at at = { .c = c, .agg = &agg };
@@ -116,11 +121,15 @@ static void family(struct out *o, const struct shmr_ctl_model *m,
 		}
 		return;
 	}
-	if (d->scope == SHMR_CTL_CTR_LCORE) {
-		for (at.lcore = 0;
-		     at.lcore < c->nlcores && at.lcore < SHMR_MAX_LCORES;
-		     at.lcore++)
+	if (d->scope == SHMR_CTL_CTR_LCORE || d->scope == SHMR_CTL_CTR_ARENA) {
+		int lc = d->scope == SHMR_CTL_CTR_LCORE;
+		unsigned n = lc ? c->nlcores : c->narena,
+			 max = lc ? SHMR_MAX_LCORES : SHMR_ARENA_MAX_CLASSES;
+
+		for (unsigned i = 0; i < n && i < max; i++) {
+			at.lcore = at.arena = i;
 			sample(o, metric, d, &at);
+		}
 		return;
 	}
 	for (unsigned i = 0; i < m->nrouters; i++) {

@@ -11,7 +11,10 @@
  * since the route's slot was handed out) appear only when the control
  * plane's counters have them (no figure is made up); then one line per routing lcore: its load (busy
  * polls / polls over the interval) when the dataplane counts busy polls,
- * else polls, slots and sleeps per second.
+ * else polls, slots and sleeps per second; and, with a payload arena, one
+ * line per size class: its buffers, free, in use, reclaimed from dead or
+ * closed holders and allocation failures (the domain's, as INSPECT has
+ * them).
  *
  * On a terminal it draws with ncurses (q or ^C quits, exit 0; fits 80x24,
  * rows past the screen are summed up in a last line); when stdout is not
@@ -289,6 +292,46 @@ static void route_key(char *key, size_t cap, const char *name,
 	snprintf(key, cap, "shmr:route:%.*s:%s", NAME_W, name, what);
 }
 
+/* The payload arena's classes, one row each, from router @p rn's answer
+ * (its "shmr:arena:CLASS:buffers" keys, in the answer's order); nothing
+ * without an arena. */
+static void build_arena(const struct sample *cur, const char *rn)
+{
+	static const char *const what[] = { "buffers", "free", "in_use",
+					     "reclaimed", "alloc_failures" };
+	char pre[96];
+	size_t pl;
+	int head = 0;
+
+	snprintf(pre, sizeof(pre), "%.*s/shmr:arena:", NAME_W, rn);
+	pl = strlen(pre);
+	for (unsigned i = 0; i < cur->n; i++) {
+		const char *k = cur->kv[i].key, *v[5];
+		size_t kl = strlen(k), cl;
+		char key[64];
+
+		if (strncmp(k, pre, pl) != 0 || kl < pl + 9 ||
+		    strcmp(k + kl - 8, ":buffers") != 0 ||
+		    (cl = kl - pl - 8) > 15)
+			continue;
+		for (unsigned w = 0; w < 5; w++) {
+			snprintf(key, sizeof(key), "shmr:arena:%.*s:%s",
+				 (int)cl, k + pl, what[w]);
+			v[w] = get(cur, rn, key);
+			if (!v[w])
+				v[w] = "-";
+		}
+		if (!head) {
+			add_line("%s", "");
+			add_line("%-6s %9s %9s %9s %10s %12s", "ARENA", "BUFFERS",
+				 "FREE", "IN USE", "RECLAIMED", "ALLOC FAILED");
+			head = 1;
+		}
+		add_line("%-6.*s %9s %9s %9s %10s %12s", (int)cl, k + pl, v[0],
+			 v[1], v[2], v[3], v[4]);
+	}
+}
+
 /* 53 columns, and at most 27 more (LANEFULL/S, REDELIV, P99 US): 80. */
 #define ROW_FMT "%-15.15s %-12.12s %8s %7s %7s"
 
@@ -413,6 +456,7 @@ static void build(const struct sample *prev, const struct sample *cur)
 				 fig(rate(prev, cur, rn, ks), b2, sizeof(b2)),
 				 fig(rate(prev, cur, rn, kz), b4, sizeof(b4)));
 		}
+		build_arena(cur, rn);
 	}
 }
 

@@ -128,10 +128,20 @@ static uint64_t since(uint64_t now, uint64_t base)
 		*out = ld(&at->st->field);                              \
 		return 0;                                               \
 	}
+/* The arena's lines are all SHMR_CTR_CONTROL: never answered here. */
+#define SHMR_TEL_FN_ARENA(ctr, value)                                   \
+	static int t_ARENA_##ctr(const struct shmr_dp_tel_at *at,        \
+				 uint64_t *out)                          \
+	{                                                               \
+		(void)at;                                               \
+		*out = 0;                                               \
+		return -1;                                              \
+	}
 #define SHMR_CTR(scope, ctr, kind, unit, help, value) \
 	SHMR_TEL_FN_##scope(ctr, value)
 #include <shmr/counters.def>
 #undef SHMR_CTR
+#undef SHMR_TEL_FN_ARENA
 #undef SHMR_TEL_FN_ROUTER
 #undef SHMR_TEL_FN_ROUTE
 #undef SHMR_TEL_FN_ENDPOINT

@@ -20,6 +20,7 @@ enum shmr_dp_tel_scope {
 	SHMR_DP_TEL_ROUTE,    /* /shmr/routes,ROUTER/ROUTE */
 	SHMR_DP_TEL_LCORE,    /* /shmr/lcores,N */
 	SHMR_DP_TEL_ENDPOINT, /* /shmr/endpoints,SLOT */
+	SHMR_DP_TEL_ARENA,    /* none: the control plane's (counters.def) */
 };
 
 /* A router as one consistent spec read found it (telemetry.c). */

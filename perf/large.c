@@ -75,10 +75,7 @@ static double large_rtt_us(struct shmr_endpoint *ep, struct shmr_pid router,
 	return (double)(perf_now_ns() - t0) / 1e3 / n;
 }
 
-/* Send o->count messages of o->size bytes: in buffers (@p chunk 0), or
- * each as size / chunk inline slots of @p chunk bytes.  Returns the
- * messages a second (of o->size bytes), or -1. */
-static double large_stream(const struct perf_opts *o, size_t chunk)
+double perf_large_stream(const struct perf_opts *o, size_t chunk)
 {
 	struct perf_opts lo = *o;
 	struct shmr_domain *d = NULL;
@@ -177,9 +174,7 @@ out:
  * and with it every copy, is kept. */
 uint64_t perf_large_kept;
 
-/* memcpy of o->size bytes between two buffers on the client's core:
- * copies a second. */
-static double large_memcpy(const struct perf_opts *o)
+double perf_large_memcpy(const struct perf_opts *o)
 {
 	unsigned char *src = malloc(o->size), *dst = malloc(o->size);
 	uint64_t n = o->count, t0, keep = 0;
@@ -209,21 +204,26 @@ static double large_memcpy(const struct perf_opts *o)
 	return cps;
 }
 
+void perf_large_size_name(size_t size, char *buf, size_t cap)
+{
+	if (size % (1u << 20) == 0)
+		snprintf(buf, cap, "%zuM", size >> 20);
+	else if (size % 1024 == 0)
+		snprintf(buf, cap, "%zuK", size >> 10);
+	else
+		snprintf(buf, cap, "%zu", size);
+}
+
 int perf_large_run(const struct perf_opts *o)
 {
-	double arena = large_stream(o, 0), cpy, in = -1;
+	double arena = perf_large_stream(o, 0), cpy, in = -1;
 	char size[32];
 
 	if (arena < 0)
 		return -1;
-	cpy = large_memcpy(o);
-	in = large_stream(o, PERF_LARGE_CHUNK);
-	if (o->size % (1u << 20) == 0)
-		snprintf(size, sizeof(size), "%zuM", o->size >> 20);
-	else if (o->size % 1024 == 0)
-		snprintf(size, sizeof(size), "%zuK", o->size >> 10);
-	else
-		snprintf(size, sizeof(size), "%zu", o->size);
+	cpy = perf_large_memcpy(o);
+	in = perf_large_stream(o, PERF_LARGE_CHUNK);
+	perf_large_size_name(o->size, size, sizeof(size));
 	printf("large: %s %.3f M msg/s %.2f GB/s, vs memcpy %.2f\n", size,
 	       arena / 1e6, arena * (double)o->size / 1e9,
 	       cpy > 0 ? arena / cpy : 0);

@@ -61,6 +61,31 @@ int perf_large_run(const struct perf_opts *o);
 /* large.c: the bytes its memcpy baseline read back (keeps the copies). */
 extern uint64_t perf_large_kept;
 
+/**
+ * large.c's parts, for shmr-perf iceoryx: o->count messages of o->size
+ * bytes through the router, in arena buffers (@p chunk 0) or each as
+ * size / chunk inline slots of @p chunk bytes (the messages a second, or
+ * -1; with o->rtt, the call round trips after); memcpy of o->size bytes
+ * on the client's core (copies a second); the size as "64K", "1M" or
+ * bytes.
+ */
+double perf_large_stream(const struct perf_opts *o, size_t chunk);
+double perf_large_memcpy(const struct perf_opts *o);
+void perf_large_size_name(size_t size, char *buf, size_t cap);
+
+/**
+ * shmr-perf iceoryx (iceoryx_large.c, built with libiceoryx-binding-c):
+ * o->count chunks of o->size bytes from an iceoryx publisher to a
+ * subscriber (loan, stamp a sequence number, publish; take, check,
+ * release) under a RouDi of its own, o->reps runs interleaved with
+ * shmr-perf large's arena stream.  Prints "large: SIZE ...", "iceoryx:
+ * SIZE ... M msg/s ... GB/s, vs memcpy X.XX" (medians) and the median
+ * ratio shmr / iceoryx.  Returns 0 or -1.
+ */
+int perf_iceoryx_run(const struct perf_opts *o);
+/** One iceoryx run: the chunks a second, or -1 (said on stderr). */
+double perf_iceoryx_stream(const struct perf_opts *o);
+
 /* large: the largest --size (an arena buffer's, SHMR_ARENA_BUF_MAX), and
  * the inline baseline's chunk (a 4096-byte slot less its 48-byte header). */
 #define PERF_LARGE_MAX (64u << 20)

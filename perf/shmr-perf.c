@@ -48,8 +48,8 @@ static const char *const poll_name[2] = { "busy", "adaptive" };
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: shmr-perf [compare|bare|router|logics|decide|large|churn] "
-		"[--slot BYTES] [--size BYTES (large)] "
+		"usage: shmr-perf [compare|bare|router|logics|decide|large|"
+		"iceoryx|churn] [--slot BYTES] [--size BYTES (large, iceoryx)] "
 		"[--burst N] [--count N] [--cpus A,B[,C]]\n"
 		"                 [--rtt N] [--lane N] [--routes N] "
 		"[--poll busy|adaptive|both] [--behaviour hash|type]\n"
@@ -204,7 +204,7 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		.sojourns = PERF_SOJ_ON,
 		.reps = 3,
 	};
-	if (strcmp(mode, "large") == 0) {
+	if (strcmp(mode, "large") == 0 || strcmp(mode, "iceoryx") == 0) {
 		o->size = 1u << 20;
 		o->count = 20000;
 		o->rtt = 2000;
@@ -760,6 +760,7 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "compare") && strcmp(mode, "bare") &&
 	    strcmp(mode, "router") && strcmp(mode, "logics") &&
 	    strcmp(mode, "decide") && strcmp(mode, "large") &&
+	    strcmp(mode, "iceoryx") &&
 	    strcmp(mode, "idle") && strcmp(mode, "churn")) {
 		fprintf(stderr, "shmr-perf: unknown mode '%s'\n", mode);
 		usage(stderr);
@@ -792,6 +793,15 @@ int main(int argc, char **argv)
 		return rc == -PERF_EXIT_SKIP ? PERF_EXIT_SKIP
 		       : rc < 0	       ? PERF_EXIT_FAIL
 				       : PERF_EXIT_OK;
+	}
+	if (strcmp(mode, "iceoryx") == 0) {
+#ifdef SHMR_PERF_ICEORYX
+		return perf_iceoryx_run(&o) < 0 ? PERF_EXIT_FAIL : PERF_EXIT_OK;
+#else
+		fprintf(stderr, "shmr-perf iceoryx: built without iceoryx "
+				"(libiceoryx-binding-c-dev)\n");
+		return PERF_EXIT_FAIL;
+#endif
 	}
 	if (strcmp(mode, "idle") == 0) {
 		o.poll_busy = o.polls != PERF_POLL_ADAPTIVE;

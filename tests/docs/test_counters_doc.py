@@ -19,13 +19,17 @@ sys.path.insert(0, os.path.join(src, "tests", "integration"))
 from check_counters import registry  # noqa: E402
 
 LABELS = {"ROUTER": "router", "ROUTE": "router, route", "LCORE": "lcore",
-          "ENDPOINT": "endpoint, name"}
+          "ENDPOINT": "endpoint, name", "ARENA": "class"}
 KEY = {"ROUTER": "shmr:{}", "ROUTE": "shmr:route:ROUTE:{}",
-       "LCORE": "shmr:lcore:N:{}", "ENDPOINT": "shmr:endpoint:SLOT:GEN:{}"}
+       "LCORE": "shmr:lcore:N:{}", "ENDPOINT": "shmr:endpoint:SLOT:GEN:{}",
+       "ARENA": "shmr:arena:CLASS:{}"}
+# The arena's lines are the control plane's (SHMR_CTR_CONTROL): their cell
+# is "no: WHY", checked below.
 TEL = {"ROUTER": "`/shmr/routers,ROUTER` `{}`",
        "ROUTE": "`/shmr/routes,ROUTER/ROUTE` `{}`",
        "LCORE": "`/shmr/lcores,N` `{}`",
-       "ENDPOINT": "`/shmr/endpoints,SLOT` `{}`"}
+       "ENDPOINT": "`/shmr/endpoints,SLOT` `{}`",
+       "ARENA": "no: {}"}
 
 reg = registry(os.path.join(src, "shm", "include", "shmr", "counters.def"))
 want = {}

@@ -16,7 +16,8 @@ under its inspect key; in both metrics texts as its family (HELP and TYPE
 from the registry) with a sample for the router, each route, each lcore
 and each client endpoint named (by its PID; they must be the only client
 endpoints but for the control plane's own, name="shmr:admin", which must
-be there); in telemetry as a number under its registry name in the answer
+be there) and each payload arena class that inspect shows (label
+class); in telemetry as a number under its registry name in the answer
 of the command that docs/observability.md's table names for it (its
 "telemetry" column; a line whose cell says "no: WHY" is left out, and
 only the registry's SHMR_CTR_CONTROL lines may say so).  Each KEY=N (an
@@ -30,7 +31,7 @@ import sys
 import urllib.request
 
 ENTRY = re.compile(
-    r'^SHMR_CTR\(\s*(ROUTER|ROUTE|LCORE|ENDPOINT)\s*,\s*([a-z_]+)\s*,\s*'
+    r'^SHMR_CTR\(\s*(ROUTER|ROUTE|LCORE|ENDPOINT|ARENA)\s*,\s*([a-z_]+)\s*,\s*'
     r'(COUNTER|GAUGE)\s*,\s*"([^"]*)"\s*,\s*"([^"]*)"\s*,([^\n]*)', re.M)
 
 
@@ -147,6 +148,14 @@ def main(argv):
         elif scope == 'LCORE':
             keys = [(f'shmr:lcore:{l}:{name}', {'lcore': str(l)}, str(l))
                     for l in range(nlcores)]
+        elif scope == 'ARENA':
+            # The payload arena's classes, as inspect names them (none
+            # without an arena: then its families have no sample).
+            classes = sorted({k.split(':')[2] for k in inspect
+                              if k.startswith('shmr:arena:')
+                              and k.endswith(':buffers')})
+            keys = [(f'shmr:arena:{k}:{name}', {'class': k}, k)
+                    for k in classes]
         else:
             keys = [(f'shmr:endpoint:{e}:{name}', {'endpoint': e},
                      e.split(':')[0]) for e in eps]

@@ -289,8 +289,13 @@ static void inspect_has_every_counter(void **state)
 	struct fixture *f = *state;
 	struct json_object *o;
 	char key[128];
-	unsigned nr = 0, nq = 0, nl = 0, ne = 0;
+	unsigned nr = 0, nq = 0, nl = 0, ne = 0, na = 0;
 
+	f->c.narena = 2;
+	snprintf(f->c.arena[0].cls, sizeof(f->c.arena[0].cls), "64K");
+	snprintf(f->c.arena[1].cls, sizeof(f->c.arena[1].cls), "1M");
+	f->c.arena[1].in_use = 3;
+	f->c.arena[1].reclaimed = 7;
 	f->c.nlcores = 2;
 	f->c.lcore[1].polls = 42;
 	f->c.lcore[0].admin_dropped = 9;
@@ -305,6 +310,7 @@ static void inspect_has_every_counter(void **state)
 		const struct shmr_ctl_ctr_desc *d = &shmr_ctl_ctr_registry[i];
 		unsigned copies = d->scope == SHMR_CTL_CTR_ROUTE   ? 3
 				  : d->scope == SHMR_CTL_CTR_LCORE ? 2
+				  : d->scope == SHMR_CTL_CTR_ARENA ? 2
 								   : 1;
 
 		for (unsigned k = 0; k < copies; k++) {
@@ -317,6 +323,9 @@ static void inspect_has_every_counter(void **state)
 			else if (d->scope == SHMR_CTL_CTR_LCORE)
 				snprintf(key, sizeof(key), "shmr:lcore:%u:%s",
 					 k, d->name);
+			else if (d->scope == SHMR_CTL_CTR_ARENA)
+				snprintf(key, sizeof(key), "shmr:arena:%s:%s",
+					 k ? "1M" : "64K", d->name);
 			else
 				snprintf(key, sizeof(key),
 					 "shmr:endpoint:5:2:%s", d->name);
@@ -326,8 +335,12 @@ static void inspect_has_every_counter(void **state)
 		nq += d->scope == SHMR_CTL_CTR_ROUTE;
 		nl += d->scope == SHMR_CTL_CTR_LCORE;
 		ne += d->scope == SHMR_CTL_CTR_ENDPOINT;
+		na += d->scope == SHMR_CTL_CTR_ARENA;
 	}
-	assert_true(nr > 0 && nq > 0 && nl > 0 && ne > 0);
+	assert_true(nr > 0 && nq > 0 && nl > 0 && ne > 0 && na > 0);
+	assert_int_equal(num(o, "shmr:arena:1M:in_use"), 3);
+	assert_int_equal(num(o, "shmr:arena:1M:reclaimed"), 7);
+	assert_false(json_object_object_get_ex(o, "shmr:arena:2M:free", NULL));
 	assert_int_equal(num(o, "shmr:endpoint:5:2:lane_full"), 8);
 	assert_int_equal(num(o, "shmr:lcore:1:polls"),
 			 42);
@@ -353,6 +366,9 @@ static void metrics_text(void **state)
 	f->c.client[0].pid = (struct shmr_pid){ 5, 2 };
 	strcpy(f->c.client[0].name, "probe");
 	f->c.lane_full[5] = 8;
+	f->c.narena = 1;
+	strcpy(f->c.arena[0].cls, "64K");
+	f->c.arena[0].alloc_failures = 4;
 	n = shmr_ctl_metrics_format(&f->m, &f->c, big, sizeof(big));
 	assert_true(n > 0);
 	assert_int_equal((size_t)n, strlen(big));
@@ -372,6 +388,9 @@ static void metrics_text(void **state)
 	has_line(big, "shmr_lcore_sleeps_total{lcore=\"0\"} 5");
 	has_line(big, "shmr_endpoint_lane_full_total{endpoint=\"5:2\","
 		      "name=\"probe\"} 8");
+	has_line(big, "# TYPE shmr_arena_alloc_failures_total counter");
+	has_line(big, "shmr_arena_alloc_failures_total{class=\"64K\"} 4");
+	has_line(big, "shmr_arena_free{class=\"64K\"} 0");
 	assert_null(strstr(big, "lcore=\"1\""));
 	assert_int_equal(big[n - 1], '\n');
 	assert_int_equal(shmr_ctl_metrics_format(&f->m, &f->c, big, 100),
@@ -420,6 +439,11 @@ static void largest_domain_fits(void **state)
 	}
 	for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++)
 		strcpy(m.routers[0].routes[k].cpus, "0-63");
+	/* Every class, labels as wide as a class's size gets ("512K"). */
+	c.narena = SHMR_ARENA_MAX_CLASSES;
+	for (unsigned k = 0; k < SHMR_ARENA_MAX_CLASSES; k++)
+		snprintf(c.arena[k].cls, sizeof(c.arena[k].cls), "%uK",
+			 500 + k);
 	/* Whole, it is more than one answer holds (the routes' sojourns
 	 * took it over): in parts, each one answer, it is all there. */
 	int nj = shmr_ctl_format_inspect(&m.routers[0], &c, NULL, 1, big,
