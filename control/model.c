@@ -40,7 +40,7 @@ int shmr_ctl_model_init(struct shmr_ctl_model *m,
 
 	memset(m, 0, sizeof(*m));
 	m->cfg = cfg;
-	shmr_ctl_alloc_init(&m->alloc, SHMR_MAX_ENDPOINTS);
+	shmr_ctl_alloc_init(&m->alloc, shmr_config_endpoints(cfg));
 	if (cfg->nrouters > SHMR_MAX_ROUTERS)
 		return -SHMR_E_NO_ENDPOINT;
 	for (unsigned i = 0; i < cfg->nrouters; i++) {

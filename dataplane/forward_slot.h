@@ -236,7 +236,7 @@ static inline void commit(struct shmr_dp_lcore *lc,
 		return;
 	case META_FORWARD: /* forwarded: counted per run by flush() */
 		for (uint32_t i = 0; i < meta->nrouters; i++)
-			shmr_dp_count(&st->router_forwarded[meta->routers[i]],
+			shmr_dp_count(&shmr_dp_epc(lc, meta->routers[i])->router_forwarded,
 				      1);
 		return;
 	case META_QUIET:
@@ -249,7 +249,7 @@ static inline void commit(struct shmr_dp_lcore *lc,
 		 * balancing queue; the routers before the broadcasting,
 		 * collecting or balancing one forwarded it once. */
 		for (uint32_t i = 0; i + 1 < meta->nrouters; i++)
-			shmr_dp_count(&st->router_forwarded[meta->routers[i]],
+			shmr_dp_count(&shmr_dp_epc(lc, meta->routers[i])->router_forwarded,
 				      1);
 		return;
 	default:
@@ -257,12 +257,12 @@ static inline void commit(struct shmr_dp_lcore *lc,
 	}
 	/* Refused: every router before the last one did forward. */
 	for (uint32_t i = 0; i + 1 < meta->nrouters; i++)
-		shmr_dp_count(&st->router_forwarded[meta->routers[i]], 1);
+		shmr_dp_count(&shmr_dp_epc(lc, meta->routers[i])->router_forwarded, 1);
 	last = meta->nrouters ? meta->routers[meta->nrouters - 1] : NO_TARGET;
 	if (meta->verdict == SHMR_DP_DISCARD) {
 		shmr_dp_count(&st->discarded, 1);
 		if (last != NO_TARGET)
-			shmr_dp_count(&st->router_discarded[last], 1);
+			shmr_dp_count(&shmr_dp_epc(lc, last)->router_discarded, 1);
 		shmr_dp_event(lc, SHMR_DP_EV_DISCARDED,
 			      "lcore %u: %s from %u.%u (type %u) discarded by "
 			      "router endpoint %u",
@@ -273,7 +273,7 @@ static inline void commit(struct shmr_dp_lcore *lc,
 	}
 	shmr_dp_count(&st->failed, 1);
 	if (last != NO_TARGET)
-		shmr_dp_count(&st->router_failed[last], 1);
+		shmr_dp_count(&shmr_dp_epc(lc, last)->router_failed, 1);
 	if (meta->quiet)
 		return;
 	shmr_dp_event(lc, SHMR_DP_EV_FAILED,
@@ -308,9 +308,9 @@ static inline void bcast_put_count(struct shmr_dp_lcore *lc,
 	struct shmr_lcore_stats *st = lc->stats;
 
 	shmr_dp_count(&st->forwarded, k);
-	shmr_dp_count(&st->router_forwarded[r->pid.slot % SHMR_MAX_ENDPOINTS],
+	shmr_dp_count(&shmr_dp_epc(lc, r->pid.slot)->router_forwarded,
 		      k);
-	shmr_dp_count(&st->ep_delivered[to->slot], k);
+	shmr_dp_count(&shmr_dp_epc(lc, to->slot)->ep_delivered, k);
 	note_bell(lc, to->slot);
 	if (to->ask)
 		shmr_dp_fwd_ask_worker_rcu(lc, t, to->slot);

@@ -81,7 +81,7 @@ static uint64_t sum_delivered(uint32_t slot)
 	uint64_t s = 0;
 
 	for (uint32_t l = 0; l < g_tel_env->nlcores; l++)
-		s += ld(&shmr_dp_stats(g_tel_env, l)->ep_delivered[slot]);
+		s += ld(&shmr_dp_ep_ctr(g_tel_env, l, slot)->ep_delivered);
 	return s;
 }
 
@@ -246,12 +246,12 @@ static int cmd_routes(const char *cmd, const char *params,
 		uint64_t fw = 0, dis = 0, fail = 0;
 
 		for (uint32_t l = 0; l < g_tel_env->nlcores; l++) {
-			const struct shmr_lcore_stats *st =
-				shmr_dp_stats(g_tel_env, l);
+			const struct shmr_ep_ctr *st =
+				shmr_dp_ep_ctr(g_tel_env, l, v->router_slot);
 
-			fw += ld(&st->router_forwarded[v->router_slot]);
-			dis += ld(&st->router_discarded[v->router_slot]);
-			fail += ld(&st->router_failed[v->router_slot]);
+			fw += ld(&st->router_forwarded);
+			dis += ld(&st->router_discarded);
+			fail += ld(&st->router_failed);
 		}
 		rte_tel_data_add_dict_u64(d, "router_forwarded", fw);
 		rte_tel_data_add_dict_u64(d, "router_discarded", dis);
