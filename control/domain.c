@@ -420,7 +420,7 @@ void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 	shmr_spec_write_begin(spec);
 	sync_endpoints(d, m);
 	memcpy((char *)spec + off, (const char *)&d->spec_buf + off,
-	       sizeof(*spec) - off);
+	       shmr_spec_used_size(&d->spec_buf) - off);
 	shmr_spec_write_end(spec);
 	m->dirty = 0;
 	/* A full lane means the dataplane has notices pending; it reads the

@@ -150,7 +150,7 @@ static int snapshot(const struct shmr_dp_env *env, struct shmr_dp_table *t)
 			sched_yield();
 			continue;
 		}
-		memcpy(&t->spec, s, sizeof(*s));
+		memcpy(&t->spec, s, shmr_spec_used_size(s));
 		for (uint32_t e = 0; e < t->max_endpoints; e++) {
 			struct shmr_ep_shared *ep = shmr_dp_ep(env, e);
 
