@@ -251,6 +251,20 @@ static int parse_geometry(struct pctx *p, const config_setting_t *root,
 					      m);
 	}
 
+	/* What sizes the domain most, for an error about its memory. */
+	for (unsigned i = 0; i < 4; i++) {
+		static const unsigned order[] = { 4, 1, 0, 2 };
+		const config_setting_t *w = where[order[i]];
+		char fbuf[PATH_MAX + 64];
+
+		if (!w)
+			continue;
+		snprintf(c->size_where, sizeof(c->size_where), "%s:%d: %s",
+			 shmr_conf_file_name(p, config_setting_source_file(w),
+					     fbuf, sizeof(fbuf)),
+			 config_setting_source_line(w), fields[order[i]]);
+		break;
+	}
 	/* One field at a time against the defaults, so the message names
 	 * the field (and line) that the geometry check refuses. */
 	for (unsigned i = 0; i < 5; i++) {

@@ -182,6 +182,10 @@ struct shmr_config {
 	/* endpoint slots of the domain (routers, routes' inboxes, clients,
 	 * the admin endpoint), default SHMR_ENDPOINTS_DEFAULT */
 	uint32_t max_endpoints;
+	/* "FILE:LINE: KEY" of the setting that sizes the domain most
+	 * (max_endpoints, else lane_size, slot_size, lcores) where the file
+	 * sets one, else "": what a domain too large for the host names. */
+	char size_where[SHMR_CONF_PATH_MAX + 48];
 	uint32_t poll_mode;              /* default SHMR_POLL_ADAPTIVE */
 	/* Senders stamp messages and receivers record their sojourn
 	 * (`sojourn = false` turns it off: shmr_domain_hdr.tsc_hz 0);
