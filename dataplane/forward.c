@@ -507,7 +507,7 @@ void shmr_dp_fwd_round_out(struct shmr_dp_lcore *lc)
 	shmr_dp_fwd_stages_out(lc);
 	sources_out(lc);
 	/* Inbound lanes are checked again in the next round. */
-	memset(lc->checked, 0, lc->ep_words * sizeof(*lc->checked));
+	shmr_dp_checked_clear(lc);
 }
 
 /* Stage what fits of @p run for its target; returns how many did. */

@@ -169,7 +169,7 @@ unsigned shmr_dp_fwd_balance_dispatch_rcu(struct shmr_dp_lcore *lc,
 	uint32_t act = lc->bal_active;
 	unsigned total = 0;
 
-	memset(lc->checked, 0, lc->ep_words * sizeof(*lc->checked));
+	shmr_dp_checked_clear(lc);
 	while (act) {
 		unsigned ri = (unsigned)__builtin_ctz(act);
 		struct shmr_dp_bal *b = &lc->bal[ri];

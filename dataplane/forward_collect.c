@@ -399,7 +399,7 @@ void shmr_dp_fwd_collect_tick_rcu(struct shmr_dp_lcore *lc,
 
 	if (shmr_dp_collect_next_due(&lc->coll) > now)
 		return;
-	memset(lc->checked, 0, lc->ep_words * sizeof(*lc->checked));
+	shmr_dp_checked_clear(lc);
 	(void)shmr_dp_collect_tick(&lc->coll, now, &ops);
 }
 

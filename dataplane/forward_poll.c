@@ -82,8 +82,7 @@ static unsigned sweep_full(struct shmr_dp_lcore *lc, struct shmr_dp_table *t,
 
 	lc->sweep_at = 0;
 	total = poll_all(lc, t, pass, UINT32_MAX);
-	lc->swept = t;
-	lc->swept_version = t->version;
+	lc->swept_build = t->build;
 	lc->rounds = 0;
 	lc->sweep_due = 0;
 	return total;
@@ -167,8 +166,7 @@ unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
 	/* Which endpoints this round polls: lcore.c's essay.  The first
 	 * pass sweeps when one is due; the later ones take the endpoints
 	 * whose work bit is set (a sweep sets it for those left with work). */
-	sweep = lc->sweep_due || t != lc->swept ||
-		t->version != lc->swept_version;
+	sweep = lc->sweep_due || t->build != lc->swept_build;
 	/* The slow sweep: SHMR_DP_SWEEP_CHUNK more endpoints of the list
 	 * every sweep_every rounds, beside the bits (1: all of them, every
 	 * round). */

@@ -155,7 +155,11 @@ static inline struct shmr_msg *burst_slot(const struct shmr_dp_lcore *lc,
 
 static inline void note_bell(struct shmr_dp_lcore *lc, uint32_t slot)
 {
-	lc->bells[slot / 64] |= 1ull << (slot % 64);
+	uint64_t *w = &lc->bells[slot / 64];
+
+	if (!*w)
+		lc->bell_w[lc->nbell_w++] = slot / 64;
+	*w |= 1ull << (slot % 64);
 }
 
 /*
@@ -175,6 +179,8 @@ static inline int target_sound(struct shmr_dp_lcore *lc, uint32_t slot)
 	if (!shmr_lane_valid_sp(shmr_dp_lane(lc->env, slot, lc->index),
 				lc->env->lane_size))
 		return 0;
+	if (!lc->checked[slot / 64])
+		lc->checked_w[lc->nchecked_w++] = slot / 64;
 	lc->checked[slot / 64] |= bit;
 	return 1;
 }

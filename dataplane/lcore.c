@@ -114,6 +114,8 @@ static int ep_arrays_init(struct shmr_dp_lcore *lc, uint32_t n)
 		n * sizeof(struct shmr_dp_bcast_progress),
 		(size_t)n * w * 8u,
 		w * 8u,
+		w * 4u,
+		w * 4u,
 	};
 	size_t total = 0;
 	unsigned char *at;
@@ -139,6 +141,8 @@ static int ep_arrays_init(struct shmr_dp_lcore *lc, uint32_t n)
 	for (uint32_t i = 0; i < n; i++)
 		lc->bcast[i].served = carve(&at, w, 8u);
 	lc->bcast_scratch = carve(&at, w, 8u);
+	lc->bell_w = carve(&at, w, 4u);
+	lc->checked_w = carve(&at, w, 4u);
 	return 0;
 }
 
@@ -288,11 +292,7 @@ void shmr_dp_event(struct shmr_dp_lcore *lc, enum shmr_dp_event ev,
 
 void shmr_dp_ring_bells(struct shmr_dp_lcore *lc)
 {
-	int any = lc->xbells != 0;
-
-	for (unsigned w = 0; w < lc->ep_words; w++)
-		any |= lc->bells[w] != 0;
-	if (!any)
+	if (lc->xbells == 0 && lc->nbell_w == 0)
 		return;
 	/* B2: our enqueues (prod.tail release stores) before the sleepers'
 	 * counts we read next; pairs with B1 in shmr_bell_prepare() (an
@@ -304,7 +304,8 @@ void shmr_dp_ring_bells(struct shmr_dp_lcore *lc)
 		lc->xbells &= lc->xbells - 1;
 		shmr_bell_ring_fenced(shmr_dp_lcore_bell(lc->env, j));
 	}
-	for (unsigned w = 0; w < lc->ep_words; w++) {
+	for (uint32_t i = 0; i < lc->nbell_w; i++) {
+		uint32_t w = lc->bell_w[i];
 		uint64_t bits = lc->bells[w];
 
 		while (bits) {
@@ -316,6 +317,7 @@ void shmr_dp_ring_bells(struct shmr_dp_lcore *lc)
 		}
 		lc->bells[w] = 0;
 	}
+	lc->nbell_w = 0;
 }
 
 int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,

@@ -124,8 +124,7 @@ struct shmr_dp_lcore {
 	/* The work bits (shmr/notify.h): the table last swept, and when the next
 	 * sweep is due.  sweep_every: SHMR_DP_SWEEP_ROUNDS, or 1 for a test
 	 * whose producers set no bits. */
-	const struct shmr_dp_table *swept;
-	uint64_t swept_version;
+	uint64_t swept_build; /* the build number (table.h) of that table */
 	uint32_t rounds, sweep_every;
 	uint32_t sweep_at; /* the slow sweep's place in the list */
 	uint8_t sweep_due; /* before the next round (set before a sleep) */
@@ -162,6 +161,11 @@ struct shmr_dp_lcore {
 	uint64_t *bells;   /* [ep_words]: owed this round */
 	uint64_t *checked; /* [ep_words]: inbound lanes found sound this
 			    * round */
+	/* The words of bells and checked that are not zero, nbell_w and
+	 * nchecked_w of them: what a round clears and rings, so that its
+	 * cost follows the endpoints it served, not max_endpoints. */
+	uint32_t *bell_w, *checked_w; /* [ep_words] each */
+	uint32_t nbell_w, nchecked_w;
 	unsigned nblocked; /* lanes left blocked by backpressure this round */
 	uint64_t *ask_next_ns; /* [N]: lazy-restart asks: the next one for a
 				* slot not before then */
@@ -214,6 +218,14 @@ static inline struct shmr_ep_ctr *shmr_dp_epc(const struct shmr_dp_lcore *lc,
 	uint32_t n = lc->env->max_endpoints;
 
 	return lc->epc + (slot < n ? slot : n);
+}
+
+/* The round's lane checks forgotten (the next round checks again). */
+static inline void shmr_dp_checked_clear(struct shmr_dp_lcore *lc)
+{
+	for (uint32_t i = 0; i < lc->nchecked_w; i++)
+		lc->checked[lc->checked_w[i]] = 0;
+	lc->nchecked_w = 0;
 }
 
 /**

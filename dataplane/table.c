@@ -666,6 +666,9 @@ static void build_lists(const struct shmr_dp_env *env,
 	}
 }
 
+/* Tables built by this process (table.h: build). */
+static _Atomic(uint64_t) g_builds;
+
 #define ROUND_LINE(x) (((x) + SHMR_CACHE_LINE - 1) & ~(size_t)(SHMR_CACHE_LINE - 1))
 
 /* A zeroed table with its arrays by endpoint slot (table.h) sized from
@@ -717,6 +720,10 @@ int shmr_dp_table_build(const struct shmr_dp_env *env,
 	sanitize(t);
 	t->magic = SHMR_DP_TABLE_MAGIC;
 	t->version = t->spec.version;
+	/* Relaxed: a count, nothing is read on its strength; 0 is never a
+	 * table's (an lcore starts with swept_build 0). */
+	t->build = atomic_fetch_add_explicit(&g_builds, 1,
+					     memory_order_relaxed) + 1;
 	t->lane_cap = env->lane_size - 1;
 	for (uint32_t e = 0; e < t->max_endpoints; e++)
 		t->ep[e].router = -1;

@@ -160,6 +160,10 @@ struct shmr_dp_table {
 	uint64_t magic;   /* SHMR_DP_TABLE_MAGIC; POISON once freed */
 	uint64_t version; /* spec version it was built from */
 	uint64_t seq;     /* spec seqcount value it was read at */
+	/* This process's count of tables built, at this one's build: never
+	 * the same for two tables (an address can be, once one is freed;
+	 * a version can be, for a rebuild of the same spec). */
+	uint64_t build;
 	uint32_t nlcores, max_endpoints;
 	uint32_t nrouters, nreg;
 	uint32_t lane_cap; /* entries an inbound lane holds (lane_size - 1) */
