@@ -112,7 +112,7 @@ static int ep_arrays_init(struct shmr_dp_lcore *lc, uint32_t n)
 		w * 8u,
 		n * 8u,
 		n * sizeof(struct shmr_dp_bcast_progress),
-		(size_t)n * w * 8u,
+		0, /* the served bitmaps: n of them, each carved alone */
 		w * 8u,
 		w * 4u,
 		w * 4u,
@@ -123,6 +123,10 @@ static int ep_arrays_init(struct shmr_dp_lcore *lc, uint32_t n)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		total += (sizes[i] + SHMR_CACHE_LINE - 1) &
 			 ~(size_t)(SHMR_CACHE_LINE - 1);
+	/* Each served bitmap is carved on a line of its own, as carve()
+	 * rounds it. */
+	total += (size_t)n * (((size_t)w * 8u + SHMR_CACHE_LINE - 1) &
+			      ~(size_t)(SHMR_CACHE_LINE - 1));
 	lc->ep_mem = aligned_alloc(SHMR_CACHE_LINE, total);
 	if (!lc->ep_mem)
 		return -ENOMEM;
@@ -143,6 +147,8 @@ static int ep_arrays_init(struct shmr_dp_lcore *lc, uint32_t n)
 	lc->bcast_scratch = carve(&at, w, 8u);
 	lc->bell_w = carve(&at, w, 4u);
 	lc->checked_w = carve(&at, w, 4u);
+	if (at > (unsigned char *)lc->ep_mem + total)
+		abort(); /* the sizes above and the carving disagree */
 	return 0;
 }
 
