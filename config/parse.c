@@ -51,6 +51,7 @@
 
 static const char *const top_keys[] = {
 	"domain", "run_dir", "slot_size", "lane_size", "lcores", "poll_mode",
+	"max_endpoints",
 	"sojourn", "dataplane_cpus", "socket_group", "admin_group", "programs",
 	"max_connections_per_user", "max_endpoints_per_user",
 	"idle_timeout_ms", "stop_grace_ms",
@@ -209,7 +210,8 @@ static int parse_geometry(struct pctx *p, const config_setting_t *root,
 			  struct shmr_config *c)
 {
 	static const char *const fields[] = {
-		"slot_size", "lane_size", "lcores", "poll_mode"
+		"slot_size", "lane_size", "lcores", "poll_mode",
+		"max_endpoints"
 	};
 	const struct shmr_geometry def = {
 		.slot_size = SHMR_SLOT_DEFAULT,
@@ -217,7 +219,7 @@ static int parse_geometry(struct pctx *p, const config_setting_t *root,
 		.nlcores = 1,
 		.poll_mode = SHMR_POLL_ADAPTIVE,
 	};
-	config_setting_t *where[4] = { NULL };
+	config_setting_t *where[5] = { NULL };
 	const char *why = NULL;
 	config_setting_t *s;
 	int rc;
@@ -227,7 +229,10 @@ static int parse_geometry(struct pctx *p, const config_setting_t *root,
 	    (rc = shmr_conf_get_u32(p, root, NULL, "lane_size", 0, UINT32_MAX,
 				    &c->lane_size, &where[1])) < 0 ||
 	    (rc = shmr_conf_get_u32(p, root, NULL, "lcores", 0, UINT32_MAX, &c->lcores,
-				    &where[2])) < 0)
+				    &where[2])) < 0 ||
+	    (rc = shmr_conf_get_u32(p, root, NULL, "max_endpoints", 0,
+				    UINT32_MAX, &c->max_endpoints,
+				    &where[4])) < 0)
 		return rc;
 	rc = shmr_conf_member(p, root, NULL, "poll_mode", CONFIG_TYPE_STRING, &s);
 	if (rc < 0)
@@ -246,16 +251,35 @@ static int parse_geometry(struct pctx *p, const config_setting_t *root,
 					      m);
 	}
 
+	/* What sizes the domain most, for an error about its memory. */
+	for (unsigned i = 0; i < 4; i++) {
+		static const unsigned order[] = { 4, 1, 0, 2 };
+		const config_setting_t *w = where[order[i]];
+		char fbuf[PATH_MAX + 64];
+
+		if (!w)
+			continue;
+		snprintf(c->size_where, sizeof(c->size_where), "%s:%d: %s",
+			 shmr_conf_file_name(p, config_setting_source_file(w),
+					     fbuf, sizeof(fbuf)),
+			 config_setting_source_line(w), fields[order[i]]);
+		break;
+	}
 	/* One field at a time against the defaults, so the message names
 	 * the field (and line) that the geometry check refuses. */
-	for (unsigned i = 0; i < 4; i++) {
+	for (unsigned i = 0; i < 5; i++) {
 		struct shmr_geometry g = def;
 
 		switch (i) {
 		case 0: g.slot_size = c->slot_size; break;
 		case 1: g.lane_size = c->lane_size; break;
 		case 2: g.nlcores = c->lcores; break;
-		default: g.poll_mode = c->poll_mode; break;
+		case 3: g.poll_mode = c->poll_mode; break;
+		default:
+			/* 0 is no count (the geometry's 0 is its default) */
+			g.max_endpoints = c->max_endpoints ? c->max_endpoints
+							   : UINT32_MAX;
+			break;
 		}
 		if (shmr_geometry_check(&g, &why) < 0)
 			return shmr_conf_fail(p, where[i], 0, fields[i], "%s",
@@ -362,6 +386,7 @@ static void set_defaults(struct shmr_config *c, const char *source)
 	c->slot_size = SHMR_SLOT_DEFAULT;
 	c->lane_size = SHMR_LANE_DEFAULT;
 	c->lcores = 1;
+	c->max_endpoints = SHMR_ENDPOINTS_DEFAULT;
 	c->poll_mode = SHMR_POLL_ADAPTIVE;
 	c->sojourn = 1;
 	c->stop_grace_ms = 2000;

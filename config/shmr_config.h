@@ -179,6 +179,13 @@ struct shmr_config {
 	uint32_t slot_size;              /* default SHMR_SLOT_DEFAULT */
 	uint32_t lane_size;              /* default SHMR_LANE_DEFAULT */
 	uint32_t lcores;                 /* routing lcores, default 1 */
+	/* endpoint slots of the domain (routers, routes' inboxes, clients,
+	 * the admin endpoint), default SHMR_ENDPOINTS_DEFAULT */
+	uint32_t max_endpoints;
+	/* "FILE:LINE: KEY" of the setting that sizes the domain most
+	 * (max_endpoints, else lane_size, slot_size, lcores) where the file
+	 * sets one, else "": what a domain too large for the host names. */
+	char size_where[SHMR_CONF_PATH_MAX + 48];
 	uint32_t poll_mode;              /* default SHMR_POLL_ADAPTIVE */
 	/* Senders stamp messages and receivers record their sojourn
 	 * (`sojourn = false` turns it off: shmr_domain_hdr.tsc_hz 0);
@@ -327,6 +334,13 @@ int shmr_config_load(const char *path, struct shmr_config *out, char *err,
  */
 /* The domain geometry @p cfg asks for.
  * Context: any.  Concurrency: pure.  Errors: none (not checked). */
+/** The domain's endpoint slots: @p cfg's max_endpoints, its default
+ *  for 0 (a configuration built by hand).  Context: any; pure. */
+static inline uint32_t shmr_config_endpoints(const struct shmr_config *cfg)
+{
+	return cfg->max_endpoints ? cfg->max_endpoints : SHMR_ENDPOINTS_DEFAULT;
+}
+
 void shmr_config_geometry(const struct shmr_config *cfg,
 			  struct shmr_geometry *g);
 

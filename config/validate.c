@@ -87,19 +87,19 @@ static int resizer_valid(const struct shmr_config *cfg, unsigned i,
 
 /*
  * Every router and every route (a pool's routees included) takes one of
- * the domain's SHMR_MAX_ENDPOINTS endpoint slots, routers first, as
+ * the domain's max_endpoints endpoint slots, routers first, as
  * shmr-control's model allocates them.  The error names the pool's size,
  * or the first route, that does not fit.
  */
 static int endpoints_fit(const struct shmr_config *cfg, char *err,
 			 size_t errlen)
 {
-	unsigned used = cfg->nrouters;
+	unsigned used = cfg->nrouters, n = shmr_config_endpoints(cfg);
 
 	for (unsigned i = 0; i < cfg->nrouters; i++) {
 		const struct shmr_conf_router *rt = &cfg->routers[i];
 
-		if (rt->nroutes <= SHMR_MAX_ENDPOINTS - used) {
+		if (rt->nroutes <= n - used) {
 			used += rt->nroutes;
 			continue;
 		}
@@ -109,14 +109,14 @@ static int endpoints_fit(const struct shmr_config *cfg, char *err,
 				       "routers and routes than endpoint slots "
 				       "(the domain has %u)",
 				       cfg->source, rt->pool.line, i,
-				       SHMR_MAX_ENDPOINTS);
+				       n);
 		return invalid(err, errlen,
 			       "%s:%d: routers.[%u].routes.[%u]: more routers "
 			       "and routes than endpoint slots (the domain "
 			       "has %u)",
 			       cfg->source,
-			       rt->routes[SHMR_MAX_ENDPOINTS - used].line, i,
-			       SHMR_MAX_ENDPOINTS - used, SHMR_MAX_ENDPOINTS);
+			       rt->routes[n - used].line, i,
+			       n - used, n);
 	}
 	return 0;
 }
@@ -129,6 +129,7 @@ void shmr_config_geometry(const struct shmr_config *cfg,
 	g->lane_size = cfg->lane_size;
 	g->nlcores = cfg->lcores;
 	g->poll_mode = cfg->poll_mode;
+	g->max_endpoints = shmr_config_endpoints(cfg);
 }
 
 int shmr_config_validate(const struct shmr_config *cfg, char *err,

@@ -306,7 +306,8 @@ static void model_slots(struct shmr_ctl_model *m, void *base,
 {
 	struct shmr_ctl_alloc *al = &m->alloc;
 
-	shmr_ctl_alloc_init(al, SHMR_MAX_ENDPOINTS);
+	/* The header's, which shmr_layout_check() bounded. */
+	shmr_ctl_alloc_init(al, shmr_hdr(base)->max_endpoints);
 	for (uint32_t i = 0; i < al->nslots; i++) {
 		const struct shmr_ep_shared *ep = shmr_ep_at(base, i);
 		struct shmr_ctl_slot *s = &al->slots[i];

@@ -156,7 +156,7 @@ static int walk_all(const struct shmr_ctl_domain *d, struct sent *s)
 	for (uint32_t l = SHMR_LANE_OUT(nl); l <= SHMR_LANE_OUT_HIGH(nl); l++)
 		rc |= lane_refs(d, shmr_ctl_dom_lane(d, s->holder, l),
 				mark_seen, s);
-	for (uint32_t e = 0; e < SHMR_MAX_ENDPOINTS; e++)
+	for (uint32_t e = 0; e < d->geo.max_endpoints; e++)
 		for (uint32_t l = 0; l < nl; l++)
 			rc |= lane_refs(d, shmr_ctl_dom_lane(d, e, l),
 					mark_seen, s);
@@ -170,7 +170,7 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 	unsigned freed = 0, cap = 0, kept = 0;
 
 	view_of(d, &v);
-	if (!v.nclasses || slot >= SHMR_MAX_ENDPOINTS)
+	if (!v.nclasses || slot >= d->geo.max_endpoints)
 		return 0;
 	for (uint32_t c = 0; c < v.nclasses; c++) {
 		for (uint32_t i = 0; i < v.cls[c].count; i++) {
@@ -260,7 +260,7 @@ unsigned shmr_ctl_arena_drop_lanes(struct shmr_ctl_domain *d, uint32_t slot)
 {
 	struct drop x = { NULL, d, 0 };
 
-	if (slot >= SHMR_MAX_ENDPOINTS)
+	if (slot >= d->geo.max_endpoints)
 		return 0;
 	for (uint32_t l = 0; l < SHMR_LANES_PER_EP(d->geo.nlcores); l++)
 		x.freed += shmr_ctl_arena_drop_lane(

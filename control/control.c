@@ -115,6 +115,7 @@
 #include "http.h"
 #include "lifecycle.h"
 #include "manage.h"
+#include "memfit.h"
 #include "model.h"
 #include "notify.h"
 #include "pin.h"
@@ -245,7 +246,8 @@ static void load_config(struct shmr_ctl *c, const char *path,
 	else
 		snprintf(why, cap, "configuration: the embedded default (no %s)",
 			 looked);
-	if (shmr_config_load(path, &c->cfg, err, sizeof(err)) < 0) {
+	if (shmr_config_load(path, &c->cfg, err, sizeof(err)) < 0 ||
+	    shmr_ctl_memfit_check(&c->cfg, NULL, err, sizeof(err)) < 0) {
 		shmr_ctl_warn("%s", err);
 		exit(EXIT_USAGE);
 	}

@@ -51,7 +51,7 @@ void shmr_ctl_figs_sync(struct shmr_ctl_domain *d,
 	if (!d->base)
 		return;
 	if (all_done != d->base) {
-		for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++)
+		for (uint32_t s = 0; s < d->geo.max_endpoints; s++)
 			shmr_ctl_figs_slot_handed(d, s);
 		all_done = d->base;
 	}
@@ -62,7 +62,7 @@ void shmr_ctl_figs_sync(struct shmr_ctl_domain *d,
 			const struct shmr_ctl_route *q = &r->routes[k];
 			struct shmr_ep_figs *f;
 
-			if (q->pid.slot >= SHMR_MAX_ENDPOINTS)
+			if (q->pid.slot >= d->geo.max_endpoints)
 				continue;
 			f = &shmr_ctl_dom_ep(d, q->pid.slot)->figs;
 			put(&f->restarts, q->restarts);

@@ -22,7 +22,7 @@ struct shmr_ctl_model;
  * Context:     the control plane's thread; inside the spec's seqcount
  *              write that publishes the slot's new generation
  *              (sync_endpoints(), domain.c), so a reader sees a slot's
- *              base with its generation.  @p slot < SHMR_MAX_ENDPOINTS.
+ *              base with its generation.  @p slot < d->geo.max_endpoints.
  * Concurrency: relaxed stores, single writer; readers load relaxed (no
  *              partner: statistics).
  * Errors:      none.

@@ -337,17 +337,17 @@ static void slot_raw(const struct shmr_ctl_domain *d, uint32_t s,
 {
 	*out = (struct shmr_ctl_slot_base){ 0 };
 	for (uint32_t l = 0; l < d->geo.nlcores; l++) {
-		struct shmr_lcore_stats *st = shmr_ctl_dom_stats(d, l);
+		struct shmr_ep_ctr *st = shmr_ctl_dom_ep_ctr(d, l, s);
 
-		out->forwarded += atomic_load_explicit(&st->router_forwarded[s],
+		out->forwarded += atomic_load_explicit(&st->router_forwarded,
 						       memory_order_relaxed);
-		out->discarded += atomic_load_explicit(&st->router_discarded[s],
+		out->discarded += atomic_load_explicit(&st->router_discarded,
 						       memory_order_relaxed);
-		out->failed += atomic_load_explicit(&st->router_failed[s],
+		out->failed += atomic_load_explicit(&st->router_failed,
 						    memory_order_relaxed);
-		out->delivered += atomic_load_explicit(&st->ep_delivered[s],
+		out->delivered += atomic_load_explicit(&st->ep_delivered,
 						       memory_order_relaxed);
-		out->inbox_full += atomic_load_explicit(&st->ep_full[s],
+		out->inbox_full += atomic_load_explicit(&st->ep_full,
 							memory_order_relaxed);
 	}
 	/* The dataplane's line of the endpoint slot. */
@@ -365,7 +365,7 @@ static void sync_endpoints(struct shmr_ctl_domain *d,
 {
 	const struct shmr_ctl_alloc *a = &m->alloc;
 
-	for (uint32_t i = 0; i < SHMR_MAX_ENDPOINTS; i++) {
+	for (uint32_t i = 0; i < a->nslots && i < d->geo.max_endpoints; i++) {
 		const struct shmr_ctl_slot *s = &a->slots[i];
 		struct shmr_ep_shared *ep = shmr_ctl_dom_ep(d, i);
 		uint32_t state = s->state == SHMR_CTL_SLOT_USED ? SHMR_EP_ACTIVE
@@ -429,7 +429,7 @@ void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 	sync_endpoints(d, m);
 	shmr_ctl_figs_sync(d, m);
 	memcpy((char *)spec + off, (const char *)&d->spec_buf + off,
-	       sizeof(*spec) - off);
+	       shmr_spec_used_size(&d->spec_buf) - off);
 	shmr_spec_write_end(spec);
 	m->dirty = 0;
 	/* A full lane means the dataplane has notices pending; it reads the
@@ -489,7 +489,7 @@ void shmr_ctl_counters_read(const struct shmr_ctl_domain *d,
 #undef SHMR_CTR_READ_ARENA
 #undef SHMR_CTR
 	}
-	for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++) {
+	for (uint32_t s = 0; s < a->nslots && s < d->geo.max_endpoints; s++) {
 		if (a->slots[s].state != SHMR_CTL_SLOT_USED)
 			continue;
 		const struct shmr_ctl_slot_base *b = &d->ctr_base[s];

@@ -106,6 +106,18 @@ static inline struct shmr_lcore_stats *shmr_ctl_dom_stats(
 	       lcore;
 }
 
+/* Routing lcore @p l's counters of endpoint @p slot (the spare entry
+ * for a slot beyond the geometry). */
+static inline struct shmr_ep_ctr *
+shmr_ctl_dom_ep_ctr(const struct shmr_ctl_domain *d, uint32_t l, uint32_t slot)
+{
+	uint32_t n = d->geo.max_endpoints;
+
+	return (struct shmr_ep_ctr *)((char *)d->base + d->geo.epctr_off +
+				      l * shmr_ep_ctr_stride(n)) +
+	       (slot < n ? slot : n);
+}
+
 /**
  * Create the domain of @p cfg's geometry: two memfds (hugetlb when there
  * are free hugepages, else 4 KiB pages), sealed, mapped and laid out, and

@@ -40,7 +40,7 @@ int shmr_ctl_model_init(struct shmr_ctl_model *m,
 
 	memset(m, 0, sizeof(*m));
 	m->cfg = cfg;
-	shmr_ctl_alloc_init(&m->alloc, SHMR_MAX_ENDPOINTS);
+	shmr_ctl_alloc_init(&m->alloc, shmr_config_endpoints(cfg));
 	if (cfg->nrouters > SHMR_MAX_ROUTERS)
 		return -SHMR_E_NO_ENDPOINT;
 	for (unsigned i = 0; i < cfg->nrouters; i++) {
@@ -391,7 +391,9 @@ int shmr_ctl_model_rebind_owner(struct shmr_ctl_model *m, uint64_t from,
 void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 			       struct shmr_spec *out)
 {
-	memset(out, 0, sizeof(*out));
+	/* Up to active[], whose first nactive entries are written below:
+	 * what is published (shmr_spec_used_size()). */
+	memset(out, 0, offsetof(struct shmr_spec, active));
 	out->version = m->version;
 	out->nrouters = m->nrouters;
 	for (unsigned i = 0; i < m->nrouters; i++) {

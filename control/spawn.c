@@ -491,7 +491,7 @@ static void dataplane_exited(struct shmr_ctl_spawner *sp, int status)
 	proc_gone(sp, &sp->dp);
 	atomic_store_explicit(&h->dataplane_pid, 0, memory_order_relaxed);
 	describe(status, how, sizeof(how));
-	for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++) {
+	for (uint32_t s = 0; s < a->nslots; s++) {
 		if (a->slots[s].state != SHMR_CTL_SLOT_USED ||
 		    a->slots[s].kind == SHMR_EPK_ROUTER)
 			continue;

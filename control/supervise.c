@@ -176,7 +176,7 @@ void shmr_ctl_supervise_due(struct shmr_ctl_spawner *sp, uint64_t now)
 		return;
 	sp->retire_at_ms = 0;
 	seen = shmr_ctl_seen_version(sp->dep.d);
-	for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++) {
+	for (uint32_t s = 0; s < a->nslots; s++) {
 		if (!sp->retire_router[s])
 			continue;
 		if (a->slots[s].freed_version > seen) {

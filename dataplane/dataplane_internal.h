@@ -62,6 +62,7 @@ struct shmr_dp_env {
 	uint32_t poll_mode, spin_polls;
 	uint64_t lane_stride, ep_off, spec_off, counters_off, ctl_off,
 		lanes_off, bells_off, eppeer_off, work_off, work_stride;
+	uint64_t epctr_off, epctr_stride; /* struct shmr_ep_ctr blocks */
 	uint32_t work_nwords, work_nsum; /* per lcore (layout.h) */
 	char name[SHMR_NAME_MAX];
 	/* The payload arena's classes, our copy (arena.h). */
@@ -120,6 +121,18 @@ shmr_dp_stats(const struct shmr_dp_env *e, uint32_t lcore)
 {
 	return (struct shmr_lcore_stats *)((char *)e->base + e->counters_off) +
 	       lcore;
+}
+
+/* Routing lcore @p lcore's counters of endpoint @p slot; a slot beyond
+ * the geometry gets the block's spare entry (a compare, no division). */
+static inline struct shmr_ep_ctr *
+shmr_dp_ep_ctr(const struct shmr_dp_env *e, uint32_t lcore, uint32_t slot)
+{
+	uint32_t n = e->max_endpoints;
+
+	return (struct shmr_ep_ctr *)((char *)e->base + e->epctr_off +
+				      lcore * e->epctr_stride) +
+	       (slot < n ? slot : n);
 }
 
 static inline struct shmr_spec *shmr_dp_spec(const struct shmr_dp_env *e)

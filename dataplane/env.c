@@ -38,9 +38,9 @@ int shmr_dp_env_init(struct shmr_dp_env *env, void *base, size_t map_size)
 	if (rc < 0)
 		return rc;
 	g = (struct shmr_geometry){ h->slot_size, h->lane_size, h->nlcores,
-				    h->poll_mode, h->spin_polls };
-	if (shmr_geometry_check(&g, NULL) < 0 ||
-	    h->max_endpoints != SHMR_MAX_ENDPOINTS)
+				    h->poll_mode, h->spin_polls,
+				    h->max_endpoints };
+	if (shmr_geometry_check(&g, NULL) < 0)
 		return -EINVAL;
 	env->base = base;
 	env->map_size = map_size;
@@ -60,6 +60,8 @@ int shmr_dp_env_init(struct shmr_dp_env *env, void *base, size_t map_size)
 	env->eppeer_off = h->eppeer_off;
 	shmr_arena_view_init(&env->arena, base);
 	env->work_off = h->work_off;
+	env->epctr_off = h->epctr_off;
+	env->epctr_stride = shmr_ep_ctr_stride(h->max_endpoints);
 	env->work_nwords = shmr_work_nwords(h->max_endpoints, h->nlcores);
 	env->work_nsum = shmr_work_nsum(env->work_nwords);
 	env->work_stride = shmr_work_stride(h->max_endpoints, h->nlcores);

@@ -463,7 +463,7 @@ static void stage_out(struct shmr_dp_lcore *lc, struct shmr_dp_stage *st)
 	}
 	if (k) {
 		rte_ring_enqueue_zc_elem_finish(lane, k);
-		shmr_dp_count(&lc->stats->ep_delivered[st->target], k);
+		shmr_dp_count(&shmr_dp_epc(lc, st->target)->ep_delivered, k);
 		note_bell(lc, st->target);
 	}
 	if (k < st->n)
@@ -507,7 +507,7 @@ void shmr_dp_fwd_round_out(struct shmr_dp_lcore *lc)
 	shmr_dp_fwd_stages_out(lc);
 	sources_out(lc);
 	/* Inbound lanes are checked again in the next round. */
-	memset(lc->checked, 0, sizeof(lc->checked));
+	shmr_dp_checked_clear(lc);
 }
 
 /* Stage what fits of @p run for its target; returns how many did. */
@@ -527,7 +527,7 @@ static unsigned stage_run(struct shmr_dp_lcore *lc, const struct run *run)
 							      lc->env->slot_size,
 					  lc->env->slot_size, run->len);
 		if (k) {
-			shmr_dp_count(&lc->stats->ep_delivered[x], k);
+			shmr_dp_count(&shmr_dp_epc(lc, x)->ep_delivered, k);
 			note_bell(lc, x);
 		}
 		return k;
@@ -558,7 +558,7 @@ static unsigned stage_run(struct shmr_dp_lcore *lc, const struct run *run)
 static void counts_out(struct shmr_dp_lcore *lc)
 {
 	if (lc->acc_rn)
-		shmr_dp_count(&lc->stats->router_forwarded[lc->acc_rslot],
+		shmr_dp_count(&shmr_dp_epc(lc, lc->acc_rslot)->router_forwarded,
 			      lc->acc_rn);
 	if (lc->acc_fwd)
 		shmr_dp_count(&lc->stats->forwarded, lc->acc_fwd);
@@ -600,7 +600,7 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 				continue;
 			if (rn && meta->routers[0] != rslot) {
 				shmr_dp_count(
-					&lc->stats->router_forwarded[rslot],
+					&shmr_dp_epc(lc, rslot)->router_forwarded,
 					rn);
 				rn = 0;
 			}
@@ -623,7 +623,7 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	 * run that found it so (the rest waits, or is failed as its router
 	 * asks). */
 	if (k < run->len) {
-		shmr_dp_count(&lc->stats->ep_full[run->target], 1);
+		shmr_dp_count(&shmr_dp_epc(lc, run->target)->ep_full, 1);
 		shmr_dp_fwd_stages_out(lc); /* fail_full() enqueues directly */
 	}
 	for (; k < run->len; k++)

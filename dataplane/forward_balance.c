@@ -131,8 +131,7 @@ static unsigned balance_fail(struct shmr_dp_lcore *lc,
 					    (const unsigned char *)m, ss,
 					    1) != 1)
 					break; /* its lane is full: later */
-				shmr_dp_count(&lc->stats->ep_delivered
-						       [caller.slot],
+				shmr_dp_count(&shmr_dp_epc(lc, caller.slot)->ep_delivered,
 					      1);
 				note_bell(lc, caller.slot);
 			}
@@ -144,7 +143,7 @@ static unsigned balance_fail(struct shmr_dp_lcore *lc,
 		}
 		(void)shmr_dp_balance_pop(&b->q, NULL);
 		shmr_dp_count(&lc->stats->failed, 1);
-		shmr_dp_count(&lc->stats->router_failed[rs % SHMR_MAX_ENDPOINTS],
+		shmr_dp_count(&shmr_dp_epc(lc, rs)->router_failed,
 			      1);
 		n++;
 	}
@@ -170,7 +169,7 @@ unsigned shmr_dp_fwd_balance_dispatch_rcu(struct shmr_dp_lcore *lc,
 	uint32_t act = lc->bal_active;
 	unsigned total = 0;
 
-	memset(lc->checked, 0, sizeof(lc->checked));
+	shmr_dp_checked_clear(lc);
 	while (act) {
 		unsigned ri = (unsigned)__builtin_ctz(act);
 		struct shmr_dp_bal *b = &lc->bal[ri];

@@ -53,8 +53,7 @@ void shmr_dp_fwd_bcast_copy_failed_rcu(struct shmr_dp_lcore *lc,
 	struct shmr_dp_meta meta = { .name = to->name };
 
 	shmr_dp_count(&lc->stats->failed, 1);
-	shmr_dp_count(&lc->stats->router_failed[r->pid.slot %
-						SHMR_MAX_ENDPOINTS],
+	shmr_dp_count(&shmr_dp_epc(lc, r->pid.slot)->router_failed,
 		      1);
 	shmr_dp_event(lc, SHMR_DP_EV_FAILED,
 		      "lcore %u: broadcast copy of a %s from %u.%u (type %u) "
@@ -104,14 +103,16 @@ static int bcast_slot(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	struct shmr_msg *m = (struct shmr_msg *)(lc->burst + (size_t)i * ss);
 	struct shmr_dp_meta *meta = &lc->meta[i];
 	struct shmr_dp_bcast_progress *bp = bcast_progress(lc, p, src, r, i);
-	uint64_t served[SHMR_MAX_ENDPOINTS / 64] = { 0 };
+	uint64_t *served = lc->bcast_scratch;
+	size_t served_size = lc->ep_words * sizeof(*served);
 	int held = 0, reached = 0;
 	int32_t err = -SHMR_E_NO_ROUTEES;
 	uint32_t to;
 
+	memset(served, 0, served_size);
 	if (bp) {
-		memcpy(served, bp->served, sizeof(served));
-		for (unsigned w = 0; w < SHMR_MAX_ENDPOINTS / 64; w++)
+		memcpy(served, bp->served, served_size);
+		for (unsigned w = 0; w < lc->ep_words; w++)
 			reached |= served[w] != 0;
 	}
 	for (uint32_t j = 0; j < r->nbc; j++) {
@@ -157,8 +158,9 @@ static int bcast_slot(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 			.gen = p->gen,
 			.pos = tail + i,
 			.router = r->pid.slot,
+			.served = lc->bcast[p->slot].served,
 		};
-		memcpy(lc->bcast[p->slot].served, served, sizeof(served));
+		memcpy(lc->bcast[p->slot].served, served, served_size);
 		return 0;
 	}
 	if (bp)
@@ -175,7 +177,7 @@ static int bcast_slot(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 					  (const unsigned char *)m, ss,
 					  1) != 1)
 			return 0;
-		shmr_dp_count(&lc->stats->ep_delivered[to], 1);
+		shmr_dp_count(&shmr_dp_epc(lc, to)->ep_delivered, 1);
 		note_bell(lc, to);
 	}
 	commit(lc, p, m, meta);

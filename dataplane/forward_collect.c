@@ -52,7 +52,7 @@ static inline unsigned put_one(struct rte_ring *lane, uint32_t lane_size,
 static void reply_dropped(struct shmr_dp_lcore *lc, uint32_t rs)
 {
 	shmr_dp_count(&lc->stats->discarded, 1);
-	shmr_dp_count(&lc->stats->router_discarded[rs % SHMR_MAX_ENDPOINTS],
+	shmr_dp_count(&shmr_dp_epc(lc, rs)->router_discarded,
 		      1);
 }
 
@@ -234,7 +234,7 @@ static int deliver_collected(struct shmr_dp_lcore *lc,
 	v = shmr_dp_collect_on_reply(&lc->coll, m, lc->clock_ns());
 	memcpy(zcd.ptr1, m, shmr_msg_bytes(m, ss));
 	rte_ring_enqueue_zc_elem_finish(lane, 1);
-	shmr_dp_count(&lc->stats->ep_delivered[caller.slot], 1);
+	shmr_dp_count(&shmr_dp_epc(lc, caller.slot)->ep_delivered, 1);
 	note_bell(lc, caller.slot);
 	if (v == SHMR_DP_COLLECT_DELIVER) {
 		shmr_dp_count(&lc->stats->forwarded, 1);
@@ -243,7 +243,7 @@ static int deliver_collected(struct shmr_dp_lcore *lc,
 	/* Past the deadline: the caller got its timeout, the routee's
 	 * reply is dropped. */
 	shmr_dp_count(&lc->stats->failed, 1);
-	shmr_dp_count(&lc->stats->router_failed[rs % SHMR_MAX_ENDPOINTS], 1);
+	shmr_dp_count(&shmr_dp_epc(lc, rs)->router_failed, 1);
 	reply_dropped(lc, rs);
 	return 1;
 }
@@ -366,7 +366,7 @@ static void tick_expire(void *ctx, const struct shmr_msg *reply)
 	uint32_t rs = reply->from.slot % SHMR_MAX_ENDPOINTS;
 
 	shmr_dp_count(&lc->stats->failed, 1);
-	shmr_dp_count(&lc->stats->router_failed[rs], 1);
+	shmr_dp_count(&shmr_dp_epc(lc, rs)->router_failed, 1);
 	if (!answerable(lc, k->t, reply->to))
 		return;
 	/* The reply is a header only (collect.h). */
@@ -380,7 +380,7 @@ static void tick_expire(void *ctx, const struct shmr_msg *reply)
 			      reply->type);
 		return;
 	}
-	shmr_dp_count(&lc->stats->ep_delivered[reply->to.slot], 1);
+	shmr_dp_count(&shmr_dp_epc(lc, reply->to.slot)->ep_delivered, 1);
 	note_bell(lc, reply->to.slot);
 }
 
@@ -399,7 +399,7 @@ void shmr_dp_fwd_collect_tick_rcu(struct shmr_dp_lcore *lc,
 
 	if (shmr_dp_collect_next_due(&lc->coll) > now)
 		return;
-	memset(lc->checked, 0, sizeof(lc->checked));
+	shmr_dp_checked_clear(lc);
 	(void)shmr_dp_collect_tick(&lc->coll, now, &ops);
 }
 

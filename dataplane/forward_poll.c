@@ -45,29 +45,45 @@ static unsigned poll_ep(struct shmr_dp_lcore *lc, struct shmr_dp_table *t,
 	return n;
 }
 
-/* The sweep: every endpoint of the list, as the loop was before work
- * bits; each one left with work gets its bit (lcore.c says when). */
+/* The sweep: every endpoint of the list from @p from, at most @p n of
+ * them (wrapping), as the loop was before work bits; each one left with
+ * work gets its bit (lcore.c says when).  Returns slots taken; the
+ * cursor moves on past what it polled. */
 static unsigned poll_all(struct shmr_dp_lcore *lc, struct shmr_dp_table *t,
-			 unsigned pass)
+			 unsigned pass, uint32_t n)
 {
 	struct shmr_dp_poll_list *l = &t->lists[lc->index];
+	uint32_t i = lc->sweep_at < l->n ? lc->sweep_at : 0;
 	unsigned total = 0;
 
-	for (uint32_t i = 0; i < l->n; i++) {
+	if (n > l->n)
+		n = l->n;
+	for (uint32_t k = 0; k < n; k++, i = i + 1 < l->n ? i + 1 : 0) {
 		struct shmr_dp_poll *p = &l->e[i];
-		unsigned n;
+		unsigned got;
 
 		if (p->quarantined)
 			continue;
-		n = poll_ep(lc, t, p, pass);
-		total += n;
+		got = poll_ep(lc, t, p, pass);
+		total += got;
 		if (!p->quarantined &&
-		    (n || p->blocked || shmr_lane_pending_sc(p->out_high) ||
+		    (got || p->blocked || shmr_lane_pending_sc(p->out_high) ||
 		     shmr_lane_pending_sc(p->out)))
 			shmr_dp_work_set(lc, p->slot / lc->env->nlcores);
 	}
-	lc->swept = t;
-	lc->swept_version = t->version;
+	lc->sweep_at = i;
+	return total;
+}
+
+/* A whole sweep, at a new table or after a sleep (lcore.c). */
+static unsigned sweep_full(struct shmr_dp_lcore *lc, struct shmr_dp_table *t,
+			   unsigned pass)
+{
+	unsigned total;
+
+	lc->sweep_at = 0;
+	total = poll_all(lc, t, pass, UINT32_MAX);
+	lc->swept_build = t->build;
 	lc->rounds = 0;
 	lc->sweep_due = 0;
 	return total;
@@ -144,21 +160,34 @@ unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
 {
 	uint64_t until = 0;
 	unsigned total = 0;
+	uint32_t chunk;
 	int sweep;
 
 	lc->nblocked = 0;
 	/* Which endpoints this round polls: lcore.c's essay.  The first
 	 * pass sweeps when one is due; the later ones take the endpoints
 	 * whose work bit is set (a sweep sets it for those left with work). */
-	sweep = lc->sweep_due || t != lc->swept ||
-		t->version != lc->swept_version ||
-		++lc->rounds >= lc->sweep_every;
+	sweep = lc->sweep_due || t->build != lc->swept_build;
+	/* The slow sweep: SHMR_DP_SWEEP_CHUNK more endpoints of the list
+	 * every sweep_every rounds, beside the bits (1: all of them, every
+	 * round). */
+	chunk = 0;
+	if (!sweep && ++lc->rounds >= lc->sweep_every) {
+		lc->rounds = 0;
+		chunk = lc->sweep_every == 1 ? UINT32_MAX : SHMR_DP_SWEEP_CHUNK;
+	}
 	/* Passes over the lanes while they bring work and the round holds
 	 * something staged, for at most stage_ticks: see the essay. */
 	for (unsigned pass = 0;; pass++) {
-		unsigned got = sweep && pass == 0 ? poll_all(lc, t, pass)
-						  : poll_bits(lc, t, pass);
+		unsigned got;
 
+		if (sweep && pass == 0) {
+			got = sweep_full(lc, t, pass);
+		} else {
+			got = poll_bits(lc, t, pass);
+			if (chunk && pass == 0)
+				got += poll_all(lc, t, pass, chunk);
+		}
 		total += got;
 		if (got == 0 || lc->nsrcs == 0)
 			break;

@@ -153,7 +153,7 @@ void shmr_dp_fwd_admin_put(struct shmr_dp_lcore *lc, const struct shmr_msg *m,
 				  env->lane_size, (const unsigned char *)m,
 				  env->slot_size, 1) == 1) {
 		shmr_dp_count(&lc->stats->admin, 1);
-		shmr_dp_count(&lc->stats->ep_delivered[meta->target], 1);
+		shmr_dp_count(&shmr_dp_epc(lc, meta->target)->ep_delivered, 1);
 		note_bell(lc, meta->target);
 		return;
 	}
@@ -195,7 +195,7 @@ int shmr_dp_fwd_refuse_now_rcu(struct shmr_dp_lcore *lc,
 					  (const unsigned char *)m,
 					  lc->env->slot_size, 1) != 1)
 			return 0;
-		shmr_dp_count(&lc->stats->ep_delivered[to], 1);
+		shmr_dp_count(&shmr_dp_epc(lc, to)->ep_delivered, 1);
 		note_bell(lc, to);
 	}
 	commit(lc, p, m, meta);

@@ -155,7 +155,11 @@ static inline struct shmr_msg *burst_slot(const struct shmr_dp_lcore *lc,
 
 static inline void note_bell(struct shmr_dp_lcore *lc, uint32_t slot)
 {
-	lc->bells[slot / 64] |= 1ull << (slot % 64);
+	uint64_t *w = &lc->bells[slot / 64];
+
+	if (!*w)
+		lc->bell_w[lc->nbell_w++] = slot / 64;
+	*w |= 1ull << (slot % 64);
 }
 
 /*
@@ -175,6 +179,8 @@ static inline int target_sound(struct shmr_dp_lcore *lc, uint32_t slot)
 	if (!shmr_lane_valid_sp(shmr_dp_lane(lc->env, slot, lc->index),
 				lc->env->lane_size))
 		return 0;
+	if (!lc->checked[slot / 64])
+		lc->checked_w[lc->nchecked_w++] = slot / 64;
 	lc->checked[slot / 64] |= bit;
 	return 1;
 }
@@ -236,7 +242,7 @@ static inline void commit(struct shmr_dp_lcore *lc,
 		return;
 	case META_FORWARD: /* forwarded: counted per run by flush() */
 		for (uint32_t i = 0; i < meta->nrouters; i++)
-			shmr_dp_count(&st->router_forwarded[meta->routers[i]],
+			shmr_dp_count(&shmr_dp_epc(lc, meta->routers[i])->router_forwarded,
 				      1);
 		return;
 	case META_QUIET:
@@ -249,7 +255,7 @@ static inline void commit(struct shmr_dp_lcore *lc,
 		 * balancing queue; the routers before the broadcasting,
 		 * collecting or balancing one forwarded it once. */
 		for (uint32_t i = 0; i + 1 < meta->nrouters; i++)
-			shmr_dp_count(&st->router_forwarded[meta->routers[i]],
+			shmr_dp_count(&shmr_dp_epc(lc, meta->routers[i])->router_forwarded,
 				      1);
 		return;
 	default:
@@ -257,12 +263,12 @@ static inline void commit(struct shmr_dp_lcore *lc,
 	}
 	/* Refused: every router before the last one did forward. */
 	for (uint32_t i = 0; i + 1 < meta->nrouters; i++)
-		shmr_dp_count(&st->router_forwarded[meta->routers[i]], 1);
+		shmr_dp_count(&shmr_dp_epc(lc, meta->routers[i])->router_forwarded, 1);
 	last = meta->nrouters ? meta->routers[meta->nrouters - 1] : NO_TARGET;
 	if (meta->verdict == SHMR_DP_DISCARD) {
 		shmr_dp_count(&st->discarded, 1);
 		if (last != NO_TARGET)
-			shmr_dp_count(&st->router_discarded[last], 1);
+			shmr_dp_count(&shmr_dp_epc(lc, last)->router_discarded, 1);
 		shmr_dp_event(lc, SHMR_DP_EV_DISCARDED,
 			      "lcore %u: %s from %u.%u (type %u) discarded by "
 			      "router endpoint %u",
@@ -273,7 +279,7 @@ static inline void commit(struct shmr_dp_lcore *lc,
 	}
 	shmr_dp_count(&st->failed, 1);
 	if (last != NO_TARGET)
-		shmr_dp_count(&st->router_failed[last], 1);
+		shmr_dp_count(&shmr_dp_epc(lc, last)->router_failed, 1);
 	if (meta->quiet)
 		return;
 	shmr_dp_event(lc, SHMR_DP_EV_FAILED,
@@ -308,9 +314,9 @@ static inline void bcast_put_count(struct shmr_dp_lcore *lc,
 	struct shmr_lcore_stats *st = lc->stats;
 
 	shmr_dp_count(&st->forwarded, k);
-	shmr_dp_count(&st->router_forwarded[r->pid.slot % SHMR_MAX_ENDPOINTS],
+	shmr_dp_count(&shmr_dp_epc(lc, r->pid.slot)->router_forwarded,
 		      k);
-	shmr_dp_count(&st->ep_delivered[to->slot], k);
+	shmr_dp_count(&shmr_dp_epc(lc, to->slot)->ep_delivered, k);
 	note_bell(lc, to->slot);
 	if (to->ask)
 		shmr_dp_fwd_ask_worker_rcu(lc, t, to->slot);

@@ -26,18 +26,21 @@
  * The bits are in the lanes part, which every peer can write, so they are
  * a hint.  A bit set for nothing costs a look and is retired; a bit
  * cleared under a sender (a buggy peer, or a producer that died between
- * its enqueue and its bit) is found by the sweep: every
- * SHMR_DP_SWEEP_ROUNDS rounds, at the first round with a new table (an
- * endpoint attached since may have sent before the table knew it), and
- * after every sleep, the round polls every endpoint of its list as the
- * loop did before bits, and sets the bit of each one found with work.
- * Rounds, not time: counting them costs no clock read, and a round that
- * has work takes at most a few microseconds, so a missed slot waits at
- * most a few milliseconds under load; an idle lcore's rounds are short
- * and it sweeps often, for nothing but its own time.  With 128 endpoints
- * a sweep costs about as much as a round did before (1/1024 of it per
- * round).  An lcore about to sleep looks at every lane anyway
- * (shmr_dp_has_work_rcu()).
+ * its enqueue and its bit) is found by the sweep, which polls endpoints of
+ * the lcore's list as the loop did before bits and sets the bit of each
+ * one found with work.  It comes in two sizes.  A whole sweep, at the
+ * first round with a new table (an endpoint attached since may have sent
+ * before the table knew it: the work of an attach, not of the endpoints
+ * that sit there) and after every sleep (the lcore looked at every lane
+ * before sleeping anyway, shmr_dp_has_work_rcu()).  And the slow sweep:
+ * every SHMR_DP_SWEEP_ROUNDS rounds, the next SHMR_DP_SWEEP_CHUNK
+ * endpoints of the list from a cursor, so a round's cost never grows with
+ * the endpoints attached (an eighth of one endpoint's look per round, on
+ * average), and a bit lost under load is found within
+ * max_endpoints / nlcores / SHMR_DP_SWEEP_CHUNK * SHMR_DP_SWEEP_ROUNDS
+ * rounds: 8,192 with 1,024 endpoints on one lcore, a few milliseconds of
+ * rounds that have work.  Rounds, not time: counting them costs no clock
+ * read.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -85,6 +88,70 @@ static uint64_t tsc_ticks(uint64_t ns)
 	return hz / 1000u * ns / 1000000u;
 }
 
+/* Carve @p n elements of @p size bytes from @p *at (cache-line aligned). */
+static void *carve(unsigned char **at, size_t n, size_t size)
+{
+	void *p = *at;
+
+	*at += (n * size + SHMR_CACHE_LINE - 1) & ~(size_t)(SHMR_CACHE_LINE - 1);
+	return p;
+}
+
+/* The arrays by endpoint slot (lcore.h), sized from the geometry; 0 or
+ * -ENOMEM. */
+static int ep_arrays_init(struct shmr_dp_lcore *lc, uint32_t n)
+{
+	uint32_t w = (n + 63) / 64;
+	size_t sizes[] = {
+		n * sizeof(uint16_t),
+		n * sizeof(uint16_t),
+		2u * n * sizeof(uint16_t),
+		n * sizeof(struct shmr_dp_stage),
+		2u * n * sizeof(struct shmr_dp_held),
+		w * 8u,
+		w * 8u,
+		n * 8u,
+		n * sizeof(struct shmr_dp_bcast_progress),
+		0, /* the served bitmaps: n of them, each carved alone */
+		w * 8u,
+		w * 4u,
+		w * 4u,
+	};
+	size_t total = 0;
+	unsigned char *at;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		total += (sizes[i] + SHMR_CACHE_LINE - 1) &
+			 ~(size_t)(SHMR_CACHE_LINE - 1);
+	/* Each served bitmap is carved on a line of its own, as carve()
+	 * rounds it. */
+	total += (size_t)n * (((size_t)w * 8u + SHMR_CACHE_LINE - 1) &
+			      ~(size_t)(SHMR_CACHE_LINE - 1));
+	lc->ep_mem = aligned_alloc(SHMR_CACHE_LINE, total);
+	if (!lc->ep_mem)
+		return -ENOMEM;
+	memset(lc->ep_mem, 0, total);
+	at = lc->ep_mem;
+	lc->ep_words = w;
+	lc->stage_of = carve(&at, n, sizeof(uint16_t));
+	lc->staged = carve(&at, n, sizeof(uint16_t));
+	lc->src_of = carve(&at, 2u * n, sizeof(uint16_t));
+	lc->stages = carve(&at, n, sizeof(struct shmr_dp_stage));
+	lc->srcs = carve(&at, 2u * n, sizeof(struct shmr_dp_held));
+	lc->bells = carve(&at, w, 8u);
+	lc->checked = carve(&at, w, 8u);
+	lc->ask_next_ns = carve(&at, n, 8u);
+	lc->bcast = carve(&at, n, sizeof(struct shmr_dp_bcast_progress));
+	for (uint32_t i = 0; i < n; i++)
+		lc->bcast[i].served = carve(&at, w, 8u);
+	lc->bcast_scratch = carve(&at, w, 8u);
+	lc->bell_w = carve(&at, w, 4u);
+	lc->checked_w = carve(&at, w, 4u);
+	if (at > (unsigned char *)lc->ep_mem + total)
+		abort(); /* the sizes above and the carving disagree */
+	return 0;
+}
+
 int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
 		       uint32_t index)
 {
@@ -96,6 +163,7 @@ int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
 	lc->env = env;
 	lc->index = index;
 	lc->stats = shmr_dp_stats(env, index);
+	lc->epc = shmr_dp_ep_ctr(env, index, 0);
 	lc->clock_ns = clock_mono_ns;
 	lc->sweep_every = SHMR_DP_SWEEP_ROUNDS;
 	lc->sweep_due = 1;
@@ -105,6 +173,8 @@ int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
 	if (lc->pool_cap < SHMR_DP_BURST)
 		lc->pool_cap = SHMR_DP_BURST;
 	lc->stage_ticks = tsc_ticks(SHMR_DP_STAGE_NS);
+	if (ep_arrays_init(lc, env->max_endpoints) < 0)
+		return -ENOMEM;
 	lc->pick.staged = lc->staged;
 	lc->buf = aligned_alloc(SHMR_CACHE_LINE,
 				(size_t)lc->pool_cap * env->slot_size);
@@ -126,6 +196,8 @@ int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
 
 void shmr_dp_lcore_fini(struct shmr_dp_lcore *lc)
 {
+	free(lc->ep_mem);
+	lc->ep_mem = NULL;
 	free(lc->buf);
 	lc->buf = NULL;
 	free(lc->coll_mem);
@@ -226,11 +298,7 @@ void shmr_dp_event(struct shmr_dp_lcore *lc, enum shmr_dp_event ev,
 
 void shmr_dp_ring_bells(struct shmr_dp_lcore *lc)
 {
-	int any = lc->xbells != 0;
-
-	for (unsigned w = 0; w < SHMR_MAX_ENDPOINTS / 64; w++)
-		any |= lc->bells[w] != 0;
-	if (!any)
+	if (lc->xbells == 0 && lc->nbell_w == 0)
 		return;
 	/* B2: our enqueues (prod.tail release stores) before the sleepers'
 	 * counts we read next; pairs with B1 in shmr_bell_prepare() (an
@@ -242,7 +310,8 @@ void shmr_dp_ring_bells(struct shmr_dp_lcore *lc)
 		lc->xbells &= lc->xbells - 1;
 		shmr_bell_ring_fenced(shmr_dp_lcore_bell(lc->env, j));
 	}
-	for (unsigned w = 0; w < SHMR_MAX_ENDPOINTS / 64; w++) {
+	for (uint32_t i = 0; i < lc->nbell_w; i++) {
+		uint32_t w = lc->bell_w[i];
 		uint64_t bits = lc->bells[w];
 
 		while (bits) {
@@ -254,6 +323,7 @@ void shmr_dp_ring_bells(struct shmr_dp_lcore *lc)
 		}
 		lc->bells[w] = 0;
 	}
+	lc->nbell_w = 0;
 }
 
 int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,

@@ -76,9 +76,13 @@ struct shmr_dp_bal {
  * other lcore). */
 #define SHMR_DP_XRING_SIZE 256u
 
-/* Rounds between two sweeps of every endpoint this lcore polls, the
- * safety net under the work bits (lcore.c). */
-#define SHMR_DP_SWEEP_ROUNDS 1024u
+/* The safety net under the work bits (lcore.c): every
+ * SHMR_DP_SWEEP_ROUNDS rounds, the next SHMR_DP_SWEEP_CHUNK endpoints of
+ * the lcore's list, whatever their bits say (a round's cost stays bounded
+ * however many endpoints are attached: about 1/8 of an endpoint's poll per
+ * round). */
+#define SHMR_DP_SWEEP_ROUNDS 128u
+#define SHMR_DP_SWEEP_CHUNK 16u
 /* Rounds in a row an endpoint's lanes are found empty before its work bit
  * is cleared (a sender that pauses briefly keeps its bit, so neither side
  * writes the bit's line while a stream runs). */
@@ -124,10 +128,10 @@ struct shmr_dp_lcore {
 	/* The work bits (shmr/notify.h): the table last swept, and when the next
 	 * sweep is due.  sweep_every: SHMR_DP_SWEEP_ROUNDS, or 1 for a test
 	 * whose producers set no bits. */
-	const struct shmr_dp_table *swept;
-	uint64_t swept_version;
+	uint64_t swept_build; /* the build number (table.h) of that table */
 	uint32_t rounds, sweep_every;
 	uint32_t bell_rounds; /* full rounds since the bells were rung */
+	uint32_t sweep_at; /* the slow sweep's place in the list */
 	uint8_t sweep_due; /* before the next round (set before a sleep) */
 	struct shmr_lcore_stats *stats;
 	unsigned char *buf; /* the pool: pool_cap slots of slot_size */
@@ -148,19 +152,30 @@ struct shmr_dp_lcore {
 	uint32_t acc_rslot;
 	uint64_t acc_rn, acc_fwd;
 	uint64_t stage_ticks;
-	uint16_t stage_of[SHMR_MAX_ENDPOINTS];
-	uint16_t staged[SHMR_MAX_ENDPOINTS];
-	uint16_t src_of[2 * SHMR_MAX_ENDPOINTS];
-	struct shmr_dp_stage stages[SHMR_MAX_ENDPOINTS];
-	struct shmr_dp_held srcs[2 * SHMR_MAX_ENDPOINTS];
+	/* Arrays by endpoint slot, sized from the geometry (env's
+	 * max_endpoints, N) at set-up, in one allocation (ep_mem): bitmaps
+	 * of ep_words words.  Indices are the table's, which it bounded. */
+	uint32_t ep_words; /* (N + 63) / 64 */
+	void *ep_mem;
+	uint16_t *stage_of; /* [N] */
+	uint16_t *staged;   /* [N] */
+	uint16_t *src_of;   /* [2 * N] */
+	struct shmr_dp_stage *stages; /* [N] */
+	struct shmr_dp_held *srcs;    /* [2 * N] */
 	struct shmr_dp_meta meta[SHMR_DP_BURST];
-	uint64_t bells[SHMR_MAX_ENDPOINTS / 64]; /* owed this round */
-	uint64_t checked[SHMR_MAX_ENDPOINTS / 64]; /* inbound lanes found
-						      sound this round */
+	uint64_t *bells;   /* [ep_words]: owed this round */
+	uint64_t *checked; /* [ep_words]: inbound lanes found sound this
+			    * round */
+	/* The words of bells and checked that are not zero, nbell_w and
+	 * nchecked_w of them: what a round clears and rings, so that its
+	 * cost follows the endpoints it served, not max_endpoints. */
+	uint32_t *bell_w, *checked_w; /* [ep_words] each */
+	uint32_t nbell_w, nchecked_w;
 	unsigned nblocked; /* lanes left blocked by backpressure this round */
-	uint64_t ask_next_ns[SHMR_MAX_ENDPOINTS]; /* lazy-restart asks: the
-						   * next one for a slot not
-						   * before then */
+	uint64_t *ask_next_ns; /* [N]: lazy-restart asks: the next one for a
+				* slot not before then */
+	/* This lcore's counters by endpoint slot (shmr_dp_epc()). */
+	struct shmr_ep_ctr *epc;
 	struct shmr_dp_ratelimit rl[SHMR_DP_EV_MAX];
 	struct shmr_dp_pick pick; /* the routing logics' own state */
 	/* Broadcast progress, by source endpoint slot: the head slot of its
@@ -175,8 +190,9 @@ struct shmr_dp_lcore {
 		uint32_t gen;        /* the source endpoint's gen */
 		uint32_t pos;        /* ring position of the held slot */
 		uint32_t router;     /* broadcasting router's endpoint slot */
-		uint64_t served[SHMR_MAX_ENDPOINTS / 64];
-	} bcast[SHMR_MAX_ENDPOINTS];
+		uint64_t *served;    /* [ep_words], in ep_mem */
+	} *bcast; /* [N] */
+	uint64_t *bcast_scratch; /* [ep_words]: a slot's broadcast, as it goes */
 	/* Scatter-gather and tail-chopping: the calls in flight whose
 	 * replies this lcore collects (collect.h); its memory. */
 	struct shmr_dp_collector coll;
@@ -198,6 +214,24 @@ struct shmr_dp_lcore {
 	struct shmr_dp_bal bal[SHMR_MAX_ROUTERS];
 	uint32_t bal_active;
 };
+
+/* This lcore's counters of endpoint @p slot (the spare entry for a slot
+ * beyond the geometry: a compare, never a division). */
+static inline struct shmr_ep_ctr *shmr_dp_epc(const struct shmr_dp_lcore *lc,
+					      uint32_t slot)
+{
+	uint32_t n = lc->env->max_endpoints;
+
+	return lc->epc + (slot < n ? slot : n);
+}
+
+/* The round's lane checks forgotten (the next round checks again). */
+static inline void shmr_dp_checked_clear(struct shmr_dp_lcore *lc)
+{
+	for (uint32_t i = 0; i < lc->nchecked_w; i++)
+		lc->checked[lc->checked_w[i]] = 0;
+	lc->nchecked_w = 0;
+}
 
 /**
  * Set up routing lcore @p index of @p env.

@@ -150,8 +150,8 @@ static int snapshot(const struct shmr_dp_env *env, struct shmr_dp_table *t)
 			sched_yield();
 			continue;
 		}
-		memcpy(&t->spec, s, sizeof(*s));
-		for (uint32_t e = 0; e < SHMR_MAX_ENDPOINTS; e++) {
+		memcpy(&t->spec, s, shmr_spec_used_size(s));
+		for (uint32_t e = 0; e < t->max_endpoints; e++) {
 			struct shmr_ep_shared *ep = shmr_dp_ep(env, e);
 
 			t->ep[e].state = (uint8_t)atomic_load_explicit(
@@ -183,7 +183,7 @@ static void sanitize(struct shmr_dp_table *t)
 	if (s->nreg > SHMR_MAX_REGISTRY)
 		s->nreg = SHMR_MAX_REGISTRY;
 	if (s->nactive > SHMR_MAX_ENDPOINTS)
-		s->nactive = SHMR_MAX_ENDPOINTS;
+		s->nactive = SHMR_MAX_ENDPOINTS; /* each one bounded at use */
 	for (uint32_t i = 0; i < SHMR_MAX_REGISTRY; i++)
 		terminate_name(s->registry[i].name, SHMR_NAME_MAX);
 	for (uint32_t i = 0; i < SHMR_MAX_ROUTERS; i++) {
@@ -622,6 +622,7 @@ static void build_lists(const struct shmr_dp_env *env,
 			struct shmr_dp_table *t)
 {
 	uint64_t seen[SHMR_MAX_ENDPOINTS / 64] = { 0 };
+	uint32_t per = (t->max_endpoints + t->nlcores - 1) / t->nlcores;
 
 	for (uint32_t i = 0; i < t->spec.nactive; i++) {
 		uint32_t slot = t->spec.active[i];
@@ -635,6 +636,8 @@ static void build_lists(const struct shmr_dp_env *env,
 			continue;
 		seen[slot / 64] |= 1ull << (slot % 64);
 		l = &t->lists[slot % t->nlcores];
+		if (l->n >= per)
+			abort(); /* seen[] keeps each slot of a residue once */
 		p = &l->e[l->n++];
 		l->at[slot] = (uint16_t)l->n;
 		ep = shmr_dp_ep(env, slot);
@@ -663,6 +666,42 @@ static void build_lists(const struct shmr_dp_env *env,
 	}
 }
 
+/* Tables built by this process (table.h: build). */
+static _Atomic(uint64_t) g_builds;
+
+#define ROUND_LINE(x) (((x) + SHMR_CACHE_LINE - 1) & ~(size_t)(SHMR_CACHE_LINE - 1))
+
+/* A zeroed table with its arrays by endpoint slot (table.h) sized from
+ * the geometry, in one allocation; NULL when out of memory. */
+static struct shmr_dp_table *table_alloc(const struct shmr_dp_env *env)
+{
+	uint32_t n = env->max_endpoints, nl = env->nlcores;
+	uint32_t per = (n + nl - 1) / nl;
+	size_t ep = ROUND_LINE((size_t)n * sizeof(struct shmr_dp_ep));
+	size_t e = ROUND_LINE((size_t)per * sizeof(struct shmr_dp_poll));
+	size_t at = ROUND_LINE((size_t)n * sizeof(uint16_t));
+	size_t size = ROUND_LINE(sizeof(struct shmr_dp_table)) + ep +
+		      nl * (e + at);
+	struct shmr_dp_table *t = aligned_alloc(SHMR_CACHE_LINE, size);
+	unsigned char *p;
+
+	if (!t)
+		return NULL;
+	memset(t, 0, size);
+	t->alloc_size = size;
+	t->nlcores = nl;
+	t->max_endpoints = n;
+	p = (unsigned char *)t + ROUND_LINE(sizeof(*t));
+	t->ep = (struct shmr_dp_ep *)p;
+	p += ep;
+	for (uint32_t i = 0; i < nl; i++) {
+		t->lists[i].e = (struct shmr_dp_poll *)p;
+		t->lists[i].at = (uint16_t *)(p + e);
+		p += e + at;
+	}
+	return t;
+}
+
 int shmr_dp_table_build(const struct shmr_dp_env *env,
 			struct shmr_dp_table **out)
 {
@@ -670,12 +709,9 @@ int shmr_dp_table_build(const struct shmr_dp_env *env,
 	int rc;
 
 	*out = NULL;
-	t = aligned_alloc(SHMR_CACHE_LINE,
-			  (sizeof(*t) + SHMR_CACHE_LINE - 1) &
-				  ~(size_t)(SHMR_CACHE_LINE - 1));
+	t = table_alloc(env);
 	if (!t)
 		return -ENOMEM;
-	memset(t, 0, sizeof(*t));
 	rc = snapshot(env, t);
 	if (rc < 0) {
 		free(t);
@@ -684,10 +720,12 @@ int shmr_dp_table_build(const struct shmr_dp_env *env,
 	sanitize(t);
 	t->magic = SHMR_DP_TABLE_MAGIC;
 	t->version = t->spec.version;
-	t->nlcores = env->nlcores;
-	t->max_endpoints = env->max_endpoints;
+	/* Relaxed: a count, nothing is read on its strength; 0 is never a
+	 * table's (an lcore starts with swept_build 0). */
+	t->build = atomic_fetch_add_explicit(&g_builds, 1,
+					     memory_order_relaxed) + 1;
 	t->lane_cap = env->lane_size - 1;
-	for (uint32_t e = 0; e < SHMR_MAX_ENDPOINTS; e++)
+	for (uint32_t e = 0; e < t->max_endpoints; e++)
 		t->ep[e].router = -1;
 
 	/* Routers' endpoints first: every resolution below needs them. */
@@ -761,7 +799,7 @@ void shmr_dp_table_free(struct shmr_dp_table *t)
 		t->routers[i].ring_ix = NULL;
 	}
 	/* Poison first: a reader that still held it sees a dead table. */
-	memset(t, 0x5a, sizeof(*t));
+	memset(t, 0x5a, t->alloc_size);
 	t->magic = SHMR_DP_TABLE_POISON;
 	t->version = UINT64_MAX;
 	free(t);

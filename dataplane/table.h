@@ -145,11 +145,14 @@ struct shmr_dp_poll {
 };
 
 /* An lcore's polled endpoints; at[slot]: 1 + its index in e[], 0 when
- * this lcore does not poll that slot (how a work bit finds its entry). */
+ * this lcore does not poll that slot (how a work bit finds its entry).
+ * e[] has room for every slot the lcore can poll (those of its residue,
+ * max_endpoints / nlcores rounded up), at[] for every slot; both in the
+ * table's allocation. */
 struct shmr_dp_poll_list {
 	alignas(SHMR_CACHE_LINE) uint32_t n;
-	struct shmr_dp_poll e[SHMR_MAX_ENDPOINTS];
-	uint16_t at[SHMR_MAX_ENDPOINTS];
+	struct shmr_dp_poll *e;
+	uint16_t *at;
 };
 static_assert(SHMR_MAX_ENDPOINTS < UINT16_MAX, "poll_list.at holds an index");
 
@@ -157,15 +160,20 @@ struct shmr_dp_table {
 	uint64_t magic;   /* SHMR_DP_TABLE_MAGIC; POISON once freed */
 	uint64_t version; /* spec version it was built from */
 	uint64_t seq;     /* spec seqcount value it was read at */
+	/* This process's count of tables built, at this one's build: never
+	 * the same for two tables (an address can be, once one is freed;
+	 * a version can be, for a rebuild of the same spec). */
+	uint64_t build;
 	uint32_t nlcores, max_endpoints;
 	uint32_t nrouters, nreg;
 	uint32_t lane_cap; /* entries an inbound lane holds (lane_size - 1) */
-	struct shmr_dp_ep ep[SHMR_MAX_ENDPOINTS];
+	struct shmr_dp_ep *ep; /* [max_endpoints], in the table's allocation */
 	struct shmr_dp_router routers[SHMR_MAX_ROUTERS];
 	struct shmr_dp_target reg_tgt[SHMR_MAX_REGISTRY];
 	struct shmr_dp_dict_ent reg_dict[SHMR_DP_DICT_REG];
 	struct shmr_dp_poll_list lists[SHMR_MAX_LCORES];
 	struct shmr_spec spec; /* the copy every name above points into */
+	size_t alloc_size; /* the whole allocation: this and the arrays */
 };
 
 /**

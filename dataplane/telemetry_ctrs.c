@@ -211,13 +211,13 @@ static int read_slot(const struct shmr_dp_env *env, uint32_t slot,
 	/* Relaxed: written under the seqcount, read as a hint here. */
 	kind = __atomic_load_n(&e->kind, __ATOMIC_RELAXED);
 	for (uint32_t l = 0; l < env->nlcores; l++) {
-		const struct shmr_lcore_stats *st = shmr_dp_stats(env, l);
+		const struct shmr_ep_ctr *st = shmr_dp_ep_ctr(env, l, slot);
 
-		c->forwarded[0] += ld(&st->router_forwarded[slot]);
-		c->discarded[0] += ld(&st->router_discarded[slot]);
-		c->failed[0] += ld(&st->router_failed[slot]);
-		c->delivered[0] += ld(&st->ep_delivered[slot]);
-		c->inbox_full[0] += ld(&st->ep_full[slot]);
+		c->forwarded[0] += ld(&st->router_forwarded);
+		c->discarded[0] += ld(&st->router_discarded);
+		c->failed[0] += ld(&st->router_failed);
+		c->delivered[0] += ld(&st->ep_delivered);
+		c->inbox_full[0] += ld(&st->ep_full);
 		if (kind != SHMR_EPK_ROUTER)
 			shmr_lane_depths(shmr_dp_lane(env, slot, l),
 					 env->lane_size, &c->queued[0],

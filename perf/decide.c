@@ -57,12 +57,14 @@ int perf_heap_domain(struct perf_dom *d, const struct perf_opts *o,
 		     uint32_t nlcores, const char *name)
 {
 	struct shmr_geometry g = { o->slot, o->lane, nlcores, SHMR_POLL_BUSY,
-				   0 };
+				   0, o->max_endpoints };
 	struct shmr_domain_hdr plan;
 	int64_t size = shmr_layout_plan(&g, &plan);
 
 	if (size < 0)
 		return -EINVAL;
+	if ((uint64_t)size > PERF_HEAP_DOMAIN_MAX)
+		return -E2BIG;
 	d->base = aligned_alloc(4096, ((size_t)size + 4095) & ~(size_t)4095);
 	if (!d->base)
 		return -ENOMEM;

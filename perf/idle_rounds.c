@@ -9,6 +9,7 @@
  * burst taken out of its inbound lane).  No table swap, no RCU reader
  * but this thread.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,15 +64,19 @@ double perf_idle_round_ns(const struct perf_opts *o, unsigned idle,
 	uint32_t ss = o->slot, burst = o->burst;
 	uint64_t moved = 0, t0, t1;
 	double ns = -1;
+	int rc = perf_heap_domain(&d, o, 1, "perf-idle");
 
-	if (idle + 3 > SHMR_MAX_ENDPOINTS) {
-		fprintf(stderr, "shmr-perf idle: at most %u idle endpoints in "
-				"one process's domain\n",
-			SHMR_MAX_ENDPOINTS - 3);
+	if (rc == -E2BIG)
+		return PERF_IDLE_TOO_BIG;
+	if (rc < 0) {
+		fprintf(stderr, "shmr-perf idle: heap domain failed\n");
 		return -1;
 	}
-	if (perf_heap_domain(&d, o, 1, "perf-idle") < 0) {
-		fprintf(stderr, "shmr-perf idle: heap domain failed\n");
+	if (idle + 3 > d.env.max_endpoints) {
+		fprintf(stderr, "shmr-perf idle: at most %u idle endpoints in "
+				"the domain\n",
+			d.env.max_endpoints - 3);
+		free(d.base);
 		return -1;
 	}
 	attach_all(&d, idle);

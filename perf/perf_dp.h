@@ -17,10 +17,17 @@ struct perf_dom {
 	struct shmr_dp_env env;
 };
 
+/* The largest domain perf_heap_domain() copies to the heap. */
+#define PERF_HEAP_DOMAIN_MAX (2ull << 30)
+
+/* What perf_idle_round_ns() returns when the domain is too large. */
+#define PERF_IDLE_TOO_BIG (-2.0)
+
 /**
  * A domain of @p o's slot and lane sizes and @p nlcores routing lcores
  * (busy poll) in heap memory, laid out and checked as shmr-control and
- * the dataplane do.  Errors: -EINVAL, -ENOMEM.
+ * the dataplane do, of @p o's max_endpoints.
+ * Errors: -EINVAL, -ENOMEM, -E2BIG (over PERF_HEAP_DOMAIN_MAX).
  */
 int perf_heap_domain(struct perf_dom *d, const struct perf_opts *o,
 		     uint32_t nlcores, const char *name);

@@ -58,6 +58,8 @@ struct perf_opts {
 	const char *arena;    /* router: the domain's arena classes line */
 	unsigned idle;        /* router: endpoints opened and left idle
 			       * beside the stream (shmr-perf idle) */
+	unsigned max_endpoints; /* router: the domain's max_endpoints (0:
+				 * its default) */
 };
 
 /* --poll: which of the domain's poll modes the router runs use. */

@@ -134,6 +134,8 @@ static int write_config(struct perf_app *a, const struct perf_opts *o)
 		perror("shmr-perf router: config");
 		return -1;
 	}
+	if (o->max_endpoints)
+		fprintf(f, "max_endpoints = %u;\n", o->max_endpoints);
 	fprintf(f,
 		"# written by shmr-perf router\n"
 		"domain = \"%s\";\nrun_dir = \"%s\";\n"

@@ -36,6 +36,8 @@
 
 #include <shmr/version.h>
 
+#include <shmr/layout.h>
+
 #include "perf_internal.h"
 
 /* The bars (64-byte slots, bursts of 32). */
@@ -218,7 +220,7 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		o->logics = LOGICS_ALL;
 	}
 	if (strcmp(mode, "idle") == 0) {
-		o->idle = 120; /* a 128-slot domain, beside the run's own */
+		o->idle = 1000; /* the first bar (0.9 of none) */
 		o->rtt = 0;
 		o->polls = PERF_POLL_BUSY;
 		o->reps = 5;
@@ -270,11 +272,11 @@ static int parse_opts(int argc, char **argv, int first, const char *mode,
 		else if (strcmp(a, "--routes") == 0)
 			bad = parse_uint(v, 1, 32, &o->routes);
 		else if (strcmp(a, "--lcores") == 0)
-			bad = parse_uint(v, 1, 4, &o->lcores);
+			bad = parse_uint(v, 1, SHMR_MAX_LCORES, &o->lcores);
 		else if (strcmp(a, "--reps") == 0)
 			bad = parse_uint(v, 1, 101, &o->reps);
 		else if (strcmp(a, "--idle") == 0)
-			bad = parse_uint(v, 1, 100000, &o->idle);
+			bad = parse_uint(v, 1, SHMR_MAX_ENDPOINTS - 16, &o->idle);
 		else if (strcmp(a, "--rate") == 0 && o->churn)
 			bad = parse_uint(v, 0, 10000000, &o->rate);
 		else if (strcmp(a, "--phase-ms") == 0 && o->churn)

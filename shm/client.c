@@ -40,7 +40,7 @@ static int endpoint_make(struct shmr_domain *d, struct shmr_pid pid,
 	struct shmr_endpoint *ep;
 	size_t ss = d->slot_size;
 
-	if (pid.slot >= SHMR_MAX_ENDPOINTS)
+	if (pid.slot >= d->max_endpoints)
 		return -SHMR_E_PROTO;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)

@@ -60,19 +60,25 @@ int64_t shmr_layout_plan_arena(const struct shmr_geometry *g,
 	h->slot_size = g->slot_size;
 	h->lane_size = g->lane_size;
 	h->nlcores = g->nlcores;
-	h->max_endpoints = SHMR_MAX_ENDPOINTS;
+	h->max_endpoints = shmr_geometry_endpoints(g);
 	h->poll_mode = g->poll_mode;
 	h->spin_polls = g->spin_polls ? g->spin_polls : 2048;
 	h->lane_stride = ALIGN_UP((uint64_t)ring, SHMR_CACHE_LINE);
 
 	off = ALIGN_UP(sizeof(*h), 4096);
 	h->ep_off = off;
-	off = ALIGN_UP(off + SHMR_MAX_ENDPOINTS * sizeof(struct shmr_ep_shared),
+	off = ALIGN_UP(off + (uint64_t)h->max_endpoints *
+				     sizeof(struct shmr_ep_shared),
 		       4096);
 	h->spec_off = off;
 	off = ALIGN_UP(off + sizeof(struct shmr_spec), 4096);
 	h->counters_off = off;
-	off = ALIGN_UP(off + SHMR_MAX_LCORES * sizeof(struct shmr_lcore_stats),
+	off = ALIGN_UP(off + (uint64_t)g->nlcores *
+				     sizeof(struct shmr_lcore_stats),
+		       4096);
+	h->epctr_off = off;
+	off = ALIGN_UP(off + (uint64_t)g->nlcores *
+				     shmr_ep_ctr_stride(h->max_endpoints),
 		       4096);
 	h->ctl_off = off;
 	/* The lanes part: on a 2 MiB boundary (the domain part's memfd
@@ -80,20 +86,23 @@ int64_t shmr_layout_plan_arena(const struct shmr_geometry *g,
 	off = ALIGN_UP(off + h->lane_stride, 2u << 20);
 	h->peer_off = off;
 	h->bells_off = off;
-	off = ALIGN_UP(off + SHMR_MAX_LCORES * sizeof(struct shmr_bell), 4096);
+	off = ALIGN_UP(off + (uint64_t)g->nlcores * sizeof(struct shmr_bell),
+		       4096);
 	h->work_off = off;
 	off = ALIGN_UP(off + (uint64_t)g->nlcores *
 				     shmr_work_stride(h->max_endpoints,
 						      g->nlcores),
 		       4096);
 	h->eppeer_off = off;
-	off = ALIGN_UP(off + SHMR_MAX_ENDPOINTS * sizeof(struct shmr_ep_peer),
+	off = ALIGN_UP(off + (uint64_t)h->max_endpoints *
+				     sizeof(struct shmr_ep_peer),
 		       4096);
 	h->hist_off = off;
-	off = ALIGN_UP(off + SHMR_MAX_ENDPOINTS * sizeof(struct shmr_hist),
+	off = ALIGN_UP(off + (uint64_t)h->max_endpoints *
+				     sizeof(struct shmr_hist),
 		       4096);
 	h->lanes_off = off;
-	nlanes = (uint64_t)SHMR_MAX_ENDPOINTS * SHMR_LANES_PER_EP(g->nlcores);
+	nlanes = (uint64_t)h->max_endpoints * SHMR_LANES_PER_EP(g->nlcores);
 	off = ALIGN_UP(off + nlanes * h->lane_stride, 2u << 20);
 	/* The arena (arena.h), in the lanes part: every class's owner words,
 	 * then every class's buffers, each class on a page boundary. */
@@ -152,7 +161,7 @@ int shmr_layout_init_arena(void *base, const struct shmr_geometry *g,
 	rc = shmr_lane_init(shmr_ctl_lane(base), "ctl", g->lane_size);
 	if (rc < 0)
 		return rc;
-	for (uint32_t s = 0; s < SHMR_MAX_ENDPOINTS; s++) {
+	for (uint32_t s = 0; s < plan.max_endpoints; s++) {
 		for (uint32_t i = 0; i < SHMR_LANES_PER_EP(g->nlcores); i++) {
 			snprintf(rname, sizeof(rname), "ep%u.%u", s, i);
 			rc = shmr_lane_init(shmr_lane_at(base, s, i), rname,
@@ -182,7 +191,11 @@ int shmr_layout_check(const void *base, size_t map_size)
 				 memory_order_acquire) != 1)
 		return -SHMR_E_PROTO;
 	g = (struct shmr_geometry){ h->slot_size, h->lane_size, h->nlcores,
-				    h->poll_mode, h->spin_polls };
+				    h->poll_mode, h->spin_polls,
+				    h->max_endpoints };
+	/* A max_endpoints of 0 would plan the default: refuse it. */
+	if (h->max_endpoints == 0)
+		return -SHMR_E_PROTO;
 	shmr_arena_geo_from(&a, h);
 	if (shmr_layout_plan_arena(&g, &a, &plan) != (int64_t)h->size ||
 	    plan.arena_off != h->arena_off ||
@@ -194,7 +207,7 @@ int shmr_layout_check(const void *base, size_t map_size)
 	    plan.counters_off != h->counters_off || plan.ctl_off != h->ctl_off ||
 	    plan.peer_off != h->peer_off || plan.bells_off != h->bells_off ||
 	    plan.eppeer_off != h->eppeer_off || plan.work_off != h->work_off ||
-	    plan.hist_off != h->hist_off)
+	    plan.hist_off != h->hist_off || plan.epctr_off != h->epctr_off)
 		return -SHMR_E_PROTO;
 	return 0;
 }

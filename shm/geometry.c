@@ -2,6 +2,7 @@
  * Which geometries a domain can have (see <shmr/geometry.h>).  No DPDK
  * here: the configuration loader links this alone.
  */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -57,6 +58,11 @@ void shmr_arena_geo_from(struct shmr_arena_geo *a,
 	}
 }
 
+/* The messages below spell the limits out. */
+static_assert(SHMR_MAX_LCORES == 32 && SHMR_MIN_ENDPOINTS == 16 &&
+		      SHMR_MAX_ENDPOINTS == 16384,
+	      "update shmr_geometry_check()'s messages");
+
 int shmr_geometry_check(const struct shmr_geometry *g, const char **why)
 {
 	const char *w = NULL;
@@ -68,7 +74,10 @@ int shmr_geometry_check(const struct shmr_geometry *g, const char **why)
 		 (g->lane_size & (g->lane_size - 1)) != 0)
 		w = "lane_size must be a power of two from 64 to 65536";
 	else if (g->nlcores < 1 || g->nlcores > SHMR_MAX_LCORES)
-		w = "lcores must be from 1 to 4";
+		w = "lcores must be from 1 to 32";
+	else if (shmr_geometry_endpoints(g) < SHMR_MIN_ENDPOINTS ||
+		 shmr_geometry_endpoints(g) > SHMR_MAX_ENDPOINTS)
+		w = "max_endpoints must be from 16 to 16384";
 	else if (g->poll_mode != SHMR_POLL_ADAPTIVE &&
 		 g->poll_mode != SHMR_POLL_BUSY)
 		w = "poll_mode must be adaptive or busy";

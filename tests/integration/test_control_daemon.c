@@ -606,6 +606,29 @@ static unsigned inbox_count(struct app *a, uint32_t slot, unsigned *peeked)
 
 /* ------------------------------------------------------------------ */
 
+/* --check of a configuration of @p lines (after a domain line) and one
+ * router: exit status @p rc and one line of output holding @p want. */
+static void limits_case(struct app *a, const char *lines, int rc,
+			const char *want)
+{
+	const char *argv[] = { control_bin, "--check", "-c", a->conf, NULL };
+	char out[1024];
+	FILE *f = fopen(a->conf, "w");
+
+	assert_non_null(f);
+	fprintf(f, "domain = \"x\";\n%s"
+		   "routers = ( { name = \"r\"; behaviour = \"hash\"; "
+		   "hash = [ \"q\" ]; routes = ( { name = \"q\"; "
+		   "program = \"w\"; } ); } );\n", lines);
+	fclose(f);
+	assert_int_equal(run_capture(argv, out, sizeof(out)), rc);
+	if (!strstr(out, want))
+		fail_msg("--check said \"%s\", wanted \"...%s...\"", out,
+			 want);
+	assert_non_null(strchr(out, '\n'));
+	assert_int_equal(strchr(out, '\n')[1], '\0');
+}
+
 static void exit_status_2_on_bad_input(void **state)
 {
 	struct app a;
@@ -675,6 +698,23 @@ static void exit_status_2_on_bad_input(void **state)
 		assert_non_null(strchr(out, '\n'));
 		assert_int_equal(strchr(out, '\n')[1], '\0');
 	}
+	/* The limits (issue 16): a value out of range, a domain that fits
+	 * (16384 endpoints of small lanes, about 200 MiB), and one that no
+	 * host holds (16384 endpoints of 65536 slots of 4 KiB: 12 TiB),
+	 * refused by --check naming the setting's line. */
+	limits_case(&a, "max_endpoints = 20000;\n", 2,
+		    ":2: max_endpoints: max_endpoints must be from 16 to "
+		    "16384");
+	limits_case(&a, "lcores = 32;\nmax_endpoints = 16384;\n"
+			"lane_size = 64;\nslot_size = 64;\n",
+		    0, ": ok");
+	limits_case(&a, "slot_size = 4096;\nlane_size = 65536;\n"
+			"max_endpoints = 16384;\n",
+		    2, ":4: max_endpoints: the domain needs 12288.");
+	/* Without max_endpoints, what sizes the domain most is named (main
+	 * checked no memory: 1,024 of these lanes, 768 GiB, passed). */
+	limits_case(&a, "slot_size = 4096;\nlane_size = 65536;\n", 2,
+		    ":3: lane_size: the domain needs 768.");
 	app_stop(&a);
 }
 

@@ -80,7 +80,7 @@ static int wait_log(struct daemon *dm, const char *what, int ms)
 
 static int start(struct daemon *dm, uint32_t nlcores, const char *extra_arg)
 {
-	struct shmr_geometry g = { SS, 64, nlcores, SHMR_POLL_ADAPTIVE, 0 };
+	struct shmr_geometry g = { SS, 64, nlcores, SHMR_POLL_ADAPTIVE, 0, 0 };
 	struct shmr_domain_hdr plan;
 	const char *exe = getenv("SHMR_DATAPLANE");
 	int pipefd[2], lanes_fd;
@@ -295,7 +295,7 @@ static void test_forward(void **state)
 		assert_int_equal(m->hops, 1);
 	}
 	assert_int_equal(
-		atomic_load(&shmr_stats_of(dm->base, 0)->router_forwarded[2]),
+		atomic_load(&shmr_ep_ctr_of(dm->base, 0, 2)->router_forwarded),
 		1000);
 }
 

@@ -6,9 +6,11 @@
  *
  * One thread streams numbered messages from one endpoint to another (the
  * receiver checks every one arrives, once, in order); meanwhile a second
- * thread, on an attach of its own, opens 1,000 endpoints one after the
- * other, holding up to HOLD of them at once (so the domain's 128 slots are
- * taken and reused with new generations all the time), and each new
+ * thread, on an attach of its own, opens CYCLES endpoints one after the
+ * other, holding up to HOLD = 1,000 of them at once (so the domain's
+ * default 1,024 slots, max_endpoints, are taken and reused with new
+ * generations all the time: a domain of main's 128 fixed slots fails the
+ * open of the 124th), and each new
  * endpoint sends one message to the receiver carrying its own PID before it
  * is closed in its turn.  The receiver checks each of those arrived exactly
  * once, from the endpoint whose PID it carries (none lost, none
@@ -31,8 +33,8 @@
 
 #include "shmr_test_app.h"
 
-#define CYCLES 1000u   /* endpoints opened and closed */
-#define HOLD 100u      /* of them open at once, at most */
+#define CYCLES 3000u   /* endpoints opened and closed */
+#define HOLD 1000u     /* of them open at once, at most */
 #define TYPE_STREAM 1u
 #define TYPE_CHURN 2u
 #define STALL_MS 30000 /* liveness: the receiver gives up after this */

@@ -167,7 +167,7 @@ static void test_forward_threads(void **state)
 	fwd = atomic_load(&shmr_stats_of(s->d.base, 0)->forwarded);
 	assert_int_equal(fwd, N);
 	assert_int_equal(
-		atomic_load(&shmr_stats_of(s->d.base, 0)->router_forwarded[2]),
+		atomic_load(&shmr_ep_ctr_of(s->d.base, 0, 2)->router_forwarded),
 		N);
 	print_message("%u messages, %u table swaps meanwhile\n", N, swaps);
 	shmr_dp_table_free(shmr_dp_table_current(&s->cur));

@@ -188,6 +188,20 @@ static inline struct shmr_lcore_stats *shmr_stats_of(void *base,
 	       lcore;
 }
 
+/** Routing lcore @p lcore's counters of endpoint @p slot (layout.h);
+ *  a @p slot beyond the header's max_endpoints gets the block's spare
+ *  entry.  Context: the daemons and tests (the header is their own). */
+static inline struct shmr_ep_ctr *shmr_ep_ctr_of(void *base, uint32_t lcore,
+						 uint32_t slot)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(base);
+	uint32_t n = h->max_endpoints;
+
+	return (struct shmr_ep_ctr *)((char *)base + h->epctr_off +
+				      lcore * shmr_ep_ctr_stride(n)) +
+	       (slot < n ? slot : n);
+}
+
 /** Lane @p idx (see SHMR_LANE_*) of endpoint @p slot. */
 static inline struct rte_ring *shmr_lane_at(void *base, uint32_t slot,
 					    uint32_t idx)

@@ -28,7 +28,17 @@ struct shmr_geometry {
 	uint32_t nlcores;    /* 1..SHMR_MAX_LCORES */
 	uint32_t poll_mode;  /* enum shmr_poll_mode */
 	uint32_t spin_polls; /* 0: default */
+	/* endpoint slots, SHMR_MIN_ENDPOINTS..SHMR_MAX_ENDPOINTS; 0: the
+	 * default, SHMR_ENDPOINTS_DEFAULT */
+	uint32_t max_endpoints;
 };
+
+/** The endpoint slots a domain of geometry @p g has (its default for 0).
+ *  Context: any; pure. */
+static inline uint32_t shmr_geometry_endpoints(const struct shmr_geometry *g)
+{
+	return g->max_endpoints ? g->max_endpoints : SHMR_ENDPOINTS_DEFAULT;
+}
 
 /** The payload arena a domain is created with: 0 classes (no arena), or
  *  up to SHMR_ARENA_MAX_CLASSES of strictly growing sizes, at most

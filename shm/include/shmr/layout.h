@@ -24,6 +24,8 @@
  *   | struct shmr_spec          |  routers, routes, registry (seqcount)
  *   +---------------------------+ counters_off
  *   | struct shmr_lcore_stats[L]|  one block per routing lcore (dataplane writes)
+ *   +---------------------------+ epctr_off
+ *   | struct shmr_ep_ctr[L][N+1]|  per lcore, per endpoint slot (dataplane)
  *   +---------------------------+ ctl_off
  *   | control lane              |  control -> dataplane update thread
  *   +---------------------------+ peer_off    lanes memfd (peers: read-write)
@@ -94,18 +96,28 @@
  *   at the end of the lanes part)
  *   10: the lcores' work bits (work_off), set by senders;
  *   11: sojourn stamps (SHMR_F_STAMPED, after the payload) and the
- *   endpoints' histograms (hist_off, tsc_hz, at the header's end)
+ *   endpoints' histograms (hist_off, tsc_hz, at the header's end);
  *   12: the endpoint table's third line (struct shmr_ep_figs: what only
- *   the control plane knows, for the dataplane's telemetry)
+ *   the control plane knows, for the dataplane's telemetry);
+ *   13: max_endpoints and nlcores from the configuration, the lcores'
+ *   per-endpoint counters apart (struct shmr_ep_ctr at epctr_off)
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 12
+#define SHMR_LAYOUT_VERSION_DIGITS 13
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
 #define SHMR_CACHE_LINE 64
 
-#define SHMR_MAX_ENDPOINTS 128u /* endpoint slots per domain */
-#define SHMR_MAX_LCORES 4u      /* routing lcores */
+/* Endpoint slots and routing lcores: a domain has the configuration's
+ * max_endpoints and lcores (the header's max_endpoints, nlcores), these
+ * are only the most a configuration may ask for.  Nothing of a domain's
+ * size, and nothing of the dataplane's round, grows with them: every
+ * array indexed by endpoint slot is sized from the header (operator
+ * guide: the domain's memory). */
+#define SHMR_MAX_ENDPOINTS 16384u /* the most endpoint slots a domain has */
+#define SHMR_MIN_ENDPOINTS 16u
+#define SHMR_ENDPOINTS_DEFAULT 1024u
+#define SHMR_MAX_LCORES 32u /* the most routing lcores */
 #define SHMR_MAX_ROUTERS 8u
 #define SHMR_MAX_ROUTES 32u /* per router */
 #define SHMR_MAX_TYPES 64u  /* type-map entries per router */
@@ -239,35 +251,8 @@ static_assert(offsetof(struct shmr_ep_peer, busy) == SHMR_CACHE_LINE,
 /* The routing specification (struct shmr_spec and its parts). */
 #include <shmr/spec.h>
 
-/*
- * Dataplane counters, one block per routing lcore, each written by that
- * lcore only (relaxed stores of its own values) and summed by readers.
- * Indexed by endpoint slot: a router's counters by its endpoint slot, a
- * route's forwarded count by its inbox's slot.
- */
-struct shmr_lcore_stats {
-	alignas(SHMR_CACHE_LINE) _Atomic(uint64_t) polls;
-	_Atomic(uint64_t) rx;        /* slots taken from outbound lanes */
-	_Atomic(uint64_t) forwarded; /* routed + direct */
-	_Atomic(uint64_t) discarded;
-	_Atomic(uint64_t) failed;
-	_Atomic(uint64_t) bad;       /* slots with a bad length/kind/target */
-	_Atomic(uint64_t) sleeps;
-	_Atomic(uint64_t) table_version; /* version this lcore last saw */
-	_Atomic(uint64_t) admin;         /* slots put into the admin endpoint */
-	/* meant for it, but its lane was full */
-	_Atomic(uint64_t) admin_dropped;
-	_Atomic(uint64_t) router_forwarded[SHMR_MAX_ENDPOINTS];
-	_Atomic(uint64_t) router_discarded[SHMR_MAX_ENDPOINTS];
-	_Atomic(uint64_t) router_failed[SHMR_MAX_ENDPOINTS];
-	/* into inbox slot */
-	_Atomic(uint64_t) ep_delivered[SHMR_MAX_ENDPOINTS];
-	_Atomic(uint64_t) busy_polls; /* polls that found work */
-	_Atomic(uint64_t) wakeups;    /* sleeps ended by a ring, not a timeout */
-	/* Enqueues into inbox slot that found its lane full (the lcore
-	 * held the slot back, or failed it as the router asks). */
-	_Atomic(uint64_t) ep_full[SHMR_MAX_ENDPOINTS];
-};
+/* The dataplane's counters (struct shmr_lcore_stats, struct shmr_ep_ctr). */
+#include <shmr/stats.h>
 
 /* Control-lane messages (struct shmr_msg.type, kind SEND). */
 enum shmr_ctl_type {
@@ -356,6 +341,9 @@ struct shmr_domain_hdr {
 	 * 0: senders do not stamp (the configuration's `sojourn = false`, or
 	 * no usable TSC). */
 	uint64_t tsc_hz;
+	/* The lcores' per-endpoint counters (struct shmr_ep_ctr, domain
+	 * part). */
+	uint64_t epctr_off;
 };
 
 /*
@@ -366,7 +354,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 12u,
+static_assert(SHMR_LAYOUT_VERSION == 13u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

@@ -191,9 +191,27 @@ struct shmr_spec {
 	uint32_t nreg;
 	uint32_t nactive;          /* entries of active[] */
 	uint32_t pad;
-	uint32_t active[SHMR_MAX_ENDPOINTS]; /* endpoint slots to poll */
 	struct shmr_spec_router routers[SHMR_MAX_ROUTERS];
 	struct shmr_spec_reg registry[SHMR_MAX_REGISTRY];
+	/* Last, so that a copy stops at its nactive entries
+	 * (shmr_spec_used_size()): what a change costs grows with the
+	 * endpoints attached, not with max_endpoints. */
+	uint32_t active[SHMR_MAX_ENDPOINTS]; /* endpoint slots to poll */
 };
+
+/* The bytes of @p s that hold it: everything up to active[], and its
+ * first nactive entries (read once, bounded by the array).  A copy of
+ * that many bytes is a copy of the spec.  Context: any; a reader inside
+ * its seqcount (a torn nactive is retried with the rest). */
+static inline size_t shmr_spec_used_size(const struct shmr_spec *s)
+{
+	/* Relaxed, once: the seqcount orders it (S3/S4), and the value is
+	 * bounded below. */
+	uint32_t n = __atomic_load_n(&s->nactive, __ATOMIC_RELAXED);
+
+	if (n > SHMR_MAX_ENDPOINTS)
+		n = SHMR_MAX_ENDPOINTS;
+	return offsetof(struct shmr_spec, active) + (size_t)n * sizeof(uint32_t);
+}
 
 #endif

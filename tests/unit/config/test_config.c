@@ -119,6 +119,7 @@ static void test_default_parses(void **state)
 	assert_int_equal(c->slot_size, SHMR_SLOT_DEFAULT);
 	assert_int_equal(c->lane_size, SHMR_LANE_DEFAULT);
 	assert_int_equal(c->lcores, 1);
+	assert_int_equal(c->max_endpoints, SHMR_ENDPOINTS_DEFAULT);
 	assert_int_equal(c->poll_mode, SHMR_POLL_ADAPTIVE);
 	assert_string_equal(c->dataplane_cpus, "");
 	assert_string_equal(c->socket_group, "");
@@ -1282,10 +1283,21 @@ static void test_geometry_and_values(void **state)
 		   "t.conf:1: slot_size: ", "multiple of 8");
 	expect_err("\nlane_size = 1000;\nrouters = ( " ROUTER_OK " );\n",
 		   "t.conf:2: lane_size: ", "power of two");
-	expect_err("lcores = 5;\nrouters = ( " ROUTER_OK " );\n",
-		   "t.conf:1: lcores: ", "1 to 4");
+	expect_err("lcores = 33;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: lcores: ", "1 to 32");
 	expect_err("lcores = -1;\nrouters = ( " ROUTER_OK " );\n",
 		   "t.conf:1: lcores: ", "out of range");
+	/* The limits: max_endpoints from 16 to 16384 (default 1024),
+	 * lcores up to 32; an error names the file and line. */
+	expect_err("routers = ( " ROUTER_OK " );\n\nmax_endpoints = 16385;\n",
+		   "t.conf:3: max_endpoints: max_endpoints must be from 16 to "
+		   "16384", NULL);
+	expect_err("max_endpoints = 15;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: max_endpoints: ", "from 16 to 16384");
+	expect_err("max_endpoints = 0;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: max_endpoints: ", "from 16 to 16384");
+	expect_err("max_endpoints = -1;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: max_endpoints: ", "out of range");
 	expect_err("routers = ( " ROUTER_OK " );\npoll_mode = \"fast\";\n",
 		   "t.conf:2: poll_mode: unknown poll mode \"fast\"", NULL);
 	expect_err("run_dir = \"run/shmr\";\nrouters = ( " ROUTER_OK " );\n",
@@ -1312,7 +1324,8 @@ static void test_geometry_and_values(void **state)
 
 	struct shmr_config *c = expect_ok(
 		"domain = \"d.1:x-y_z\"; run_dir = \"/tmp/x\";\n"
-		"slot_size = 4096; lane_size = 64; lcores = 4;\n"
+		"slot_size = 4096; lane_size = 64; lcores = 32;\n"
+		"max_endpoints = 16384;\n"
 		"poll_mode = \"busy\"; socket_group = \"shmr-users\";\n"
 		"stop_grace_ms = 0; restart_backoff_ms = 50;\n"
 		"routers = ( { name = \"r\"; behaviour = \"type\";\n"
@@ -1322,7 +1335,8 @@ static void test_geometry_and_values(void **state)
 	assert_string_equal(c->run_dir, "/tmp/x");
 	assert_int_equal(c->slot_size, 4096);
 	assert_int_equal(c->lane_size, 64);
-	assert_int_equal(c->lcores, 4);
+	assert_int_equal(c->lcores, 32);
+	assert_int_equal(c->max_endpoints, 16384);
 	assert_int_equal(c->poll_mode, SHMR_POLL_BUSY);
 	assert_string_equal(c->socket_group, "shmr-users");
 	assert_int_equal(c->stop_grace_ms, 0);
@@ -1359,9 +1373,9 @@ static void test_access_settings(void **state)
 		   " );\n",
 		   "t.conf:1: max_connections_per_user: 257 is out of range",
 		   NULL);
-	expect_err("max_endpoints_per_user = 129;\nrouters = ( " ROUTER_OK
+	expect_err("max_endpoints_per_user = 16385;\nrouters = ( " ROUTER_OK
 		   " );\n",
-		   "t.conf:1: max_endpoints_per_user: 129 is out of range",
+		   "t.conf:1: max_endpoints_per_user: 16385 is out of range",
 		   NULL);
 	expect_err("idle_timeout_ms = 10;\nrouters = ( " ROUTER_OK " );\n",
 		   "t.conf:1: idle_timeout_ms: 10 is out of range", NULL);
@@ -1752,7 +1766,7 @@ static void test_full_file(void **state)
 	/* An @include'd file resolves against the including file's directory
 	 * and names itself in errors. */
 	snprintf(want, sizeof(want), "%s/inc.conf", dir);
-	write_file(want, "# included\n\nlcores = 9;\n");
+	write_file(want, "# included\n\nlcores = 33;\n");
 	write_file(path, "@include \"inc.conf\"\n"
 			 "routers = ( " ROUTER_OK " );\n");
 	assert_int_equal(shmr_config_load_file(path, c, err, sizeof(err)),

@@ -151,7 +151,8 @@ static void endpoint_slots(void **state)
 	size_t n = 0;
 
 	(void)state;
-	n += (size_t)snprintf(text + n, sizeof(text) - n, "routers = (\n");
+	n += (size_t)snprintf(text + n, sizeof(text) - n,
+			      "max_endpoints = 128; routers = (\n");
 	for (unsigned i = 0; i < 4; i++)
 		n += (size_t)snprintf(text + n, sizeof(text) - n,
 				      "{ name = \"p%u\"; behaviour = "

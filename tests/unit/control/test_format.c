@@ -430,8 +430,8 @@ static void largest_domain_fits(void **state)
 	}
 	assert_int_equal(shmr_ctl_model_init(&m, &cfg), 0);
 	memset(&c, 0xff, sizeof(c)); /* every figure UINT64_MAX */
-	c.nlcores = SHMR_MAX_LCORES;
-	c.nclients = SHMR_MAX_ENDPOINTS - 1 - SHMR_MAX_ROUTES;
+	c.nlcores = 4;
+	c.nclients = 128 - 1 - SHMR_MAX_ROUTES;
 	for (unsigned i = 0; i < c.nclients; i++) {
 		c.client[i].pid = (struct shmr_pid){ 33 + i, UINT32_MAX };
 		memset(c.client[i].name, 'n', SHMR_NAME_MAX - 1);

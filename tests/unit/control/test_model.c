@@ -411,7 +411,7 @@ static void endpoints_exhausted(void **state)
 
 	while (shmr_ctl_model_open(&f->m, 1, 1, 0, &p, &reused) == 0)
 		n++;
-	assert_int_equal(n, SHMR_MAX_ENDPOINTS - 8);
+	assert_int_equal(n, shmr_config_endpoints(f->cfg) - 8);
 	assert_int_equal(shmr_ctl_model_open(&f->m, 1, 1, 0, &p, &reused),
 			 -SHMR_E_NO_ENDPOINT);
 }
@@ -430,8 +430,9 @@ static void bad_configs(void **state)
 	assert_int_equal(shmr_ctl_model_init(m, c), -SHMR_E_NAME);
 	free(c);
 
-	/* 8 routers of 32 routes: more than 128 endpoints. */
+	/* 8 routers of 32 routes: more than the 128 endpoints configured. */
 	c = calloc(1, sizeof(*c));
+	c->max_endpoints = 128;
 	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++) {
 		struct shmr_conf_router *r = &c->routers[c->nrouters++];
 

@@ -146,11 +146,11 @@ static void bad_requests(void **state)
 		{ "REGISTER abcdefghijklmnopqrstuvwxyz012345 1 1", SHMR_E_NAME },
 		{ "UNREGISTER a%b 1 1", SHMR_E_NAME },
 		/* bad PIDs: SHMR_E_NO_ENDPOINT */
-		{ "CLAIM 128 1", SHMR_E_NO_ENDPOINT },
+		{ "CLAIM 16384 1", SHMR_E_NO_ENDPOINT },
 		{ "CLAIM 4294967295 1", SHMR_E_NO_ENDPOINT },
 		{ "CLAIM 3 0", SHMR_E_NO_ENDPOINT },
 		{ "CLOSE 0 0", SHMR_E_NO_ENDPOINT },
-		{ "REGISTER ok 128 1", SHMR_E_NO_ENDPOINT },
+		{ "REGISTER ok 16384 1", SHMR_E_NO_ENDPOINT },
 		{ "UNREGISTER ok 1 0", SHMR_E_NO_ENDPOINT },
 		/* another layout: SHMR_E_VERSION */
 		{ "ATTACH 0", SHMR_E_VERSION },

@@ -142,7 +142,7 @@ static void refused(void **state)
 		/* NARGS says 2, one follows */
 		"shmr-control-state 2\nroute r a 0 0 0 0 = prog 2 x\nend\n",
 		"shmr-control-state 2\nroute r a 0 0 0 0 = pr%4 0\nend\n",
-		"shmr-control-state 2\nclient 999 1 2 3\nend\n",
+		"shmr-control-state 2\nclient 16384 1 2 3\nend\n",
 		"shmr-control-state 2\ncontrol 99999999999 1\nend\n",
 	};
 	static struct shmr_ctl_state st;

@@ -32,7 +32,7 @@ struct dp_dom {
 static inline int dp_dom_init_lane(struct dp_dom *d, uint32_t nlcores,
 				   uint32_t lane)
 {
-	struct shmr_geometry g = { 128, lane, nlcores, SHMR_POLL_ADAPTIVE, 0 };
+	struct shmr_geometry g = { 128, lane, nlcores, SHMR_POLL_ADAPTIVE, 0, 0 };
 	struct shmr_domain_hdr plan;
 	int64_t size = shmr_layout_plan(&g, &plan);
 

@@ -105,19 +105,18 @@ static uint64_t stat(struct fixture *f, size_t off)
 
 static uint64_t ep_stat(struct fixture *f, size_t off, uint32_t slot)
 {
-	return atomic_load((_Atomic uint64_t *)((char *)shmr_stats_of(
-							f->d.base, LC) +
-						off) +
-			   slot);
+	return atomic_load((_Atomic uint64_t *)((char *)shmr_ep_ctr_of(
+							f->d.base, LC, slot) +
+						off));
 }
 
 #define DELIVERED(f, pid)                                                   \
-	ep_stat(f, offsetof(struct shmr_lcore_stats, ep_delivered), (pid).slot)
+	ep_stat(f, offsetof(struct shmr_ep_ctr, ep_delivered), (pid).slot)
 #define ROUTER_FWD(f)                                                       \
-	ep_stat(f, offsetof(struct shmr_lcore_stats, router_forwarded),     \
+	ep_stat(f, offsetof(struct shmr_ep_ctr, router_forwarded),     \
 		(f)->router.slot)
 #define ROUTER_FAILED(f)                                                    \
-	ep_stat(f, offsetof(struct shmr_lcore_stats, router_failed),        \
+	ep_stat(f, offsetof(struct shmr_ep_ctr, router_failed),        \
 		(f)->router.slot)
 
 /* The routee index router @p ri decides for a message with @p key. */
@@ -778,7 +777,6 @@ static void test_broadcast_behind_a_router(void **state)
 	struct fixture *f = *state;
 	struct rte_ring *src = out_lane(f, f->a);
 	unsigned char slot[SS], got[64 * SS];
-	struct shmr_lcore_stats *st = shmr_stats_of(f->d.base, LC);
 	unsigned ri, front;
 
 	dp_spec_begin(&f->d);
@@ -799,7 +797,7 @@ static void test_broadcast_behind_a_router(void **state)
 		assert_int_equal(at(got, 0)->hops, 2);
 		assert_int_equal(at(got, 0)->ref, 9);
 	}
-	assert_int_equal(atomic_load(&st->router_forwarded[f->other.slot]), 1);
+	assert_int_equal(atomic_load(&shmr_ep_ctr_of(f->d.base, LC, f->other.slot)->router_forwarded), 1);
 	assert_int_equal(ROUTER_FWD(f), 2);
 	assert_int_equal(STAT(f, forwarded), 2);
 }

@@ -108,7 +108,6 @@ static void assert_pid(struct shmr_pid p, struct shmr_pid q)
 static void test_forward_mixed(void **state)
 {
 	struct fixture *f = *state;
-	struct shmr_lcore_stats *st = shmr_stats_of(f->d.base, LC);
 	struct rte_ring *src = out_lane(f, f->a);
 	unsigned char slot[SS], got[64 * SS];
 	struct shmr_pid stale = { f->b.slot, 5 };
@@ -142,7 +141,7 @@ static void test_forward_mixed(void **state)
 	put(src, dp_msg(slot, SHMR_KIND_CALL, f->a, stale, 1, 0, 110));
 	/* 10: call to a stale target */
 	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a,
-			(struct shmr_pid){ 200, 1 }, 1, 0, 111));
+			(struct shmr_pid){ shmr_hdr(f->d.base)->max_endpoints, 1 }, 1, 0, 111));
 	/* 11: target out of range */
 	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->b, 1, 0, 112);
 	m->priority = 7;
@@ -196,14 +195,14 @@ static void test_forward_mixed(void **state)
 	assert_int_equal(STAT(f, forwarded), 3);
 	assert_int_equal(STAT(f, discarded), 1);
 	assert_int_equal(STAT(f, failed), 4);
-	assert_int_equal(atomic_load(&st->router_forwarded[f->router.slot]),
+	assert_int_equal(atomic_load(&shmr_ep_ctr_of(f->d.base, LC, f->router.slot)->router_forwarded),
 			 1);
-	assert_int_equal(atomic_load(&st->router_discarded[f->router.slot]),
+	assert_int_equal(atomic_load(&shmr_ep_ctr_of(f->d.base, LC, f->router.slot)->router_discarded),
 			 1);
-	assert_int_equal(atomic_load(&st->router_failed[f->router.slot]), 2);
-	assert_int_equal(atomic_load(&st->ep_delivered[f->work.slot]), 1);
-	assert_int_equal(atomic_load(&st->ep_delivered[f->b.slot]), 2);
-	assert_int_equal(atomic_load(&st->ep_delivered[f->a.slot]), 3);
+	assert_int_equal(atomic_load(&shmr_ep_ctr_of(f->d.base, LC, f->router.slot)->router_failed), 2);
+	assert_int_equal(atomic_load(&shmr_ep_ctr_of(f->d.base, LC, f->work.slot)->ep_delivered), 1);
+	assert_int_equal(atomic_load(&shmr_ep_ctr_of(f->d.base, LC, f->b.slot)->ep_delivered), 2);
+	assert_int_equal(atomic_load(&shmr_ep_ctr_of(f->d.base, LC, f->a.slot)->ep_delivered), 3);
 	assert_int_equal(
 		atomic_load(&shmr_ep_at(f->d.base, f->a.slot)->bad_slots), 5);
 	/* The other lcore's counters are its own. */
@@ -466,7 +465,6 @@ static void test_admin_priority(void **state)
 static void test_admin_route_failed(void **state)
 {
 	struct fixture *f = *state;
-	struct shmr_lcore_stats *st = shmr_stats_of(f->d.base, LC);
 	struct rte_ring *src = out_lane(f, f->a);
 	unsigned char slot[SS], got[64 * SS];
 	struct shmr_msg *m;
@@ -518,7 +516,7 @@ static void test_admin_route_failed(void **state)
 	assert_int_equal(rte_ring_count(lane(f, f->work, LC)), 1);
 
 	assert_int_equal(STAT(f, failed), 4);
-	assert_int_equal(atomic_load(&st->router_failed[f->router.slot]), 4);
+	assert_int_equal(atomic_load(&shmr_ep_ctr_of(f->d.base, LC, f->router.slot)->router_failed), 4);
 	assert_int_equal(STAT(f, forwarded), 1);
 	assert_int_equal(STAT(f, admin), 3);
 }

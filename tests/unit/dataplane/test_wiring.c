@@ -160,10 +160,8 @@ static uint64_t stat_of(struct fixture *f, uint32_t lcore, size_t off)
 	(stat_of(f, 0, offsetof(struct shmr_lcore_stats, field)) +        \
 	 stat_of(f, 1, offsetof(struct shmr_lcore_stats, field)))
 #define RSTAT(f, arr, slot)                                                \
-	(stat_of(f, 0, offsetof(struct shmr_lcore_stats, arr) +           \
-			       (slot) * sizeof(uint64_t)) +                \
-	 stat_of(f, 1, offsetof(struct shmr_lcore_stats, arr) +           \
-			       (slot) * sizeof(uint64_t)))
+	(atomic_load(&shmr_ep_ctr_of((f)->d.base, 0, (slot))->arr) +        \
+	 atomic_load(&shmr_ep_ctr_of((f)->d.base, 1, (slot))->arr))
 
 static void assert_pid(struct shmr_pid p, struct shmr_pid q)
 {

@@ -34,7 +34,7 @@ static void accepted_is_ring_size(void **state)
 			for (unsigned k = 0; k < 3; k++) {
 				struct shmr_geometry g = {
 					slot, lanes[k], 1, SHMR_POLL_ADAPTIVE,
-					0
+					0, 0
 				};
 				struct shmr_domain_hdr h;
 				ssize_t ring;
@@ -60,7 +60,7 @@ static void accepted_is_ring_size(void **state)
 static void lcores_and_poll_mode(void **state)
 {
 	struct shmr_geometry g = { SHMR_SLOT_DEFAULT, SHMR_LANE_DEFAULT, 1,
-				   SHMR_POLL_ADAPTIVE, 0 };
+				   SHMR_POLL_ADAPTIVE, 0, 0 };
 	const char *why = NULL;
 
 	(void)state;
@@ -68,8 +68,19 @@ static void lcores_and_poll_mode(void **state)
 	assert_null(why);
 	g.nlcores = SHMR_MAX_LCORES + 1;
 	assert_int_equal(shmr_geometry_check(&g, &why), -EINVAL);
-	assert_string_equal(why, "lcores must be from 1 to 4");
+	assert_string_equal(why, "lcores must be from 1 to 32");
 	g.nlcores = SHMR_MAX_LCORES;
+	assert_int_equal(shmr_geometry_check(&g, &why), 0);
+	/* max_endpoints: 0 is the default; 16 to 16384. */
+	g.max_endpoints = SHMR_MAX_ENDPOINTS + 1;
+	assert_int_equal(shmr_geometry_check(&g, &why), -EINVAL);
+	assert_string_equal(why, "max_endpoints must be from 16 to 16384");
+	g.max_endpoints = SHMR_MIN_ENDPOINTS - 1;
+	assert_int_equal(shmr_geometry_check(&g, &why), -EINVAL);
+	g.max_endpoints = SHMR_MAX_ENDPOINTS;
+	assert_int_equal(shmr_geometry_check(&g, &why), 0);
+	g.max_endpoints = 0;
+	assert_int_equal(shmr_geometry_endpoints(&g), SHMR_ENDPOINTS_DEFAULT);
 	g.poll_mode = SHMR_POLL_BUSY + 1;
 	assert_int_equal(shmr_geometry_check(&g, &why), -EINVAL);
 	assert_string_equal(why, "poll_mode must be adaptive or busy");
