@@ -17,6 +17,21 @@
  * received and not yet released (a worker's burst, redelivered if that
  * worker dies) still counts.  A lane whose indices are not sound is not
  * walked: then every SENT buffer is kept (a leak is the safe side).
+ *
+ * Shared buffers (SHARED, arena.h's essay).  Each reclaim also recomputes
+ * them from the lanes: a SHARED word, of any sender, that no slot in any
+ * lane refers to (outbound lanes first, then inbound: the same walk) is
+ * freed by one CAS from the word read before the walk.  Only the
+ * dataplane adds references, for an original it reads from an outbound
+ * lane, before it publishes the copies, and it publishes them before it
+ * releases the original; so a reference that exists at our read is in a
+ * lane we read after it, or was given back, which changed the word and
+ * makes our CAS fail (the buffer is kept: the next reclaim looks again).
+ * A receiver between its slots' release and its give-back has no slot
+ * left: our free wins, and its CAS then finds the word changed.  So a
+ * count a death left too high (a receiver between those two steps, the
+ * dataplane between an add and its publish) is given back here, and a
+ * live reference never is.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -104,7 +119,9 @@ static int lane_refs(const struct shmr_ctl_domain *d, const struct rte_ring *r,
 }
 
 struct sent {
-	struct shmr_buf_ref *refs; /* SENT by the holder (gen, cls, index) */
+	/* SENT by the holder, or SHARED (any sender): cls, index, gen */
+	struct shmr_buf_ref *refs;
+	uint64_t *words; /* each one's word as read before the walk */
 	unsigned char *seen;
 	unsigned n;
 	uint32_t holder;
@@ -115,25 +132,49 @@ static void mark_seen(void *arg, const struct shmr_msg *m,
 {
 	struct sent *s = arg;
 
-	if (m->from.slot != s->holder)
-		return;
 	for (unsigned i = 0; i < s->n; i++)
 		if (s->refs[i].cls == ref->cls &&
 		    s->refs[i].index == ref->index &&
-		    s->refs[i].gen == ref->gen)
+		    s->refs[i].gen == ref->gen &&
+		    (m->from.slot == s->holder ||
+		     shmr_buf_word_state(s->words[i]) == SHMR_BUF_SHARED))
 			s->seen[i] = 1;
 }
 
-/* Walk every lane (the holder's outbound ones first); -1 if one cannot
- * be walked. */
+/* Add candidate @p r (word @p w); -1 when out of memory. */
+static int sent_add(struct sent *s, unsigned *cap, const struct shmr_buf_ref *r,
+		    uint64_t w)
+{
+	if (s->n == *cap) {
+		unsigned c = *cap ? *cap * 2 : 64;
+		void *a = realloc(s->refs, c * sizeof(*s->refs));
+
+		if (!a)
+			return -1;
+		s->refs = a;
+		a = realloc(s->words, c * sizeof(*s->words));
+		if (!a)
+			return -1;
+		s->words = a;
+		*cap = c;
+	}
+	s->refs[s->n] = *r;
+	s->words[s->n++] = w;
+	return 0;
+}
+
+/* Walk every lane (every outbound one first: the holder's, and the
+ * senders' of shared buffers); -1 if one cannot be walked. */
 static int walk_all(const struct shmr_ctl_domain *d, struct sent *s)
 {
 	uint32_t nl = d->geo.nlcores;
 	int rc = 0;
 
-	for (uint32_t l = SHMR_LANE_OUT(nl); l <= SHMR_LANE_OUT_HIGH(nl); l++)
-		rc |= lane_refs(d, shmr_ctl_dom_lane(d, s->holder, l),
-				mark_seen, s);
+	for (uint32_t e = 0; e < SHMR_MAX_ENDPOINTS; e++)
+		for (uint32_t l = SHMR_LANE_OUT(nl); l <= SHMR_LANE_OUT_HIGH(nl);
+		     l++)
+			rc |= lane_refs(d, shmr_ctl_dom_lane(d, e, l),
+					mark_seen, s);
 	for (uint32_t e = 0; e < SHMR_MAX_ENDPOINTS; e++)
 		for (uint32_t l = 0; l < nl; l++)
 			rc |= lane_refs(d, shmr_ctl_dom_lane(d, e, l),
@@ -144,7 +185,7 @@ static int walk_all(const struct shmr_ctl_domain *d, struct sent *s)
 unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 {
 	struct shmr_arena_view v;
-	struct sent s = { NULL, NULL, 0, slot };
+	struct sent s = { NULL, NULL, NULL, 0, slot };
 	unsigned freed = 0, cap = 0, kept = 0;
 
 	view_of(d, &v);
@@ -152,9 +193,11 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 		return 0;
 	for (uint32_t c = 0; c < v.nclasses; c++) {
 		for (uint32_t i = 0; i < v.cls[c].count; i++) {
+			/* Acquire: read before any lane of the walk below
+			 * (a SHARED word is freed only from this value). */
 			uint64_t w = atomic_load_explicit(
 				shmr_arena_word(&v, c, i),
-				memory_order_relaxed);
+				memory_order_acquire);
 			struct shmr_buf_ref r = { c, i, shmr_buf_word_gen(w), 0 };
 
 			if (w == shmr_buf_word(SHMR_BUF_WRITING, slot, r.gen)) {
@@ -165,18 +208,11 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 				}
 				continue;
 			}
-			if (w != shmr_buf_word(SHMR_BUF_SENT, slot, r.gen))
+			if (w != shmr_buf_word(SHMR_BUF_SENT, slot, r.gen) &&
+			    shmr_buf_word_state(w) != SHMR_BUF_SHARED)
 				continue;
-			if (s.n == cap) {
-				void *a = realloc(s.refs, (cap ? cap * 2 : 64) *
-							     sizeof(*s.refs));
-
-				if (!a)
-					break; /* the rest stays: a leak */
-				s.refs = a;
-				cap = cap ? cap * 2 : 64;
-			}
-			s.refs[s.n++] = r;
+			if (sent_add(&s, &cap, &r, w) < 0)
+				break; /* the rest stays: a leak */
 		}
 	}
 	if (s.n) {
@@ -187,8 +223,8 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 					kept++;
 					continue;
 				}
-				if (shmr_arena_free_sent(&v, &s.refs[i],
-							 slot)) {
+				if (shmr_arena_move_word(&v, &s.refs[i],
+							 s.words[i])) {
 					freed++;
 					d->arena_reclaimed_cls[s.refs[i].cls]++;
 				}
@@ -196,6 +232,7 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 		}
 	}
 	free(s.refs);
+	free(s.words);
 	free(s.seen);
 	if (freed) {
 		shmr_ctl_log("endpoint %u: %u arena buffer(s) reclaimed (%u "

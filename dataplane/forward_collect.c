@@ -169,6 +169,15 @@ int shmr_dp_fwd_collect_call_rcu(struct shmr_dp_lcore *lc,
 		if (rc < 0)
 			err = start_error(rc);
 	}
+	/* A buffer is shared by the copies: their references are added
+	 * before any is published (arena.h; the original's goes at its
+	 * commit). */
+	if (!held && reserved && rc == 0 && meta->has_buf &&
+	    !shmr_arena_share(&env->arena, &meta->buf, p->slot, reserved)) {
+		(void)shmr_dp_collect_cancel(&lc->coll, m->ref);
+		err = -SHMR_E_NOT_ALLOWED;
+		rc = -1;
+	}
 	/* Routees [0, j) were looked at: publish or give back. */
 	for (uint32_t x = 0; x < j; x++) {
 		struct rte_ring *lane;
@@ -207,23 +216,40 @@ refused:
  * a full one holds the reply back instead of losing the answer.
  * Returns 1 when handled, 0 when held back.
  */
+/* A reply with an arena buffer (checked by classify(): SENT by its
+ * routee) that goes nowhere gives its buffer back: @p m, or the header
+ * and reference @p saved kept before on_reply() rewrote @p m. */
+static void reply_unref(const struct shmr_dp_lcore *lc,
+			const struct shmr_msg *m)
+{
+	struct shmr_buf_ref ref;
+
+	if (!(m->flags & SHMR_F_ARENA) || m->len != sizeof(ref))
+		return;
+	memcpy(&ref, m->data, sizeof(ref));
+	(void)shmr_arena_free_sent(&lc->env->arena, &ref, m->from.slot);
+}
+
 static int deliver_collected(struct shmr_dp_lcore *lc,
 			     const struct shmr_dp_table *t, struct shmr_msg *m)
 {
 	const struct shmr_dp_env *env = lc->env;
 	uint32_t ss = env->slot_size, rs = m->to.slot;
+	uint64_t saved[(SHMR_HDR_SIZE + sizeof(struct shmr_buf_ref)) / 8];
 	struct rte_ring_zc_data zcd;
 	struct rte_ring *lane;
 	struct shmr_pid caller;
 	int v;
 
 	if (shmr_dp_collect_caller(&lc->coll, m->ref, &caller) < 0) {
+		reply_unref(lc, m);
 		(void)shmr_dp_collect_on_reply(&lc->coll, m, lc->clock_ns());
 		reply_dropped(lc, rs);
 		return 1;
 	}
 	if (!answerable(lc, t, caller)) {
 		/* Nobody left to answer: the call ends here. */
+		reply_unref(lc, m);
 		(void)shmr_dp_collect_on_reply(&lc->coll, m, lc->clock_ns());
 		reply_dropped(lc, rs);
 		return 1;
@@ -231,7 +257,12 @@ static int deliver_collected(struct shmr_dp_lcore *lc,
 	lane = shmr_dp_lane(env, caller.slot, lc->index);
 	if (shmr_lane_reserve_bounded(lane, env->lane_size, ss, 1, &zcd) != 1)
 		return 0;
+	/* Past the deadline on_reply() makes it the caller's timeout (a
+	 * header): the routee's buffer then goes back. */
+	memcpy(saved, m, SHMR_HDR_SIZE + sizeof(struct shmr_buf_ref));
 	v = shmr_dp_collect_on_reply(&lc->coll, m, lc->clock_ns());
+	if (v != SHMR_DP_COLLECT_DELIVER)
+		reply_unref(lc, (const struct shmr_msg *)saved);
 	memcpy(zcd.ptr1, m, shmr_msg_bytes(m, ss));
 	rte_ring_enqueue_zc_elem_finish(lane, 1);
 	shmr_dp_count(&lc->stats->ep_delivered[caller.slot], 1);
@@ -267,6 +298,17 @@ int shmr_dp_fwd_collect_reply_rcu(struct shmr_dp_lcore *lc,
 	if (owner == lc->index) {
 		if (!deliver_collected(lc, t, m))
 			return 0;
+	} else if (meta->has_buf) {
+		/* Over xout it would be in private memory after its source
+		 * lane is released, where a reclaim cannot see it (arena.h):
+		 * dropped, its buffer back; the caller gets its timeout. */
+		(void)shmr_arena_free_sent(&lc->env->arena, &meta->buf,
+					   p->slot);
+		shmr_dp_event(lc, SHMR_DP_EV_FAILED,
+			      "lcore %u: a reply in an arena buffer from %u.%u "
+			      "for another lcore's collector: dropped",
+			      lc->index, m->from.slot, m->from.gen);
+		reply_dropped(lc, m->to.slot);
 	} else if (owner < t->nlcores && lc->xout[owner]) {
 		if (shmr_lane_put(lc->xout[owner], (const unsigned char *)m, ss,
 				  1) != 1)

@@ -13,9 +13,11 @@
  *                byte; sends come back without a copy (the worker keeps
  *                the buffer and sends it on); afterwards every buffer is
  *                free again
- *   shared       broadcast, scatter-gather and balancing refuse a buffer (a
- *                call gets SHMR_E_NOT_ALLOWED, a send is dead-lettered), and
- *                the buffer is free again
+ *   shared       scatter-gather and broadcast (a pool, and the Broadcast
+ *                envelope) share one buffer among their copies, at sizes
+ *                on the classes' edges: the reply, or every copy sent
+ *                back, byte for byte; every buffer free afterwards;
+ *                balancing refuses a buffer (SHMR_E_NOT_ALLOWED)
  *   forged       slots with a bad class, index, generation or owner put
  *                straight into our outbound lane: each dropped and
  *                counted by the dataplane, both daemons the same
@@ -212,25 +214,93 @@ static void test_sends_come_back(void **state)
 	assert_arena_free(x);
 }
 
-static void test_shared_copies_refused(void **state)
+static const size_t shared_sizes[] = { 1, 4095, 4096, 4097, 65535, 65536,
+					65537, BIG - 1, BIG };
+
+/* Scatter-gather: one buffer, a copy of the call to each of the two
+ * routees; the first reply (in the routee's own buffer when it does not
+ * fit a slot) is the request byte for byte, the other reply is dropped
+ * with its buffer, and the shared one is freed once both routees are
+ * done with it. */
+static void test_scatter_gather_shares(void **state)
 {
 	struct ctx *x = *state;
-	const char *const routers[] = { "sg", "bal" };
-	struct shmr_buf b;
-	int rc;
+	struct shmr_pid sg = client_lookup(&x->c, "sg");
 
-	for (size_t r = 0; r < sizeof(routers) / sizeof(routers[0]); r++) {
-		assert_int_equal(shmr_buf_alloc(x->c.ep, 10000, &b), 0);
-		rc = shmr_call_buf(x->c.ep, client_lookup(&x->c, routers[r]),
-				   1, 0, &b, 10000, x->got, BIG, CALL_MS);
-		assert_int_equal(rc, -SHMR_E_NOT_ALLOWED);
+	for (size_t i = 0; i < sizeof(shared_sizes) / sizeof(shared_sizes[0]);
+	     i++) {
+		call_size(x, "sg", sg, shared_sizes[i]);
+		assert_arena_free(x);
 	}
-	/* A send in a buffer to a broadcast pool: a dead letter, its buffer
-	 * freed. */
+}
+
+static void recv_copy(struct ctx *x, size_t len, uint64_t key)
+{
+	const struct shmr_msg *m;
+	const void *p;
+	size_t got;
+
+	assert_int_equal(shmr_recv_burst(x->c.ep, &m, 1, CALL_MS), 1);
+	assert_int_equal(m->key, key);
+	p = shmr_msg_payload(x->c.ep, m, &got);
+	if (!p || got != len || memcmp(p, x->want, len) != 0)
+		fail_msg("broadcast of %zu bytes: a copy came back %s", len,
+			 !p ? "unsound" : "different");
+}
+
+/* Broadcast (a broadcast pool, and the Broadcast envelope of a
+ * round-robin one): one buffer shared by both routees' copies.  Each
+ * routee keeps what it got and sends it back (the first to keep gets
+ * its own copy of the bytes, the last takes the shared buffer over), so
+ * two copies come back byte for byte, and every buffer is free again
+ * once we release them. */
+static void test_broadcast_shares(void **state)
+{
+	struct ctx *x = *state;
+	const char *const routers[] = { "bc", "rr" };
+
+	for (size_t r = 0; r < 2; r++) {
+		struct shmr_pid to = client_lookup(&x->c, routers[r]);
+
+		for (size_t i = 0;
+		     i < sizeof(shared_sizes) / sizeof(shared_sizes[0]); i++) {
+			size_t len = shared_sizes[i];
+			struct shmr_buf b;
+			const struct shmr_msg *m;
+
+			assert_int_equal(large_alloc_wait(x->c.ep, len, &b), 0);
+			fill(x->want, len, 500 + (unsigned)i);
+			memcpy(b.data, x->want, len);
+			if (r == 0) {
+				assert_int_equal(shmr_send_buf(x->c.ep, to, 2, i,
+							       &b, len),
+						 0);
+			} else {
+				assert_int_equal(shmr_send_buf_broadcast(
+							 x->c.ep, to, 2, i, &b,
+							 len),
+						 0);
+			}
+			recv_copy(x, len, i);
+			recv_copy(x, len, i);
+			assert_int_equal(shmr_recv_burst(x->c.ep, &m, 1, 0), 0);
+			assert_arena_free(x);
+		}
+	}
+}
+
+/* Balancing keeps a message in the dataplane's private queue, where a
+ * reclaim could not see the buffer: it refuses one (the call hears why)
+ * and the buffer is free again. */
+static void test_balancing_refuses(void **state)
+{
+	struct ctx *x = *state;
+	struct shmr_buf b;
+
 	assert_int_equal(shmr_buf_alloc(x->c.ep, 10000, &b), 0);
-	assert_int_equal(shmr_send_buf(x->c.ep, client_lookup(&x->c, "bc"), 1,
-				       0, &b, 10000),
-			 0);
+	assert_int_equal(shmr_call_buf(x->c.ep, client_lookup(&x->c, "bal"), 1,
+				       0, &b, 10000, x->got, BIG, CALL_MS),
+			 -SHMR_E_NOT_ALLOWED);
 	assert_arena_free(x);
 }
 
@@ -443,7 +513,9 @@ int main(void)
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_sends_come_back),
-		cmocka_unit_test(test_shared_copies_refused),
+		cmocka_unit_test(test_scatter_gather_shares),
+		cmocka_unit_test(test_broadcast_shares),
+		cmocka_unit_test(test_balancing_refuses),
 		cmocka_unit_test(test_forged_references),
 		cmocka_unit_test(test_exhaustion),
 		cmocka_unit_test(test_adopted_keeps_arena),

@@ -21,9 +21,9 @@
  *   bits  0..31  generation: counts the buffer's allocations (never 0 once
  *                allocated), so a reference to an earlier use never
  *                matches again
- *   bits 32..47  holder: endpoint slot + 1 (0: free)
- *   bits 48..55  state (enum shmr_buf_state)
- *   bits 56..63  0 (reserved)
+ *   bits 32..47  holder: endpoint slot + 1 (0: free); SHARED: the sender
+ *   bits 48..51  state (enum shmr_buf_state)
+ *   bits 52..63  SHARED: the references (1..SHMR_BUF_REFS_MAX); else 0
  *
  *   FREE  -alloc (its holder, CAS)->            WRITING(holder, gen + 1)
  *   WRITING -send (holder, CAS, before enqueue)-> SENT(holder, gen)
@@ -31,10 +31,48 @@
  *                                               FREE(gen)
  *   SENT  -keep (the receiver, CAS)->            WRITING(receiver, gen)
  *   WRITING -release (holder, CAS)->             FREE(gen)
+ *   SENT(n = 1) or SHARED(n) -the dataplane, before it publishes k more
+ *         copies (CAS)->                         SHARED(sender, n + k, gen)
+ *   SHARED(n) -one copy done (its receiver's next burst, a refusal, the
+ *         original's commit; CAS)->              SHARED(n - 1), or FREE(gen)
+ *                                                when n was 1
+ *   SHARED(1) -keep (the receiver, CAS)->        WRITING(receiver, gen)
  *
  * A send whose enqueue fails (lane full) goes back SENT -> WRITING.  A
  * stale reference cannot free a buffer twice: every CAS expects the
  * generation the reference names.
+ *
+ * Shared buffers (broadcast, scatter-gather).  One slot the dataplane
+ * copies to several receivers shares its buffer: the owner word counts
+ * references, and a SENT word is a count of one (the original in the
+ * sender's outbound lane).  The dataplane adds a reference for each copy
+ * BEFORE it publishes the copy (so the copy's receiver can never take
+ * away one that was not added), gives back the ones whose enqueue failed,
+ * and gives back the original's when the original is committed.  Each
+ * receiver gives back one at its next burst, after its slots are released
+ * (as for SENT); the one that gives back the last frees the buffer.  Each
+ * of these is one CAS of the word, so at every instruction the count is
+ * at least the number of slots, in any lane, that refer to the buffer
+ * (the invariant), and it equals it but where a process died between two
+ * of its steps:
+ *   - the dataplane between an add and its publish or give-back, or
+ *     between a commit and its source lane's release (the original, left
+ *     in the lane, is decided again: it adds again for its new copies, a
+ *     slot delivered twice as any redelivery);
+ *   - a receiver between its slots' release and its give-back.
+ * Each leaves the count too high (a leak, never a free too early), and the
+ * buffer is reclaimable: the control plane's reclaim (control/arena.c)
+ * recomputes from the lanes, and frees a SHARED buffer that no slot in any
+ * lane refers to by one CAS from the word it read before it walked them,
+ * so a give-back meanwhile makes its CAS fail.  Nobody but the dataplane,
+ * reading an original from an outbound lane, adds a reference, and the
+ * reclaim reads the outbound lanes first, so a copy cannot appear behind
+ * its walk.  No per-holder record is needed because no reference lives
+ * outside a lane: a receiver that keeps a shared buffer takes it over
+ * only when it is the last reference, and otherwise gets a copy in a
+ * buffer of its own (shmr_buf_keep()); the dataplane keeps no arena slot
+ * in its private memory across a round (tail-chopping's later tries and
+ * balancing queues would, so those logics still refuse a buffer).
  *
  * Nothing from a peer is trusted: the owner words and the buffers are in
  * memory any peer can write.  The dataplane checks every slot flagged
@@ -61,7 +99,12 @@ enum shmr_buf_state {
 	SHMR_BUF_FREE = 0,
 	SHMR_BUF_WRITING = 1, /* allocated (or kept) by its holder */
 	SHMR_BUF_SENT = 2,    /* referenced by a slot its holder sent */
+	SHMR_BUF_SHARED = 3,  /* referenced by copies of one slot: counted */
 };
+
+/* The most references a SHARED word counts (12 bits). */
+#define SHMR_BUF_REFS_MAX 4095u
+#define SHMR_BUF_REF_ONE (1ull << 52)
 
 /*
  * What a slot flagged SHMR_F_ARENA carries as its payload (its len is
@@ -105,7 +148,29 @@ static inline uint32_t shmr_buf_word_gen(uint64_t w)
 
 static inline uint32_t shmr_buf_word_state(uint64_t w)
 {
-	return (uint32_t)(w >> 48) & 0xffu;
+	return (uint32_t)(w >> 48) & 0xfu;
+}
+
+/* A SHARED word's references. */
+static inline uint32_t shmr_buf_word_refs(uint64_t w)
+{
+	return (uint32_t)(w >> 52);
+}
+
+/* The SHARED word of sender @p holder_slot with @p refs references. */
+static inline uint64_t shmr_buf_word_shared(uint32_t holder_slot,
+					    uint32_t refs, uint32_t gen)
+{
+	return ((uint64_t)refs << 52) |
+	       shmr_buf_word(SHMR_BUF_SHARED, holder_slot, gen);
+}
+
+/* Is @p w SHARED, sent by endpoint slot @p sender, of generation @p gen? */
+static inline int shmr_buf_word_is_shared(uint64_t w, uint32_t sender,
+					  uint32_t gen)
+{
+	return (w & ~(SHMR_BUF_REFS_MAX * SHMR_BUF_REF_ONE)) ==
+	       shmr_buf_word(SHMR_BUF_SHARED, sender, gen);
 }
 
 /* The free word of generation @p gen (no holder). */
@@ -138,7 +203,9 @@ static inline void *shmr_arena_data(const struct shmr_arena_view *v,
 
 /**
  * Is @p r, read from a slot sent by endpoint slot @p sender, a buffer
- * that sender holds as SENT, of that generation, with a length that fits?
+ * that sender holds as SENT (or sent and the dataplane shares: SHARED by
+ * that sender, an original decided again), of that generation, with a
+ * length that fits?
  * Context: any; one relaxed load of the owner word (the dataplane takes
  * nothing else from the buffer).
  * Returns: 1 or 0.
@@ -147,36 +214,119 @@ static inline int shmr_arena_ref_check(const struct shmr_arena_view *v,
 				       const struct shmr_buf_ref *r,
 				       uint32_t sender)
 {
+	uint64_t w;
+
 	if (r->cls >= v->nclasses || r->index >= v->cls[r->cls].count ||
 	    r->len > v->cls[r->cls].size || r->gen == 0)
 		return 0;
 	/* No partner: the word is only compared; whoever acts on it does
 	 * so by a CAS. */
-	return atomic_load_explicit(shmr_arena_word(v, r->cls, r->index),
-				    memory_order_relaxed) ==
-	       shmr_buf_word(SHMR_BUF_SENT, sender, r->gen);
+	w = atomic_load_explicit(shmr_arena_word(v, r->cls, r->index),
+				 memory_order_relaxed);
+	return w == shmr_buf_word(SHMR_BUF_SENT, sender, r->gen) ||
+	       shmr_buf_word_is_shared(w, sender, r->gen);
+}
+
+/* What word @p w becomes in a give-back (free_sent) or an add of @p k
+ * (share), for @p r sent by @p sender; UINT64_MAX: not such a word. */
+static inline uint64_t shmr_arena_next_put(uint64_t w,
+					   const struct shmr_buf_ref *r,
+					   uint32_t sender, uint32_t k)
+{
+	(void)k;
+	if (w == shmr_buf_word(SHMR_BUF_SENT, sender, r->gen))
+		return shmr_buf_word_free(r->gen);
+	if (shmr_buf_word_state(w) != SHMR_BUF_SHARED ||
+	    shmr_buf_word_gen(w) != r->gen || shmr_buf_word_refs(w) == 0)
+		return UINT64_MAX;
+	return shmr_buf_word_refs(w) == 1 ? shmr_buf_word_free(r->gen)
+					  : w - SHMR_BUF_REF_ONE;
+}
+
+static inline uint64_t shmr_arena_next_add(uint64_t w,
+					   const struct shmr_buf_ref *r,
+					   uint32_t sender, uint32_t k)
+{
+	uint32_t n;
+
+	if (w == shmr_buf_word(SHMR_BUF_SENT, sender, r->gen))
+		n = 1;
+	else if (shmr_buf_word_is_shared(w, sender, r->gen))
+		n = shmr_buf_word_refs(w);
+	else
+		return UINT64_MAX;
+	if (k > SHMR_BUF_REFS_MAX - n)
+		return UINT64_MAX;
+	return shmr_buf_word_shared(sender, n + k, r->gen);
+}
+
+/* A CAS loop of @p r's word through @p next (in range checked here),
+ * with ordering @p mo on success.  1 when done, 0 when @p next said no. */
+static inline int shmr_arena_step(const struct shmr_arena_view *v,
+				  const struct shmr_buf_ref *r, uint32_t sender,
+				  uint32_t k,
+				  uint64_t (*next)(uint64_t,
+						   const struct shmr_buf_ref *,
+						   uint32_t, uint32_t),
+				  memory_order mo)
+{
+	_Atomic(uint64_t) *wp;
+	uint64_t w, to;
+
+	if (r->cls >= v->nclasses || r->index >= v->cls[r->cls].count)
+		return 0;
+	wp = shmr_arena_word(v, r->cls, r->index);
+	w = atomic_load_explicit(wp, memory_order_relaxed);
+	for (;;) {
+		to = next(w, r, sender, k);
+		if (to == UINT64_MAX)
+			return 0;
+		if (atomic_compare_exchange_weak_explicit(wp, &w, to, mo,
+							  memory_order_relaxed))
+			return 1;
+	}
 }
 
 /**
- * Free the buffer @p r names if it is still SENT by @p sender with that
- * generation (the receiver's release, or the dataplane's on a refusal).
- * Context: any.  Concurrency: one CAS, release (what this process read
- * from the buffer is done before another can allocate it).
- * Returns: 1 when freed, 0 when the word was not that (freed already,
- * kept, or a peer wrote it).
+ * Give back one reference to the buffer @p r names: free it if it is
+ * still SENT by @p sender with that generation, or take one from its
+ * count if it is SHARED with that generation (by any sender: a collected
+ * call's copies name the router), freeing it with the last (the
+ * receiver's release, the dataplane's on a refusal or a committed
+ * original, the control plane's for a dropped slot).
+ * Context: any.  Concurrency: a CAS loop (retried only when another
+ * reference moved meanwhile), release (what this process read from the
+ * buffer is done before another can allocate it; a give-back that is not
+ * the last is an RMW, so the last one's release sequence carries it).
+ * Returns: 1 when a reference was given back, 0 when the word was neither
+ * (freed already, kept, or a peer wrote it).
  */
 static inline int shmr_arena_free_sent(const struct shmr_arena_view *v,
 				       const struct shmr_buf_ref *r,
 				       uint32_t sender)
 {
-	uint64_t want = shmr_buf_word(SHMR_BUF_SENT, sender, r->gen);
+	return shmr_arena_step(v, r, sender, 0, shmr_arena_next_put,
+			       memory_order_release);
+}
 
-	if (r->cls >= v->nclasses || r->index >= v->cls[r->cls].count)
-		return 0;
-	return atomic_compare_exchange_strong_explicit(
-		shmr_arena_word(v, r->cls, r->index), &want,
-		shmr_buf_word_free(r->gen), memory_order_release,
-		memory_order_relaxed);
+/**
+ * Add @p k references to the buffer @p r names, sent by @p sender: its
+ * word goes from SENT (one reference) or SHARED(n) by that sender, with
+ * that generation, to SHARED(n + k).  The dataplane, before it publishes
+ * @p k copies of the slot (arena.h's essay on shared buffers).
+ * Context: any.  Concurrency: a CAS loop, relaxed: the copies are
+ * published after it (the lane's release), and an RMW keeps the
+ * receivers' acquire of the word in the release sequence of the sender's
+ * SENT store, so they see what it wrote.
+ * Returns: 1 when added, 0 when the word is not that (a peer wrote it) or
+ * the count would pass SHMR_BUF_REFS_MAX.
+ */
+static inline int shmr_arena_share(const struct shmr_arena_view *v,
+				   const struct shmr_buf_ref *r,
+				   uint32_t sender, uint32_t k)
+{
+	return shmr_arena_step(v, r, sender, k, shmr_arena_next_add,
+			       memory_order_relaxed);
 }
 
 /**

@@ -95,7 +95,7 @@
  *   11: sojourn stamps (SHMR_F_STAMPED, after the payload) and the
  *   endpoints' histograms (hist_off, tsc_hz, at the header's end)
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 11
+#define SHMR_LAYOUT_VERSION_DIGITS 12
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -358,7 +358,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 11u,
+static_assert(SHMR_LAYOUT_VERSION == 12u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \
