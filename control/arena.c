@@ -40,6 +40,7 @@
 #include <rte_ring.h>
 
 #include <shmr/arena.h>
+#include <shmr/arena_ops.h>
 #include <shmr/domain.h>
 
 #include "arena.h"
@@ -285,4 +286,84 @@ unsigned shmr_ctl_arena_drop_lanes(struct shmr_ctl_domain *d, uint32_t slot)
 			     "its lanes freed", slot, x.freed);
 	}
 	return x.freed;
+}
+
+/* @p m's reference, checked against our copy of the classes; -1 if none. */
+static int msg_ref(const struct shmr_arena_view *v, const struct shmr_msg *m,
+		   struct shmr_buf_ref *r)
+{
+	if (!(m->flags & SHMR_F_ARENA) || m->len != sizeof(*r))
+		return -1;
+	memcpy(r, m->data, sizeof(*r));
+	if (r->cls >= v->nclasses || r->index >= v->cls[r->cls].count ||
+	    r->len > v->cls[r->cls].size || r->gen == 0)
+		return -1;
+	return 0;
+}
+
+const void *shmr_ctl_arena_payload(const struct shmr_ctl_domain *d,
+				   const struct shmr_msg *m, uint32_t *len)
+{
+	struct shmr_arena_view v;
+	struct shmr_buf_ref r;
+	uint64_t w;
+
+	view_of(d, &v);
+	*len = 0;
+	if (msg_ref(&v, m, &r) < 0)
+		return NULL;
+	/* Acquire: pairs with the sender's release as it marked it SENT. */
+	w = atomic_load_explicit(shmr_arena_word(&v, r.cls, r.index),
+				 memory_order_acquire);
+	if (shmr_buf_word_gen(w) != r.gen ||
+	    shmr_buf_word_state(w) == SHMR_BUF_FREE)
+		return NULL;
+	*len = r.len;
+	return shmr_arena_data(&v, r.cls, r.index);
+}
+
+void shmr_ctl_arena_give_back(struct shmr_ctl_domain *d,
+			      const struct shmr_msg *m)
+{
+	struct shmr_arena_view v;
+	struct shmr_buf_ref r;
+
+	view_of(d, &v);
+	if (msg_ref(&v, m, &r) == 0)
+		(void)shmr_arena_free_sent(&v, &r, m->from.slot);
+}
+
+int shmr_ctl_arena_send_copy(struct shmr_ctl_domain *d, uint32_t holder,
+			     const void *p, uint32_t len,
+			     struct shmr_buf_ref *r)
+{
+	/* Where the next allocation looks first: the control plane's own,
+	 * one domain per process. */
+	static uint32_t cursor[SHMR_ARENA_MAX_CLASSES];
+	struct shmr_arena_view v;
+	int c;
+
+	view_of(d, &v);
+	c = shmr_arena_class_for(&v, len);
+	if (c < 0)
+		return -SHMR_E_TOO_BIG;
+	if (shmr_arena_take(&v, (uint32_t)c, holder, &cursor[c], r) <
+	    0)
+		return -SHMR_E_NO_BUFFER;
+	memcpy(shmr_arena_data(&v, r->cls, r->index), p, len);
+	r->len = len;
+	/* Release inside: the bytes before the word says SENT. */
+	(void)shmr_arena_move(&v, r,
+			      shmr_buf_word(SHMR_BUF_WRITING, holder, r->gen),
+			      shmr_buf_word(SHMR_BUF_SENT, holder, r->gen));
+	return 0;
+}
+
+void shmr_ctl_arena_unsend(struct shmr_ctl_domain *d, uint32_t holder,
+			   const struct shmr_buf_ref *r)
+{
+	struct shmr_arena_view v;
+
+	view_of(d, &v);
+	(void)shmr_arena_free_sent(&v, r, holder);
 }

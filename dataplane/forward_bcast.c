@@ -73,8 +73,22 @@ void shmr_dp_fwd_bcast_copy_failed_rcu(struct shmr_dp_lcore *lc,
 		return;
 	memcpy(copy, m, lc->env->slot_size);
 	(void)shmr_dp_fwd_route_failed_rcu(lc, t, copy, &meta, err);
-	if (meta.what == META_ADMIN_FAILED)
-		shmr_dp_fwd_admin_put(lc, copy, &meta);
+	if (meta.what != META_ADMIN_FAILED)
+		return;
+	/* The dead letter is one more copy of a buffer: its reference is
+	 * added before the copy is put (given back if the admin lane is
+	 * full); when it cannot be, the letter goes without its payload. */
+	if ((copy->flags & SHMR_F_ARENA) && copy->len == sizeof(meta.buf)) {
+		memcpy(&meta.buf, copy->data, sizeof(meta.buf));
+		meta.has_buf = shmr_arena_share(&lc->env->arena, &meta.buf,
+						m->from.slot, 1);
+		if (!meta.has_buf) {
+			copy->flags = (uint8_t)(copy->flags &
+						~(SHMR_F_ARENA | SHMR_F_ROUTE_NAME));
+			copy->len = 0;
+		}
+	}
+	shmr_dp_fwd_admin_put(lc, copy, &meta);
 }
 
 /* A reference for @p n more copies of the slot @p meta describes, sent by

@@ -18,6 +18,10 @@
  *                on the classes' edges: the reply, or every copy sent
  *                back, byte for byte; every buffer free afterwards;
  *                balancing refuses a buffer (SHMR_E_NOT_ALLOWED)
+ *   dead letters sends in buffers that fail routing: the dead-letter file
+ *                keeps their payload (DLQ_LIST shows its length), the
+ *                buffers are free, and `shmrctl dlq replay` delivers each
+ *                byte for byte (inline or in a new buffer)
  *   forged       slots with a bad class, index, generation or owner put
  *                straight into our outbound lane: each dropped and
  *                counted by the dataplane, both daemons the same
@@ -75,7 +79,11 @@ static const char conf[] =
 	POOL("bal", "balancing")
 	POOL("bc", "broadcast")
 	"  { name = \"sg\"; behaviour = \"scatter-gather\"; within_ms = 2000;\n"
-	"    pool = { size = 2; program = \"shmr-large-worker\"; }; }\n"
+	"    pool = { size = 2; program = \"shmr-large-worker\"; }; },\n"
+	"  { name = \"dl\"; behaviour = \"type\";\n"
+	"    types = ( { type = 1; route = \"work\"; },\n"
+	"              { type = 2; route = \"later\"; } );\n"
+	"    routes = ( { name = \"work\"; program = \"shmr-large-worker\"; } ); }\n"
 	");\n";
 
 struct ctx {
@@ -304,6 +312,85 @@ static void test_balancing_refuses(void **state)
 	assert_arena_free(x);
 }
 
+struct dlq_wait {
+	struct ctx *x;
+	char list[65537];
+};
+
+/* DLQ_LIST dl as the control plane answers it has three records. */
+static int three_letters(void *arg)
+{
+	struct dlq_wait *w = arg;
+	const char *p;
+	int n = 0;
+
+	if (shmr_test_ctl(&w->x->c.app, "DLQ_LIST dl", w->list,
+			  sizeof(w->list)) < 0)
+		return 0;
+	for (p = strchr(w->list, '\n'); p && p[1]; p = strchr(p + 1, '\n'))
+		n++;
+	return n >= 3;
+}
+
+/* Sends in buffers that fail routing (the name they go to is not
+ * registered) are dead letters: the file keeps their payload, every
+ * buffer is free again, and once the name is there `shmrctl dlq replay`
+ * delivers each byte for byte (inline when it fits a slot, else in a new
+ * buffer), which frees again as the receiver goes on. */
+static void test_dead_letters_replayed(void **state)
+{
+	struct ctx *x = *state;
+	static const size_t sizes[] = { 100, 70000, BIG };
+	static struct dlq_wait w;
+	struct shmr_pid dl = client_lookup(&x->c, "dl");
+	struct shmr_endpoint *later;
+	const struct shmr_msg *m[4];
+	char line[128], out[256];
+	char *argv[] = { getenv("SHMRCTL"), "-s", x->c.app.sock, "dlq",
+			 "replay", "dl", NULL };
+
+	for (size_t i = 0; i < 3; i++) {
+		struct shmr_buf b;
+
+		assert_int_equal(large_alloc_wait(x->c.ep, sizes[i], &b), 0);
+		fill(b.data, sizes[i], 900 + (unsigned)i);
+		assert_int_equal(shmr_send_buf(x->c.ep, dl, 2, i, &b, sizes[i]),
+				 0);
+	}
+	w.x = x;
+	assert_true(shmr_test_wait(three_letters, &w, CALL_MS));
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(line, sizeof(line), "type=2 key=%zu from=%u:%u len=%zu\n",
+			 i, shmr_endpoint_pid(x->c.ep).slot,
+			 shmr_endpoint_pid(x->c.ep).gen, sizes[i]);
+		if (!strstr(w.list, line))
+			fail_msg("no \"%s\" in DLQ_LIST: %s", line, w.list);
+	}
+	assert_arena_free(x);
+
+	assert_int_equal(shmr_endpoint_open(x->c.d, &later), 0);
+	assert_int_equal(shmr_register(later, "later"), 0);
+	assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
+	assert_string_equal(out, "resent 3 left 0\n");
+	for (size_t i = 0; i < 3; i++) {
+		const void *p;
+		size_t len;
+
+		assert_int_equal(shmr_recv_burst(later, m, 1, CALL_MS), 1);
+		assert_int_equal(m[0]->type, 2);
+		assert_int_equal(m[0]->key, i);
+		assert_int_equal(m[0]->flags & SHMR_F_ROUTE_FAILED, 0);
+		p = shmr_msg_payload(later, m[0], &len);
+		fill(x->want, sizes[i], 900 + (unsigned)i);
+		if (!p || len != sizes[i] || memcmp(p, x->want, len) != 0)
+			fail_msg("replayed letter of %zu bytes: %s (%zu bytes)",
+				 sizes[i], p ? "different" : "unsound", len);
+	}
+	assert_int_equal(shmr_recv_burst(later, m, 1, 0), 0);
+	assert_arena_free(x);
+	shmr_endpoint_close(later);
+}
+
 static uint64_t bad_count(struct ctx *x)
 {
 	uint64_t n = 0;
@@ -516,6 +603,7 @@ int main(void)
 		cmocka_unit_test(test_scatter_gather_shares),
 		cmocka_unit_test(test_broadcast_shares),
 		cmocka_unit_test(test_balancing_refuses),
+		cmocka_unit_test(test_dead_letters_replayed),
 		cmocka_unit_test(test_forged_references),
 		cmocka_unit_test(test_exhaustion),
 		cmocka_unit_test(test_adopted_keeps_arena),
