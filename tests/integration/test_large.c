@@ -6,18 +6,19 @@
  *
  *   sizes        a call with a buffer of every size from 1 to 300 bytes
  *                and around every power of two up to the largest class
- *                (1 MiB), through each logic that sends one copy
- *                (round-robin, random, smallest-mailbox, consistent-hash):
- *                the reply (inline when it fits a slot, else
+ *                (1 MiB: every class's edges, +/- 1), through each logic
+ *                that routes a call (round-robin, smallest-mailbox,
+ *                consistent-hash, type, and scatter-gather, whose copies
+ *                share the buffer): the reply (inline when it fits a slot, else
  *                in the worker's own buffer) is the request, byte for
  *                byte; sends come back without a copy (the worker keeps
  *                the buffer and sends it on); afterwards every buffer is
  *                free again
- *   shared       scatter-gather and broadcast (a pool, and the Broadcast
- *                envelope) share one buffer among their copies, at sizes
- *                on the classes' edges: the reply, or every copy sent
- *                back, byte for byte; every buffer free afterwards;
- *                balancing refuses a buffer (SHMR_E_NOT_ALLOWED)
+ *   shared       broadcast (a pool, and the Broadcast envelope) at the
+ *                same sizes: both routees' copies share one buffer, and
+ *                each copy, sent back, is the payload byte for byte;
+ *                balancing and tail-chopping refuse a buffer
+ *                (SHMR_E_NOT_ALLOWED); every buffer free afterwards
  *   dead letters sends in buffers that fail routing: the dead-letter file
  *                keeps their payload (DLQ_LIST shows its length), the
  *                buffers are free, and `shmrctl dlq replay` delivers each
@@ -67,16 +68,21 @@
 	"  { name = \"" name "\"; behaviour = \"" logic "\";\n"              \
 	"    pool = { size = 2; program = \"shmr-large-worker\"; }; },\n"
 
-static const char *const one_copy[] = { "rr", "rnd", "sm", "ch" };
+/* The logics a call goes through with a buffer: one copy, or one to
+ * every routee sharing it (scatter-gather). */
+static const char *const call_logics[] = { "rr", "sm", "ch", "sg", "dl" };
 
 static const char conf[] =
 	ARENA_CONF
 	"routers = (\n"
 	POOL("rr", "round-robin")
-	POOL("rnd", "random")
+	"  { name = \"tc\"; behaviour = \"tail-chopping\"; within_ms = 2000;\n"
+	"    interval_ms = 500;\n"
+	"    pool = { size = 2; program = \"shmr-large-worker\"; }; },\n"
 	POOL("sm", "smallest-mailbox")
 	POOL("ch", "consistent-hash")
 	POOL("bal", "balancing")
+
 	POOL("bc", "broadcast")
 	"  { name = \"sg\"; behaviour = \"scatter-gather\"; within_ms = 2000;\n"
 	"    pool = { size = 2; program = \"shmr-large-worker\"; }; },\n"
@@ -164,22 +170,31 @@ static void call_size(struct ctx *x, const char *router, struct shmr_pid to,
 		fail_msg("%s: %zu bytes: the reply differs", router, len);
 }
 
+/* Every size the test sweeps, for @p fn: 1 to 300 bytes (inline and
+ * around the slot's payload), then each power of two from 512 to the
+ * largest class and one byte either side (the classes' edges). */
+static void each_size(struct ctx *x, const char *router, struct shmr_pid to,
+		      void (*fn)(struct ctx *, const char *, struct shmr_pid,
+				 size_t))
+{
+	for (size_t len = 1; len <= 300; len++)
+		fn(x, router, to, len);
+	for (size_t p = 512; p <= BIG; p <<= 1) {
+		fn(x, router, to, p - 1);
+		fn(x, router, to, p);
+		if (p < BIG)
+			fn(x, router, to, p + 1);
+	}
+}
+
 static void test_sizes(void **state)
 {
 	struct ctx *x = *state;
 
-	for (size_t r = 0; r < sizeof(one_copy) / sizeof(one_copy[0]); r++) {
-		struct shmr_pid to = client_lookup(&x->c, one_copy[r]);
-
-		for (size_t len = 1; len <= 300; len++)
-			call_size(x, one_copy[r], to, len);
-		for (size_t p = 512; p <= BIG; p <<= 1) {
-			call_size(x, one_copy[r], to, p - 1);
-			call_size(x, one_copy[r], to, p);
-			if (p < BIG)
-				call_size(x, one_copy[r], to, p + 1);
-		}
-	}
+	for (size_t r = 0; r < sizeof(call_logics) / sizeof(call_logics[0]);
+	     r++)
+		each_size(x, call_logics[r], client_lookup(&x->c, call_logics[r]),
+			  call_size);
 	assert_arena_free(x);
 }
 
@@ -222,26 +237,6 @@ static void test_sends_come_back(void **state)
 	assert_arena_free(x);
 }
 
-static const size_t shared_sizes[] = { 1, 4095, 4096, 4097, 65535, 65536,
-					65537, BIG - 1, BIG };
-
-/* Scatter-gather: one buffer, a copy of the call to each of the two
- * routees; the first reply (in the routee's own buffer when it does not
- * fit a slot) is the request byte for byte, the other reply is dropped
- * with its buffer, and the shared one is freed once both routees are
- * done with it. */
-static void test_scatter_gather_shares(void **state)
-{
-	struct ctx *x = *state;
-	struct shmr_pid sg = client_lookup(&x->c, "sg");
-
-	for (size_t i = 0; i < sizeof(shared_sizes) / sizeof(shared_sizes[0]);
-	     i++) {
-		call_size(x, "sg", sg, shared_sizes[i]);
-		assert_arena_free(x);
-	}
-}
-
 static void recv_copy(struct ctx *x, size_t len, uint64_t key)
 {
 	const struct shmr_msg *m;
@@ -256,60 +251,62 @@ static void recv_copy(struct ctx *x, size_t len, uint64_t key)
 			 !p ? "unsound" : "different");
 }
 
-/* Broadcast (a broadcast pool, and the Broadcast envelope of a
- * round-robin one): one buffer shared by both routees' copies.  Each
- * routee keeps what it got and sends it back (the first to keep gets
- * its own copy of the bytes, the last takes the shared buffer over), so
- * two copies come back byte for byte, and every buffer is free again
- * once we release them. */
+/* One send of @p len bytes in a buffer broadcast by @p router (a
+ * broadcast pool; "rr" in a Broadcast envelope): both routees share the
+ * buffer, each keeps what it got and sends it back (the first to keep
+ * gets its own copy of the bytes, the last takes the shared buffer over),
+ * so two copies come back byte for byte; every buffer is free again once
+ * we release them. */
+static void bcast_size(struct ctx *x, const char *router, struct shmr_pid to,
+		       size_t len)
+{
+	const struct shmr_msg *m;
+	struct shmr_buf b;
+
+	assert_int_equal(large_alloc_wait(x->c.ep, len, &b), 0);
+	fill(x->want, len, 500 + (unsigned)len);
+	memcpy(b.data, x->want, len);
+	if (strcmp(router, "bc") == 0)
+		assert_int_equal(shmr_send_buf(x->c.ep, to, 2, len, &b, len), 0);
+	else
+		assert_int_equal(shmr_send_buf_broadcast(x->c.ep, to, 2, len, &b,
+							 len),
+				 0);
+	recv_copy(x, len, len);
+	recv_copy(x, len, len);
+	assert_int_equal(shmr_recv_burst(x->c.ep, &m, 1, 0), 0);
+	if (len > 300)
+		assert_arena_free(x);
+}
+
 static void test_broadcast_shares(void **state)
 {
 	struct ctx *x = *state;
-	const char *const routers[] = { "bc", "rr" };
 
-	for (size_t r = 0; r < 2; r++) {
-		struct shmr_pid to = client_lookup(&x->c, routers[r]);
-
-		for (size_t i = 0;
-		     i < sizeof(shared_sizes) / sizeof(shared_sizes[0]); i++) {
-			size_t len = shared_sizes[i];
-			struct shmr_buf b;
-			const struct shmr_msg *m;
-
-			assert_int_equal(large_alloc_wait(x->c.ep, len, &b), 0);
-			fill(x->want, len, 500 + (unsigned)i);
-			memcpy(b.data, x->want, len);
-			if (r == 0) {
-				assert_int_equal(shmr_send_buf(x->c.ep, to, 2, i,
-							       &b, len),
-						 0);
-			} else {
-				assert_int_equal(shmr_send_buf_broadcast(
-							 x->c.ep, to, 2, i, &b,
-							 len),
-						 0);
-			}
-			recv_copy(x, len, i);
-			recv_copy(x, len, i);
-			assert_int_equal(shmr_recv_burst(x->c.ep, &m, 1, 0), 0);
-			assert_arena_free(x);
-		}
-	}
+	each_size(x, "bc", client_lookup(&x->c, "bc"), bcast_size);
+	each_size(x, "rr", client_lookup(&x->c, "rr"), bcast_size);
+	assert_arena_free(x);
 }
 
-/* Balancing keeps a message in the dataplane's private queue, where a
- * reclaim could not see the buffer: it refuses one (the call hears why)
- * and the buffer is free again. */
-static void test_balancing_refuses(void **state)
+/* Balancing and tail-chopping would keep a message in the dataplane's
+ * private memory (the queue, the later tries), where a reclaim could not
+ * see the buffer: they refuse one (a call hears why, a send is a dead
+ * letter), and the buffer is free again. */
+static void refuses(struct ctx *x, const char *router)
 {
-	struct ctx *x = *state;
 	struct shmr_buf b;
 
 	assert_int_equal(shmr_buf_alloc(x->c.ep, 10000, &b), 0);
-	assert_int_equal(shmr_call_buf(x->c.ep, client_lookup(&x->c, "bal"), 1,
+	assert_int_equal(shmr_call_buf(x->c.ep, client_lookup(&x->c, router), 1,
 				       0, &b, 10000, x->got, BIG, CALL_MS),
 			 -SHMR_E_NOT_ALLOWED);
 	assert_arena_free(x);
+}
+
+static void test_private_logics_refuse(void **state)
+{
+	refuses(*state, "bal");
+	refuses(*state, "tc");
 }
 
 struct dlq_wait {
@@ -600,9 +597,8 @@ int main(void)
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_sends_come_back),
-		cmocka_unit_test(test_scatter_gather_shares),
 		cmocka_unit_test(test_broadcast_shares),
-		cmocka_unit_test(test_balancing_refuses),
+		cmocka_unit_test(test_private_logics_refuse),
 		cmocka_unit_test(test_dead_letters_replayed),
 		cmocka_unit_test(test_forged_references),
 		cmocka_unit_test(test_exhaustion),
