@@ -209,8 +209,11 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 				}
 				continue;
 			}
+			/* A word the dataplane holds references of is left
+			 * to it (or to shmr_ctl_arena_dataplane_gone()). */
 			if (w != shmr_buf_word(SHMR_BUF_SENT, slot, r.gen) &&
-			    shmr_buf_word_state(w) != SHMR_BUF_SHARED)
+			    (shmr_buf_word_state(w) != SHMR_BUF_SHARED ||
+			     shmr_buf_word_held(w) != 0))
 				continue;
 			if (sent_add(&s, &cap, &r, w) < 0)
 				break; /* the rest stays: a leak */
@@ -241,6 +244,47 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 			     slot, freed, kept);
 	}
 	return freed;
+}
+
+unsigned shmr_ctl_arena_dataplane_gone(struct shmr_ctl_domain *d)
+{
+	struct shmr_arena_view v;
+	unsigned n = 0;
+
+	view_of(d, &v);
+	for (uint32_t c = 0; c < v.nclasses; c++) {
+		for (uint32_t i = 0; i < v.cls[c].count; i++) {
+			_Atomic(uint64_t) *wp = shmr_arena_word(&v, c, i);
+			uint64_t w = atomic_load_explicit(wp,
+							  memory_order_relaxed);
+			uint64_t to;
+			uint32_t h;
+
+			/* A receiver may give back meanwhile: CAS again. */
+			do {
+				h = shmr_buf_word_held(w);
+				if (shmr_buf_word_state(w) != SHMR_BUF_SHARED ||
+				    h == 0)
+					break;
+				to = shmr_buf_word_refs(w) <= h
+					     ? shmr_buf_word_free(
+						       shmr_buf_word_gen(w))
+					     : w - h * SHMR_BUF_REF_ONE -
+						       h * SHMR_BUF_HELD_ONE;
+			} while (!atomic_compare_exchange_weak_explicit(
+				wp, &w, to, memory_order_release,
+				memory_order_relaxed));
+			if (h && shmr_buf_word_state(w) == SHMR_BUF_SHARED) {
+				n++;
+				if (shmr_buf_word_refs(w) <= h)
+					d->arena_reclaimed_cls[c]++;
+			}
+		}
+	}
+	if (n)
+		shmr_ctl_log("dataplane gone: the references it held to %u "
+			     "arena buffer(s) given back", n);
+	return n;
 }
 
 struct drop {

@@ -33,6 +33,17 @@ struct shmr_msg;
 unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot);
 
 /**
+ * The dataplane died: every reference it held in its private memory (a
+ * balancing queue's, counted as held in the owner words: arena.h) is
+ * given back, freeing the buffers nothing else refers to.
+ * Context: the control plane's loop, after the dataplane's exit and
+ *          before the next one starts.
+ * Concurrency: live receivers give back meanwhile: one CAS loop a word.
+ * Returns: the number of words changed (logged).
+ */
+unsigned shmr_ctl_arena_dataplane_gone(struct shmr_ctl_domain *d);
+
+/**
  * The lanes of endpoint slot @p slot are about to be initialised again
  * (the slot is reused): the buffers their slots refer to are freed, since
  * nobody will receive those slots any more.

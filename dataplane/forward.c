@@ -156,11 +156,11 @@ static int arena_ref(const struct shmr_dp_env *env, const struct shmr_msg *m,
 	return 1;
 }
 
-/* A logic that would keep an arena slot in the lcore's private memory
- * past the round refuses it: balancing (its queue) and tail-chopping (its
- * later tries), where the control plane cannot see that a slot still
- * refers to a buffer (arena.h, control/arena.c).  Broadcast and
- * scatter-gather share the buffer among their copies (forward_bcast.c). */
+/* Tail-chopping would keep an arena slot in the lcore's private memory
+ * for its later tries, which no held reference covers yet (arena.h): it
+ * refuses one.  Broadcast and scatter-gather share the buffer among their
+ * copies (forward_bcast.c), balancing holds a reference while the slot is
+ * queued (forward_balance.c). */
 static uint32_t arena_refuse(struct shmr_dp_lcore *lc,
 			     const struct shmr_dp_table *t, struct shmr_msg *m,
 			     struct shmr_dp_meta *meta)
@@ -314,10 +314,8 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		for (uint32_t i = 0; i < d.nrouters; i++)
 			meta->routers[i] = t->routers[d.routers[i]].pid.slot;
 		meta->name = d.name;
-		if (meta->has_buf &&
-		    (d.verdict == SHMR_DP_BALANCE ||
-		     (d.verdict == SHMR_DP_COLLECT &&
-		      t->routers[d.bcast].behaviour == SHMR_BEH_TAIL_CHOPPING)))
+		if (meta->has_buf && d.verdict == SHMR_DP_COLLECT &&
+		    t->routers[d.bcast].behaviour == SHMR_BEH_TAIL_CHOPPING)
 			return arena_refuse(lc, t, m, meta);
 		if (d.verdict == SHMR_DP_BROADCAST) {
 			/* Each copy carries the routers it passed. */

@@ -202,7 +202,7 @@ static int keep_shared(struct shmr_endpoint *ep, const struct shmr_buf_ref *r,
 	uint32_t me = ep->pid.slot;
 	int rc;
 
-	if (shmr_buf_word_refs(w) == 1 &&
+	if (shmr_buf_word_refs(w) == 1 && shmr_buf_word_held(w) == 0 &&
 	    shmr_arena_move(v, r, w, shmr_buf_word(SHMR_BUF_WRITING, me, r->gen))) {
 		buf_fill(ep, r, buf);
 		return 0;

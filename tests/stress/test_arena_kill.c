@@ -1,11 +1,13 @@
 /*
  * The payload arena under kill -9 (issue 15, steps 2 and 5): numbered
- * messages in arena buffers stream from three sender processes to three
+ * messages in arena buffers stream from three sender processes to four
  * routers, by key: a send through a round-robin router ("sink") to two
  * recording workers, a send through a broadcast router ("fan") to both of
- * its recording workers, whose copies share the buffer, and a call
- * through a scatter-gather router ("sg"), whose copies share it too, to
- * two recording workers that answer (shmr-test-worker --record).  Meanwhile
+ * its recording workers, whose copies share the buffer, a call through a
+ * scatter-gather router ("sg"), whose copies share it too, to two
+ * recording workers that answer, and a send through a balancing router
+ * ("bq"), whose queue in the dataplane holds a reference, to two
+ * recording workers (shmr-test-worker --record).  Meanwhile
  * the test kills, 1,000 times in all (SHMR_ARENA_KILLS to change it): a
  * sender (mostly while it writes or sends: it does nothing else), a worker
  * of any of the three (while it holds its burst's buffers) and, one kill
@@ -15,7 +17,9 @@
  * died with the dataplane) is made again.
  *
  * Afterwards every key has reached a worker at least once, and every
- * broadcast key each of the two broadcast workers; every arena buffer is
+ * broadcast key each of the two broadcast workers (balancing keys but
+ * those its queue held when a dataplane was killed: the queue is the
+ * dataplane's private memory, lost with it); every arena buffer is
  * free again: occupancy back to its start (0), nothing leaked by a death
  * at any instruction, shared or not.  A worker records a key only when
  * its buffer is sound and begins with the key (shmr-test-worker), so a
@@ -49,8 +53,8 @@
 #define N (SENDERS * PER_SENDER)
 
 /* What key @p k goes through: 0 sink (send), 1 fan (broadcast send),
- * 2 sg (scatter-gather call). */
-#define WAY(k) ((k) % 3u)
+ * 2 sg (scatter-gather call), 3 bq (balancing send). */
+#define WAY(k) ((k) % 4u)
 
 struct ctx {
 	struct shmr_test_client cl;
@@ -78,7 +82,7 @@ static void sender_main(struct ctx *c, unsigned i)
 {
 	struct shmr_domain *d;
 	struct shmr_endpoint *ep;
-	struct shmr_pid to[3];
+	struct shmr_pid to[4];
 	uint32_t end = (i + 1) * PER_SENDER;
 
 	int rc = 0;
@@ -95,12 +99,13 @@ static void sender_main(struct ctx *c, unsigned i)
 	}
 	if (rc < 0 || shmr_lookup(d, "sink", &to[0]) < 0 ||
 	    shmr_lookup(d, "fan", &to[1]) < 0 ||
-	    shmr_lookup(d, "sg", &to[2]) < 0) {
+	    shmr_lookup(d, "sg", &to[2]) < 0 ||
+	    shmr_lookup(d, "bq", &to[3]) < 0) {
 		fprintf(stderr, "sender %u: %s\n", i, shmr_strerror(rc));
 		_exit(3);
 	}
 	for (uint32_t k = atomic_load(&c->next[i]); k < end;) {
-		size_t len = (k / 3) % 2 ? 5000 : 100;
+		size_t len = (k / 4) % 2 ? 5000 : 100;
 		struct shmr_buf b;
 		uint64_t key = k;
 		char reply[256];
@@ -214,14 +219,34 @@ static long long value(struct ctx *c, const char *req, const char *key)
 	return shmr_test_value(ans, key);
 }
 
-/* The first key that did not reach where it should (a worker of sink
- * or sg; each fan worker for a broadcast key), or N. */
-static uint32_t first_missing(const struct ctx *c)
+/* The first key that did not reach where it should (a worker of sink,
+ * sg or bq; each fan worker for a broadcast key), or N.  Balancing keys
+ * only with @p with_bq: its queue is the dataplane's private memory, and
+ * what it holds is lost with a killed dataplane (arena or not); their
+ * buffers must still come back. */
+static uint32_t first_missing_of(const struct ctx *c, int with_bq)
 {
-	for (uint32_t k = 0; k < N; k++)
+	for (uint32_t k = 0; k < N; k++) {
+		if (WAY(k) == 3 && !with_bq)
+			continue;
 		if (WAY(k) == 1 ? !c->fan[0][k] || !c->fan[1][k] : !c->rec[k])
 			return k;
+	}
 	return N;
+}
+
+static uint32_t first_missing(const struct ctx *c)
+{
+	return first_missing_of(c, 0);
+}
+
+static uint32_t bq_missing(const struct ctx *c)
+{
+	uint32_t n = 0;
+
+	for (uint32_t k = 3; k < N; k += 4)
+		n += !c->rec[k];
+	return n;
 }
 
 static int all_received(void *arg)
@@ -292,13 +317,14 @@ static int kill_one(struct ctx *c, unsigned n)
 	{
 		/* The workers in turn: sink's, fan's, sg's. */
 		static const char *const req[] = { "INSPECT sink", "INSPECT fan",
-						   "INSPECT sg" };
+						   "INSPECT sg", "INSPECT bq" };
 		static const char *const key[] = {
 			"shmr:route:w0:os_pid", "shmr:route:w1:os_pid",
 			"shmr:route:b0:os_pid", "shmr:route:b1:os_pid",
 			"shmr:route:s0:os_pid", "shmr:route:s1:os_pid",
+			"shmr:route:bq:0:os_pid", "shmr:route:bq:1:os_pid",
 		};
-		unsigned w = (n / 2) % 6;
+		unsigned w = (n / 2) % 8;
 
 		pid = value(c, req[w / 2], key[w]);
 	}
@@ -353,9 +379,12 @@ static void test_arena_kill(void **state)
 		 "    { name = \"s0\"; program = \"shmr-test-worker\";\n"
 		 "      args = [\"--record\", \"%s\"]; },\n"
 		 "    { name = \"s1\"; program = \"shmr-test-worker\";\n"
-		 "      args = [\"--record\", \"%s\"]; } ); } );\n",
+		 "      args = [\"--record\", \"%s\"]; } ); },\n"
+		 "  { name = \"bq\"; behaviour = \"balancing\";\n"
+		 "    pool = { size = 2; program = \"shmr-test-worker\";\n"
+		 "      args = [\"--record\", \"%s\"]; }; } );\n",
 		 c->recpath, c->recpath, c->fanpath[0], c->fanpath[1],
-		 c->recpath, c->recpath);
+		 c->recpath, c->recpath, c->recpath);
 	assert_int_equal(shmr_test_client_start(&c->cl, "arenakill", conf, 0),
 			 0);
 	shmr_arena_view_init(&c->v, c->cl.base);
@@ -385,6 +414,14 @@ static void test_arena_kill(void **state)
 			 "dead letters in sink %lld)",
 			 first_missing(c), N, value(c, "STATUS", "close_dropped"),
 			 value(c, "INSPECT sink", "shmr:dlq_size"));
+	/* Balancing: what is missing fits in the queues of the dataplanes
+	 * killed (one lane's capacity each, at most). */
+	fprintf(stderr, "test_arena_kill: %u balancing key(s) lost with "
+		"killed dataplanes\n", bq_missing(c));
+	assert_true(bq_missing(c) <=
+		    c->kills[2] * shmr_hdr(c->cl.base)->lane_size);
+	if (c->kills[2] == 0)
+		assert_int_equal(first_missing_of(c, 1), N);
 	if (!shmr_test_wait(arena_free, c, 30000))
 		fail_msg("%u arena buffers still in use after the run",
 			 in_use(c));

@@ -23,7 +23,10 @@
  *                matches again
  *   bits 32..47  holder: endpoint slot + 1 (0: free); SHARED: the sender
  *   bits 48..51  state (enum shmr_buf_state)
- *   bits 52..63  SHARED: the references (1..SHMR_BUF_REFS_MAX); else 0
+ *   bits 52..59  SHARED: the references (1..SHMR_BUF_REFS_MAX); else 0
+ *   bits 60..63  SHARED: how many of them the dataplane holds in its
+ *                private memory (a balancing queue), at most
+ *                SHMR_BUF_HELD_MAX; else 0
  *
  *   FREE  -alloc (its holder, CAS)->            WRITING(holder, gen + 1)
  *   WRITING -send (holder, CAS, before enqueue)-> SENT(holder, gen)
@@ -36,7 +39,11 @@
  *   SHARED(n) -one copy done (its receiver's next burst, a refusal, the
  *         original's commit; CAS)->              SHARED(n - 1), or FREE(gen)
  *                                                when n was 1
- *   SHARED(1) -keep (the receiver, CAS)->        WRITING(receiver, gen)
+ *   SHARED(1, none held) -keep (the receiver, CAS)-> WRITING(receiver, gen)
+ *   SENT or SHARED(n, h) -the dataplane keeps it privately (CAS)->
+ *                                               SHARED(n + 1, h + 1)
+ *   SHARED(n, h > 0) -the dataplane lets a private one go (CAS)->
+ *                                               SHARED(n - 1, h - 1), or FREE
  *
  * A send whose enqueue fails (lane full) goes back SENT -> WRITING.  A
  * stale reference cannot free a buffer twice: every CAS expects the
@@ -68,11 +75,24 @@
  * reading an original from an outbound lane, adds a reference, and the
  * reclaim reads the outbound lanes first, so a copy cannot appear behind
  * its walk.  No per-holder record is needed because no reference lives
- * outside a lane: a receiver that keeps a shared buffer takes it over
- * only when it is the last reference, and otherwise gets a copy in a
- * buffer of its own (shmr_buf_keep()); the dataplane keeps no arena slot
- * in its private memory across a round (tail-chopping's later tries and
- * balancing queues would, so those logics still refuse a buffer).
+ * outside a lane but the ones the word itself counts as held: a receiver
+ * that keeps a shared buffer takes it over only when it is the last
+ * reference, and otherwise gets a copy in a buffer of its own
+ * (shmr_buf_keep()).
+ *
+ * The dataplane's private references (a balancing queue keeps a slot past
+ * its round).  Each is counted twice in the word: as a reference and as
+ * held (bits 60..63), in one CAS as the slot goes into the queue.  When
+ * the queue hands the slot to a routee, the copy gets a reference of its
+ * own before it is published, and the held one is let go after; so a held
+ * reference is never also a slot's, and at every instruction the count is
+ * at least the slots in lanes plus the held ones.  The reclaim leaves a
+ * word with held references alone (a live dataplane will let them go);
+ * when the dataplane dies, the control plane gives back every held
+ * reference of every word, one CAS each (control/arena.c), before the next
+ * dataplane starts: what the queue held is gone with it, its copies
+ * already published keep theirs.  Tail-chopping's later tries would keep
+ * a call the same way; they are not done (it refuses a buffer).
  *
  * Nothing from a peer is trusted: the owner words and the buffers are in
  * memory any peer can write.  The dataplane checks every slot flagged
@@ -102,9 +122,12 @@ enum shmr_buf_state {
 	SHMR_BUF_SHARED = 3,  /* referenced by copies of one slot: counted */
 };
 
-/* The most references a SHARED word counts (12 bits). */
-#define SHMR_BUF_REFS_MAX 4095u
+/* The most references a SHARED word counts (8 bits), and held by the
+ * dataplane among them (4 bits). */
+#define SHMR_BUF_REFS_MAX 255u
 #define SHMR_BUF_REF_ONE (1ull << 52)
+#define SHMR_BUF_HELD_MAX 15u
+#define SHMR_BUF_HELD_ONE (1ull << 60)
 
 /*
  * What a slot flagged SHMR_F_ARENA carries as its payload (its len is
@@ -151,10 +174,15 @@ static inline uint32_t shmr_buf_word_state(uint64_t w)
 	return (uint32_t)(w >> 48) & 0xfu;
 }
 
-/* A SHARED word's references. */
+/* A SHARED word's references, and those of them the dataplane holds. */
 static inline uint32_t shmr_buf_word_refs(uint64_t w)
 {
-	return (uint32_t)(w >> 52);
+	return (uint32_t)(w >> 52) & SHMR_BUF_REFS_MAX;
+}
+
+static inline uint32_t shmr_buf_word_held(uint64_t w)
+{
+	return (uint32_t)(w >> 60);
 }
 
 /* The SHARED word of sender @p holder_slot with @p refs references. */
@@ -169,7 +197,7 @@ static inline uint64_t shmr_buf_word_shared(uint32_t holder_slot,
 static inline int shmr_buf_word_is_shared(uint64_t w, uint32_t sender,
 					  uint32_t gen)
 {
-	return (w & ~(SHMR_BUF_REFS_MAX * SHMR_BUF_REF_ONE)) ==
+	return (w & ((1ull << 52) - 1)) ==
 	       shmr_buf_word(SHMR_BUF_SHARED, sender, gen);
 }
 
@@ -257,7 +285,37 @@ static inline uint64_t shmr_arena_next_add(uint64_t w,
 		return UINT64_MAX;
 	if (k > SHMR_BUF_REFS_MAX - n)
 		return UINT64_MAX;
-	return shmr_buf_word_shared(sender, n + k, r->gen);
+	return n == 1 && shmr_buf_word_state(w) == SHMR_BUF_SENT
+		       ? shmr_buf_word_shared(sender, 1 + k, r->gen)
+		       : w + k * SHMR_BUF_REF_ONE;
+}
+
+/* A held reference more (hold), or one let go (drop_held). */
+static inline uint64_t shmr_arena_next_hold(uint64_t w,
+					    const struct shmr_buf_ref *r,
+					    uint32_t sender, uint32_t k)
+{
+	uint64_t to = shmr_arena_next_add(w, r, sender, 1);
+
+	(void)k;
+	if (to == UINT64_MAX || shmr_buf_word_held(to) == SHMR_BUF_HELD_MAX)
+		return UINT64_MAX;
+	return to + SHMR_BUF_HELD_ONE;
+}
+
+static inline uint64_t shmr_arena_next_drop_held(uint64_t w,
+						 const struct shmr_buf_ref *r,
+						 uint32_t sender, uint32_t k)
+{
+	(void)sender;
+	(void)k;
+	if (shmr_buf_word_state(w) != SHMR_BUF_SHARED ||
+	    shmr_buf_word_gen(w) != r->gen || shmr_buf_word_held(w) == 0 ||
+	    shmr_buf_word_refs(w) == 0)
+		return UINT64_MAX;
+	return shmr_buf_word_refs(w) == 1
+		       ? shmr_buf_word_free(r->gen)
+		       : w - SHMR_BUF_REF_ONE - SHMR_BUF_HELD_ONE;
 }
 
 /* A CAS loop of @p r's word through @p next (in range checked here),
@@ -327,6 +385,35 @@ static inline int shmr_arena_share(const struct shmr_arena_view *v,
 {
 	return shmr_arena_step(v, r, sender, k, shmr_arena_next_add,
 			       memory_order_relaxed);
+}
+
+/**
+ * The dataplane keeps the slot referring to @p r (sent by @p sender) in
+ * its private memory: one reference more, counted as held.
+ * Context: the dataplane.  Concurrency: a CAS loop, relaxed (as
+ * shmr_arena_share()).
+ * Returns: 1, or 0 when the word is not SENT or SHARED by @p sender with
+ * that generation, or a count would overflow.
+ */
+static inline int shmr_arena_hold(const struct shmr_arena_view *v,
+				  const struct shmr_buf_ref *r, uint32_t sender)
+{
+	return shmr_arena_step(v, r, sender, 1, shmr_arena_next_hold,
+			       memory_order_relaxed);
+}
+
+/**
+ * The dataplane lets a held reference to @p r go (its slot left the
+ * private memory: a copy with its own reference was published, or it was
+ * dropped); the last reference frees the buffer.
+ * Context: the dataplane.  Concurrency: a CAS loop, release.
+ * Returns: 1, or 0 when the word holds none of that generation.
+ */
+static inline int shmr_arena_drop_held(const struct shmr_arena_view *v,
+				       const struct shmr_buf_ref *r)
+{
+	return shmr_arena_step(v, r, 0, 0, shmr_arena_next_drop_held,
+			       memory_order_release);
 }
 
 /**
