@@ -597,8 +597,8 @@ int shmr_buf_release(struct shmr_endpoint *ep, struct shmr_buf *buf);
 /**
  * Send the first @p len bytes of @p buf, as shmr_send() does a payload.
  * Nothing is copied: the message refers to the buffer.  Routed by every
- * logic but tail-chopping, which refuses it (-SHMR_E_NOT_ALLOWED to a
- * call, a dead letter for a send); broadcast and
+ * logic (not the admin path: high priority to a router refuses it with
+ * -SHMR_E_NOT_ALLOWED); broadcast and
  * scatter-gather share the one buffer among their copies (a reference
  * count: it is freed when the last receiver is done).  A reply in a
  * buffer to a scatter-gather call is dropped (the caller times out) when

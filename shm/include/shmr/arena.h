@@ -80,8 +80,8 @@
  * reference, and otherwise gets a copy in a buffer of its own
  * (shmr_buf_keep()).
  *
- * The dataplane's private references (a balancing queue keeps a slot past
- * its round).  Each is counted twice in the word: as a reference and as
+ * The dataplane's private references (a balancing queue or a
+ * tail-chopping collector keeps a slot past its round).  Each is counted twice in the word: as a reference and as
  * held (bits 60..63), in one CAS as the slot goes into the queue.  When
  * the queue hands the slot to a routee, the copy gets a reference of its
  * own before it is published, and the held one is let go after; so a held
@@ -91,8 +91,10 @@
  * when the dataplane dies, the control plane gives back every held
  * reference of every word, one CAS each (control/arena.c), before the next
  * dataplane starts: what the queue held is gone with it, its copies
- * already published keep theirs.  Tail-chopping's later tries would keep
- * a call the same way; they are not done (it refuses a buffer).
+ * already published keep theirs.  Tail-chopping keeps its call the same
+ * way for its later tries: held from before the collector takes it until
+ * its entry ends (a reply, the deadline, a cancel), each try with its own
+ * reference added before it is published.
  *
  * Nothing from a peer is trusted: the owner words and the buffers are in
  * memory any peer can write.  The dataplane checks every slot flagged
@@ -290,6 +292,20 @@ static inline uint64_t shmr_arena_next_add(uint64_t w,
 		       : w + k * SHMR_BUF_REF_ONE;
 }
 
+/* @p k references more to a word the dataplane holds some of, whoever
+ * sent it (a tail-chopping try: the kept call names the router). */
+static inline uint64_t shmr_arena_next_add_held(uint64_t w,
+						const struct shmr_buf_ref *r,
+						uint32_t sender, uint32_t k)
+{
+	(void)sender;
+	if (shmr_buf_word_state(w) != SHMR_BUF_SHARED ||
+	    shmr_buf_word_gen(w) != r->gen || shmr_buf_word_held(w) == 0 ||
+	    k > SHMR_BUF_REFS_MAX - shmr_buf_word_refs(w))
+		return UINT64_MAX;
+	return w + k * SHMR_BUF_REF_ONE;
+}
+
 /* A held reference more (hold), or one let go (drop_held). */
 static inline uint64_t shmr_arena_next_hold(uint64_t w,
 					    const struct shmr_buf_ref *r,
@@ -399,6 +415,20 @@ static inline int shmr_arena_hold(const struct shmr_arena_view *v,
 				  const struct shmr_buf_ref *r, uint32_t sender)
 {
 	return shmr_arena_step(v, r, sender, 1, shmr_arena_next_hold,
+			       memory_order_relaxed);
+}
+
+/**
+ * One reference more for a copy of a slot the dataplane holds (a
+ * tail-chopping call's later try), before the copy is published.
+ * Context: the dataplane.  Concurrency: a CAS loop, relaxed (as
+ * shmr_arena_share()).
+ * Returns: 1, or 0 when the word holds none of that generation.
+ */
+static inline int shmr_arena_share_held(const struct shmr_arena_view *v,
+					const struct shmr_buf_ref *r)
+{
+	return shmr_arena_step(v, r, 0, 1, shmr_arena_next_add_held,
 			       memory_order_relaxed);
 }
 
