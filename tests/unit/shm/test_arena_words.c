@@ -147,13 +147,13 @@ static void limits(void **state)
 	assert_int_equal(shmr_arena_in_use_all(&v), 0);
 }
 
+static const struct CMUnitTest word_tests[] = {
+	cmocka_unit_test(shared),
+	cmocka_unit_test(held),
+	cmocka_unit_test(limits),
+};
+
 int main(void)
 {
-	static const struct CMUnitTest tests[] = {
-		cmocka_unit_test(shared),
-		cmocka_unit_test(held),
-		cmocka_unit_test(limits),
-	};
-
-	return cmocka_run_group_tests_name("arena_words", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("arena_words", word_tests, NULL, NULL);
 }
