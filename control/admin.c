@@ -26,6 +26,12 @@
  * held (it cannot be told from garbage); counted in the domain's
  * lanes_reinit (STATUS) and logged, rate-limited.
  *
+ * A dead letter in an arena buffer (SHMR_F_ARENA) holds its reference in
+ * the store as it did in the lane: _next() gives it back when the loop
+ * asks for the next slot (or at _end()), once the handler has copied the
+ * payload into the dead-letter file; the store is empty between loop
+ * turns, so no reclaim runs while a staged slot refers to a buffer.
+ *
  * The loop takes the slots (shmr_ctl_admin_begin(), _next(), _end()) and
  * hands each to the router it is for (control.c, on_admin()): management
  * messages to manage.c, the others to the router's handlers (handlers.c:
@@ -80,6 +86,7 @@
 #include <shmr/domain.h>
 
 #include "admin.h"
+#include "arena.h"
 #include "control_internal.h"
 
 /* How often an unsound inbound lane may wake the loop to be reset, and
@@ -188,6 +195,8 @@ int shmr_ctl_admin_adopt(struct shmr_ctl_admin *ad)
 	/* The predecessor is dead (we hold the domain's lock): its side of
 	 * every lane of the endpoint is ours to repair. */
 	(void)shmr_ctl_slot_take_over(ad->d, pid.slot);
+	/* A replay's buffer the predecessor had not sent yet (arena.h). */
+	(void)shmr_ctl_arena_reclaim(ad->d, pid.slot);
 	s->os_pid = getpid();
 	s->owner = 0;
 	snprintf(s->name, SHMR_NAME_MAX, "shmr:admin");
@@ -414,8 +423,19 @@ static void stage_fill(struct shmr_ctl_admin *a)
 	}
 }
 
+/* The slot handed out last is done: its arena buffer's reference, if it
+ * has one, goes back (as a receiver's next burst gives back its own). */
+static void give_back(struct shmr_ctl_admin *a)
+{
+	if (a->out_held)
+		shmr_ctl_arena_give_back(a->d,
+					 (const struct shmr_msg *)a->out_ref);
+	a->out_held = 0;
+}
+
 int shmr_ctl_admin_next(struct shmr_ctl_admin *a, struct shmr_msg *m)
 {
+	give_back(a);
 	stage_fill(a);
 	for (uint32_t q = 0; q < 2; q++) {
 		uint32_t i;
@@ -427,6 +447,10 @@ int shmr_ctl_admin_next(struct shmr_ctl_admin *a, struct shmr_msg *m)
 		a->fifo_n[q]--;
 		memcpy(m, stage_slot(a, i), a->d->geo.slot_size);
 		a->free_idx[a->nfree++] = i;
+		if (m->flags & SHMR_F_ARENA) {
+			memcpy(a->out_ref, m, sizeof(a->out_ref));
+			a->out_held = 1;
+		}
 		return 1;
 	}
 	return 0;
@@ -436,6 +460,7 @@ void shmr_ctl_admin_end(struct shmr_ctl_admin *a)
 {
 	uint64_t one = 1;
 
+	give_back(a);
 	if (write(a->done, &one, sizeof(one)) < 0)
 		shmr_ctl_err("admin: eventfd: %s", strerror(errno));
 }

@@ -42,6 +42,11 @@ struct shmr_ctl_admin {
 	uint32_t nfree;
 	uint32_t *fifo[2];      /* SHMR_CTL_ADMIN_Q_*: store indices */
 	uint32_t fifo_head[2], fifo_n[2];
+	/* The slot _next() handed out last, its header and arena reference
+	 * (a dead letter's buffer): given back at the next _next() or at
+	 * _end(), once the loop is done with it. */
+	uint64_t out_ref[(SHMR_HDR_SIZE + 16) / 8];
+	int out_held;
 };
 
 /* The staging FIFOs, in the order they are served. */

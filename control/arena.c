@@ -17,6 +17,21 @@
  * received and not yet released (a worker's burst, redelivered if that
  * worker dies) still counts.  A lane whose indices are not sound is not
  * walked: then every SENT buffer is kept (a leak is the safe side).
+ *
+ * Shared buffers (SHARED, arena.h's essay).  Each reclaim also recomputes
+ * them from the lanes: a SHARED word, of any sender, that no slot in any
+ * lane refers to (outbound lanes first, then inbound: the same walk) is
+ * freed by one CAS from the word read before the walk.  Only the
+ * dataplane adds references, for an original it reads from an outbound
+ * lane, before it publishes the copies, and it publishes them before it
+ * releases the original; so a reference that exists at our read is in a
+ * lane we read after it, or was given back, which changed the word and
+ * makes our CAS fail (the buffer is kept: the next reclaim looks again).
+ * A receiver between its slots' release and its give-back has no slot
+ * left: our free wins, and its CAS then finds the word changed.  So a
+ * count a death left too high (a receiver between those two steps, the
+ * dataplane between an add and its publish) is given back here, and a
+ * live reference never is.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -25,6 +40,7 @@
 #include <rte_ring.h>
 
 #include <shmr/arena.h>
+#include <shmr/arena_ops.h>
 #include <shmr/domain.h>
 
 #include "arena.h"
@@ -126,7 +142,9 @@ static int lane_refs(const struct shmr_ctl_domain *d, const struct rte_ring *r,
 }
 
 struct sent {
-	struct shmr_buf_ref *refs; /* SENT by the holder (gen, cls, index) */
+	/* SENT by the holder, or SHARED (any sender): cls, index, gen */
+	struct shmr_buf_ref *refs;
+	uint64_t *words; /* each one's word as read before the walk */
 	unsigned char *seen;
 	unsigned n;
 	uint32_t holder;
@@ -137,25 +155,49 @@ static void mark_seen(void *arg, const struct shmr_msg *m,
 {
 	struct sent *s = arg;
 
-	if (m->from.slot != s->holder)
-		return;
 	for (unsigned i = 0; i < s->n; i++)
 		if (s->refs[i].cls == ref->cls &&
 		    s->refs[i].index == ref->index &&
-		    s->refs[i].gen == ref->gen)
+		    s->refs[i].gen == ref->gen &&
+		    (m->from.slot == s->holder ||
+		     shmr_buf_word_state(s->words[i]) == SHMR_BUF_SHARED))
 			s->seen[i] = 1;
 }
 
-/* Walk every lane (the holder's outbound ones first); -1 if one cannot
- * be walked. */
+/* Add candidate @p r (word @p w); -1 when out of memory. */
+static int sent_add(struct sent *s, unsigned *cap, const struct shmr_buf_ref *r,
+		    uint64_t w)
+{
+	if (s->n == *cap) {
+		unsigned c = *cap ? *cap * 2 : 64;
+		void *a = realloc(s->refs, c * sizeof(*s->refs));
+
+		if (!a)
+			return -1;
+		s->refs = a;
+		a = realloc(s->words, c * sizeof(*s->words));
+		if (!a)
+			return -1;
+		s->words = a;
+		*cap = c;
+	}
+	s->refs[s->n] = *r;
+	s->words[s->n++] = w;
+	return 0;
+}
+
+/* Walk every lane (every outbound one first: the holder's, and the
+ * senders' of shared buffers); -1 if one cannot be walked. */
 static int walk_all(const struct shmr_ctl_domain *d, struct sent *s)
 {
 	uint32_t nl = d->geo.nlcores;
 	int rc = 0;
 
-	for (uint32_t l = SHMR_LANE_OUT(nl); l <= SHMR_LANE_OUT_HIGH(nl); l++)
-		rc |= lane_refs(d, shmr_ctl_dom_lane(d, s->holder, l),
-				mark_seen, s);
+	for (uint32_t e = 0; e < d->geo.max_endpoints; e++)
+		for (uint32_t l = SHMR_LANE_OUT(nl); l <= SHMR_LANE_OUT_HIGH(nl);
+		     l++)
+			rc |= lane_refs(d, shmr_ctl_dom_lane(d, e, l),
+					mark_seen, s);
 	for (uint32_t e = 0; e < d->geo.max_endpoints; e++)
 		for (uint32_t l = 0; l < nl; l++)
 			rc |= lane_refs(d, shmr_ctl_dom_lane(d, e, l),
@@ -166,7 +208,7 @@ static int walk_all(const struct shmr_ctl_domain *d, struct sent *s)
 unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 {
 	struct shmr_arena_view v;
-	struct sent s = { NULL, NULL, 0, slot };
+	struct sent s = { NULL, NULL, NULL, 0, slot };
 	unsigned freed = 0, cap = 0, kept = 0;
 
 	view_of(d, &v);
@@ -174,9 +216,11 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 		return 0;
 	for (uint32_t c = 0; c < v.nclasses; c++) {
 		for (uint32_t i = 0; i < v.cls[c].count; i++) {
+			/* Acquire: read before any lane of the walk below
+			 * (a SHARED word is freed only from this value). */
 			uint64_t w = atomic_load_explicit(
 				shmr_arena_word(&v, c, i),
-				memory_order_relaxed);
+				memory_order_acquire);
 			struct shmr_buf_ref r = { c, i, shmr_buf_word_gen(w), 0 };
 
 			if (w == shmr_buf_word(SHMR_BUF_WRITING, slot, r.gen)) {
@@ -187,18 +231,14 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 				}
 				continue;
 			}
-			if (w != shmr_buf_word(SHMR_BUF_SENT, slot, r.gen))
+			/* A word the dataplane holds references of is left
+			 * to it (or to shmr_ctl_arena_dataplane_gone()). */
+			if (w != shmr_buf_word(SHMR_BUF_SENT, slot, r.gen) &&
+			    (shmr_buf_word_state(w) != SHMR_BUF_SHARED ||
+			     shmr_buf_word_held(w) != 0))
 				continue;
-			if (s.n == cap) {
-				void *a = realloc(s.refs, (cap ? cap * 2 : 64) *
-							     sizeof(*s.refs));
-
-				if (!a)
-					break; /* the rest stays: a leak */
-				s.refs = a;
-				cap = cap ? cap * 2 : 64;
-			}
-			s.refs[s.n++] = r;
+			if (sent_add(&s, &cap, &r, w) < 0)
+				break; /* the rest stays: a leak */
 		}
 	}
 	if (s.n) {
@@ -209,8 +249,8 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 					kept++;
 					continue;
 				}
-				if (shmr_arena_free_sent(&v, &s.refs[i],
-							 slot)) {
+				if (shmr_arena_move_word(&v, &s.refs[i],
+							 s.words[i])) {
 					freed++;
 					d->arena_reclaimed_cls[s.refs[i].cls]++;
 				}
@@ -218,6 +258,7 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 		}
 	}
 	free(s.refs);
+	free(s.words);
 	free(s.seen);
 	if (freed) {
 		shmr_ctl_log("endpoint %u: %u arena buffer(s) reclaimed (%u "
@@ -225,6 +266,47 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 			     slot, freed, kept);
 	}
 	return freed;
+}
+
+unsigned shmr_ctl_arena_dataplane_gone(struct shmr_ctl_domain *d)
+{
+	struct shmr_arena_view v;
+	unsigned n = 0;
+
+	view_of(d, &v);
+	for (uint32_t c = 0; c < v.nclasses; c++) {
+		for (uint32_t i = 0; i < v.cls[c].count; i++) {
+			_Atomic(uint64_t) *wp = shmr_arena_word(&v, c, i);
+			uint64_t w = atomic_load_explicit(wp,
+							  memory_order_relaxed);
+			uint64_t to;
+			uint32_t h;
+
+			/* A receiver may give back meanwhile: CAS again. */
+			do {
+				h = shmr_buf_word_held(w);
+				if (shmr_buf_word_state(w) != SHMR_BUF_SHARED ||
+				    h == 0)
+					break;
+				to = shmr_buf_word_refs(w) <= h
+					     ? shmr_buf_word_free(
+						       shmr_buf_word_gen(w))
+					     : w - h * SHMR_BUF_REF_ONE -
+						       h * SHMR_BUF_HELD_ONE;
+			} while (!atomic_compare_exchange_weak_explicit(
+				wp, &w, to, memory_order_release,
+				memory_order_relaxed));
+			if (h && shmr_buf_word_state(w) == SHMR_BUF_SHARED) {
+				n++;
+				if (shmr_buf_word_refs(w) <= h)
+					d->arena_reclaimed_cls[c]++;
+			}
+		}
+	}
+	if (n)
+		shmr_ctl_log("dataplane gone: the references it held to %u "
+			     "arena buffer(s) given back", n);
+	return n;
 }
 
 struct drop {
@@ -270,4 +352,84 @@ unsigned shmr_ctl_arena_drop_lanes(struct shmr_ctl_domain *d, uint32_t slot)
 			     "its lanes freed", slot, x.freed);
 	}
 	return x.freed;
+}
+
+/* @p m's reference, checked against our copy of the classes; -1 if none. */
+static int msg_ref(const struct shmr_arena_view *v, const struct shmr_msg *m,
+		   struct shmr_buf_ref *r)
+{
+	if (!(m->flags & SHMR_F_ARENA) || m->len != sizeof(*r))
+		return -1;
+	memcpy(r, m->data, sizeof(*r));
+	if (r->cls >= v->nclasses || r->index >= v->cls[r->cls].count ||
+	    r->len > v->cls[r->cls].size || r->gen == 0)
+		return -1;
+	return 0;
+}
+
+const void *shmr_ctl_arena_payload(const struct shmr_ctl_domain *d,
+				   const struct shmr_msg *m, uint32_t *len)
+{
+	struct shmr_arena_view v;
+	struct shmr_buf_ref r;
+	uint64_t w;
+
+	view_of(d, &v);
+	*len = 0;
+	if (msg_ref(&v, m, &r) < 0)
+		return NULL;
+	/* Acquire: pairs with the sender's release as it marked it SENT. */
+	w = atomic_load_explicit(shmr_arena_word(&v, r.cls, r.index),
+				 memory_order_acquire);
+	if (shmr_buf_word_gen(w) != r.gen ||
+	    shmr_buf_word_state(w) == SHMR_BUF_FREE)
+		return NULL;
+	*len = r.len;
+	return shmr_arena_data(&v, r.cls, r.index);
+}
+
+void shmr_ctl_arena_give_back(struct shmr_ctl_domain *d,
+			      const struct shmr_msg *m)
+{
+	struct shmr_arena_view v;
+	struct shmr_buf_ref r;
+
+	view_of(d, &v);
+	if (msg_ref(&v, m, &r) == 0)
+		(void)shmr_arena_free_sent(&v, &r, m->from.slot);
+}
+
+int shmr_ctl_arena_send_copy(struct shmr_ctl_domain *d, uint32_t holder,
+			     const void *p, uint32_t len,
+			     struct shmr_buf_ref *r)
+{
+	/* Where the next allocation looks first: the control plane's own,
+	 * one domain per process. */
+	static uint32_t cursor[SHMR_ARENA_MAX_CLASSES];
+	struct shmr_arena_view v;
+	int c;
+
+	view_of(d, &v);
+	c = shmr_arena_class_for(&v, len);
+	if (c < 0)
+		return -SHMR_E_TOO_BIG;
+	if (shmr_arena_take(&v, (uint32_t)c, holder, &cursor[c], r) <
+	    0)
+		return -SHMR_E_NO_BUFFER;
+	memcpy(shmr_arena_data(&v, r->cls, r->index), p, len);
+	r->len = len;
+	/* Release inside: the bytes before the word says SENT. */
+	(void)shmr_arena_move(&v, r,
+			      shmr_buf_word(SHMR_BUF_WRITING, holder, r->gen),
+			      shmr_buf_word(SHMR_BUF_SENT, holder, r->gen));
+	return 0;
+}
+
+void shmr_ctl_arena_unsend(struct shmr_ctl_domain *d, uint32_t holder,
+			   const struct shmr_buf_ref *r)
+{
+	struct shmr_arena_view v;
+
+	view_of(d, &v);
+	(void)shmr_arena_free_sent(&v, r, holder);
 }

@@ -7,7 +7,10 @@
 
 #include <stdint.h>
 
+#include <shmr/arena.h>
+
 struct rte_ring;
+struct shmr_msg;
 
 #include "domain.h"
 
@@ -30,6 +33,17 @@ struct rte_ring;
 unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot);
 
 /**
+ * The dataplane died: every reference it held in its private memory (a
+ * balancing queue's, counted as held in the owner words: arena.h) is
+ * given back, freeing the buffers nothing else refers to.
+ * Context: the control plane's loop, after the dataplane's exit and
+ *          before the next one starts.
+ * Concurrency: live receivers give back meanwhile: one CAS loop a word.
+ * Returns: the number of words changed (logged).
+ */
+unsigned shmr_ctl_arena_dataplane_gone(struct shmr_ctl_domain *d);
+
+/**
  * The lanes of endpoint slot @p slot are about to be initialised again
  * (the slot is reused): the buffers their slots refer to are freed, since
  * nobody will receive those slots any more.
@@ -44,6 +58,42 @@ unsigned shmr_ctl_arena_drop_lanes(struct shmr_ctl_domain *d, uint32_t slot);
  *  consumer tail to the producer tail); under the same condition. */
 unsigned shmr_ctl_arena_drop_lane(struct shmr_ctl_domain *d,
 				  const struct rte_ring *r);
+
+/**
+ * The payload of dead letter or admin slot @p m flagged SHMR_F_ARENA: its
+ * reference checked against our copy of the classes and the owner word's
+ * generation (the slot came from a peer).
+ * Context: the control plane's loop, while the slot still holds its
+ *          reference (before shmr_ctl_arena_give_back()).
+ * Returns: the bytes and their count in @p *len; NULL (and 0) when @p m
+ *          has no sound reference.
+ */
+const void *shmr_ctl_arena_payload(const struct shmr_ctl_domain *d,
+				   const struct shmr_msg *m, uint32_t *len);
+
+/**
+ * The admin endpoint is done with slot @p m: its buffer's reference, if
+ * it has one, is given back (as a receiver's next burst does).
+ * Context: the control plane's loop.  Concurrency: one CAS loop.
+ */
+void shmr_ctl_arena_give_back(struct shmr_ctl_domain *d,
+			      const struct shmr_msg *m);
+
+/**
+ * A new buffer for endpoint slot @p holder (the admin endpoint, to replay
+ * a dead letter), with @p len bytes from @p p, marked SENT: @p r is the
+ * reference to send (its len set).
+ * Context: the control plane's loop.  Never blocks.
+ * Errors:  -SHMR_E_TOO_BIG (no class holds @p len), -SHMR_E_NO_BUFFER
+ *          (the class is empty now).
+ */
+int shmr_ctl_arena_send_copy(struct shmr_ctl_domain *d, uint32_t holder,
+			     const void *p, uint32_t len,
+			     struct shmr_buf_ref *r);
+
+/** Free a buffer shmr_ctl_arena_send_copy() made whose slot was not sent. */
+void shmr_ctl_arena_unsend(struct shmr_ctl_domain *d, uint32_t holder,
+			   const struct shmr_buf_ref *r);
 
 struct shmr_ctl_kv;
 struct shmr_ctl_arena_counters;

@@ -9,6 +9,15 @@
  *              (flags SHMR_F_ROUTE_FAILED, status = the reason, to = the
  *              router), its payload and, with SHMR_F_ROUTE_NAME, the name
  *              the router chose, NUL-terminated, right after the payload.
+ * A dead letter whose payload was in an arena buffer (SHMR_F_ARENA: the
+ * slot's payload is the reference) is followed by its payload, copied
+ * when the letter is written (the buffer is given back right after):
+ *   u32 plen | SHMR_DLQ_PAYLOAD   bytes that follow, at most
+ *                                 SHMR_DLQ_PAYLOAD_MAX
+ *   u32 check  FNV-1a 32 of them
+ *   plen bytes the payload
+ * and the two are one record to every reader (a slot flagged SHMR_F_ARENA
+ * without its payload after it is a corrupted record).
  * Records are appended with one write() each; no fsync per record (a crash
  * may lose or truncate the last ones, which the reader reports).
  *
@@ -18,6 +27,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "dlq.h"
@@ -51,23 +61,13 @@ static size_t slot_used(const struct shmr_msg *m, size_t slot_size)
 	return n;
 }
 
-int shmr_ctl_dlq_append(int fd, const struct shmr_msg *m, size_t slot_size)
+/* One writev() of @p n pieces, all of them or an error. */
+static int write_all(int fd, struct iovec *iov, int n, size_t total)
 {
-	unsigned char rec[8 + SHMR_SLOT_MAX];
-	uint32_t len, check;
-	size_t total;
 	ssize_t w;
 
-	if (slot_size < SHMR_HDR_SIZE || slot_size > SHMR_SLOT_MAX)
-		return -EINVAL;
-	len = (uint32_t)slot_used(m, slot_size);
-	check = shmr_ctl_dlq_check(m, len);
-	memcpy(rec, &len, 4);
-	memcpy(rec + 4, &check, 4);
-	memcpy(rec + 8, m, len);
-	total = 8 + (size_t)len;
 	do
-		w = write(fd, rec, total);
+		w = writev(fd, iov, n);
 	while (w < 0 && errno == EINTR);
 	if (w < 0)
 		return -errno;
@@ -76,11 +76,61 @@ int shmr_ctl_dlq_append(int fd, const struct shmr_msg *m, size_t slot_size)
 	return 0;
 }
 
-int shmr_ctl_dlq_next(const unsigned char *buf, size_t size, size_t off,
-		      struct shmr_msg *slot, uint32_t *slen)
+int shmr_ctl_dlq_append_payload(int fd, const struct shmr_msg *m,
+				size_t slot_size, const void *payload,
+				uint32_t plen)
 {
-	uint32_t len, check;
+	union {
+		struct shmr_msg m;
+		unsigned char b[SHMR_SLOT_MAX];
+	} bare;
+	uint32_t len, check, ph[2];
+	unsigned char rh[8];
+	struct iovec iov[4];
 
+	if (slot_size < SHMR_HDR_SIZE || slot_size > SHMR_SLOT_MAX)
+		return -EINVAL;
+	if ((m->flags & SHMR_F_ARENA) &&
+	    (!payload || plen > SHMR_DLQ_PAYLOAD_MAX)) {
+		/* The buffer was not sound: the letter without a payload
+		 * (and without the name, which followed the reference). */
+		memcpy(&bare.m, m, SHMR_HDR_SIZE);
+		bare.m.flags = (uint8_t)(m->flags &
+					 ~(SHMR_F_ARENA | SHMR_F_ROUTE_NAME));
+		bare.m.len = 0;
+		m = &bare.m;
+		payload = NULL;
+	}
+	len = (uint32_t)slot_used(m, slot_size);
+	check = shmr_ctl_dlq_check(m, len);
+	memcpy(rh, &len, 4);
+	memcpy(rh + 4, &check, 4);
+	iov[0] = (struct iovec){ rh, 8 };
+	iov[1] = (struct iovec){ (void *)m, len };
+	if (!(m->flags & SHMR_F_ARENA))
+		return write_all(fd, iov, 2, 8 + (size_t)len);
+	ph[0] = plen | SHMR_DLQ_PAYLOAD;
+	ph[1] = shmr_ctl_dlq_check(payload, plen);
+	iov[2] = (struct iovec){ ph, 8 };
+	iov[3] = (struct iovec){ (void *)payload, plen };
+	return write_all(fd, iov, 4, 16 + (size_t)len + plen);
+}
+
+int shmr_ctl_dlq_append(int fd, const struct shmr_msg *m, size_t slot_size)
+{
+	return shmr_ctl_dlq_append_payload(fd, m, slot_size, NULL, 0);
+}
+
+int shmr_ctl_dlq_next_payload(const unsigned char *buf, size_t size,
+			      size_t off, struct shmr_msg *slot,
+			      uint32_t *slen, const unsigned char **payload,
+			      uint32_t *plen)
+{
+	uint32_t len, check, pl, pc;
+	size_t at;
+
+	*payload = NULL;
+	*plen = 0;
 	if (off >= size)
 		return 0;
 	if (size - off < 8)
@@ -95,7 +145,31 @@ int shmr_ctl_dlq_next(const unsigned char *buf, size_t size, size_t off,
 	if (slot->len > len - SHMR_HDR_SIZE)
 		return -SHMR_E_PROTO;
 	*slen = len;
-	return (int)(8 + len);
+	if (!(slot->flags & SHMR_F_ARENA))
+		return (int)(8 + len);
+	at = off + 8 + len;
+	if (size - at < 8)
+		return -SHMR_E_PROTO;
+	memcpy(&pl, buf + at, 4);
+	memcpy(&pc, buf + at + 4, 4);
+	if (!(pl & SHMR_DLQ_PAYLOAD))
+		return -SHMR_E_PROTO;
+	pl &= ~SHMR_DLQ_PAYLOAD;
+	if (pl > SHMR_DLQ_PAYLOAD_MAX || size - at - 8 < pl ||
+	    shmr_ctl_dlq_check(buf + at + 8, pl) != pc)
+		return -SHMR_E_PROTO;
+	*payload = buf + at + 8;
+	*plen = pl;
+	return (int)(16 + len + pl);
+}
+
+int shmr_ctl_dlq_next(const unsigned char *buf, size_t size, size_t off,
+		      struct shmr_msg *slot, uint32_t *slen)
+{
+	const unsigned char *p;
+	uint32_t n;
+
+	return shmr_ctl_dlq_next_payload(buf, size, off, slot, slen, &p, &n);
 }
 
 void shmr_ctl_dlq_name(const struct shmr_msg *slot, uint32_t slen,
@@ -153,14 +227,16 @@ int shmr_ctl_dlq_format(const unsigned char *buf, size_t size, char *out,
 		unsigned char b[SHMR_SLOT_MAX];
 	} slot;
 	size_t off = 0, len = 0;
-	uint32_t slen;
+	const unsigned char *payload;
+	uint32_t slen, plen;
 	int rc;
 
 	*count = 0;
 	*corrupt = 0;
 	if (cap)
 		out[0] = '\0';
-	while ((rc = shmr_ctl_dlq_next(buf, size, off, &slot.m, &slen)) > 0) {
+	while ((rc = shmr_ctl_dlq_next_payload(buf, size, off, &slot.m, &slen,
+					       &payload, &plen)) > 0) {
 		char name[SHMR_NAME_MAX];
 		int n;
 
@@ -171,7 +247,8 @@ int shmr_ctl_dlq_format(const unsigned char *buf, size_t size, char *out,
 			     " len=%" PRIu32 "\n",
 			     *count, shmr_ctl_dlq_reason(slot.m.status), name,
 			     slot.m.type, slot.m.key, slot.m.from.slot,
-			     slot.m.from.gen, slot.m.len);
+			     slot.m.from.gen,
+			     payload ? plen : slot.m.len);
 		if (n < 0 || (size_t)n >= cap - len)
 			return -ENOSPC;
 		len += (size_t)n;

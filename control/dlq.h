@@ -23,6 +23,22 @@ uint32_t shmr_ctl_dlq_check(const void *p, size_t n);
  */
 int shmr_ctl_dlq_append(int fd, const struct shmr_msg *m, size_t slot_size);
 
+/* A payload record's mark (dlq.c's format), and its largest length. */
+#define SHMR_DLQ_PAYLOAD 0x80000000u
+#define SHMR_DLQ_PAYLOAD_MAX (1u << 30)
+
+/**
+ * As shmr_ctl_dlq_append(), for a slot flagged SHMR_F_ARENA: its payload,
+ * @p plen bytes at @p payload (read from its buffer), is written after
+ * it, in the same write.  A NULL @p payload (the buffer was not sound)
+ * writes the letter without payload, flag or name.  Other slots: as
+ * shmr_ctl_dlq_append() (@p payload unused).
+ * Context: blocking I/O.  Errors: as shmr_ctl_dlq_append().
+ */
+int shmr_ctl_dlq_append_payload(int fd, const struct shmr_msg *m,
+				size_t slot_size, const void *payload,
+				uint32_t plen);
+
 /**
  * Read the record at @p off of a file image @p buf of @p size bytes into
  * @p slot (SHMR_SLOT_MAX bytes, aligned for struct shmr_msg).
@@ -32,6 +48,17 @@ int shmr_ctl_dlq_append(int fd, const struct shmr_msg *m, size_t slot_size);
  */
 int shmr_ctl_dlq_next(const unsigned char *buf, size_t size, size_t off,
 		      struct shmr_msg *slot, uint32_t *slen);
+
+/**
+ * As shmr_ctl_dlq_next(), and for a letter whose payload was in an arena
+ * buffer (@p slot flagged SHMR_F_ARENA) that payload: @p *payload points
+ * into @p buf, @p *plen bytes (NULL and 0 for other letters).
+ * Returns: as shmr_ctl_dlq_next() (the size covers both parts).
+ */
+int shmr_ctl_dlq_next_payload(const unsigned char *buf, size_t size,
+			      size_t off, struct shmr_msg *slot,
+			      uint32_t *slen, const unsigned char **payload,
+			      uint32_t *plen);
 
 /** The name the router chose (SHMR_F_ROUTE_NAME), or "?" without one. */
 void shmr_ctl_dlq_name(const struct shmr_msg *slot, uint32_t slen,

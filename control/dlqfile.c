@@ -4,7 +4,10 @@
  * format is dlq.c's).  Appends go through one descriptor per router,
  * opened on the first dead letter; DLQ_LIST reads the file whole; a replay
  * re-sends the records from the admin endpoint and rewrites the file with
- * what was not sent.
+ * what was not sent.  A letter whose payload was in an arena buffer (the
+ * file holds the bytes) goes inline when they fit a slot, else in a new
+ * buffer the admin endpoint allocates; when its class is empty the replay
+ * stops there, as at a full lane, and the rest stays in the file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +20,8 @@
 
 #include <shmr/domain.h>
 
+#include "admin.h"
+#include "arena.h"
 #include "dlq.h"
 #include "dlqfile.h"
 
@@ -92,7 +97,8 @@ int shmr_ctl_dlq_replay(struct shmr_ctl_dlq_files *f, unsigned r,
 		struct shmr_msg m;
 		unsigned char b[SHMR_SLOT_MAX];
 	} slot;
-	uint32_t ss = f->admin->d->geo.slot_size, slen;
+	uint32_t ss = f->admin->d->geo.slot_size, slen, plen;
+	const unsigned char *payload;
 	char path[PATH_MAX + 80], tmp[PATH_MAX + 90];
 	unsigned char *buf;
 	size_t size, off = 0;
@@ -102,21 +108,40 @@ int shmr_ctl_dlq_replay(struct shmr_ctl_dlq_files *f, unsigned r,
 	rc = shmr_ctl_dlq_load(f, r, &buf, &size);
 	if (rc < 0)
 		return rc;
-	while ((rc = shmr_ctl_dlq_next(buf, size, off, &slot.m, &slen)) > 0) {
+	while ((rc = shmr_ctl_dlq_next_payload(buf, size, off, &slot.m, &slen,
+					       &payload, &plen)) > 0) {
 		struct shmr_msg *m = &slot.m;
+		struct shmr_buf_ref ref;
+		int in_buf = 0;
 
 		if (slen > ss || m->len > ss - SHMR_HDR_SIZE)
 			break;
+		if (payload && plen <= ss - SHMR_HDR_SIZE) {
+			memcpy(m->data, payload, plen);
+			m->len = plen;
+		} else if (payload) {
+			if (shmr_ctl_arena_send_copy(f->admin->d,
+						     f->admin->pid.slot, payload,
+						     plen, &ref) < 0)
+				break;
+			memcpy(m->data, &ref, sizeof(ref));
+			m->len = sizeof(ref);
+			in_buf = 1;
+		}
 		m->kind = SHMR_KIND_SEND;
-		m->flags = 0;
+		m->flags = in_buf ? SHMR_F_ARENA : 0;
 		m->priority = SHMR_PRIO_NORMAL;
 		m->hops = 0;
 		m->from = f->admin->pid;
 		m->to = f->m->routers[r].pid;
 		m->ref = 0;
 		m->status = 0;
-		if (shmr_ctl_admin_put(f->admin, m) < 0)
+		if (shmr_ctl_admin_put(f->admin, m) < 0) {
+			if (in_buf)
+				shmr_ctl_arena_unsend(f->admin->d,
+						      f->admin->pid.slot, &ref);
 			break;
+		}
 		off += (size_t)rc;
 		(*sent)++;
 	}

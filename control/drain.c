@@ -85,6 +85,8 @@ unsigned shmr_ctl_drain_dead_letter(const struct shmr_ctl_domain *d,
 	unsigned written = 0;
 
 	for (int64_t k = 0; k < left; k++) {
+		const void *p;
+		uint32_t plen = 0;
 		int ri, fd;
 
 		memcpy(buf, slots + (size_t)((ct + (uint32_t)k) & mask) * ss,
@@ -96,7 +98,13 @@ unsigned shmr_ctl_drain_dead_letter(const struct shmr_ctl_domain *d,
 				       SHMR_F_ROUTE_FAILED);
 		msg->status = status;
 		fd = shmr_ctl_dlq_fd(dlq, (unsigned)ri);
-		if (fd >= 0 && shmr_ctl_dlq_append(fd, msg, ss) == 0)
+		/* A payload in an arena buffer goes into the file (the
+		 * buffer is freed with the lane's slots afterwards). */
+		p = (msg->flags & SHMR_F_ARENA)
+			    ? shmr_ctl_arena_payload(d, msg, &plen)
+			    : NULL;
+		if (fd >= 0 &&
+		    shmr_ctl_dlq_append_payload(fd, msg, ss, p, plen) == 0)
 			written++;
 	}
 	return written;

@@ -34,6 +34,7 @@
 #include <shmr/handler.h>
 
 #include "control_internal.h"
+#include "arena.h"
 #include "dlq.h"
 #include "handlers.h"
 #include "programs.h"
@@ -74,8 +75,16 @@ void shmr_ctl_handlers_default_message(struct shmr_ctl_handlers *hs,
 		char name[SHMR_NAME_MAX];
 		int fd = shmr_ctl_dlq_fd(hs->dlq, r), rc;
 
+		uint32_t plen = 0;
+		/* A payload in an arena buffer is copied into the file
+		 * (admin.c gives the buffer back after this). */
+		const void *p = (m->flags & SHMR_F_ARENA)
+					? shmr_ctl_arena_payload(hs->d, m, &plen)
+					: NULL;
+
 		shmr_ctl_dlq_name(m, ss, name);
-		rc = fd < 0 ? -errno : shmr_ctl_dlq_append(fd, m, ss);
+		rc = fd < 0 ? -errno
+			    : shmr_ctl_dlq_append_payload(fd, m, ss, p, plen);
 		shmr_ctl_admin_log(hs->admin, SHMR_CTL_ALOG_FAILED,
 				   "router %s: route %s failed: %s (type "
 				   "%" PRIu32 " from %u:%u)%s%s",

@@ -510,6 +510,7 @@ static void dataplane_exited(struct shmr_ctl_spawner *sp, int status)
 	}
 	shmr_lane_repair_consumer(shmr_ctl_dom_ctl_lane(d), d->geo.slot_size,
 				  ls);
+	(void)shmr_ctl_arena_dataplane_gone(sp->dep.d);
 	if (sp->dep.loop->stopping) {
 		shmr_ctl_log("dataplane %d %s", (int)pid, how);
 		return;

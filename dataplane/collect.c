@@ -305,6 +305,16 @@ int shmr_dp_collect_cancel(struct shmr_dp_collector *c, uint64_t ref)
 	return 0;
 }
 
+const struct shmr_msg *shmr_dp_collect_kept(const struct shmr_dp_collector *c,
+					    uint64_t ref)
+{
+	const struct shmr_dp_collect_entry *e = lookup(c, ref);
+
+	if (!e || e->kind != SHMR_DP_COLLECT_TAIL)
+		return NULL;
+	return entry_slot(c, shmr_dp_collect_ref_index(ref));
+}
+
 int shmr_dp_collect_caller(const struct shmr_dp_collector *c, uint64_t ref,
 			   struct shmr_pid *caller)
 {
@@ -361,6 +371,8 @@ unsigned shmr_dp_collect_tick(struct shmr_dp_collector *c, uint64_t now,
 			/* A send due at the deadline itself is not made:
 			 * the call is over at deadline. */
 			timeout_reply(e, m);
+			if (ops->release && e->kind == SHMR_DP_COLLECT_TAIL)
+				ops->release(ops->ctx, entry_slot(c, idx));
 			entry_free(c, idx);
 			c->st.timeouts++;
 			ops->expire(ops->ctx, m);

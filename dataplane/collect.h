@@ -152,6 +152,12 @@ struct shmr_dp_collect_ops {
 	 */
 	void (*expire)(void *ctx, const struct shmr_msg *reply);
 	void *ctx;
+	/**
+	 * Optional (NULL): a tail-chopping call's entry ends at its deadline;
+	 * @p call is what it kept (for a reference it holds), valid until
+	 * the next start.
+	 */
+	void (*release)(void *ctx, const struct shmr_msg *call);
 };
 
 /** The entry index in a collector ref. */
@@ -240,6 +246,15 @@ int shmr_dp_collect_cancel(struct shmr_dp_collector *c, uint64_t ref);
  * Context: the owning lcore.  Wait-free; no side effect.
  * Errors:  -ENOENT (no live entry has that ref: on_reply() would DROP).
  */
+/**
+ * The call live tail-chopping entry @p ref keeps for its later tries, or
+ * NULL (no such entry, or scatter-gather, which keeps none): what a
+ * caller must know before on_reply() or cancel() ends the entry.
+ * Context: the owning lcore.  Wait-free; no side effect.
+ */
+const struct shmr_msg *shmr_dp_collect_kept(const struct shmr_dp_collector *c,
+					    uint64_t ref);
+
 int shmr_dp_collect_caller(const struct shmr_dp_collector *c, uint64_t ref,
 			   struct shmr_pid *caller);
 

@@ -156,22 +156,6 @@ static int arena_ref(const struct shmr_dp_env *env, const struct shmr_msg *m,
 	return 1;
 }
 
-/* A logic that would copy an arena slot (broadcast, the collectors, the
- * admin path) refuses it: the copies would share one buffer, which only
- * one receiver frees.  So does balancing: its queue is the lcore's private
- * memory, where the control plane cannot see that a slot still refers to
- * a buffer whose sender died (control/arena.c). */
-static uint32_t arena_refuse(struct shmr_dp_lcore *lc,
-			     const struct shmr_dp_table *t, struct shmr_msg *m,
-			     struct shmr_dp_meta *meta)
-{
-	if (m->kind == SHMR_KIND_SEND)
-		return shmr_dp_fwd_route_failed_rcu(lc, t, m, meta,
-						    -SHMR_E_NOT_ALLOWED);
-	return shmr_dp_fwd_refuse(lc, m, meta, SHMR_DP_FAIL,
-				  -SHMR_E_NOT_ALLOWED);
-}
-
 /* @p m goes, unchanged, to the control plane's admin endpoint; without
  * one it fails with SHMR_E_NOT_ALLOWED. */
 static uint32_t to_admin(struct shmr_dp_lcore *lc,
@@ -249,9 +233,8 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		 * its collector decides.  Other replies never go to a
 		 * router. */
 		if (m->kind == SHMR_KIND_REPLY) {
-			if ((r->behaviour != SHMR_BEH_SCATTER_GATHER &&
-			     r->behaviour != SHMR_BEH_TAIL_CHOPPING) ||
-			    meta->has_buf)
+			if (r->behaviour != SHMR_BEH_SCATTER_GATHER &&
+			    r->behaviour != SHMR_BEH_TAIL_CHOPPING)
 				return shmr_dp_fwd_refuse(lc, m, meta,
 							  SHMR_DP_FAIL,
 							  -SHMR_E_NOT_ALLOWED);
@@ -279,8 +262,6 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		if (envelope) {
 			/* Every routee gets the message, whatever the
 			 * router's logic, flag and all (one hop). */
-			if (meta->has_buf)
-				return arena_refuse(lc, t, m, meta);
 			if (r->flags & SHMR_RF_STOPPED)
 				return shmr_dp_fwd_route_failed_rcu(
 					lc, t, m, meta, -SHMR_E_NOT_ALLOWED);
@@ -315,10 +296,6 @@ static uint32_t classify(struct shmr_dp_lcore *lc,
 		for (uint32_t i = 0; i < d.nrouters; i++)
 			meta->routers[i] = t->routers[d.routers[i]].pid.slot;
 		meta->name = d.name;
-		if (meta->has_buf && (d.verdict == SHMR_DP_BROADCAST ||
-				      d.verdict == SHMR_DP_COLLECT ||
-				      d.verdict == SHMR_DP_BALANCE))
-			return arena_refuse(lc, t, m, meta);
 		if (d.verdict == SHMR_DP_BROADCAST) {
 			/* Each copy carries the routers it passed. */
 			m->hops = (uint8_t)(m->hops + d.nrouters);

@@ -6,6 +6,15 @@
  * queue for that router (balance.h) and released from its source lane;
  * once per poll loop the queue hands messages to routees that hold none
  * from this lcore.  A full queue is backpressure like a full inbox.
+ *
+ * A message in an arena buffer: the queue's copy holds a reference,
+ * counted as held in the owner word (arena.h), taken before the slot goes
+ * into the queue (the original's own is given back as it is committed).
+ * Handed to a routee, the copy gets a reference of its own before it is
+ * published, and the held one is let go after; failed out of the queue,
+ * its dead letter gets one before it is put, and the held one goes too.
+ * So the control plane can tell a queued buffer from a leaked one, and
+ * gives back what a killed dataplane held.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -70,11 +79,17 @@ int shmr_dp_fwd_balance_push_rcu(struct shmr_dp_lcore *lc,
 	unsigned ri = meta->bcast;
 	struct shmr_dp_balance *q = bal_queue(lc, &t->routers[ri], ri);
 
+	if (q && meta->has_buf &&
+	    !shmr_arena_hold(&lc->env->arena, &meta->buf, p->slot))
+		return shmr_dp_fwd_refuse_now_rcu(lc, t, p, m, meta,
+						  -SHMR_E_NOT_ALLOWED);
 	if (q && shmr_dp_balance_push(q, m) == 0) {
 		lc->bal_active |= 1u << ri;
 		commit(lc, p, m, meta);
 		return 1;
 	}
+	if (q && meta->has_buf)
+		(void)shmr_arena_drop_held(&lc->env->arena, &meta->buf);
 	if (q && !meta->fail_full)
 		return 0;
 	return shmr_dp_fwd_refuse_now_rcu(lc, t, p, m, meta,
@@ -87,16 +102,37 @@ struct bal_ctx {
 	const struct shmr_dp_router *r;
 };
 
+/* The arena reference of a queued slot @p m, if it has one. */
+static int queued_ref(const struct shmr_msg *m, struct shmr_buf_ref *r)
+{
+	if (!(m->flags & SHMR_F_ARENA) || m->len != sizeof(*r))
+		return 0;
+	memcpy(r, m->data, sizeof(*r));
+	return 1;
+}
+
 static int bal_send(void *ctx, uint32_t w, const struct shmr_msg *m)
 {
 	struct bal_ctx *k = ctx;
 	const struct shmr_dp_target *tgt = &k->r->bc[w];
+	const struct shmr_arena_view *v = &k->lc->env->arena;
+	struct shmr_buf_ref ref;
+	int buf = queued_ref(m, &ref);
 
+	/* The copy's own reference before it is published (a word a peer
+	 * wrote meanwhile: the held one goes with the copy, a leak). */
+	if (buf && !shmr_arena_share(v, &ref, m->from.slot, 1))
+		buf = 0;
 	if (shmr_lane_put_bounded(
 		    shmr_dp_lane(k->lc->env, tgt->slot, k->lc->index),
 		    k->lc->env->lane_size, (const unsigned char *)m,
-		    k->lc->env->slot_size, 1) != 1)
+		    k->lc->env->slot_size, 1) != 1) {
+		if (buf)
+			(void)shmr_arena_free_sent(v, &ref, m->from.slot);
 		return -1;
+	}
+	if (buf)
+		(void)shmr_arena_drop_held(v, &ref);
 	bcast_put_count(k->lc, k->t, k->r, tgt, 1);
 	return 0;
 }
@@ -117,8 +153,11 @@ static unsigned balance_fail(struct shmr_dp_lcore *lc,
 
 	while ((front = shmr_dp_balance_front(&b->q)) != NULL) {
 		struct shmr_dp_meta meta = { .name = NULL };
+		struct shmr_buf_ref ref;
+		int buf;
 
 		memcpy(m, front, ss);
+		buf = queued_ref(m, &ref);
 		if (m->kind == SHMR_KIND_CALL) {
 			struct shmr_pid caller = m->from;
 
@@ -138,9 +177,24 @@ static unsigned balance_fail(struct shmr_dp_lcore *lc,
 		} else {
 			(void)shmr_dp_fwd_route_failed_rcu(lc, t, m, &meta,
 							   err);
+			/* Its dead letter takes a reference of its own
+			 * (given back if the admin lane is full). */
+			if (meta.what == META_ADMIN_FAILED && buf) {
+				meta.buf = ref;
+				meta.has_buf = shmr_arena_share(
+					&lc->env->arena, &ref, m->from.slot, 1);
+				if (!meta.has_buf) {
+					m->flags = (uint8_t)(m->flags &
+							     ~(SHMR_F_ARENA |
+							       SHMR_F_ROUTE_NAME));
+					m->len = 0;
+				}
+			}
 			if (meta.what == META_ADMIN_FAILED)
 				shmr_dp_fwd_admin_put(lc, m, &meta);
 		}
+		if (buf)
+			(void)shmr_arena_drop_held(&lc->env->arena, &ref);
 		(void)shmr_dp_balance_pop(&b->q, NULL);
 		shmr_dp_count(&lc->stats->failed, 1);
 		shmr_dp_count(&shmr_dp_epc(lc, rs)->router_failed,

@@ -24,6 +24,13 @@
  *     and a send's copy becomes a MessageRouteFailed naming that routee)
  *     and the slot goes on to the others; a call that reached no routee
  *     at all gets the error as its reply.
+ *   - A slot with an arena buffer (SHMR_F_ARENA) shares it among its
+ *     copies (arena.h): a reference is added for every copy before the
+ *     copy is published (one CAS for a batch's routees), given back when
+ *     its enqueue did not happen, and the original's own is given back
+ *     when it is committed.  A copy whose reference cannot be added (a
+ *     peer wrote the word, or SHMR_BUF_REFS_MAX) fails as a copy to a
+ *     full routee does, with SHMR_E_NOT_ALLOWED.
  */
 #include <string.h>
 
@@ -65,8 +72,40 @@ void shmr_dp_fwd_bcast_copy_failed_rcu(struct shmr_dp_lcore *lc,
 		return;
 	memcpy(copy, m, lc->env->slot_size);
 	(void)shmr_dp_fwd_route_failed_rcu(lc, t, copy, &meta, err);
-	if (meta.what == META_ADMIN_FAILED)
-		shmr_dp_fwd_admin_put(lc, copy, &meta);
+	if (meta.what != META_ADMIN_FAILED)
+		return;
+	/* The dead letter is one more copy of a buffer: its reference is
+	 * added before the copy is put (given back if the admin lane is
+	 * full); when it cannot be, the letter goes without its payload. */
+	if ((copy->flags & SHMR_F_ARENA) && copy->len == sizeof(meta.buf)) {
+		memcpy(&meta.buf, copy->data, sizeof(meta.buf));
+		meta.has_buf = shmr_arena_share(&lc->env->arena, &meta.buf,
+						m->from.slot, 1);
+		if (!meta.has_buf) {
+			copy->flags = (uint8_t)(copy->flags &
+						~(SHMR_F_ARENA | SHMR_F_ROUTE_NAME));
+			copy->len = 0;
+		}
+	}
+	shmr_dp_fwd_admin_put(lc, copy, &meta);
+}
+
+/* A reference for @p n more copies of the slot @p meta describes, sent by
+ * endpoint slot @p sender (none needed without a buffer).  1 or 0. */
+static int copies_ref(const struct shmr_dp_lcore *lc,
+		      const struct shmr_dp_meta *meta, uint32_t sender,
+		      uint32_t n)
+{
+	return !meta->has_buf ||
+	       shmr_arena_share(&lc->env->arena, &meta->buf, sender, n);
+}
+
+/* Give back the reference of a copy that was not published. */
+static void copy_unref(const struct shmr_dp_lcore *lc,
+		       const struct shmr_dp_meta *meta, uint32_t sender)
+{
+	if (meta->has_buf)
+		(void)shmr_arena_free_sent(&lc->env->arena, &meta->buf, sender);
 }
 
 /* The progress kept for the head slot of @p src, when it applies to slot
@@ -132,6 +171,12 @@ static int bcast_slot(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 							  err);
 			continue;
 		}
+		if (!copies_ref(lc, meta, p->slot, 1)) {
+			err = -SHMR_E_NOT_ALLOWED;
+			shmr_dp_fwd_bcast_copy_failed_rcu(lc, t, r, m, tgt,
+							  err);
+			continue;
+		}
 		if (shmr_lane_put_bounded(shmr_dp_lane(env, slot, lc->index),
 					  env->lane_size,
 					  (const unsigned char *)m, ss,
@@ -141,6 +186,7 @@ static int bcast_slot(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 			bcast_put_count(lc, t, r, tgt, 1);
 			continue;
 		}
+		copy_unref(lc, meta, p->slot);
 		if (meta->fail_full) {
 			err = -SHMR_E_MAILBOX_FULL;
 			shmr_dp_fwd_bcast_copy_failed_rcu(lc, t, r, m, tgt,
@@ -216,6 +262,16 @@ static unsigned bcast_batch(struct shmr_dp_lcore *lc,
 
 		if (got < k)
 			k = got;
+	}
+	/* Every routee has room for k: each buffer the k slots carry gets
+	 * its copies' references before any copy is published; the first
+	 * slot whose reference cannot be added ends the batch there. */
+	for (unsigned s = 0; k && j == r->nbc && s < k; s++) {
+		const struct shmr_msg *m =
+			(const struct shmr_msg *)(src + (size_t)s * ss);
+
+		if (!copies_ref(lc, &lc->meta[i + s], m->from.slot, r->nbc))
+			k = s;
 	}
 	/* Routees [0, j) hold reservations of at least k. */
 	for (uint32_t x = 0; x < j; x++) {

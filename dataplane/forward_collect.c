@@ -3,6 +3,16 @@
  * to, and replies for, scatter-gather and tail-chopping routers (the
  * collector itself is collect.c).
  *
+ * Arena buffers (arena.h): scatter-gather's copies share the call's
+ * buffer (their references added before they are published, the
+ * original's given back at its commit); tail-chopping's kept call holds a
+ * reference (counted as held) from before the collector takes it until
+ * its entry ends (a reply, the deadline: ops.release, a cancel), and each
+ * try gets its own before it is published.  A reply in a buffer goes to
+ * the caller as any; one that goes nowhere (late, a duplicate, past the
+ * deadline) gives its buffer back; one polled by another lcore is dropped
+ * rather than cross over xout, private memory no reference covers.
+ *
  * Scatter-gather and tail-chopping calls are the one case where the router
  * stands in the reply path (collect.h).  The lcore's collector takes the
  * call in and rewrites its private copy (from = the router, ref = a
@@ -106,17 +116,28 @@ int shmr_dp_fwd_collect_call_rcu(struct shmr_dp_lcore *lc,
 	m->to = r->pid;
 	if (a.kind == SHMR_DP_COLLECT_TAIL) {
 		const struct shmr_dp_target *tgt;
+		const struct shmr_arena_view *v = &env->arena;
 
+		/* A buffer: the kept call holds a reference until its entry
+		 * ends, the first try gets its own (arena.h). */
+		if (meta->has_buf && !shmr_arena_hold(v, &meta->buf, p->slot)) {
+			err = -SHMR_E_NOT_ALLOWED;
+			goto refused;
+		}
 		a.rnd = rte_rand();
 		rc = shmr_dp_collect_start(&lc->coll, m, &a, lc->clock_ns(),
 					   &first);
 		if (rc < 0) {
+			if (meta->has_buf)
+				(void)shmr_arena_drop_held(v, &meta->buf);
 			err = start_error(rc);
 			goto refused;
 		}
 		tgt = &r->bc[first];
 		if (!target_sound(lc, tgt->slot)) {
 			err = -SHMR_E_PROCESS_UNKNOWN;
+		} else if (meta->has_buf && !shmr_arena_share_held(v, &meta->buf)) {
+			err = -SHMR_E_NOT_ALLOWED;
 		} else if (shmr_lane_put_bounded(
 				   shmr_dp_lane(env, tgt->slot, lc->index),
 				   env->lane_size, (const unsigned char *)m,
@@ -124,12 +145,18 @@ int shmr_dp_fwd_collect_call_rcu(struct shmr_dp_lcore *lc,
 			bcast_put_count(lc, t, r, tgt, 1);
 			commit(lc, p, m, meta);
 			return 1;
-		} else if (!meta->fail_full) {
-			held = 1;
 		} else {
-			err = -SHMR_E_MAILBOX_FULL;
+			if (meta->has_buf)
+				(void)shmr_arena_free_sent(v, &meta->buf,
+							   p->slot);
+			if (!meta->fail_full)
+				held = 1;
+			else
+				err = -SHMR_E_MAILBOX_FULL;
 		}
 		(void)shmr_dp_collect_cancel(&lc->coll, m->ref);
+		if (meta->has_buf)
+			(void)shmr_arena_drop_held(v, &meta->buf);
 		if (held)
 			return 0;
 		goto refused;
@@ -169,6 +196,15 @@ int shmr_dp_fwd_collect_call_rcu(struct shmr_dp_lcore *lc,
 		if (rc < 0)
 			err = start_error(rc);
 	}
+	/* A buffer is shared by the copies: their references are added
+	 * before any is published (arena.h; the original's goes at its
+	 * commit). */
+	if (!held && reserved && rc == 0 && meta->has_buf &&
+	    !shmr_arena_share(&env->arena, &meta->buf, p->slot, reserved)) {
+		(void)shmr_dp_collect_cancel(&lc->coll, m->ref);
+		err = -SHMR_E_NOT_ALLOWED;
+		rc = -1;
+	}
 	/* Routees [0, j) were looked at: publish or give back. */
 	for (uint32_t x = 0; x < j; x++) {
 		struct rte_ring *lane;
@@ -207,31 +243,61 @@ refused:
  * a full one holds the reply back instead of losing the answer.
  * Returns 1 when handled, 0 when held back.
  */
+/* A reply with an arena buffer (checked by classify(): SENT by its
+ * routee) that goes nowhere gives its buffer back: @p m, or the header
+ * and reference @p saved kept before on_reply() rewrote @p m. */
+static void reply_unref(const struct shmr_dp_lcore *lc,
+			const struct shmr_msg *m)
+{
+	struct shmr_buf_ref ref;
+
+	if (!(m->flags & SHMR_F_ARENA) || m->len != sizeof(ref))
+		return;
+	memcpy(&ref, m->data, sizeof(ref));
+	(void)shmr_arena_free_sent(&lc->env->arena, &ref, m->from.slot);
+}
+
 static int deliver_collected(struct shmr_dp_lcore *lc,
 			     const struct shmr_dp_table *t, struct shmr_msg *m)
 {
 	const struct shmr_dp_env *env = lc->env;
 	uint32_t ss = env->slot_size, rs = m->to.slot;
+	uint64_t saved[(SHMR_HDR_SIZE + sizeof(struct shmr_buf_ref)) / 8];
+	const struct shmr_msg *kept = shmr_dp_collect_kept(&lc->coll, m->ref);
 	struct rte_ring_zc_data zcd;
+	struct shmr_buf_ref kref;
 	struct rte_ring *lane;
 	struct shmr_pid caller;
+	/* A tail-chopping call kept in a buffer: its held reference goes
+	 * when the entry ends (on_reply() below, whatever it says). */
+	int kheld = kept && (kept->flags & SHMR_F_ARENA) &&
+		    kept->len == sizeof(kref);
 	int v;
 
-	if (shmr_dp_collect_caller(&lc->coll, m->ref, &caller) < 0) {
+	if (kheld)
+		memcpy(&kref, kept->data, sizeof(kref));
+	if (shmr_dp_collect_caller(&lc->coll, m->ref, &caller) < 0 ||
+	    !answerable(lc, t, caller)) {
+		/* Late, a duplicate, or nobody left to answer (the call
+		 * ends here). */
+		reply_unref(lc, m);
 		(void)shmr_dp_collect_on_reply(&lc->coll, m, lc->clock_ns());
-		reply_dropped(lc, rs);
-		return 1;
-	}
-	if (!answerable(lc, t, caller)) {
-		/* Nobody left to answer: the call ends here. */
-		(void)shmr_dp_collect_on_reply(&lc->coll, m, lc->clock_ns());
+		if (kheld)
+			(void)shmr_arena_drop_held(&env->arena, &kref);
 		reply_dropped(lc, rs);
 		return 1;
 	}
 	lane = shmr_dp_lane(env, caller.slot, lc->index);
 	if (shmr_lane_reserve_bounded(lane, env->lane_size, ss, 1, &zcd) != 1)
 		return 0;
+	/* Past the deadline on_reply() makes it the caller's timeout (a
+	 * header): the routee's buffer then goes back. */
+	memcpy(saved, m, SHMR_HDR_SIZE + sizeof(struct shmr_buf_ref));
 	v = shmr_dp_collect_on_reply(&lc->coll, m, lc->clock_ns());
+	if (kheld)
+		(void)shmr_arena_drop_held(&env->arena, &kref);
+	if (v != SHMR_DP_COLLECT_DELIVER)
+		reply_unref(lc, (const struct shmr_msg *)saved);
 	memcpy(zcd.ptr1, m, shmr_msg_bytes(m, ss));
 	rte_ring_enqueue_zc_elem_finish(lane, 1);
 	shmr_dp_count(&shmr_dp_epc(lc, caller.slot)->ep_delivered, 1);
@@ -267,6 +333,17 @@ int shmr_dp_fwd_collect_reply_rcu(struct shmr_dp_lcore *lc,
 	if (owner == lc->index) {
 		if (!deliver_collected(lc, t, m))
 			return 0;
+	} else if (meta->has_buf) {
+		/* Over xout it would be in private memory after its source
+		 * lane is released, where a reclaim cannot see it (arena.h):
+		 * dropped, its buffer back; the caller gets its timeout. */
+		(void)shmr_arena_free_sent(&lc->env->arena, &meta->buf,
+					   p->slot);
+		shmr_dp_event(lc, SHMR_DP_EV_FAILED,
+			      "lcore %u: a reply in an arena buffer from %u.%u "
+			      "for another lcore's collector: dropped",
+			      lc->index, m->from.slot, m->from.gen);
+		reply_dropped(lc, m->to.slot);
 	} else if (owner < t->nlcores && lc->xout[owner]) {
 		if (shmr_lane_put(lc->xout[owner], (const unsigned char *)m, ss,
 				  1) != 1)
@@ -335,8 +412,12 @@ static int tick_send(void *ctx, uint32_t routee, const struct shmr_msg *call)
 	const struct shmr_dp_table *t = k->t;
 	const struct shmr_dp_router *r;
 	const struct shmr_dp_target *tgt;
+	struct shmr_buf_ref ref;
+	int buf = (call->flags & SHMR_F_ARENA) && call->len == sizeof(ref);
 	int ri;
 
+	if (buf)
+		memcpy(&ref, call->data, sizeof(ref));
 	if (call->from.slot >= t->max_endpoints)
 		return 0;
 	ri = t->ep[call->from.slot].router;
@@ -348,14 +429,34 @@ static int tick_send(void *ctx, uint32_t routee, const struct shmr_msg *call)
 	tgt = &r->bc[routee];
 	if (!target_sound(lc, tgt->slot))
 		return 0;
+	/* A buffer: the try's own reference before it is published. */
+	if (buf && !shmr_arena_share_held(&lc->env->arena, &ref))
+		return 0; /* a word a peer wrote: counted as tried */
 	/* The kept call is a slot's size (collect.c's stride). */
 	if (shmr_lane_put_bounded(shmr_dp_lane(lc->env, tgt->slot, lc->index),
 				  lc->env->lane_size,
 				  (const unsigned char *)call,
-				  lc->env->slot_size, 1) != 1)
+				  lc->env->slot_size, 1) != 1) {
+		if (buf)
+			(void)shmr_arena_free_sent(&lc->env->arena, &ref,
+						   call->from.slot);
 		return -1;
+	}
 	bcast_put_count(lc, t, r, tgt, 1);
 	return 0;
+}
+
+/* A tail-chopping call's entry ended at its deadline: the reference its
+ * kept call held goes. */
+static void tick_release(void *ctx, const struct shmr_msg *call)
+{
+	struct tick_ctx *k = ctx;
+	struct shmr_buf_ref ref;
+
+	if ((call->flags & SHMR_F_ARENA) && call->len == sizeof(ref)) {
+		memcpy(&ref, call->data, sizeof(ref));
+		(void)shmr_arena_drop_held(&k->lc->env->arena, &ref);
+	}
 }
 
 /* A call timed out: its caller gets SHMR_E_TIMEOUT from the router. */
@@ -363,7 +464,7 @@ static void tick_expire(void *ctx, const struct shmr_msg *reply)
 {
 	struct tick_ctx *k = ctx;
 	struct shmr_dp_lcore *lc = k->lc;
-	uint32_t rs = reply->from.slot % SHMR_MAX_ENDPOINTS;
+	uint32_t rs = reply->from.slot; /* shmr_dp_epc() bounds it */
 
 	shmr_dp_count(&lc->stats->failed, 1);
 	shmr_dp_count(&shmr_dp_epc(lc, rs)->router_failed, 1);
@@ -393,6 +494,7 @@ void shmr_dp_fwd_collect_tick_rcu(struct shmr_dp_lcore *lc,
 		.random = tick_random,
 		.send = tick_send,
 		.expire = tick_expire,
+		.release = tick_release,
 		.ctx = &k,
 	};
 	uint64_t now = lc->clock_ns();

@@ -220,10 +220,15 @@ static inline void commit(struct shmr_dp_lcore *lc,
 	uint32_t last;
 
 	/* A refused slot's arena buffer goes back (an error reply carries
-	 * none; a dead letter keeps only the reference). */
+	 * none; a dead letter takes it to the admin endpoint, whose lane
+	 * holds it as any receiver's, or shmr_dp_fwd_admin_put() gives it
+	 * back), and so does a copied or queued original's reference (its
+	 * copies added their own before they were published, a balancing
+	 * queue holds one: arena.h). */
 	if (__builtin_expect(meta->has_buf, 0) &&
 	    (meta->what == META_DROP || meta->what == META_REPLY ||
-	     meta->what == META_ADMIN_FAILED))
+	     meta->what == META_BCAST || meta->what == META_COLLECT ||
+	     meta->what == META_BALANCE))
 		(void)shmr_arena_free_sent(&lc->env->arena, &meta->buf,
 					   p->slot);
 	switch (meta->what) {

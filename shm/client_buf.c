@@ -81,8 +81,9 @@ int shmr_buf_release(struct shmr_endpoint *ep, struct shmr_buf *buf)
 }
 
 /* Send @p buf's first @p len bytes as a slot of @p kind (normal
- * priority): SENT before the enqueue, back to WRITING if it fails. */
-static int send_buf(struct shmr_endpoint *ep, uint8_t kind,
+ * priority, @p flags besides SHMR_F_ARENA): SENT before the enqueue,
+ * back to WRITING if it fails. */
+static int send_buf(struct shmr_endpoint *ep, uint8_t kind, uint8_t flags,
 		    struct shmr_pid to, uint32_t type, uint64_t key,
 		    uint64_t ref, int32_t status, struct shmr_buf *buf,
 		    size_t len)
@@ -102,7 +103,7 @@ static int send_buf(struct shmr_endpoint *ep, uint8_t kind,
 		return -EINVAL;
 	fill_slot(ep, m, kind, SHMR_PRIO_NORMAL, to, type, key, ref, status,
 		  &r, sizeof(r));
-	m->flags = SHMR_F_ARENA;
+	m->flags = (uint8_t)(SHMR_F_ARENA | flags);
 	if (shmr_client_push(ep, 0, 1) != 1) {
 		(void)shmr_arena_move(v, &r,
 				      shmr_buf_word(SHMR_BUF_SENT, me, r.gen),
@@ -116,7 +117,15 @@ static int send_buf(struct shmr_endpoint *ep, uint8_t kind,
 int shmr_send_buf(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 		  uint64_t key, struct shmr_buf *buf, size_t len)
 {
-	return send_buf(ep, SHMR_KIND_SEND, to, type, key, 0, 0, buf, len);
+	return send_buf(ep, SHMR_KIND_SEND, 0, to, type, key, 0, 0, buf, len);
+}
+
+int shmr_send_buf_broadcast(struct shmr_endpoint *ep, struct shmr_pid router,
+			    uint32_t type, uint64_t key, struct shmr_buf *buf,
+			    size_t len)
+{
+	return send_buf(ep, SHMR_KIND_SEND, SHMR_F_BROADCAST, router, type, key,
+			0, 0, buf, len);
 }
 
 int shmr_call_buf(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
@@ -129,7 +138,7 @@ int shmr_call_buf(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 
 	if (ep->backlog_len == 0 || ep->backlog_given)
 		shmr_client_release_all(ep);
-	rc = send_buf(ep, SHMR_KIND_CALL, to, type, key, ref, 0, buf, len);
+	rc = send_buf(ep, SHMR_KIND_CALL, 0, to, type, key, ref, 0, buf, len);
 	if (rc < 0)
 		return rc;
 	return shmr_client_call_wait(ep, ref, reply, cap, deadline);
@@ -140,7 +149,7 @@ int shmr_reply_buf(struct shmr_endpoint *ep, const struct shmr_msg *req,
 {
 	if (reply_ok(req, &status) < 0)
 		return -EINVAL;
-	return send_buf(ep, SHMR_KIND_REPLY, req->from, req->type, req->key,
+	return send_buf(ep, SHMR_KIND_REPLY, 0, req->from, req->type, req->key,
 			req->ref, status, buf, len);
 }
 
@@ -183,16 +192,47 @@ const void *shmr_msg_payload(struct shmr_endpoint *ep,
 	return shmr_arena_data(&ep->d->arena, r.cls, r.index);
 }
 
+/* Keep a buffer other copies share (arena.h): the last reference is
+ * taken over; with others left, its bytes go into a buffer of our own
+ * (our reference is given back at the next receive, as for any slot). */
+static int keep_shared(struct shmr_endpoint *ep, const struct shmr_buf_ref *r,
+		       uint64_t w, struct shmr_buf *buf)
+{
+	const struct shmr_arena_view *v = &ep->d->arena;
+	uint32_t me = ep->pid.slot;
+	int rc;
+
+	if (shmr_buf_word_refs(w) == 1 && shmr_buf_word_held(w) == 0 &&
+	    shmr_arena_move(v, r, w, shmr_buf_word(SHMR_BUF_WRITING, me, r->gen))) {
+		buf_fill(ep, r, buf);
+		return 0;
+	}
+	rc = shmr_buf_alloc(ep, r->len, buf);
+	if (rc < 0)
+		return rc;
+	memcpy(buf->data, shmr_arena_data(v, r->cls, r->index), r->len);
+	return 0;
+}
+
 int shmr_buf_keep(struct shmr_endpoint *ep, const struct shmr_msg *m,
 		  struct shmr_buf *buf)
 {
 	struct shmr_buf_ref r;
+	uint64_t w;
 
 	*buf = (struct shmr_buf){ NULL, 0, 0 };
+	if (!(m->flags & SHMR_F_ARENA) || msg_ref(ep, m, &r) < 0)
+		return -EINVAL;
+	/* Acquire: pairs with the sender's release as it marked it SENT
+	 * (its bytes are visible to a copy). */
+	w = atomic_load_explicit(shmr_arena_word(&ep->d->arena, r.cls, r.index),
+				 memory_order_acquire);
+	if (shmr_buf_word_state(w) == SHMR_BUF_SHARED &&
+	    shmr_buf_word_gen(w) == r.gen)
+		return keep_shared(ep, &r, w, buf);
 	/* The release at the next receive then finds it not SENT and
 	 * leaves it: every move expects the exact word. */
-	if (!(m->flags & SHMR_F_ARENA) || msg_ref(ep, m, &r) < 0 ||
-	    !shmr_arena_move(&ep->d->arena, &r,
+	if (!shmr_arena_move(&ep->d->arena, &r,
 			     shmr_buf_word(SHMR_BUF_SENT, m->from.slot, r.gen),
 			     shmr_buf_word(SHMR_BUF_WRITING, ep->pid.slot,
 					   r.gen)))

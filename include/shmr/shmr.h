@@ -597,9 +597,12 @@ int shmr_buf_release(struct shmr_endpoint *ep, struct shmr_buf *buf);
 /**
  * Send the first @p len bytes of @p buf, as shmr_send() does a payload.
  * Nothing is copied: the message refers to the buffer.  Routed by every
- * logic that sends one copy from the lanes (broadcast, scatter-gather,
- * tail-chopping and balancing refuse it: -SHMR_E_NOT_ALLOWED to a call,
- * a dead letter for a send).
+ * logic (not the admin path: high priority to a router refuses it with
+ * -SHMR_E_NOT_ALLOWED); broadcast and
+ * scatter-gather share the one buffer among their copies (a reference
+ * count: it is freed when the last receiver is done).  A reply in a
+ * buffer to a scatter-gather call is dropped (the caller times out) when
+ * the replier and the caller are polled by different routing lcores.
  * Consistent hashing by payload bytes hashes the reference, not the
  * payload: route large messages by key.
  *
@@ -612,6 +615,20 @@ int shmr_buf_release(struct shmr_endpoint *ep, struct shmr_buf *buf);
  */
 int shmr_send_buf(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 		  uint64_t key, struct shmr_buf *buf, size_t len);
+
+/**
+ * As shmr_send_buf(), in a Broadcast envelope (as shmr_send_broadcast()):
+ * every routee of router @p router gets the message, whatever its logic,
+ * and the copies share the one buffer (freed when the last receiver is
+ * done with it).
+ *
+ * Context, Concurrency: as shmr_send().
+ * Ownership:   as shmr_send_buf().
+ * Errors:      as shmr_send_buf().
+ */
+int shmr_send_buf_broadcast(struct shmr_endpoint *ep, struct shmr_pid router,
+			    uint32_t type, uint64_t key, struct shmr_buf *buf,
+			    size_t len);
 
 /**
  * A call whose request is the first @p len bytes of @p buf (as
@@ -658,13 +675,19 @@ const void *shmr_msg_payload(struct shmr_endpoint *ep,
 /**
  * Keep the arena buffer of a received message @p m past the next receive:
  * the buffer becomes this endpoint's, as if allocated (it may be
- * released, or sent on without a copy).
+ * released, or sent on without a copy).  A buffer that copies of one
+ * message share (broadcast, scatter-gather) is taken over only by the last
+ * receiver still holding it; the others get its bytes copied into a buffer
+ * of their own, of the same class.
  *
  * Context, Concurrency: as shmr_buf_alloc(); @p m is a message the last
  *              receive returned.
  * Ownership:   on 0 @p buf is the caller's (data, size; the payload's
  *              length is shmr_msg_payload()'s).
- * Errors:      -EINVAL (@p m has no arena payload, or it is kept already).
+ * Errors:      -EINVAL (@p m has no arena payload, or it is kept already);
+ *              for a shared buffer, shmr_buf_alloc()'s errors
+ *              (-SHMR_E_NO_BUFFER: nothing was kept, the message is still
+ *              readable until the next receive).
  */
 int shmr_buf_keep(struct shmr_endpoint *ep, const struct shmr_msg *m,
 		  struct shmr_buf *buf);

@@ -6,16 +6,23 @@
  *
  *   sizes        a call with a buffer of every size from 1 to 300 bytes
  *                and around every power of two up to the largest class
- *                (1 MiB), through each logic that sends one copy
- *                (round-robin, random, smallest-mailbox, consistent-hash):
- *                the reply (inline when it fits a slot, else
+ *                (1 MiB: every class's edges, +/- 1), through each logic
+ *                that routes a call (round-robin, smallest-mailbox,
+ *                consistent-hash, type, balancing, tail-chopping, and
+ *                scatter-gather, whose copies share the buffer): the
+ *                reply (inline when it fits a slot, else
  *                in the worker's own buffer) is the request, byte for
  *                byte; sends come back without a copy (the worker keeps
  *                the buffer and sends it on); afterwards every buffer is
  *                free again
- *   shared       broadcast, scatter-gather and balancing refuse a buffer (a
- *                call gets SHMR_E_NOT_ALLOWED, a send is dead-lettered), and
- *                the buffer is free again
+ *   shared       broadcast (a pool, and the Broadcast envelope) at the
+ *                same sizes: both routees' copies share one buffer, and
+ *                each copy, sent back, is the payload byte for byte;
+ *                every buffer free afterwards
+ *   dead letters sends in buffers that fail routing: the dead-letter file
+ *                keeps their payload (DLQ_LIST shows its length), the
+ *                buffers are free, and `shmrctl dlq replay` delivers each
+ *                byte for byte (inline or in a new buffer)
  *   forged       slots with a bad class, index, generation or owner put
  *                straight into our outbound lane: each dropped and
  *                counted by the dataplane, both daemons the same
@@ -61,19 +68,33 @@
 	"  { name = \"" name "\"; behaviour = \"" logic "\";\n"              \
 	"    pool = { size = 2; program = \"shmr-large-worker\"; }; },\n"
 
-static const char *const one_copy[] = { "rr", "rnd", "sm", "ch" };
+/* The logics a call goes through with a buffer: one copy (dl: by type;
+ * bal: through the dataplane's balancing queue, and tc: tail-chopping's
+ * collector, both of which hold a reference while they keep the call), or
+ * one to every routee sharing it (scatter-gather).  A domain has at most
+ * 8 routers: random takes round-robin's path (one stateless decision, one
+ * target) and is left out. */
+static const char *const call_logics[] = { "rr", "sm", "ch", "sg", "tc",
+					     "dl", "bal" };
 
 static const char conf[] =
 	ARENA_CONF
 	"routers = (\n"
 	POOL("rr", "round-robin")
-	POOL("rnd", "random")
+	"  { name = \"tc\"; behaviour = \"tail-chopping\"; within_ms = 2000;\n"
+	"    interval_ms = 500;\n"
+	"    pool = { size = 2; program = \"shmr-large-worker\"; }; },\n"
 	POOL("sm", "smallest-mailbox")
 	POOL("ch", "consistent-hash")
 	POOL("bal", "balancing")
+
 	POOL("bc", "broadcast")
 	"  { name = \"sg\"; behaviour = \"scatter-gather\"; within_ms = 2000;\n"
-	"    pool = { size = 2; program = \"shmr-large-worker\"; }; }\n"
+	"    pool = { size = 2; program = \"shmr-large-worker\"; }; },\n"
+	"  { name = \"dl\"; behaviour = \"type\";\n"
+	"    types = ( { type = 1; route = \"work\"; },\n"
+	"              { type = 2; route = \"later\"; } );\n"
+	"    routes = ( { name = \"work\"; program = \"shmr-large-worker\"; } ); }\n"
 	");\n";
 
 struct ctx {
@@ -154,22 +175,31 @@ static void call_size(struct ctx *x, const char *router, struct shmr_pid to,
 		fail_msg("%s: %zu bytes: the reply differs", router, len);
 }
 
+/* Every size the test sweeps, for @p fn: 1 to 300 bytes (inline and
+ * around the slot's payload), then each power of two from 512 to the
+ * largest class and one byte either side (the classes' edges). */
+static void each_size(struct ctx *x, const char *router, struct shmr_pid to,
+		      void (*fn)(struct ctx *, const char *, struct shmr_pid,
+				 size_t))
+{
+	for (size_t len = 1; len <= 300; len++)
+		fn(x, router, to, len);
+	for (size_t p = 512; p <= BIG; p <<= 1) {
+		fn(x, router, to, p - 1);
+		fn(x, router, to, p);
+		if (p < BIG)
+			fn(x, router, to, p + 1);
+	}
+}
+
 static void test_sizes(void **state)
 {
 	struct ctx *x = *state;
 
-	for (size_t r = 0; r < sizeof(one_copy) / sizeof(one_copy[0]); r++) {
-		struct shmr_pid to = client_lookup(&x->c, one_copy[r]);
-
-		for (size_t len = 1; len <= 300; len++)
-			call_size(x, one_copy[r], to, len);
-		for (size_t p = 512; p <= BIG; p <<= 1) {
-			call_size(x, one_copy[r], to, p - 1);
-			call_size(x, one_copy[r], to, p);
-			if (p < BIG)
-				call_size(x, one_copy[r], to, p + 1);
-		}
-	}
+	for (size_t r = 0; r < sizeof(call_logics) / sizeof(call_logics[0]);
+	     r++)
+		each_size(x, call_logics[r], client_lookup(&x->c, call_logics[r]),
+			  call_size);
 	assert_arena_free(x);
 }
 
@@ -212,26 +242,134 @@ static void test_sends_come_back(void **state)
 	assert_arena_free(x);
 }
 
-static void test_shared_copies_refused(void **state)
+static void recv_copy(struct ctx *x, size_t len, uint64_t key)
+{
+	const struct shmr_msg *m;
+	const void *p;
+	size_t got;
+
+	assert_int_equal(shmr_recv_burst(x->c.ep, &m, 1, CALL_MS), 1);
+	assert_int_equal(m->key, key);
+	p = shmr_msg_payload(x->c.ep, m, &got);
+	if (!p || got != len || memcmp(p, x->want, len) != 0)
+		fail_msg("broadcast of %zu bytes: a copy came back %s", len,
+			 !p ? "unsound" : "different");
+}
+
+/* One send of @p len bytes in a buffer broadcast by @p router (a
+ * broadcast pool; "rr" in a Broadcast envelope): both routees share the
+ * buffer, each keeps what it got and sends it back (the first to keep
+ * gets its own copy of the bytes, the last takes the shared buffer over),
+ * so two copies come back byte for byte; every buffer is free again once
+ * we release them. */
+static void bcast_size(struct ctx *x, const char *router, struct shmr_pid to,
+		       size_t len)
+{
+	const struct shmr_msg *m;
+	struct shmr_buf b;
+
+	assert_int_equal(large_alloc_wait(x->c.ep, len, &b), 0);
+	fill(x->want, len, 500 + (unsigned)len);
+	memcpy(b.data, x->want, len);
+	if (strcmp(router, "bc") == 0)
+		assert_int_equal(shmr_send_buf(x->c.ep, to, 2, len, &b, len), 0);
+	else
+		assert_int_equal(shmr_send_buf_broadcast(x->c.ep, to, 2, len, &b,
+							 len),
+				 0);
+	recv_copy(x, len, len);
+	recv_copy(x, len, len);
+	assert_int_equal(shmr_recv_burst(x->c.ep, &m, 1, 0), 0);
+	if (len > 300)
+		assert_arena_free(x);
+}
+
+static void test_broadcast_shares(void **state)
 {
 	struct ctx *x = *state;
-	const char *const routers[] = { "sg", "bal" };
-	struct shmr_buf b;
-	int rc;
 
-	for (size_t r = 0; r < sizeof(routers) / sizeof(routers[0]); r++) {
-		assert_int_equal(shmr_buf_alloc(x->c.ep, 10000, &b), 0);
-		rc = shmr_call_buf(x->c.ep, client_lookup(&x->c, routers[r]),
-				   1, 0, &b, 10000, x->got, BIG, CALL_MS);
-		assert_int_equal(rc, -SHMR_E_NOT_ALLOWED);
-	}
-	/* A send in a buffer to a broadcast pool: a dead letter, its buffer
-	 * freed. */
-	assert_int_equal(shmr_buf_alloc(x->c.ep, 10000, &b), 0);
-	assert_int_equal(shmr_send_buf(x->c.ep, client_lookup(&x->c, "bc"), 1,
-				       0, &b, 10000),
-			 0);
+	each_size(x, "bc", client_lookup(&x->c, "bc"), bcast_size);
+	each_size(x, "rr", client_lookup(&x->c, "rr"), bcast_size);
 	assert_arena_free(x);
+}
+
+struct dlq_wait {
+	struct ctx *x;
+	char list[65537];
+};
+
+/* DLQ_LIST dl as the control plane answers it has three records. */
+static int three_letters(void *arg)
+{
+	struct dlq_wait *w = arg;
+	const char *p;
+	int n = 0;
+
+	if (shmr_test_ctl(&w->x->c.app, "DLQ_LIST dl", w->list,
+			  sizeof(w->list)) < 0)
+		return 0;
+	for (p = strchr(w->list, '\n'); p && p[1]; p = strchr(p + 1, '\n'))
+		n++;
+	return n >= 3;
+}
+
+/* Sends in buffers that fail routing (the name they go to is not
+ * registered) are dead letters: the file keeps their payload, every
+ * buffer is free again, and once the name is there `shmrctl dlq replay`
+ * delivers each byte for byte (inline when it fits a slot, else in a new
+ * buffer), which frees again as the receiver goes on. */
+static void test_dead_letters_replayed(void **state)
+{
+	struct ctx *x = *state;
+	static const size_t sizes[] = { 100, 70000, BIG };
+	static struct dlq_wait w;
+	struct shmr_pid dl = client_lookup(&x->c, "dl");
+	struct shmr_endpoint *later;
+	const struct shmr_msg *m[4];
+	char line[128], out[256];
+	char *argv[] = { getenv("SHMRCTL"), "-s", x->c.app.sock, "dlq",
+			 "replay", "dl", NULL };
+
+	for (size_t i = 0; i < 3; i++) {
+		struct shmr_buf b;
+
+		assert_int_equal(large_alloc_wait(x->c.ep, sizes[i], &b), 0);
+		fill(b.data, sizes[i], 900 + (unsigned)i);
+		assert_int_equal(shmr_send_buf(x->c.ep, dl, 2, i, &b, sizes[i]),
+				 0);
+	}
+	w.x = x;
+	assert_true(shmr_test_wait(three_letters, &w, CALL_MS));
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(line, sizeof(line), "type=2 key=%zu from=%u:%u len=%zu\n",
+			 i, shmr_endpoint_pid(x->c.ep).slot,
+			 shmr_endpoint_pid(x->c.ep).gen, sizes[i]);
+		if (!strstr(w.list, line))
+			fail_msg("no \"%s\" in DLQ_LIST: %s", line, w.list);
+	}
+	assert_arena_free(x);
+
+	assert_int_equal(shmr_endpoint_open(x->c.d, &later), 0);
+	assert_int_equal(shmr_register(later, "later"), 0);
+	assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
+	assert_string_equal(out, "resent 3 left 0\n");
+	for (size_t i = 0; i < 3; i++) {
+		const void *p;
+		size_t len;
+
+		assert_int_equal(shmr_recv_burst(later, m, 1, CALL_MS), 1);
+		assert_int_equal(m[0]->type, 2);
+		assert_int_equal(m[0]->key, i);
+		assert_int_equal(m[0]->flags & SHMR_F_ROUTE_FAILED, 0);
+		p = shmr_msg_payload(later, m[0], &len);
+		fill(x->want, sizes[i], 900 + (unsigned)i);
+		if (!p || len != sizes[i] || memcmp(p, x->want, len) != 0)
+			fail_msg("replayed letter of %zu bytes: %s (%zu bytes)",
+				 sizes[i], p ? "different" : "unsound", len);
+	}
+	assert_int_equal(shmr_recv_burst(later, m, 1, 0), 0);
+	assert_arena_free(x);
+	shmr_endpoint_close(later);
 }
 
 static uint64_t bad_count(struct ctx *x)
@@ -443,7 +581,8 @@ int main(void)
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_sends_come_back),
-		cmocka_unit_test(test_shared_copies_refused),
+		cmocka_unit_test(test_broadcast_shares),
+		cmocka_unit_test(test_dead_letters_replayed),
 		cmocka_unit_test(test_forged_references),
 		cmocka_unit_test(test_exhaustion),
 		cmocka_unit_test(test_adopted_keeps_arena),

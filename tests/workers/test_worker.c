@@ -3,7 +3,8 @@
  *
  *   --expect-type T   count messages of any other type as misrouted
  *   --record FILE     FILE holds 2*N bytes: per key k < N, a receive count
- *                     (saturating) and a "seen redelivered" mark; the file
+ *                     (saturating; sends, and calls in arena buffers) and a
+ *                     "seen redelivered" mark (sends); the file
  *                     survives the worker, so a test can kill -9 it
  *   --spin-ns NS      busy work per message (widens the window a kill hits)
  *   --register NAME   register NAME for the route's endpoint once attached
@@ -267,6 +268,12 @@ int main(int argc, char **argv)
 			const struct shmr_msg *m = msgs[i];
 
 			if (m->kind == SHMR_KIND_CALL) {
+				/* A call in a buffer (scatter-gather under
+				 * kills) is recorded as a send is. */
+				if (rec && (m->flags & SHMR_F_ARENA) &&
+				    m->key < nrec && arena_sound(ep, m) &&
+				    rec[m->key] < 255)
+					rec[m->key]++;
 				st.calls++;
 				st.last_ref = m->ref;
 				st.last_call_from = m->from;

@@ -21,9 +21,12 @@
  *   bits  0..31  generation: counts the buffer's allocations (never 0 once
  *                allocated), so a reference to an earlier use never
  *                matches again
- *   bits 32..47  holder: endpoint slot + 1 (0: free)
- *   bits 48..55  state (enum shmr_buf_state)
- *   bits 56..63  0 (reserved)
+ *   bits 32..47  holder: endpoint slot + 1 (0: free); SHARED: the sender
+ *   bits 48..51  state (enum shmr_buf_state)
+ *   bits 52..59  SHARED: the references (1..SHMR_BUF_REFS_MAX); else 0
+ *   bits 60..63  SHARED: how many of them the dataplane holds in its
+ *                private memory (a balancing queue), at most
+ *                SHMR_BUF_HELD_MAX; else 0
  *
  *   FREE  -alloc (its holder, CAS)->            WRITING(holder, gen + 1)
  *   WRITING -send (holder, CAS, before enqueue)-> SENT(holder, gen)
@@ -31,10 +34,67 @@
  *                                               FREE(gen)
  *   SENT  -keep (the receiver, CAS)->            WRITING(receiver, gen)
  *   WRITING -release (holder, CAS)->             FREE(gen)
+ *   SENT(n = 1) or SHARED(n) -the dataplane, before it publishes k more
+ *         copies (CAS)->                         SHARED(sender, n + k, gen)
+ *   SHARED(n) -one copy done (its receiver's next burst, a refusal, the
+ *         original's commit; CAS)->              SHARED(n - 1), or FREE(gen)
+ *                                                when n was 1
+ *   SHARED(1, none held) -keep (the receiver, CAS)-> WRITING(receiver, gen)
+ *   SENT or SHARED(n, h) -the dataplane keeps it privately (CAS)->
+ *                                               SHARED(n + 1, h + 1)
+ *   SHARED(n, h > 0) -the dataplane lets a private one go (CAS)->
+ *                                               SHARED(n - 1, h - 1), or FREE
  *
  * A send whose enqueue fails (lane full) goes back SENT -> WRITING.  A
  * stale reference cannot free a buffer twice: every CAS expects the
  * generation the reference names.
+ *
+ * Shared buffers (broadcast, scatter-gather).  One slot the dataplane
+ * copies to several receivers shares its buffer: the owner word counts
+ * references, and a SENT word is a count of one (the original in the
+ * sender's outbound lane).  The dataplane adds a reference for each copy
+ * BEFORE it publishes the copy (so the copy's receiver can never take
+ * away one that was not added), gives back the ones whose enqueue failed,
+ * and gives back the original's when the original is committed.  Each
+ * receiver gives back one at its next burst, after its slots are released
+ * (as for SENT); the one that gives back the last frees the buffer.  Each
+ * of these is one CAS of the word, so at every instruction the count is
+ * at least the number of slots, in any lane, that refer to the buffer
+ * (the invariant), and it equals it but where a process died between two
+ * of its steps:
+ *   - the dataplane between an add and its publish or give-back, or
+ *     between a commit and its source lane's release (the original, left
+ *     in the lane, is decided again: it adds again for its new copies, a
+ *     slot delivered twice as any redelivery);
+ *   - a receiver between its slots' release and its give-back.
+ * Each leaves the count too high (a leak, never a free too early), and the
+ * buffer is reclaimable: the control plane's reclaim (control/arena.c)
+ * recomputes from the lanes, and frees a SHARED buffer that no slot in any
+ * lane refers to by one CAS from the word it read before it walked them,
+ * so a give-back meanwhile makes its CAS fail.  Nobody but the dataplane,
+ * reading an original from an outbound lane, adds a reference, and the
+ * reclaim reads the outbound lanes first, so a copy cannot appear behind
+ * its walk.  No per-holder record is needed because no reference lives
+ * outside a lane but the ones the word itself counts as held: a receiver
+ * that keeps a shared buffer takes it over only when it is the last
+ * reference, and otherwise gets a copy in a buffer of its own
+ * (shmr_buf_keep()).
+ *
+ * The dataplane's private references (a balancing queue or a
+ * tail-chopping collector keeps a slot past its round).  Each is counted twice in the word: as a reference and as
+ * held (bits 60..63), in one CAS as the slot goes into the queue.  When
+ * the queue hands the slot to a routee, the copy gets a reference of its
+ * own before it is published, and the held one is let go after; so a held
+ * reference is never also a slot's, and at every instruction the count is
+ * at least the slots in lanes plus the held ones.  The reclaim leaves a
+ * word with held references alone (a live dataplane will let them go);
+ * when the dataplane dies, the control plane gives back every held
+ * reference of every word, one CAS each (control/arena.c), before the next
+ * dataplane starts: what the queue held is gone with it, its copies
+ * already published keep theirs.  Tail-chopping keeps its call the same
+ * way for its later tries: held from before the collector takes it until
+ * its entry ends (a reply, the deadline, a cancel), each try with its own
+ * reference added before it is published.
  *
  * Nothing from a peer is trusted: the owner words and the buffers are in
  * memory any peer can write.  The dataplane checks every slot flagged
@@ -61,7 +121,15 @@ enum shmr_buf_state {
 	SHMR_BUF_FREE = 0,
 	SHMR_BUF_WRITING = 1, /* allocated (or kept) by its holder */
 	SHMR_BUF_SENT = 2,    /* referenced by a slot its holder sent */
+	SHMR_BUF_SHARED = 3,  /* referenced by copies of one slot: counted */
 };
+
+/* The most references a SHARED word counts (8 bits), and held by the
+ * dataplane among them (4 bits). */
+#define SHMR_BUF_REFS_MAX 255u
+#define SHMR_BUF_REF_ONE (1ull << 52)
+#define SHMR_BUF_HELD_MAX 15u
+#define SHMR_BUF_HELD_ONE (1ull << 60)
 
 /*
  * What a slot flagged SHMR_F_ARENA carries as its payload (its len is
@@ -105,7 +173,34 @@ static inline uint32_t shmr_buf_word_gen(uint64_t w)
 
 static inline uint32_t shmr_buf_word_state(uint64_t w)
 {
-	return (uint32_t)(w >> 48) & 0xffu;
+	return (uint32_t)(w >> 48) & 0xfu;
+}
+
+/* A SHARED word's references, and those of them the dataplane holds. */
+static inline uint32_t shmr_buf_word_refs(uint64_t w)
+{
+	return (uint32_t)(w >> 52) & SHMR_BUF_REFS_MAX;
+}
+
+static inline uint32_t shmr_buf_word_held(uint64_t w)
+{
+	return (uint32_t)(w >> 60);
+}
+
+/* The SHARED word of sender @p holder_slot with @p refs references. */
+static inline uint64_t shmr_buf_word_shared(uint32_t holder_slot,
+					    uint32_t refs, uint32_t gen)
+{
+	return ((uint64_t)refs << 52) |
+	       shmr_buf_word(SHMR_BUF_SHARED, holder_slot, gen);
+}
+
+/* Is @p w SHARED, sent by endpoint slot @p sender, of generation @p gen? */
+static inline int shmr_buf_word_is_shared(uint64_t w, uint32_t sender,
+					  uint32_t gen)
+{
+	return (w & ((1ull << 52) - 1)) ==
+	       shmr_buf_word(SHMR_BUF_SHARED, sender, gen);
 }
 
 /* The free word of generation @p gen (no holder). */
@@ -138,7 +233,9 @@ static inline void *shmr_arena_data(const struct shmr_arena_view *v,
 
 /**
  * Is @p r, read from a slot sent by endpoint slot @p sender, a buffer
- * that sender holds as SENT, of that generation, with a length that fits?
+ * that sender holds as SENT (or sent and the dataplane shares: SHARED by
+ * that sender, an original decided again), of that generation, with a
+ * length that fits?
  * Context: any; one relaxed load of the owner word (the dataplane takes
  * nothing else from the buffer).
  * Returns: 1 or 0.
@@ -147,36 +244,206 @@ static inline int shmr_arena_ref_check(const struct shmr_arena_view *v,
 				       const struct shmr_buf_ref *r,
 				       uint32_t sender)
 {
+	uint64_t w;
+
 	if (r->cls >= v->nclasses || r->index >= v->cls[r->cls].count ||
 	    r->len > v->cls[r->cls].size || r->gen == 0)
 		return 0;
 	/* No partner: the word is only compared; whoever acts on it does
 	 * so by a CAS. */
-	return atomic_load_explicit(shmr_arena_word(v, r->cls, r->index),
-				    memory_order_relaxed) ==
-	       shmr_buf_word(SHMR_BUF_SENT, sender, r->gen);
+	w = atomic_load_explicit(shmr_arena_word(v, r->cls, r->index),
+				 memory_order_relaxed);
+	return w == shmr_buf_word(SHMR_BUF_SENT, sender, r->gen) ||
+	       shmr_buf_word_is_shared(w, sender, r->gen);
+}
+
+/* What word @p w becomes in a give-back (free_sent) or an add of @p k
+ * (share), for @p r sent by @p sender; UINT64_MAX: not such a word. */
+static inline uint64_t shmr_arena_next_put(uint64_t w,
+					   const struct shmr_buf_ref *r,
+					   uint32_t sender, uint32_t k)
+{
+	(void)k;
+	if (w == shmr_buf_word(SHMR_BUF_SENT, sender, r->gen))
+		return shmr_buf_word_free(r->gen);
+	if (shmr_buf_word_state(w) != SHMR_BUF_SHARED ||
+	    shmr_buf_word_gen(w) != r->gen || shmr_buf_word_refs(w) == 0)
+		return UINT64_MAX;
+	return shmr_buf_word_refs(w) == 1 ? shmr_buf_word_free(r->gen)
+					  : w - SHMR_BUF_REF_ONE;
+}
+
+static inline uint64_t shmr_arena_next_add(uint64_t w,
+					   const struct shmr_buf_ref *r,
+					   uint32_t sender, uint32_t k)
+{
+	uint32_t n;
+
+	if (w == shmr_buf_word(SHMR_BUF_SENT, sender, r->gen))
+		n = 1;
+	else if (shmr_buf_word_is_shared(w, sender, r->gen))
+		n = shmr_buf_word_refs(w);
+	else
+		return UINT64_MAX;
+	if (k > SHMR_BUF_REFS_MAX - n)
+		return UINT64_MAX;
+	return n == 1 && shmr_buf_word_state(w) == SHMR_BUF_SENT
+		       ? shmr_buf_word_shared(sender, 1 + k, r->gen)
+		       : w + k * SHMR_BUF_REF_ONE;
+}
+
+/* @p k references more to a word the dataplane holds some of, whoever
+ * sent it (a tail-chopping try: the kept call names the router). */
+static inline uint64_t shmr_arena_next_add_held(uint64_t w,
+						const struct shmr_buf_ref *r,
+						uint32_t sender, uint32_t k)
+{
+	(void)sender;
+	if (shmr_buf_word_state(w) != SHMR_BUF_SHARED ||
+	    shmr_buf_word_gen(w) != r->gen || shmr_buf_word_held(w) == 0 ||
+	    k > SHMR_BUF_REFS_MAX - shmr_buf_word_refs(w))
+		return UINT64_MAX;
+	return w + k * SHMR_BUF_REF_ONE;
+}
+
+/* A held reference more (hold), or one let go (drop_held). */
+static inline uint64_t shmr_arena_next_hold(uint64_t w,
+					    const struct shmr_buf_ref *r,
+					    uint32_t sender, uint32_t k)
+{
+	uint64_t to = shmr_arena_next_add(w, r, sender, 1);
+
+	(void)k;
+	if (to == UINT64_MAX || shmr_buf_word_held(to) == SHMR_BUF_HELD_MAX)
+		return UINT64_MAX;
+	return to + SHMR_BUF_HELD_ONE;
+}
+
+static inline uint64_t shmr_arena_next_drop_held(uint64_t w,
+						 const struct shmr_buf_ref *r,
+						 uint32_t sender, uint32_t k)
+{
+	(void)sender;
+	(void)k;
+	if (shmr_buf_word_state(w) != SHMR_BUF_SHARED ||
+	    shmr_buf_word_gen(w) != r->gen || shmr_buf_word_held(w) == 0 ||
+	    shmr_buf_word_refs(w) == 0)
+		return UINT64_MAX;
+	return shmr_buf_word_refs(w) == 1
+		       ? shmr_buf_word_free(r->gen)
+		       : w - SHMR_BUF_REF_ONE - SHMR_BUF_HELD_ONE;
+}
+
+/* A CAS loop of @p r's word through @p next (in range checked here),
+ * with ordering @p mo on success.  1 when done, 0 when @p next said no. */
+static inline int shmr_arena_step(const struct shmr_arena_view *v,
+				  const struct shmr_buf_ref *r, uint32_t sender,
+				  uint32_t k,
+				  uint64_t (*next)(uint64_t,
+						   const struct shmr_buf_ref *,
+						   uint32_t, uint32_t),
+				  memory_order mo)
+{
+	_Atomic(uint64_t) *wp;
+	uint64_t w, to;
+
+	if (r->cls >= v->nclasses || r->index >= v->cls[r->cls].count)
+		return 0;
+	wp = shmr_arena_word(v, r->cls, r->index);
+	w = atomic_load_explicit(wp, memory_order_relaxed);
+	for (;;) {
+		to = next(w, r, sender, k);
+		if (to == UINT64_MAX)
+			return 0;
+		if (atomic_compare_exchange_weak_explicit(wp, &w, to, mo,
+							  memory_order_relaxed))
+			return 1;
+	}
 }
 
 /**
- * Free the buffer @p r names if it is still SENT by @p sender with that
- * generation (the receiver's release, or the dataplane's on a refusal).
- * Context: any.  Concurrency: one CAS, release (what this process read
- * from the buffer is done before another can allocate it).
- * Returns: 1 when freed, 0 when the word was not that (freed already,
- * kept, or a peer wrote it).
+ * Give back one reference to the buffer @p r names: free it if it is
+ * still SENT by @p sender with that generation, or take one from its
+ * count if it is SHARED with that generation (by any sender: a collected
+ * call's copies name the router), freeing it with the last (the
+ * receiver's release, the dataplane's on a refusal or a committed
+ * original, the control plane's for a dropped slot).
+ * Context: any.  Concurrency: a CAS loop (retried only when another
+ * reference moved meanwhile), release (what this process read from the
+ * buffer is done before another can allocate it; a give-back that is not
+ * the last is an RMW, so the last one's release sequence carries it).
+ * Returns: 1 when a reference was given back, 0 when the word was neither
+ * (freed already, kept, or a peer wrote it).
  */
 static inline int shmr_arena_free_sent(const struct shmr_arena_view *v,
 				       const struct shmr_buf_ref *r,
 				       uint32_t sender)
 {
-	uint64_t want = shmr_buf_word(SHMR_BUF_SENT, sender, r->gen);
+	return shmr_arena_step(v, r, sender, 0, shmr_arena_next_put,
+			       memory_order_release);
+}
 
-	if (r->cls >= v->nclasses || r->index >= v->cls[r->cls].count)
-		return 0;
-	return atomic_compare_exchange_strong_explicit(
-		shmr_arena_word(v, r->cls, r->index), &want,
-		shmr_buf_word_free(r->gen), memory_order_release,
-		memory_order_relaxed);
+/**
+ * Add @p k references to the buffer @p r names, sent by @p sender: its
+ * word goes from SENT (one reference) or SHARED(n) by that sender, with
+ * that generation, to SHARED(n + k).  The dataplane, before it publishes
+ * @p k copies of the slot (arena.h's essay on shared buffers).
+ * Context: any.  Concurrency: a CAS loop, relaxed: the copies are
+ * published after it (the lane's release), and an RMW keeps the
+ * receivers' acquire of the word in the release sequence of the sender's
+ * SENT store, so they see what it wrote.
+ * Returns: 1 when added, 0 when the word is not that (a peer wrote it) or
+ * the count would pass SHMR_BUF_REFS_MAX.
+ */
+static inline int shmr_arena_share(const struct shmr_arena_view *v,
+				   const struct shmr_buf_ref *r,
+				   uint32_t sender, uint32_t k)
+{
+	return shmr_arena_step(v, r, sender, k, shmr_arena_next_add,
+			       memory_order_relaxed);
+}
+
+/**
+ * The dataplane keeps the slot referring to @p r (sent by @p sender) in
+ * its private memory: one reference more, counted as held.
+ * Context: the dataplane.  Concurrency: a CAS loop, relaxed (as
+ * shmr_arena_share()).
+ * Returns: 1, or 0 when the word is not SENT or SHARED by @p sender with
+ * that generation, or a count would overflow.
+ */
+static inline int shmr_arena_hold(const struct shmr_arena_view *v,
+				  const struct shmr_buf_ref *r, uint32_t sender)
+{
+	return shmr_arena_step(v, r, sender, 1, shmr_arena_next_hold,
+			       memory_order_relaxed);
+}
+
+/**
+ * One reference more for a copy of a slot the dataplane holds (a
+ * tail-chopping call's later try), before the copy is published.
+ * Context: the dataplane.  Concurrency: a CAS loop, relaxed (as
+ * shmr_arena_share()).
+ * Returns: 1, or 0 when the word holds none of that generation.
+ */
+static inline int shmr_arena_share_held(const struct shmr_arena_view *v,
+					const struct shmr_buf_ref *r)
+{
+	return shmr_arena_step(v, r, 0, 1, shmr_arena_next_add_held,
+			       memory_order_relaxed);
+}
+
+/**
+ * The dataplane lets a held reference to @p r go (its slot left the
+ * private memory: a copy with its own reference was published, or it was
+ * dropped); the last reference frees the buffer.
+ * Context: the dataplane.  Concurrency: a CAS loop, release.
+ * Returns: 1, or 0 when the word holds none of that generation.
+ */
+static inline int shmr_arena_drop_held(const struct shmr_arena_view *v,
+				       const struct shmr_buf_ref *r)
+{
+	return shmr_arena_step(v, r, 0, 0, shmr_arena_next_drop_held,
+			       memory_order_release);
 }
 
 /**

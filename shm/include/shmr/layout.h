@@ -100,9 +100,11 @@
  *   12: the endpoint table's third line (struct shmr_ep_figs: what only
  *   the control plane knows, for the dataplane's telemetry);
  *   13: max_endpoints and nlcores from the configuration, the lcores'
- *   per-endpoint counters apart (struct shmr_ep_ctr at epctr_off)
+ *   per-endpoint counters apart (struct shmr_ep_ctr at epctr_off);
+ *   14: arena buffers shared by broadcast and scatter-gather (the owner
+ *   word's SHARED state with its reference counts)
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 13
+#define SHMR_LAYOUT_VERSION_DIGITS 14
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -354,7 +356,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 13u,
+static_assert(SHMR_LAYOUT_VERSION == 14u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

@@ -107,6 +107,69 @@ static void records_read_back(void **state)
 	free(buf);
 }
 
+/* A letter whose payload was in an arena buffer: the slot (its payload
+ * the reference, the name after it) and the bytes, one record to every
+ * reader; a cut or flipped payload is a corrupted record; a letter whose
+ * buffer was not sound is kept without payload. */
+static void payload_records(void **state)
+{
+	static unsigned char big[100000];
+	int fd = memfd_create("dlq", 0);
+	const unsigned char *p;
+	unsigned char *buf;
+	union slot s;
+	uint32_t slen, plen;
+	size_t size;
+	char name[SHMR_NAME_MAX], out[512];
+	unsigned count;
+	int rc, corrupt;
+	(void)state;
+
+	assert_true(fd >= 0);
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (unsigned char)(i * 7 + 3);
+	failed_slot(&s, 7, 42, "0123456789abcdef", "later",
+		    -SHMR_E_PROCESS_UNKNOWN);
+	s.m.flags |= SHMR_F_ARENA;
+	assert_int_equal(shmr_ctl_dlq_append_payload(fd, &s.m, SS, big,
+						     sizeof(big)),
+			 0);
+	assert_int_equal(shmr_ctl_dlq_append_payload(fd, &s.m, SS, NULL, 0), 0);
+	size = (size_t)lseek(fd, 0, SEEK_END);
+	buf = malloc(size);
+	assert_non_null(buf);
+	assert_int_equal(pread(fd, buf, size, 0), (ssize_t)size);
+	close(fd);
+
+	rc = shmr_ctl_dlq_next_payload(buf, size, 0, &s.m, &slen, &p, &plen);
+	assert_int_equal(rc, 16 + SHMR_HDR_SIZE + 16 + 6 + (int)sizeof(big));
+	assert_true(s.m.flags & SHMR_F_ARENA);
+	assert_int_equal(plen, sizeof(big));
+	assert_memory_equal(p, big, sizeof(big));
+	shmr_ctl_dlq_name(&s.m, slen, name);
+	assert_string_equal(name, "later");
+	rc = shmr_ctl_dlq_next_payload(buf, size, (size_t)rc, &s.m, &slen, &p,
+				       &plen);
+	assert_int_equal(rc, 8 + SHMR_HDR_SIZE);
+	assert_null(p);
+	assert_int_equal(s.m.len, 0);
+	assert_int_equal(s.m.flags & SHMR_F_ARENA, 0);
+	assert_int_equal(shmr_ctl_dlq_count(buf, size), 2);
+	assert_true(shmr_ctl_dlq_format(buf, size, out, sizeof(out), &count,
+					&corrupt) > 0);
+	assert_int_equal(count, 2);
+	assert_int_equal(corrupt, 0);
+	assert_non_null(strstr(out, "len=100000\n"));
+	/* Cut inside the payload, or one of its bytes flipped. */
+	assert_int_equal(shmr_ctl_dlq_next(buf, 16 + SHMR_HDR_SIZE + 22 + 500,
+					   0, &s.m, &slen),
+			 -SHMR_E_PROTO);
+	buf[8 + SHMR_HDR_SIZE + 22 + 8 + 1234] ^= 1;
+	assert_int_equal(shmr_ctl_dlq_next(buf, size, 0, &s.m, &slen),
+			 -SHMR_E_PROTO);
+	free(buf);
+}
+
 static void list_format(void **state)
 {
 	size_t size;
@@ -231,6 +294,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(records_read_back),
+		cmocka_unit_test(payload_records),
 		cmocka_unit_test(list_format),
 		cmocka_unit_test(corrupt_detected),
 		cmocka_unit_test(truncation_detected),

@@ -122,7 +122,8 @@ static void fx_random_seq(struct fx *f, const uint64_t *r, unsigned n)
 
 static unsigned fx_tick(struct fx *f, uint64_t now)
 {
-	struct shmr_dp_collect_ops ops = { fx_random, fx_send, fx_expire, f };
+	struct shmr_dp_collect_ops ops = { fx_random, fx_send, fx_expire, f,
+					    NULL };
 
 	f->now = now;
 	return shmr_dp_collect_tick(&f->c, now, &ops);
