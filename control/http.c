@@ -46,7 +46,6 @@
 #include "metrics.h"
 #include "shmr_config.h"
 
-#define RENDER_CAP (1u << 20) /* metrics.h: holds every limit's maximum */
 
 static enum MHD_Result answer_text(struct MHD_Connection *conn,
 				   unsigned status, const char *text,
@@ -89,8 +88,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		return answer_text(conn, MHD_HTTP_NOT_FOUND,
 				   "not found: the metrics are at /metrics\n",
 				   NULL);
-	n = shmr_ctl_metrics_render(h->dep.d, h->dep.m, h->dep.dlq, h->buf,
-				    h->cap);
+	n = shmr_ctl_metrics_render_grow(h->dep.d, h->dep.m, h->dep.dlq,
+					 &h->buf, &h->cap);
 	if (n < 0)
 		return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				   "metrics too large\n", NULL);
@@ -176,7 +175,7 @@ int shmr_ctl_http_start(struct shmr_ctl_http *h, const char *listen,
 		in6->sin6_port = htons((uint16_t)port);
 		flags |= MHD_USE_IPv6;
 	}
-	h->cap = RENDER_CAP;
+	h->cap = SHMR_CTL_METRICS_FIRST; /* grown as the domain needs */
 	h->buf = malloc(h->cap);
 	h->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (!h->buf || h->timerfd < 0) {

@@ -45,12 +45,44 @@ int shmr_ctl_metrics_format(const struct shmr_ctl_model *m,
  *              meanwhile; each value is a consistent word, the set a
  *              snapshot taken within one pass.
  * Returns:     the length written (without the NUL), or -ENOSPC (retry
- *              with a larger @p buf; 1 MiB holds the largest domain the
- *              limits allow, about 100 KiB: test_format.c checks it).
+ *              with a larger @p buf, or use
+ *              shmr_ctl_metrics_render_grow(): each client endpoint is
+ *              about 370 bytes of text).
  */
 int shmr_ctl_metrics_render(const struct shmr_ctl_domain *d,
 			    const struct shmr_ctl_model *m,
 			    struct shmr_ctl_dlq_files *dlq, char *buf,
 			    size_t cap);
+
+/* The first buffer and the most text shmr_ctl_metrics_render_grow()
+ * makes (16384 client endpoints are about 7 MiB). */
+#define SHMR_CTL_METRICS_FIRST (1u << 20)
+#define SHMR_CTL_METRICS_MAX (64u << 20)
+
+/**
+ * As shmr_ctl_metrics_render(), into *@p buf of *@p cap bytes (malloc'd;
+ * NULL and 0 the first time), grown by doubling up to
+ * SHMR_CTL_METRICS_MAX as the text needs; the counters are read once.
+ *
+ * Context:     as shmr_ctl_metrics_render().
+ * Returns:     the length written, -ENOSPC past SHMR_CTL_METRICS_MAX,
+ *              -ENOMEM (*@p buf and *@p cap stay valid either way).
+ */
+int shmr_ctl_metrics_render_grow(const struct shmr_ctl_domain *d,
+				 const struct shmr_ctl_model *m,
+				 struct shmr_ctl_dlq_files *dlq, char **buf,
+				 size_t *cap);
+
+/**
+ * A memfd holding the @p n bytes of @p text, sealed against every change
+ * (shrink, grow, write, more seals): how METRICS answers an asker that
+ * said "fd" when the text is more than one answer holds ("OK FD N", the
+ * descriptor passed with it).
+ *
+ * Context:     any thread; syscalls (memfd_create, write, fcntl).
+ * Returns:     the descriptor (close-on-exec; the caller closes it), or
+ *              -errno.
+ */
+int shmr_ctl_metrics_memfd(const char *text, size_t n);
 
 #endif

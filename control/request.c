@@ -48,7 +48,7 @@ static const struct verb_info verbs[] = {
 	{ "KILL", SHMR_REQ_KILL, 1, 1 },
 	{ "POISON", SHMR_REQ_POISON, 1, 1 },
 	{ "RETIRE", SHMR_REQ_RETIRE, 2, 2 },
-	{ "METRICS", SHMR_REQ_METRICS, 0, 0 },
+	{ "METRICS", SHMR_REQ_METRICS, 0, 1 },
 };
 
 int shmr_ctl_name_valid(const char *s)
@@ -275,6 +275,17 @@ int shmr_ctl_req_parse(const char *buf, size_t len, struct shmr_ctl_req *out,
 			return -SHMR_E_NAME;
 		}
 		return parse_pid(w[2], wl[2], w[3], wl[3], &out->pid, why);
+	case SHMR_REQ_METRICS:
+		/* "fd": the asker takes an answer too large for one packet
+		 * as a sealed memfd (metrics.h). */
+		if (nw == 2) {
+			if (wl[1] != 2 || memcmp(w[1], "fd", 2) != 0) {
+				*why = "unknown option";
+				return -SHMR_E_PROTO;
+			}
+			out->fd_ok = 1;
+		}
+		break;
 	case SHMR_REQ_INSPECT:
 		/* Options, each once: "json", "from=N" (a part: items from
 		 * N on, as many as fit). */

@@ -54,6 +54,7 @@ struct shmr_ctl_req {
 				   * INSPECT, DLQ_*: the router */
 	int json;          /* INSPECT ... json */
 	int paged;         /* INSPECT ... from=N: a part, from item N */
+	int fd_ok;         /* METRICS fd: a large answer as a memfd */
 	uint32_t from;
 	char route[SHMR_NAME_MAX]; /* ROUTE and the lifecycle verbs;
 				    * ROUTEE_ADD/REMOVE: the routee */
@@ -71,7 +72,8 @@ struct shmr_ctl_req {
  *   -SHMR_E_PROTO        empty, a byte outside printable ASCII, an empty
  *                        word, an unknown verb, a wrong number of words, a
  *                        number that is not a plain decimal uint32, an
- *                        INSPECT option other than "json" and "from=N"
+ *                        INSPECT option other than "json" and "from=N", a
+ *                        METRICS option other than "fd"
  *   -SHMR_E_NAME         a name not matching [A-Za-z0-9_.:-]{1,31}
  *   -SHMR_E_NO_ENDPOINT  a slot >= SHMR_MAX_ENDPOINTS or a gen of 0
  *   -SHMR_E_VERSION      ATTACH with a layout version other than ours

@@ -426,6 +426,9 @@ void shmr_ctl_server_close_all(struct shmr_ctl_server *srv)
 	for (unsigned i = 0; i < SHMR_CTL_MAX_OWNERS; i++)
 		if (srv->owners[i].pidfd >= 0)
 			owner_forget(srv, i);
+	free(srv->mbuf);
+	srv->mbuf = NULL;
+	srv->mcap = 0;
 }
 
 /* Handle one request; returns -1 when the connection must be closed. */
@@ -797,14 +800,23 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 			return send_no_router(k->fd, req.name);
 		return dlq_request(srv, k, &req, (unsigned)(r - m->routers));
 	case SHMR_REQ_METRICS:
-		/* The same text as GET /metrics (metrics.h). */
-		memcpy(answer, "OK\n", 3);
-		n = shmr_ctl_metrics_render(srv->dep.d, m, srv->dep.dlq,
-					    answer + 3, sizeof(answer) - 3);
-		if (n < 0)
+		/* The same text as GET /metrics (metrics.h); past one
+		 * answer, as a sealed memfd to an asker that takes one. */
+		n = shmr_ctl_metrics_render_grow(srv->dep.d, m, srv->dep.dlq,
+						 &srv->mbuf, &srv->mcap);
+		if (n >= 0 && (size_t)n + 3 <= sizeof(answer)) {
+			memcpy(answer, "OK\n", 3);
+			memcpy(answer + 3, srv->mbuf, (size_t)n);
+			return send_answer(k->fd, answer, (size_t)n + 3, -1);
+		}
+		if (n < 0 || !req.fd_ok || (rc = shmr_ctl_metrics_memfd(
+					       srv->mbuf, (size_t)n)) < 0)
 			return shmr_ctl_srv_send_err(k->fd, SHMR_E_TOO_BIG, "%s",
-					"answer too large");
-		return send_answer(k->fd, answer, (size_t)n + 3, -1);
+					"answer too large (METRICS fd takes it)");
+		snprintf(answer, sizeof(answer), "OK FD %d", n);
+		n = send_answer(k->fd, answer, strlen(answer), rc);
+		close(rc);
+		return n;
 	case SHMR_REQ_STATUS:
 		memcpy(answer, "OK\n", 3);
 		n = shmr_ctl_srv_status(srv, answer + 3, sizeof(answer) - 3);

@@ -88,6 +88,8 @@ struct shmr_ctl_server {
 	struct shmr_ctl_conn conns[SHMR_CTL_MAX_CONNS];
 	uint64_t next_conn_id;
 	struct shmr_ctl_owner owners[SHMR_CTL_MAX_OWNERS];
+	char *mbuf; /* METRICS' text (metrics.h), grown as it needs */
+	size_t mcap;
 };
 
 /** No listener, no connection; serves requests on what @p dep points to. */

@@ -294,7 +294,13 @@ _Noreturn void shmr_cli_request_failed(int rc)
  * Returns the body (after "OK" and its newline). */
 const char *shmr_cli_request(const char *req)
 {
-	int rc = shmr_proto_conn_request(&shmr_cli_conn, req, shmr_cli_ans, sizeof(shmr_cli_ans), NULL);
+	return shmr_cli_request_fd(req, NULL);
+}
+
+const char *shmr_cli_request_fd(const char *req, int *fd)
+{
+	int rc = shmr_proto_conn_request(&shmr_cli_conn, req, shmr_cli_ans,
+					 sizeof(shmr_cli_ans), fd);
 	char *p;
 
 	if (rc == 0) {

@@ -34,6 +34,13 @@ void shmr_cli_close(void);
  *         failure exits 1 (no domain) or 3 (a change's outcome unknown).
  */
 const char *shmr_cli_request(const char *req);
+/* As shmr_cli_request(), with the descriptor passed along with the
+ * answer in *@p fd (-1: none; the caller closes it). */
+const char *shmr_cli_request_fd(const char *req, int *fd);
+/* METRICS asked with "fd" on a connection it opens: the text, from the
+ * answer or from the sealed memfd of an "OK FD N" answer (N bytes, at
+ * most 64 MiB; anything else exits 1).  Malloc'd (shmrctl_fetch.c). */
+char *shmr_cli_metrics_text(void);
 
 /** A request's transport failure @p rc (no answer): say what, exit 1
  *  (no domain) or 3 (a change's outcome unknown). */

@@ -668,13 +668,17 @@ static void print_metrics_json(const char *body)
 static int metrics(int argc, char **argv, int i)
 {
 	int json = take_args(argc, argv, i, NULL, 0, "metrics: no arguments");
-	const char *body = ask("METRICS", NULL, 0);
+	char *body;
+
+	what = "METRICS";
+	body = shmr_cli_metrics_text();
 
 	shmr_cli_close();
 	if (json)
 		print_metrics_json(body);
 	else
 		fputs(body, stdout);
+	free(body);
 	return 0;
 }
 

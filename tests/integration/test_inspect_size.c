@@ -31,6 +31,7 @@
 static struct shmr_test_client g_cl;
 static struct shmr_endpoint *g_eps[SHMR_MAX_ENDPOINTS];
 static unsigned g_neps;
+static unsigned g_port; /* metrics_listen's */
 
 static int group_setup(void **state)
 {
@@ -44,12 +45,14 @@ static int group_setup(void **state)
 	if (!fat)
 		return -1;
 	snprintf(first, sizeof(first), NAME_FMT, 0u);
+	g_port = shmr_test_free_port();
 	n = (size_t)snprintf(conf, sizeof(conf),
+			     "metrics_listen = \"127.0.0.1:%u\";\n"
 			     "lcores = %u;\nrouters = ( { name = \"big\"; "
 			     "behaviour = \"round-robin\";\n"
 			     "  handlers = \"%s\"; handlers_arg = \"%s\";\n"
 			     "  routes = (",
-			     SHMR_MAX_LCORES, fat, first);
+			     g_port, SHMR_MAX_LCORES, fat, first);
 	for (unsigned i = 0; i < SHMR_MAX_ROUTES; i++)
 		n += (size_t)snprintf(conf + n, sizeof(conf) - n,
 				      "%s { name = \"" NAME_FMT "\"; program = "
@@ -178,9 +181,53 @@ static void test_inspect_text_whole(void **state)
 	print_message("inspect: %u rows\n", rows);
 }
 
+/* Every client's samples are in @p out (an endpoint's label is its PID,
+ * endpoint="SLOT:GEN"). */
+static void has_every_client(const char *what, const char *out)
+{
+	char key[128];
+
+	print_message("%s: %zu bytes\n", what, strlen(out));
+	for (unsigned i = 0; i < g_neps; i++) {
+		struct shmr_pid p = shmr_endpoint_pid(g_eps[i]);
+
+		snprintf(key, sizeof(key),
+			 "\nshmr_endpoint_lane_full_total{endpoint=\"%u:%u\"",
+			 p.slot, p.gen);
+		if (!strstr(out, key))
+			fail_msg("%s: no sample%s", what, key);
+	}
+}
+
+/* `shmrctl metrics` and GET /metrics of the same domain: its hundreds of
+ * KiB whole (more than one answer of the control socket), never cut or
+ * refused as too large. */
+static void test_metrics_whole(void **state)
+{
+	static char out[1 << 24];
+	char *argv[] = { getenv("SHMRCTL"), "-s", g_cl.app.sock, "metrics",
+			 NULL };
+	char url[64];
+	char *get[] = { "python3", "-c",
+			"import sys, urllib.request\n"
+			"sys.stdout.write(urllib.request.urlopen(sys.argv[1], "
+			"timeout=30).read().decode())",
+			url, NULL };
+
+	(void)state;
+	assert_non_null(argv[0]);
+	assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
+	assert_true(strlen(out) > SHMR_PROTO_MAX);
+	has_every_client("shmrctl metrics", out);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/metrics", g_port);
+	assert_int_equal(shmr_test_run(get, out, sizeof(out)), 0);
+	has_every_client("GET /metrics", out);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_inspect_json_whole),
 	cmocka_unit_test(test_inspect_text_whole),
+	cmocka_unit_test(test_metrics_whole),
 };
 
 int main(void)

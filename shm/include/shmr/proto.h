@@ -30,6 +30,9 @@
  *                                    (item 0: the router, then its routes,
  *                                    lcores, client endpoints)>: ask
  *                                    from=NEXT until NEXT is TOTAL
+ *   METRICS [fd]                  -> OK\n<the Prometheus text>, or with
+ *                                    "fd", past one answer: OK FD N with
+ *                                    a sealed memfd of its N bytes
  *   STATUS                        -> OK\n<key value lines>
  *   STOP                          -> OK  (the control plane shuts down)
  *

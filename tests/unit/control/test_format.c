@@ -409,7 +409,7 @@ static unsigned parts_are_whole(const struct shmr_ctl_router *r,
  * figure at its widest.  Its INSPECT --json is more than one answer of
  * the control socket holds (SHMR_PROTO_MAX): in parts (INSPECT ...
  * from=N), each one answer, it is whole, text and JSON; the metrics text
- * fits 1 MiB (what metrics.h promises the HTTP listener). */
+ * fits the 1 MiB the HTTP listener starts with. */
 static void largest_domain_fits(void **state)
 {
 	static struct shmr_config cfg;

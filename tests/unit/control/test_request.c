@@ -62,6 +62,11 @@ static void good_requests(void **state)
 	/* A part of INSPECT: from item N, either order of the options. */
 	assert_int_equal(parse("INSPECT events json from=0", &r), 0);
 	assert_true(r.paged && r.json && r.from == 0);
+	assert_int_equal(parse("METRICS", &r), 0);
+	assert_int_equal(r.fd_ok, 0);
+	assert_int_equal(parse("METRICS fd", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_METRICS);
+	assert_int_equal(r.fd_ok, 1);
 	assert_int_equal(parse("INSPECT events from=37", &r), 0);
 	assert_true(r.paged && !r.json && r.from == 37);
 	assert_int_equal(parse("INSPECT events from=4 json", &r), 0);
@@ -135,6 +140,9 @@ static void bad_requests(void **state)
 		{ "INSPECT events from=4294967296", SHMR_E_PROTO },
 		{ "INSPECT events from=1 from=2", SHMR_E_PROTO },
 		{ "INSPECT events json from=1 x", SHMR_E_PROTO },
+		{ "METRICS json", SHMR_E_PROTO },
+		{ "METRICS fd fd", SHMR_E_PROTO },
+		{ "METRICS f", SHMR_E_PROTO },
 		{ "INSPECT events xml", SHMR_E_PROTO },
 		{ "A B C D E F G", SHMR_E_PROTO },
 		/* bad names: SHMR_E_NAME */
