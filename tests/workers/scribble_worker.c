@@ -49,6 +49,7 @@
 #include <rte_ring_elem.h>
 
 #include <shmr/domain.h>
+#include <shmr/stats.h>
 #include <shmr/shmr.h>
 
 #include "scribble.h"
@@ -320,7 +321,7 @@ static void raw_slot(struct worker *w)
 		if (below(2))
 			m->len = below(g_geo.slot_size * 2);
 		if (below(2))
-			m->to.slot = below(SHMR_MAX_ENDPOINTS + 4);
+			m->to.slot = below(g_geo.max_endpoints + 4);
 		m->flags = (uint8_t)rnd();
 	}
 	if (rte_ring_enqueue_burst_elem(r, buf, g_geo.slot_size, 1, NULL))
@@ -365,8 +366,8 @@ static void hit_bell(struct worker *w)
 /*
  * A daemons-only word: the header's geometry, our own and another
  * endpoint's control-plane line and dataplane counters, the spec (its
- * sequence word, routers, registry), an lcore's counters, the control
- * lane.  Not the bells nor an endpoint's busy line (in the lanes part:
+ * sequence word, routers, registry), an lcore's counters (its own and
+ * by endpoint), the control lane.  Not the bells nor an endpoint's busy line (in the lanes part:
  * peers ring and sleep on the bells, the busy line is its owner's).
  * Written with the value it has: where such a write lands, nothing changes.
  */
@@ -375,7 +376,7 @@ static void hit_readonly(struct worker *w, uint32_t which)
 	uint64_t ep = g_geo.ep_off +
 		      (uint64_t)w->self.slot * sizeof(struct shmr_ep_shared);
 	uint64_t other = g_geo.ep_off +
-			 (uint64_t)below(SHMR_MAX_ENDPOINTS) *
+			 (uint64_t)below(g_geo.max_endpoints) *
 				 sizeof(struct shmr_ep_shared);
 	uint64_t routers = offsetof(struct shmr_spec, routers);
 	uint64_t reg = offsetof(struct shmr_spec, registry);
@@ -403,6 +404,9 @@ static void hit_readonly(struct worker *w, uint32_t which)
 		  g_geo.nlcores * sizeof(struct shmr_lcore_stats),
 		  "lcore counters" },
 		{ g_geo.ctl_off, sizeof(struct rte_ring), "control lane" },
+		{ g_geo.epctr_off,
+		  g_geo.nlcores * shmr_ep_ctr_stride(g_geo.max_endpoints),
+		  "lcores' counters by endpoint" },
 	};
 	unsigned k = which % (sizeof(region) / sizeof(region[0]));
 	uint64_t off = region[k].off + rnd() % region[k].span;
