@@ -19,11 +19,11 @@
 
 /* ---- send ------------------------------------------------------------ */
 
-/* The clock the next slots filled are stamped with: read once per burst;
- * 0 (no stamps) when the domain's senders do not stamp. */
-static void stamp_clock(struct shmr_endpoint *ep)
+/* The clock a burst's slots are stamped with: read once per burst; 0 (no
+ * stamps) when the domain's senders do not stamp. */
+static inline uint64_t burst_clock(const struct shmr_endpoint *ep)
 {
-	ep->stamp = ep->d->tsc_mult ? rte_rdtsc() : 0;
+	return ep->d->tsc_mult ? rte_rdtsc() : 0;
 }
 
 /* Enqueue @n prepared slots from ep->tx; set our work bit if the lcore
@@ -63,9 +63,9 @@ int shmr_client_send_one(struct shmr_endpoint *ep, uint8_t kind, uint8_t prio,
 	 * drop the slot as a bad target, and a call would wait it out). */
 	if (to.slot >= ep->d->max_endpoints)
 		return -SHMR_E_PROCESS_UNKNOWN;
-	stamp_clock(ep);
-	fill_slot(ep, (struct shmr_msg *)ep->tx, kind, prio, to, type, key,
-		  ref, status, data, (uint32_t)len);
+	fill_slot_stamped((struct shmr_msg *)ep->tx, ep->pid, kind, prio, to,
+			  type, key, ref, status, data, (uint32_t)len,
+			  burst_clock(ep), stamp_room(ep->d->slot_size));
 	return shmr_client_push(ep, prio != SHMR_PRIO_NORMAL, 1) == 1 ? 0
 								   : -EAGAIN;
 }
@@ -87,9 +87,9 @@ int shmr_send_broadcast(struct shmr_endpoint *ep, struct shmr_pid router,
 		return -SHMR_E_TOO_BIG;
 	if (router.slot >= ep->d->max_endpoints)
 		return -SHMR_E_PROCESS_UNKNOWN;
-	stamp_clock(ep);
-	fill_slot(ep, m, SHMR_KIND_SEND, SHMR_PRIO_NORMAL, router, type, key,
-		  0, 0, data, (uint32_t)len);
+	fill_slot_stamped(m, ep->pid, SHMR_KIND_SEND, SHMR_PRIO_NORMAL, router,
+			  type, key, 0, 0, data, (uint32_t)len,
+			  burst_clock(ep), stamp_room(ep->d->slot_size));
 	m->flags = (uint8_t)(m->flags | SHMR_F_BROADCAST);
 	return shmr_client_push(ep, 0, 1) == 1 ? 0 : -EAGAIN;
 }
@@ -118,7 +118,10 @@ int shmr_send_name(struct shmr_endpoint *ep, const char *name, uint32_t type,
 int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 		    unsigned n)
 {
-	size_t ss = ep->d->slot_size;
+	size_t ss = ep->d->slot_size, room = stamp_room(ep->d->slot_size);
+	unsigned char *tx = ep->tx;
+	struct shmr_pid me = ep->pid;
+	uint64_t stamp;
 
 	if (n > RX_BURST_MAX)
 		n = RX_BURST_MAX;
@@ -130,12 +133,14 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 		if (msgs[i].to.slot >= ep->d->max_endpoints)
 			return -SHMR_E_PROCESS_UNKNOWN;
 	}
-	stamp_clock(ep);
+	/* Everything the loop needs from @p ep read once: the payloads'
+	 * copies may alias it. */
+	stamp = burst_clock(ep);
 	for (unsigned i = 0; i < n; i++)
-		fill_slot(ep, (struct shmr_msg *)(ep->tx + i * ss),
-			  SHMR_KIND_SEND, SHMR_PRIO_NORMAL, msgs[i].to,
-			  msgs[i].type, msgs[i].key, 0, 0, msgs[i].data,
-			  msgs[i].len);
+		fill_slot_stamped((struct shmr_msg *)(tx + i * ss), me,
+				  SHMR_KIND_SEND, SHMR_PRIO_NORMAL, msgs[i].to,
+				  msgs[i].type, msgs[i].key, 0, 0, msgs[i].data,
+				  msgs[i].len, stamp, room);
 	return (int)shmr_client_push(ep, 0, n);
 }
 
