@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -115,12 +116,27 @@ int shmr_send_name(struct shmr_endpoint *ep, const char *name, uint32_t type,
 	return shmr_send(ep, to, type, key, data, len);
 }
 
+/* Fill @p n slots of ep->tx (@p tx, @p ss bytes each) from @p msgs, each
+ * stamped with @p stamp where its payload leaves @p room for it. */
+static inline __attribute__((always_inline)) void
+fill_burst(unsigned char *tx, size_t ss, struct shmr_pid me,
+	   const struct shmr_out *msgs, unsigned n, uint64_t stamp,
+	   size_t room)
+{
+	for (unsigned i = 0; i < n; i++)
+		fill_slot_stamped((struct shmr_msg *)(tx + i * ss), me,
+				  SHMR_KIND_SEND, SHMR_PRIO_NORMAL, msgs[i].to,
+				  msgs[i].type, msgs[i].key, 0, 0, msgs[i].data,
+				  msgs[i].len, stamp, room);
+}
+
 int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 		    unsigned n)
 {
 	size_t ss = ep->d->slot_size, room = stamp_room(ep->d->slot_size);
 	unsigned char *tx = ep->tx;
 	struct shmr_pid me = ep->pid;
+	uint32_t longest = 0;
 	uint64_t stamp;
 
 	if (n > RX_BURST_MAX)
@@ -132,15 +148,17 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 		 * refused here, not dropped by the dataplane as a bad target. */
 		if (msgs[i].to.slot >= ep->d->max_endpoints)
 			return -SHMR_E_PROCESS_UNKNOWN;
+		longest = msgs[i].len > longest ? msgs[i].len : longest;
 	}
-	/* Everything the loop needs from @p ep read once: the payloads'
-	 * copies may alias it. */
+	/* Everything the fill needs from @p ep read once: the payloads'
+	 * copies may alias it.  When every payload leaves room for the
+	 * stamp (the usual burst), a copy of the loop that tests no
+	 * length for it. */
 	stamp = burst_clock(ep);
-	for (unsigned i = 0; i < n; i++)
-		fill_slot_stamped((struct shmr_msg *)(tx + i * ss), me,
-				  SHMR_KIND_SEND, SHMR_PRIO_NORMAL, msgs[i].to,
-				  msgs[i].type, msgs[i].key, 0, 0, msgs[i].data,
-				  msgs[i].len, stamp, room);
+	if (longest <= room)
+		fill_burst(tx, ss, me, msgs, n, stamp, SIZE_MAX);
+	else
+		fill_burst(tx, ss, me, msgs, n, stamp, room);
 	return (int)shmr_client_push(ep, 0, n);
 }
 
