@@ -272,7 +272,10 @@ def check(mode, lines, want_args=()):
             # stamps cost, beside the same run's with.
             if rec.get("sojourn") is False:
                 sojourn_off.append(n)
-                need(n, rec, ["sojourn_on_vs_off"], is_num, "a number")
+                need(n, rec, ["sojourn_on_vs_off", "sojourn_goal_percent"],
+                     is_num, "a number")
+                need(n, rec, ["sojourn_met"],
+                     lambda v: isinstance(v, bool), "a boolean")
             sums.append((n, rec))
         elif kind in ("run", "median") and mode == "decide":
             need(n, rec, ["logic"], lambda v: isinstance(v, str) and v,

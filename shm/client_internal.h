@@ -56,7 +56,6 @@ struct shmr_endpoint {
 	struct shmr_ep_shared *sh;  /* read-only: the daemons write it */
 	struct shmr_ep_peer *peer;  /* our bell and busy line */
 	struct shmr_hist *hist;     /* our receives' sojourns (we write it) */
-	uint64_t stamp;             /* the clock of the burst being filled */
 	struct rte_ring *in[SHMR_MAX_LCORES];
 	struct rte_ring *out, *out_high;
 	struct shmr_bell *dp_bell; /* the lcore that polls our out lanes */
@@ -116,17 +115,28 @@ static inline int reply_ok(const struct shmr_msg *req, int *status)
 	return 0;
 }
 
-static inline void fill_slot(struct shmr_endpoint *ep, struct shmr_msg *m,
-			     uint8_t kind, uint8_t prio, struct shmr_pid to,
-			     uint32_t type, uint64_t key, uint64_t ref,
-			     int32_t status, const void *data, uint32_t len)
+/*
+ * Fill slot @p m, sent by @p from: the header in one pass (the flags
+ * stored once), the payload, and @p stamp (the burst's clock; 0: none) in
+ * the 8 bytes after the payload when they fit in @p room (stamp_room();
+ * layout.h, SHMR_STAMP_SIZE).  It takes values, not the endpoint: the
+ * payload's copy may alias anything, so whatever it read through a
+ * pointer would be read again for every slot of a burst.
+ */
+static inline __attribute__((always_inline)) void
+fill_slot_stamped(struct shmr_msg *m, struct shmr_pid from, uint8_t kind,
+		  uint8_t prio, struct shmr_pid to, uint32_t type, uint64_t key,
+		  uint64_t ref, int32_t status, const void *data, uint32_t len,
+		  uint64_t stamp, size_t room)
 {
+	uint8_t flags = stamp && len <= room ? SHMR_F_STAMPED : 0;
+
 	m->kind = kind;
-	m->flags = 0;
+	m->flags = flags;
 	m->priority = prio;
 	m->hops = 0;
 	m->type = type;
-	m->from = ep->pid;
+	m->from = from;
 	m->to = to;
 	m->ref = ref;
 	m->key = key;
@@ -143,13 +153,24 @@ static inline void fill_slot(struct shmr_endpoint *ep, struct shmr_msg *m,
 	} else if (len) {
 		memcpy(m->data, data, len);
 	}
-	/* The sojourn stamp after the payload, when it leaves room
-	 * (layout.h, SHMR_STAMP_SIZE): the burst's clock (stamp_clock()). */
-	if (ep->stamp && len <= ep->d->slot_size - SHMR_HDR_SIZE -
-					 SHMR_STAMP_SIZE) {
-		memcpy(m->data + len, &ep->stamp, sizeof(ep->stamp));
-		m->flags = SHMR_F_STAMPED;
-	}
+	if (flags)
+		memcpy(m->data + len, &stamp, sizeof(stamp));
+}
+
+/* The payload room a stamp still fits after, in a slot of @p ss bytes. */
+static inline size_t stamp_room(uint32_t ss)
+{
+	return ss - SHMR_HDR_SIZE - SHMR_STAMP_SIZE;
+}
+
+/* fill_slot_stamped() with no stamp: a slot that carries no sojourn. */
+static inline void fill_slot(struct shmr_endpoint *ep, struct shmr_msg *m,
+			     uint8_t kind, uint8_t prio, struct shmr_pid to,
+			     uint32_t type, uint64_t key, uint64_t ref,
+			     int32_t status, const void *data, uint32_t len)
+{
+	fill_slot_stamped(m, ep->pid, kind, prio, to, type, key, ref, status,
+			  data, len, 0, 0);
 }
 
 /**

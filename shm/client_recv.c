@@ -122,60 +122,56 @@ static int wait_input(struct shmr_endpoint *ep, int64_t deadline)
 }
 
 /*
- * A received burst's sojourns, gathered as the slots are checked
- * (keep_sound()) and stored once (sojourn_flush()): the clock read once
- * for the burst; a run of messages with one stamp (a sender's burst) is
- * one sojourn, computed and bucketed once.  A stamp is a peer's word: one
- * from the future (another core's clock a little ahead) counts as 0, any
- * other lands in some bucket; it cannot make us read outside the slot
- * (its length is checked first).
+ * A received burst's sojourns.  The dataplane keeps each sender's slots
+ * in order, so a sender's burst (one stamp) mostly arrives as a run of
+ * consecutive slots: per message we do only what tells a run from the
+ * next (load its stamp's word, compare it with the last one's, no store),
+ * inside the loop that checks the slots anyway (keep_sound()), on plain
+ * locals; per run what a run costs (the clock, read once
+ * per receive; the sojourn and its bucket; one weighted add,
+ * shmr_hist_record_n()), so the counts stay exact.  A stamp is a peer's
+ * word: one from the future (another core's clock a little ahead) counts
+ * as 0, any other lands in some bucket; a stamp of 0, or none (a sender
+ * with stamps off, a payload that left no room, a message the dataplane
+ * made), counts as unstamped.  It cannot make us read outside the slot:
+ * the slot is our own copy, its length checked first.
  */
 struct sojourn_acc {
-	uint64_t now, last_t, ns, sum, max, k, run, unstamped;
-	unsigned last;
+	uint64_t now;  /* the receive's clock; 0: not read yet */
+	uint64_t last; /* the current run's stamp */
+	uint64_t run;  /* its length before the lane being checked */
+	uint64_t unstamped;
 };
 
-static inline void sojourn_add(struct shmr_endpoint *ep,
-			       struct sojourn_acc *a,
-			       const struct shmr_msg *m, size_t ss)
+/* Close the current run, of @p n messages (record it), and start one at
+ * stamp @p t. */
+static inline __attribute__((always_inline)) void
+sojourn_next(struct shmr_endpoint *ep, struct sojourn_acc *a, uint64_t n,
+	     uint64_t t)
 {
-	uint64_t t;
-	unsigned b;
-
-	if (!(m->flags & SHMR_F_STAMPED) ||
-	    m->len > ss - SHMR_HDR_SIZE - SHMR_STAMP_SIZE) {
-		a->unstamped++;
-		return;
+	if (a->last == 0) {
+		a->unstamped += n;
+	} else if (n) {
+		if (a->now == 0)
+			a->now = rte_rdtsc();
+		shmr_hist_record_n(ep->hist,
+				   a->now > a->last
+					   ? shmr_tsc_to_ns(a->now - a->last,
+							    ep->d->tsc_mult)
+					   : 0,
+				   n);
 	}
-	memcpy(&t, m->data + m->len, sizeof(t));
-	a->k++;
-	if (a->run && t == a->last_t) {
-		a->run++;
-		a->sum += a->ns;
-		return;
-	}
-	if (a->now == 0)
-		a->now = rte_rdtsc();
-	a->ns = a->now > t ? shmr_tsc_to_ns(a->now - t, ep->d->tsc_mult) : 0;
-	b = shmr_hist_index(a->ns);
-	if (a->run && b != a->last) {
-		shmr_hist_add_n(ep->hist, a->last, a->run);
-		a->run = 0;
-	}
-	a->last = b;
-	a->last_t = t;
-	a->run++;
-	a->sum += a->ns;
-	a->max = a->ns > a->max ? a->ns : a->max;
+	a->last = t;
+	a->run = 0;
 }
 
-static void sojourn_flush(struct shmr_endpoint *ep, struct sojourn_acc *a)
+/* The receive's last run, and its unstamped messages. */
+static inline __attribute__((always_inline)) void
+sojourn_flush(struct shmr_endpoint *ep, struct sojourn_acc *a)
 {
-	if (a->run)
-		shmr_hist_add_n(ep->hist, a->last, a->run);
-	if (a->k || a->unstamped)
-		shmr_hist_record_burst(ep->hist, a->k, a->sum, a->max,
-				       a->unstamped);
+	sojourn_next(ep, a, a->run, 0);
+	if (a->unstamped)
+		shmr_hist_record_burst(ep->hist, 0, 0, 0, a->unstamped);
 }
 
 /*
@@ -184,26 +180,42 @@ static void sojourn_flush(struct shmr_endpoint *ep, struct sojourn_acc *a)
  * counted (the first one said once on stderr): only the dataplane should
  * write our inbound lanes, and it sends nothing of the sort, so a peer
  * that can write the lanes part did.  It stays reserved in the ring with
- * the others (released with them).  The kept ones' sojourns go into @p a
- * (NULL: the domain's senders do not stamp).  Returns how many were kept.
+ * the others (released with them).  With @p stamps (the domain's senders
+ * stamp), the kept ones' sojourns go into @p a.  Returns how many were
+ * kept.
  */
-static unsigned keep_sound(struct shmr_endpoint *ep, unsigned char *dst,
-			   unsigned m, uint32_t lane, struct sojourn_acc *a)
+static inline __attribute__((always_inline)) unsigned
+keep_sound(struct shmr_endpoint *ep, unsigned char *dst, unsigned m,
+	   uint32_t lane, int stamps, struct sojourn_acc *a)
 {
-	size_t ss = ep->d->slot_size;
-	unsigned kept = 0;
+	size_t ss = ep->d->slot_size, room = stamp_room(ep->d->slot_size);
+	/* Where the current run's messages in this lane began: a run's
+	 * length is counted when it ends, so the loop stores nothing per
+	 * message. */
+	unsigned kept = 0, from = 0;
 
 	for (unsigned j = 0; j < m; j++) {
 		const struct shmr_msg *s =
 			(const struct shmr_msg *)(dst + j * ss);
+		uint32_t len = s->len;
+		uint8_t flags = s->flags;
 
 		if ((s->kind == SHMR_KIND_SEND || s->kind == SHMR_KIND_CALL ||
 		     s->kind == SHMR_KIND_REPLY) &&
-		    s->len <= ss - SHMR_HDR_SIZE) {
-			if (a)
-				sojourn_add(ep, a, s, ss);
-			if ((s->flags & SHMR_F_ARENA) &&
-			    s->len == sizeof(struct shmr_buf_ref) &&
+		    len <= ss - SHMR_HDR_SIZE) {
+			if (stamps) {
+				uint64_t t = 0;
+
+				if ((flags & SHMR_F_STAMPED) && len <= room)
+					memcpy(&t, s->data + len, sizeof(t));
+				if (t != a->last) {
+					sojourn_next(ep, a,
+						     a->run + kept - from, t);
+					from = kept;
+				}
+			}
+			if ((flags & SHMR_F_ARENA) &&
+			    len == sizeof(struct shmr_buf_ref) &&
 			    ep->nheld < ep->backlog_cap && ep->held) {
 				memcpy(&ep->held[ep->nheld].r, s->data,
 				       sizeof(struct shmr_buf_ref));
@@ -219,8 +231,10 @@ static unsigned keep_sound(struct shmr_endpoint *ep, unsigned char *dst,
 				"libshmr: endpoint %u: dropped a malformed slot "
 				"(kind %u, length %u) from inbound lane %u: "
 				"something other than the dataplane wrote it\n",
-				ep->pid.slot, s->kind, s->len, lane);
+				ep->pid.slot, s->kind, len, lane);
 	}
+	if (stamps)
+		a->run += kept - from;
 	return kept;
 }
 
@@ -232,8 +246,10 @@ static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n)
 	size_t ss = ep->d->slot_size;
 	uint32_t nl = ep->d->nlcores;
 	unsigned got = 0;
+	/* A flag, not a pointer that may be NULL: so the compiler keeps the
+	 * accumulator's words as plain locals (its address never escapes). */
+	int stamps = ep->d->tsc_mult != 0;
 	struct sojourn_acc acc = { 0 };
-	struct sojourn_acc *a = ep->d->tsc_mult ? &acc : NULL;
 
 	for (uint32_t k = 0; k < nl && got < n; k++) {
 		uint32_t i = (ep->rr + k) % nl;
@@ -241,11 +257,16 @@ static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n)
 						    dst + got * ss,
 						    (uint32_t)ss, n - got);
 		ep->unreleased[i] += m;
-		got += keep_sound(ep, dst + got * ss, m, i, a);
+		/* Two copies of the loop, one without the sojourn's steps, so
+		 * that neither tests the flag per message. */
+		if (stamps)
+			got += keep_sound(ep, dst + got * ss, m, i, 1, &acc);
+		else
+			got += keep_sound(ep, dst + got * ss, m, i, 0, &acc);
 	}
 	ep->rr++;
-	if (a)
-		sojourn_flush(ep, a);
+	if (stamps)
+		sojourn_flush(ep, &acc);
 	return got;
 }
 

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -19,11 +20,11 @@
 
 /* ---- send ------------------------------------------------------------ */
 
-/* The clock the next slots filled are stamped with: read once per burst;
- * 0 (no stamps) when the domain's senders do not stamp. */
-static void stamp_clock(struct shmr_endpoint *ep)
+/* The clock a burst's slots are stamped with: read once per burst; 0 (no
+ * stamps) when the domain's senders do not stamp. */
+static inline uint64_t burst_clock(const struct shmr_endpoint *ep)
 {
-	ep->stamp = ep->d->tsc_mult ? rte_rdtsc() : 0;
+	return ep->d->tsc_mult ? rte_rdtsc() : 0;
 }
 
 /* Enqueue @n prepared slots from ep->tx; set our work bit if the lcore
@@ -63,9 +64,9 @@ int shmr_client_send_one(struct shmr_endpoint *ep, uint8_t kind, uint8_t prio,
 	 * drop the slot as a bad target, and a call would wait it out). */
 	if (to.slot >= ep->d->max_endpoints)
 		return -SHMR_E_PROCESS_UNKNOWN;
-	stamp_clock(ep);
-	fill_slot(ep, (struct shmr_msg *)ep->tx, kind, prio, to, type, key,
-		  ref, status, data, (uint32_t)len);
+	fill_slot_stamped((struct shmr_msg *)ep->tx, ep->pid, kind, prio, to,
+			  type, key, ref, status, data, (uint32_t)len,
+			  burst_clock(ep), stamp_room(ep->d->slot_size));
 	return shmr_client_push(ep, prio != SHMR_PRIO_NORMAL, 1) == 1 ? 0
 								   : -EAGAIN;
 }
@@ -87,9 +88,9 @@ int shmr_send_broadcast(struct shmr_endpoint *ep, struct shmr_pid router,
 		return -SHMR_E_TOO_BIG;
 	if (router.slot >= ep->d->max_endpoints)
 		return -SHMR_E_PROCESS_UNKNOWN;
-	stamp_clock(ep);
-	fill_slot(ep, m, SHMR_KIND_SEND, SHMR_PRIO_NORMAL, router, type, key,
-		  0, 0, data, (uint32_t)len);
+	fill_slot_stamped(m, ep->pid, SHMR_KIND_SEND, SHMR_PRIO_NORMAL, router,
+			  type, key, 0, 0, data, (uint32_t)len,
+			  burst_clock(ep), stamp_room(ep->d->slot_size));
 	m->flags = (uint8_t)(m->flags | SHMR_F_BROADCAST);
 	return shmr_client_push(ep, 0, 1) == 1 ? 0 : -EAGAIN;
 }
@@ -115,10 +116,28 @@ int shmr_send_name(struct shmr_endpoint *ep, const char *name, uint32_t type,
 	return shmr_send(ep, to, type, key, data, len);
 }
 
+/* Fill @p n slots of ep->tx (@p tx, @p ss bytes each) from @p msgs, each
+ * stamped with @p stamp where its payload leaves @p room for it. */
+static inline __attribute__((always_inline)) void
+fill_burst(unsigned char *tx, size_t ss, struct shmr_pid me,
+	   const struct shmr_out *msgs, unsigned n, uint64_t stamp,
+	   size_t room)
+{
+	for (unsigned i = 0; i < n; i++)
+		fill_slot_stamped((struct shmr_msg *)(tx + i * ss), me,
+				  SHMR_KIND_SEND, SHMR_PRIO_NORMAL, msgs[i].to,
+				  msgs[i].type, msgs[i].key, 0, 0, msgs[i].data,
+				  msgs[i].len, stamp, room);
+}
+
 int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 		    unsigned n)
 {
-	size_t ss = ep->d->slot_size;
+	size_t ss = ep->d->slot_size, room = stamp_room(ep->d->slot_size);
+	unsigned char *tx = ep->tx;
+	struct shmr_pid me = ep->pid;
+	uint32_t longest = 0;
+	uint64_t stamp;
 
 	if (n > RX_BURST_MAX)
 		n = RX_BURST_MAX;
@@ -129,13 +148,17 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 		 * refused here, not dropped by the dataplane as a bad target. */
 		if (msgs[i].to.slot >= ep->d->max_endpoints)
 			return -SHMR_E_PROCESS_UNKNOWN;
+		longest = msgs[i].len > longest ? msgs[i].len : longest;
 	}
-	stamp_clock(ep);
-	for (unsigned i = 0; i < n; i++)
-		fill_slot(ep, (struct shmr_msg *)(ep->tx + i * ss),
-			  SHMR_KIND_SEND, SHMR_PRIO_NORMAL, msgs[i].to,
-			  msgs[i].type, msgs[i].key, 0, 0, msgs[i].data,
-			  msgs[i].len);
+	/* Everything the fill needs from @p ep read once: the payloads'
+	 * copies may alias it.  When every payload leaves room for the
+	 * stamp (the usual burst), a copy of the loop that tests no
+	 * length for it. */
+	stamp = burst_clock(ep);
+	if (longest <= room)
+		fill_burst(tx, ss, me, msgs, n, stamp, SIZE_MAX);
+	else
+		fill_burst(tx, ss, me, msgs, n, stamp, room);
 	return (int)shmr_client_push(ep, 0, n);
 }
 

@@ -34,8 +34,7 @@ void shmr_hist_record_burst(struct shmr_hist *h, uint64_t n, uint64_t sum_ns,
 
 void shmr_hist_record(struct shmr_hist *h, uint64_t ns)
 {
-	shmr_hist_add(h, ns);
-	shmr_hist_record_burst(h, 1, ns, ns, 0);
+	shmr_hist_record_n(h, ns, 1);
 }
 
 void shmr_hist_reset(struct shmr_hist *h)

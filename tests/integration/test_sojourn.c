@@ -9,6 +9,9 @@
  *                the receiver's, so the wait is in the figure whatever
  *                the machine's speed (a lower bound from causality, and
  *                a generous upper one)
+ *   bursts       sends in bursts (one stamp for each burst's 32, which
+ *                the receiver records as one weighted add) mixed with
+ *                single sends: every one counted, once, with its wait
  *   reused slot  a route added where a removed one was starts from 0
  *   off          `sojourn = false`: nothing is stamped, nothing recorded
  */
@@ -174,6 +177,64 @@ static void test_waited(void **state)
 	client_ctx_stop(cl);
 }
 
+/* Bursts of BURST through shmr_send_burst() (one stamp each) between
+ * single sends, while the worker is stopped: the counts are exact (the
+ * receiver records a burst's run of one stamp as one weighted add), and
+ * every one of them waited.  The last burst has one payload that fills
+ * its slot, so no stamp fits after it: delivered, not measured, and the
+ * rest of its burst measured as usual. */
+#define BURST 32
+#define BURSTS 4
+static void test_bursts(void **state)
+{
+	struct shmr_test_client *cl =
+		client_ctx_start(sizeof(*cl), "sojburst", conf_one, 0);
+	struct shmr_pid lat = client_lookup(cl, "lat");
+	pid_t w = (pid_t)route_value(cl, "os_pid");
+	static struct shmr_out out[BURST];
+	static uint64_t keys[BURST];
+	static unsigned char full[65536];
+	size_t most = shmr_payload_max(cl->d);
+	long long p50, max, n = 0;
+	(void)state;
+
+	assert_true(most >= sizeof(uint64_t) && most <= sizeof(full));
+
+	assert_true(w > 0);
+	assert_int_equal(kill(w, SIGSTOP), 0);
+	for (int b = 0; b < BURSTS; b++) {
+		for (int i = 0; i < BURST; i++) {
+			keys[i] = (uint64_t)n + (uint64_t)i;
+			out[i] = (struct shmr_out){ lat, 1, keys[i], &keys[i],
+						    sizeof(keys[i]) };
+		}
+		if (b == BURSTS - 1)
+			out[BURST / 2] = (struct shmr_out){
+				lat, 1, keys[BURST / 2], full, (uint32_t)most
+			};
+		assert_int_equal(shmr_send_burst(cl->ep, out, BURST), BURST);
+		n += BURST;
+		assert_int_equal(shmr_send(cl->ep, lat, 1, (uint64_t)n, "x", 1),
+				 0);
+		n++;
+	}
+	nap_ms(WAIT_MS);
+	assert_int_equal(kill(w, SIGCONT), 0);
+	assert_int_equal(worker_count(cl), (uint64_t)n);
+	/* The sends and the call, each once, but for the one that had no
+	 * room for its stamp. */
+	assert_int_equal(route_value(cl, "sojourn_count"), n + 1 - 1);
+	p50 = route_value(cl, "sojourn_p50_ns");
+	max = route_value(cl, "sojourn_max_ns");
+	if (p50 < WAIT_MS * MS || max < WAIT_MS * MS)
+		fail_msg("%lld sends that waited %d ms show p50 %lld ns, "
+			 "max %lld ns",
+			 n, WAIT_MS, p50, max);
+	assert_true(max < 60000 * MS);
+	assert_true(route_value(cl, "sojourn_p999_ns") <= max + max / 16 + 1);
+	client_ctx_stop(cl);
+}
+
 /* A route added into the slot of a removed one: its figures are its own
  * (the slot's histogram starts at 0 for its new owner). */
 static void test_reused_slot(void **state)
@@ -228,6 +289,7 @@ int main(void)
 {
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_waited),
+		cmocka_unit_test(test_bursts),
 		cmocka_unit_test(test_reused_slot),
 		cmocka_unit_test(test_off),
 	};

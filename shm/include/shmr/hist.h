@@ -40,8 +40,9 @@
 
 /*
  * One histogram (layout.h places one per endpoint slot in the lanes part).
- * count, sum_ns and max_ns are the receiver's own running figures, stored
- * once per received burst; buckets[] once per message.
+ * count, sum_ns and max_ns are the receiver's own running figures; they
+ * and buckets[] are stored once per run of messages with one stamp (a
+ * sender's burst: shmr_hist_record_n()), never once per message.
  */
 struct shmr_hist {
 	alignas(64) _Atomic(uint64_t) count; /* messages recorded */
@@ -109,14 +110,42 @@ static inline void shmr_hist_add_n(struct shmr_hist *h, unsigned i,
 }
 
 /**
- * Record one sojourn: its bucket only (the burst's count, sum and max go
- * in with shmr_hist_record_burst()).
- * Context:     the histogram's one writer (the endpoint's receiver).
+ * Record one sojourn's bucket only (the count, sum and max go in with
+ * shmr_hist_record_burst()).
+ * Context:     the histogram's one writer.
  * Concurrency: wait-free; relaxed, no partner (a statistic).
  */
 static inline void shmr_hist_add(struct shmr_hist *h, uint64_t ns)
 {
 	shmr_hist_add_n(h, shmr_hist_index(ns), 1);
+}
+
+/**
+ * Record @p n sojourns of @p ns each (a run of messages that carried one
+ * stamp: one sender's burst) in full, with one store to each of the
+ * bucket, count, sum and max: afterwards the block holds what @p n calls
+ * of shmr_hist_record(h, @p ns) would have left (the sum, as theirs,
+ * modulo 2^64).  @p n == 0 records nothing.
+ * Context:     the histogram's one writer (the endpoint's receiver).
+ * Concurrency: wait-free; relaxed, no partner (a statistic).
+ */
+static inline void shmr_hist_record_n(struct shmr_hist *h, uint64_t ns,
+				      uint64_t n)
+{
+	if (n == 0)
+		return;
+	shmr_hist_add_n(h, shmr_hist_index(ns), n);
+	atomic_store_explicit(
+		&h->count,
+		atomic_load_explicit(&h->count, memory_order_relaxed) + n,
+		memory_order_relaxed);
+	atomic_store_explicit(
+		&h->sum_ns,
+		atomic_load_explicit(&h->sum_ns, memory_order_relaxed) +
+			n * ns,
+		memory_order_relaxed);
+	if (ns > atomic_load_explicit(&h->max_ns, memory_order_relaxed))
+		atomic_store_explicit(&h->max_ns, ns, memory_order_relaxed);
 }
 
 /**

@@ -135,6 +135,65 @@ static void burst_totals(void **state)
 	free(h);
 }
 
+/* The weighted add (a run of messages with one stamp, as libshmr's
+ * receive records them): n sojourns of one value leave the block exactly
+ * as n single records would, bucket by bucket, count, sum and max; runs of
+ * different values and sizes mix as their messages would; n = 0 records
+ * nothing. */
+static void weighted_add_is_exact(void **state)
+{
+	struct shmr_hist *w = hist_new(), *one = hist_new();
+	static const struct {
+		uint64_t ns, n;
+	} runs[] = {
+		{ 1000, 32 },   /* a full send burst in the 1 us bucket */
+		{ 0, 5 },       /* a stamp from the future counts as 0 */
+		{ 15, 1 },      /* the last linear bucket, a run of one */
+		{ 1023, 7 },    /* the top of the 1 us bucket: same bucket */
+		{ 1024, 300 },  /* the next bucket's first value */
+		{ 100000, 256 }, /* the largest receive burst */
+		{ 100ull * 1000000000ull, 3 }, /* the open last bucket */
+		{ 500, 0 },     /* nothing */
+	};
+	uint64_t counts[SHMR_HIST_BUCKETS];
+	struct shmr_hist_summary s;
+	uint64_t total = 0, sum = 0;
+
+	(void)state;
+	for (unsigned k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+		unsigned i = shmr_hist_index(runs[k].ns);
+		uint64_t before = atomic_load(&w->buckets[i]);
+
+		shmr_hist_record_n(w, runs[k].ns, runs[k].n);
+		for (uint64_t j = 0; j < runs[k].n; j++)
+			shmr_hist_record(one, runs[k].ns);
+		/* The run's bucket grew by exactly n, and it is the bucket
+		 * the rule names. */
+		assert_int_equal(atomic_load(&w->buckets[i]) - before,
+				 runs[k].n);
+		total += runs[k].n;
+		sum += runs[k].n * runs[k].ns;
+		assert_int_equal(atomic_load(&w->count), total);
+		assert_int_equal(atomic_load(&w->sum_ns), sum);
+	}
+	/* Bucket for bucket the same block as one record per message. */
+	assert_memory_equal(w, one, sizeof(*w));
+	assert_int_equal(atomic_load(&w->buckets[shmr_hist_index(1000)]), 39);
+	assert_int_equal(atomic_load(&w->buckets[shmr_hist_index(500)]), 0);
+	assert_int_equal(atomic_load(&w->max_ns), 100ull * 1000000000ull);
+	assert_int_equal(atomic_load(&w->unstamped), 0);
+	/* 604 values: p50 (rank 302) is in the 1024 ns run, whose bucket
+	 * is 64 ns wide; p99 (rank 598) in the 100 us one, p99.9 (rank 604)
+	 * in the last bucket. */
+	shmr_hist_read(w, counts, &s);
+	assert_int_equal(s.count, 604);
+	assert_int_equal(s.p50_ns, 1087);
+	assert_int_equal(s.p99_ns, 102399);
+	assert_int_equal(s.p999_ns, 31ull << 31);
+	free(w);
+	free(one);
+}
+
 /* A peer scribbled the block: sums saturate, the walk ends. */
 static void garbage_is_figures(void **state)
 {
@@ -185,6 +244,7 @@ int main(void)
 		cmocka_unit_test(known_values_land_in_their_buckets),
 		cmocka_unit_test(percentiles_are_bucket_edges),
 		cmocka_unit_test(burst_totals),
+		cmocka_unit_test(weighted_add_is_exact),
 		cmocka_unit_test(garbage_is_figures),
 		cmocka_unit_test(tsc_to_ns),
 	};
