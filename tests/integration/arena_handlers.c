@@ -5,7 +5,9 @@
  *
  * handlers_arg is a directory D.  An admin send's payload is written to
  * D/got (whole: written to D/got.tmp, then renamed), with its length as
- * the handler saw it.  An admin call is answered with 16 bytes: the
+ * the handler saw it.  A send of type HOLD_TYPE (9) instead creates
+ * D/held and then waits (at most 60 s, for the test to kill the control
+ * plane in the middle of the hook).  An admin call is answered with 16 bytes: the
  * payload's length and its FNV-1a hash, both uint64_t in host order.  A
  * payload the op cannot give (a buffer that does not check) is answered
  * with -SHMR_E_NOT_ALLOWED, or not written.
@@ -20,6 +22,8 @@
 #include <unistd.h>
 
 #include <shmr/handler.h>
+
+#define HOLD_TYPE 9u
 
 /* a->state: the directory, a copy of handlers_arg. */
 static int ah_init(struct shmr_admin *a, const char *arg)
@@ -58,6 +62,15 @@ static int ah_message(struct shmr_admin *a, const struct shmr_msg *m)
 
 	if (!p || (m->flags & SHMR_F_ROUTE_FAILED))
 		return 0;
+	if (m->type == HOLD_TYPE) {
+		snprintf(path, sizeof(path), "%s/held", dir);
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			close(fd);
+		for (int i = 0; i < 60000; i++)
+			usleep(1000);
+		return 0;
+	}
 	snprintf(tmp, sizeof(tmp), "%s/got.tmp", dir);
 	snprintf(path, sizeof(path), "%s/got", dir);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

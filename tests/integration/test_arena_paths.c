@@ -22,6 +22,10 @@
  *            is free again (the control plane gave each back once the
  *            handler returned), and a router's own message (GetRoutees)
  *            in a buffer is still refused
+ *   killed   the control plane killed -9 while a handler reads a buffer:
+ *            the buffer is not lost (still in use after the restart, no
+ *            slot refers to it) and goes back when its sender closes (the
+ *            reclaim of a gone sender), so the arena is back to its start
  *
  * Waits are bounded retries on real conditions, never fixed sleeps, and
  * nothing is asserted about time.
@@ -373,6 +377,51 @@ static void test_admin_payload_in_buffer(void **state)
 	arena_assert_free(&x->v);
 }
 
+static int held_written(void *arg)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "%s/held", ((struct actx *)arg)->dir);
+	return access(path, F_OK) == 0;
+}
+
+static void test_admin_control_killed_in_handler(void **state)
+{
+	struct actx *x = *state;
+	struct shmr_pid adm = client_lookup(&x->c, "adm");
+	struct shmr_endpoint *snd;
+	struct shmr_buf b;
+	uint64_t ans[2];
+
+	arena_assert_free(&x->v);
+	assert_int_equal(shmr_endpoint_open(x->c.d, &snd), 0);
+	assert_int_equal(large_alloc_wait(snd, BIG, &b), 0);
+	arena_fill(b.data, BIG, 99);
+	/* Type 9: the handler holds the control plane inside the hook. */
+	assert_int_equal(shmr_send_buf_prio(snd, adm, SHMR_PRIO_MAX, 9, 0, &b,
+					    BIG),
+			 0);
+	if (!shmr_test_wait(held_written, x, 10000))
+		fail_msg("the handler never got the held message");
+	assert_int_equal(shmr_test_app_kill_control(&x->c.app), 0);
+	assert_int_equal(shmr_test_app_restart_control(&x->c.app, 0), 0);
+	/* Not freed under anyone, not lost: still the sender's. */
+	assert_int_equal(shmr_arena_in_use_all(&x->v), 1);
+	/* The admin path works again, payload and all. */
+	assert_int_equal(large_alloc_wait(x->c.ep, BIG, &b), 0);
+	arena_fill(x->want, BIG, 100);
+	memcpy(b.data, x->want, BIG);
+	assert_int_equal(shmr_call_buf_prio(x->c.ep, adm, SHMR_PRIO_MAX, 7, 0,
+					    &b, BIG, ans, sizeof(ans),
+					    CALL_MS),
+			 (int)sizeof(ans));
+	assert_int_equal(ans[0], BIG);
+	assert_true(ans[1] == fnv(x->want, BIG));
+	/* Its sender goes: the reclaim gives the buffer back. */
+	assert_int_equal(shmr_endpoint_close(snd), 0);
+	arena_assert_free(&x->v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest lcores[] = {
@@ -380,6 +429,7 @@ int main(void)
 	};
 	const struct CMUnitTest admin[] = {
 		cmocka_unit_test(test_admin_payload_in_buffer),
+		cmocka_unit_test(test_admin_control_killed_in_handler),
 	};
 	int failed = cmocka_run_group_tests_name("lcores", lcores, group_setup,
 						 group_teardown);
