@@ -26,11 +26,18 @@
  * held (it cannot be told from garbage); counted in the domain's
  * lanes_reinit (STATUS) and logged, rate-limited.
  *
- * A dead letter in an arena buffer (SHMR_F_ARENA) holds its reference in
- * the store as it did in the lane: _next() gives it back when the loop
- * asks for the next slot (or at _end()), once the handler has copied the
- * payload into the dead-letter file; the store is empty between loop
- * turns, so no reclaim runs while a staged slot refers to a buffer.
+ * A slot in an arena buffer (SHMR_F_ARENA: a dead letter, or a high/max
+ * priority send or call whose handler reads the payload in place through
+ * ops->payload) holds its reference in the store as it did in the lane:
+ * _next() gives it back when the loop asks for the next slot (or at
+ * _end()), once the handler has returned (a dead letter's payload copied
+ * into the dead-letter file); the store is empty between loop turns, so
+ * no reclaim runs while a staged slot refers to a buffer.  Exactly once:
+ * out_held is cleared as it is given back, and the CAS expects the
+ * slot's generation.  A control plane killed in between leaves the buffer
+ * SENT by its sender with no slot referring to it: the reclaim of that
+ * sender frees it when it goes (never while a slot refers to it, and
+ * never twice: its word changed).
  *
  * The loop takes the slots (shmr_ctl_admin_begin(), _next(), _end()) and
  * hands each to the router it is for (control.c, on_admin()): management

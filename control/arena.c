@@ -205,14 +205,20 @@ static int walk_all(const struct shmr_ctl_domain *d, struct sent *s)
 	return rc;
 }
 
-unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
+/* No holder: a reclaim of the SHARED words only (after the dataplane's
+ * death, shmr_ctl_arena_dataplane_gone()). */
+#define NO_HOLDER UINT32_MAX
+
+/* shmr_ctl_arena_reclaim() for @p slot in range, or NO_HOLDER. */
+static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 {
 	struct shmr_arena_view v;
 	struct sent s = { NULL, NULL, NULL, 0, slot };
 	unsigned freed = 0, cap = 0, kept = 0;
+	const int holder = slot != NO_HOLDER;
 
 	view_of(d, &v);
-	if (!v.nclasses || slot >= d->geo.max_endpoints)
+	if (!v.nclasses)
 		return 0;
 	for (uint32_t c = 0; c < v.nclasses; c++) {
 		for (uint32_t i = 0; i < v.cls[c].count; i++) {
@@ -223,7 +229,8 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 				memory_order_acquire);
 			struct shmr_buf_ref r = { c, i, shmr_buf_word_gen(w), 0 };
 
-			if (w == shmr_buf_word(SHMR_BUF_WRITING, slot, r.gen)) {
+			if (holder &&
+			    w == shmr_buf_word(SHMR_BUF_WRITING, slot, r.gen)) {
 				/* Never sent: nobody else refers to it. */
 				if (shmr_arena_move_word(&v, &r, w)) {
 					freed++;
@@ -233,7 +240,8 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 			}
 			/* A word the dataplane holds references of is left
 			 * to it (or to shmr_ctl_arena_dataplane_gone()). */
-			if (w != shmr_buf_word(SHMR_BUF_SENT, slot, r.gen) &&
+			if ((!holder ||
+			     w != shmr_buf_word(SHMR_BUF_SENT, slot, r.gen)) &&
 			    (shmr_buf_word_state(w) != SHMR_BUF_SHARED ||
 			     shmr_buf_word_held(w) != 0))
 				continue;
@@ -260,12 +268,23 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 	free(s.refs);
 	free(s.words);
 	free(s.seen);
-	if (freed) {
+	if (freed && holder) {
 		shmr_ctl_log("endpoint %u: %u arena buffer(s) reclaimed (%u "
 			     "still in lanes, kept for their receivers)",
 			     slot, freed, kept);
+	} else if (freed) {
+		shmr_ctl_log("dataplane gone: %u shared arena buffer(s) no slot "
+			     "refers to reclaimed",
+			     freed);
 	}
 	return freed;
+}
+
+unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
+{
+	if (slot >= d->geo.max_endpoints)
+		return 0;
+	return reclaim(d, slot);
 }
 
 unsigned shmr_ctl_arena_dataplane_gone(struct shmr_ctl_domain *d)
@@ -306,6 +325,12 @@ unsigned shmr_ctl_arena_dataplane_gone(struct shmr_ctl_domain *d)
 	if (n)
 		shmr_ctl_log("dataplane gone: the references it held to %u "
 			     "arena buffer(s) given back", n);
+	/* What a held reference stood for may have had its lane's slot
+	 * released already (a reply that crossed between lcores, held, whose
+	 * source lane was released: forward_collect.c), leaving a count no
+	 * slot backs: recomputed from the lanes, with no dataplane to add
+	 * references meanwhile. */
+	(void)reclaim(d, NO_HOLDER);
 	return n;
 }
 

@@ -35,7 +35,10 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot);
 /**
  * The dataplane died: every reference it held in its private memory (a
  * balancing queue's, counted as held in the owner words: arena.h) is
- * given back, freeing the buffers nothing else refers to.
+ * given back, freeing the buffers nothing else refers to; then every
+ * SHARED buffer no slot in any lane refers to is freed (as
+ * shmr_ctl_arena_reclaim() does, for no holder: a reply that crossed
+ * between lcores held, its source lane released, forward_collect.c).
  * Context: the control plane's loop, after the dataplane's exit and
  *          before the next one starts.
  * Concurrency: live receivers give back meanwhile: one CAS loop a word.

@@ -265,6 +265,25 @@ static void op_inspect_add(struct shmr_admin *a, const char *key,
 	p->used = 0;
 }
 
+static const void *op_payload(struct shmr_admin *a, const struct shmr_msg *m,
+			      size_t *len)
+{
+	struct shmr_ctl_hrouter *h = of(a);
+	uint32_t n = 0;
+	const void *p;
+
+	if (m->flags & SHMR_F_ARENA) {
+		/* Checked there; admin.c gives it back after the hook. */
+		p = shmr_ctl_arena_payload(h->hs->d, m, &n);
+	} else {
+		p = m->len <= h->hs->d->geo.slot_size - SHMR_HDR_SIZE ? m->data
+								      : NULL;
+		n = p ? m->len : 0;
+	}
+	*len = n;
+	return p;
+}
+
 static const struct shmr_admin_ops admin_ops = {
 	.reply = op_reply,
 	.default_message = op_default_message,
@@ -277,6 +296,7 @@ static const struct shmr_admin_ops admin_ops = {
 	.route_add = op_add,
 	.route_replace = op_replace,
 	.inspect_add = op_inspect_add,
+	.payload = op_payload,
 };
 
 void shmr_ctl_handlers_init(struct shmr_ctl_handlers *hs,

@@ -157,14 +157,18 @@ static int arena_ref(const struct shmr_dp_env *env, const struct shmr_msg *m,
 }
 
 /* @p m goes, unchanged, to the control plane's admin endpoint; without
- * one it fails with SHMR_E_NOT_ALLOWED. */
+ * one it fails with SHMR_E_NOT_ALLOWED.  A buffer goes with it, its
+ * reference held by the admin endpoint's lane as any receiver's (the
+ * handlers see its bytes: control/handlers.c); the router's own messages
+ * and Kill, read by the control plane from the slot, refuse one. */
 static uint32_t to_admin(struct shmr_dp_lcore *lc,
 			 const struct shmr_dp_table *t, struct shmr_msg *m,
 			 struct shmr_dp_meta *meta)
 {
 	uint32_t a = shmr_dp_fwd_admin_slot_rcu(lc, t);
 
-	if (a == NO_TARGET || meta->has_buf)
+	if (a == NO_TARGET ||
+	    (meta->has_buf && m->type >= SHMR_TYPE_RESERVED))
 		return shmr_dp_fwd_refuse(lc, m, meta, SHMR_DP_FAIL,
 					  -SHMR_E_NOT_ALLOWED);
 	meta->what = META_ADMIN;

@@ -10,8 +10,29 @@
  * its entry ends (a reply, the deadline: ops.release, a cancel), and each
  * try gets its own before it is published.  A reply in a buffer goes to
  * the caller as any; one that goes nowhere (late, a duplicate, past the
- * deadline) gives its buffer back; one polled by another lcore is dropped
- * rather than cross over xout, private memory no reference covers.
+ * deadline) gives its buffer back.
+ *
+ * A reply in a buffer polled by another lcore than its collector's
+ * crosses over xout held (arena.h): the polling lcore adds one reference,
+ * counted as held, before the copy goes into xout (one CAS), and leaves
+ * the routee's own reference in the word when its source lane is
+ * released (it gives nothing back).  The owner lcore publishes the copy
+ * into the caller's lane and then lets the held one go (one CAS): the
+ * routee's reference has become the caller's slot's.  A reply that goes
+ * nowhere gives back both (the routee's, then the held one).  At every
+ * instruction the count is at least the slots in lanes plus the held
+ * references:
+ *   poller: held added (2 refs: the lane's slot, the held copy) -> copy
+ *           in xout -> source lane released (2 refs: the held copy; one
+ *           too many, reclaimable);
+ *   owner:  published (2: the caller's slot, the held copy) -> held let
+ *           go (1: the caller's slot).
+ * A dataplane that dies in between takes the xout/xin copy with it; the
+ * control plane gives back the held reference (shmr_ctl_arena_dataplane_
+ * gone()), and what that leaves with no slot (the poller's lane already
+ * released) is freed by the reclaim it runs next.  Never is a buffer
+ * freed while a slot in a lane refers to it: the one reference a death
+ * can take away is the held one, and it never stands for a lane's slot.
  *
  * Scatter-gather and tail-chopping calls are the one case where the router
  * stands in the reply path (collect.h).  The lcore's collector takes the
@@ -234,6 +255,33 @@ refused:
 	return shmr_dp_fwd_refuse_now_rcu(lc, t, p, m, meta, err);
 }
 
+/* Is @p m a reply in an arena buffer (checked by classify())?  Its
+ * reference in @p ref. */
+static int reply_buf(const struct shmr_msg *m, struct shmr_buf_ref *ref)
+{
+	if (!(m->flags & SHMR_F_ARENA) || m->len != sizeof(*ref))
+		return 0;
+	memcpy(ref, m->data, sizeof(*ref));
+	return 1;
+}
+
+/* A reply with an arena buffer (SENT by its routee, or SHARED when it
+ * came over xin) that goes nowhere gives its buffer back: @p m, or the
+ * header and reference kept before on_reply() rewrote @p m.  One that
+ * came over xin (@p crossed) also lets the held reference go, after
+ * (the essay's order: the count never drops below the held ones). */
+static void reply_unref(const struct shmr_dp_lcore *lc,
+			const struct shmr_msg *m, int crossed)
+{
+	struct shmr_buf_ref ref;
+
+	if (!reply_buf(m, &ref))
+		return;
+	(void)shmr_arena_free_sent(&lc->env->arena, &ref, m->from.slot);
+	if (crossed)
+		(void)shmr_arena_drop_held(&lc->env->arena, &ref);
+}
+
 /*
  * Reply @p m (a private copy, addressed to the collecting router) for a
  * call of this lcore's collector: to its caller, with the caller's ref
@@ -241,31 +289,19 @@ refused:
  * (at or after it), or dropped (late, a duplicate, or the caller gone).
  * The caller's lane is reserved before the collector frees the entry, so
  * a full one holds the reply back instead of losing the answer.
+ * @p crossed: it came over xin, its buffer (if any) held (the essay).
  * Returns 1 when handled, 0 when held back.
  */
-/* A reply with an arena buffer (checked by classify(): SENT by its
- * routee) that goes nowhere gives its buffer back: @p m, or the header
- * and reference @p saved kept before on_reply() rewrote @p m. */
-static void reply_unref(const struct shmr_dp_lcore *lc,
-			const struct shmr_msg *m)
-{
-	struct shmr_buf_ref ref;
-
-	if (!(m->flags & SHMR_F_ARENA) || m->len != sizeof(ref))
-		return;
-	memcpy(&ref, m->data, sizeof(ref));
-	(void)shmr_arena_free_sent(&lc->env->arena, &ref, m->from.slot);
-}
-
 static int deliver_collected(struct shmr_dp_lcore *lc,
-			     const struct shmr_dp_table *t, struct shmr_msg *m)
+			     const struct shmr_dp_table *t, struct shmr_msg *m,
+			     int crossed)
 {
 	const struct shmr_dp_env *env = lc->env;
 	uint32_t ss = env->slot_size, rs = m->to.slot;
 	uint64_t saved[(SHMR_HDR_SIZE + sizeof(struct shmr_buf_ref)) / 8];
 	const struct shmr_msg *kept = shmr_dp_collect_kept(&lc->coll, m->ref);
 	struct rte_ring_zc_data zcd;
-	struct shmr_buf_ref kref;
+	struct shmr_buf_ref kref, xref;
 	struct rte_ring *lane;
 	struct shmr_pid caller;
 	/* A tail-chopping call kept in a buffer: its held reference goes
@@ -280,7 +316,7 @@ static int deliver_collected(struct shmr_dp_lcore *lc,
 	    !answerable(lc, t, caller)) {
 		/* Late, a duplicate, or nobody left to answer (the call
 		 * ends here). */
-		reply_unref(lc, m);
+		reply_unref(lc, m, crossed);
 		(void)shmr_dp_collect_on_reply(&lc->coll, m, lc->clock_ns());
 		if (kheld)
 			(void)shmr_arena_drop_held(&env->arena, &kref);
@@ -297,9 +333,14 @@ static int deliver_collected(struct shmr_dp_lcore *lc,
 	if (kheld)
 		(void)shmr_arena_drop_held(&env->arena, &kref);
 	if (v != SHMR_DP_COLLECT_DELIVER)
-		reply_unref(lc, (const struct shmr_msg *)saved);
+		reply_unref(lc, (const struct shmr_msg *)saved, crossed);
 	memcpy(zcd.ptr1, m, shmr_msg_bytes(m, ss));
 	rte_ring_enqueue_zc_elem_finish(lane, 1);
+	/* Came over xin held: published, the routee's reference is now
+	 * the caller's slot's, and the held one goes (after the publish). */
+	if (crossed && v == SHMR_DP_COLLECT_DELIVER &&
+	    reply_buf((const struct shmr_msg *)saved, &xref))
+		(void)shmr_arena_drop_held(&env->arena, &xref);
 	shmr_dp_count(&shmr_dp_epc(lc, caller.slot)->ep_delivered, 1);
 	note_bell(lc, caller.slot);
 	if (v == SHMR_DP_COLLECT_DELIVER) {
@@ -331,25 +372,32 @@ int shmr_dp_fwd_collect_reply_rcu(struct shmr_dp_lcore *lc,
 
 	meta->what = META_QUIET;
 	if (owner == lc->index) {
-		if (!deliver_collected(lc, t, m))
+		if (!deliver_collected(lc, t, m, 0))
 			return 0;
-	} else if (meta->has_buf) {
-		/* Over xout it would be in private memory after its source
-		 * lane is released, where a reclaim cannot see it (arena.h):
-		 * dropped, its buffer back; the caller gets its timeout. */
+	} else if (owner < t->nlcores && lc->xout[owner] && meta->has_buf &&
+		   !shmr_arena_hold(&lc->env->arena, &meta->buf, p->slot)) {
+		/* A word a peer wrote, or a count at its bound: dropped,
+		 * the lane's reference back; the caller gets its timeout. */
 		(void)shmr_arena_free_sent(&lc->env->arena, &meta->buf,
 					   p->slot);
 		shmr_dp_event(lc, SHMR_DP_EV_FAILED,
 			      "lcore %u: a reply in an arena buffer from %u.%u "
-			      "for another lcore's collector: dropped",
-			      lc->index, m->from.slot, m->from.gen);
+			      "could not be held for lcore %u: dropped",
+			      lc->index, m->from.slot, m->from.gen, owner);
 		reply_dropped(lc, m->to.slot);
 	} else if (owner < t->nlcores && lc->xout[owner]) {
+		/* A buffer crosses held (the essay): added above, before
+		 * the copy is in xout; the routee's stays in the word. */
 		if (shmr_lane_put(lc->xout[owner], (const unsigned char *)m, ss,
-				  1) != 1)
+				  1) != 1) {
+			if (meta->has_buf)
+				(void)shmr_arena_drop_held(&lc->env->arena,
+							   &meta->buf);
 			return 0;
+		}
 		lc->xbells |= 1u << owner;
 	} else {
+		reply_unref(lc, m, 0);
 		reply_dropped(lc, m->to.slot); /* no such collector */
 	}
 	commit(lc, p, m, meta);
@@ -375,7 +423,8 @@ unsigned shmr_dp_fwd_xin_drain_rcu(struct shmr_dp_lcore *lc,
 			if (!deliver_collected(
 				    lc, t,
 				    (struct shmr_msg *)(lc->buf +
-							(size_t)k * ss)))
+							(size_t)k * ss),
+				    1))
 				break;
 		rte_ring_dequeue_zc_elem_finish(r, k);
 		total += k;

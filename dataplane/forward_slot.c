@@ -158,8 +158,9 @@ void shmr_dp_fwd_admin_put(struct shmr_dp_lcore *lc, const struct shmr_msg *m,
 		return;
 	}
 	shmr_dp_count(&lc->stats->admin_dropped, 1);
-	/* A dead letter's buffer (it would have travelled with it). */
-	if (meta->what == META_ADMIN_FAILED && meta->has_buf)
+	/* A dead letter's or an admin message's buffer (it would have
+	 * travelled with it). */
+	if (meta->has_buf)
 		(void)shmr_arena_free_sent(&env->arena, &meta->buf,
 					   m->from.slot);
 	shmr_dp_event(lc, SHMR_DP_EV_FAILED,

@@ -220,9 +220,9 @@ static inline void commit(struct shmr_dp_lcore *lc,
 	uint32_t last;
 
 	/* A refused slot's arena buffer goes back (an error reply carries
-	 * none; a dead letter takes it to the admin endpoint, whose lane
-	 * holds it as any receiver's, or shmr_dp_fwd_admin_put() gives it
-	 * back), and so does a copied or queued original's reference (its
+	 * none; a dead letter or an admin message takes it to the admin
+	 * endpoint, whose lane holds it as any receiver's, or
+	 * shmr_dp_fwd_admin_put() gives it back), and so does a copied or queued original's reference (its
 	 * copies added their own before they were published, a balancing
 	 * queue holds one: arena.h). */
 	if (__builtin_expect(meta->has_buf, 0) &&

@@ -80,13 +80,13 @@ int shmr_buf_release(struct shmr_endpoint *ep, struct shmr_buf *buf)
 	return 0;
 }
 
-/* Send @p buf's first @p len bytes as a slot of @p kind (normal
- * priority, @p flags besides SHMR_F_ARENA): SENT before the enqueue,
- * back to WRITING if it fails. */
-static int send_buf(struct shmr_endpoint *ep, uint8_t kind, uint8_t flags,
-		    struct shmr_pid to, uint32_t type, uint64_t key,
-		    uint64_t ref, int32_t status, struct shmr_buf *buf,
-		    size_t len)
+/* Send @p buf's first @p len bytes as a slot of @p kind at @p prio
+ * (@p flags besides SHMR_F_ARENA): SENT before the enqueue, back to
+ * WRITING if it fails. */
+static int send_buf(struct shmr_endpoint *ep, uint8_t kind, uint8_t prio,
+		    uint8_t flags, struct shmr_pid to, uint32_t type,
+		    uint64_t key, uint64_t ref, int32_t status,
+		    struct shmr_buf *buf, size_t len)
 {
 	const struct shmr_arena_view *v = &ep->d->arena;
 	uint32_t me = ep->pid.slot;
@@ -101,10 +101,10 @@ static int send_buf(struct shmr_endpoint *ep, uint8_t kind, uint8_t flags,
 	if (!shmr_arena_move(v, &r, shmr_buf_word(SHMR_BUF_WRITING, me, r.gen),
 			     shmr_buf_word(SHMR_BUF_SENT, me, r.gen)))
 		return -EINVAL;
-	fill_slot(ep, m, kind, SHMR_PRIO_NORMAL, to, type, key, ref, status,
-		  &r, sizeof(r));
+	fill_slot(ep, m, kind, prio, to, type, key, ref, status, &r,
+		  sizeof(r));
 	m->flags = (uint8_t)(SHMR_F_ARENA | flags);
-	if (shmr_client_push(ep, 0, 1) != 1) {
+	if (shmr_client_push(ep, prio != SHMR_PRIO_NORMAL, 1) != 1) {
 		(void)shmr_arena_move(v, &r,
 				      shmr_buf_word(SHMR_BUF_SENT, me, r.gen),
 				      shmr_buf_word(SHMR_BUF_WRITING, me, r.gen));
@@ -117,31 +117,55 @@ static int send_buf(struct shmr_endpoint *ep, uint8_t kind, uint8_t flags,
 int shmr_send_buf(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 		  uint64_t key, struct shmr_buf *buf, size_t len)
 {
-	return send_buf(ep, SHMR_KIND_SEND, 0, to, type, key, 0, 0, buf, len);
+	return send_buf(ep, SHMR_KIND_SEND, SHMR_PRIO_NORMAL, 0, to, type, key,
+			0, 0, buf, len);
+}
+
+int shmr_send_buf_prio(struct shmr_endpoint *ep, struct shmr_pid to,
+		       enum shmr_priority prio, uint32_t type, uint64_t key,
+		       struct shmr_buf *buf, size_t len)
+{
+	if (prio > SHMR_PRIO_MAX)
+		return -EINVAL;
+	return send_buf(ep, SHMR_KIND_SEND, (uint8_t)prio, 0, to, type, key, 0,
+			0, buf, len);
 }
 
 int shmr_send_buf_broadcast(struct shmr_endpoint *ep, struct shmr_pid router,
 			    uint32_t type, uint64_t key, struct shmr_buf *buf,
 			    size_t len)
 {
-	return send_buf(ep, SHMR_KIND_SEND, SHMR_F_BROADCAST, router, type, key,
-			0, 0, buf, len);
+	return send_buf(ep, SHMR_KIND_SEND, SHMR_PRIO_NORMAL, SHMR_F_BROADCAST,
+			router, type, key, 0, 0, buf, len);
+}
+
+int shmr_call_buf_prio(struct shmr_endpoint *ep, struct shmr_pid to,
+		       enum shmr_priority prio, uint32_t type, uint64_t key,
+		       struct shmr_buf *buf, size_t len, void *reply,
+		       size_t cap, int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	uint64_t ref;
+	int rc;
+
+	if (prio > SHMR_PRIO_MAX)
+		return -EINVAL;
+	ref = ++ep->next_ref;
+	if (ep->backlog_len == 0 || ep->backlog_given)
+		shmr_client_release_all(ep);
+	rc = send_buf(ep, SHMR_KIND_CALL, (uint8_t)prio, 0, to, type, key, ref,
+		      0, buf, len);
+	if (rc < 0)
+		return rc;
+	return shmr_client_call_wait(ep, ref, reply, cap, deadline);
 }
 
 int shmr_call_buf(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 		  uint64_t key, struct shmr_buf *buf, size_t len, void *reply,
 		  size_t cap, int timeout_ms)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
-	uint64_t ref = ++ep->next_ref;
-	int rc;
-
-	if (ep->backlog_len == 0 || ep->backlog_given)
-		shmr_client_release_all(ep);
-	rc = send_buf(ep, SHMR_KIND_CALL, 0, to, type, key, ref, 0, buf, len);
-	if (rc < 0)
-		return rc;
-	return shmr_client_call_wait(ep, ref, reply, cap, deadline);
+	return shmr_call_buf_prio(ep, to, SHMR_PRIO_NORMAL, type, key, buf, len,
+				  reply, cap, timeout_ms);
 }
 
 int shmr_reply_buf(struct shmr_endpoint *ep, const struct shmr_msg *req,
@@ -149,8 +173,8 @@ int shmr_reply_buf(struct shmr_endpoint *ep, const struct shmr_msg *req,
 {
 	if (reply_ok(req, &status) < 0)
 		return -EINVAL;
-	return send_buf(ep, SHMR_KIND_REPLY, 0, req->from, req->type, req->key,
-			req->ref, status, buf, len);
+	return send_buf(ep, SHMR_KIND_REPLY, SHMR_PRIO_NORMAL, 0, req->from,
+			req->type, req->key, req->ref, status, buf, len);
 }
 
 /* @p m's reference, checked against our own copy of the classes. */

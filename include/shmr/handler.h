@@ -113,6 +113,24 @@ struct shmr_admin_ops {
 	 */
 	void (*inspect_add)(struct shmr_admin *a, const char *key,
 			    const char *value);
+	/**
+	 * The payload of @p m, the message or call the running hook was
+	 * given: its inline bytes, or, when it was sent in an arena buffer
+	 * (flags SHMR_F_ARENA), the buffer's bytes in place, never copied:
+	 * read-only, at most the buffer's class size, as many as the
+	 * reference says (checked against the control plane's own copy of
+	 * the arena's classes and the buffer's owner word: the sender is a
+	 * peer).
+	 * Ownership: valid until the hook returns; then the buffer goes back
+	 *            to the arena (once; a control plane killed before that
+	 *            leaves it to the reclaim of its sender, as a dead
+	 *            letter's).  Copy what a later hook needs.
+	 * Returns: the bytes, and their count in @p *len; NULL and 0 when
+	 *          @p m names a buffer that does not check (a peer rewrote
+	 *          it) or claims more inline bytes than a slot holds.
+	 */
+	const void *(*payload)(struct shmr_admin *a, const struct shmr_msg *m,
+			       size_t *len);
 };
 
 /** The router as its handlers see it. */

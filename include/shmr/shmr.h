@@ -597,12 +597,13 @@ int shmr_buf_release(struct shmr_endpoint *ep, struct shmr_buf *buf);
 /**
  * Send the first @p len bytes of @p buf, as shmr_send() does a payload.
  * Nothing is copied: the message refers to the buffer.  Routed by every
- * logic (not the admin path: high priority to a router refuses it with
- * -SHMR_E_NOT_ALLOWED); broadcast and
+ * logic (and, at high or max priority, shmr_send_buf_prio(), to a
+ * router's admin-path handlers, which read it in place; a router's own
+ * messages refuse a buffer with -SHMR_E_NOT_ALLOWED); broadcast and
  * scatter-gather share the one buffer among their copies (a reference
  * count: it is freed when the last receiver is done).  A reply in a
- * buffer to a scatter-gather call is dropped (the caller times out) when
- * the replier and the caller are polled by different routing lcores.
+ * buffer to a scatter-gather or tail-chopping call reaches its caller
+ * whichever routing lcores poll the replier and the caller.
  * Consistent hashing by payload bytes hashes the reference, not the
  * payload: route large messages by key.
  *
@@ -615,6 +616,21 @@ int shmr_buf_release(struct shmr_endpoint *ep, struct shmr_buf *buf);
  */
 int shmr_send_buf(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 		  uint64_t key, struct shmr_buf *buf, size_t len);
+
+/**
+ * As shmr_send_buf() with a priority (as shmr_send_prio()): high and max
+ * to a router reach its admin-path handlers, which see the payload in
+ * place (ops->payload in <shmr/handler.h>); the control plane gives the
+ * buffer back when the handler returns.
+ *
+ * Context, Concurrency: as shmr_send().
+ * Ownership:   as shmr_send_buf().
+ * Errors:      as shmr_send_buf(); -EINVAL for a priority over
+ *              SHMR_PRIO_MAX.
+ */
+int shmr_send_buf_prio(struct shmr_endpoint *ep, struct shmr_pid to,
+		       enum shmr_priority prio, uint32_t type, uint64_t key,
+		       struct shmr_buf *buf, size_t len);
 
 /**
  * As shmr_send_buf(), in a Broadcast envelope (as shmr_send_broadcast()):
@@ -642,6 +658,20 @@ int shmr_send_buf_broadcast(struct shmr_endpoint *ep, struct shmr_pid router,
 int shmr_call_buf(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 		  uint64_t key, struct shmr_buf *buf, size_t len, void *reply,
 		  size_t cap, int timeout_ms);
+
+/**
+ * As shmr_call_buf() with a priority (as shmr_call_prio()): a high or max
+ * priority call to a router is answered by its admin-path handlers.
+ *
+ * Context, Concurrency: as shmr_call().
+ * Ownership:   as shmr_send_buf() for @p buf.
+ * Errors:      as shmr_call_buf(); -EINVAL for a priority over
+ *              SHMR_PRIO_MAX.
+ */
+int shmr_call_buf_prio(struct shmr_endpoint *ep, struct shmr_pid to,
+		       enum shmr_priority prio, uint32_t type, uint64_t key,
+		       struct shmr_buf *buf, size_t len, void *reply,
+		       size_t cap, int timeout_ms);
 
 /**
  * Answer the call @p req with the first @p len bytes of @p buf (as

@@ -58,6 +58,7 @@
 
 #include "shmr_test_app.h"
 #include "client_checks.h"
+#include "arena_checks.h"
 #include "large_buf.h"
 
 #define CALL_MS 10000
@@ -126,34 +127,10 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-static void fill(unsigned char *p, size_t len, unsigned seed)
-{
-	uint32_t s = seed * 2654435761u + 1;
-
-	for (size_t i = 0; i < len; i++) {
-		s = s * 1103515245u + 12345u;
-		p[i] = (unsigned char)(s >> 16);
-	}
-}
-
 static uint32_t in_use(const struct ctx *x)
 {
 	return shmr_arena_in_use_all(&x->v);
 }
-
-static int arena_empty(void *arg)
-{
-	return in_use(arg) == 0;
-}
-
-/* Every buffer is free again (the workers release theirs at their next
- * receive: a liveness bound, not a figure). */
-static void assert_arena_free(struct ctx *x)
-{
-	if (!shmr_test_wait(arena_empty, x, 10000))
-		fail_msg("%u arena buffers still in use", in_use(x));
-}
-
 
 /* One call of @p len bytes through @p router, byte for byte back. */
 static void call_size(struct ctx *x, const char *router, struct shmr_pid to,
@@ -164,7 +141,7 @@ static void call_size(struct ctx *x, const char *router, struct shmr_pid to,
 
 	assert_int_equal(large_alloc_wait(x->c.ep, len, &b), 0);
 	assert_true(b.size >= len);
-	fill(x->want, len, (unsigned)len);
+	arena_fill(x->want, len, (unsigned)len);
 	memcpy(b.data, x->want, len);
 	rc = shmr_call_buf(x->c.ep, to, 1, len * 7919u, &b, len, x->got, BIG,
 			   CALL_MS);
@@ -200,7 +177,7 @@ static void test_sizes(void **state)
 	     r++)
 		each_size(x, call_logics[r], client_lookup(&x->c, call_logics[r]),
 			  call_size);
-	assert_arena_free(x);
+	arena_assert_free(&x->v);
 }
 
 static void test_sends_come_back(void **state)
@@ -217,7 +194,7 @@ static void test_sends_come_back(void **state)
 		int n;
 
 		assert_int_equal(large_alloc_wait(x->c.ep, sizes[i], &b), 0);
-		fill(b.data, sizes[i], 1000 + (unsigned)i);
+		arena_fill(b.data, sizes[i], 1000 + (unsigned)i);
 		assert_int_equal(shmr_send_buf(x->c.ep, to, 2, i, &b, sizes[i]),
 				 0);
 		assert_null(b.data); /* the buffer is no longer ours */
@@ -228,7 +205,7 @@ static void test_sends_come_back(void **state)
 		p = shmr_msg_payload(x->c.ep, m, &len);
 		assert_non_null(p);
 		assert_int_equal(len, sizes[i]);
-		fill(x->want, sizes[i], 1000 + (unsigned)i);
+		arena_fill(x->want, sizes[i], 1000 + (unsigned)i);
 		if (memcmp(p, x->want, len) != 0)
 			fail_msg("send of %zu bytes came back different", len);
 	}
@@ -239,7 +216,7 @@ static void test_sends_come_back(void **state)
 
 		assert_int_equal(shmr_recv_burst(x->c.ep, &m, 1, 0), 0);
 	}
-	assert_arena_free(x);
+	arena_assert_free(&x->v);
 }
 
 static void recv_copy(struct ctx *x, size_t len, uint64_t key)
@@ -269,7 +246,7 @@ static void bcast_size(struct ctx *x, const char *router, struct shmr_pid to,
 	struct shmr_buf b;
 
 	assert_int_equal(large_alloc_wait(x->c.ep, len, &b), 0);
-	fill(x->want, len, 500 + (unsigned)len);
+	arena_fill(x->want, len, 500 + (unsigned)len);
 	memcpy(b.data, x->want, len);
 	if (strcmp(router, "bc") == 0)
 		assert_int_equal(shmr_send_buf(x->c.ep, to, 2, len, &b, len), 0);
@@ -281,7 +258,7 @@ static void bcast_size(struct ctx *x, const char *router, struct shmr_pid to,
 	recv_copy(x, len, len);
 	assert_int_equal(shmr_recv_burst(x->c.ep, &m, 1, 0), 0);
 	if (len > 300)
-		assert_arena_free(x);
+		arena_assert_free(&x->v);
 }
 
 static void test_broadcast_shares(void **state)
@@ -290,7 +267,7 @@ static void test_broadcast_shares(void **state)
 
 	each_size(x, "bc", client_lookup(&x->c, "bc"), bcast_size);
 	each_size(x, "rr", client_lookup(&x->c, "rr"), bcast_size);
-	assert_arena_free(x);
+	arena_assert_free(&x->v);
 }
 
 struct dlq_wait {
@@ -334,7 +311,7 @@ static void test_dead_letters_replayed(void **state)
 		struct shmr_buf b;
 
 		assert_int_equal(large_alloc_wait(x->c.ep, sizes[i], &b), 0);
-		fill(b.data, sizes[i], 900 + (unsigned)i);
+		arena_fill(b.data, sizes[i], 900 + (unsigned)i);
 		assert_int_equal(shmr_send_buf(x->c.ep, dl, 2, i, &b, sizes[i]),
 				 0);
 	}
@@ -347,7 +324,7 @@ static void test_dead_letters_replayed(void **state)
 		if (!strstr(w.list, line))
 			fail_msg("no \"%s\" in DLQ_LIST: %s", line, w.list);
 	}
-	assert_arena_free(x);
+	arena_assert_free(&x->v);
 
 	assert_int_equal(shmr_endpoint_open(x->c.d, &later), 0);
 	assert_int_equal(shmr_register(later, "later"), 0);
@@ -362,13 +339,13 @@ static void test_dead_letters_replayed(void **state)
 		assert_int_equal(m[0]->key, i);
 		assert_int_equal(m[0]->flags & SHMR_F_ROUTE_FAILED, 0);
 		p = shmr_msg_payload(later, m[0], &len);
-		fill(x->want, sizes[i], 900 + (unsigned)i);
+		arena_fill(x->want, sizes[i], 900 + (unsigned)i);
 		if (!p || len != sizes[i] || memcmp(p, x->want, len) != 0)
 			fail_msg("replayed letter of %zu bytes: %s (%zu bytes)",
 				 sizes[i], p ? "different" : "unsound", len);
 	}
 	assert_int_equal(shmr_recv_burst(later, m, 1, 0), 0);
-	assert_arena_free(x);
+	arena_assert_free(&x->v);
 	shmr_endpoint_close(later);
 }
 
@@ -455,7 +432,7 @@ static void test_forged_references(void **state)
 	assert_int_equal(shmr_test_value(ans, "dataplane_pid"), dp0);
 	assert_true(shmr_test_pid_alive(x->c.app.control));
 	call_size(x, "rr", to, 70000);
-	assert_arena_free(x);
+	arena_assert_free(&x->v);
 }
 
 static long long status(struct ctx *x, const char *key)
@@ -519,7 +496,7 @@ static void test_exhaustion(void **state)
 	assert_int_equal(shmr_recv_burst(x->c.ep, msgs, 1, 0), 0);
 	assert_int_equal(shmr_buf_alloc(x->c.ep, BIG, &extra), 0);
 	assert_int_equal(shmr_buf_release(x->c.ep, &extra), 0);
-	assert_arena_free(x);
+	arena_assert_free(&x->v);
 	assert_int_equal(status(x, "arena:1M:free"), 4);
 	assert_int_equal(status(x, "arena:64K:in_use"), 0);
 	assert_int_equal(status(x, "arena:4K:reclaimed"), 0);
@@ -536,7 +513,7 @@ static void test_adopted_keeps_arena(void **state)
 	struct shmr_buf held;
 
 	assert_int_equal(shmr_buf_alloc(x->c.ep, 3000, &held), 0);
-	fill(held.data, 3000, 77);
+	arena_fill(held.data, 3000, 77);
 	assert_int_equal(shmr_test_app_kill_control(&x->c.app), 0);
 	/* Nobody manages the domain now: large calls still go through. */
 	call_size(x, "rr", to, 200000);
@@ -546,7 +523,7 @@ static void test_adopted_keeps_arena(void **state)
 	assert_int_equal(status(x, "arena:1M:count"), 4);
 	assert_int_equal(status(x, "arena:4K:in_use"), 1); /* ours */
 	/* The buffer we held across the restart is still ours to send. */
-	fill(x->want, 3000, 77);
+	arena_fill(x->want, 3000, 77);
 	{
 		int rc = shmr_call_buf(x->c.ep, to, 1, 0, &held, 3000, x->got,
 				       BIG, CALL_MS);
@@ -555,7 +532,7 @@ static void test_adopted_keeps_arena(void **state)
 		assert_memory_equal(x->got, x->want, 3000);
 	}
 	call_size(x, "rr", to, BIG);
-	assert_arena_free(x);
+	arena_assert_free(&x->v);
 }
 
 static void test_config_refused(void **state)

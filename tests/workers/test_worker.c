@@ -34,6 +34,9 @@
  *   --pre-attach-exit N  exit with status N instead of attaching (a bad
  *                     program, a crash in main)
  *
+ *   --reply-buf 1     answer calls in an arena buffer (the stats copied
+ *                     into it; inline when the arena has none free)
+ *
  *   --version         print "shmr-test-worker VERSION" and exit
  *
  * Any call is answered with struct shmr_test_stats (see test_worker.h).
@@ -143,6 +146,24 @@ static int arena_sound(struct shmr_endpoint *ep, const struct shmr_msg *m)
 	return p && len >= sizeof(m->key) && memcmp(p, &m->key, sizeof(m->key)) == 0;
 }
 
+/* Answer @p m with @p st: in an arena buffer when @p in_buf and one is
+ * free (test_arena_kill.c: replies that cross routing lcores), else
+ * inline. */
+static int reply(struct shmr_endpoint *ep, const struct shmr_msg *m,
+		 const struct shmr_test_stats *st, int in_buf)
+{
+	struct shmr_buf b;
+	int rc;
+
+	if (!in_buf || shmr_buf_alloc(ep, sizeof(*st), &b) < 0)
+		return shmr_reply(ep, m, 0, st, sizeof(*st));
+	memcpy(b.data, st, sizeof(*st));
+	rc = shmr_reply_buf(ep, m, 0, &b, sizeof(*st));
+	if (rc < 0)
+		(void)shmr_buf_release(ep, &b);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct shmr_domain *d;
@@ -153,6 +174,7 @@ int main(int argc, char **argv)
 	long expect = -1, spin_ns = 0, ignore_term_ms = 0;
 	uint64_t term_at = 0;
 	const char *reg = NULL, *hold_file = NULL, *gate = NULL;
+	int reply_buf = 0;
 	long gate_count = LONG_MAX;
 	const char *pre_gate = NULL, *pre_touch = NULL;
 	long pre_ms = 0, pre_exit = -1;
@@ -178,6 +200,8 @@ int main(int argc, char **argv)
 			hold_file = argv[i + 1];
 		else if (strcmp(argv[i], "--gate") == 0)
 			gate = argv[i + 1];
+		else if (strcmp(argv[i], "--reply-buf") == 0)
+			reply_buf = atoi(argv[i + 1]) != 0;
 		else if (strcmp(argv[i], "--gate-count") == 0)
 			gate_count = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--pre-attach-gate") == 0)
@@ -277,8 +301,8 @@ int main(int argc, char **argv)
 				st.calls++;
 				st.last_ref = m->ref;
 				st.last_call_from = m->from;
-				while ((rc = shmr_reply(ep, m, 0, &st,
-							sizeof(st))) == -EAGAIN)
+				while ((rc = reply(ep, m, &st, reply_buf)) ==
+				       -EAGAIN)
 					;
 				if (rc < 0)
 					fprintf(stderr, "shmr-test-worker: reply: %s\n",

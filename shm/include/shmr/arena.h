@@ -94,7 +94,16 @@
  * already published keep theirs.  Tail-chopping keeps its call the same
  * way for its later tries: held from before the collector takes it until
  * its entry ends (a reply, the deadline, a cancel), each try with its own
- * reference added before it is published.
+ * reference added before it is published.  A reply in a buffer that one
+ * lcore polls for another lcore's collector crosses between them in
+ * private memory (xout) the same way: the poller adds a held reference
+ * before the copy goes in, and gives nothing back at its lane's release
+ * (the routee's reference stays, one too many while the copy is in
+ * flight); the owner publishes the copy to the caller and then lets the
+ * held one go, so the routee's reference is the caller's slot's.  A
+ * death in flight leaves the count one above its slots (reclaimable:
+ * the control plane, after giving back the held references, reclaims
+ * SHARED words no lane refers to), never below.
  *
  * Nothing from a peer is trusted: the owner words and the buffers are in
  * memory any peer can write.  The dataplane checks every slot flagged
