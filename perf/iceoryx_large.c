@@ -326,6 +326,7 @@ int perf_iceoryx_run(const struct perf_opts *o)
 	struct perf_opts so = *o;
 	double shmr[PERF_REPS_MAX], iox[PERF_REPS_MAX], cpy, ms, mi;
 	unsigned n = o->reps < PERF_REPS_MAX ? o->reps : PERF_REPS_MAX;
+	struct perf_large sr;
 	struct perf_ratio q;
 	char size[32];
 
@@ -334,7 +335,7 @@ int perf_iceoryx_run(const struct perf_opts *o)
 	perf_large_size_name(o->size, size, sizeof(size));
 	cpy = perf_large_memcpy(o);
 	for (unsigned i = 0; i < n; i++) {
-		shmr[i] = perf_large_stream(&so, 0);
+		shmr[i] = perf_large_stream(&so, 0, &sr);
 		iox[i] = perf_iceoryx_stream(o);
 		if (shmr[i] <= 0 || iox[i] <= 0)
 			return -1;
