@@ -93,11 +93,14 @@ void perf_large_size_name(size_t size, char *buf, size_t cap);
  * release) under a RouDi of its own, o->reps runs interleaved with
  * shmr-perf large's arena stream.  Prints "large: SIZE ...", "iceoryx:
  * SIZE ... M msg/s ... GB/s, vs memcpy X.XX" (medians) and the median
- * ratio shmr / iceoryx.  Returns 0 or -1.
+ * ratio shmr / iceoryx; with --json, a record per run and a summary.
+ * Returns 0 or -1.
  */
 int perf_iceoryx_run(const struct perf_opts *o);
-/** One iceoryx run: the chunks a second, or -1 (said on stderr). */
-double perf_iceoryx_stream(const struct perf_opts *o);
+/** One iceoryx run: the chunks a second, or -1 (said on stderr); the
+ *  subscriber's check in @p r (sent, received; gaps: chunks out of
+ *  sequence). */
+double perf_iceoryx_stream(const struct perf_opts *o, struct perf_result *r);
 
 /**
  * --json, large and iceoryx (large.c): a record of @p mode with the
