@@ -76,9 +76,7 @@ def run_or_median(n, rec, mode):
          "'bare' or 'router'")
     need(n, rec, SETUP + ["reps" if median else "rep"], is_int,
          "an integer")
-    if not isinstance(rec.get("cpus"), list) or len(rec["cpus"]) != 3 or \
-            not all(is_int(c) for c in rec["cpus"]):
-        bad(n, "cpus is %r, not three integers" % rec.get("cpus"))
+    cpus(n, rec)
     need(n, rec, ["msgs_per_s"], is_num, "a number")
     if rec.get("run") == "router":
         need(n, rec, ROUTER, is_int, "an integer")
@@ -103,6 +101,167 @@ def run_or_median(n, rec, mode):
         if rec.get("run") == "bare":
             latency(n, rec, "rtt3", not median)
             latency(n, rec, "handoff", not median)
+
+
+LARGE_SETUP = ["size_bytes", "count", "round_trips"]
+
+
+def close(a, b):
+    return is_num(a) and is_num(b) and abs(a - b) <= 1e-6 * max(abs(b), 1)
+
+
+def cpus(n, rec):
+    if not isinstance(rec.get("cpus"), list) or len(rec["cpus"]) != 3 or \
+            not all(is_int(c) for c in rec["cpus"]):
+        bad(n, "cpus is %r, not three integers" % rec.get("cpus"))
+
+
+def delivered(n, rec, keys):
+    """A stream run's tallies: KEYS integers, ok, nothing lost."""
+    need(n, rec, keys, is_int, "an integer")
+    need(n, rec, ["ok"], lambda v: isinstance(v, bool), "a boolean")
+    if rec.get("ok") is not True or rec.get("lost") != 0 or \
+            rec.get("sent") != rec.get("received") or \
+            any(rec.get(k) for k in keys[3:]):
+        bad(n, "messages lost or out of order: %r" % rec)
+
+
+def rate(n, rec, prefix=""):
+    """PREFIXmsgs_per_s and PREFIXgb_per_s, the latter the former's
+    payload: msgs_per_s x size_bytes / 10^9."""
+    m, g = prefix + "msgs_per_s", prefix + "gb_per_s"
+    need(n, rec, [m, g], is_num, "a number")
+    if is_num(rec.get(m)) and is_int(rec.get("size_bytes")) and \
+            not close(rec.get(g), rec[m] * rec["size_bytes"] / 1e9):
+        bad(n, "%s %r is not %s x size_bytes / 10^9" % (g, rec.get(g), m))
+
+
+def large_run(n, rec, mode):
+    """A run record of `large` (arena, memcpy, inline, call) or of
+    `iceoryx` (memcpy, shmr, iceoryx)."""
+    runs = {"large": ("arena", "memcpy", "inline", "call"),
+            "iceoryx": ("memcpy", "shmr", "iceoryx")}[mode]
+    need(n, rec, ["run"], lambda v: v in runs, " or ".join(runs))
+    need(n, rec, LARGE_SETUP, is_int, "an integer")
+    cpus(n, rec)
+    run = rec.get("run")
+    if run in ("shmr", "iceoryx"):
+        need(n, rec, ["rep"], is_int, "an integer")
+    if run in ("arena", "shmr"):
+        delivered(n, rec, COUNTS)
+        if rec.get("sent") != rec.get("count"):
+            bad(n, "sent %r slots, not count %r" %
+                (rec.get("sent"), rec.get("count")))
+    elif run == "iceoryx":
+        delivered(n, rec, ["sent", "received", "lost", "out_of_sequence"])
+    elif run == "inline":
+        need(n, rec, ["chunk_bytes", "slots_per_msg"], is_int,
+             "an integer")
+        delivered(n, rec, COUNTS)
+        c, k = rec.get("chunk_bytes"), rec.get("slots_per_msg")
+        if is_int(c) and c > 0 and is_int(k) and \
+                (k != -(-rec.get("size_bytes", 0) // c) or
+                 rec.get("sent") != rec.get("count", 0) * k):
+            bad(n, "slots_per_msg %r, sent %r: not the size's chunks of "
+                "count messages" % (k, rec.get("sent")))
+    if run == "call":
+        need(n, rec, ["call_bytes"], is_int, "an integer")
+        need(n, rec, ["buffer"], lambda v: isinstance(v, bool),
+             "a boolean")
+        want = rec.get("size_bytes") if rec.get("buffer") else 64
+        if rec.get("call_bytes") != want:
+            bad(n, "a call of %r bytes (buffer %r), not %r" %
+                (rec.get("call_bytes"), rec.get("buffer"), want))
+        latency(n, rec, "rtt", True)
+    else:
+        rate(n, rec)
+
+
+def large_summary(n, s, runs, mode):
+    """large's or iceoryx's summary against the runs it sums up."""
+    need(n, s, LARGE_SETUP, is_int, "an integer")
+    cpus(n, s)
+    by = {}
+    for r in runs:
+        by.setdefault(r.get("run"), []).append(r)
+    cpy = [r.get("msgs_per_s") for r in by.get("memcpy", [])]
+    if len(cpy) != 1 or not is_num(cpy[0]) or cpy[0] <= 0:
+        bad(n, "memcpy runs %r, not one figure" % cpy)
+        return
+    if mode == "large":
+        return large_sum(n, s, by, cpy[0])
+    need(n, s, ["reps"], is_int, "an integer")
+    for who in ("shmr", "iceoryx"):
+        rate(n, s, who + "_")
+        need(n, s, [who + "_vs_memcpy"], is_num, "a number")
+        v = [r.get("msgs_per_s") for r in by.get(who, [])]
+        if len(v) != s.get("reps") or not all(is_num(x) and x > 0
+                                              for x in v):
+            bad(n, "%d %s runs, reps %r" % (len(v), who, s.get("reps")))
+            return
+        if not close(s.get(who + "_msgs_per_s"), statistics.median(v)):
+            bad(n, "%s_msgs_per_s %r, the runs' median is %r" %
+                (who, s.get(who + "_msgs_per_s"), statistics.median(v)))
+        if not close(s.get(who + "_vs_memcpy"),
+                     s.get(who + "_msgs_per_s", 0) / cpy[0]):
+            bad(n, "%s_vs_memcpy %r is not %s_msgs_per_s / memcpy's" %
+                (who, s.get(who + "_vs_memcpy"), who))
+    ratio(n, s, "shmr_vs_iceoryx")
+    iox = {r.get("rep"): r.get("msgs_per_s") for r in by["iceoryx"]}
+    v = [r["msgs_per_s"] / iox[r.get("rep")] for r in by["shmr"]
+         if iox.get(r.get("rep"))]
+    if len(v) != s.get("shmr_vs_iceoryx_pairs") or len(v) != s.get("reps"):
+        bad(n, "shmr_vs_iceoryx over %r pairs, %d pairs ran" %
+            (s.get("shmr_vs_iceoryx_pairs"), len(v)))
+    elif not close(s.get("shmr_vs_iceoryx"), statistics.median(v)) or \
+            not close(s.get("shmr_vs_iceoryx_min"), min(v)) or \
+            not close(s.get("shmr_vs_iceoryx_max"), max(v)):
+        bad(n, "shmr_vs_iceoryx %r (%r..%r), the pairs' is %r (%r..%r)" %
+            (s.get("shmr_vs_iceoryx"), s.get("shmr_vs_iceoryx_min"),
+             s.get("shmr_vs_iceoryx_max"), statistics.median(v), min(v),
+             max(v)))
+
+
+def large_sum(n, s, by, cpy):
+    for k in ("arena", "inline"):
+        if len(by.get(k, [])) != 1:
+            bad(n, "%d %s runs, not one" % (len(by.get(k, [])), k))
+            return
+    arena, inl = by["arena"][0].get("msgs_per_s"), \
+        by["inline"][0].get("msgs_per_s")
+    if not (is_num(arena) and is_num(inl) and inl > 0):
+        return  # said by its run's record
+    need(n, s, ["vs_memcpy", "vs_inline"], is_num, "a number")
+    for k, want in (("vs_memcpy", arena / cpy), ("vs_inline", arena / inl)):
+        if not close(s.get(k), want):
+            bad(n, "%s %r, the runs' is %r" % (k, s.get(k), want))
+    calls = {r.get("buffer"): r for r in by.get("call", [])}
+    if s.get("round_trips", 0) == 0:
+        if calls:
+            bad(n, "call runs without round_trips")
+        return
+    if sorted(calls, key=str) != [False, True] or len(by["call"]) != 2:
+        bad(n, "%d call runs, not one with a buffer and one without" %
+            len(by.get("call", [])))
+        return
+    need(n, s, ["call_rtt_p50_ns", "call64_rtt_p50_ns", "call_vs_call64",
+                "call_goal"], is_num, "a number")
+    need(n, s, ["call_goal_met"], lambda v: isinstance(v, bool),
+         "a boolean")
+    big, tiny = calls[True].get("rtt_p50_ns"), calls[False].get("rtt_p50_ns")
+    if not (is_num(big) and is_num(tiny) and tiny > 0):
+        return  # said by its run's record
+    if not close(s.get("call_rtt_p50_ns"), big) or \
+            not close(s.get("call64_rtt_p50_ns"), tiny) or \
+            not close(s.get("call_vs_call64"), big / tiny):
+        bad(n, "call p50s %r / %r = %r, the calls' are %r / %r" %
+            (s.get("call_rtt_p50_ns"), s.get("call64_rtt_p50_ns"),
+             s.get("call_vs_call64"), big, tiny))
+    if s.get("call_goal") != 1.5 or s.get("call_goal_met") is not \
+            (is_num(s.get("call_vs_call64")) and s["call_vs_call64"] <= 1.5):
+        bad(n, "call_goal %r, call_goal_met %r with call_vs_call64 %r" %
+            (s.get("call_goal"), s.get("call_goal_met"),
+             s.get("call_vs_call64")))
 
 
 FIGURES = ["msgs_per_s", "rtt_p50_ns", "rtt_p99_ns", "rtt3_p50_ns",
@@ -207,7 +366,7 @@ def churn_pairs(n, s, runs):
 
 def check(mode, lines, want_args=()):
     kinds = {}
-    runs, meds, sums, sojourn_off = [], [], [], []
+    runs, meds, sums, sojourn_off, large = [], [], [], [], []
     for n, line in enumerate(lines, 1):
         try:
             rec = json.loads(line, parse_constant=lambda c: bad(
@@ -234,6 +393,10 @@ def check(mode, lines, want_args=()):
             run_or_median(n, rec, mode)
             if mode == "idle":
                 need(n, rec, ["idle_endpoints"], is_int, "an integer")
+        elif kind == "run" and mode in ("large", "iceoryx"):
+            large_run(n, rec, mode)
+        elif kind == "summary" and mode in ("large", "iceoryx"):
+            large.append((n, rec))
         elif kind == "summary" and mode == "idle":
             need(n, rec, SETUP + ROUTER + ["reps", "idle_endpoints"],
                  is_int, "an integer")
@@ -338,6 +501,10 @@ def check(mode, lines, want_args=()):
             bad(n, "record %r not expected from mode %r" % (kind, mode))
     medians(runs, meds)
     pairs(runs, sums)
+    for n, s in large:
+        large_summary(n, s, runs, mode)
+    if len(large) > 1:
+        problems.append("%d summaries, not one" % len(large))
     if "--sojourn" in want_args and "both" in want_args and not sojourn_off:
         problems.append("--sojourn both: no summary of a run without "
                         "stamps")
@@ -346,7 +513,8 @@ def check(mode, lines, want_args=()):
             "compare": ["run", "median", "summary"],
             "logics": ["run", "median"], "decide": ["run", "median"],
             "idle": ["run", "summary"],
-            "churn": ["run", "summary"]}
+            "churn": ["run", "summary"],
+            "large": ["run", "summary"], "iceoryx": ["run", "summary"]}
     for kind in want[mode]:
         if not kinds.get(kind):
             problems.append("no %r record at all" % kind)

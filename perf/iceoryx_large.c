@@ -27,7 +27,9 @@
  * one segment with one mempool written to a temporary directory) and two
  * fresh processes (iceoryx allows one runtime per process), and stops all
  * three after.  Runs alternate with shmr's own, o->reps pairs, and the
- * ratio printed is the median of the pairs' ratios.
+ * ratio printed is the median of the pairs' ratios.  With --json: the
+ * memcpy run's record, both runs' of each pair as it ends, and a summary
+ * with that ratio's range and spread (perf_json_ratio()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -250,7 +252,7 @@ static int report_read(int fd, struct iox_report *r)
 	return n == (ssize_t)sizeof(*r) ? 0 : -1;
 }
 
-double perf_iceoryx_stream(const struct perf_opts *o)
+double perf_iceoryx_stream(const struct perf_opts *o, struct perf_result *r)
 {
 	char dir[] = "/tmp/shmr-perf-iox-XXXXXX", log[600];
 	int sp[2] = { -1, -1 }, pp[2] = { -1, -1 }, done[2] = { -1, -1 };
@@ -258,6 +260,8 @@ double perf_iceoryx_stream(const struct perf_opts *o)
 	pid_t roudi, sub = -1, pub = -1;
 	double mps = -1;
 
+	memset(r, 0, sizeof(*r));
+	r->sent = o->count;
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(log, sizeof(log), "%s/roudi.log", dir);
@@ -294,8 +298,10 @@ double perf_iceoryx_stream(const struct perf_opts *o)
 			(unsigned long long)rs.received,
 			(unsigned long long)o->count,
 			(unsigned long long)rs.bad);
-	else
+	else if (rs.t > rp.t)
 		mps = (double)o->count * 1e9 / (double)(rs.t - rp.t);
+	r->received = rs.received;
+	r->gaps = rs.bad;
 	pp[0] = -1; /* closed by report_read(), or left to exit */
 out:
 	if (done[1] >= 0)
@@ -321,11 +327,54 @@ out:
 	return mps;
 }
 
+/* --json: one pair's two runs, as they finish. */
+static void iox_json_pair(const struct perf_opts *o, unsigned rep,
+			  const struct perf_result *shmr,
+			  const struct perf_result *iox)
+{
+	struct json_object *j = perf_large_json("iceoryx", "run", o, "shmr");
+
+	perf_json_u64(j, "rep", rep);
+	perf_json_counts(j, shmr);
+	perf_large_json_rate(j, o, shmr->mps);
+	perf_json_emit(j);
+	j = perf_large_json("iceoryx", "run", o, "iceoryx");
+	perf_json_u64(j, "rep", rep);
+	perf_json_u64(j, "sent", iox->sent);
+	perf_json_u64(j, "received", iox->received);
+	perf_json_u64(j, "lost", iox->sent > iox->received
+					 ? iox->sent - iox->received : 0);
+	perf_json_u64(j, "out_of_sequence", iox->gaps);
+	perf_json_bool(j, "ok", iox->received == iox->sent && !iox->gaps);
+	perf_large_json_rate(j, o, iox->mps);
+	perf_json_emit(j);
+}
+
+/* --json: the summary of the pairs. */
+static void iox_json_summary(const struct perf_opts *o, unsigned n,
+			     double cpy, double ms, double mi,
+			     const struct perf_ratio *q)
+{
+	struct json_object *j = perf_large_json("iceoryx", "summary", o, NULL);
+
+	perf_json_u64(j, "reps", n);
+	perf_json_num(j, "shmr_msgs_per_s", ms);
+	perf_json_num(j, "shmr_gb_per_s", ms * (double)o->size / 1e9);
+	perf_json_num(j, "iceoryx_msgs_per_s", mi);
+	perf_json_num(j, "iceoryx_gb_per_s", mi * (double)o->size / 1e9);
+	perf_json_num(j, "shmr_vs_memcpy", ms / cpy);
+	perf_json_num(j, "iceoryx_vs_memcpy", mi / cpy);
+	perf_json_ratio(j, "shmr_vs_iceoryx", q);
+	perf_json_emit(j);
+}
+
 int perf_iceoryx_run(const struct perf_opts *o)
 {
 	struct perf_opts so = *o;
 	double shmr[PERF_REPS_MAX], iox[PERF_REPS_MAX], cpy, ms, mi;
 	unsigned n = o->reps < PERF_REPS_MAX ? o->reps : PERF_REPS_MAX;
+	struct perf_result ir;
+	struct perf_large sr;
 	struct perf_ratio q;
 	char size[32];
 
@@ -333,23 +382,37 @@ int perf_iceoryx_run(const struct perf_opts *o)
 	n = n ? n : 1;
 	perf_large_size_name(o->size, size, sizeof(size));
 	cpy = perf_large_memcpy(o);
+	if (cpy <= 0)
+		return -1;
+	if (perf_json) {
+		struct json_object *j = perf_large_json("iceoryx", "run", &so,
+							"memcpy");
+
+		perf_large_json_rate(j, &so, cpy);
+		perf_json_emit(j);
+	}
 	for (unsigned i = 0; i < n; i++) {
-		shmr[i] = perf_large_stream(&so, 0);
-		iox[i] = perf_iceoryx_stream(o);
+		shmr[i] = perf_large_stream(&so, 0, &sr);
+		iox[i] = perf_iceoryx_stream(o, &ir);
 		if (shmr[i] <= 0 || iox[i] <= 0)
 			return -1;
+		ir.mps = iox[i];
 		printf("iceoryx: %s pair %u: shmr %.3f, iceoryx %.3f M msg/s\n",
 		       size, i + 1, shmr[i] / 1e6, iox[i] / 1e6);
+		if (perf_json)
+			iox_json_pair(&so, i + 1, &sr.stream, &ir);
 	}
 	ms = perf_median(shmr, n);
 	mi = perf_median(iox, n);
 	perf_ratio_pairs(shmr, iox, n, &q);
 	printf("large: %s %.3f M msg/s %.2f GB/s, vs memcpy %.2f\n", size,
-	       ms / 1e6, ms * (double)o->size / 1e9, cpy > 0 ? ms / cpy : 0);
+	       ms / 1e6, ms * (double)o->size / 1e9, ms / cpy);
 	printf("iceoryx: %s %.3f M msg/s %.2f GB/s, vs memcpy %.2f\n", size,
-	       mi / 1e6, mi * (double)o->size / 1e9, cpy > 0 ? mi / cpy : 0);
+	       mi / 1e6, mi * (double)o->size / 1e9, mi / cpy);
 	printf("iceoryx: %s shmr / iceoryx %.2f (median of %u pairs, %.2f to "
 	       "%.2f)\n",
 	       size, q.median, q.pairs, q.min, q.max);
+	if (perf_json)
+		iox_json_summary(&so, n, cpy, ms, mi, &q);
 	return 0;
 }

@@ -81,20 +81,25 @@ void perf_json_bool(struct json_object *j, const char *key, int v)
 	json_object_object_add(j, key, json_object_new_boolean(v != 0));
 }
 
-void perf_json_setup(struct json_object *j, const struct perf_opts *o,
-		     int router)
+void perf_json_cpus(struct json_object *j, const struct perf_opts *o)
 {
 	struct json_object *cpus = json_object_new_array();
 
+	json_object_array_add(cpus, json_object_new_int(o->cpu_client));
+	json_object_array_add(cpus, json_object_new_int(o->cpu_hub));
+	json_object_array_add(cpus, json_object_new_int(o->cpu_sink));
+	json_object_object_add(j, "cpus", cpus);
+}
+
+void perf_json_setup(struct json_object *j, const struct perf_opts *o,
+		     int router)
+{
 	perf_json_u64(j, "slot_bytes", o->slot);
 	perf_json_u64(j, "burst", o->burst);
 	perf_json_u64(j, "count", o->count);
 	perf_json_u64(j, "lane_entries", o->lane);
 	perf_json_u64(j, "round_trips", o->rtt);
-	json_object_array_add(cpus, json_object_new_int(o->cpu_client));
-	json_object_array_add(cpus, json_object_new_int(o->cpu_hub));
-	json_object_array_add(cpus, json_object_new_int(o->cpu_sink));
-	json_object_object_add(j, "cpus", cpus);
+	perf_json_cpus(j, o);
 	if (!router)
 		return;
 	perf_json_u64(j, "routes", o->routes);
@@ -125,6 +130,12 @@ static void latency(struct json_object *j, const char *name, unsigned n,
 		snprintf(key, sizeof(key), "%s_%s_ns", name, pct[i]);
 		perf_json_num(j, key, us[i] * 1000.0);
 	}
+}
+
+void perf_json_rtt(struct json_object *j, const struct perf_result *r)
+{
+	latency(j, "rtt", r->rtt, r->p50_us, r->p99_us, r->p999_us,
+		r->max_us, 1);
 }
 
 void perf_json_counts(struct json_object *j, const struct perf_result *r)

@@ -10,8 +10,11 @@
  * core, and the same payload carried in inline slots (slot_size 4096,
  * PERF_LARGE_CHUNK bytes a slot, on another appliance).  Then the call
  * round trip with a buffer of o->size bytes against one of 64 bytes
- * inline.  The sink counts slots: the stream's end is
- * perf_sink_collect()'s, as the router run's.
+ * inline (p50 against p50: issue 15's goal, within 1.5 times).  The sink
+ * counts slots and checks their keys in sequence: the stream's end is
+ * perf_sink_collect()'s, as the router run's, and a lost or reordered
+ * slot fails the run.  With --json, one record per run and a summary
+ * (large_json_emit(); docs/benchmarks.md, "JSON results").
  */
 #include <errno.h>
 #include <sched.h>
@@ -55,27 +58,38 @@ static int large_call(struct shmr_endpoint *ep, struct shmr_pid router,
 	return rc;
 }
 
-static double large_rtt_us(struct shmr_endpoint *ep, struct shmr_pid router,
-			   size_t len, int buf, unsigned n)
+/* @p n timed calls of @p len bytes after PERF_CALL_WARMUP: their round
+ * trips into @p r (rtt, p50_us ... max_us).  0, or -1 (said). */
+static int large_rtt(struct shmr_endpoint *ep, struct shmr_pid router,
+		     size_t len, int buf, unsigned n, struct perf_result *r)
 {
-	uint64_t t0 = 0;
+	uint64_t *ticks = calloc(n ? n : 1, sizeof(*ticks));
 
+	if (!ticks)
+		return -1;
+	perf_tsc_per_us();
 	for (unsigned i = 0; i < PERF_CALL_WARMUP + n; i++) {
-		if (i == PERF_CALL_WARMUP)
-			t0 = perf_now_ns();
+		uint64_t t0 = rte_rdtsc(), t1;
 		int rc = large_call(ep, router, len, buf, i);
 
+		t1 = rte_rdtsc();
 		if (rc < 0) {
 			fprintf(stderr, "shmr-perf large: call of %zu bytes: "
 					"%s\n",
 				len, shmr_strerror(rc));
+			free(ticks);
 			return -1;
 		}
+		if (i >= PERF_CALL_WARMUP)
+			ticks[i - PERF_CALL_WARMUP] = t1 - t0;
 	}
-	return (double)(perf_now_ns() - t0) / 1e3 / n;
+	perf_latency_summary(ticks, n, r);
+	free(ticks);
+	return 0;
 }
 
-double perf_large_stream(const struct perf_opts *o, size_t chunk)
+double perf_large_stream(const struct perf_opts *o, size_t chunk,
+			 struct perf_large *out)
 {
 	struct perf_opts lo = *o;
 	struct shmr_domain *d = NULL;
@@ -91,6 +105,7 @@ double perf_large_stream(const struct perf_opts *o, size_t chunk)
 	struct perf_app a;
 	int rc;
 
+	memset(out, 0, sizeof(*out));
 	lo.routes = 1;
 	lo.logic = "round-robin";
 	if (chunk) {
@@ -144,19 +159,17 @@ double perf_large_stream(const struct perf_opts *o, size_t chunk)
 		if (rc < 0)
 			goto out;
 	}
+	r.sent = lo.count;
 	if (perf_sink_collect(ep, router, lo.routes, lo.count, &r, &t1) < 0 ||
-	    r.received != lo.count)
+	    !perf_result_checked("shmr-perf large", &r) || t1 <= t0)
 		goto out;
-	mps = (double)o->count * 1e9 / (double)(t1 - t0);
-	if (!chunk && o->rtt) {
-		double big = large_rtt_us(ep, router, o->size, 1, o->rtt);
-		double tiny = large_rtt_us(ep, router, 64, 0, o->rtt);
-
-		if (big > 0 && tiny > 0)
-			printf("large: call round trip %zu B %.2f us, 64 B %.2f "
-			       "us: %.2f times\n",
-			       o->size, big, tiny, big / tiny);
-	}
+	r.mps = (double)o->count * 1e9 / (double)(t1 - t0);
+	out->stream = r;
+	if (!chunk && o->rtt &&
+	    (large_rtt(ep, router, o->size, 1, o->rtt, &out->call) < 0 ||
+	     large_rtt(ep, router, 64, 0, o->rtt, &out->call64) < 0))
+		goto out;
+	mps = r.mps;
 out:
 	if (rc < 0)
 		fprintf(stderr, "shmr-perf large: %s\n", shmr_strerror(rc));
@@ -214,23 +227,103 @@ void perf_large_size_name(size_t size, char *buf, size_t cap)
 		snprintf(buf, cap, "%zu", size);
 }
 
+struct json_object *perf_large_json(const char *mode, const char *record,
+				    const struct perf_opts *o, const char *run)
+{
+	struct json_object *j = perf_json_record(mode, record);
+
+	if (run)
+		perf_json_str(j, "run", run);
+	perf_json_u64(j, "size_bytes", o->size);
+	perf_json_u64(j, "count", o->count);
+	perf_json_u64(j, "round_trips", o->rtt);
+	perf_json_cpus(j, o);
+	return j;
+}
+
+void perf_large_json_rate(struct json_object *j, const struct perf_opts *o,
+			  double mps)
+{
+	perf_json_num(j, "msgs_per_s", mps);
+	perf_json_num(j, "gb_per_s", mps * (double)o->size / 1e9);
+}
+
+/* The issue-15 goal: a call with a buffer of any size within 1.5 times
+ * the round trip of a 64-byte one (p50 against p50). */
+#define LARGE_CALL_GOAL 1.5
+
+/* --json: large's records (docs/benchmarks.md, "JSON results"). */
+static void large_json_emit(const struct perf_opts *o,
+			    const struct perf_large *a, double cpy,
+			    const struct perf_large *in)
+{
+	const struct perf_result *call[2] = { &a->call, &a->call64 };
+	struct json_object *j;
+	double x;
+
+	j = perf_large_json("large", "run", o, "arena");
+	perf_json_counts(j, &a->stream);
+	perf_large_json_rate(j, o, a->stream.mps);
+	perf_json_emit(j);
+	j = perf_large_json("large", "run", o, "memcpy");
+	perf_large_json_rate(j, o, cpy);
+	perf_json_emit(j);
+	j = perf_large_json("large", "run", o, "inline");
+	perf_json_u64(j, "chunk_bytes", PERF_LARGE_CHUNK);
+	perf_json_u64(j, "slots_per_msg",
+		      (o->size + PERF_LARGE_CHUNK - 1) / PERF_LARGE_CHUNK);
+	perf_json_counts(j, &in->stream);
+	perf_large_json_rate(j, o, in->stream.mps);
+	perf_json_emit(j);
+	for (unsigned i = 0; o->rtt && i < 2; i++) {
+		j = perf_large_json("large", "run", o, "call");
+		perf_json_u64(j, "call_bytes", i ? 64 : o->size);
+		perf_json_bool(j, "buffer", i == 0);
+		perf_json_rtt(j, call[i]);
+		perf_json_emit(j);
+	}
+	j = perf_large_json("large", "summary", o, NULL);
+	perf_json_num(j, "vs_memcpy", a->stream.mps / cpy);
+	perf_json_num(j, "vs_inline", a->stream.mps / in->stream.mps);
+	if (o->rtt) {
+		x = a->call.p50_us / a->call64.p50_us;
+		perf_json_num(j, "call_rtt_p50_ns", a->call.p50_us * 1e3);
+		perf_json_num(j, "call64_rtt_p50_ns", a->call64.p50_us * 1e3);
+		perf_json_num(j, "call_vs_call64", x);
+		perf_json_num(j, "call_goal", LARGE_CALL_GOAL);
+		perf_json_bool(j, "call_goal_met", x <= LARGE_CALL_GOAL);
+	}
+	perf_json_emit(j);
+}
+
 int perf_large_run(const struct perf_opts *o)
 {
-	double arena = perf_large_stream(o, 0), cpy, in = -1;
+	struct perf_large a, in;
+	double arena = perf_large_stream(o, 0, &a), cpy, inl, x;
 	char size[32];
 
 	if (arena < 0)
 		return -1;
 	cpy = perf_large_memcpy(o);
-	in = perf_large_stream(o, PERF_LARGE_CHUNK);
+	inl = perf_large_stream(o, PERF_LARGE_CHUNK, &in);
+	if (cpy <= 0 || inl <= 0)
+		return -1;
 	perf_large_size_name(o->size, size, sizeof(size));
 	printf("large: %s %.3f M msg/s %.2f GB/s, vs memcpy %.2f\n", size,
-	       arena / 1e6, arena * (double)o->size / 1e9,
-	       cpy > 0 ? arena / cpy : 0);
+	       arena / 1e6, arena * (double)o->size / 1e9, arena / cpy);
 	printf("large: %s memcpy %.3f M copies/s %.2f GB/s; inline slots "
 	       "(%u-byte chunks) %.3f M msg/s %.2f GB/s\n",
 	       size, cpy / 1e6, cpy * (double)o->size / 1e9,
-	       PERF_LARGE_CHUNK, in / 1e6,
-	       in * (double)o->size / 1e9);
+	       PERF_LARGE_CHUNK, inl / 1e6,
+	       inl * (double)o->size / 1e9);
+	if (o->rtt) {
+		x = a.call.p50_us / a.call64.p50_us;
+		printf("large: call round trip p50 %s %.2f us, 64 B %.2f us: "
+		       "%.2f times (goal <= %.1f): %s\n",
+		       size, a.call.p50_us, a.call64.p50_us, x,
+		       LARGE_CALL_GOAL, x <= LARGE_CALL_GOAL ? "PASS" : "BELOW");
+	}
+	if (perf_json)
+		large_json_emit(o, &a, cpy, &in);
 	return 0;
 }

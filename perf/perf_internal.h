@@ -190,6 +190,13 @@ struct json_object *perf_json_record(const char *mode, const char *record);
 void perf_json_setup(struct json_object *j, const struct perf_opts *o,
 		     int router);
 
+/** "cpus": [client, hub, sink] of @p o. */
+void perf_json_cpus(struct json_object *j, const struct perf_opts *o);
+
+/** @p r's round trips: rtt_count, rtt_p50_ns ... rtt_max_ns (none when
+ *  r->rtt is 0). */
+void perf_json_rtt(struct json_object *j, const struct perf_result *r);
+
 /** What the consumer or sinks checked: sent, received, lost, gaps,
  *  reordered and ok. */
 void perf_json_counts(struct json_object *j, const struct perf_result *r);

@@ -53,7 +53,8 @@ int perf_churn_main(const struct perf_opts *o);
  * the same buffers on the client's core and against the payload carried
  * in inline slots (slot_size 4096, chunks of 4048 bytes); then the call
  * round trip with a buffer of o->size bytes against one of 64 bytes.
- * Prints "large: SIZE ... M msg/s ... GB/s, vs memcpy X.XX" and the rest.
+ * Prints "large: SIZE ... M msg/s ... GB/s, vs memcpy X.XX" and the rest;
+ * with --json, a record per run and a summary on perf_json.
  * Returns 0, -1, or -PERF_EXIT_SKIP as perf_router_run().
  */
 int perf_large_run(const struct perf_opts *o);
@@ -61,15 +62,27 @@ int perf_large_run(const struct perf_opts *o);
 /* large.c: the bytes its memcpy baseline read back (keeps the copies). */
 extern uint64_t perf_large_kept;
 
+/* What one of large.c's streams measured (perf_large_stream()). */
+struct perf_large {
+	struct perf_result stream; /* the slots the sink checked: sent,
+				    * received, gaps, reorders; mps: the
+				    * payloads a second */
+	struct perf_result call;   /* with o->rtt, arena stream: the call
+				    * with a buffer of o->size bytes (rtt,
+				    * p50_us ... max_us) */
+	struct perf_result call64; /* and the 64-byte inline call */
+};
+
 /**
  * large.c's parts, for shmr-perf iceoryx: o->count messages of o->size
  * bytes through the router, in arena buffers (@p chunk 0) or each as
  * size / chunk inline slots of @p chunk bytes (the messages a second, or
- * -1; with o->rtt, the call round trips after); memcpy of o->size bytes
- * on the client's core (copies a second); the size as "64K", "1M" or
- * bytes.
+ * -1; with o->rtt and @p chunk 0, the call round trips after), what it
+ * measured in @p out; memcpy of o->size bytes on the client's core
+ * (copies a second); the size as "64K", "1M" or bytes.
  */
-double perf_large_stream(const struct perf_opts *o, size_t chunk);
+double perf_large_stream(const struct perf_opts *o, size_t chunk,
+			 struct perf_large *out);
 double perf_large_memcpy(const struct perf_opts *o);
 void perf_large_size_name(size_t size, char *buf, size_t cap);
 
@@ -80,11 +93,26 @@ void perf_large_size_name(size_t size, char *buf, size_t cap);
  * release) under a RouDi of its own, o->reps runs interleaved with
  * shmr-perf large's arena stream.  Prints "large: SIZE ...", "iceoryx:
  * SIZE ... M msg/s ... GB/s, vs memcpy X.XX" (medians) and the median
- * ratio shmr / iceoryx.  Returns 0 or -1.
+ * ratio shmr / iceoryx; with --json, a record per run and a summary.
+ * Returns 0 or -1.
  */
 int perf_iceoryx_run(const struct perf_opts *o);
-/** One iceoryx run: the chunks a second, or -1 (said on stderr). */
-double perf_iceoryx_stream(const struct perf_opts *o);
+/** One iceoryx run: the chunks a second, or -1 (said on stderr); the
+ *  subscriber's check in @p r (sent, received; gaps: chunks out of
+ *  sequence). */
+double perf_iceoryx_stream(const struct perf_opts *o, struct perf_result *r);
+
+/**
+ * --json, large and iceoryx (large.c): a record of @p mode with the
+ * payloads' setup (size_bytes, count, round_trips, cpus) and, with
+ * @p run, "run": @p run; perf_large_json_rate() adds msgs_per_s and
+ * gb_per_s for @p mps messages of o->size bytes a second.
+ */
+struct json_object *perf_large_json(const char *mode, const char *record,
+				    const struct perf_opts *o,
+				    const char *run);
+void perf_large_json_rate(struct json_object *j, const struct perf_opts *o,
+			  double mps);
 
 /* large: the largest --size (an arena buffer's, SHMR_ARENA_BUF_MAX), and
  * the inline baseline's chunk (a 4096-byte slot less its 48-byte header). */
