@@ -367,13 +367,29 @@ static int cmd_endpoints(const char *cmd, const char *params,
 	long i;
 
 	(void)cmd;
-	if (!params || !*params) {
+	if (!params || !*params || strncmp(params, "from=", 5) == 0) {
+		/* A list holds RTE_TEL_MAX_ARRAY_ENTRIES: the slots in use
+		 * from slot S (from=S, 0 without), at most that many; ask
+		 * from=LAST+1 for the rest. */
+		long from = params && *params
+				    ? param_index(params + 5,
+						  g_tel_env->max_endpoints)
+				    : 0;
+		unsigned n = 0;
+
+		if (from < 0)
+			return -EINVAL;
 		rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
-		for (uint32_t s = 0; s < g_tel_env->max_endpoints; s++)
+		for (uint32_t s = (uint32_t)from;
+		     s < g_tel_env->max_endpoints &&
+		     n < RTE_TEL_MAX_ARRAY_ENTRIES;
+		     s++)
 			if (atomic_load_explicit(&shmr_dp_ep(g_tel_env, s)->state,
 						 memory_order_relaxed) !=
-			    SHMR_EP_FREE)
+			    SHMR_EP_FREE) {
 				rte_tel_data_add_array_int(d, (int)s);
+				n++;
+			}
 		return 0;
 	}
 	i = param_index(params, g_tel_env->max_endpoints);
@@ -401,7 +417,7 @@ static int cmd_lanes(const char *cmd, const char *params,
 	uint32_t nl = g_tel_env->nlcores;
 	long i;
 
-	if (!params || !*params)
+	if (!params || !*params || strncmp(params, "from=", 5) == 0)
 		return cmd_endpoints(cmd, params, d);
 	i = param_index(params, g_tel_env->max_endpoints);
 	if (i < 0)
@@ -443,9 +459,11 @@ int shmr_dp_telemetry_register(const struct shmr_dp_env *env)
 		  "Routes as router/route; with ,ROUTER/ROUTE: its state "
 		  "and counters." },
 		{ "/shmr/endpoints", cmd_endpoints,
-		  "Endpoint slots in use; with ,SLOT: that endpoint." },
+		  "Endpoint slots in use (512 at most; ,from=S: from slot "
+		  "S on); with ,SLOT: that endpoint." },
 		{ "/shmr/lanes", cmd_lanes,
-		  "Endpoint slots in use; with ,SLOT: its lanes' depths." },
+		  "Endpoint slots in use (as /shmr/endpoints); with ,SLOT: "
+		  "its lanes' depths." },
 	};
 
 	g_tel_env = env;

@@ -254,6 +254,59 @@ static void test_endpoints_and_lanes(void **state)
 	assert_null(telemetry(c, "/shmr/endpoints,x", out, sizeof(out)));
 }
 
+/* More endpoints in use than a DPDK telemetry list holds (512): the list
+ * gives the first 512 in order, and from=LAST+1 the rest, so that every
+ * one is listed exactly once. */
+static void test_endpoints_past_one_list(void **state)
+{
+	struct ctx *c = *state;
+	static struct shmr_endpoint *eps[600];
+	static char out[1 << 16];
+	static unsigned char listed[1 << 14];
+	char cmd[64];
+	unsigned n = 0, pages = 0, total = 0;
+	int next = 0;
+
+	while (n < 600 && shmr_endpoint_open(c->cl.d, &eps[n]) == 0)
+		n++;
+	assert_int_equal(n, 600);
+	for (;;) {
+		json_object *v;
+		size_t len;
+		int last = -1;
+
+		snprintf(cmd, sizeof(cmd), "/shmr/endpoints,from=%d", next);
+		v = telemetry(c, pages ? cmd : "/shmr/endpoints", out,
+			      sizeof(out));
+		assert_non_null(v);
+		assert_true(json_object_is_type(v, json_type_array));
+		len = json_object_array_length(v);
+		assert_true(len <= 512);
+		for (size_t i = 0; i < len; i++) {
+			int s = json_object_get_int(
+				json_object_array_get_idx(v, i));
+
+			assert_true(s > last && s < (int)sizeof(listed));
+			assert_int_equal(listed[s], 0);
+			listed[s] = 1;
+			last = s;
+		}
+		json_object_put(v);
+		pages++;
+		total += (unsigned)len;
+		if (len < 512)
+			break;
+		next = last + 1;
+	}
+	print_message("%u endpoints listed in %u lists\n", total, pages);
+	assert_true(pages >= 2);
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(listed[shmr_endpoint_pid(eps[i]).slot], 1);
+		shmr_endpoint_close(eps[i]);
+	}
+	assert_null(telemetry(c, "/shmr/endpoints,from=x", out, sizeof(out)));
+}
+
 /* eal_args reach the dataplane's EAL: --no-telemetry turns the socket
  * off (the appliance runs as ever, and dpdk-telemetry.py finds nothing). */
 static void test_eal_args_pass_through(void **state)
@@ -324,6 +377,7 @@ int main(void)
 		cmocka_unit_test(test_lcores),
 		cmocka_unit_test(test_routes),
 		cmocka_unit_test(test_endpoints_and_lanes),
+		cmocka_unit_test(test_endpoints_past_one_list),
 	};
 	/* An appliance of their own each: after the first one is gone. */
 	const struct CMUnitTest eal_tests[] = {
