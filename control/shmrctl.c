@@ -256,9 +256,12 @@ static _Noreturn void lost(void)
  * restarting; its requests wait as long for it to come back. */
 void shmr_cli_connect(void)
 {
-	int fd = shmr_proto_connect_wait(sock_path, shmr_cli_wait_ms);
+	int fd;
 	char msg[512];
 
+	if (shmr_cli_conn.fd >= 0)
+		return; /* connected (a request reconnects if it must) */
+	fd = shmr_proto_connect_wait(sock_path, shmr_cli_wait_ms);
 	if (fd >= 0 && shmr_proto_conn_init(&shmr_cli_conn, sock_path, fd, shmr_cli_wait_ms,
 					    NULL, NULL) == 0)
 		return;

@@ -210,9 +210,12 @@ static void sample_take(struct sample *s)
 		const char *w = routers[r];
 		char req[128];
 
-		if (shmr_proto_encode(req, sizeof(req), "INSPECT", &w, 1) < 0)
-			shmr_cli_die("request too long");
-		take(s, w, shmr_cli_request(req));
+		/* In parts: a router of many clients is more than one
+		 * answer (shmrctl_inspect.c). */
+		char *body = shmr_cli_inspect_body(w, 0);
+
+		take(s, w, body);
+		free(body);
 		if (shmr_proto_encode(req, sizeof(req), "ROUTES", &w, 1) < 0)
 			shmr_cli_die("request too long");
 		take_sojourn(s, w, shmr_cli_request(req));

@@ -224,10 +224,37 @@ static void test_metrics_whole(void **state)
 	has_every_client("GET /metrics", out);
 }
 
+/* `shmrctl top`, piped (one table an interval), of the same domain: it
+ * shows a row for every route (their names cut to top's column), the
+ * router's INSPECT being asked in parts. */
+static void test_top_whole(void **state)
+{
+	static char out[1 << 20];
+	char *argv[] = { getenv("SHMRCTL"), "-s", g_cl.app.sock, "top",
+			 "--interval", "0.2", "--duration", "0.5", NULL };
+	const char *l, *end;
+	unsigned rows = 0;
+
+	(void)state;
+	assert_non_null(argv[0]);
+	assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
+	/* The first table: up to the second header, if any. */
+	l = strstr(out, "ROUTER/ROUTE");
+	assert_non_null(l);
+	end = strstr(l, "shmr top:");
+	for (; l && (!end || l < end); l = strchr(l + 1, '\n'))
+		if (strncmp(l, "\n  route-with-", 14) == 0)
+			rows++;
+	if (rows != SHMR_MAX_ROUTES)
+		fail_msg("top: %u route rows, not %u, in:\n%s", rows,
+			 SHMR_MAX_ROUTES, out);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_inspect_json_whole),
 	cmocka_unit_test(test_inspect_text_whole),
 	cmocka_unit_test(test_metrics_whole),
+	cmocka_unit_test(test_top_whole),
 };
 
 int main(void)
