@@ -477,11 +477,6 @@ static void sources_out(struct shmr_dp_lcore *lc)
 		rte_ring_dequeue_zc_elem_finish(h->r, h->n);
 		lc->src_of[h->key] = 0;
 	}
-	/* After the slots (lcore.h, gives). */
-	for (uint32_t g = 0; g < lc->ngives; g++)
-		(void)shmr_arena_free_sent(&lc->env->arena, &lc->gives[g].buf,
-					   lc->gives[g].sender);
-	lc->ngives = 0;
 	lc->nsrcs = 0;
 	lc->pool_n = 0;
 	lc->burst_idx = 0;

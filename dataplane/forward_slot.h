@@ -228,15 +228,9 @@ static inline void commit(struct shmr_dp_lcore *lc,
 	if (__builtin_expect(meta->has_buf, 0) &&
 	    (meta->what == META_DROP || meta->what == META_REPLY ||
 	     meta->what == META_BCAST || meta->what == META_COLLECT ||
-	     meta->what == META_BALANCE)) {
-		/* Once the source lane is released (lc->gives). */
-		if (lc->ngives < lc->pool_cap)
-			lc->gives[lc->ngives++] =
-				(struct shmr_dp_give){ meta->buf, p->slot };
-		else /* never: one per pool slot */
-			(void)shmr_arena_free_sent(&lc->env->arena, &meta->buf,
-						   p->slot);
-	}
+	     meta->what == META_BALANCE))
+		(void)shmr_arena_free_sent(&lc->env->arena, &meta->buf,
+					   p->slot);
 	switch (meta->what) {
 	case META_BAD:
 		shmr_dp_count(&st->bad, 1);

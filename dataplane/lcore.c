@@ -179,13 +179,12 @@ int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
 	lc->buf = aligned_alloc(SHMR_CACHE_LINE,
 				(size_t)lc->pool_cap * env->slot_size);
 	lc->burst = lc->buf;
-	lc->gives = calloc(lc->pool_cap, sizeof(*lc->gives));
 	size = (shmr_dp_collect_mem_size(SHMR_DP_COLLECT_CAP_DEFAULT,
 					 env->slot_size) +
 		SHMR_CACHE_LINE - 1) &
 	       ~(size_t)(SHMR_CACHE_LINE - 1);
 	lc->coll_mem = aligned_alloc(SHMR_CACHE_LINE, size);
-	if (!lc->buf || !lc->gives || !lc->coll_mem ||
+	if (!lc->buf || !lc->coll_mem ||
 	    shmr_dp_collect_init(&lc->coll, lc->coll_mem, size,
 				 SHMR_DP_COLLECT_CAP_DEFAULT, env->slot_size,
 				 index) < 0) {
@@ -200,8 +199,6 @@ void shmr_dp_lcore_fini(struct shmr_dp_lcore *lc)
 	free(lc->ep_mem);
 	lc->ep_mem = NULL;
 	free(lc->buf);
-	free(lc->gives);
-	lc->gives = NULL;
 	lc->buf = NULL;
 	free(lc->coll_mem);
 	lc->coll_mem = NULL;

@@ -145,17 +145,6 @@ struct shmr_dp_lcore {
 	unsigned char *burst;
 	uint32_t burst_idx, burst_pos;
 	uint32_t pool_cap, pool_n;
-	/* Arena references the round's committed slots give back, once
-	 * their source lanes are released (sources_out() in forward.c):
-	 * a death before that release leaves a count too high (a buffer
-	 * the reclaim finds no slot for), never one below the slots still
-	 * referring to it, which a restarted dataplane decides again.  At
-	 * most one per pool slot (pool_cap). */
-	struct shmr_dp_give {
-		struct shmr_buf_ref buf;
-		uint32_t sender;
-	} *gives;
-	uint32_t ngives;
 	uint32_t nstages, nsrcs;
 	uint32_t npending;    /* slots in the stages, not enqueued yet */
 	/* forwarded, and router acc_rslot's forwarded, gathered over a

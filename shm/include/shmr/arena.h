@@ -55,11 +55,7 @@
  * sender's outbound lane).  The dataplane adds a reference for each copy
  * BEFORE it publishes the copy (so the copy's receiver can never take
  * away one that was not added), gives back the ones whose enqueue failed,
- * and gives back the original's once the original's source lane is
- * released, after the round that committed it (lcore.h, gives: given
- * back before that release, a death in between would leave the count one
- * below the slots, as the original, still in its lane, is decided again
- * and adds only for its new copies).  Each
+ * and gives back the original's when the original is committed.  Each
  * receiver gives back one at its next burst, after its slots are released
  * (as for SENT); the one that gives back the last frees the buffer.  Each
  * of these is one CAS of the word, so at every instruction the count is
@@ -67,10 +63,9 @@
  * (the invariant), and it equals it but where a process died between two
  * of its steps:
  *   - the dataplane between an add and its publish or give-back, or
- *     between a source lane's release and the give-back of its
- *     originals' references (and an original still in its lane is
- *     decided again: it adds again for its new copies, a slot delivered
- *     twice as any redelivery, and gives back once);
+ *     between a commit and its source lane's release (the original, left
+ *     in the lane, is decided again: it adds again for its new copies, a
+ *     slot delivered twice as any redelivery);
  *   - a receiver between its slots' release and its give-back.
  * Each leaves the count too high (a leak, never a free too early), and the
  * buffer is reclaimable: the control plane's reclaim (control/arena.c)
