@@ -145,7 +145,7 @@ struct sent {
 	/* SENT by the holder, or SHARED (any sender): cls, index, gen */
 	struct shmr_buf_ref *refs;
 	uint64_t *words; /* each one's word as read before the walk */
-	unsigned char *seen;
+	uint32_t *seen;  /* slots found referring to each */
 	unsigned n;
 	uint32_t holder;
 };
@@ -161,7 +161,7 @@ static void mark_seen(void *arg, const struct shmr_msg *m,
 		    s->refs[i].gen == ref->gen &&
 		    (m->from.slot == s->holder ||
 		     shmr_buf_word_state(s->words[i]) == SHMR_BUF_SHARED))
-			s->seen[i] = 1;
+			s->seen[i]++;
 }
 
 /* Add candidate @p r (word @p w); -1 when out of memory. */
@@ -209,12 +209,29 @@ static int walk_all(const struct shmr_ctl_domain *d, struct sent *s)
  * death, shmr_ctl_arena_dataplane_gone()). */
 #define NO_HOLDER UINT32_MAX
 
-/* shmr_ctl_arena_reclaim() for @p slot in range, or NO_HOLDER. */
-static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot)
+/* A SHARED word @p w with its count of references set to @p n. */
+static uint64_t with_refs(uint64_t w, uint32_t n)
+{
+	return w - (uint64_t)shmr_buf_word_refs(w) * SHMR_BUF_REF_ONE +
+	       (uint64_t)n * SHMR_BUF_REF_ONE;
+}
+
+/* shmr_ctl_arena_reclaim() for @p slot in range, or NO_HOLDER: then
+ * (no dataplane runs, nothing adds a reference) a SHARED word that counts
+ * fewer references than the slots found referring to it is raised to
+ * them, by one CAS from the word read before the walk.  Only raised: a
+ * receiver between its slot's release and its give-back holds a
+ * reference no lane shows, so a count above the slots may be right;
+ * one below them never is (a dataplane that gave back an original's
+ * reference at its commit and died before releasing its lane, the
+ * original decided again).  *@p raced counts the words a receiver's
+ * give-back changed meanwhile (left as they are: walk again). */
+static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot,
+			unsigned *raced)
 {
 	struct shmr_arena_view v;
 	struct sent s = { NULL, NULL, NULL, 0, slot };
-	unsigned freed = 0, cap = 0, kept = 0;
+	unsigned freed = 0, cap = 0, kept = 0, recounted = 0;
 	const int holder = slot != NO_HOLDER;
 
 	view_of(d, &v);
@@ -250,9 +267,25 @@ static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 		}
 	}
 	if (s.n) {
-		s.seen = calloc(s.n, 1);
+		s.seen = calloc(s.n, sizeof(*s.seen));
 		if (s.seen && walk_all(d, &s) == 0) {
 			for (unsigned i = 0; i < s.n; i++) {
+				uint64_t w = s.words[i];
+
+				if (s.seen[i] && !holder &&
+				    shmr_buf_word_refs(w) < s.seen[i] &&
+				    s.seen[i] <= SHMR_BUF_REFS_MAX) {
+					/* Release: as a give-back's. */
+					if (atomic_compare_exchange_strong_explicit(
+						    shmr_arena_word(&v, s.refs[i].cls,
+								    s.refs[i].index),
+						    &w, with_refs(w, s.seen[i]),
+						    memory_order_release,
+						    memory_order_relaxed))
+						recounted++;
+					else
+						(*raced)++;
+				}
 				if (s.seen[i]) {
 					kept++;
 					continue;
@@ -272,10 +305,10 @@ static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 		shmr_ctl_log("endpoint %u: %u arena buffer(s) reclaimed (%u "
 			     "still in lanes, kept for their receivers)",
 			     slot, freed, kept);
-	} else if (freed) {
+	} else if (freed || recounted) {
 		shmr_ctl_log("dataplane gone: %u shared arena buffer(s) no slot "
-			     "refers to reclaimed",
-			     freed);
+			     "refers to reclaimed, %u recounted from the lanes",
+			     freed, recounted);
 	}
 	return freed;
 }
@@ -284,7 +317,9 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 {
 	if (slot >= d->geo.max_endpoints)
 		return 0;
-	return reclaim(d, slot);
+	unsigned raced = 0;
+
+	return reclaim(d, slot, &raced);
 }
 
 unsigned shmr_ctl_arena_dataplane_gone(struct shmr_ctl_domain *d)
@@ -330,7 +365,18 @@ unsigned shmr_ctl_arena_dataplane_gone(struct shmr_ctl_domain *d)
 	 * source lane was released: forward_collect.c), leaving a count no
 	 * slot backs: recomputed from the lanes, with no dataplane to add
 	 * references meanwhile. */
-	(void)reclaim(d, NO_HOLDER);
+	{
+		unsigned raced = 0;
+
+		/* A word a receiver gave back to during a walk: once more
+		 * (each pass is cheap next to a dataplane's start). */
+		for (int pass = 0; pass < 4; pass++) {
+			raced = 0;
+			(void)reclaim(d, NO_HOLDER, &raced);
+			if (!raced)
+				break;
+		}
+	}
 	return n;
 }
 

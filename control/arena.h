@@ -38,7 +38,10 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot);
  * given back, freeing the buffers nothing else refers to; then every
  * SHARED buffer no slot in any lane refers to is freed (as
  * shmr_ctl_arena_reclaim() does, for no holder: a reply that crossed
- * between lcores held, its source lane released, forward_collect.c).
+ * between lcores held, its source lane released, forward_collect.c),
+ * and one whose count is below the slots that refer to it is raised to
+ * them (arena.h: a death between an original's commit and its source
+ * lane's release).
  * Context: the control plane's loop, after the dataplane's exit and
  *          before the next one starts.
  * Concurrency: live receivers give back meanwhile: one CAS loop a word.

@@ -449,9 +449,27 @@ static void test_arena_kill(void **state)
 		    c->kills[2] * shmr_hdr(c->cl.base)->lane_size);
 	if (c->kills[2] == 0)
 		assert_int_equal(first_missing_of(c, 1), N);
-	if (!shmr_test_wait(arena_free, c, 30000))
+	if (!shmr_test_wait(arena_free, c, 30000)) {
+		/* Which ones, and in what state (state, holder, references,
+		 * held): what a leak's cause is read from. */
+		for (uint32_t k = 0; k < c->v.nclasses; k++)
+			for (uint32_t i = 0; i < c->v.cls[k].count; i++) {
+				uint64_t w = atomic_load(
+					shmr_arena_word(&c->v, k, i));
+
+				if (shmr_buf_word_state(w) != SHMR_BUF_FREE)
+					fprintf(stderr,
+						"test_arena_kill: class %u "
+						"buffer %u: state %u holder "
+						"%u refs %u held %u\n",
+						k, i, shmr_buf_word_state(w),
+						(uint32_t)(w >> 32 & 0xffff) - 1,
+						shmr_buf_word_refs(w),
+						shmr_buf_word_held(w));
+			}
 		fail_msg("%u arena buffers still in use after the run",
 			 in_use(c));
+	}
 	assert_int_equal(in_use(c), start_in_use);
 	assert_int_equal(value(c, "STATUS", "close_dropped"), 0);
 	/* What the control plane took back is counted (senders died holding

@@ -58,17 +58,22 @@
  * and gives back the original's when the original is committed.  Each
  * receiver gives back one at its next burst, after its slots are released
  * (as for SENT); the one that gives back the last frees the buffer.  Each
- * of these is one CAS of the word, so at every instruction the count is
- * at least the number of slots, in any lane, that refer to the buffer
- * (the invariant), and it equals it but where a process died between two
- * of its steps:
- *   - the dataplane between an add and its publish or give-back, or
- *     between a commit and its source lane's release (the original, left
- *     in the lane, is decided again: it adds again for its new copies, a
- *     slot delivered twice as any redelivery);
+ * of these is one CAS of the word, so at every instruction but in one
+ * window (below) the count is at least the number of slots, in any lane,
+ * that refer to the buffer (the invariant), and it equals it but where a
+ * process died between two of its steps:
+ *   - the dataplane between an add and its publish or give-back;
  *   - a receiver between its slots' release and its give-back.
- * Each leaves the count too high (a leak, never a free too early), and the
- * buffer is reclaimable: the control plane's reclaim (control/arena.c)
+ * Each leaves the count too high (a leak, never a free too early).  One
+ * more leaves it one too LOW: the dataplane between an original's commit
+ * (which gave back its reference) and its source lane's release; the
+ * original, still in its lane, would be decided again and add only for
+ * its new copies.  So before the next dataplane starts, the control plane
+ * raises every SHARED count that is below the slots found referring to
+ * it (shmr_ctl_arena_dataplane_gone(): no dataplane runs then, so nothing
+ * adds a reference, and a receiver's give-back during the walk makes its
+ * CAS fail and the walk run again).  The leaks are reclaimable: the
+ * control plane's reclaim (control/arena.c)
  * recomputes from the lanes, and frees a SHARED buffer that no slot in any
  * lane refers to by one CAS from the word it read before it walked them,
  * so a give-back meanwhile makes its CAS fail.  Nobody but the dataplane,
