@@ -159,7 +159,7 @@ static void mark_seen(void *arg, const struct shmr_msg *m,
 		if (s->refs[i].cls == ref->cls &&
 		    s->refs[i].index == ref->index &&
 		    s->refs[i].gen == ref->gen &&
-		    (m->from.slot == s->holder ||
+		    (m->from.slot + 1 == (uint32_t)(s->words[i] >> 32 & 0xffffu) ||
 		     shmr_buf_word_state(s->words[i]) == SHMR_BUF_SHARED))
 			s->seen[i]++;
 }
@@ -209,6 +209,19 @@ static int walk_all(const struct shmr_ctl_domain *d, struct sent *s)
  * death, shmr_ctl_arena_dataplane_gone()). */
 #define NO_HOLDER UINT32_MAX
 
+/* 1 when the holder a SENT word @p w names has no endpoint any more (its
+ * slot free): nobody will ever take such a buffer back but a reclaim. */
+static int holder_gone(const struct shmr_ctl_domain *d, uint64_t w)
+{
+	uint32_t h = (uint32_t)(w >> 32 & 0xffffu);
+
+	if (h == 0 || h - 1 >= d->geo.max_endpoints)
+		return 1;
+	/* Relaxed: ours to write (the control plane's line). */
+	return atomic_load_explicit(&shmr_ctl_dom_ep(d, h - 1)->state,
+				    memory_order_relaxed) == SHMR_EP_FREE;
+}
+
 /* A SHARED word @p w with its count of references set to @p n. */
 static uint64_t with_refs(uint64_t w, uint32_t n)
 {
@@ -227,11 +240,11 @@ static uint64_t with_refs(uint64_t w, uint32_t n)
  * original decided again).  *@p raced counts the words a receiver's
  * give-back changed meanwhile (left as they are: walk again). */
 static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot,
-			unsigned *raced)
+			int raise, unsigned *raced)
 {
 	struct shmr_arena_view v;
 	struct sent s = { NULL, NULL, NULL, 0, slot };
-	unsigned freed = 0, cap = 0, kept = 0, recounted = 0;
+	unsigned freed = 0, cap = 0, kept = 0, recounted = 0, kept_shared = 0;
 	const int holder = slot != NO_HOLDER;
 
 	view_of(d, &v);
@@ -257,8 +270,14 @@ static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot,
 			}
 			/* A word the dataplane holds references of is left
 			 * to it (or to shmr_ctl_arena_dataplane_gone()). */
+			/* A SENT one whose holder is gone too: a receiver
+			 * killed between its slot's release and its
+			 * give-back, after the holder's own reclaim, leaves
+			 * one no slot refers to. */
 			if ((!holder ||
 			     w != shmr_buf_word(SHMR_BUF_SENT, slot, r.gen)) &&
+			    !(shmr_buf_word_state(w) == SHMR_BUF_SENT &&
+			      holder_gone(d, w)) &&
 			    (shmr_buf_word_state(w) != SHMR_BUF_SHARED ||
 			     shmr_buf_word_held(w) != 0))
 				continue;
@@ -272,7 +291,7 @@ static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot,
 			for (unsigned i = 0; i < s.n; i++) {
 				uint64_t w = s.words[i];
 
-				if (s.seen[i] && !holder &&
+				if (s.seen[i] && raise &&
 				    shmr_buf_word_refs(w) < s.seen[i] &&
 				    s.seen[i] <= SHMR_BUF_REFS_MAX) {
 					/* Release: as a give-back's. */
@@ -288,6 +307,9 @@ static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot,
 				}
 				if (s.seen[i]) {
 					kept++;
+					if (shmr_buf_word_state(s.words[i]) ==
+					    SHMR_BUF_SHARED)
+						kept_shared++;
 					continue;
 				}
 				if (shmr_arena_move_word(&v, &s.refs[i],
@@ -297,6 +319,16 @@ static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot,
 				}
 			}
 		}
+	}
+	/* Shared buffers still referred to: one whose count a death left
+	 * too high (its last receiver gave back, one reference is left) is
+	 * freed by a later look (shmr_ctl_arena_recheck()). */
+	if (kept_shared) {
+		if (!d->arena_recheck_left)
+			d->arena_recheck_at = 0;
+		d->arena_recheck_left = SHMR_CTL_ARENA_RECHECKS;
+	} else if (!holder && !raise) {
+		d->arena_recheck_left = 0;
 	}
 	free(s.refs);
 	free(s.words);
@@ -319,7 +351,7 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot)
 		return 0;
 	unsigned raced = 0;
 
-	return reclaim(d, slot, &raced);
+	return reclaim(d, slot, 0, &raced);
 }
 
 unsigned shmr_ctl_arena_dataplane_gone(struct shmr_ctl_domain *d)
@@ -372,7 +404,7 @@ unsigned shmr_ctl_arena_dataplane_gone(struct shmr_ctl_domain *d)
 		 * (each pass is cheap next to a dataplane's start). */
 		for (int pass = 0; pass < 4; pass++) {
 			raced = 0;
-			(void)reclaim(d, NO_HOLDER, &raced);
+			(void)reclaim(d, NO_HOLDER, 1, &raced);
 			if (!raced)
 				break;
 		}
@@ -503,4 +535,26 @@ void shmr_ctl_arena_unsend(struct shmr_ctl_domain *d, uint32_t holder,
 
 	view_of(d, &v);
 	(void)shmr_arena_free_sent(&v, r, holder);
+}
+
+uint64_t shmr_ctl_arena_recheck(struct shmr_ctl_domain *d, uint64_t now)
+{
+	unsigned raced = 0;
+
+	if (!d->arena_recheck_left || !d->base)
+		return 0;
+	if (!d->arena_recheck_at) {
+		d->arena_recheck_at = now + SHMR_CTL_ARENA_RECHECK_MS;
+		return d->arena_recheck_at;
+	}
+	if (now < d->arena_recheck_at)
+		return d->arena_recheck_at;
+	d->arena_recheck_left--;
+	/* No raise: a dataplane runs (a count below the slots is its window
+	 * between an original's commit and its lane's release). */
+	(void)reclaim(d, NO_HOLDER, 0, &raced);
+	if (!d->arena_recheck_left)
+		return 0;
+	d->arena_recheck_at = now + SHMR_CTL_ARENA_RECHECK_MS;
+	return d->arena_recheck_at;
 }

@@ -49,6 +49,27 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot);
  */
 unsigned shmr_ctl_arena_dataplane_gone(struct shmr_ctl_domain *d);
 
+/* How often, and how many times after a reclaim that left shared
+ * buffers referred to, shmr_ctl_arena_recheck() looks again. */
+#define SHMR_CTL_ARENA_RECHECK_MS 250u
+#define SHMR_CTL_ARENA_RECHECKS 20u
+
+/**
+ * A death (a holder's, a receiver's or the dataplane's) can leave a shared
+ * buffer counting one reference more than will ever be given back (a
+ * process killed between its slot's release and its give-back, or the
+ * dataplane between an add and its publish); a reclaim frees such a
+ * buffer only once no slot in any lane refers to it, which is later when
+ * other copies are still queued.  So after a reclaim that kept shared
+ * buffers, the shared ones no slot refers to are freed again every
+ * SHMR_CTL_ARENA_RECHECK_MS, SHMR_CTL_ARENA_RECHECKS times (each reclaim
+ * that keeps some starts the count again); an idle appliance has none
+ * due.
+ * Context: the control plane's loop, after each event.
+ * Returns: the next time (ms, shmr_ctl_now_ms()) it is due, 0 when none.
+ */
+uint64_t shmr_ctl_arena_recheck(struct shmr_ctl_domain *d, uint64_t now);
+
 /**
  * The lanes of endpoint slot @p slot are about to be initialised again
  * (the slot is reused): the buffers their slots refer to are freed, since

@@ -38,6 +38,10 @@ struct shmr_ctl_domain {
 	/* Per arena class: buffers taken back from gone holders, or freed
 	 * with slots that were dropped (control/arena.c). */
 	uint64_t arena_reclaimed_cls[SHMR_ARENA_MAX_CLASSES];
+	/* Looks left, and when the next is due (0: not set), for shared
+	 * buffers a death left counted too high (shmr_ctl_arena_recheck()). */
+	unsigned arena_recheck_left;
+	uint64_t arena_recheck_at;
 	struct shmr_spec spec_buf; /* private copy the spec is built in */
 	/* The dataplane's per-slot counters (summed over lcores) as they
 	 * stood when the slot was handed to its current owner: what the

@@ -218,5 +218,10 @@ uint64_t shmr_ctl_drain_poll(struct shmr_ctl_domain *d,
 							      : 0);
 		}
 	}
-	return next;
+	/* Shared buffers a death left counted too high (arena.h). */
+	{
+		uint64_t at = shmr_ctl_arena_recheck(d, now);
+
+		return at ? sooner(next, at) : next;
+	}
 }

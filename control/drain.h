@@ -32,8 +32,9 @@
  * Concurrency: reads the lanes' tails (shmr_lane_unconsumed()), which the
  *              dataplane and a live producer move meanwhile; trusts
  *              nothing there beyond that check.
+ *              It also runs shmr_ctl_arena_recheck() (control/arena.h).
  * Returns:     when it wants to look again (ms, shmr_ctl_now_ms()'s
- *              clock), 0 when nothing drains.
+ *              clock), 0 when nothing drains and no recheck is due.
  */
 uint64_t shmr_ctl_drain_poll(struct shmr_ctl_domain *d,
 			     struct shmr_ctl_model *m,
