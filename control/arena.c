@@ -147,7 +147,6 @@ struct sent {
 	uint64_t *words; /* each one's word as read before the walk */
 	uint32_t *seen;  /* slots found referring to each */
 	unsigned n;
-	uint32_t holder;
 };
 
 static void mark_seen(void *arg, const struct shmr_msg *m,
@@ -159,7 +158,7 @@ static void mark_seen(void *arg, const struct shmr_msg *m,
 		if (s->refs[i].cls == ref->cls &&
 		    s->refs[i].index == ref->index &&
 		    s->refs[i].gen == ref->gen &&
-		    (m->from.slot + 1 == (uint32_t)(s->words[i] >> 32 & 0xffffu) ||
+		    (m->from.slot == shmr_buf_word_holder(s->words[i]) ||
 		     shmr_buf_word_state(s->words[i]) == SHMR_BUF_SHARED))
 			s->seen[i]++;
 }
@@ -213,20 +212,13 @@ static int walk_all(const struct shmr_ctl_domain *d, struct sent *s)
  * slot free): nobody will ever take such a buffer back but a reclaim. */
 static int holder_gone(const struct shmr_ctl_domain *d, uint64_t w)
 {
-	uint32_t h = (uint32_t)(w >> 32 & 0xffffu);
+	uint32_t h = shmr_buf_word_holder(w);
 
-	if (h == 0 || h - 1 >= d->geo.max_endpoints)
+	if (h >= d->geo.max_endpoints)
 		return 1;
 	/* Relaxed: ours to write (the control plane's line). */
-	return atomic_load_explicit(&shmr_ctl_dom_ep(d, h - 1)->state,
+	return atomic_load_explicit(&shmr_ctl_dom_ep(d, h)->state,
 				    memory_order_relaxed) == SHMR_EP_FREE;
-}
-
-/* A SHARED word @p w with its count of references set to @p n. */
-static uint64_t with_refs(uint64_t w, uint32_t n)
-{
-	return w - (uint64_t)shmr_buf_word_refs(w) * SHMR_BUF_REF_ONE +
-	       (uint64_t)n * SHMR_BUF_REF_ONE;
 }
 
 /* shmr_ctl_arena_reclaim() for @p slot in range, or NO_HOLDER: then
@@ -243,7 +235,7 @@ static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot,
 			int raise, unsigned *raced)
 {
 	struct shmr_arena_view v;
-	struct sent s = { NULL, NULL, NULL, 0, slot };
+	struct sent s = { NULL, NULL, NULL, 0 };
 	unsigned freed = 0, cap = 0, kept = 0, recounted = 0, kept_shared = 0;
 	const int holder = slot != NO_HOLDER;
 
@@ -298,7 +290,10 @@ static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot,
 					if (atomic_compare_exchange_strong_explicit(
 						    shmr_arena_word(&v, s.refs[i].cls,
 								    s.refs[i].index),
-						    &w, with_refs(w, s.seen[i]),
+						    &w, shmr_buf_word_shared(
+							    shmr_buf_word_holder(w),
+							    s.seen[i],
+							    shmr_buf_word_gen(w)),
 						    memory_order_release,
 						    memory_order_relaxed))
 						recounted++;

@@ -461,7 +461,7 @@ static void test_arena_kill(void **state)
 						"buffer %u: state %u holder "
 						"%u refs %u held %u\n",
 						k, i, shmr_buf_word_state(w),
-						(uint32_t)(w >> 32 & 0xffff) - 1,
+						shmr_buf_word_holder(w),
 						shmr_buf_word_refs(w),
 						shmr_buf_word_held(w));
 			}

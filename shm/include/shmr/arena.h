@@ -190,6 +190,13 @@ static inline uint32_t shmr_buf_word_state(uint64_t w)
 	return (uint32_t)(w >> 48) & 0xfu;
 }
 
+/* The endpoint slot shmr_buf_word() named as @p w's holder, UINT32_MAX
+ * for none (a free word's). */
+static inline uint32_t shmr_buf_word_holder(uint64_t w)
+{
+	return (uint32_t)(w >> 32 & 0xffffu) - 1u;
+}
+
 /* A SHARED word's references, and those of them the dataplane holds. */
 static inline uint32_t shmr_buf_word_refs(uint64_t w)
 {

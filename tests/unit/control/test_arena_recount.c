@@ -100,9 +100,7 @@ static _Atomic(uint64_t) *word(struct fix *f, uint32_t index)
 static void set_shared(struct fix *f, uint32_t index, uint32_t gen,
 		       uint32_t holder, uint32_t refs)
 {
-	atomic_store(word(f, index),
-		     shmr_buf_word(SHMR_BUF_SHARED, holder, gen) +
-			     (uint64_t)refs * SHMR_BUF_REF_ONE);
+	atomic_store(word(f, index), shmr_buf_word_shared(holder, refs, gen));
 }
 
 static void test_recount(void **state)
