@@ -46,8 +46,8 @@ int shmr_ctl_metrics_format(const struct shmr_ctl_model *m,
  *              snapshot taken within one pass.
  * Returns:     the length written (without the NUL), or -ENOSPC (retry
  *              with a larger @p buf, or use
- *              shmr_ctl_metrics_render_grow(): each client endpoint is
- *              about 370 bytes of text).
+ *              shmr_ctl_metrics_render_grow(): the text grows with the
+ *              client endpoints).
  */
 int shmr_ctl_metrics_render(const struct shmr_ctl_domain *d,
 			    const struct shmr_ctl_model *m,
@@ -55,7 +55,7 @@ int shmr_ctl_metrics_render(const struct shmr_ctl_domain *d,
 			    size_t cap);
 
 /* The first buffer and the most text shmr_ctl_metrics_render_grow()
- * makes (16384 client endpoints are about 7 MiB). */
+ * makes. */
 #define SHMR_CTL_METRICS_FIRST (1u << 20)
 #define SHMR_CTL_METRICS_MAX (64u << 20)
 
