@@ -35,8 +35,9 @@ enum shmr_ctl_drain {
 	SHMR_CTL_DRAIN_NONE = 0,
 	SHMR_CTL_DRAIN_POLL = 1,  /* still USED and polled, no owner: until
 				   * its outbound lanes are empty */
-	SHMR_CTL_DRAIN_COUNT = 2, /* DEFERRED, given up: not reusable until
-				   * what is left in it has been counted */
+	SHMR_CTL_DRAIN_COUNT = 2, /* DEFERRED, drained or given up: not
+				   * reusable until what is left in its
+				   * lanes has been counted and dropped */
 	SHMR_CTL_DRAIN_INBOX = 3, /* DEFERRED, a route's inbox its supervisor
 				   * removed: not reusable until what is
 				   * queued there is dead-lettered

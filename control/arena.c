@@ -32,6 +32,25 @@
  * count a death left too high (a receiver between those two steps, the
  * dataplane between an add and its publish) is given back here, and a
  * live reference never is.
+ *
+ * SENT buffers of a live holder (arena.h's essay: a receiver killed
+ * between its release and its give-back leaves one, a worker's reply in
+ * a buffer whose caller died).  The same walk decides them, with one
+ * test first: the holder's line must not name the buffer as the one it
+ * is sending (in_flight(), read after the word and before the walk), or
+ * its slot could be entering a lane behind the walk.  Not named, it was
+ * enqueued before the walk began, so the walk sees its slot unless a
+ * receiver released it; and the word cannot have left and come back
+ * meanwhile (every way into WRITING takes a new generation), so a CAS
+ * from the word read first frees only that same send, unreferenced.
+ *
+ * Kept buffers of a dead receiver.  shmr_buf_keep() moves a buffer to its
+ * receiver (WRITING, the next generation) while the receiver's slot for
+ * it is still unreleased in its inbound lane: a receiver killed then
+ * would have its slot redelivered with the buffer freed under it.  So a
+ * WRITING word of the slot being reclaimed that a slot in that slot's own
+ * inbound lanes names, under the generation before, goes back to the
+ * slot's sender (give_to_slots()) instead of being freed.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -113,11 +132,13 @@ void shmr_ctl_arena_status(struct shmr_ctl_domain *d, struct shmr_ctl_kv *kv)
 }
 
 /* Call @p fn on every arena reference of a slot in lane @p r, from its
- * consumer tail to its producer tail.  -1: the lane cannot be walked. */
-static int lane_refs(const struct shmr_ctl_domain *d, const struct rte_ring *r,
-		     void (*fn)(void *arg, const struct shmr_msg *m,
-				const struct shmr_buf_ref *ref),
-		     void *arg)
+ * consumer tail to its producer tail (its index after the last one read
+ * in *@p end, when not NULL).  -1: the lane cannot be walked. */
+static int lane_refs_to(const struct shmr_ctl_domain *d,
+			const struct rte_ring *r,
+			void (*fn)(void *arg, const struct shmr_msg *m,
+				   const struct shmr_buf_ref *ref),
+			void *arg, uint32_t *end)
 {
 	uint32_t ls = d->geo.lane_size, ss = d->geo.slot_size, mask = ls - 1;
 	const unsigned char *slots = (const unsigned char *)(r + 1);
@@ -138,14 +159,32 @@ static int lane_refs(const struct shmr_ctl_domain *d, const struct rte_ring *r,
 		memcpy(&ref, m->data, sizeof(ref));
 		fn(arg, m, &ref);
 	}
+	if (end)
+		*end = ct + (uint32_t)n;
 	return 0;
 }
 
+static int lane_refs(const struct shmr_ctl_domain *d, const struct rte_ring *r,
+		     void (*fn)(void *arg, const struct shmr_msg *m,
+				const struct shmr_buf_ref *ref),
+		     void *arg)
+{
+	return lane_refs_to(d, r, fn, arg, NULL);
+}
+
 struct sent {
-	/* SENT by the holder, or SHARED (any sender): cls, index, gen */
+	/* SENT (any holder), or SHARED (any sender): cls, index, gen */
 	struct shmr_buf_ref *refs;
 	uint64_t *words; /* each one's word as read before the walk */
 	uint32_t *seen;  /* slots found referring to each */
+	uint32_t *from;  /* the sender of the last slot found */
+	/* Per buffer (base[cls] + index): its candidate + 1, 0 for none, so
+	 * a lane's slot finds its candidate in one look. */
+	uint32_t *at;
+	uint32_t base[SHMR_ARENA_MAX_CLASSES];
+	const struct shmr_arena_view *v;
+	uint32_t lane_of; /* the endpoint whose inbound lane is walked, or
+			   * UINT32_MAX (an outbound one) */
 	unsigned n;
 };
 
@@ -153,14 +192,26 @@ static void mark_seen(void *arg, const struct shmr_msg *m,
 		      const struct shmr_buf_ref *ref)
 {
 	struct sent *s = arg;
+	uint32_t k;
 
-	for (unsigned i = 0; i < s->n; i++)
-		if (s->refs[i].cls == ref->cls &&
-		    s->refs[i].index == ref->index &&
-		    s->refs[i].gen == ref->gen &&
-		    (m->from.slot == shmr_buf_word_holder(s->words[i]) ||
-		     shmr_buf_word_state(s->words[i]) == SHMR_BUF_SHARED))
-			s->seen[i]++;
+	/* A peer wrote the slot: bounded by our copy of the classes. */
+	if (ref->cls >= s->v->nclasses ||
+	    ref->index >= s->v->cls[ref->cls].count)
+		return;
+	k = s->at[s->base[ref->cls] + ref->index];
+	if (!k--)
+		return;
+	/* A kept one (WRITING) counts only in its holder's own inbound
+	 * lanes: the slot it received and has not released. */
+	if (shmr_buf_word_state(s->words[k]) == SHMR_BUF_WRITING &&
+	    s->lane_of != shmr_buf_word_holder(s->words[k]))
+		return;
+	if (s->refs[k].gen == ref->gen &&
+	    (m->from.slot == shmr_buf_word_holder(s->words[k]) ||
+	     shmr_buf_word_state(s->words[k]) != SHMR_BUF_SENT)) {
+		s->seen[k]++;
+		s->from[k] = m->from.slot;
+	}
 }
 
 /* Add candidate @p r (word @p w); -1 when out of memory. */
@@ -180,6 +231,7 @@ static int sent_add(struct sent *s, unsigned *cap, const struct shmr_buf_ref *r,
 		s->words = a;
 		*cap = c;
 	}
+	s->at[s->base[r->cls] + r->index] = s->n + 1;
 	s->refs[s->n] = *r;
 	s->words[s->n++] = w;
 	return 0;
@@ -192,15 +244,18 @@ static int walk_all(const struct shmr_ctl_domain *d, struct sent *s)
 	uint32_t nl = d->geo.nlcores;
 	int rc = 0;
 
+	s->lane_of = UINT32_MAX;
 	for (uint32_t e = 0; e < d->geo.max_endpoints; e++)
 		for (uint32_t l = SHMR_LANE_OUT(nl); l <= SHMR_LANE_OUT_HIGH(nl);
 		     l++)
 			rc |= lane_refs(d, shmr_ctl_dom_lane(d, e, l),
 					mark_seen, s);
-	for (uint32_t e = 0; e < d->geo.max_endpoints; e++)
+	for (uint32_t e = 0; e < d->geo.max_endpoints; e++) {
+		s->lane_of = e;
 		for (uint32_t l = 0; l < nl; l++)
 			rc |= lane_refs(d, shmr_ctl_dom_lane(d, e, l),
 					mark_seen, s);
+	}
 	return rc;
 }
 
@@ -221,6 +276,46 @@ static int holder_gone(const struct shmr_ctl_domain *d, uint64_t w)
 				    memory_order_relaxed) == SHMR_EP_FREE;
 }
 
+/* A buffer dead endpoint slot's word @p w says it had kept (WRITING), that
+ * @p n slots still in lanes name under generation @p r->gen (the one
+ * before the keep's), the last from endpoint slot @p from: given back to
+ * those slots, as their sender's again (SENT, or SHARED for more than
+ * one), so their redelivery carries the payload.  Only the dead holder
+ * would have changed its word: one CAS, release.  Returns 1 if done. */
+static unsigned give_to_slots(const struct shmr_arena_view *v,
+			      const struct shmr_buf_ref *r, uint64_t w,
+			      uint32_t n, uint32_t from)
+{
+	uint64_t to = n == 1 ? shmr_buf_word(SHMR_BUF_SENT, from, r->gen)
+			     : shmr_buf_word_shared(from, n, r->gen);
+
+	return atomic_compare_exchange_strong_explicit(
+		       shmr_arena_word(v, r->cls, r->index), &w, to,
+		       memory_order_release, memory_order_relaxed)
+		       ? 1
+		       : 0;
+}
+
+/* 1 when the live holder of SENT word @p w (buffer @p r) names it in its
+ * line as the one it is sending (arena.h): its slot may be on its way
+ * into a lane our walk has passed, so it is left for a later look.  The
+ * holder being reclaimed (@p slot), or one that is gone, sends nothing. */
+static int in_flight(const struct shmr_ctl_domain *d, uint32_t slot,
+		     uint64_t w, const struct shmr_buf_ref *r)
+{
+	uint32_t h = shmr_buf_word_holder(w);
+
+	if (h == slot || holder_gone(d, w))
+		return 0;
+	/* Acquire, after the word's acquire and before the walk: pairs
+	 * with the holder's release as it cleared the name after its
+	 * enqueue, so a slot enqueued before this read is in its lane for
+	 * the walk to find. */
+	return atomic_load_explicit(&shmr_ctl_dom_ep_peer(d, h)->sending,
+				    memory_order_acquire) ==
+	       shmr_buf_ref_word(r);
+}
+
 /* shmr_ctl_arena_reclaim() for @p slot in range, or NO_HOLDER: then
  * (no dataplane runs, nothing adds a reference) a SHARED word that counts
  * fewer references than the slots found referring to it is raised to
@@ -235,13 +330,22 @@ static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot,
 			int raise, unsigned *raced)
 {
 	struct shmr_arena_view v;
-	struct sent s = { NULL, NULL, NULL, 0 };
+	struct sent s = { .v = &v };
 	unsigned freed = 0, cap = 0, kept = 0, recounted = 0, kept_shared = 0;
+	unsigned sending = 0, restored = 0;
+	uint32_t total = 0;
 	const int holder = slot != NO_HOLDER;
 
 	view_of(d, &v);
 	if (!v.nclasses)
 		return 0;
+	for (uint32_t c = 0; c < v.nclasses; c++) {
+		s.base[c] = total;
+		total += v.cls[c].count;
+	}
+	s.at = calloc(total, sizeof(*s.at));
+	if (!s.at)
+		return 0; /* nothing freed: a leak is the safe side */
 	for (uint32_t c = 0; c < v.nclasses; c++) {
 		for (uint32_t i = 0; i < v.cls[c].count; i++) {
 			/* Acquire: read before any lane of the walk below
@@ -253,38 +357,50 @@ static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot,
 
 			if (holder &&
 			    w == shmr_buf_word(SHMR_BUF_WRITING, slot, r.gen)) {
-				/* Never sent: nobody else refers to it. */
-				if (shmr_arena_move_word(&v, &r, w)) {
-					freed++;
-					d->arena_reclaimed_cls[c]++;
-				}
+				/* Allocated, or kept (arena.h: under the
+				 * generation after the one its slot names):
+				 * a slot still in a lane naming the one
+				 * before is a kept message's, to be
+				 * redelivered with its buffer. */
+				r.gen = r.gen == 1 ? UINT32_MAX : r.gen - 1;
+				if (sent_add(&s, &cap, &r, w) < 0)
+					break; /* the rest stays: a leak */
 				continue;
 			}
-			/* A word the dataplane holds references of is left
-			 * to it (or to shmr_ctl_arena_dataplane_gone()). */
-			/* A SENT one whose holder is gone too: a receiver
+			/* Every SENT one, whoever holds it: a receiver
 			 * killed between its slot's release and its
-			 * give-back, after the holder's own reclaim, leaves
-			 * one no slot refers to. */
-			if ((!holder ||
-			     w != shmr_buf_word(SHMR_BUF_SENT, slot, r.gen)) &&
-			    !(shmr_buf_word_state(w) == SHMR_BUF_SENT &&
-			      holder_gone(d, w)) &&
-			    (shmr_buf_word_state(w) != SHMR_BUF_SHARED ||
-			     shmr_buf_word_held(w) != 0))
+			 * give-back leaves one no slot refers to (arena.h),
+			 * but one its holder is sending (in_flight()). */
+			if (shmr_buf_word_state(w) == SHMR_BUF_SENT) {
+				if (in_flight(d, slot, w, &r)) {
+					sending++;
+					continue;
+				}
+			} else if (shmr_buf_word_state(w) != SHMR_BUF_SHARED ||
+				   shmr_buf_word_held(w) != 0) {
+				/* Free, WRITING, or a word the dataplane
+				 * holds references of: left to it (or to
+				 * shmr_ctl_arena_dataplane_gone()). */
 				continue;
+			}
 			if (sent_add(&s, &cap, &r, w) < 0)
 				break; /* the rest stays: a leak */
 		}
 	}
 	if (s.n) {
 		s.seen = calloc(s.n, sizeof(*s.seen));
-		if (s.seen && walk_all(d, &s) == 0) {
+		s.from = calloc(s.n, sizeof(*s.from));
+		if (s.seen && s.from && walk_all(d, &s) == 0) {
 			for (unsigned i = 0; i < s.n; i++) {
 				uint64_t w = s.words[i];
+				struct shmr_buf_ref r = s.refs[i];
+				/* A SENT word is one reference. */
+				uint32_t refs = shmr_buf_word_state(w) ==
+							SHMR_BUF_SENT
+							? 1
+							: shmr_buf_word_refs(w);
 
-				if (s.seen[i] && raise &&
-				    shmr_buf_word_refs(w) < s.seen[i] &&
+				if (s.seen[i] && raise && refs < s.seen[i] &&
 				    s.seen[i] <= SHMR_BUF_REFS_MAX) {
 					/* Release: as a give-back's. */
 					if (atomic_compare_exchange_strong_explicit(
@@ -300,25 +416,35 @@ static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot,
 					else
 						(*raced)++;
 				}
-				if (s.seen[i]) {
+				if (shmr_buf_word_state(w) == SHMR_BUF_WRITING) {
+					if (s.seen[i] &&
+					    s.seen[i] <= SHMR_BUF_REFS_MAX) {
+						kept++;
+						restored += give_to_slots(
+							&v, &r, w, s.seen[i],
+							s.from[i]);
+						continue;
+					}
+					r.gen = shmr_buf_word_gen(w);
+				} else if (s.seen[i]) {
 					kept++;
-					if (shmr_buf_word_state(s.words[i]) ==
+					if (shmr_buf_word_state(w) ==
 					    SHMR_BUF_SHARED)
 						kept_shared++;
 					continue;
 				}
-				if (shmr_arena_move_word(&v, &s.refs[i],
-							 s.words[i])) {
+				if (shmr_arena_move_word(&v, &r, w)) {
 					freed++;
-					d->arena_reclaimed_cls[s.refs[i].cls]++;
+					d->arena_reclaimed_cls[r.cls]++;
 				}
 			}
 		}
 	}
 	/* Shared buffers still referred to: one whose count a death left
 	 * too high (its last receiver gave back, one reference is left) is
-	 * freed by a later look (shmr_ctl_arena_recheck()). */
-	if (kept_shared) {
+	 * freed by a later look (shmr_ctl_arena_recheck()); so is a SENT one
+	 * that its holder was sending as we looked. */
+	if (kept_shared || sending) {
 		if (!d->arena_recheck_left)
 			d->arena_recheck_at = 0;
 		d->arena_recheck_left = SHMR_CTL_ARENA_RECHECKS;
@@ -328,14 +454,22 @@ static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot,
 	free(s.refs);
 	free(s.words);
 	free(s.seen);
-	if (freed && holder) {
+	free(s.from);
+	free(s.at);
+	if ((freed || restored) && holder) {
 		shmr_ctl_log("endpoint %u: %u arena buffer(s) reclaimed (%u "
-			     "still in lanes, kept for their receivers)",
-			     slot, freed, kept);
-	} else if (freed || recounted) {
-		shmr_ctl_log("dataplane gone: %u shared arena buffer(s) no slot "
-			     "refers to reclaimed, %u recounted from the lanes",
+			     "still in lanes, kept for their receivers; %u it "
+			     "had kept given back to their redelivered slots)",
+			     slot, freed, kept, restored);
+	} else if (raise && (freed || recounted)) {
+		shmr_ctl_log("dataplane gone: %u arena buffer(s) no slot refers "
+			     "to reclaimed, %u recounted from the lanes",
 			     freed, recounted);
+	} else if (freed) {
+		shmr_ctl_log("a later look: %u arena buffer(s) no slot refers "
+			     "to reclaimed (a receiver died before giving it "
+			     "back)",
+			     freed);
 	}
 	return freed;
 }
@@ -433,6 +567,34 @@ unsigned shmr_ctl_arena_drop_lane(struct shmr_ctl_domain *d,
 	view_of(d, &v);
 	if (v.nclasses)
 		(void)lane_refs(d, r, free_ref, &x);
+	return x.freed;
+}
+
+unsigned shmr_ctl_arena_drop_inbound(struct shmr_ctl_domain *d, uint32_t slot)
+{
+	struct shmr_arena_view v;
+	struct drop x = { &v, d, 0 };
+
+	view_of(d, &v);
+	if (!v.nclasses || slot >= d->geo.max_endpoints)
+		return 0;
+	for (uint32_t l = 0; l < d->geo.nlcores; l++) {
+		struct rte_ring *r = shmr_ctl_dom_lane(d, slot, l);
+		uint32_t end;
+
+		if (lane_refs_to(d, r, free_ref, &x, &end) < 0)
+			continue;
+		/* Taken, as their receiver would have: so the drop at the
+		 * slot's reuse cannot give the same references back again.
+		 * Release: pairs with the producer's acquire of cons.tail
+		 * (nobody produces here now: the caller's condition). */
+		r->cons.head = end;
+		__atomic_store_n(&r->cons.tail, end, __ATOMIC_RELEASE);
+	}
+	if (x.freed)
+		shmr_ctl_log("endpoint %u (closed): %u arena buffer(s) of "
+			     "messages it never received freed",
+			     slot, x.freed);
 	return x.freed;
 }
 

@@ -18,9 +18,14 @@ struct shmr_msg;
  * Endpoint slot @p slot's holder is gone (its worker died, or its client
  * endpoint was closed or its process died, and its outbound lanes are
  * drained or given up): every buffer it holds unsent (WRITING) is freed,
- * and every buffer it sent (SENT) that no slot in any lane refers to any
- * more.  A buffer a slot still refers to stays, for its receiver (or the
- * receiver's replacement, redelivered) to free.
+ * but one it kept from a slot it had not released (that slot, still in
+ * its inbound lane, is redelivered with it: it goes back to the slot's
+ * sender); and every buffer SENT, by it or by anyone, that no slot in any
+ * lane refers to any more (a receiver, this one or another, died between
+ * its slot's release and its give-back), but one its live holder names
+ * as the buffer it is sending (arena.h), left for
+ * shmr_ctl_arena_recheck().  A buffer a slot still refers to stays, for
+ * its receiver (or the receiver's replacement, redelivered) to free.
  *
  * Context:     the control plane's loop; before @p slot has a new holder
  *              (a restarted worker, a reused slot).
@@ -50,7 +55,8 @@ unsigned shmr_ctl_arena_reclaim(struct shmr_ctl_domain *d, uint32_t slot);
 unsigned shmr_ctl_arena_dataplane_gone(struct shmr_ctl_domain *d);
 
 /* How often, and how many times after a reclaim that left shared
- * buffers referred to, shmr_ctl_arena_recheck() looks again. */
+ * buffers referred to, or SENT ones named as being sent,
+ * shmr_ctl_arena_recheck() looks again. */
 #define SHMR_CTL_ARENA_RECHECK_MS 250u
 #define SHMR_CTL_ARENA_RECHECKS 20u
 
@@ -80,6 +86,19 @@ uint64_t shmr_ctl_arena_recheck(struct shmr_ctl_domain *d, uint64_t now);
  * Returns: the number of buffers freed.
  */
 unsigned shmr_ctl_arena_drop_lanes(struct shmr_ctl_domain *d, uint32_t slot);
+
+/**
+ * A closed client endpoint @p slot (freed, and every lcore has applied
+ * the spec without it: nothing is put into its inbound lanes any more,
+ * and nobody will take from them): the arena references of what is left
+ * there (a reply to a caller killed before it read it) are given back,
+ * and those slots taken (cons.tail moved to prod.tail), so that the
+ * drop at the slot's reuse does not give them back again.
+ *
+ * Context: the control plane's loop, under that condition (drain.c).
+ * Returns: the number of buffers freed (logged).
+ */
+unsigned shmr_ctl_arena_drop_inbound(struct shmr_ctl_domain *d, uint32_t slot);
 
 /** As shmr_ctl_arena_drop_lanes(), for one lane @p r (its slots from the
  *  consumer tail to the producer tail); under the same condition. */

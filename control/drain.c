@@ -138,8 +138,8 @@ uint64_t shmr_ctl_drain_poll(struct shmr_ctl_domain *d,
 						      "corrupted: what it held "
 						      "is lost",
 						      i);
-				shmr_ctl_model_drain_end(m, pid, 0);
-				(void)shmr_ctl_arena_reclaim(d, i);
+				shmr_ctl_model_drain_end(m, pid);
+				next = sooner(next, now + COUNT_TICK_MS);
 				continue;
 			}
 			/* The bound is on stalling, not on the whole: a
@@ -155,7 +155,7 @@ uint64_t shmr_ctl_drain_poll(struct shmr_ctl_domain *d,
 					      "last %" PRId64 " message(s) in "
 					      "%u ms: giving up",
 					      i, left, SHMR_CTL_DRAIN_MS);
-				shmr_ctl_model_drain_end(m, pid, 1);
+				shmr_ctl_model_drain_end(m, pid);
 				next = sooner(next, now + COUNT_TICK_MS);
 				continue;
 			}
@@ -212,6 +212,9 @@ uint64_t shmr_ctl_drain_poll(struct shmr_ctl_domain *d,
 					shmr_ctl_arena_drop_lane(
 						d, shmr_ctl_dom_lane(d, i, l));
 			}
+			/* And what was sent to it that it never read (a
+			 * reply to a caller killed first): nobody will. */
+			(void)shmr_ctl_arena_drop_inbound(d, i);
 			(void)shmr_ctl_arena_reclaim(d, i);
 			shmr_ctl_model_drain_counted(m, i,
 						     left > 0 ? (uint64_t)left

@@ -231,15 +231,17 @@ void shmr_ctl_model_retire(struct shmr_ctl_model *m, struct shmr_pid pid)
 	}
 }
 
-void shmr_ctl_model_drain_end(struct shmr_ctl_model *m, struct shmr_pid pid,
-			      int left)
+void shmr_ctl_model_drain_end(struct shmr_ctl_model *m, struct shmr_pid pid)
 {
 	struct shmr_ctl_slot *s = shmr_ctl_alloc_lookup(&m->alloc, pid);
 
 	if (!s || s->drain != SHMR_CTL_DRAIN_POLL)
 		return;
 	shmr_ctl_alloc_put(&m->alloc, pid, m->version + 1);
-	s->drain = left ? SHMR_CTL_DRAIN_COUNT : SHMR_CTL_DRAIN_NONE;
+	/* Drained or given up, it is counted once no lcore can put into
+	 * its lanes (drain.c: what is left in them, sent or to be
+	 * received, is dropped then). */
+	s->drain = SHMR_CTL_DRAIN_COUNT;
 	m->dirty = 1;
 }
 

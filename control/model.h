@@ -168,17 +168,18 @@ int shmr_ctl_model_drop_owner(struct shmr_ctl_model *m, uint64_t owner);
 void shmr_ctl_model_retire(struct shmr_ctl_model *m, struct shmr_pid pid);
 
 /**
- * A draining client slot @p pid is done being polled: freed (reusable
- * once every lcore has seen the next version, as any free).  @p left:
- * its lanes still held messages (the daemon gave up on them), so the slot
- * is not reused until shmr_ctl_model_drain_counted() says how many the
- * dataplane never took.  Anything else than a draining slot: nothing.
+ * A draining client slot @p pid is done being polled (its outbound lanes
+ * are empty, or the daemon gave up on what they hold): freed, but not
+ * reused until shmr_ctl_model_drain_counted() says how many messages the
+ * dataplane never took, which the daemon does once every lcore has seen
+ * the next version (drain.c: then nothing is put into its lanes either,
+ * and what is left there is dropped).  Anything else than a draining
+ * slot: nothing.
  */
-void shmr_ctl_model_drain_end(struct shmr_ctl_model *m, struct shmr_pid pid,
-			      int left);
+void shmr_ctl_model_drain_end(struct shmr_ctl_model *m, struct shmr_pid pid);
 
 /**
- * What was left in given-up slot @p slot has been counted: @p dropped
+ * What was left in drained slot @p slot has been counted: @p dropped
  * more in close_dropped; the slot is reusable again.
  */
 void shmr_ctl_model_drain_counted(struct shmr_ctl_model *m, uint32_t slot,

@@ -601,6 +601,10 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 						      srv->dep.d->lanes_fd },
 				       2);
 	case SHMR_REQ_OPEN:
+		/* Closed slots whose every lcore has moved on are counted
+		 * (and their lanes emptied) first, so they can be handed
+		 * out now (drain.c). */
+		drain_now(srv);
 		rc = shmr_ctl_model_open(m, k->id, k->pid,
 					 shmr_ctl_seen_version(srv->dep.d),
 					 &pid, &reused);

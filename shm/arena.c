@@ -62,12 +62,10 @@ int shmr_arena_take(const struct shmr_arena_view *v, uint32_t cls,
 		uint32_t i = (*cursor + k) % count;
 		_Atomic(uint64_t) *w = shmr_arena_word(v, cls, i);
 		uint64_t old = atomic_load_explicit(w, memory_order_relaxed);
-		uint32_t gen = shmr_buf_word_gen(old) + 1;
+		uint32_t gen = shmr_buf_gen_next(shmr_buf_word_gen(old));
 
 		if (old != shmr_buf_word_free(shmr_buf_word_gen(old)))
 			continue;
-		if (gen == 0)
-			gen = 1; /* 0 never names an allocation */
 		/* Acquire: the previous holder's reads of the buffer (its
 		 * release store) are done before we write it. */
 		if (!atomic_compare_exchange_strong_explicit(

@@ -16,8 +16,6 @@
 
 /* ---- the payload arena (arena.h) -------------------------------------- */
 
-#define BUF_REF(r) (((uint64_t)(r).cls << 56) | ((uint64_t)(r).index << 32) | (r).gen)
-
 /* @p buf as a reference to a buffer @p ep holds (WRITING); -EINVAL if not. */
 static int buf_held(struct shmr_endpoint *ep, const struct shmr_buf *buf,
 		    struct shmr_buf_ref *r)
@@ -42,7 +40,7 @@ static void buf_fill(struct shmr_endpoint *ep, const struct shmr_buf_ref *r,
 {
 	buf->data = shmr_arena_data(&ep->d->arena, r->cls, r->index);
 	buf->size = ep->d->arena.cls[r->cls].size;
-	buf->ref = BUF_REF(*r);
+	buf->ref = shmr_buf_ref_word(r);
 }
 
 int shmr_buf_alloc(struct shmr_endpoint *ep, size_t size, struct shmr_buf *buf)
@@ -98,18 +96,36 @@ static int send_buf(struct shmr_endpoint *ep, uint8_t kind, uint8_t prio,
 	if (to.slot >= ep->d->max_endpoints)
 		return -SHMR_E_PROCESS_UNKNOWN;
 	r.len = (uint32_t)len;
+	/* Named in our line before the word says SENT (the CAS below is a
+	 * release, so a reclaim that reads SENT reads this too), cleared
+	 * once the slot is in the lane (release: after the enqueue). */
+	atomic_store_explicit(&ep->peer->sending, buf->ref,
+			      memory_order_relaxed);
 	if (!shmr_arena_move(v, &r, shmr_buf_word(SHMR_BUF_WRITING, me, r.gen),
-			     shmr_buf_word(SHMR_BUF_SENT, me, r.gen)))
+			     shmr_buf_word(SHMR_BUF_SENT, me, r.gen))) {
+		atomic_store_explicit(&ep->peer->sending, 0,
+				      memory_order_release);
 		return -EINVAL;
+	}
 	fill_slot(ep, m, kind, prio, to, type, key, ref, status, &r,
 		  sizeof(r));
 	m->flags = (uint8_t)(SHMR_F_ARENA | flags);
 	if (shmr_client_push(ep, prio != SHMR_PRIO_NORMAL, 1) != 1) {
-		(void)shmr_arena_move(v, &r,
-				      shmr_buf_word(SHMR_BUF_SENT, me, r.gen),
-				      shmr_buf_word(SHMR_BUF_WRITING, me, r.gen));
+		/* Ours again, under a new generation (arena.h: a SENT word
+		 * never comes back once it ended). */
+		uint32_t gen = shmr_buf_gen_next(r.gen);
+
+		if (shmr_arena_move(v, &r,
+				    shmr_buf_word(SHMR_BUF_SENT, me, r.gen),
+				    shmr_buf_word(SHMR_BUF_WRITING, me, gen))) {
+			r.gen = gen;
+			buf->ref = shmr_buf_ref_word(&r);
+		}
+		atomic_store_explicit(&ep->peer->sending, 0,
+				      memory_order_release);
 		return -EAGAIN;
 	}
+	atomic_store_explicit(&ep->peer->sending, 0, memory_order_release);
 	*buf = (struct shmr_buf){ NULL, 0, 0 };
 	return 0;
 }
@@ -209,8 +225,12 @@ const void *shmr_msg_payload(struct shmr_endpoint *ep,
 	 * (its writes into the buffer are visible). */
 	w = atomic_load_explicit(shmr_arena_word(&ep->d->arena, r.cls, r.index),
 				 memory_order_acquire);
-	if (shmr_buf_word_gen(w) != r.gen ||
-	    shmr_buf_word_state(w) == SHMR_BUF_FREE)
+	/* Or this endpoint kept it (shmr_buf_keep(): the next generation,
+	 * ours). */
+	if ((shmr_buf_word_gen(w) != r.gen ||
+	     shmr_buf_word_state(w) == SHMR_BUF_FREE) &&
+	    w != shmr_buf_word(SHMR_BUF_WRITING, ep->pid.slot,
+			       shmr_buf_gen_next(r.gen)))
 		return NULL;
 	*len = r.len;
 	return shmr_arena_data(&ep->d->arena, r.cls, r.index);
@@ -224,11 +244,15 @@ static int keep_shared(struct shmr_endpoint *ep, const struct shmr_buf_ref *r,
 {
 	const struct shmr_arena_view *v = &ep->d->arena;
 	uint32_t me = ep->pid.slot;
+	struct shmr_buf_ref mine = *r;
 	int rc;
 
+	/* Ours under a new generation (arena.h). */
+	mine.gen = shmr_buf_gen_next(r->gen);
 	if (shmr_buf_word_refs(w) == 1 && shmr_buf_word_held(w) == 0 &&
-	    shmr_arena_move(v, r, w, shmr_buf_word(SHMR_BUF_WRITING, me, r->gen))) {
-		buf_fill(ep, r, buf);
+	    shmr_arena_move(v, r, w,
+			    shmr_buf_word(SHMR_BUF_WRITING, me, mine.gen))) {
+		buf_fill(ep, &mine, buf);
 		return 0;
 	}
 	rc = shmr_buf_alloc(ep, r->len, buf);
@@ -255,12 +279,14 @@ int shmr_buf_keep(struct shmr_endpoint *ep, const struct shmr_msg *m,
 	    shmr_buf_word_gen(w) == r.gen)
 		return keep_shared(ep, &r, w, buf);
 	/* The release at the next receive then finds it not SENT and
-	 * leaves it: every move expects the exact word. */
+	 * leaves it: every move expects the exact word.  Ours under a new
+	 * generation (arena.h: a SENT word never comes back). */
 	if (!shmr_arena_move(&ep->d->arena, &r,
 			     shmr_buf_word(SHMR_BUF_SENT, m->from.slot, r.gen),
 			     shmr_buf_word(SHMR_BUF_WRITING, ep->pid.slot,
-					   r.gen)))
+					   shmr_buf_gen_next(r.gen))))
 		return -EINVAL;
+	r.gen = shmr_buf_gen_next(r.gen);
 	buf_fill(ep, &r, buf);
 	return 0;
 }

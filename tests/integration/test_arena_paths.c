@@ -23,14 +23,19 @@
  *            handler returned), and a router's own message (GetRoutees)
  *            in a buffer is still refused
  *   killed   the control plane killed -9 while a handler reads a buffer:
- *            the buffer is not lost (still in use after the restart, no
- *            slot refers to it) and goes back when its sender closes (the
- *            reclaim of a gone sender), so the arena is back to its start
+ *            the message dies with the handler (the admin path loses what
+ *            its control plane held), and the new control plane's reclaim
+ *            of the old one's admin endpoint frees its buffer, though its
+ *            sender lives on: no slot refers to it and the sender is not
+ *            sending it; the admin path then works again, payload and all
+ *   closed   a caller closed with its reply, in its worker's buffer, unread
+ *            in its lane: the buffer goes back, the worker living on
  *
  * Waits are bounded retries on real conditions, never fixed sleeps, and
  * nothing is asserted about time.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,6 +56,7 @@
 #include "client_checks.h"
 #include "arena_checks.h"
 #include "large_buf.h"
+#include "test_worker.h"
 
 #define CALL_MS 10000
 #define BIG (1u << 20) /* the largest class */
@@ -240,11 +246,20 @@ struct actx {
 	unsigned char *want, *back;
 };
 
+/* "gw": a worker that answers in buffers and holds its first burst at a
+ * gate (a named pipe in the test's directory) until the test opens it. */
 static const char admin_conf[] =
 	"arena = { classes = [ \"4K:16\", \"1M:4\" ]; };\n"
 	"routers = ( { name = \"adm\"; behaviour = \"round-robin\";\n"
 	"  handlers = \"%s\"; handlers_arg = \"%s\";\n"
-	"  routes = ( { name = \"w\"; program = \"shmr-large-worker\"; } ); } );\n";
+	"  routes = ( { name = \"w\"; program = \"shmr-large-worker\"; } ); },\n"
+	"  { name = \"gw\"; behaviour = \"round-robin\";\n"
+	"  routes = ( { name = \"g\"; program = \"shmr-test-worker\";\n"
+	"    args = [ \"--reply-buf\", \"1\", \"--gate\", \"%s/gate\",\n"
+	"             \"--gate-count\", \"1\" ]; } ); } );\n";
+
+/* The gate of route "g" (admin_conf). */
+static char x_gate_path[96];
 
 static int admin_setup(void **state)
 {
@@ -252,8 +267,10 @@ static int admin_setup(void **state)
 	struct actx *x;
 
 	assert_non_null(mkdtemp(dir));
+	snprintf(x_gate_path, sizeof(x_gate_path), "%s/gate", dir);
+	assert_int_equal(mkfifo(x_gate_path, 0600), 0);
 	snprintf(conf, sizeof(conf), admin_conf, getenv("SHMR_ARENA_HANDLERS"),
-		 dir);
+		 dir, dir);
 	x = client_ctx_start(sizeof(*x), "arenaadm", conf, 0);
 	memcpy(x->dir, dir, sizeof(dir));
 	snprintf(x->got, sizeof(x->got), "%s/got", dir);
@@ -274,6 +291,7 @@ static int admin_teardown(void **state)
 	unlink(x->got);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", x->got);
 	unlink(tmp);
+	unlink(x_gate_path);
 	rmdir(x->dir);
 	free(x->want);
 	client_ctx_stop(x);
@@ -405,8 +423,8 @@ static void test_admin_control_killed_in_handler(void **state)
 		fail_msg("the handler never got the held message");
 	assert_int_equal(shmr_test_app_kill_control(&x->c.app), 0);
 	assert_int_equal(shmr_test_app_restart_control(&x->c.app, 0), 0);
-	/* Not freed under anyone, not lost: still the sender's. */
-	assert_int_equal(shmr_arena_in_use_all(&x->v), 1);
+	/* Freed at the adoption (no leak while its sender lives on). */
+	arena_assert_free(&x->v);
 	/* The admin path works again, payload and all. */
 	assert_int_equal(large_alloc_wait(x->c.ep, BIG, &b), 0);
 	arena_fill(x->want, BIG, 100);
@@ -417,8 +435,55 @@ static void test_admin_control_killed_in_handler(void **state)
 			 (int)sizeof(ans));
 	assert_int_equal(ans[0], BIG);
 	assert_true(ans[1] == fnv(x->want, BIG));
-	/* Its sender goes: the reclaim gives the buffer back. */
 	assert_int_equal(shmr_endpoint_close(snd), 0);
+	arena_assert_free(&x->v);
+}
+
+struct lane_wait {
+	struct actx *x;
+	struct shmr_pid pid;
+};
+
+/* Endpoint w->pid's inbound lanes hold a slot nobody has read. */
+static int reply_waiting(void *arg)
+{
+	struct lane_wait *w = arg;
+	struct shmr_domain_hdr *h = shmr_hdr(w->x->c.base);
+
+	for (uint32_t l = 0; l < h->nlcores; l++)
+		if (shmr_lane_unconsumed(shmr_lane_at(w->x->c.base, w->pid.slot,
+						      l),
+					 h->lane_size) > 0)
+			return 1;
+	return 0;
+}
+
+/* A caller gone before its reply (in a buffer) came: nobody will read
+ * the reply, and its buffer, its worker's, must not stay in use while
+ * the worker lives on. */
+static void test_reply_to_closed_caller(void **state)
+{
+	struct actx *x = *state;
+	struct shmr_pid gw = client_lookup(&x->c, "gw");
+	struct shmr_endpoint *caller;
+	struct shmr_test_stats st;
+	struct lane_wait w;
+	int fd;
+
+	arena_assert_free(&x->v);
+	assert_int_equal(shmr_endpoint_open(x->c.d, &caller), 0);
+	w = (struct lane_wait){ x, shmr_endpoint_pid(caller) };
+	/* The worker holds the call at its gate past the caller's wait. */
+	assert_int_equal(shmr_call(caller, gw, 1, 0, "x", 1, &st, sizeof(st),
+				   200),
+			 -SHMR_E_TIMEOUT);
+	fd = open(x_gate_path, O_WRONLY);
+	assert_true(fd >= 0);
+	close(fd);
+	if (!shmr_test_wait(reply_waiting, &w, 10000))
+		fail_msg("the reply never reached the caller's lane");
+	assert_int_equal(shmr_arena_in_use_all(&x->v), 1);
+	assert_int_equal(shmr_endpoint_close(caller), 0);
 	arena_assert_free(&x->v);
 }
 
@@ -430,6 +495,7 @@ int main(void)
 	const struct CMUnitTest admin[] = {
 		cmocka_unit_test(test_admin_payload_in_buffer),
 		cmocka_unit_test(test_admin_control_killed_in_handler),
+		cmocka_unit_test(test_reply_to_closed_caller),
 	};
 	int failed = cmocka_run_group_tests_name("lcores", lcores, group_setup,
 						 group_teardown);

@@ -9,10 +9,13 @@
  * ("bq"), whose queue in the dataplane holds a reference, to two
  * recording workers, and a call through a tail-chopping router ("tc"),
  * whose collector holds one for its later tries, to two recording
- * workers that answer (shmr-test-worker --record), inline.  (With two
- * lcores and replies in buffers, --reply-buf, a caller killed between
- * its slot's release and its give-back leaks the reply's buffer, whose
- * holder lives on: a known hole, docs/design.md's "not done yet".)
+ * workers that answer (shmr-test-worker --record).  The two answering
+ * pairs reply in arena buffers of their own (--reply-buf), and the
+ * dataplane runs two routing lcores, so replies polled by the lcore that
+ * does not own the call cross to its collector held (forward_collect.c):
+ * a kill of the dataplane with such a reply in flight must leak nothing,
+ * nor a caller killed between its reply slot's release and its
+ * give-back (the reply's buffer is its live worker's: arena.h).
  * Meanwhile
  * the test kills, 1,000 times in all (SHMR_ARENA_KILLS to change it): a
  * sender (mostly while it writes or sends: it does nothing else), a worker
@@ -353,6 +356,51 @@ static int kill_one(struct ctx *c, unsigned n)
 	return 0;
 }
 
+/* Which lanes' unconsumed slots refer to buffer @p i of class @p k
+ * (generation @p gen, or the one before: a kept buffer's slot), said on
+ * stderr with each lane's owner state: what a leak's cause is read
+ * from. */
+static void where_referred(struct ctx *c, uint32_t k, uint32_t i,
+			   uint32_t gen)
+{
+	struct shmr_domain_hdr *h = shmr_hdr(c->cl.base);
+
+	for (uint32_t e = 0; e < h->max_endpoints; e++)
+		for (uint32_t l = 0; l < SHMR_LANES_PER_EP(h->nlcores); l++) {
+			struct rte_ring *r = shmr_lane_at(c->cl.base, e, l);
+			uint32_t ct = 0;
+			int64_t n = shmr_lane_unconsumed_at(r, h->lane_size,
+							    &ct);
+			const unsigned char *slots =
+				(const unsigned char *)(r + 1);
+
+			for (int64_t j = 0; j < n; j++) {
+				const struct shmr_msg *m =
+					(const struct shmr_msg *)(slots +
+						(uint64_t)((ct + (uint32_t)j) &
+							   (h->lane_size - 1)) *
+							h->slot_size);
+				struct shmr_buf_ref ref;
+
+				if (!(m->flags & SHMR_F_ARENA) ||
+				    m->len != sizeof(ref))
+					continue;
+				memcpy(&ref, m->data, sizeof(ref));
+				if (ref.cls == k && ref.index == i &&
+				    (ref.gen == gen || ref.gen + 1 == gen))
+					fprintf(stderr,
+						"test_arena_kill:   referred "
+						"to by a slot (kind %u, from "
+						"%u, gen %u) in lane %u of "
+						"endpoint %u (state %u)\n",
+						m->kind, m->from.slot, ref.gen,
+						l, e,
+						atomic_load(&shmr_ep_at(
+							c->cl.base, e)->state));
+			}
+		}
+}
+
 static void test_arena_kill(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
@@ -378,6 +426,7 @@ static void test_arena_kill(void **state)
 	for (unsigned i = 0; i < SENDERS; i++)
 		atomic_store(&c->next[i], i * PER_SENDER);
 	snprintf(conf, sizeof(conf),
+		 "lcores = 2;\n"
 		 "arena = { classes = [ \"4K:64\", \"64K:64\" ]; };\n"
 		 "routers = ( { name = \"sink\"; behaviour = \"round-robin\";\n"
 		 "  routes = (\n"
@@ -395,9 +444,9 @@ static void test_arena_kill(void **state)
 		 "    within_ms = 5000;\n"
 		 "  routes = (\n"
 		 "    { name = \"s0\"; program = \"shmr-test-worker\";\n"
-		 "      args = [\"--record\", \"%s\"]; },\n"
+		 "      args = [\"--record\", \"%s\", \"--reply-buf\", \"1\"]; },\n"
 		 "    { name = \"s1\"; program = \"shmr-test-worker\";\n"
-		 "      args = [\"--record\", \"%s\"]; } ); },\n"
+		 "      args = [\"--record\", \"%s\", \"--reply-buf\", \"1\"]; } ); },\n"
 		 "  { name = \"bq\"; behaviour = \"balancing\";\n"
 		 "    pool = { size = 2; program = \"shmr-test-worker\";\n"
 		 "      args = [\"--record\", \"%s\"]; }; },\n"
@@ -405,9 +454,9 @@ static void test_arena_kill(void **state)
 		 "    within_ms = 5000; interval_ms = 20;\n"
 		 "  routes = (\n"
 		 "    { name = \"t0\"; program = \"shmr-test-worker\";\n"
-		 "      args = [\"--record\", \"%s\"]; },\n"
+		 "      args = [\"--record\", \"%s\", \"--reply-buf\", \"1\"]; },\n"
 		 "    { name = \"t1\"; program = \"shmr-test-worker\";\n"
-		 "      args = [\"--record\", \"%s\"]; } ); } );\n",
+		 "      args = [\"--record\", \"%s\", \"--reply-buf\", \"1\"]; } ); } );\n",
 		 c->recpath, c->recpath, c->fanpath[0], c->fanpath[1],
 		 c->recpath, c->recpath, c->recpath, c->recpath, c->recpath);
 	assert_int_equal(shmr_test_client_start(&c->cl, "arenakill", conf, 0),
@@ -455,7 +504,7 @@ static void test_arena_kill(void **state)
 				uint64_t w = atomic_load(
 					shmr_arena_word(&c->v, k, i));
 
-				if (shmr_buf_word_state(w) != SHMR_BUF_FREE)
+				if (shmr_buf_word_state(w) != SHMR_BUF_FREE) {
 					fprintf(stderr,
 						"test_arena_kill: class %u "
 						"buffer %u: state %u holder "
@@ -464,6 +513,9 @@ static void test_arena_kill(void **state)
 						shmr_buf_word_holder(w),
 						shmr_buf_word_refs(w),
 						shmr_buf_word_held(w));
+					where_referred(c, k, i,
+						       shmr_buf_word_gen(w));
+				}
 			}
 		fail_msg("%u arena buffers still in use after the run",
 			 in_use(c));

@@ -32,22 +32,42 @@
  *   WRITING -send (holder, CAS, before enqueue)-> SENT(holder, gen)
  *   SENT  -the receiver's next burst, or the dataplane's refusal (CAS)->
  *                                               FREE(gen)
- *   SENT  -keep (the receiver, CAS)->            WRITING(receiver, gen)
+ *   SENT  -keep (the receiver, CAS)->            WRITING(receiver, gen + 1)
  *   WRITING -release (holder, CAS)->             FREE(gen)
  *   SENT(n = 1) or SHARED(n) -the dataplane, before it publishes k more
  *         copies (CAS)->                         SHARED(sender, n + k, gen)
  *   SHARED(n) -one copy done (its receiver's next burst, a refusal, the
  *         original's commit; CAS)->              SHARED(n - 1), or FREE(gen)
  *                                                when n was 1
- *   SHARED(1, none held) -keep (the receiver, CAS)-> WRITING(receiver, gen)
+ *   SHARED(1, none held) -keep (the receiver, CAS)-> WRITING(receiver,
+ *                                               gen + 1)
  *   SENT or SHARED(n, h) -the dataplane keeps it privately (CAS)->
  *                                               SHARED(n + 1, h + 1)
  *   SHARED(n, h > 0) -the dataplane lets a private one go (CAS)->
  *                                               SHARED(n - 1, h - 1), or FREE
  *
- * A send whose enqueue fails (lane full) goes back SENT -> WRITING.  A
- * stale reference cannot free a buffer twice: every CAS expects the
- * generation the reference names.
+ * A send whose enqueue fails (lane full) goes back SENT -> WRITING(gen +
+ * 1).  A stale reference cannot free a buffer twice: every CAS expects
+ * the generation the reference names.  Every way into WRITING (allocate,
+ * keep, a failed send taken back) takes a new generation, so a word's
+ * value SENT(holder, gen) holds over one stretch of time only, never
+ * again after it ends: a look that reads it, and later finds it
+ * unchanged, knows it is the same send (the reclaim below needs that).
+ *
+ * A SENT buffer of a live holder that no slot refers to.  A receiver
+ * killed between its slot's release and its give-back leaves one (a
+ * worker's reply in a buffer, whose caller died: the worker lives on,
+ * and nothing would ever free it).  The holder's own send has a moment
+ * like it: between its CAS to SENT and its slot's enqueue.  So the
+ * holder names the buffer in its own line (struct shmr_ep_peer.sending)
+ * before that CAS and clears it after the enqueue (or the failure), and
+ * the control plane's reclaim reads that line after the word and before
+ * its walk of the lanes: a buffer not named there was enqueued before
+ * the walk began, so the walk finds its slot unless a receiver released
+ * it; one that nothing refers to is freed by one CAS from the word read
+ * first (a receiver's give-back meanwhile makes it fail, and the value
+ * cannot come back: above).  A buffer named there is looked at again
+ * later (control/arena.c).
  *
  * Shared buffers (broadcast, scatter-gather).  One slot the dataplane
  * copies to several receivers shares its buffer: the owner word counts
@@ -222,6 +242,19 @@ static inline int shmr_buf_word_is_shared(uint64_t w, uint32_t sender,
 {
 	return (w & ((1ull << 52) - 1)) ==
 	       shmr_buf_word(SHMR_BUF_SHARED, sender, gen);
+}
+
+/* The generation after @p gen (0 never names an allocation). */
+static inline uint32_t shmr_buf_gen_next(uint32_t gen)
+{
+	return gen + 1 ? gen + 1 : 1;
+}
+
+/* @p r as one word, as libshmr's struct shmr_buf.ref and the sender's
+ * line (struct shmr_ep_peer.sending) hold it; never 0 (gen is not). */
+static inline uint64_t shmr_buf_ref_word(const struct shmr_buf_ref *r)
+{
+	return ((uint64_t)r->cls << 56) | ((uint64_t)r->index << 32) | r->gen;
 }
 
 /* The free word of generation @p gen (no holder). */

@@ -102,9 +102,12 @@
  *   13: max_endpoints and nlcores from the configuration, the lcores'
  *   per-endpoint counters apart (struct shmr_ep_ctr at epctr_off);
  *   14: arena buffers shared by broadcast and scatter-gather (the owner
- *   word's SHARED state with its reference counts)
+ *   word's SHARED state with its reference counts);
+ *   15: the endpoint owner's line names the arena buffer it is sending
+ *   (struct shmr_ep_peer.sending), and a buffer kept, or taken back from
+ *   a failed send, takes a new generation
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 14
+#define SHMR_LAYOUT_VERSION_DIGITS 15
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -244,6 +247,16 @@ struct shmr_ep_peer {
 	 * relaxed for the counters.  No partner: a statistic, and a hint
 	 * (any peer can write it), never trusted. */
 	_Atomic(uint64_t) lane_full;
+	/* Owner: the arena buffer (libshmr's reference: class << 56 | index
+	 * << 32 | generation) it is sending, from before its owner word
+	 * says SENT until its slot is in the outbound lane (or the send
+	 * failed), else 0; stored release.  The control plane reads it
+	 * (acquire) after a SENT word and before its walk of the lanes: a
+	 * buffer named here may be on its way into a lane the walk would
+	 * miss, so it is not freed (control/arena.c).  Any peer can write
+	 * it: a wrong value keeps a buffer one more look, or frees one
+	 * whose owner word that peer could have written anyway. */
+	_Atomic(uint64_t) sending;
 };
 static_assert(sizeof(struct shmr_ep_peer) == 2 * SHMR_CACHE_LINE,
 	      "ep peer size");
@@ -356,7 +369,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 14u,
+static_assert(SHMR_LAYOUT_VERSION == 15u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

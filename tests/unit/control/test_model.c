@@ -264,7 +264,7 @@ static void clients_and_names(void **state)
 			 -SHMR_E_NO_ENDPOINT);
 	assert_int_equal(shmr_ctl_model_register(&f->m, 11, "again", a),
 			 -SHMR_E_NO_ENDPOINT);
-	shmr_ctl_model_drain_end(&f->m, a, 0);
+	shmr_ctl_model_drain_end(&f->m, a);
 	publish(f);
 	assert_int_equal(f->spec.nactive, 7);
 
@@ -274,7 +274,7 @@ static void clients_and_names(void **state)
 	assert_null(reg_find(&f->spec, "beta"));
 	assert_int_equal(f->spec.nactive, 7);
 	assert_int_equal(f->spec.nreg, 3);
-	shmr_ctl_model_drain_end(&f->m, b, 0);
+	shmr_ctl_model_drain_end(&f->m, b);
 	publish(f);
 	assert_int_equal(f->spec.nactive, 6);
 }
@@ -291,7 +291,7 @@ static void given_up_slot_waits_for_its_count(void **state)
 	assert_int_equal(shmr_ctl_model_open(&f->m, 5, 1, 0, &a, &reused), 0);
 	publish(f);
 	shmr_ctl_model_drop_owner(&f->m, 5);
-	shmr_ctl_model_drain_end(&f->m, a, 1);
+	shmr_ctl_model_drain_end(&f->m, a);
 	/* Retiring a route's inbox does nothing; a client's drains. */
 	shmr_ctl_model_retire(&f->m, f->m.routers[0].routes[0].pid);
 	assert_int_equal(
@@ -311,7 +311,7 @@ static void given_up_slot_waits_for_its_count(void **state)
 		shmr_ctl_model_retire(&f->m, b);
 		assert_int_equal(f->m.alloc.slots[b.slot].drain,
 				 SHMR_CTL_DRAIN_POLL);
-		shmr_ctl_model_drain_end(&f->m, b, 0);
+		shmr_ctl_model_drain_end(&f->m, b);
 	}
 	/* Counted: it comes back. */
 	assert_int_equal(b.slot, a.slot);
@@ -328,14 +328,16 @@ static void freed_client_slot_deferred(void **state)
 	shmr_ctl_model_open(&f->m, 5, 1, 0, &a, &reused);
 	publish(f); /* version 2 */
 	shmr_ctl_model_drop_owner(&f->m, 5);
-	shmr_ctl_model_drain_end(&f->m, a, 0); /* its lanes were empty */
+	shmr_ctl_model_drain_end(&f->m, a); /* its lanes were empty */
 	publish(f); /* version 3 removed it */
+	shmr_ctl_model_drain_counted(&f->m, a.slot, 0);
 	/* The dataplane has applied only version 2: a different slot. */
 	assert_int_equal(shmr_ctl_model_open(&f->m, 6, 1, 2, &b, &reused), 0);
 	assert_int_not_equal(b.slot, a.slot);
 	assert_int_equal(reused, 0);
 	shmr_ctl_model_drop_owner(&f->m, 6);
-	shmr_ctl_model_drain_end(&f->m, b, 0);
+	shmr_ctl_model_drain_end(&f->m, b);
+	shmr_ctl_model_drain_counted(&f->m, b.slot, 0);
 	publish(f); /* version 4 */
 	/* Applied 4: the lowest slot comes back with the next gen. */
 	assert_int_equal(shmr_ctl_model_open(&f->m, 7, 1, 4, &b, &reused), 0);
