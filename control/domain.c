@@ -211,6 +211,7 @@ static void header_heal(struct shmr_ctl_domain *d)
 	    h->size == g->size && h->slot_size == g->slot_size &&
 	    h->lane_size == g->lane_size && h->nlcores == g->nlcores &&
 	    h->max_endpoints == g->max_endpoints &&
+	    h->max_names == g->max_names && h->names_off == g->names_off &&
 	    h->poll_mode == g->poll_mode && h->spin_polls == g->spin_polls &&
 	    h->lane_stride == g->lane_stride && h->ep_off == g->ep_off &&
 	    h->spec_off == g->spec_off && h->counters_off == g->counters_off &&
@@ -233,6 +234,8 @@ static void header_heal(struct shmr_ctl_domain *d)
 	h->lane_size = g->lane_size;
 	h->nlcores = g->nlcores;
 	h->max_endpoints = g->max_endpoints;
+	h->max_names = g->max_names;
+	h->names_off = g->names_off;
 	h->poll_mode = g->poll_mode;
 	h->spin_polls = g->spin_polls;
 	h->lane_stride = g->lane_stride;
@@ -423,13 +426,15 @@ void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 		return;
 	}
 	m->version++;
-	shmr_ctl_model_spec_build(m, &d->spec_buf);
+	shmr_ctl_model_spec_build(m, &d->spec_buf, d->names_buf);
 	spec = shmr_ctl_dom_spec(d);
 	shmr_spec_write_begin(spec);
 	sync_endpoints(d, m);
 	shmr_ctl_figs_sync(d, m);
 	memcpy((char *)spec + off, (const char *)&d->spec_buf + off,
 	       shmr_spec_used_size(&d->spec_buf) - off);
+	memcpy(shmr_ctl_dom_names(d), d->names_buf,
+	       shmr_spec_names_used(d->spec_buf.nreg, d->geo.max_names));
 	shmr_spec_write_end(spec);
 	m->dirty = 0;
 	/* A full lane means the dataplane has notices pending; it reads the

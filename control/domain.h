@@ -43,6 +43,8 @@ struct shmr_ctl_domain {
 	unsigned arena_recheck_left;
 	uint64_t arena_recheck_at;
 	struct shmr_spec spec_buf; /* private copy the spec is built in */
+	/* and its registry (geo.max_names used of it) */
+	struct shmr_spec_reg names_buf[SHMR_MAX_NAMES];
 	/* The dataplane's per-slot counters (summed over lcores) as they
 	 * stood when the slot was handed to its current owner: what the
 	 * counters show is the difference, so that a reused slot starts at
@@ -100,6 +102,13 @@ static inline struct shmr_spec *shmr_ctl_dom_spec(
 	const struct shmr_ctl_domain *d)
 {
 	return (struct shmr_spec *)((char *)d->base + d->geo.spec_off);
+}
+
+/* The registry's entries: geo.max_names of them, the spec's nreg used. */
+static inline struct shmr_spec_reg *shmr_ctl_dom_names(
+	const struct shmr_ctl_domain *d)
+{
+	return (struct shmr_spec_reg *)((char *)d->base + d->geo.names_off);
 }
 
 static inline struct shmr_lcore_stats *shmr_ctl_dom_stats(

@@ -293,7 +293,7 @@ int shmr_ctl_model_register(struct shmr_ctl_model *m, uint64_t owner,
 		return -SHMR_E_NO_ENDPOINT;
 	if (name_taken(m, name))
 		return -SHMR_E_ROUTE_DUPLICATE;
-	if (m->nrouters + m->nnames >= SHMR_MAX_REGISTRY)
+	if (m->nrouters + m->nnames >= shmr_ctl_model_max_names(m))
 		return -ENOSPC;
 	n = &m->names[m->nnames++];
 	name_set(n->name, name);
@@ -389,8 +389,11 @@ int shmr_ctl_model_rebind_owner(struct shmr_ctl_model *m, uint64_t from,
 }
 
 void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
-			       struct shmr_spec *out)
+			       struct shmr_spec *out,
+			       struct shmr_spec_reg *names)
 {
+	uint32_t max = shmr_ctl_model_max_names(m);
+
 	/* Up to active[], whose first nactive entries are written below:
 	 * what is published (shmr_spec_used_size()). */
 	memset(out, 0, offsetof(struct shmr_spec, active));
@@ -456,15 +459,14 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 		memcpy(s->dso_arg, c->dso_arg, sizeof(s->dso_arg));
 		s->dso_arg[sizeof(s->dso_arg) - 1] = '\0';
 	}
-	for (unsigned i = 0; i < m->nrouters; i++) {
-		struct shmr_spec_reg *g = &out->registry[out->nreg++];
+	for (unsigned i = 0; i < m->nrouters && out->nreg < max; i++) {
+		struct shmr_spec_reg *g = &names[out->nreg++];
 
 		name_set(g->name, m->routers[i].conf->name);
 		g->pid = m->routers[i].pid;
 	}
-	for (unsigned i = 0;
-	     i < m->nnames && out->nreg < SHMR_MAX_REGISTRY; i++) {
-		struct shmr_spec_reg *g = &out->registry[out->nreg++];
+	for (unsigned i = 0; i < m->nnames && out->nreg < max; i++) {
+		struct shmr_spec_reg *g = &names[out->nreg++];
 
 		name_set(g->name, m->names[i].name);
 		g->pid = m->names[i].pid;

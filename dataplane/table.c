@@ -127,8 +127,8 @@ shmr_dp_resolve_rcu(const struct shmr_dp_table *t, unsigned router,
 		tgt = dict_find(t->routers[router].route_dict,
 				SHMR_DP_DICT_ROUTES, name, (uint32_t)len, h);
 	if (!tgt)
-		tgt = dict_find(t->reg_dict, SHMR_DP_DICT_REG, name,
-				(uint32_t)len, h);
+		tgt = dict_find(t->reg_dict, t->reg_cap, name, (uint32_t)len,
+				h);
 	return tgt ? tgt : &unknown_target;
 }
 
@@ -151,6 +151,9 @@ static int snapshot(const struct shmr_dp_env *env, struct shmr_dp_table *t)
 			continue;
 		}
 		memcpy(&t->spec, s, shmr_spec_used_size(s));
+		/* nreg as copied: bounded by the table's max_names. */
+		memcpy(t->reg, shmr_dp_names(env),
+		       shmr_spec_names_used(t->spec.nreg, t->max_names));
 		for (uint32_t e = 0; e < t->max_endpoints; e++) {
 			struct shmr_ep_shared *ep = shmr_dp_ep(env, e);
 
@@ -180,12 +183,12 @@ static void sanitize(struct shmr_dp_table *t)
 
 	if (s->nrouters > SHMR_MAX_ROUTERS)
 		s->nrouters = SHMR_MAX_ROUTERS;
-	if (s->nreg > SHMR_MAX_REGISTRY)
-		s->nreg = SHMR_MAX_REGISTRY;
+	if (s->nreg > t->max_names)
+		s->nreg = t->max_names;
 	if (s->nactive > SHMR_MAX_ENDPOINTS)
 		s->nactive = SHMR_MAX_ENDPOINTS; /* each one bounded at use */
-	for (uint32_t i = 0; i < SHMR_MAX_REGISTRY; i++)
-		terminate_name(s->registry[i].name, SHMR_NAME_MAX);
+	for (uint32_t i = 0; i < s->nreg; i++)
+		terminate_name(t->reg[i].name, SHMR_NAME_MAX);
 	for (uint32_t i = 0; i < SHMR_MAX_ROUTERS; i++) {
 		struct shmr_spec_router *r = &s->routers[i];
 
@@ -676,12 +679,16 @@ static _Atomic(uint64_t) g_builds;
 static struct shmr_dp_table *table_alloc(const struct shmr_dp_env *env)
 {
 	uint32_t n = env->max_endpoints, nl = env->nlcores;
-	uint32_t per = (n + nl - 1) / nl;
+	uint32_t per = (n + nl - 1) / nl, nn = env->max_names;
+	uint32_t dc = shmr_dp_dict_reg_cap(nn);
+	size_t reg = ROUND_LINE((size_t)nn * (sizeof(struct shmr_spec_reg) +
+					      sizeof(struct shmr_dp_target))) +
+		     ROUND_LINE((size_t)dc * sizeof(struct shmr_dp_dict_ent));
 	size_t ep = ROUND_LINE((size_t)n * sizeof(struct shmr_dp_ep));
 	size_t e = ROUND_LINE((size_t)per * sizeof(struct shmr_dp_poll));
 	size_t at = ROUND_LINE((size_t)n * sizeof(uint16_t));
 	size_t size = ROUND_LINE(sizeof(struct shmr_dp_table)) + ep +
-		      nl * (e + at);
+		      nl * (e + at) + reg;
 	struct shmr_dp_table *t = aligned_alloc(SHMR_CACHE_LINE, size);
 	unsigned char *p;
 
@@ -699,6 +706,13 @@ static struct shmr_dp_table *table_alloc(const struct shmr_dp_env *env)
 		t->lists[i].at = (uint16_t *)(p + e);
 		p += e + at;
 	}
+	t->max_names = nn;
+	t->reg_cap = dc;
+	t->reg_dict = (struct shmr_dp_dict_ent *)p;
+	p += ROUND_LINE((size_t)dc * sizeof(struct shmr_dp_dict_ent));
+	t->reg_tgt = (struct shmr_dp_target *)p;
+	t->reg = (struct shmr_spec_reg *)(p + (size_t)nn *
+						  sizeof(struct shmr_dp_target));
 	return t;
 }
 
@@ -753,7 +767,7 @@ int shmr_dp_table_build(const struct shmr_dp_env *env,
 
 	t->nreg = t->spec.nreg;
 	for (uint32_t i = 0; i < t->nreg; i++) {
-		struct shmr_spec_reg *e = &t->spec.registry[i];
+		struct shmr_spec_reg *e = &t->reg[i];
 
 		t->reg_tgt[i] = pid_target(t, e->pid, e->name);
 		if (e->name[0] == '\0' ||
@@ -764,7 +778,7 @@ int shmr_dp_table_build(const struct shmr_dp_env *env,
 				    i, e->name, e->pid.slot, e->pid.gen);
 			continue;
 		}
-		if (!dict_insert(t->reg_dict, SHMR_DP_DICT_REG, e->name,
+		if (!dict_insert(t->reg_dict, t->reg_cap, e->name,
 				 &t->reg_tgt[i]))
 			shmr_dp_log(env, SHMR_DP_LOG_WARNING,
 				    "registry name \"%s\" appears twice: the "

@@ -68,7 +68,16 @@ struct shmr_dp_dict_ent {
 };
 
 #define SHMR_DP_DICT_ROUTES 64u /* >= 2 * SHMR_MAX_ROUTES */
-#define SHMR_DP_DICT_REG 256u   /* >= 2 * SHMR_MAX_REGISTRY */
+/* The registry's dictionary: a power of two, at least 2 * max_names
+ * (shmr_dp_dict_reg_cap()). */
+static inline uint32_t shmr_dp_dict_reg_cap(uint32_t max_names)
+{
+	uint32_t c = 16;
+
+	while (c < 2 * max_names)
+		c *= 2;
+	return c;
+}
 
 struct shmr_dp_type_ent {
 	uint32_t type;
@@ -169,10 +178,16 @@ struct shmr_dp_table {
 	uint32_t lane_cap; /* entries an inbound lane holds (lane_size - 1) */
 	struct shmr_dp_ep *ep; /* [max_endpoints], in the table's allocation */
 	struct shmr_dp_router routers[SHMR_MAX_ROUTERS];
-	struct shmr_dp_target reg_tgt[SHMR_MAX_REGISTRY];
-	struct shmr_dp_dict_ent reg_dict[SHMR_DP_DICT_REG];
+	/* The registry: the copy (nreg of max_names entries), each entry's
+	 * target, and the dictionary (reg_cap entries, a power of two at
+	 * least twice max_names); all in the table's allocation. */
+	uint32_t max_names, reg_cap;
+	struct shmr_spec_reg *reg;
+	struct shmr_dp_target *reg_tgt;
+	struct shmr_dp_dict_ent *reg_dict;
 	struct shmr_dp_poll_list lists[SHMR_MAX_LCORES];
-	struct shmr_spec spec; /* the copy every name above points into */
+	struct shmr_spec spec; /* the copy every name above points into
+				* (with reg[]) */
 	size_t alloc_size; /* the whole allocation: this and the arrays */
 };
 

@@ -379,7 +379,6 @@ static void hit_readonly(struct worker *w, uint32_t which)
 			 (uint64_t)below(g_geo.max_endpoints) *
 				 sizeof(struct shmr_ep_shared);
 	uint64_t routers = offsetof(struct shmr_spec, routers);
-	uint64_t reg = offsetof(struct shmr_spec, registry);
 	/* Where each region starts, how many bytes of it, what it is. */
 	const struct {
 		uint64_t off, span;
@@ -398,7 +397,8 @@ static void hit_readonly(struct worker *w, uint32_t which)
 		  "spec version" },
 		{ g_geo.spec_off + routers, sizeof(struct shmr_spec_router),
 		  "spec routers" },
-		{ g_geo.spec_off + reg, sizeof(((struct shmr_spec *)0)->registry),
+		{ g_geo.names_off,
+		  (uint64_t)g_geo.max_names * sizeof(struct shmr_spec_reg),
 		  "registry" },
 		{ g_geo.counters_off,
 		  g_geo.nlcores * sizeof(struct shmr_lcore_stats),

@@ -180,6 +180,15 @@ static inline struct shmr_spec *shmr_spec_of(void *base)
 	return (struct shmr_spec *)((char *)base + shmr_hdr(base)->spec_off);
 }
 
+/** The registry's entries (the header's max_names of them, the spec's
+ *  nreg used).  Context: the daemons and tests (the header is their
+ *  own); a client uses its own copy of names_off and max_names. */
+static inline struct shmr_spec_reg *shmr_names_of(void *base)
+{
+	return (struct shmr_spec_reg *)((char *)base +
+					shmr_hdr(base)->names_off);
+}
+
 static inline struct shmr_lcore_stats *shmr_stats_of(void *base,
 						     uint32_t lcore)
 {

@@ -21,7 +21,9 @@
  *   +---------------------------+ ep_off
  *   | struct shmr_ep_shared[N]  |  endpoint table (control, dataplane lines)
  *   +---------------------------+ spec_off
- *   | struct shmr_spec          |  routers, routes, registry (seqcount)
+ *   | struct shmr_spec          |  routers, routes, endpoints (seqcount)
+ *   +---------------------------+ names_off
+ *   | struct shmr_spec_reg[R]   |  the registry (under the spec's seqcount)
  *   +---------------------------+ counters_off
  *   | struct shmr_lcore_stats[L]|  one block per routing lcore (dataplane writes)
  *   +---------------------------+ epctr_off
@@ -102,9 +104,12 @@
  *   13: max_endpoints and nlcores from the configuration, the lcores'
  *   per-endpoint counters apart (struct shmr_ep_ctr at epctr_off);
  *   14: arena buffers shared by broadcast and scatter-gather (the owner
- *   word's SHARED state with its reference counts)
+ *   word's SHARED state with its reference counts);
+ *   16: max_names from the configuration: the registry out of struct
+ *   shmr_spec, max_names entries at names_off (15 is the arena's owner
+ *   line, merged apart)
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 14
+#define SHMR_LAYOUT_VERSION_DIGITS 16
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -123,7 +128,12 @@
 #define SHMR_MAX_ROUTERS 8u
 #define SHMR_MAX_ROUTES 32u /* per router */
 #define SHMR_MAX_TYPES 64u  /* type-map entries per router */
-#define SHMR_MAX_REGISTRY 128u
+/* Registry entries (routers' names and the names clients register): a
+ * domain has the configuration's max_names (the header's), this is the
+ * most one may ask for. */
+#define SHMR_MAX_NAMES 16384u
+#define SHMR_MIN_NAMES 16u
+#define SHMR_NAMES_DEFAULT 128u
 #define SHMR_DSO_PATH_MAX 160u
 
 #define SHMR_HDR_SIZE 48u        /* sizeof(struct shmr_msg) */
@@ -346,6 +356,12 @@ struct shmr_domain_hdr {
 	/* The lcores' per-endpoint counters (struct shmr_ep_ctr, domain
 	 * part). */
 	uint64_t epctr_off;
+	/* The registry: max_names entries of struct shmr_spec_reg at
+	 * names_off (domain part), written under the spec's seqcount; the
+	 * spec's nreg says how many are used. */
+	uint32_t max_names;
+	uint32_t names_pad;
+	uint64_t names_off;
 };
 
 /*
@@ -356,7 +372,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 14u,
+static_assert(SHMR_LAYOUT_VERSION == 16u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

@@ -17,6 +17,15 @@
 
 #ifndef SHMR_LAYOUT_H
 #error "include <shmr/layout.h>, which defines the limits used here"
+/* The bytes of a registry of @p nreg used entries (the spec's nreg, read
+ * once by the caller) in a region of @p max_names: a copy of that many
+ * bytes from its start is a copy of the registry.  Context: any. */
+static inline size_t shmr_spec_names_used(uint32_t nreg, uint32_t max_names)
+{
+	return (size_t)(nreg < max_names ? nreg : max_names) *
+	       sizeof(struct shmr_spec_reg);
+}
+
 #endif
 
 /* Routing behaviours. */
@@ -192,7 +201,9 @@ struct shmr_spec {
 	uint32_t nactive;          /* entries of active[] */
 	uint32_t pad;
 	struct shmr_spec_router routers[SHMR_MAX_ROUTERS];
-	struct shmr_spec_reg registry[SHMR_MAX_REGISTRY];
+	/* The registry is not here: max_names entries of struct
+	 * shmr_spec_reg at the header's names_off, under this seqcount
+	 * (shmr_spec_names_used()). */
 	/* Last, so that a copy stops at its nactive entries
 	 * (shmr_spec_used_size()): what a change costs grows with the
 	 * endpoints attached, not with max_endpoints. */
@@ -212,6 +223,15 @@ static inline size_t shmr_spec_used_size(const struct shmr_spec *s)
 	if (n > SHMR_MAX_ENDPOINTS)
 		n = SHMR_MAX_ENDPOINTS;
 	return offsetof(struct shmr_spec, active) + (size_t)n * sizeof(uint32_t);
+}
+
+/* The bytes of a registry of @p nreg used entries (the spec's nreg, read
+ * once by the caller) in a region of @p max_names: a copy of that many
+ * bytes from its start is a copy of the registry.  Context: any. */
+static inline size_t shmr_spec_names_used(uint32_t nreg, uint32_t max_names)
+{
+	return (size_t)(nreg < max_names ? nreg : max_names) *
+	       sizeof(struct shmr_spec_reg);
 }
 
 #endif

@@ -120,6 +120,7 @@ static void test_default_parses(void **state)
 	assert_int_equal(c->lane_size, SHMR_LANE_DEFAULT);
 	assert_int_equal(c->lcores, 1);
 	assert_int_equal(c->max_endpoints, SHMR_ENDPOINTS_DEFAULT);
+	assert_int_equal(c->max_names, SHMR_NAMES_DEFAULT);
 	assert_int_equal(c->poll_mode, SHMR_POLL_ADAPTIVE);
 	assert_string_equal(c->dataplane_cpus, "");
 	assert_string_equal(c->socket_group, "");
@@ -1298,6 +1299,14 @@ static void test_geometry_and_values(void **state)
 		   "t.conf:1: max_endpoints: ", "from 16 to 16384");
 	expect_err("max_endpoints = -1;\nrouters = ( " ROUTER_OK " );\n",
 		   "t.conf:1: max_endpoints: ", "out of range");
+	/* max_names: the registry, 16 to 16384 (default 128). */
+	expect_err("routers = ( " ROUTER_OK " );\n\nmax_names = 16385;\n",
+		   "t.conf:3: max_names: max_names must be from 16 to 16384",
+		   NULL);
+	expect_err("max_names = 15;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: max_names: ", "from 16 to 16384");
+	expect_err("max_names = 0;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: max_names: ", "from 16 to 16384");
 	expect_err("routers = ( " ROUTER_OK " );\npoll_mode = \"fast\";\n",
 		   "t.conf:2: poll_mode: unknown poll mode \"fast\"", NULL);
 	expect_err("run_dir = \"run/shmr\";\nrouters = ( " ROUTER_OK " );\n",
@@ -1325,7 +1334,7 @@ static void test_geometry_and_values(void **state)
 	struct shmr_config *c = expect_ok(
 		"domain = \"d.1:x-y_z\"; run_dir = \"/tmp/x\";\n"
 		"slot_size = 4096; lane_size = 64; lcores = 32;\n"
-		"max_endpoints = 16384;\n"
+		"max_endpoints = 16384; max_names = 16384;\n"
 		"poll_mode = \"busy\"; socket_group = \"shmr-users\";\n"
 		"stop_grace_ms = 0; restart_backoff_ms = 50;\n"
 		"routers = ( { name = \"r\"; behaviour = \"type\";\n"
@@ -1337,6 +1346,7 @@ static void test_geometry_and_values(void **state)
 	assert_int_equal(c->lane_size, 64);
 	assert_int_equal(c->lcores, 32);
 	assert_int_equal(c->max_endpoints, 16384);
+	assert_int_equal(c->max_names, 16384);
 	assert_int_equal(c->poll_mode, SHMR_POLL_BUSY);
 	assert_string_equal(c->socket_group, "shmr-users");
 	assert_int_equal(c->stop_grace_ms, 0);

@@ -589,7 +589,8 @@ static void test_garbage_spec(void **state)
 
 	dp_spec_begin(&f->d);
 	memset(s->routers, 0xff, sizeof(s->routers));
-	memset(s->registry, 'x', sizeof(s->registry));
+	memset(shmr_names_of(f->d.base), 'x',
+	       shmr_hdr(f->d.base)->max_names * sizeof(struct shmr_spec_reg));
 	s->nrouters = 1000;
 	s->nreg = 100000;
 	s->nactive = 9999;
