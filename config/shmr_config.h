@@ -185,6 +185,10 @@ struct shmr_config {
 	/* registry entries (routers' names and the names clients
 	 * register), default SHMR_NAMES_DEFAULT */
 	uint32_t max_names;
+	/* entries of one router's type map (types, call_types: each),
+	 * default SHMR_TYPES_DEFAULT; the maps below have room for the most
+	 * a configuration may ask (SHMR_MAX_TYPES) */
+	uint32_t max_types;
 	/* "FILE:LINE: KEY" of the setting that sizes the domain most
 	 * (max_endpoints, else lane_size, slot_size, lcores) where the file
 	 * sets one, else "": what a domain too large for the host names. */
@@ -349,6 +353,13 @@ static inline uint32_t shmr_config_endpoints(const struct shmr_config *cfg)
 static inline uint32_t shmr_config_names(const struct shmr_config *cfg)
 {
 	return cfg->max_names ? cfg->max_names : SHMR_NAMES_DEFAULT;
+}
+
+/** One router's type-map entries: @p cfg's max_types, its default for 0.
+ *  Context: any; pure. */
+static inline uint32_t shmr_config_types(const struct shmr_config *cfg)
+{
+	return cfg->max_types ? cfg->max_types : SHMR_TYPES_DEFAULT;
 }
 
 void shmr_config_geometry(const struct shmr_config *cfg,

@@ -224,6 +224,8 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 			h->nlcores != plan.nlcores ||
 			h->max_names != plan.max_names ||
 			h->names_off != plan.names_off ||
+			h->max_types != plan.max_types ||
+			h->types_off != plan.types_off ||
 			h->poll_mode != plan.poll_mode ||
 			h->lanes_off != plan.lanes_off ||
 			h->arena_nclasses != plan.arena_nclasses ||

@@ -216,6 +216,15 @@ static inline uint32_t shmr_ctl_model_max_names(const struct shmr_ctl_model *m)
 	return n < SHMR_MAX_NAMES ? n : SHMR_MAX_NAMES;
 }
 
+/** The type-map entries a router has (each map): the configuration's
+ *  max_types (never above SHMR_MAX_TYPES, the room of its maps). */
+static inline uint32_t shmr_ctl_model_max_types(const struct shmr_ctl_model *m)
+{
+	uint32_t n = shmr_config_types(m->cfg);
+
+	return n < SHMR_MAX_TYPES ? n : SHMR_MAX_TYPES;
+}
+
 /**
  * Fill @p out (a private copy: seq is zeroed; version = m->version; the
  * daemon copies everything after seq into the domain under the seqcount)
@@ -224,11 +233,14 @@ static inline uint32_t shmr_ctl_model_max_names(const struct shmr_ctl_model *m)
  * (every used route and client slot, in slot order; never routers); and
  * the registry into @p names (out->nreg of them, at most
  * shmr_ctl_model_max_names(): every router's name, then the clients'
- * names).
+ * names); the routers' type maps into @p types, a region of
+ * shmr_spec_types_size(shmr_ctl_model_max_types()) bytes
+ * (shmr_spec_types_at(): router i's ntypes and ncall_types entries).
  */
 void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 			       struct shmr_spec *out,
-			       struct shmr_spec_reg *names);
+			       struct shmr_spec_reg *names,
+			       struct shmr_spec_type *types);
 
 
 /** 1 for the routing logics (round-robin, ...), 0 for type/hash/dso. */

@@ -189,6 +189,17 @@ static inline struct shmr_spec_reg *shmr_names_of(void *base)
 					shmr_hdr(base)->names_off);
 }
 
+/** Router slot @p ri's type map (@p call 0) or call map (1), by the
+ *  header's max_types and types_off.  Context: the daemons and tests. */
+static inline struct shmr_spec_type *shmr_types_of(void *base, uint32_t ri,
+						   int call)
+{
+	const struct shmr_domain_hdr *h = shmr_hdr(base);
+
+	return shmr_spec_types_at((char *)base + h->types_off, h->max_types,
+				  ri, call);
+}
+
 static inline struct shmr_lcore_stats *shmr_stats_of(void *base,
 						     uint32_t lcore)
 {

@@ -24,6 +24,8 @@
  *   | struct shmr_spec          |  routers, routes, endpoints (seqcount)
  *   +---------------------------+ names_off
  *   | struct shmr_spec_reg[R]   |  the registry (under the spec's seqcount)
+ *   +---------------------------+ types_off
+ *   | struct shmr_spec_type[..] |  per router: type map, call map (seqcount)
  *   +---------------------------+ counters_off
  *   | struct shmr_lcore_stats[L]|  one block per routing lcore (dataplane writes)
  *   +---------------------------+ epctr_off
@@ -105,9 +107,8 @@
  *   per-endpoint counters apart (struct shmr_ep_ctr at epctr_off);
  *   14: arena buffers shared by broadcast and scatter-gather (the owner
  *   word's SHARED state with its reference counts);
- *   16: max_names from the configuration: the registry out of struct
- *   shmr_spec, max_names entries at names_off (15 is the arena's owner
- *   line, merged apart)
+ *   16: the registry (names_off) and the routers' type maps (types_off)
+ *   out of the spec, sized by max_names, max_types (15: arena owners)
  */
 #define SHMR_LAYOUT_VERSION_DIGITS 16
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
@@ -127,10 +128,11 @@
 #define SHMR_MAX_LCORES 32u /* the most routing lcores */
 #define SHMR_MAX_ROUTERS 8u
 #define SHMR_MAX_ROUTES 32u /* per router */
-#define SHMR_MAX_TYPES 64u  /* type-map entries per router */
-/* Registry entries (routers' names and the names clients register): a
- * domain has the configuration's max_names (the header's), this is the
- * most one may ask for. */
+/* A domain's entries per type map and registry entries are its
+ * max_types and max_names (the header's): these are the most allowed. */
+#define SHMR_MAX_TYPES 1024u
+#define SHMR_MIN_TYPES 1u
+#define SHMR_TYPES_DEFAULT 64u
 #define SHMR_MAX_NAMES 16384u
 #define SHMR_MIN_NAMES 16u
 #define SHMR_NAMES_DEFAULT 128u
@@ -356,12 +358,15 @@ struct shmr_domain_hdr {
 	/* The lcores' per-endpoint counters (struct shmr_ep_ctr, domain
 	 * part). */
 	uint64_t epctr_off;
-	/* The registry: max_names entries of struct shmr_spec_reg at
-	 * names_off (domain part), written under the spec's seqcount; the
-	 * spec's nreg says how many are used. */
+	/* Under the spec's seqcount, in the domain part: the registry
+	 * (max_names entries, the spec's nreg used) and the routers' type
+	 * and call maps (max_types entries each: shmr_spec_types_at()). */
 	uint32_t max_names;
 	uint32_t names_pad;
 	uint64_t names_off;
+	uint32_t max_types;
+	uint32_t types_pad;
+	uint64_t types_off;
 };
 
 /*

@@ -17,15 +17,6 @@
 
 #ifndef SHMR_LAYOUT_H
 #error "include <shmr/layout.h>, which defines the limits used here"
-/* The bytes of a registry of @p nreg used entries (the spec's nreg, read
- * once by the caller) in a region of @p max_names: a copy of that many
- * bytes from its start is a copy of the registry.  Context: any. */
-static inline size_t shmr_spec_names_used(uint32_t nreg, uint32_t max_names)
-{
-	return (size_t)(nreg < max_names ? nreg : max_names) *
-	       sizeof(struct shmr_spec_reg);
-}
-
 #endif
 
 /* Routing behaviours. */
@@ -144,13 +135,14 @@ struct shmr_spec_router {
 	char dso[SHMR_DSO_PATH_MAX];  /* SHMR_BEH_DSO: path of the object */
 	char dso_arg[SHMR_DSO_PATH_MAX]; /* passed to its init hook */
 	struct shmr_spec_route routes[SHMR_MAX_ROUTES];
-	struct shmr_spec_type types[SHMR_MAX_TYPES];
+	/* The type map (ntypes entries) is not here: the header's types_off
+	 * region holds it (shmr_spec_types_at()). */
 	char hash[SHMR_MAX_ROUTES][SHMR_NAME_MAX];
 	/* Every built-in behaviour (not SHMR_BEH_DSO): when ncall_types > 0,
 	 * calls are routed by type through call_types[] and sends as the
-	 * behaviour says (CQRS: commands by key, queries by type). */
+	 * behaviour says (CQRS: commands by key, queries by type); the
+	 * call map beside the type map (shmr_spec_types_at()). */
 	uint32_t ncall_types;
-	struct shmr_spec_type call_types[SHMR_MAX_TYPES];
 	/* SHMR_BEH_CONSISTENT_HASH: ring points per routee, 1 to
 	 * SHMR_CHASH_VNODES_MAX (0 or out of range: the default). */
 	uint32_t vnodes;
@@ -232,6 +224,24 @@ static inline size_t shmr_spec_names_used(uint32_t nreg, uint32_t max_names)
 {
 	return (size_t)(nreg < max_names ? nreg : max_names) *
 	       sizeof(struct shmr_spec_reg);
+}
+
+/* Router slot @p ri's type map (@p call 0) or call map (@p call 1) in a
+ * type-map region at @p types (the header's types_off) of @p max_types
+ * entries a map: max_types entries, its ntypes / ncall_types used.
+ * @p ri < SHMR_MAX_ROUTERS.  Context: any. */
+static inline struct shmr_spec_type *
+shmr_spec_types_at(void *types, uint32_t max_types, uint32_t ri, int call)
+{
+	return (struct shmr_spec_type *)types +
+	       ((size_t)ri * 2 + (call ? 1 : 0)) * max_types;
+}
+
+/* The bytes of a type-map region of @p max_types entries a map. */
+static inline size_t shmr_spec_types_size(uint32_t max_types)
+{
+	return (size_t)SHMR_MAX_ROUTERS * 2 * max_types *
+	       sizeof(struct shmr_spec_type);
 }
 
 #endif

@@ -76,6 +76,7 @@ struct fixture {
 	struct shmr_ctl_model m;
 	struct shmr_spec spec;
 	struct shmr_spec_reg names[SHMR_MAX_NAMES];
+	struct shmr_spec_type types[SHMR_MAX_ROUTERS * 2 * SHMR_MAX_TYPES];
 };
 
 static int setup(void **state)
@@ -101,7 +102,7 @@ static void publish(struct fixture *f)
 {
 	f->m.version++;
 	f->m.dirty = 0;
-	shmr_ctl_model_spec_build(&f->m, &f->spec, f->names);
+	shmr_ctl_model_spec_build(&f->m, &f->spec, f->names, f->types);
 }
 
 static const struct shmr_spec_reg *reg_find_in(const struct fixture *f,
@@ -118,6 +119,9 @@ static void spec_from_config(void **state)
 	struct fixture *f = *state;
 	const struct shmr_spec *s = &f->spec;
 	const struct shmr_spec_router *ev, *sh, *cu;
+	/* Router 0's type map: max_types (the default) entries a map. */
+	const struct shmr_spec_type *ev_types =
+		shmr_spec_types_at(f->types, SHMR_TYPES_DEFAULT, 0, 0);
 
 	assert_true(f->m.dirty);
 	publish(f);
@@ -148,10 +152,10 @@ static void spec_from_config(void **state)
 	for (int k = 0; k < 3; k++)
 		assert_int_equal(ev->routes[k].state, SHMR_ROUTE_DEAD);
 	assert_int_equal(ev->ntypes, 4);
-	assert_int_equal(ev->types[0].type, 1);
-	assert_string_equal(ev->types[0].target, "payments");
-	assert_int_equal(ev->types[3].type, 9);
-	assert_string_equal(ev->types[3].target, "audit");
+	assert_int_equal(ev_types[0].type, 1);
+	assert_string_equal(ev_types[0].target, "payments");
+	assert_int_equal(ev_types[3].type, 9);
+	assert_string_equal(ev_types[3].target, "audit");
 
 	assert_int_equal(sh->behaviour, SHMR_BEH_HASH);
 	assert_int_equal(sh->nroutes, 2);

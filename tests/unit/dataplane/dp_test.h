@@ -33,7 +33,7 @@ static inline int dp_dom_init_lane(struct dp_dom *d, uint32_t nlcores,
 				   uint32_t lane)
 {
 	struct shmr_geometry g = { 128, lane, nlcores, SHMR_POLL_ADAPTIVE, 0, 0,
-				   0 };
+				   0, 0 };
 	struct shmr_domain_hdr plan;
 	int64_t size = shmr_layout_plan(&g, &plan);
 
@@ -130,7 +130,7 @@ static inline void dp_type(struct dp_dom *d, unsigned ri, uint32_t type,
 			   const char *target)
 {
 	struct shmr_spec_router *r = &dp_spec(d)->routers[ri];
-	struct shmr_spec_type *e = &r->types[r->ntypes++];
+	struct shmr_spec_type *e = &shmr_types_of(d->base, ri, 0)[r->ntypes++];
 
 	e->type = type;
 	memset(e->target, 0, SHMR_NAME_MAX);

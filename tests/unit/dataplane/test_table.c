@@ -288,7 +288,8 @@ static void call_type(struct fixture *f, unsigned ri, uint32_t type,
 		      const char *name)
 {
 	struct shmr_spec_router *r = &dp_spec(&f->d)->routers[ri];
-	struct shmr_spec_type *e = &r->call_types[r->ncall_types++];
+	struct shmr_spec_type *e =
+		&shmr_types_of(f->d.base, ri, 1)[r->ncall_types++];
 
 	e->type = type;
 	snprintf(e->target, sizeof(e->target), "%s", name);

@@ -34,7 +34,7 @@ static void accepted_is_ring_size(void **state)
 			for (unsigned k = 0; k < 3; k++) {
 				struct shmr_geometry g = {
 					slot, lanes[k], 1, SHMR_POLL_ADAPTIVE,
-					0, 0, 0
+					0, 0, 0, 0
 				};
 				struct shmr_domain_hdr h;
 				ssize_t ring;
@@ -60,7 +60,7 @@ static void accepted_is_ring_size(void **state)
 static void lcores_and_poll_mode(void **state)
 {
 	struct shmr_geometry g = { SHMR_SLOT_DEFAULT, SHMR_LANE_DEFAULT, 1,
-				   SHMR_POLL_ADAPTIVE, 0, 0, 0 };
+				   SHMR_POLL_ADAPTIVE, 0, 0, 0, 0 };
 	const char *why = NULL;
 
 	(void)state;
