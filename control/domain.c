@@ -460,8 +460,7 @@ void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 	shmr_spec_write_begin(spec);
 	sync_endpoints(d, m);
 	shmr_ctl_figs_sync(d, m);
-	memcpy((char *)spec + off, (const char *)&d->spec_buf + off,
-	       shmr_spec_used_size(&d->spec_buf) - off);
+	shmr_spec_copy(spec, &d->spec_buf, off);
 	memcpy(shmr_ctl_dom_names(d), d->names_buf,
 	       shmr_spec_names_used(d->spec_buf.nreg, d->geo.max_names));
 	types_publish(d, m);

@@ -398,7 +398,7 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 	struct shmr_spec_type *tm;
 
 	/* Up to active[], whose first nactive entries are written below:
-	 * what is published (shmr_spec_used_size()). */
+	 * what is published (shmr_spec_copy()). */
 	memset(out, 0, offsetof(struct shmr_spec, active));
 	out->version = m->version;
 	out->nrouters = m->nrouters;

@@ -171,7 +171,7 @@ static int snapshot(const struct shmr_dp_env *env, struct shmr_dp_table *t)
 			sched_yield();
 			continue;
 		}
-		memcpy(&t->spec, s, shmr_spec_used_size(s));
+		shmr_spec_copy(&t->spec, s, 0);
 		/* nreg as copied: bounded by the table's max_names. */
 		memcpy(t->reg, shmr_dp_names(env),
 		       shmr_spec_names_used(t->spec.nreg, t->max_names));

@@ -12,6 +12,7 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <shmr/shmr.h>
 
@@ -197,24 +198,35 @@ struct shmr_spec {
 	 * shmr_spec_reg at the header's names_off, under this seqcount
 	 * (shmr_spec_names_used()). */
 	/* Last, so that a copy stops at its nactive entries
-	 * (shmr_spec_used_size()): what a change costs grows with the
-	 * endpoints attached, not with max_endpoints. */
+	 * (shmr_spec_copy()): what a change costs grows with the routers
+	 * configured and the endpoints attached, not with max_endpoints. */
 	uint32_t active[SHMR_MAX_ENDPOINTS]; /* endpoint slots to poll */
 };
 
-/* The bytes of @p s that hold it: everything up to active[], and its
- * first nactive entries (read once, bounded by the array).  A copy of
- * that many bytes is a copy of the spec.  Context: any; a reader inside
- * its seqcount (a torn nactive is retried with the rest). */
-static inline size_t shmr_spec_used_size(const struct shmr_spec *s)
+/* Copy spec @p src into @p dst from byte @p from (0, or past seq for the
+ * writer) as far as it is used: the counts, the first nrouters routers
+ * and the first nactive entries of active[] (each count read once,
+ * bounded by its array); the rest of @p dst is left as it was.  Context:
+ * any; a reader inside its seqcount (a torn count is retried with the
+ * rest). */
+static inline void shmr_spec_copy(struct shmr_spec *dst,
+				  const struct shmr_spec *src, size_t from)
 {
-	/* Relaxed, once: the seqcount orders it (S3/S4), and the value is
-	 * bounded below. */
-	uint32_t n = __atomic_load_n(&s->nactive, __ATOMIC_RELAXED);
+	/* Relaxed, once each: the seqcount orders them (S3/S4), and the
+	 * values are bounded below. */
+	uint32_t nr = __atomic_load_n(&src->nrouters, __ATOMIC_RELAXED);
+	uint32_t na = __atomic_load_n(&src->nactive, __ATOMIC_RELAXED);
+	const size_t r0 = offsetof(struct shmr_spec, routers);
 
-	if (n > SHMR_MAX_ENDPOINTS)
-		n = SHMR_MAX_ENDPOINTS;
-	return offsetof(struct shmr_spec, active) + (size_t)n * sizeof(uint32_t);
+	if (nr > SHMR_MAX_ROUTERS)
+		nr = SHMR_MAX_ROUTERS;
+	if (na > SHMR_MAX_ENDPOINTS)
+		na = SHMR_MAX_ENDPOINTS;
+	if (from < r0)
+		memcpy((char *)dst + from, (const char *)src + from, r0 - from);
+	memcpy(dst->routers, src->routers,
+	       (size_t)nr * sizeof(struct shmr_spec_router));
+	memcpy(dst->active, src->active, (size_t)na * sizeof(uint32_t));
 }
 
 /* The bytes of a registry of @p nreg used entries (the spec's nreg, read
