@@ -41,6 +41,9 @@ struct pctx {
 	const char *dir;    /* absolute directory of the file, or NULL */
 	char *err;
 	size_t errlen;
+	/* A type map's most entries: the configuration's max_types, once
+	 * the top level is read (before the routers). */
+	uint32_t max_types;
 };
 
 /* A field path such as "routers.[0].routes.[1]". */

@@ -51,7 +51,7 @@
 
 static const char *const top_keys[] = {
 	"domain", "run_dir", "slot_size", "lane_size", "lcores", "poll_mode",
-	"max_endpoints",
+	"max_endpoints", "max_names", "max_types",
 	"sojourn", "dataplane_cpus", "socket_group", "admin_group", "programs",
 	"max_connections_per_user", "max_endpoints_per_user",
 	"idle_timeout_ms", "stop_grace_ms",
@@ -211,7 +211,7 @@ static int parse_geometry(struct pctx *p, const config_setting_t *root,
 {
 	static const char *const fields[] = {
 		"slot_size", "lane_size", "lcores", "poll_mode",
-		"max_endpoints"
+		"max_endpoints", "max_names", "max_types"
 	};
 	const struct shmr_geometry def = {
 		.slot_size = SHMR_SLOT_DEFAULT,
@@ -219,7 +219,7 @@ static int parse_geometry(struct pctx *p, const config_setting_t *root,
 		.nlcores = 1,
 		.poll_mode = SHMR_POLL_ADAPTIVE,
 	};
-	config_setting_t *where[5] = { NULL };
+	config_setting_t *where[7] = { NULL };
 	const char *why = NULL;
 	config_setting_t *s;
 	int rc;
@@ -232,7 +232,11 @@ static int parse_geometry(struct pctx *p, const config_setting_t *root,
 				    &where[2])) < 0 ||
 	    (rc = shmr_conf_get_u32(p, root, NULL, "max_endpoints", 0,
 				    UINT32_MAX, &c->max_endpoints,
-				    &where[4])) < 0)
+				    &where[4])) < 0 ||
+	    (rc = shmr_conf_get_u32(p, root, NULL, "max_names", 0, UINT32_MAX,
+				    &c->max_names, &where[5])) < 0 ||
+	    (rc = shmr_conf_get_u32(p, root, NULL, "max_types", 0, UINT32_MAX,
+				    &c->max_types, &where[6])) < 0)
 		return rc;
 	rc = shmr_conf_member(p, root, NULL, "poll_mode", CONFIG_TYPE_STRING, &s);
 	if (rc < 0)
@@ -267,7 +271,7 @@ static int parse_geometry(struct pctx *p, const config_setting_t *root,
 	}
 	/* One field at a time against the defaults, so the message names
 	 * the field (and line) that the geometry check refuses. */
-	for (unsigned i = 0; i < 5; i++) {
+	for (unsigned i = 0; i < 7; i++) {
 		struct shmr_geometry g = def;
 
 		switch (i) {
@@ -275,6 +279,12 @@ static int parse_geometry(struct pctx *p, const config_setting_t *root,
 		case 1: g.lane_size = c->lane_size; break;
 		case 2: g.nlcores = c->lcores; break;
 		case 3: g.poll_mode = c->poll_mode; break;
+		case 5:
+			g.max_names = c->max_names ? c->max_names : UINT32_MAX;
+			break;
+		case 6:
+			g.max_types = c->max_types ? c->max_types : UINT32_MAX;
+			break;
 		default:
 			/* 0 is no count (the geometry's 0 is its default) */
 			g.max_endpoints = c->max_endpoints ? c->max_endpoints
@@ -325,6 +335,8 @@ static int parse_root(struct pctx *p, const config_setting_t *root,
 	if ((rc = parse_geometry(p, root, c)) < 0 ||
 	    (rc = parse_arena(p, root, c)) < 0)
 		return rc;
+	/* Every router's type maps are held to it (parse_routers.c). */
+	p->max_types = shmr_config_types(c);
 	if ((rc = shmr_conf_member(p, root, NULL, "sojourn", CONFIG_TYPE_BOOL,
 				   &s)) < 0)
 		return rc;
@@ -387,6 +399,8 @@ static void set_defaults(struct shmr_config *c, const char *source)
 	c->lane_size = SHMR_LANE_DEFAULT;
 	c->lcores = 1;
 	c->max_endpoints = SHMR_ENDPOINTS_DEFAULT;
+	c->max_names = SHMR_NAMES_DEFAULT;
+	c->max_types = SHMR_TYPES_DEFAULT;
 	c->poll_mode = SHMR_POLL_ADAPTIVE;
 	c->sojourn = 1;
 	c->stop_grace_ms = 2000;

@@ -127,6 +127,17 @@ static int type_map(struct pctx *p, const config_setting_t *g,
 		return rc;
 	shmr_conf_fp_key(&f, path, key);
 	snprintf(what, sizeof(what), "%s entries", key);
+	/* The first entry past max_types is named (at most SHMR_MAX_TYPES,
+	 * the room of the map). */
+	if ((unsigned)config_setting_length(lst) > p->max_types) {
+		struct fpath e;
+
+		shmr_conf_fp_index(&e, &f, p->max_types);
+		return shmr_conf_fail(
+			p, config_setting_get_elem(lst, p->max_types), 0, e.s,
+			"%d %s, more than max_types (%u)",
+			config_setting_length(lst), what, p->max_types);
+	}
 	if ((rc = shmr_conf_group_list(p, lst, &f, SHMR_MAX_TYPES, what)) < 0)
 		return rc;
 	if (config_setting_length(lst) == 0)

@@ -182,6 +182,13 @@ struct shmr_config {
 	/* endpoint slots of the domain (routers, routes' inboxes, clients,
 	 * the admin endpoint), default SHMR_ENDPOINTS_DEFAULT */
 	uint32_t max_endpoints;
+	/* registry entries (routers' names and the names clients
+	 * register), default SHMR_NAMES_DEFAULT */
+	uint32_t max_names;
+	/* entries of one router's type map (types, call_types: each),
+	 * default SHMR_TYPES_DEFAULT; the maps below have room for the most
+	 * a configuration may ask (SHMR_MAX_TYPES) */
+	uint32_t max_types;
 	/* "FILE:LINE: KEY" of the setting that sizes the domain most
 	 * (max_endpoints, else lane_size, slot_size, lcores) where the file
 	 * sets one, else "": what a domain too large for the host names. */
@@ -209,7 +216,7 @@ struct shmr_config {
 	 * and root's (default 32, of SHMR_CTL_MAX_CONNS = 256). */
 	uint32_t max_connections_per_user;
 	/* Client endpoints, and registered names, that one such uid may hold
-	 * (default 32, of SHMR_MAX_ENDPOINTS = SHMR_MAX_REGISTRY = 128). */
+	 * (default 32, of the domain's max_endpoints and max_names). */
 	uint32_t max_endpoints_per_user;
 	/* A connection that has not attached is closed when it has not
 	 * completed a request for this long (default 10000). */
@@ -339,6 +346,20 @@ int shmr_config_load(const char *path, struct shmr_config *out, char *err,
 static inline uint32_t shmr_config_endpoints(const struct shmr_config *cfg)
 {
 	return cfg->max_endpoints ? cfg->max_endpoints : SHMR_ENDPOINTS_DEFAULT;
+}
+
+/** The domain's registry entries: @p cfg's max_names, its default for 0.
+ *  Context: any; pure. */
+static inline uint32_t shmr_config_names(const struct shmr_config *cfg)
+{
+	return cfg->max_names ? cfg->max_names : SHMR_NAMES_DEFAULT;
+}
+
+/** One router's type-map entries: @p cfg's max_types, its default for 0.
+ *  Context: any; pure. */
+static inline uint32_t shmr_config_types(const struct shmr_config *cfg)
+{
+	return cfg->max_types ? cfg->max_types : SHMR_TYPES_DEFAULT;
 }
 
 void shmr_config_geometry(const struct shmr_config *cfg,

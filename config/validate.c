@@ -130,6 +130,8 @@ void shmr_config_geometry(const struct shmr_config *cfg,
 	g->nlcores = cfg->lcores;
 	g->poll_mode = cfg->poll_mode;
 	g->max_endpoints = shmr_config_endpoints(cfg);
+	g->max_names = shmr_config_names(cfg);
+	g->max_types = shmr_config_types(cfg);
 }
 
 int shmr_config_validate(const struct shmr_config *cfg, char *err,

@@ -222,6 +222,10 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 			h->slot_size != plan.slot_size ||
 			h->lane_size != plan.lane_size ||
 			h->nlcores != plan.nlcores ||
+			h->max_names != plan.max_names ||
+			h->names_off != plan.names_off ||
+			h->max_types != plan.max_types ||
+			h->types_off != plan.types_off ||
 			h->poll_mode != plan.poll_mode ||
 			h->lanes_off != plan.lanes_off ||
 			h->arena_nclasses != plan.arena_nclasses ||
@@ -465,15 +469,16 @@ static void add_name(struct shmr_ctl_model *m, const struct shmr_spec_reg *g,
 }
 
 /* Registered names and client endpoints: owned by their process's pid. */
-static void model_owners(struct shmr_ctl_model *m, const struct shmr_spec *sp,
-			 uint32_t admin_slot)
+static void model_owners(struct shmr_ctl_model *m,
+			 const struct shmr_ctl_domain *d,
+			 const struct shmr_spec *sp, uint32_t admin_slot)
 {
-	unsigned nreg = sp->nreg > SHMR_MAX_REGISTRY ? SHMR_MAX_REGISTRY
-						     : sp->nreg;
+	unsigned nreg = sp->nreg > d->geo.max_names ? d->geo.max_names
+						    : sp->nreg;
 
 	m->nnames = 0;
 	for (unsigned i = m->nrouters; i < nreg; i++) {
-		const struct shmr_spec_reg *g = &sp->registry[i];
+		const struct shmr_spec_reg *g = &shmr_ctl_dom_names(d)[i];
 		struct shmr_ctl_slot *s =
 			shmr_ctl_alloc_lookup(&m->alloc, g->pid);
 		int32_t pid;
@@ -484,7 +489,7 @@ static void model_owners(struct shmr_ctl_model *m, const struct shmr_spec *sp,
 		pid = s->os_pid;
 		/* A route inbox's names come with its worker (route_names). */
 		if (s->kind == SHMR_EPK_ROUTE || pid <= 0 ||
-		    m->nrouters + m->nnames >= SHMR_MAX_REGISTRY)
+		    m->nrouters + m->nnames >= shmr_ctl_model_max_names(m))
 			continue;
 		add_name(m, g, pid);
 	}
@@ -506,18 +511,20 @@ static void model_owners(struct shmr_ctl_model *m, const struct shmr_spec *sp,
 }
 
 /* A route inbox's names, owned by its worker @p pid (once adopted). */
-static void route_names(struct shmr_ctl_model *m, const struct shmr_spec *sp,
-			struct shmr_pid inbox, int32_t pid)
+static void route_names(struct shmr_ctl_model *m,
+			const struct shmr_ctl_domain *d, struct shmr_pid inbox,
+			int32_t pid)
 {
-	unsigned nreg = sp->nreg > SHMR_MAX_REGISTRY ? SHMR_MAX_REGISTRY
-						     : sp->nreg;
+	const struct shmr_spec *sp = shmr_ctl_dom_spec(d);
+	unsigned nreg = sp->nreg > d->geo.max_names ? d->geo.max_names
+						    : sp->nreg;
 
 	for (unsigned i = m->nrouters; i < nreg; i++) {
-		const struct shmr_spec_reg *g = &sp->registry[i];
+		const struct shmr_spec_reg *g = &shmr_ctl_dom_names(d)[i];
 
 		if (g->pid.slot != inbox.slot || g->pid.gen != inbox.gen ||
 		    !name_ok(g->name) ||
-		    m->nrouters + m->nnames >= SHMR_MAX_REGISTRY)
+		    m->nrouters + m->nnames >= shmr_ctl_model_max_names(m))
 			continue;
 		add_name(m, g, pid);
 	}
@@ -578,7 +585,7 @@ int shmr_ctl_adopt_domain(struct shmr_ctl_adopt *a,
 	/* Acquire: pairs with the release store in shmr_ctl_admin_open(). */
 	v = atomic_load_explicit(&shmr_hdr(a->d->base)->admin_pid,
 				 memory_order_acquire);
-	model_owners(m, sp, (uint32_t)v);
+	model_owners(m, a->d, sp, (uint32_t)v);
 	if (shmr_ctl_admin_adopt(admin) < 0) {
 		shmr_ctl_err("domain %s: cannot adopt: no admin endpoint in "
 			      "the domain", a->cfg->domain);
@@ -690,7 +697,7 @@ static void adopt_route(struct shmr_ctl_adopt *a, unsigned r, unsigned k,
 	    shmr_ctl_spawn_adopt_worker(a->sp, r, k, w.pid, w.start) == 0) {
 		a->workers++;
 		q->claimed_by = shmr_ctl_owner_of_pid(w.pid);
-		route_names(m, shmr_ctl_dom_spec(a->d), q->pid, w.pid);
+		route_names(m, a->d, q->pid, w.pid);
 		/* A pending operation: ask again (the SIGTERM may have been
 		 * sent, its grace timer was the predecessor's). */
 		if (state == SHMR_ROUTE_PENDING_DISABLE ||

@@ -211,6 +211,8 @@ static void header_heal(struct shmr_ctl_domain *d)
 	    h->size == g->size && h->slot_size == g->slot_size &&
 	    h->lane_size == g->lane_size && h->nlcores == g->nlcores &&
 	    h->max_endpoints == g->max_endpoints &&
+	    h->max_names == g->max_names && h->names_off == g->names_off &&
+	    h->max_types == g->max_types && h->types_off == g->types_off &&
 	    h->poll_mode == g->poll_mode && h->spin_polls == g->spin_polls &&
 	    h->lane_stride == g->lane_stride && h->ep_off == g->ep_off &&
 	    h->spec_off == g->spec_off && h->counters_off == g->counters_off &&
@@ -233,6 +235,10 @@ static void header_heal(struct shmr_ctl_domain *d)
 	h->lane_size = g->lane_size;
 	h->nlcores = g->nlcores;
 	h->max_endpoints = g->max_endpoints;
+	h->max_names = g->max_names;
+	h->names_off = g->names_off;
+	h->max_types = g->max_types;
+	h->types_off = g->types_off;
 	h->poll_mode = g->poll_mode;
 	h->spin_polls = g->spin_polls;
 	h->lane_stride = g->lane_stride;
@@ -410,6 +416,32 @@ static void sync_endpoints(struct shmr_ctl_domain *d,
 	}
 }
 
+/* The routers' type maps, as many entries as each uses (the model's maps
+ * are shmr_ctl_model_max_types() apart, the domain's geo.max_types: the
+ * same configuration's, each bounded by both). */
+static void types_publish(struct shmr_ctl_domain *d,
+			  const struct shmr_ctl_model *m)
+{
+	uint32_t mt = shmr_ctl_model_max_types(m), dt = d->geo.max_types;
+	uint32_t nr = d->spec_buf.nrouters < SHMR_MAX_ROUTERS
+			      ? d->spec_buf.nrouters
+			      : SHMR_MAX_ROUTERS;
+
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct shmr_spec_router *r = &d->spec_buf.routers[i];
+		uint32_t n[2] = { r->ntypes, r->ncall_types };
+
+		for (int c = 0; c < 2; c++) {
+			uint32_t k = n[c] < mt ? n[c] : mt;
+
+			memcpy(shmr_ctl_dom_types(d, i, c),
+			       shmr_spec_types_at(d->types_buf, mt, i, c),
+			       (size_t)(k < dt ? k : dt) *
+				       sizeof(struct shmr_spec_type));
+		}
+	}
+}
+
 void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 {
 	struct shmr_spec *spec;
@@ -423,13 +455,15 @@ void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 		return;
 	}
 	m->version++;
-	shmr_ctl_model_spec_build(m, &d->spec_buf);
+	shmr_ctl_model_spec_build(m, &d->spec_buf, d->names_buf, d->types_buf);
 	spec = shmr_ctl_dom_spec(d);
 	shmr_spec_write_begin(spec);
 	sync_endpoints(d, m);
 	shmr_ctl_figs_sync(d, m);
-	memcpy((char *)spec + off, (const char *)&d->spec_buf + off,
-	       shmr_spec_used_size(&d->spec_buf) - off);
+	shmr_spec_copy(spec, &d->spec_buf, off);
+	memcpy(shmr_ctl_dom_names(d), d->names_buf,
+	       shmr_spec_names_used(d->spec_buf.nreg, d->geo.max_names));
+	types_publish(d, m);
 	shmr_spec_write_end(spec);
 	m->dirty = 0;
 	/* A full lane means the dataplane has notices pending; it reads the

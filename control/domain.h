@@ -43,6 +43,10 @@ struct shmr_ctl_domain {
 	unsigned arena_recheck_left;
 	uint64_t arena_recheck_at;
 	struct shmr_spec spec_buf; /* private copy the spec is built in */
+	/* and its registry (geo.max_names used of it) */
+	struct shmr_spec_reg names_buf[SHMR_MAX_NAMES];
+	/* and its type maps (geo.max_types entries a map used of it) */
+	struct shmr_spec_type types_buf[SHMR_MAX_ROUTERS * 2 * SHMR_MAX_TYPES];
 	/* The dataplane's per-slot counters (summed over lcores) as they
 	 * stood when the slot was handed to its current owner: what the
 	 * counters show is the difference, so that a reused slot starts at
@@ -100,6 +104,22 @@ static inline struct shmr_spec *shmr_ctl_dom_spec(
 	const struct shmr_ctl_domain *d)
 {
 	return (struct shmr_spec *)((char *)d->base + d->geo.spec_off);
+}
+
+/* The registry's entries: geo.max_names of them, the spec's nreg used. */
+static inline struct shmr_spec_reg *shmr_ctl_dom_names(
+	const struct shmr_ctl_domain *d)
+{
+	return (struct shmr_spec_reg *)((char *)d->base + d->geo.names_off);
+}
+
+/* Router slot @p ri's type map (@p call 0) or call map (1): geo.max_types
+ * entries, its ntypes / ncall_types used. */
+static inline struct shmr_spec_type *
+shmr_ctl_dom_types(const struct shmr_ctl_domain *d, uint32_t ri, int call)
+{
+	return shmr_spec_types_at((char *)d->base + d->geo.types_off,
+				  d->geo.max_types, ri, call);
 }
 
 static inline struct shmr_lcore_stats *shmr_ctl_dom_stats(

@@ -295,7 +295,7 @@ int shmr_ctl_model_register(struct shmr_ctl_model *m, uint64_t owner,
 		return -SHMR_E_NO_ENDPOINT;
 	if (name_taken(m, name))
 		return -SHMR_E_ROUTE_DUPLICATE;
-	if (m->nrouters + m->nnames >= SHMR_MAX_REGISTRY)
+	if (m->nrouters + m->nnames >= shmr_ctl_model_max_names(m))
 		return -ENOSPC;
 	n = &m->names[m->nnames++];
 	name_set(n->name, name);
@@ -391,10 +391,16 @@ int shmr_ctl_model_rebind_owner(struct shmr_ctl_model *m, uint64_t from,
 }
 
 void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
-			       struct shmr_spec *out)
+			       struct shmr_spec *out,
+			       struct shmr_spec_reg *names,
+			       struct shmr_spec_type *types)
 {
+	uint32_t max = shmr_ctl_model_max_names(m);
+	uint32_t maxt = shmr_ctl_model_max_types(m);
+	struct shmr_spec_type *tm;
+
 	/* Up to active[], whose first nactive entries are written below:
-	 * what is published (shmr_spec_used_size()). */
+	 * what is published (shmr_spec_copy()). */
 	memset(out, 0, offsetof(struct shmr_spec, active));
 	out->version = m->version;
 	out->nrouters = m->nrouters;
@@ -417,11 +423,11 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 				s->routes[k].start_err =
 					r->routes[k].start_err;
 		}
-		s->ntypes = c->ntypes > SHMR_MAX_TYPES ? SHMR_MAX_TYPES
-						       : c->ntypes;
+		s->ntypes = c->ntypes > maxt ? maxt : c->ntypes;
+		tm = shmr_spec_types_at(types, maxt, i, 0);
 		for (unsigned k = 0; k < s->ntypes; k++) {
-			s->types[k].type = c->types[k].type;
-			name_set(s->types[k].target, c->types[k].route);
+			tm[k].type = c->types[k].type;
+			name_set(tm[k].target, c->types[k].route);
 		}
 		/* The hash list, or a routing logic's routee names (none:
 		 * its own routes, which the dataplane reads from routes[]). */
@@ -445,28 +451,25 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 		s->node_prefix[sizeof(s->node_prefix) - 1] = '\0';
 		s->within_ms = c->within_ms;
 		s->interval_ms = c->interval_ms;
-		s->ncall_types = c->ncall_types > SHMR_MAX_TYPES
-					 ? SHMR_MAX_TYPES
-					 : c->ncall_types;
+		s->ncall_types = c->ncall_types > maxt ? maxt : c->ncall_types;
+		tm = shmr_spec_types_at(types, maxt, i, 1);
 		for (unsigned k = 0; k < s->ncall_types; k++) {
-			s->call_types[k].type = c->call_types[k].type;
-			name_set(s->call_types[k].target,
-				 c->call_types[k].route);
+			tm[k].type = c->call_types[k].type;
+			name_set(tm[k].target, c->call_types[k].route);
 		}
 		memcpy(s->dso, c->dso, sizeof(s->dso));
 		s->dso[sizeof(s->dso) - 1] = '\0';
 		memcpy(s->dso_arg, c->dso_arg, sizeof(s->dso_arg));
 		s->dso_arg[sizeof(s->dso_arg) - 1] = '\0';
 	}
-	for (unsigned i = 0; i < m->nrouters; i++) {
-		struct shmr_spec_reg *g = &out->registry[out->nreg++];
+	for (unsigned i = 0; i < m->nrouters && out->nreg < max; i++) {
+		struct shmr_spec_reg *g = &names[out->nreg++];
 
 		name_set(g->name, m->routers[i].conf->name);
 		g->pid = m->routers[i].pid;
 	}
-	for (unsigned i = 0;
-	     i < m->nnames && out->nreg < SHMR_MAX_REGISTRY; i++) {
-		struct shmr_spec_reg *g = &out->registry[out->nreg++];
+	for (unsigned i = 0; i < m->nnames && out->nreg < max; i++) {
+		struct shmr_spec_reg *g = &names[out->nreg++];
 
 		name_set(g->name, m->names[i].name);
 		g->pid = m->names[i].pid;

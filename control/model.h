@@ -70,7 +70,10 @@ struct shmr_ctl_model {
 	unsigned nrouters;
 	struct shmr_ctl_router routers[SHMR_MAX_ROUTERS];
 	unsigned nnames;
-	struct shmr_ctl_name names[SHMR_MAX_REGISTRY];
+	/* The most the registry holds is the configuration's max_names
+	 * (shmr_ctl_model_max_names()), routers' names included; the
+	 * array has room for the most any configuration may ask. */
+	struct shmr_ctl_name names[SHMR_MAX_NAMES];
 	/* Messages closed or gone clients sent that the dataplane never
 	 * took (control/drain.c): STATUS close_dropped. */
 	uint64_t close_dropped;
@@ -205,16 +208,40 @@ static inline uint64_t shmr_ctl_owner_of_pid(int32_t os_pid)
 int shmr_ctl_model_rebind_owner(struct shmr_ctl_model *m, uint64_t from,
 				uint64_t to);
 
+/** The registry entries the domain has: the configuration's max_names
+ *  (never above SHMR_MAX_NAMES, the room of names[]). */
+static inline uint32_t shmr_ctl_model_max_names(const struct shmr_ctl_model *m)
+{
+	uint32_t n = shmr_config_names(m->cfg);
+
+	return n < SHMR_MAX_NAMES ? n : SHMR_MAX_NAMES;
+}
+
+/** The type-map entries a router has (each map): the configuration's
+ *  max_types (never above SHMR_MAX_TYPES, the room of its maps). */
+static inline uint32_t shmr_ctl_model_max_types(const struct shmr_ctl_model *m)
+{
+	uint32_t n = shmr_config_types(m->cfg);
+
+	return n < SHMR_MAX_TYPES ? n : SHMR_MAX_TYPES;
+}
+
 /**
  * Fill @p out (a private copy: seq is zeroed; version = m->version; the
  * daemon copies everything after seq into the domain under the seqcount)
  * from the model: routers
- * with their routes, types, hash and dso from the configuration; the
- * registry (every router's name, then the clients' names); active[] (every
- * used route and client slot, in slot order; never routers).
+ * with their routes, types, hash and dso from the configuration; active[]
+ * (every used route and client slot, in slot order; never routers); and
+ * the registry into @p names (out->nreg of them, at most
+ * shmr_ctl_model_max_names(): every router's name, then the clients'
+ * names); the routers' type maps into @p types, a region of
+ * shmr_spec_types_size(shmr_ctl_model_max_types()) bytes
+ * (shmr_spec_types_at(): router i's ntypes and ncall_types entries).
  */
 void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
-			       struct shmr_spec *out);
+			       struct shmr_spec *out,
+			       struct shmr_spec_reg *names,
+			       struct shmr_spec_type *types);
 
 
 /** 1 for the routing logics (round-robin, ...), 0 for type/hash/dso. */

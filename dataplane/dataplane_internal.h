@@ -63,6 +63,10 @@ struct shmr_dp_env {
 	uint64_t lane_stride, ep_off, spec_off, counters_off, ctl_off,
 		lanes_off, bells_off, eppeer_off, work_off, work_stride;
 	uint64_t epctr_off, epctr_stride; /* struct shmr_ep_ctr blocks */
+	uint32_t max_names;  /* registry entries at names_off */
+	uint64_t names_off;
+	uint32_t max_types;  /* type-map entries a map at types_off */
+	uint64_t types_off;
 	uint32_t work_nwords, work_nsum; /* per lcore (layout.h) */
 	char name[SHMR_NAME_MAX];
 	/* The payload arena's classes, our copy (arena.h). */
@@ -138,6 +142,20 @@ shmr_dp_ep_ctr(const struct shmr_dp_env *e, uint32_t lcore, uint32_t slot)
 static inline struct shmr_spec *shmr_dp_spec(const struct shmr_dp_env *e)
 {
 	return (struct shmr_spec *)((char *)e->base + e->spec_off);
+}
+
+/* Router slot @p ri's type map (@p call 0) or call map (1). */
+static inline struct shmr_spec_type *
+shmr_dp_types(const struct shmr_dp_env *e, uint32_t ri, int call)
+{
+	return shmr_spec_types_at((char *)e->base + e->types_off,
+				  e->max_types, ri, call);
+}
+
+/* The registry's entries (max_names of them; the spec's nreg used). */
+static inline struct shmr_spec_reg *shmr_dp_names(const struct shmr_dp_env *e)
+{
+	return (struct shmr_spec_reg *)((char *)e->base + e->names_off);
 }
 
 static inline struct rte_ring *shmr_dp_ctl_lane(const struct shmr_dp_env *e)

@@ -138,12 +138,14 @@ static uint32_t chash_key(const struct shmr_dp_router *r,
 
 /* The routee index a routing logic picks, or -SHMR_E_NO_ROUTEES. */
 static int logic_pick(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
-		      const struct shmr_dp_router *r, const struct shmr_msg *m)
+		      unsigned ri, const struct shmr_msg *m)
 {
+	const struct shmr_dp_router *r = &t->routers[ri];
+
 	switch (r->behaviour) {
 	case SHMR_BEH_ROUND_ROBIN:
-		return shmr_logic_rr_pick(
-			&pk->rr[r->pid.slot % SHMR_MAX_ENDPOINTS], r->nroutees);
+		/* ri < t->nrouters <= SHMR_MAX_ROUTERS (the table's). */
+		return shmr_logic_rr_pick(&pk->rr[ri], r->nroutees);
 	case SHMR_BEH_RANDOM:
 		if (r->nroutees == 0)
 			return -SHMR_E_NO_ROUTEES;
@@ -191,7 +193,7 @@ decide_one(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
 	case SHMR_BEH_RANDOM:
 	case SHMR_BEH_SMALLEST_MAILBOX:
 	case SHMR_BEH_CONSISTENT_HASH:
-		idx = logic_pick(t, pk, r, m);
+		idx = logic_pick(t, pk, ri, m);
 		if (idx < 0)
 			return &no_routees_target;
 		tgt = &r->routees[idx].tgt;

@@ -20,9 +20,11 @@
  * Private to that lcore: no shared write per message.
  */
 struct shmr_dp_pick {
-	/* round-robin: one counter per router, by the router's endpoint
-	 * slot, so a table swap keeps the sequence going */
-	uint64_t rr[SHMR_MAX_ENDPOINTS];
+	/* round-robin: one counter per router, by the router's index (the
+	 * configuration's order, the same in every table), so a table swap
+	 * keeps the sequence going; never by endpoint slot, so the lcore's
+	 * state does not grow with max_endpoints */
+	uint64_t rr[SHMR_MAX_ROUTERS];
 	/* smallest-mailbox: *pend_n slots this lcore has decided for
 	 * endpoint *pend_slot and not enqueued yet (the open run of the burst
 	 * being forwarded), counted as queued there.  Set once per burst to

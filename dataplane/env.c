@@ -39,7 +39,8 @@ int shmr_dp_env_init(struct shmr_dp_env *env, void *base, size_t map_size)
 		return rc;
 	g = (struct shmr_geometry){ h->slot_size, h->lane_size, h->nlcores,
 				    h->poll_mode, h->spin_polls,
-				    h->max_endpoints };
+				    h->max_endpoints, h->max_names,
+				    h->max_types };
 	if (shmr_geometry_check(&g, NULL) < 0)
 		return -EINVAL;
 	env->base = base;
@@ -48,6 +49,10 @@ int shmr_dp_env_init(struct shmr_dp_env *env, void *base, size_t map_size)
 	env->lane_size = h->lane_size;
 	env->nlcores = h->nlcores;
 	env->max_endpoints = h->max_endpoints;
+	env->max_names = h->max_names;
+	env->names_off = h->names_off;
+	env->max_types = h->max_types;
+	env->types_off = h->types_off;
 	env->poll_mode = h->poll_mode;
 	env->spin_polls = h->spin_polls ? h->spin_polls : 1;
 	env->lane_stride = h->lane_stride;

@@ -127,9 +127,30 @@ shmr_dp_resolve_rcu(const struct shmr_dp_table *t, unsigned router,
 		tgt = dict_find(t->routers[router].route_dict,
 				SHMR_DP_DICT_ROUTES, name, (uint32_t)len, h);
 	if (!tgt)
-		tgt = dict_find(t->reg_dict, SHMR_DP_DICT_REG, name,
-				(uint32_t)len, h);
+		tgt = dict_find(t->reg_dict, t->reg_cap, name, (uint32_t)len,
+				h);
 	return tgt ? tgt : &unknown_target;
+}
+
+/* The type maps of the routers in the spec copy, as many entries as each
+ * says it uses (bounded by max_types): a change costs what is
+ * configured, never the room of the maps. */
+static void copy_types(const struct shmr_dp_env *env, struct shmr_dp_table *t)
+{
+	uint32_t nr = t->spec.nrouters < SHMR_MAX_ROUTERS ? t->spec.nrouters
+							  : SHMR_MAX_ROUTERS;
+
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct shmr_spec_router *r = &t->spec.routers[i];
+		uint32_t n[2] = { r->ntypes, r->ncall_types };
+
+		for (int c = 0; c < 2; c++)
+			memcpy(shmr_dp_table_types(t, i, c),
+			       shmr_dp_types(env, i, c),
+			       (size_t)(n[c] < t->max_types ? n[c]
+							     : t->max_types) *
+				       sizeof(struct shmr_spec_type));
+	}
 }
 
 /*
@@ -150,7 +171,11 @@ static int snapshot(const struct shmr_dp_env *env, struct shmr_dp_table *t)
 			sched_yield();
 			continue;
 		}
-		memcpy(&t->spec, s, shmr_spec_used_size(s));
+		shmr_spec_copy(&t->spec, s, 0);
+		/* nreg as copied: bounded by the table's max_names. */
+		memcpy(t->reg, shmr_dp_names(env),
+		       shmr_spec_names_used(t->spec.nreg, t->max_names));
+		copy_types(env, t);
 		for (uint32_t e = 0; e < t->max_endpoints; e++) {
 			struct shmr_ep_shared *ep = shmr_dp_ep(env, e);
 
@@ -180,23 +205,23 @@ static void sanitize(struct shmr_dp_table *t)
 
 	if (s->nrouters > SHMR_MAX_ROUTERS)
 		s->nrouters = SHMR_MAX_ROUTERS;
-	if (s->nreg > SHMR_MAX_REGISTRY)
-		s->nreg = SHMR_MAX_REGISTRY;
+	if (s->nreg > t->max_names)
+		s->nreg = t->max_names;
 	if (s->nactive > SHMR_MAX_ENDPOINTS)
 		s->nactive = SHMR_MAX_ENDPOINTS; /* each one bounded at use */
-	for (uint32_t i = 0; i < SHMR_MAX_REGISTRY; i++)
-		terminate_name(s->registry[i].name, SHMR_NAME_MAX);
+	for (uint32_t i = 0; i < s->nreg; i++)
+		terminate_name(t->reg[i].name, SHMR_NAME_MAX);
 	for (uint32_t i = 0; i < SHMR_MAX_ROUTERS; i++) {
 		struct shmr_spec_router *r = &s->routers[i];
 
 		if (r->nroutes > SHMR_MAX_ROUTES)
 			r->nroutes = SHMR_MAX_ROUTES;
-		if (r->ntypes > SHMR_MAX_TYPES)
-			r->ntypes = SHMR_MAX_TYPES;
+		if (r->ntypes > t->max_types)
+			r->ntypes = t->max_types;
 		if (r->nhash > SHMR_MAX_ROUTES)
 			r->nhash = SHMR_MAX_ROUTES;
-		if (r->ncall_types > SHMR_MAX_TYPES)
-			r->ncall_types = SHMR_MAX_TYPES;
+		if (r->ncall_types > t->max_types)
+			r->ncall_types = t->max_types;
 		terminate_name(r->name, SHMR_NAME_MAX);
 		terminate_name(r->dso, SHMR_DSO_PATH_MAX);
 		terminate_name(r->dso_arg, SHMR_DSO_PATH_MAX);
@@ -205,10 +230,14 @@ static void sanitize(struct shmr_dp_table *t)
 			terminate_name(r->routes[j].name, SHMR_NAME_MAX);
 			terminate_name(r->hash[j], SHMR_NAME_MAX);
 		}
-		for (uint32_t j = 0; j < SHMR_MAX_TYPES; j++) {
-			terminate_name(r->types[j].target, SHMR_NAME_MAX);
-			terminate_name(r->call_types[j].target, SHMR_NAME_MAX);
-		}
+		/* Only the copied entries (copy_types()): the rest are
+		 * zero, from the table's allocation. */
+		for (uint32_t j = 0; j < r->ntypes; j++)
+			terminate_name(shmr_dp_table_types(t, i, 0)[j].target,
+				       SHMR_NAME_MAX);
+		for (uint32_t j = 0; j < r->ncall_types; j++)
+			terminate_name(shmr_dp_table_types(t, i, 1)[j].target,
+				       SHMR_NAME_MAX);
 	}
 }
 
@@ -541,8 +570,9 @@ static int build_router(const struct shmr_dp_env *env,
 
 	switch (sr->behaviour) {
 	case SHMR_BEH_TYPE:
-		r->ntypes = build_type_map(env, t, ri, sr->types, sr->ntypes,
-					   r->types, "send");
+		r->ntypes = build_type_map(env, t, ri,
+					   shmr_dp_table_types(t, ri, 0),
+					   sr->ntypes, r->types, "send");
 		break;
 	case SHMR_BEH_HASH:
 		r->nhash = sr->nhash;
@@ -601,7 +631,8 @@ static int build_router(const struct shmr_dp_env *env,
 	if (sr->behaviour == SHMR_BEH_TYPE || sr->behaviour == SHMR_BEH_HASH ||
 	    (is_logic(sr->behaviour) && !inbox_only(sr->behaviour)) ||
 	    sr->behaviour == SHMR_BEH_BROADCAST)
-		r->ncall_types = build_type_map(env, t, ri, sr->call_types,
+		r->ncall_types = build_type_map(env, t, ri,
+						shmr_dp_table_types(t, ri, 1),
 						sr->ncall_types, r->call_types,
 						"call");
 	return 0;
@@ -676,12 +707,21 @@ static _Atomic(uint64_t) g_builds;
 static struct shmr_dp_table *table_alloc(const struct shmr_dp_env *env)
 {
 	uint32_t n = env->max_endpoints, nl = env->nlcores;
-	uint32_t per = (n + nl - 1) / nl;
+	uint32_t per = (n + nl - 1) / nl, nn = env->max_names;
+	uint32_t dc = shmr_dp_dict_reg_cap(nn), nt = env->max_types;
+	/* Per router slot, its two maps: the spec's entries and the built
+	 * ones (table.h). */
+	size_t types = ROUND_LINE(shmr_spec_types_size(nt)) +
+		       ROUND_LINE((size_t)SHMR_MAX_ROUTERS * 2 * nt *
+				  sizeof(struct shmr_dp_type_ent));
+	size_t reg = ROUND_LINE((size_t)nn * (sizeof(struct shmr_spec_reg) +
+					      sizeof(struct shmr_dp_target))) +
+		     ROUND_LINE((size_t)dc * sizeof(struct shmr_dp_dict_ent));
 	size_t ep = ROUND_LINE((size_t)n * sizeof(struct shmr_dp_ep));
 	size_t e = ROUND_LINE((size_t)per * sizeof(struct shmr_dp_poll));
 	size_t at = ROUND_LINE((size_t)n * sizeof(uint16_t));
 	size_t size = ROUND_LINE(sizeof(struct shmr_dp_table)) + ep +
-		      nl * (e + at);
+		      nl * (e + at) + reg + types;
 	struct shmr_dp_table *t = aligned_alloc(SHMR_CACHE_LINE, size);
 	unsigned char *p;
 
@@ -698,6 +738,22 @@ static struct shmr_dp_table *table_alloc(const struct shmr_dp_env *env)
 		t->lists[i].e = (struct shmr_dp_poll *)p;
 		t->lists[i].at = (uint16_t *)(p + e);
 		p += e + at;
+	}
+	t->max_names = nn;
+	t->reg_cap = dc;
+	t->reg_dict = (struct shmr_dp_dict_ent *)p;
+	p += ROUND_LINE((size_t)dc * sizeof(struct shmr_dp_dict_ent));
+	t->reg_tgt = (struct shmr_dp_target *)p;
+	t->reg = (struct shmr_spec_reg *)(p + (size_t)nn *
+						  sizeof(struct shmr_dp_target));
+	p = (unsigned char *)t + size - types;
+	t->max_types = nt;
+	t->types = (struct shmr_spec_type *)p;
+	p += ROUND_LINE(shmr_spec_types_size(nt));
+	for (uint32_t i = 0; i < SHMR_MAX_ROUTERS; i++) {
+		t->routers[i].types = (struct shmr_dp_type_ent *)p +
+				      (size_t)i * 2 * nt;
+		t->routers[i].call_types = t->routers[i].types + nt;
 	}
 	return t;
 }
@@ -753,7 +809,7 @@ int shmr_dp_table_build(const struct shmr_dp_env *env,
 
 	t->nreg = t->spec.nreg;
 	for (uint32_t i = 0; i < t->nreg; i++) {
-		struct shmr_spec_reg *e = &t->spec.registry[i];
+		struct shmr_spec_reg *e = &t->reg[i];
 
 		t->reg_tgt[i] = pid_target(t, e->pid, e->name);
 		if (e->name[0] == '\0' ||
@@ -764,7 +820,7 @@ int shmr_dp_table_build(const struct shmr_dp_env *env,
 				    i, e->name, e->pid.slot, e->pid.gen);
 			continue;
 		}
-		if (!dict_insert(t->reg_dict, SHMR_DP_DICT_REG, e->name,
+		if (!dict_insert(t->reg_dict, t->reg_cap, e->name,
 				 &t->reg_tgt[i]))
 			shmr_dp_log(env, SHMR_DP_LOG_WARNING,
 				    "registry name \"%s\" appears twice: the "

@@ -68,7 +68,16 @@ struct shmr_dp_dict_ent {
 };
 
 #define SHMR_DP_DICT_ROUTES 64u /* >= 2 * SHMR_MAX_ROUTES */
-#define SHMR_DP_DICT_REG 256u   /* >= 2 * SHMR_MAX_REGISTRY */
+/* The registry's dictionary: a power of two, at least 2 * max_names
+ * (shmr_dp_dict_reg_cap()). */
+static inline uint32_t shmr_dp_dict_reg_cap(uint32_t max_names)
+{
+	uint32_t c = 16;
+
+	while (c < 2 * max_names)
+		c *= 2;
+	return c;
+}
 
 struct shmr_dp_type_ent {
 	uint32_t type;
@@ -96,11 +105,13 @@ struct shmr_dp_router {
 	const struct shmr_spec_route *routes; /* in the table's spec copy */
 	struct shmr_dp_target route_tgt[SHMR_MAX_ROUTES];
 	struct shmr_dp_dict_ent route_dict[SHMR_DP_DICT_ROUTES];
-	struct shmr_dp_type_ent types[SHMR_MAX_TYPES]; /* sorted by type */
+	/* sorted by type; max_types entries each, in the table's
+	 * allocation */
+	struct shmr_dp_type_ent *types;
 	struct shmr_dp_target hash_tgt[SHMR_MAX_ROUTES];
 	/* calls by type, when ncall_types > 0 (every built-in behaviour) */
 	uint32_t ncall_types;
-	struct shmr_dp_type_ent call_types[SHMR_MAX_TYPES]; /* sorted */
+	struct shmr_dp_type_ent *call_types; /* sorted */
 	/* The routing logics: the routees taking part, in list order (a
 	 * pool's routees, in creation order, once pools fill the list). */
 	uint32_t nroutees;
@@ -169,12 +180,30 @@ struct shmr_dp_table {
 	uint32_t lane_cap; /* entries an inbound lane holds (lane_size - 1) */
 	struct shmr_dp_ep *ep; /* [max_endpoints], in the table's allocation */
 	struct shmr_dp_router routers[SHMR_MAX_ROUTERS];
-	struct shmr_dp_target reg_tgt[SHMR_MAX_REGISTRY];
-	struct shmr_dp_dict_ent reg_dict[SHMR_DP_DICT_REG];
+	/* The registry: the copy (nreg of max_names entries), each entry's
+	 * target, and the dictionary (reg_cap entries, a power of two at
+	 * least twice max_names); all in the table's allocation. */
+	uint32_t max_names, reg_cap;
+	/* The spec's type maps: per router slot, max_types entries of its
+	 * types then as many of its call_types (shmr_dp_table_types()). */
+	uint32_t max_types;
+	struct shmr_spec_type *types;
+	struct shmr_spec_reg *reg;
+	struct shmr_dp_target *reg_tgt;
+	struct shmr_dp_dict_ent *reg_dict;
 	struct shmr_dp_poll_list lists[SHMR_MAX_LCORES];
-	struct shmr_spec spec; /* the copy every name above points into */
+	struct shmr_spec spec; /* the copy every name above points into
+				* (with reg[]) */
 	size_t alloc_size; /* the whole allocation: this and the arrays */
 };
+
+/* Router slot @p ri's type map (@p call 0) or call map (1) in @p t's
+ * copy of the spec. */
+static inline struct shmr_spec_type *
+shmr_dp_table_types(const struct shmr_dp_table *t, uint32_t ri, int call)
+{
+	return shmr_spec_types_at(t->types, t->max_types, ri, call);
+}
 
 /**
  * Build a table from the domain's current spec and endpoint table.

@@ -57,7 +57,7 @@ int perf_heap_domain(struct perf_dom *d, const struct perf_opts *o,
 		     uint32_t nlcores, const char *name)
 {
 	struct shmr_geometry g = { o->slot, o->lane, nlcores, SHMR_POLL_BUSY,
-				   0, o->max_endpoints };
+				   0, o->max_endpoints, 0, 0 };
 	struct shmr_domain_hdr plan;
 	int64_t size = shmr_layout_plan(&g, &plan);
 

@@ -64,6 +64,9 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	d->max_endpoints = d->hdr->max_endpoints < SHMR_MAX_ENDPOINTS
 				   ? d->hdr->max_endpoints
 				   : SHMR_MAX_ENDPOINTS;
+	d->max_names = d->hdr->max_names < SHMR_MAX_NAMES ? d->hdr->max_names
+							   : SHMR_MAX_NAMES;
+	d->names = shmr_names_of(d->base);
 	shmr_arena_view_init(&d->arena, d->base);
 	*out = d;
 	return 0;

@@ -44,6 +44,10 @@ struct shmr_domain {
 	ino_t domain_ino, lanes_ino;
 	struct shmr_proto_conn conn; /* the control socket */
 	struct shmr_endpoint *eps; /* the endpoints open on it, newest first */
+	/* The registry (lookups): our copy of its place and size, from the
+	 * header that attach checked, never above SHMR_MAX_NAMES. */
+	const struct shmr_spec_reg *names;
+	uint32_t max_names;
 };
 
 #define RX_BURST_MAX 256u

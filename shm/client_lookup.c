@@ -28,9 +28,10 @@ static int split_qualified(const char *name, char router[SHMR_NAME_MAX],
 
 /* One consistent read of the spec: a registered name (@p route NULL), or
  * route @p route of router @p key.  1: found, 0: not there, < 0: error. */
-static int spec_find(const struct shmr_spec *s, const char *key,
+static int spec_find(const struct shmr_domain *d, const char *key,
 		     const char *route, struct shmr_pid *found)
 {
+	const struct shmr_spec *s = shmr_spec_of(d->base);
 	uint64_t seq, deadline = shmr_spec_deadline();
 	int hit;
 
@@ -62,13 +63,12 @@ static int spec_find(const struct shmr_spec *s, const char *key,
 				break;
 			}
 		} else {
-			uint32_t n = s->nreg < SHMR_MAX_REGISTRY
-					     ? s->nreg
-					     : SHMR_MAX_REGISTRY;
+			uint32_t n = s->nreg < d->max_names ? s->nreg
+							    : d->max_names;
 			for (uint32_t i = 0; i < n; i++) {
-				if (memcmp(s->registry[i].name, key,
+				if (memcmp(d->names[i].name, key,
 					   SHMR_NAME_MAX) == 0) {
-					*found = s->registry[i].pid;
+					*found = d->names[i].pid;
 					hit = 1;
 					break;
 				}
@@ -80,7 +80,6 @@ static int spec_find(const struct shmr_spec *s, const char *key,
 
 int shmr_lookup(struct shmr_domain *d, const char *name, struct shmr_pid *out)
 {
-	const struct shmr_spec *s = shmr_spec_of(d->base);
 	char key[SHMR_NAME_MAX], route[SHMR_NAME_MAX];
 	struct shmr_pid found;
 	int rc;
@@ -95,7 +94,7 @@ int shmr_lookup(struct shmr_domain *d, const char *name, struct shmr_pid *out)
 		rc = shmr_name_copy(key, name);
 	if (rc < 0)
 		return -SHMR_E_NAME;
-	rc = spec_find(s, key, strchr(name, '/') ? route : NULL, &found);
+	rc = spec_find(d, key, strchr(name, '/') ? route : NULL, &found);
 	if (rc < 0)
 		return rc;
 	if (rc == 0)

@@ -61,6 +61,8 @@ int64_t shmr_layout_plan_arena(const struct shmr_geometry *g,
 	h->lane_size = g->lane_size;
 	h->nlcores = g->nlcores;
 	h->max_endpoints = shmr_geometry_endpoints(g);
+	h->max_names = shmr_geometry_names(g);
+	h->max_types = shmr_geometry_types(g);
 	h->poll_mode = g->poll_mode;
 	h->spin_polls = g->spin_polls ? g->spin_polls : 2048;
 	h->lane_stride = ALIGN_UP((uint64_t)ring, SHMR_CACHE_LINE);
@@ -72,6 +74,12 @@ int64_t shmr_layout_plan_arena(const struct shmr_geometry *g,
 		       4096);
 	h->spec_off = off;
 	off = ALIGN_UP(off + sizeof(struct shmr_spec), 4096);
+	h->names_off = off;
+	off = ALIGN_UP(off + (uint64_t)h->max_names *
+				     sizeof(struct shmr_spec_reg),
+		       4096);
+	h->types_off = off;
+	off = ALIGN_UP(off + shmr_spec_types_size(h->max_types), 4096);
 	h->counters_off = off;
 	off = ALIGN_UP(off + (uint64_t)g->nlcores *
 				     sizeof(struct shmr_lcore_stats),
@@ -192,9 +200,11 @@ int shmr_layout_check(const void *base, size_t map_size)
 		return -SHMR_E_PROTO;
 	g = (struct shmr_geometry){ h->slot_size, h->lane_size, h->nlcores,
 				    h->poll_mode, h->spin_polls,
-				    h->max_endpoints };
-	/* A max_endpoints of 0 would plan the default: refuse it. */
-	if (h->max_endpoints == 0)
+				    h->max_endpoints, h->max_names,
+				    h->max_types };
+	/* A max_endpoints, max_names or max_types of 0 would plan the
+	 * default: refuse it. */
+	if (h->max_endpoints == 0 || h->max_names == 0 || h->max_types == 0)
 		return -SHMR_E_PROTO;
 	shmr_arena_geo_from(&a, h);
 	if (shmr_layout_plan_arena(&g, &a, &plan) != (int64_t)h->size ||
@@ -207,7 +217,8 @@ int shmr_layout_check(const void *base, size_t map_size)
 	    plan.counters_off != h->counters_off || plan.ctl_off != h->ctl_off ||
 	    plan.peer_off != h->peer_off || plan.bells_off != h->bells_off ||
 	    plan.eppeer_off != h->eppeer_off || plan.work_off != h->work_off ||
-	    plan.hist_off != h->hist_off || plan.epctr_off != h->epctr_off)
+	    plan.hist_off != h->hist_off || plan.epctr_off != h->epctr_off ||
+	    plan.names_off != h->names_off || plan.types_off != h->types_off)
 		return -SHMR_E_PROTO;
 	return 0;
 }

@@ -60,7 +60,9 @@ void shmr_arena_geo_from(struct shmr_arena_geo *a,
 
 /* The messages below spell the limits out. */
 static_assert(SHMR_MAX_LCORES == 32 && SHMR_MIN_ENDPOINTS == 16 &&
-		      SHMR_MAX_ENDPOINTS == 16384,
+		      SHMR_MAX_ENDPOINTS == 16384 && SHMR_MIN_NAMES == 16 &&
+		      SHMR_MAX_NAMES == 16384 && SHMR_MIN_TYPES == 1 &&
+		      SHMR_MAX_TYPES == 1024,
 	      "update shmr_geometry_check()'s messages");
 
 int shmr_geometry_check(const struct shmr_geometry *g, const char **why)
@@ -78,6 +80,12 @@ int shmr_geometry_check(const struct shmr_geometry *g, const char **why)
 	else if (shmr_geometry_endpoints(g) < SHMR_MIN_ENDPOINTS ||
 		 shmr_geometry_endpoints(g) > SHMR_MAX_ENDPOINTS)
 		w = "max_endpoints must be from 16 to 16384";
+	else if (shmr_geometry_names(g) < SHMR_MIN_NAMES ||
+		 shmr_geometry_names(g) > SHMR_MAX_NAMES)
+		w = "max_names must be from 16 to 16384";
+	else if (shmr_geometry_types(g) < SHMR_MIN_TYPES ||
+		 shmr_geometry_types(g) > SHMR_MAX_TYPES)
+		w = "max_types must be from 1 to 1024";
 	else if (g->poll_mode != SHMR_POLL_ADAPTIVE &&
 		 g->poll_mode != SHMR_POLL_BUSY)
 		w = "poll_mode must be adaptive or busy";

@@ -423,8 +423,9 @@ static int registered(struct app *a, const char *name)
 	do {
 		assert_int_equal(shmr_spec_read_begin(s, deadline, &seq), 0);
 		found = 0;
-		for (uint32_t i = 0; i < s->nreg && i < SHMR_MAX_REGISTRY; i++)
-			if (strncmp(s->registry[i].name, name,
+		for (uint32_t i = 0;
+		     i < s->nreg && i < shmr_hdr(a->base)->max_names; i++)
+			if (strncmp(shmr_names_of(a->base)[i].name, name,
 				    SHMR_NAME_MAX) == 0)
 				found = 1;
 	} while (shmr_spec_read_retry(s, seq));
@@ -705,6 +706,11 @@ static void exit_status_2_on_bad_input(void **state)
 	limits_case(&a, "max_endpoints = 20000;\n", 2,
 		    ":2: max_endpoints: max_endpoints must be from 16 to "
 		    "16384");
+	limits_case(&a, "max_names = 20000;\n", 2,
+		    ":2: max_names: max_names must be from 16 to 16384");
+	limits_case(&a, "max_types = 2000;\n", 2,
+		    ":2: max_types: max_types must be from 1 to 1024");
+	limits_case(&a, "max_names = 16384;\nmax_types = 1024;\n", 0, ": ok");
 	limits_case(&a, "lcores = 32;\nmax_endpoints = 16384;\n"
 			"lane_size = 64;\nslot_size = 64;\n",
 		    0, ": ok");

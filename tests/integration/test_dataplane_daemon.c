@@ -80,7 +80,8 @@ static int wait_log(struct daemon *dm, const char *what, int ms)
 
 static int start(struct daemon *dm, uint32_t nlcores, const char *extra_arg)
 {
-	struct shmr_geometry g = { SS, 64, nlcores, SHMR_POLL_ADAPTIVE, 0, 0 };
+	struct shmr_geometry g = { SS, 64, nlcores, SHMR_POLL_ADAPTIVE, 0, 0,
+				   0, 0 };
 	struct shmr_domain_hdr plan;
 	const char *exe = getenv("SHMR_DATAPLANE");
 	int pipefd[2], lanes_fd;
@@ -319,7 +320,7 @@ static void test_table_updates(void **state)
 	assert_int_equal(m->key, 22);
 
 	dp_spec_begin(&dm->d);
-	s->routers[dm->ri].types[1].target[1] = '1'; /* type 2 -> w1 */
+	shmr_types_of(dm->d.base, dm->ri, 0)[1].target[1] = '1'; /* 2 -> w1 */
 	dp_spec_end(&dm->d);
 	assert_int_equal(wait_version(dm, s->version), 0);
 	send_to(dm, dm->router, 2, 23, 2);

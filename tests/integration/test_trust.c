@@ -460,7 +460,7 @@ static void test_daemon_memory_read_only(void **state)
 	assert_int_equal(store_faults(&shmr_spec_of(base)->seq),
 			 1);
 	assert_int_equal(
-		store_faults(&shmr_spec_of(base)->registry[0]),
+		store_faults(&shmr_names_of(base)[0]),
 		1);
 	assert_int_equal(
 		store_faults(&shmr_stats_of(base, 0)->forwarded),

@@ -366,7 +366,7 @@ static void hit_bell(struct worker *w)
 /*
  * A daemons-only word: the header's geometry, our own and another
  * endpoint's control-plane line and dataplane counters, the spec (its
- * sequence word, routers, registry), an lcore's counters (its own and
+ * sequence word, routers, registry, type maps), an lcore's counters (its own and
  * by endpoint), the control lane.  Not the bells nor an endpoint's busy line (in the lanes part:
  * peers ring and sleep on the bells, the busy line is its owner's).
  * Written with the value it has: where such a write lands, nothing changes.
@@ -379,7 +379,6 @@ static void hit_readonly(struct worker *w, uint32_t which)
 			 (uint64_t)below(g_geo.max_endpoints) *
 				 sizeof(struct shmr_ep_shared);
 	uint64_t routers = offsetof(struct shmr_spec, routers);
-	uint64_t reg = offsetof(struct shmr_spec, registry);
 	/* Where each region starts, how many bytes of it, what it is. */
 	const struct {
 		uint64_t off, span;
@@ -398,8 +397,11 @@ static void hit_readonly(struct worker *w, uint32_t which)
 		  "spec version" },
 		{ g_geo.spec_off + routers, sizeof(struct shmr_spec_router),
 		  "spec routers" },
-		{ g_geo.spec_off + reg, sizeof(((struct shmr_spec *)0)->registry),
+		{ g_geo.names_off,
+		  (uint64_t)g_geo.max_names * sizeof(struct shmr_spec_reg),
 		  "registry" },
+		{ g_geo.types_off, shmr_spec_types_size(g_geo.max_types),
+		  "routers' type maps" },
 		{ g_geo.counters_off,
 		  g_geo.nlcores * sizeof(struct shmr_lcore_stats),
 		  "lcore counters" },

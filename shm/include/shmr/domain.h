@@ -180,6 +180,26 @@ static inline struct shmr_spec *shmr_spec_of(void *base)
 	return (struct shmr_spec *)((char *)base + shmr_hdr(base)->spec_off);
 }
 
+/** The registry's entries (the header's max_names of them, the spec's
+ *  nreg used).  Context: the daemons and tests (the header is their
+ *  own); a client uses its own copy of names_off and max_names. */
+static inline struct shmr_spec_reg *shmr_names_of(void *base)
+{
+	return (struct shmr_spec_reg *)((char *)base +
+					shmr_hdr(base)->names_off);
+}
+
+/** Router slot @p ri's type map (@p call 0) or call map (1), by the
+ *  header's max_types and types_off.  Context: the daemons and tests. */
+static inline struct shmr_spec_type *shmr_types_of(void *base, uint32_t ri,
+						   int call)
+{
+	const struct shmr_domain_hdr *h = shmr_hdr(base);
+
+	return shmr_spec_types_at((char *)base + h->types_off, h->max_types,
+				  ri, call);
+}
+
 static inline struct shmr_lcore_stats *shmr_stats_of(void *base,
 						     uint32_t lcore)
 {

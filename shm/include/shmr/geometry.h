@@ -31,6 +31,12 @@ struct shmr_geometry {
 	/* endpoint slots, SHMR_MIN_ENDPOINTS..SHMR_MAX_ENDPOINTS; 0: the
 	 * default, SHMR_ENDPOINTS_DEFAULT */
 	uint32_t max_endpoints;
+	/* registry entries, SHMR_MIN_NAMES..SHMR_MAX_NAMES; 0: the default,
+	 * SHMR_NAMES_DEFAULT */
+	uint32_t max_names;
+	/* type-map entries per router (types, call_types: each),
+	 * SHMR_MIN_TYPES..SHMR_MAX_TYPES; 0: the default, SHMR_TYPES_DEFAULT */
+	uint32_t max_types;
 };
 
 /** The endpoint slots a domain of geometry @p g has (its default for 0).
@@ -38,6 +44,20 @@ struct shmr_geometry {
 static inline uint32_t shmr_geometry_endpoints(const struct shmr_geometry *g)
 {
 	return g->max_endpoints ? g->max_endpoints : SHMR_ENDPOINTS_DEFAULT;
+}
+
+/** The registry entries a domain of geometry @p g has (its default for
+ *  0).  Context: any; pure. */
+static inline uint32_t shmr_geometry_names(const struct shmr_geometry *g)
+{
+	return g->max_names ? g->max_names : SHMR_NAMES_DEFAULT;
+}
+
+/** The type-map entries a router of a domain of geometry @p g has (its
+ *  default for 0).  Context: any; pure. */
+static inline uint32_t shmr_geometry_types(const struct shmr_geometry *g)
+{
+	return g->max_types ? g->max_types : SHMR_TYPES_DEFAULT;
 }
 
 /** The payload arena a domain is created with: 0 classes (no arena), or

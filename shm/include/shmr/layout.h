@@ -21,7 +21,11 @@
  *   +---------------------------+ ep_off
  *   | struct shmr_ep_shared[N]  |  endpoint table (control, dataplane lines)
  *   +---------------------------+ spec_off
- *   | struct shmr_spec          |  routers, routes, registry (seqcount)
+ *   | struct shmr_spec          |  routers, routes, endpoints (seqcount)
+ *   +---------------------------+ names_off
+ *   | struct shmr_spec_reg[R]   |  the registry (under the spec's seqcount)
+ *   +---------------------------+ types_off
+ *   | struct shmr_spec_type[..] |  per router: type map, call map (seqcount)
  *   +---------------------------+ counters_off
  *   | struct shmr_lcore_stats[L]|  one block per routing lcore (dataplane writes)
  *   +---------------------------+ epctr_off
@@ -105,9 +109,11 @@
  *   word's SHARED state with its reference counts);
  *   15: the endpoint owner's line names the arena buffer it is sending
  *   (struct shmr_ep_peer.sending), and a buffer kept, or taken back from
- *   a failed send, takes a new generation
+ *   a failed send, takes a new generation;
+ *   16: the registry (names_off) and the routers' type maps (types_off)
+ *   out of the spec, sized by max_names, max_types
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 15
+#define SHMR_LAYOUT_VERSION_DIGITS 16
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -125,8 +131,14 @@
 #define SHMR_MAX_LCORES 32u /* the most routing lcores */
 #define SHMR_MAX_ROUTERS 8u
 #define SHMR_MAX_ROUTES 32u /* per router */
-#define SHMR_MAX_TYPES 64u  /* type-map entries per router */
-#define SHMR_MAX_REGISTRY 128u
+/* A domain's entries per type map and registry entries are its
+ * max_types and max_names (the header's): these are the most allowed. */
+#define SHMR_MAX_TYPES 1024u
+#define SHMR_MIN_TYPES 1u
+#define SHMR_TYPES_DEFAULT 64u
+#define SHMR_MAX_NAMES 16384u
+#define SHMR_MIN_NAMES 16u
+#define SHMR_NAMES_DEFAULT 128u
 #define SHMR_DSO_PATH_MAX 160u
 
 #define SHMR_HDR_SIZE 48u        /* sizeof(struct shmr_msg) */
@@ -223,45 +235,8 @@ struct shmr_ep_shared {
 };
 static_assert(sizeof(struct shmr_ep_shared) == 3 * SHMR_CACHE_LINE, "ep size");
 
-/*
- * What of an endpoint slot its owner writes, in the lanes part: `bell` is
- * the wake-up word of the endpoint's receiver (its owner adds sleepers,
- * the dataplane rings seq); `busy` is the owner's own line.  A peer can
- * write these words of any endpoint: a wrong `sleepers` costs a wake-up
- * or a bounded sleep (every sleep has a timeout), a wrong `busy` a
- * smallest-mailbox pick, never a crash, a loss or a hang.
- */
-struct shmr_ep_peer {
-	struct shmr_bell bell;
-	/* Owner: 1 while the worker holds a received burst (from the
-	 * shmr_recv_burst() that returned it until the one that finds
-	 * nothing), else 0.  Stored only when it changes, relaxed; read
-	 * relaxed by the dataplane's smallest-mailbox.  No partner: a load
-	 * hint, nothing is read on the strength of it.  A worker that dies
-	 * busy leaves 1 until its replacement's first empty receive. */
-	alignas(SHMR_CACHE_LINE) _Atomic(uint32_t) busy;
-	uint32_t pad0;
-	/* Owner: sends that found its outbound lane full (backpressure),
-	 * since the endpoint's slot was handed out.  Only its owner stores
-	 * it (relaxed, from its own count); the control plane loads it
-	 * relaxed for the counters.  No partner: a statistic, and a hint
-	 * (any peer can write it), never trusted. */
-	_Atomic(uint64_t) lane_full;
-	/* Owner: the arena buffer (libshmr's reference: class << 56 | index
-	 * << 32 | generation) it is sending, from before its owner word
-	 * says SENT until its slot is in the outbound lane (or the send
-	 * failed), else 0; stored release.  The control plane reads it
-	 * (acquire) after a SENT word and before its walk of the lanes: a
-	 * buffer named here may be on its way into a lane the walk would
-	 * miss, so it is not freed (control/arena.c).  Any peer can write
-	 * it: a wrong value keeps a buffer one more look, or frees one
-	 * whose owner word that peer could have written anyway. */
-	_Atomic(uint64_t) sending;
-};
-static_assert(sizeof(struct shmr_ep_peer) == 2 * SHMR_CACHE_LINE,
-	      "ep peer size");
-static_assert(offsetof(struct shmr_ep_peer, busy) == SHMR_CACHE_LINE,
-	      "the owner's line is its own");
+/* What of an endpoint slot its owner writes (struct shmr_ep_peer). */
+#include <shmr/ep_peer.h>
 
 /* The routing specification (struct shmr_spec and its parts). */
 #include <shmr/spec.h>
@@ -359,6 +334,15 @@ struct shmr_domain_hdr {
 	/* The lcores' per-endpoint counters (struct shmr_ep_ctr, domain
 	 * part). */
 	uint64_t epctr_off;
+	/* Under the spec's seqcount, in the domain part: the registry
+	 * (max_names entries, the spec's nreg used) and the routers' type
+	 * and call maps (max_types entries each: shmr_spec_types_at()). */
+	uint32_t max_names;
+	uint32_t names_pad;
+	uint64_t names_off;
+	uint32_t max_types;
+	uint32_t types_pad;
+	uint64_t types_off;
 };
 
 /*
@@ -369,7 +353,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 15u,
+static_assert(SHMR_LAYOUT_VERSION == 16u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

@@ -12,6 +12,7 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <shmr/shmr.h>
 
@@ -135,13 +136,14 @@ struct shmr_spec_router {
 	char dso[SHMR_DSO_PATH_MAX];  /* SHMR_BEH_DSO: path of the object */
 	char dso_arg[SHMR_DSO_PATH_MAX]; /* passed to its init hook */
 	struct shmr_spec_route routes[SHMR_MAX_ROUTES];
-	struct shmr_spec_type types[SHMR_MAX_TYPES];
+	/* The type map (ntypes entries) is not here: the header's types_off
+	 * region holds it (shmr_spec_types_at()). */
 	char hash[SHMR_MAX_ROUTES][SHMR_NAME_MAX];
 	/* Every built-in behaviour (not SHMR_BEH_DSO): when ncall_types > 0,
 	 * calls are routed by type through call_types[] and sends as the
-	 * behaviour says (CQRS: commands by key, queries by type). */
+	 * behaviour says (CQRS: commands by key, queries by type); the
+	 * call map beside the type map (shmr_spec_types_at()). */
 	uint32_t ncall_types;
-	struct shmr_spec_type call_types[SHMR_MAX_TYPES];
 	/* SHMR_BEH_CONSISTENT_HASH: ring points per routee, 1 to
 	 * SHMR_CHASH_VNODES_MAX (0 or out of range: the default). */
 	uint32_t vnodes;
@@ -192,26 +194,66 @@ struct shmr_spec {
 	uint32_t nactive;          /* entries of active[] */
 	uint32_t pad;
 	struct shmr_spec_router routers[SHMR_MAX_ROUTERS];
-	struct shmr_spec_reg registry[SHMR_MAX_REGISTRY];
+	/* The registry is not here: max_names entries of struct
+	 * shmr_spec_reg at the header's names_off, under this seqcount
+	 * (shmr_spec_names_used()). */
 	/* Last, so that a copy stops at its nactive entries
-	 * (shmr_spec_used_size()): what a change costs grows with the
-	 * endpoints attached, not with max_endpoints. */
+	 * (shmr_spec_copy()): what a change costs grows with the routers
+	 * configured and the endpoints attached, not with max_endpoints. */
 	uint32_t active[SHMR_MAX_ENDPOINTS]; /* endpoint slots to poll */
 };
 
-/* The bytes of @p s that hold it: everything up to active[], and its
- * first nactive entries (read once, bounded by the array).  A copy of
- * that many bytes is a copy of the spec.  Context: any; a reader inside
- * its seqcount (a torn nactive is retried with the rest). */
-static inline size_t shmr_spec_used_size(const struct shmr_spec *s)
+/* Copy spec @p src into @p dst from byte @p from (0, or past seq for the
+ * writer) as far as it is used: the counts, the first nrouters routers
+ * and the first nactive entries of active[] (each count read once,
+ * bounded by its array); the rest of @p dst is left as it was.  Context:
+ * any; a reader inside its seqcount (a torn count is retried with the
+ * rest). */
+static inline void shmr_spec_copy(struct shmr_spec *dst,
+				  const struct shmr_spec *src, size_t from)
 {
-	/* Relaxed, once: the seqcount orders it (S3/S4), and the value is
-	 * bounded below. */
-	uint32_t n = __atomic_load_n(&s->nactive, __ATOMIC_RELAXED);
+	/* Relaxed, once each: the seqcount orders them (S3/S4), and the
+	 * values are bounded below. */
+	uint32_t nr = __atomic_load_n(&src->nrouters, __ATOMIC_RELAXED);
+	uint32_t na = __atomic_load_n(&src->nactive, __ATOMIC_RELAXED);
+	const size_t r0 = offsetof(struct shmr_spec, routers);
 
-	if (n > SHMR_MAX_ENDPOINTS)
-		n = SHMR_MAX_ENDPOINTS;
-	return offsetof(struct shmr_spec, active) + (size_t)n * sizeof(uint32_t);
+	if (nr > SHMR_MAX_ROUTERS)
+		nr = SHMR_MAX_ROUTERS;
+	if (na > SHMR_MAX_ENDPOINTS)
+		na = SHMR_MAX_ENDPOINTS;
+	if (from < r0)
+		memcpy((char *)dst + from, (const char *)src + from, r0 - from);
+	memcpy(dst->routers, src->routers,
+	       (size_t)nr * sizeof(struct shmr_spec_router));
+	memcpy(dst->active, src->active, (size_t)na * sizeof(uint32_t));
+}
+
+/* The bytes of a registry of @p nreg used entries (the spec's nreg, read
+ * once by the caller) in a region of @p max_names: a copy of that many
+ * bytes from its start is a copy of the registry.  Context: any. */
+static inline size_t shmr_spec_names_used(uint32_t nreg, uint32_t max_names)
+{
+	return (size_t)(nreg < max_names ? nreg : max_names) *
+	       sizeof(struct shmr_spec_reg);
+}
+
+/* Router slot @p ri's type map (@p call 0) or call map (@p call 1) in a
+ * type-map region at @p types (the header's types_off) of @p max_types
+ * entries a map: max_types entries, its ntypes / ncall_types used.
+ * @p ri < SHMR_MAX_ROUTERS.  Context: any. */
+static inline struct shmr_spec_type *
+shmr_spec_types_at(void *types, uint32_t max_types, uint32_t ri, int call)
+{
+	return (struct shmr_spec_type *)types +
+	       ((size_t)ri * 2 + (call ? 1 : 0)) * max_types;
+}
+
+/* The bytes of a type-map region of @p max_types entries a map. */
+static inline size_t shmr_spec_types_size(uint32_t max_types)
+{
+	return (size_t)SHMR_MAX_ROUTERS * 2 * max_types *
+	       sizeof(struct shmr_spec_type);
 }
 
 #endif

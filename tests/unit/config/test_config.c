@@ -120,6 +120,8 @@ static void test_default_parses(void **state)
 	assert_int_equal(c->lane_size, SHMR_LANE_DEFAULT);
 	assert_int_equal(c->lcores, 1);
 	assert_int_equal(c->max_endpoints, SHMR_ENDPOINTS_DEFAULT);
+	assert_int_equal(c->max_names, SHMR_NAMES_DEFAULT);
+	assert_int_equal(c->max_types, SHMR_TYPES_DEFAULT);
 	assert_int_equal(c->poll_mode, SHMR_POLL_ADAPTIVE);
 	assert_string_equal(c->dataplane_cpus, "");
 	assert_string_equal(c->socket_group, "");
@@ -1298,6 +1300,14 @@ static void test_geometry_and_values(void **state)
 		   "t.conf:1: max_endpoints: ", "from 16 to 16384");
 	expect_err("max_endpoints = -1;\nrouters = ( " ROUTER_OK " );\n",
 		   "t.conf:1: max_endpoints: ", "out of range");
+	/* max_names: the registry, 16 to 16384 (default 128). */
+	expect_err("routers = ( " ROUTER_OK " );\n\nmax_names = 16385;\n",
+		   "t.conf:3: max_names: max_names must be from 16 to 16384",
+		   NULL);
+	expect_err("max_names = 15;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: max_names: ", "from 16 to 16384");
+	expect_err("max_names = 0;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: max_names: ", "from 16 to 16384");
 	expect_err("routers = ( " ROUTER_OK " );\npoll_mode = \"fast\";\n",
 		   "t.conf:2: poll_mode: unknown poll mode \"fast\"", NULL);
 	expect_err("run_dir = \"run/shmr\";\nrouters = ( " ROUTER_OK " );\n",
@@ -1325,7 +1335,7 @@ static void test_geometry_and_values(void **state)
 	struct shmr_config *c = expect_ok(
 		"domain = \"d.1:x-y_z\"; run_dir = \"/tmp/x\";\n"
 		"slot_size = 4096; lane_size = 64; lcores = 32;\n"
-		"max_endpoints = 16384;\n"
+		"max_endpoints = 16384; max_names = 16384;\n"
 		"poll_mode = \"busy\"; socket_group = \"shmr-users\";\n"
 		"stop_grace_ms = 0; restart_backoff_ms = 50;\n"
 		"routers = ( { name = \"r\"; behaviour = \"type\";\n"
@@ -1337,6 +1347,7 @@ static void test_geometry_and_values(void **state)
 	assert_int_equal(c->lane_size, 64);
 	assert_int_equal(c->lcores, 32);
 	assert_int_equal(c->max_endpoints, 16384);
+	assert_int_equal(c->max_names, 16384);
 	assert_int_equal(c->poll_mode, SHMR_POLL_BUSY);
 	assert_string_equal(c->socket_group, "shmr-users");
 	assert_int_equal(c->stop_grace_ms, 0);
@@ -1561,16 +1572,46 @@ static void test_limits(void **state)
 		   NULL);
 	free(t.s);
 
-	/* One type too many. */
+	/* One type too many: max_types (default 64), named with the line
+	 * of the first entry past it. */
 	t = (struct text){ 0 };
 	add(&t, "routers = (\n  { name = \"r\"; behaviour = \"type\";\n    types = (\n");
-	for (unsigned i = 0; i <= SHMR_MAX_TYPES; i++)
+	for (unsigned i = 0; i <= SHMR_TYPES_DEFAULT; i++)
 		add(&t, "      { type = %u; route = \"a\"; }%s\n", i + 1,
-		    i < SHMR_MAX_TYPES ? "," : "");
+		    i < SHMR_TYPES_DEFAULT ? "," : "");
 	add(&t, "    ); }\n);\n");
-	expect_err(t.s, "t.conf:68: routers.[0].types.[64]: too many types entries (at most 64)",
-		   NULL);
+	expect_err(t.s, "t.conf:68: routers.[0].types.[64]: 65 types entries, "
+		   "more than max_types (64)", NULL);
 	free(t.s);
+	/* max_types = 100: 100 entries of each map fit, 101 do not; 1 to
+	 * 1024. */
+	for (unsigned n = 100; n <= 101; n++) {
+		t = (struct text){ 0 };
+		add(&t, "max_types = 100;\nrouters = (\n  { name = \"r\"; "
+			"behaviour = \"hash\"; hash = [ \"a\" ];\n"
+			"    call_types = (\n");
+		for (unsigned i = 0; i < n; i++)
+			add(&t, "      { type = %u; route = \"a\"; }%s\n", i + 1,
+			    i + 1 < n ? "," : "");
+		add(&t, "    ); }\n);\n");
+		if (n == 100) {
+			struct shmr_config *c = expect_ok(t.s);
+
+			assert_int_equal(c->max_types, 100);
+			assert_int_equal(c->routers[0].ncall_types, 100);
+			free(c);
+		} else {
+			expect_err(t.s, "t.conf:105: routers.[0].call_types.[100]: "
+				   "101 call_types entries, more than "
+				   "max_types (100)", NULL);
+		}
+		free(t.s);
+	}
+	expect_err("max_types = 1025;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: max_types: max_types must be from 1 to 1024",
+		   NULL);
+	expect_err("routers = ( " ROUTER_OK " );\nmax_types = 0;\n",
+		   "t.conf:2: max_types: ", "from 1 to 1024");
 
 	/* One hash entry too many, all on line 3. */
 	t = (struct text){ 0 };
@@ -1613,7 +1654,7 @@ static void test_limits(void **state)
 	add(&t, "routers = (\n");
 	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++) {
 		add(&t, "  { name = \"r%u\"; behaviour = \"type\"; types = (", i);
-		for (unsigned k = 0; k < SHMR_MAX_TYPES; k++)
+		for (unsigned k = 0; k < SHMR_TYPES_DEFAULT; k++)
 			add(&t, "%s{ type = %u; route = \"w%u\"; }", k ? ", " : " ",
 			    k + 1, k % SHMR_MAX_ROUTES);
 		add(&t, " );\n    routes = (");
@@ -1629,7 +1670,7 @@ static void test_limits(void **state)
 	struct shmr_config *c = expect_ok(t.s);
 	assert_int_equal(c->nrouters, SHMR_MAX_ROUTERS);
 	assert_int_equal(c->routers[7].nroutes, SHMR_MAX_ROUTES);
-	assert_int_equal(c->routers[7].ntypes, SHMR_MAX_TYPES);
+	assert_int_equal(c->routers[7].ntypes, SHMR_TYPES_DEFAULT);
 	assert_int_equal(c->routers[7].routes[31].nargs, SHMR_CONF_ARGS_MAX);
 	assert_string_equal(c->routers[7].routes[31].args[15], "15");
 	free(c);

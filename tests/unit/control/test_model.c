@@ -75,6 +75,8 @@ struct fixture {
 	struct shmr_config *cfg;
 	struct shmr_ctl_model m;
 	struct shmr_spec spec;
+	struct shmr_spec_reg names[SHMR_MAX_NAMES];
+	struct shmr_spec_type types[SHMR_MAX_ROUTERS * 2 * SHMR_MAX_TYPES];
 };
 
 static int setup(void **state)
@@ -100,15 +102,15 @@ static void publish(struct fixture *f)
 {
 	f->m.version++;
 	f->m.dirty = 0;
-	shmr_ctl_model_spec_build(&f->m, &f->spec);
+	shmr_ctl_model_spec_build(&f->m, &f->spec, f->names, f->types);
 }
 
-static const struct shmr_spec_reg *reg_find(const struct shmr_spec *s,
-					    const char *name)
+static const struct shmr_spec_reg *reg_find_in(const struct fixture *f,
+					       const char *name)
 {
-	for (uint32_t i = 0; i < s->nreg; i++)
-		if (strcmp(s->registry[i].name, name) == 0)
-			return &s->registry[i];
+	for (uint32_t i = 0; i < f->spec.nreg; i++)
+		if (strcmp(f->names[i].name, name) == 0)
+			return &f->names[i];
 	return NULL;
 }
 
@@ -117,6 +119,9 @@ static void spec_from_config(void **state)
 	struct fixture *f = *state;
 	const struct shmr_spec *s = &f->spec;
 	const struct shmr_spec_router *ev, *sh, *cu;
+	/* Router 0's type map: max_types (the default) entries a map. */
+	const struct shmr_spec_type *ev_types =
+		shmr_spec_types_at(f->types, SHMR_TYPES_DEFAULT, 0, 0);
 
 	assert_true(f->m.dirty);
 	publish(f);
@@ -147,10 +152,10 @@ static void spec_from_config(void **state)
 	for (int k = 0; k < 3; k++)
 		assert_int_equal(ev->routes[k].state, SHMR_ROUTE_DEAD);
 	assert_int_equal(ev->ntypes, 4);
-	assert_int_equal(ev->types[0].type, 1);
-	assert_string_equal(ev->types[0].target, "payments");
-	assert_int_equal(ev->types[3].type, 9);
-	assert_string_equal(ev->types[3].target, "audit");
+	assert_int_equal(ev_types[0].type, 1);
+	assert_string_equal(ev_types[0].target, "payments");
+	assert_int_equal(ev_types[3].type, 9);
+	assert_string_equal(ev_types[3].target, "audit");
 
 	assert_int_equal(sh->behaviour, SHMR_BEH_HASH);
 	assert_int_equal(sh->nroutes, 2);
@@ -168,9 +173,9 @@ static void spec_from_config(void **state)
 
 	/* The registry: every router's name -> its endpoint. */
 	assert_int_equal(s->nreg, 3);
-	assert_int_equal(reg_find(s, "events")->pid.slot, 0);
-	assert_int_equal(reg_find(s, "shards")->pid.slot, 1);
-	assert_int_equal(reg_find(s, "custom")->pid.slot, 2);
+	assert_int_equal(reg_find_in(f, "events")->pid.slot, 0);
+	assert_int_equal(reg_find_in(f, "shards")->pid.slot, 1);
+	assert_int_equal(reg_find_in(f, "custom")->pid.slot, 2);
 
 	/* active[]: the route inboxes, never the routers. */
 	assert_int_equal(s->nactive, 5);
@@ -235,7 +240,7 @@ static void clients_and_names(void **state)
 			 -SHMR_E_NAME);
 	publish(f);
 	assert_int_equal(f->spec.nreg, 6);
-	assert_int_equal(reg_find(&f->spec, "alpha")->pid.slot, a.slot);
+	assert_int_equal(reg_find_in(f, "alpha")->pid.slot, a.slot);
 	assert_int_equal(f->spec.nactive, 8);
 	assert_int_equal(f->m.alloc.slots[a.slot].os_pid, 100);
 
@@ -247,7 +252,7 @@ static void clients_and_names(void **state)
 	assert_int_equal(shmr_ctl_model_unregister(&f->m, 22, "nobody", c), 0);
 	assert_int_equal(shmr_ctl_model_unregister(&f->m, 22, "gamma", c), 0);
 	publish(f);
-	assert_null(reg_find(&f->spec, "gamma"));
+	assert_null(reg_find_in(f, "gamma"));
 
 	/* CLOSE drops its names at once; the endpoint stays polled, with no
 	 * owner, until its lanes are drained, and only then goes. */
@@ -255,8 +260,8 @@ static void clients_and_names(void **state)
 			 -SHMR_E_NO_ENDPOINT);
 	assert_int_equal(shmr_ctl_model_close(&f->m, 11, a), 0);
 	publish(f);
-	assert_null(reg_find(&f->spec, "alpha"));
-	assert_non_null(reg_find(&f->spec, "beta"));
+	assert_null(reg_find_in(f, "alpha"));
+	assert_non_null(reg_find_in(f, "beta"));
 	assert_int_equal(f->spec.nactive, 8);
 	assert_int_equal(f->m.alloc.slots[a.slot].drain, SHMR_CTL_DRAIN_POLL);
 	assert_int_equal(f->m.alloc.slots[a.slot].os_pid, 0);
@@ -271,7 +276,7 @@ static void clients_and_names(void **state)
 	/* The connection closes: the rest goes the same way. */
 	assert_int_equal(shmr_ctl_model_drop_owner(&f->m, 11), 1);
 	publish(f);
-	assert_null(reg_find(&f->spec, "beta"));
+	assert_null(reg_find_in(f, "beta"));
 	assert_int_equal(f->spec.nactive, 7);
 	assert_int_equal(f->spec.nreg, 3);
 	shmr_ctl_model_drain_end(&f->m, b);
@@ -372,7 +377,7 @@ static void claim_by_spawned_worker_only(void **state)
 			 -SHMR_E_NO_ENDPOINT);
 	shmr_ctl_model_route_set(&f->m, q, 0);
 	publish(f);
-	assert_null(reg_find(&f->spec, "pay"));
+	assert_null(reg_find_in(f, "pay"));
 	assert_int_equal(f->spec.nactive, 5);
 	/* The replacement registers the same name. */
 	shmr_ctl_model_route_set(&f->m, q, 779);
@@ -381,7 +386,7 @@ static void claim_by_spawned_worker_only(void **state)
 	/* CLOSE of a claimed inbox releases the claim, not the inbox. */
 	assert_int_equal(shmr_ctl_model_close(&f->m, 9, inbox), 0);
 	publish(f);
-	assert_null(reg_find(&f->spec, "pay"));
+	assert_null(reg_find_in(f, "pay"));
 	assert_int_equal(f->spec.nactive, 5);
 	assert_int_equal(shmr_ctl_model_register(&f->m, 9, "pay", inbox),
 			 -SHMR_E_NO_ENDPOINT);
@@ -400,9 +405,33 @@ static void registry_full(void **state)
 		rc = shmr_ctl_model_register(&f->m, 1, name, a);
 	}
 	assert_int_equal(rc, -ENOSPC);
-	assert_int_equal(f->m.nnames + f->m.nrouters, SHMR_MAX_REGISTRY);
+	assert_int_equal(f->m.nnames + f->m.nrouters, SHMR_NAMES_DEFAULT);
 	publish(f);
-	assert_int_equal(f->spec.nreg, SHMR_MAX_REGISTRY);
+	assert_int_equal(f->spec.nreg, SHMR_NAMES_DEFAULT);
+}
+
+/* max_names sizes the registry: 300 entries, routers' names included,
+ * and every one of them published. */
+static void registry_sized_by_max_names(void **state)
+{
+	struct fixture *f = *state;
+	struct shmr_pid a;
+	char name[16];
+	int reused, rc = 0, n = 0;
+
+	f->cfg->max_names = 300;
+	shmr_ctl_model_open(&f->m, 1, 1, 0, &a, &reused);
+	while (rc == 0) {
+		snprintf(name, sizeof(name), "n%d", n++);
+		rc = shmr_ctl_model_register(&f->m, 1, name, a);
+	}
+	assert_int_equal(rc, -ENOSPC);
+	assert_int_equal(f->m.nnames + f->m.nrouters, 300);
+	publish(f);
+	assert_int_equal(f->spec.nreg, 300);
+	assert_non_null(reg_find_in(f, "n0"));
+	snprintf(name, sizeof(name), "n%u", 299 - f->m.nrouters);
+	assert_non_null(reg_find_in(f, name));
 }
 
 static void endpoints_exhausted(void **state)
@@ -478,6 +507,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(registry_full, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(registry_sized_by_max_names,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(endpoints_exhausted, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(router_lookup, setup,

@@ -32,7 +32,8 @@ struct dp_dom {
 static inline int dp_dom_init_lane(struct dp_dom *d, uint32_t nlcores,
 				   uint32_t lane)
 {
-	struct shmr_geometry g = { 128, lane, nlcores, SHMR_POLL_ADAPTIVE, 0, 0 };
+	struct shmr_geometry g = { 128, lane, nlcores, SHMR_POLL_ADAPTIVE, 0, 0,
+				   0, 0 };
 	struct shmr_domain_hdr plan;
 	int64_t size = shmr_layout_plan(&g, &plan);
 
@@ -129,7 +130,7 @@ static inline void dp_type(struct dp_dom *d, unsigned ri, uint32_t type,
 			   const char *target)
 {
 	struct shmr_spec_router *r = &dp_spec(d)->routers[ri];
-	struct shmr_spec_type *e = &r->types[r->ntypes++];
+	struct shmr_spec_type *e = &shmr_types_of(d->base, ri, 0)[r->ntypes++];
 
 	e->type = type;
 	memset(e->target, 0, SHMR_NAME_MAX);
@@ -147,7 +148,7 @@ static inline void dp_reg(struct dp_dom *d, const char *name,
 			  struct shmr_pid pid)
 {
 	struct shmr_spec *s = dp_spec(d);
-	struct shmr_spec_reg *e = &s->registry[s->nreg++];
+	struct shmr_spec_reg *e = &shmr_names_of(d->base)[s->nreg++];
 
 	shmr_name_copy(e->name, name);
 	e->pid = pid;

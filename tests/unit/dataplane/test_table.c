@@ -288,7 +288,8 @@ static void call_type(struct fixture *f, unsigned ri, uint32_t type,
 		      const char *name)
 {
 	struct shmr_spec_router *r = &dp_spec(&f->d)->routers[ri];
-	struct shmr_spec_type *e = &r->call_types[r->ncall_types++];
+	struct shmr_spec_type *e =
+		&shmr_types_of(f->d.base, ri, 1)[r->ncall_types++];
 
 	e->type = type;
 	snprintf(e->target, sizeof(e->target), "%s", name);
@@ -589,7 +590,8 @@ static void test_garbage_spec(void **state)
 
 	dp_spec_begin(&f->d);
 	memset(s->routers, 0xff, sizeof(s->routers));
-	memset(s->registry, 'x', sizeof(s->registry));
+	memset(shmr_names_of(f->d.base), 'x',
+	       shmr_hdr(f->d.base)->max_names * sizeof(struct shmr_spec_reg));
 	s->nrouters = 1000;
 	s->nreg = 100000;
 	s->nactive = 9999;

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -34,7 +35,7 @@ static void accepted_is_ring_size(void **state)
 			for (unsigned k = 0; k < 3; k++) {
 				struct shmr_geometry g = {
 					slot, lanes[k], 1, SHMR_POLL_ADAPTIVE,
-					0, 0
+					0, 0, 0, 0
 				};
 				struct shmr_domain_hdr h;
 				ssize_t ring;
@@ -60,7 +61,7 @@ static void accepted_is_ring_size(void **state)
 static void lcores_and_poll_mode(void **state)
 {
 	struct shmr_geometry g = { SHMR_SLOT_DEFAULT, SHMR_LANE_DEFAULT, 1,
-				   SHMR_POLL_ADAPTIVE, 0, 0 };
+				   SHMR_POLL_ADAPTIVE, 0, 0, 0, 0 };
 	const char *why = NULL;
 
 	(void)state;
@@ -86,11 +87,85 @@ static void lcores_and_poll_mode(void **state)
 	assert_string_equal(why, "poll_mode must be adaptive or busy");
 }
 
+/* max_names and max_types: ranges, and the regions the plan gives them
+ * (the registry at names_off, the type maps at types_off), each as large
+ * as its limit asks and no larger. */
+static void names_and_types(void **state)
+{
+	struct shmr_geometry g = { .slot_size = SHMR_SLOT_DEFAULT,
+				   .lane_size = 64, .nlcores = 1 };
+	struct shmr_domain_hdr h;
+	const char *why = NULL;
+
+	/* Each value just outside its range, with the reason. */
+	static const struct {
+		uint32_t names, types;
+		const char *why;
+	} bad[] = {
+		{ SHMR_MAX_NAMES + 1, 0, "max_names must be from 16 to 16384" },
+		{ SHMR_MIN_NAMES - 1, 0, "max_names must be from 16 to 16384" },
+		{ 0, SHMR_MAX_TYPES + 1, "max_types must be from 1 to 1024" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		g.max_names = bad[i].names;
+		g.max_types = bad[i].types;
+		assert_int_equal(shmr_geometry_check(&g, &why), -EINVAL);
+		assert_string_equal(why, bad[i].why);
+	}
+	g.max_names = SHMR_MAX_NAMES;
+	g.max_types = SHMR_MAX_TYPES;
+	assert_int_equal(shmr_geometry_check(&g, &why), 0);
+	assert_true(shmr_layout_plan(&g, &h) > 0);
+	assert_int_equal(h.max_names, SHMR_MAX_NAMES);
+	assert_int_equal(h.max_types, SHMR_MAX_TYPES);
+	assert_true(h.types_off - h.names_off >=
+		    (uint64_t)SHMR_MAX_NAMES * sizeof(struct shmr_spec_reg));
+	assert_true(h.counters_off - h.types_off >=
+		    shmr_spec_types_size(SHMR_MAX_TYPES));
+	/* 0 is the default (128 names, 64 entries a map). */
+	g.max_names = g.max_types = 0;
+	assert_true(shmr_layout_plan(&g, &h) > 0);
+	assert_int_equal(h.max_names, SHMR_NAMES_DEFAULT);
+	assert_int_equal(h.max_types, SHMR_TYPES_DEFAULT);
+	assert_int_equal(h.types_off - h.names_off,
+			 (SHMR_NAMES_DEFAULT * sizeof(struct shmr_spec_reg) +
+			  4095) / 4096 * 4096);
+}
+
+/* A spec copy takes what is used and nothing more: the counts, the first
+ * nrouters routers, the first nactive endpoints (what a change costs). */
+static void spec_copy_used(void **state)
+{
+	static struct shmr_spec src, dst;
+
+	(void)state;
+	memset(&src, 0x11, sizeof(src));
+	memset(&dst, 0xee, sizeof(dst));
+	src.nrouters = 2;
+	src.nactive = 3;
+	shmr_spec_copy(&dst, &src, 0);
+	assert_int_equal(dst.nrouters, 2);
+	assert_int_equal(dst.nactive, 3);
+	assert_memory_equal(dst.routers, src.routers, 2 * sizeof(src.routers[0]));
+	assert_int_equal(((unsigned char *)&dst.routers[2])[0], 0xee);
+	assert_int_equal(dst.active[2], src.active[2]);
+	assert_int_equal(dst.active[3], 0xeeeeeeeeu);
+	/* Counts past the arrays are bounded. */
+	src.nrouters = 1000;
+	src.nactive = UINT32_MAX;
+	shmr_spec_copy(&dst, &src, 0);
+	assert_memory_equal(dst.active, src.active, sizeof(src.active));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(accepted_is_ring_size),
 		cmocka_unit_test(lcores_and_poll_mode),
+		cmocka_unit_test(names_and_types),
+		cmocka_unit_test(spec_copy_used),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,178 @@
+/*
+ * A domain configured past the old compile-time limits (issue 16: limits
+ * from configuration), on the real daemons:
+ *   - max_names = 300 (the old registry held 128 entries, routers' names
+ *     included): every name registered is found by shmr_lookup() and
+ *     routed to by the dataplane (a type router whose targets are
+ *     registry names past the 128th entry), and the registry is full at
+ *     exactly max_names;
+ *   - max_types = 100 (the old type maps held 64): a type router of 100
+ *     entries and a call map of 100 route every type, the last ones
+ *     included.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shmr_test_app.h"
+
+#define NAMES 300 /* max_names below */
+
+/* The router's targets: registry names registered 10th, 200th and
+ * 299th (the last one that fits with the router's own name). */
+#define CONF                                                                 \
+	"lcores = 1;\nmax_names = 300;\n"                                    \
+	"routers = ( { name = \"reg\"; behaviour = \"type\";\n"              \
+	"  types = ( { type = 1; route = \"n10\"; },\n"                      \
+	"            { type = 2; route = \"n200\"; },\n"                     \
+	"            { type = 3; route = \"n298\"; } );\n"                   \
+	"  routes = ( ); } );\n"
+
+#define TYPES 100 /* max_types below */
+
+/* A type router of TYPES entries (odd types to "odd", even ones to
+ * "even": registry names), and a hash router with a call map of TYPES
+ * entries (odd types to its route "eodd", even ones to "eeven": echo
+ * workers). */
+static char *types_conf(void)
+{
+	size_t cap = 16384, n = 0;
+	char *s = malloc(cap);
+
+	n += (size_t)snprintf(s + n, cap - n,
+			      "lcores = 1;\nmax_types = %d;\nrouters = (\n",
+			      TYPES);
+	for (int r = 0; r < 2; r++) {
+		n += (size_t)snprintf(
+			s + n, cap - n, "%s",
+			r == 0 ? "  { name = \"bytype\"; behaviour = \"type\";\n"
+				 "    types = ("
+			       : "  { name = \"cqrs\"; behaviour = \"hash\";\n"
+				 "    hash = [ \"eodd\" ]; call_types = (");
+		for (int t = 1; t <= TYPES; t++)
+			n += (size_t)snprintf(s + n, cap - n,
+					      "%s{ type = %d; route = \"%s%s\"; }",
+					      t > 1 ? ", " : " ", t,
+					      r == 0 ? "" : "e",
+					      t % 2 ? "odd" : "even");
+		n += (size_t)snprintf(
+			s + n, cap - n, " );\n    routes = (%s); }%s\n",
+			r == 0 ? " "
+			       : " { name = \"eodd\"; program = "
+				 "\"shmr-echo-worker\"; },\n"
+				 "      { name = \"eeven\"; program = "
+				 "\"shmr-echo-worker\"; } ",
+			r == 0 ? "," : "");
+	}
+	snprintf(s + n, cap - n, ");\n");
+	return s;
+}
+
+/* A message of @p type through the router reaches @p rx, as sent. */
+static void routed(struct shmr_test_client *c, struct shmr_endpoint *rx,
+		   struct shmr_pid router, uint32_t type, uint64_t key)
+{
+	const struct shmr_msg *m[4];
+	int n;
+
+	while (shmr_send(c->ep, router, type, key, &key, sizeof(key)) ==
+	       -EAGAIN)
+		;
+	n = shmr_recv_burst(rx, m, 4, 10000);
+	assert_int_equal(n, 1);
+	assert_int_equal(m[0]->type, type);
+	assert_int_equal(m[0]->key, key);
+}
+
+static void names_past_128(void **state)
+{
+	struct shmr_test_client c;
+	struct shmr_endpoint *rx;
+	struct shmr_pid router, me, got;
+	char name[SHMR_NAME_MAX];
+	int rc;
+
+	(void)state;
+	assert_int_equal(shmr_test_client_start(&c, "biglim", CONF, -1), 0);
+	assert_int_equal(shmr_lookup(c.d, "reg", &router), 0);
+	assert_int_equal(shmr_endpoint_open(c.d, &rx), 0);
+	me = shmr_endpoint_pid(rx);
+	/* The router's name is one entry: 299 more fit, the 300th not. */
+	for (int i = 0; i < NAMES - 1; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		rc = shmr_register(rx, name);
+		if (rc != 0)
+			fail_msg("register %s (entry %d): %s", name, i + 2,
+				 shmr_strerror(rc));
+	}
+	assert_int_equal(shmr_register(rx, "one_too_many"), -ENOSPC);
+	for (int i = 0; i < NAMES - 1; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		assert_int_equal(shmr_lookup(c.d, name, &got), 0);
+		assert_int_equal(got.slot, me.slot);
+		assert_int_equal(got.gen, me.gen);
+	}
+	assert_int_equal(shmr_lookup(c.d, "one_too_many", &got),
+			 -SHMR_E_PROCESS_UNKNOWN);
+	routed(&c, rx, router, 1, 10);
+	routed(&c, rx, router, 2, 200);
+	routed(&c, rx, router, 3, 298);
+	shmr_endpoint_close(rx);
+	assert_int_equal(shmr_test_client_stop(&c), 0);
+}
+
+/* Every type of the 100-entry type map reaches its name (types 65 to
+ * 100 past the old 64), and so does every call of the 100-entry call
+ * map. */
+static void types_past_64(void **state)
+{
+	struct shmr_test_client c;
+	struct shmr_endpoint *odd, *even;
+	struct shmr_pid bytype, cqrs;
+	char *conf = types_conf();
+
+	(void)state;
+	assert_int_equal(shmr_test_client_start(&c, "biglimt", conf, -1), 0);
+	free(conf);
+	assert_int_equal(shmr_lookup(c.d, "bytype", &bytype), 0);
+	assert_int_equal(shmr_lookup(c.d, "cqrs", &cqrs), 0);
+	assert_int_equal(shmr_endpoint_open(c.d, &odd), 0);
+	assert_int_equal(shmr_endpoint_open(c.d, &even), 0);
+	assert_int_equal(shmr_register(odd, "odd"), 0);
+	assert_int_equal(shmr_register(even, "even"), 0);
+	for (uint32_t t = 1; t <= TYPES; t++)
+		routed(&c, t % 2 ? odd : even, bytype, t, t);
+	/* Calls by type through the call map, the last entries included:
+	 * each answered by its route's echo worker. */
+	for (uint32_t t = 1; t <= TYPES; t++) {
+		char reply[64], want[64];
+		int n = shmr_call(c.ep, cqrs, t, t, "x", 1, reply,
+				  sizeof(reply) - 1, 10000);
+
+		snprintf(want, sizeof(want), "%s:x", t % 2 ? "eodd" : "eeven");
+		assert_int_equal(n, (int)strlen(want));
+		reply[n] = '\0';
+		assert_string_equal(reply, want);
+	}
+	for (struct shmr_endpoint **e = (struct shmr_endpoint *[]){ odd, even, NULL };
+	     *e; e++)
+		shmr_endpoint_close(*e);
+	assert_int_equal(shmr_test_client_stop(&c), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(names_past_128),
+		cmocka_unit_test(types_past_64),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
