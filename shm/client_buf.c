@@ -98,9 +98,11 @@ static int send_buf(struct shmr_endpoint *ep, uint8_t kind, uint8_t prio,
 	r.len = (uint32_t)len;
 	/* Named in our line before the word says SENT (the CAS below is a
 	 * release, so a reclaim that reads SENT reads this too), cleared
-	 * once the slot is in the lane (release: after the enqueue). */
+	 * once the slot is in the lane.  Every store of it is a release
+	 * (free on x86): a reclaim whose acquire reads the clear, or the
+	 * next send's name, also sees our enqueue before it. */
 	atomic_store_explicit(&ep->peer->sending, buf->ref,
-			      memory_order_relaxed);
+			      memory_order_release);
 	if (!shmr_arena_move(v, &r, shmr_buf_word(SHMR_BUF_WRITING, me, r.gen),
 			     shmr_buf_word(SHMR_BUF_SENT, me, r.gen))) {
 		atomic_store_explicit(&ep->peer->sending, 0,
