@@ -15,7 +15,12 @@
  * does not own the call cross to its collector held (forward_collect.c):
  * a kill of the dataplane with such a reply in flight must leak nothing,
  * nor a caller killed between its reply slot's release and its
- * give-back (the reply's buffer is its live worker's: arena.h).
+ * give-back (the reply's buffer is its live worker's: arena.h).  The
+ * round-robin and broadcast workers keep each buffer while they look at
+ * it (--keep), so a worker killed then leaves a kept buffer under a slot
+ * that is redelivered: its payload must still be there (a broadcast
+ * copy is kept by a copy into a buffer of the worker's own unless it is
+ * the last).
  * Meanwhile
  * the test kills, 1,000 times in all (SHMR_ARENA_KILLS to change it): a
  * sender (mostly while it writes or sends: it does nothing else), a worker
@@ -431,15 +436,15 @@ static void test_arena_kill(void **state)
 		 "routers = ( { name = \"sink\"; behaviour = \"round-robin\";\n"
 		 "  routes = (\n"
 		 "    { name = \"w0\"; program = \"shmr-test-worker\";\n"
-		 "      args = [\"--record\", \"%s\"]; },\n"
+		 "      args = [\"--record\", \"%s\", \"--keep\", \"1\"]; },\n"
 		 "    { name = \"w1\"; program = \"shmr-test-worker\";\n"
-		 "      args = [\"--record\", \"%s\"]; } ); },\n"
+		 "      args = [\"--record\", \"%s\", \"--keep\", \"1\"]; } ); },\n"
 		 "  { name = \"fan\"; behaviour = \"broadcast\";\n"
 		 "  routes = (\n"
 		 "    { name = \"b0\"; program = \"shmr-test-worker\";\n"
-		 "      args = [\"--record\", \"%s\"]; },\n"
+		 "      args = [\"--record\", \"%s\", \"--keep\", \"1\"]; },\n"
 		 "    { name = \"b1\"; program = \"shmr-test-worker\";\n"
-		 "      args = [\"--record\", \"%s\"]; } ); },\n"
+		 "      args = [\"--record\", \"%s\", \"--keep\", \"1\"]; } ); },\n"
 		 "  { name = \"sg\"; behaviour = \"scatter-gather\";\n"
 		 "    within_ms = 5000;\n"
 		 "  routes = (\n"

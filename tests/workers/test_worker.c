@@ -36,6 +36,11 @@
  *
  *   --reply-buf 1     answer calls in an arena buffer (the stats copied
  *                     into it; inline when the arena has none free)
+ *   --keep 1          keep a send's arena buffer (shmr_buf_keep()) before
+ *                     looking at it, and release it after (with
+ *                     --spin-ns, the busy work is done while it is kept):
+ *                     a kill meanwhile leaves a kept buffer whose slot is
+ *                     redelivered
  *
  *   --version         print "shmr-test-worker VERSION" and exit
  *
@@ -174,7 +179,7 @@ int main(int argc, char **argv)
 	long expect = -1, spin_ns = 0, ignore_term_ms = 0;
 	uint64_t term_at = 0;
 	const char *reg = NULL, *hold_file = NULL, *gate = NULL;
-	int reply_buf = 0;
+	int reply_buf = 0, keep = 0;
 	long gate_count = LONG_MAX;
 	const char *pre_gate = NULL, *pre_touch = NULL;
 	long pre_ms = 0, pre_exit = -1;
@@ -202,6 +207,8 @@ int main(int argc, char **argv)
 			gate = argv[i + 1];
 		else if (strcmp(argv[i], "--reply-buf") == 0)
 			reply_buf = atoi(argv[i + 1]) != 0;
+		else if (strcmp(argv[i], "--keep") == 0)
+			keep = atoi(argv[i + 1]) != 0;
 		else if (strcmp(argv[i], "--gate-count") == 0)
 			gate_count = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--pre-attach-gate") == 0)
@@ -290,6 +297,8 @@ int main(int argc, char **argv)
 		}
 		for (int i = 0; i < n; i++) {
 			const struct shmr_msg *m = msgs[i];
+			struct shmr_buf kb;
+			int kept;
 
 			if (m->kind == SHMR_KIND_CALL) {
 				/* A call in a buffer (scatter-gather under
@@ -321,6 +330,12 @@ int main(int argc, char **argv)
 				   m->from.gen != st.first_from.gen) {
 				st.from_mismatch++;
 			}
+			/* Kept first (--keep): the busy work below is done
+			 * holding it, and it is looked at as kept. */
+			kept = keep && (m->flags & SHMR_F_ARENA) &&
+			       shmr_buf_keep(ep, m, &kb) == 0;
+			if (spin_ns)
+				spin(spin_ns);
 			/* An arena payload counts only when it is sound and
 			 * carries its key (test_arena_kill.c): a buffer freed
 			 * under its slot would leave the key unrecorded. */
@@ -330,8 +345,8 @@ int main(int argc, char **argv)
 				if (m->flags & SHMR_F_REDELIVERED)
 					rec[nrec + m->key] = 1;
 			}
-			if (spin_ns)
-				spin(spin_ns);
+			if (kept)
+				(void)shmr_buf_release(ep, &kb);
 		}
 		if (hold_file && n > 0) {
 			if (write_hold_file(hold_file, n) < 0) {
