@@ -421,7 +421,7 @@ static void build_collect(const struct shmr_dp_env *env,
 
 	r->collect_tgt = (struct shmr_dp_target){
 		.verdict = SHMR_DP_COLLECT,
-		.router = (int8_t)ri,
+		.router = (int16_t)ri,
 	};
 	if (sr->within_ms == 0 || sr->within_ms > SHMR_WITHIN_MS_MAX ||
 	    (tail && (sr->interval_ms == 0 ||
@@ -455,7 +455,7 @@ static int build_routees(const struct shmr_dp_env *env,
 
 	r->bcast_tgt = (struct shmr_dp_target){
 		.verdict = SHMR_DP_BROADCAST,
-		.router = (int8_t)ri,
+		.router = (int16_t)ri,
 	};
 	for (uint32_t j = 0; j < n; j++) {
 		const char *name = sr->nhash ? sr->hash[j] : sr->routes[j].name;
@@ -611,7 +611,7 @@ static int build_router(const struct shmr_dp_env *env,
 			build_collect(env, t, ri);
 		r->balance_tgt = (struct shmr_dp_target){
 			.verdict = SHMR_DP_BALANCE,
-			.router = (int8_t)ri,
+			.router = (int16_t)ri,
 		};
 		break;
 	default:
@@ -804,7 +804,7 @@ int shmr_dp_table_build(const struct shmr_dp_env *env,
 		}
 		/* The spec names the router's endpoint; its gen is the one
 		 * senders hold, whatever the endpoint table says. */
-		t->ep[sr->pid.slot].router = (int8_t)i;
+		t->ep[sr->pid.slot].router = (int16_t)i;
 	}
 
 	t->nreg = t->spec.nreg;

@@ -40,24 +40,29 @@ enum shmr_dp_verdict {
 
 struct shmr_dp_target {
 	uint8_t verdict; /* enum shmr_dp_verdict */
-	int8_t router;   /* DELIVER: >= 0 when the target is a router */
 	uint8_t ask;     /* a route with no worker: ask the control plane for
 			  * one (slot is then the route's inbox, whatever
 			  * the verdict) */
-	uint8_t pad;
+	int16_t router;  /* DELIVER: >= 0 when the target is a router (int16:
+			  * room for a domain of more than 127 routers) */
 	int32_t err;     /* FAIL: -SHMR_E_* */
 	uint32_t slot, gen;
 	const char *name; /* the name it came from (inside the table), or NULL */
 };
+static_assert(sizeof(struct shmr_dp_target) == 16 + sizeof(void *),
+	      "a wider router index kept the target's size");
 
 /* Endpoint slot as the table sees it. */
 struct shmr_dp_ep {
 	uint32_t gen;
 	uint8_t state;  /* enum shmr_ep_state */
 	uint8_t kind;   /* enum shmr_ep_kind */
-	int8_t router;  /* router index when the slot is a router, else -1 */
-	uint8_t pad;
+	int16_t router; /* router index when the slot is a router, else -1 */
 };
+static_assert(sizeof(struct shmr_dp_ep) == 8, "table endpoint size");
+/* A router index fits both (and lcore.h's uint8_t meta bcast, which the
+ * routers past 256 would have to widen). */
+static_assert(SHMR_MAX_ROUTERS <= 256, "router indexes fit int16 and uint8");
 
 /* An open-addressed name -> target map; the hash is computed at build. */
 struct shmr_dp_dict_ent {
