@@ -189,6 +189,10 @@ struct shmr_config {
 	 * default SHMR_TYPES_DEFAULT; the maps below have room for the most
 	 * a configuration may ask (SHMR_MAX_TYPES) */
 	uint32_t max_types;
+	/* routes per router, and names in one router's hash or routees
+	 * list, default SHMR_ROUTES_DEFAULT; the arrays below have room for
+	 * the most a configuration may ask (SHMR_MAX_ROUTES) */
+	uint32_t max_routes;
 	/* "FILE:LINE: KEY" of the setting that sizes the domain most
 	 * (max_endpoints, else lane_size, slot_size, lcores) where the file
 	 * sets one, else "": what a domain too large for the host names. */
@@ -360,6 +364,29 @@ static inline uint32_t shmr_config_names(const struct shmr_config *cfg)
 static inline uint32_t shmr_config_types(const struct shmr_config *cfg)
 {
 	return cfg->max_types ? cfg->max_types : SHMR_TYPES_DEFAULT;
+}
+
+/** Routes per router: @p cfg's max_routes, its default for 0.
+ *  Context: any; pure. */
+static inline uint32_t shmr_config_routes(const struct shmr_config *cfg)
+{
+	return cfg->max_routes ? cfg->max_routes : SHMR_ROUTES_DEFAULT;
+}
+
+/** The most routes (and routees) a router of @p behaviour may have under
+ *  @p max_routes (shmr_config_routes()): max_routes, and at most
+ *  SHMR_COLLECT_ROUTEES_MAX for a scatter-gather or tail-chopping
+ *  router.  Context: any; pure. */
+static inline uint32_t shmr_config_routes_max(uint32_t max_routes,
+					      uint32_t behaviour)
+{
+	uint32_t n = max_routes;
+
+	if ((behaviour == SHMR_BEH_SCATTER_GATHER ||
+	     behaviour == SHMR_BEH_TAIL_CHOPPING) &&
+	    n > SHMR_COLLECT_ROUTEES_MAX)
+		n = SHMR_COLLECT_ROUTEES_MAX;
+	return n;
 }
 
 void shmr_config_geometry(const struct shmr_config *cfg,

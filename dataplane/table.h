@@ -72,7 +72,10 @@ struct shmr_dp_dict_ent {
 	const struct shmr_dp_target *target;
 };
 
-#define SHMR_DP_DICT_ROUTES 64u /* >= 2 * SHMR_MAX_ROUTES */
+#define SHMR_DP_DICT_ROUTES 256u /* >= 2 * SHMR_MAX_ROUTES */
+static_assert(SHMR_DP_DICT_ROUTES >= 2 * SHMR_MAX_ROUTES &&
+		      (SHMR_DP_DICT_ROUTES & (SHMR_DP_DICT_ROUTES - 1)) == 0,
+	      "a router's route dictionary is a power of two, half empty");
 /* The registry's dictionary: a power of two, at least 2 * max_names
  * (shmr_dp_dict_reg_cap()). */
 static inline uint32_t shmr_dp_dict_reg_cap(uint32_t max_names)
