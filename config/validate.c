@@ -140,7 +140,7 @@ static int routes_fit(const struct shmr_config *cfg, char *err, size_t errlen)
 	for (unsigned i = 0; i < cfg->nrouters; i++) {
 		const struct shmr_conf_router *rt = &cfg->routers[i];
 		uint32_t n = shmr_config_routes_max(mr, rt->behaviour);
-		const char *lim = n < mr ? "routees of a collecting router"
+		const char *lim = n < mr ? "the routees of a collecting router"
 					 : "max_routes";
 
 		if (rt->nroutes > n && rt->pool.size)
