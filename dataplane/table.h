@@ -123,7 +123,10 @@ struct shmr_dp_router {
 	/* The routing logics: the routees taking part, in list order (a
 	 * pool's routees, in creation order, once pools fill the list). */
 	uint32_t nroutees;
-	struct shmr_dp_routee routees[SHMR_MAX_ROUTES];
+	/* Owned (table_free): room for the router's candidates, its nhash
+	 * names or nroutes routes, not SHMR_MAX_ROUTES (288 bytes each);
+	 * NULL for a router with none. */
+	struct shmr_dp_routee *routees;
 	struct shmr_logic_chash *ring; /* consistent-hash; owned, or NULL */
 	struct shmr_logic_chash_index *ring_ix; /* in ring's allocation */
 	struct shmr_dp_target bcast_tgt; /* broadcast: BROADCAST into us */
