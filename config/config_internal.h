@@ -44,6 +44,9 @@ struct pctx {
 	/* A type map's most entries: the configuration's max_types, once
 	 * the top level is read (before the routers). */
 	uint32_t max_types;
+	/* A router's most routes (and routees, hash entries): the
+	 * configuration's max_routes, once the top level is read. */
+	uint32_t max_routes;
 };
 
 /* A field path such as "routers.[0].routes.[1]". */
@@ -125,6 +128,12 @@ int shmr_conf_str_list(struct pctx *p, const config_setting_t *lst,
 				   const char *field, const char *val,
 				   unsigned i, void *arg),
 		       void *arg);
+/* List @p lst (at @p path) of more than @p most entries, the limit that
+ * key @p limit sets: -EINVAL naming the first entry past it with its line
+ * ("N WHAT, more than LIMIT (MOST)"); else 0. */
+int shmr_conf_list_most(struct pctx *p, const config_setting_t *lst,
+			const struct fpath *path, unsigned most,
+			const char *what, const char *limit);
 /* A list ( { ... }, ... ) of at most @p max groups. */
 int shmr_conf_group_list(struct pctx *p, const config_setting_t *lst,
 			 const struct fpath *path, unsigned max,

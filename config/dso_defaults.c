@@ -226,7 +226,8 @@ int shmr_config_dso_defaults(struct shmr_config *cfg, char *err,
 		    (rc = resolve_behaviour(cfg, i, &o, err, errlen)) < 0)
 			return rc;
 		if (rt->pool.size_from_dso) {
-			if (o.pool_size == 0 || o.pool_size > SHMR_MAX_ROUTES)
+			if (o.pool_size == 0 ||
+			    o.pool_size > shmr_config_routes(cfg))
 				return say(cfg, rt->pool.line, i, "pool.size",
 					   err, errlen,
 					   "left out, and %s gives %s (1 to "
@@ -234,7 +235,7 @@ int shmr_config_dso_defaults(struct shmr_config *cfg, char *err,
 					   rt->dso,
 					   o.pool_size ? "a pool_size out of range"
 						       : "no pool_size",
-					   SHMR_MAX_ROUTES);
+					   shmr_config_routes(cfg));
 			if (shmr_config_pool_expand(rt, o.pool_size, &bad) < 0)
 				return say(cfg, rt->pool.line, i, "pool", err,
 					   errlen,

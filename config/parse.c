@@ -51,7 +51,7 @@
 
 static const char *const top_keys[] = {
 	"domain", "run_dir", "slot_size", "lane_size", "lcores", "poll_mode",
-	"max_endpoints", "max_names", "max_types",
+	"max_endpoints", "max_names", "max_types", "max_routes",
 	"sojourn", "dataplane_cpus", "socket_group", "admin_group", "programs",
 	"max_connections_per_user", "max_endpoints_per_user",
 	"idle_timeout_ms", "stop_grace_ms",
@@ -337,6 +337,13 @@ static int parse_root(struct pctx *p, const config_setting_t *root,
 		return rc;
 	/* Every router's type maps are held to it (parse_routers.c). */
 	p->max_types = shmr_config_types(c);
+	/* Routes per router: what a router may hold (validate.c checks the
+	 * routers against it); the domain has room for SHMR_MAX_ROUTES. */
+	if ((rc = shmr_conf_get_u32(p, root, NULL, "max_routes",
+				    SHMR_MIN_ROUTES, SHMR_MAX_ROUTES,
+				    &c->max_routes, NULL)) < 0)
+		return rc;
+	p->max_routes = shmr_config_routes(c);
 	if ((rc = shmr_conf_member(p, root, NULL, "sojourn", CONFIG_TYPE_BOOL,
 				   &s)) < 0)
 		return rc;
@@ -401,6 +408,7 @@ static void set_defaults(struct shmr_config *c, const char *source)
 	c->max_endpoints = SHMR_ENDPOINTS_DEFAULT;
 	c->max_names = SHMR_NAMES_DEFAULT;
 	c->max_types = SHMR_TYPES_DEFAULT;
+	c->max_routes = SHMR_ROUTES_DEFAULT;
 	c->poll_mode = SHMR_POLL_ADAPTIVE;
 	c->sojourn = 1;
 	c->stop_grace_ms = 2000;

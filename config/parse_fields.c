@@ -393,6 +393,20 @@ int shmr_conf_str_list(struct pctx *p, const config_setting_t *lst,
 	return 0;
 }
 
+int shmr_conf_list_most(struct pctx *p, const config_setting_t *lst,
+			const struct fpath *path, unsigned most,
+			const char *what, const char *limit)
+{
+	struct fpath e;
+
+	if ((unsigned)config_setting_length(lst) <= most)
+		return 0;
+	shmr_conf_fp_index(&e, path, most);
+	return shmr_conf_fail(p, config_setting_get_elem(lst, most), 0, e.s,
+			      "%d %s, more than %s (%u)",
+			      config_setting_length(lst), what, limit, most);
+}
+
 /* A list ( { ... }, ... ) whose every element is a group. */
 int shmr_conf_group_list(struct pctx *p, const config_setting_t *lst,
 			 const struct fpath *path, unsigned max,

@@ -46,7 +46,9 @@ int shmr_conf_pool_parse(struct pctx *p, const config_setting_t *g,
 	}
 	if ((rc = shmr_conf_check_keys(p, s, &pf, keys)) < 0)
 		return rc;
-	rc = shmr_conf_get_u32(p, s, &pf, "size", 0, SHMR_MAX_ROUTES, &size, NULL);
+	/* At most max_routes (validate.c holds a collecting router to
+	 * less). */
+	rc = shmr_conf_get_u32(p, s, &pf, "size", 0, p->max_routes, &size, NULL);
 	if (rc < 0)
 		return rc;
 	given = rc > 0;
@@ -166,10 +168,10 @@ int shmr_conf_resizer_parse(struct pctx *p, const config_setting_t *g,
 	shmr_config_resizer_unset(z, d ? SHMR_RESIZER_DEFAULT
 				       : SHMR_RESIZER_OPTIMAL,
 				  config_setting_source_line(s));
-	if ((rc = shmr_conf_get_int(p, s, &f, "lower_bound", 0, SHMR_MAX_ROUTES,
-				    &z->lower_bound)) < 0 ||
-	    (rc = shmr_conf_get_int(p, s, &f, "upper_bound", 0, SHMR_MAX_ROUTES,
-				    &z->upper_bound)) < 0 ||
+	if ((rc = shmr_conf_get_int(p, s, &f, "lower_bound", 0,
+				    (int)p->max_routes, &z->lower_bound)) < 0 ||
+	    (rc = shmr_conf_get_int(p, s, &f, "upper_bound", 0,
+				    (int)p->max_routes, &z->upper_bound)) < 0 ||
 	    (rc = shmr_conf_get_int(p, s, &f, "pressure_threshold", -1000000,
 				    1000000, &z->pressure_threshold)) < 0 ||
 	    (rc = shmr_conf_get_int(p, s, &f, "messages_per_resize", 1,

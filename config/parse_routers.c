@@ -108,6 +108,22 @@ static int not_for(struct pctx *p, const config_setting_t *g,
 	return 0;
 }
 
+/* List @p lst of router @p rt's routes, routees or hash entries (@p what)
+ * within what it may hold: max_routes, at most SHMR_COLLECT_ROUTEES_MAX
+ * for a scatter-gather or tail-chopping router (shmr_config_routes_max());
+ * the first entry past it is named.  0 or -EINVAL. */
+static int routes_most(struct pctx *p, const config_setting_t *lst,
+		       const struct fpath *f, const struct shmr_conf_router *rt,
+		       const char *what)
+{
+	uint32_t n = shmr_config_routes_max(p->max_routes, rt->behaviour);
+
+	return shmr_conf_list_most(p, lst, f, n, what,
+				   n < p->max_routes
+					   ? "the routees of a collecting router"
+					   : "max_routes");
+}
+
 /*
  * Type map @p key ("types" or "call_types") into @p map / @p n.
  * Returns 1 when read, 0 when absent, -EINVAL when wrong or empty.
@@ -129,15 +145,9 @@ static int type_map(struct pctx *p, const config_setting_t *g,
 	snprintf(what, sizeof(what), "%s entries", key);
 	/* The first entry past max_types is named (at most SHMR_MAX_TYPES,
 	 * the room of the map). */
-	if ((unsigned)config_setting_length(lst) > p->max_types) {
-		struct fpath e;
-
-		shmr_conf_fp_index(&e, &f, p->max_types);
-		return shmr_conf_fail(
-			p, config_setting_get_elem(lst, p->max_types), 0, e.s,
-			"%d %s, more than max_types (%u)",
-			config_setting_length(lst), what, p->max_types);
-	}
+	if ((rc = shmr_conf_list_most(p, lst, &f, p->max_types, what,
+				      "max_types")) < 0)
+		return rc;
 	if ((rc = shmr_conf_group_list(p, lst, &f, SHMR_MAX_TYPES, what)) < 0)
 		return rc;
 	if (config_setting_length(lst) == 0)
@@ -198,6 +208,8 @@ static int parse_hash(struct pctx *p, const config_setting_t *g,
 	if (config_setting_length(lst) == 0)
 		return shmr_conf_fail(p, lst, 0, f.s,
 				      "behaviour \"hash\" needs at least one name");
+	if ((rc = routes_most(p, lst, &f, rt, "hash entries")) < 0)
+		return rc;
 	return shmr_conf_str_list(p, lst, &f, SHMR_MAX_ROUTES, "hash entries", hash_elem,
 				  rt);
 }
@@ -338,6 +350,8 @@ static int parse_routees(struct pctx *p, const config_setting_t *g,
 	if (config_setting_length(lst) == 0)
 		return shmr_conf_fail(p, lst, 0, f.s,
 				      "needs at least one name (leave it out to use the router's own routes)");
+	if ((rc = routes_most(p, lst, &f, rt, "routees")) < 0)
+		return rc;
 	return shmr_conf_str_list(p, lst, &f, SHMR_MAX_ROUTES, "routees", routee_elem,
 				  rt);
 }
@@ -585,7 +599,8 @@ int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
 	if (rc <= 0)
 		return rc < 0 ? rc : shmr_conf_supervisor_check(p, g, path, rt);
 	shmr_conf_fp_key(&f, path, "routes");
-	if ((rc = shmr_conf_group_list(p, lst, &f, SHMR_MAX_ROUTES, "routes")) < 0)
+	if ((rc = shmr_conf_group_list(p, lst, &f, SHMR_MAX_ROUTES, "routes")) < 0 ||
+	    (rc = routes_most(p, lst, &f, rt, "routes")) < 0)
 		return rc;
 	for (int i = 0; i < config_setting_length(lst); i++) {
 		struct fpath e;

@@ -121,6 +121,53 @@ static int endpoints_fit(const struct shmr_config *cfg, char *err,
 	return 0;
 }
 
+/*
+ * Every router holds at most max_routes routes and as many names in its
+ * hash or routees list (a scatter-gather or tail-chopping router at most
+ * SHMR_COLLECT_ROUTEES_MAX: shmr_config_routes_max()).  The error names
+ * the key and the count, at the first route past the limit (a pool: its
+ * size).
+ */
+static int routes_fit(const struct shmr_config *cfg, char *err, size_t errlen)
+{
+	uint32_t mr = shmr_config_routes(cfg);
+
+	if (mr < SHMR_MIN_ROUTES || mr > SHMR_MAX_ROUTES)
+		return invalid(err, errlen,
+			       "%s: max_routes: %u is out of range (%u to %u)",
+			       cfg->source, mr, SHMR_MIN_ROUTES,
+			       SHMR_MAX_ROUTES);
+	for (unsigned i = 0; i < cfg->nrouters; i++) {
+		const struct shmr_conf_router *rt = &cfg->routers[i];
+		uint32_t n = shmr_config_routes_max(mr, rt->behaviour);
+		const char *lim = n < mr ? "the routees of a collecting router"
+					 : "max_routes";
+
+		if (rt->nroutes > n && rt->pool.size)
+			return invalid(err, errlen,
+				       "%s:%d: routers.[%u].pool.size: %u "
+				       "routes, more than %s (%u)",
+				       cfg->source, rt->pool.line, i,
+				       rt->nroutes, lim, n);
+		if (rt->nroutes > n)
+			return invalid(err, errlen,
+				       "%s:%d: routers.[%u].routes.[%u]: %u "
+				       "routes, more than %s (%u)",
+				       cfg->source, rt->routes[n].line, i, n,
+				       rt->nroutes, lim, n);
+		if (rt->nhash > n)
+			return invalid(err, errlen,
+				       "%s:%d: routers.[%u].%s: %u names, "
+				       "more than %s (%u)",
+				       cfg->source, rt->line, i,
+				       rt->behaviour == SHMR_BEH_HASH
+					       ? "hash"
+					       : "routees",
+				       rt->nhash, lim, n);
+	}
+	return 0;
+}
+
 void shmr_config_geometry(const struct shmr_config *cfg,
 			  struct shmr_geometry *g)
 {
@@ -170,6 +217,8 @@ int shmr_config_validate(const struct shmr_config *cfg, char *err,
 	for (unsigned i = 0; i < cfg->nrouters; i++)
 		if (resizer_valid(cfg, i, err, errlen) < 0)
 			return -EINVAL;
+	if (routes_fit(cfg, err, errlen) < 0)
+		return -EINVAL;
 	return endpoints_fit(cfg, err, errlen);
 }
 

@@ -85,7 +85,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <grp.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -107,7 +106,7 @@
 #include "admin.h"
 #include "adopt.h"
 #include "control_internal.h"
-#include "cpus.h"
+#include "daemon_conf.h"
 #include "dlqfile.h"
 #include "domain.h"
 #include "drain.h"
@@ -115,7 +114,6 @@
 #include "http.h"
 #include "lifecycle.h"
 #include "manage.h"
-#include "memfit.h"
 #include "model.h"
 #include "notify.h"
 #include "pin.h"
@@ -141,11 +139,8 @@ struct shmr_ctl {
 	char run_dir[PATH_MAX];
 	char sock_path[108];
 	char dataplane[PATH_MAX];
-	int have_group; /* socket_group, resolved by check_config() */
-	gid_t group;
-	int have_admin_group; /* admin_group, resolved by check_config() */
-	gid_t admin_group;
-	/* Each route's cpu set, parsed by check_config(); pin.c keeps it
+	struct shmr_ctl_groups groups; /* resolved by shmr_ctl_conf_apply() */
+	/* Each route's cpu set, parsed by shmr_ctl_conf_apply(); pin.c keeps it
 	 * from then on. */
 	hwloc_bitmap_t cpus[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
 	/* the event loop */
@@ -170,88 +165,6 @@ struct shmr_ctl {
 };
 
 static struct shmr_ctl ctl; /* large: keep it off the stack */
-
-/* What the daemon builds from a configuration that shmr_config_load()
- * validated: the model (and the pools' resizers in it), the routes' cpu
- * sets, the socket's group.  Only the group is new to it (the host's group
- * database): a failure there is a configuration error (exit 2); any other
- * is a broken invariant. */
-/* Group setting @p key (@p name, "" for none) of @p cfg into *have and
- * *gid; a group the system does not know is a configuration error. */
-static void resolve_group(const struct shmr_config *cfg, const char *key,
-			  const char *name, int *have, gid_t *gid)
-{
-	struct group *gr;
-
-	if (!name[0])
-		return;
-	gr = getgrnam(name);
-	if (!gr) {
-		shmr_ctl_warn("%s: %s: no group '%s'", cfg->source, key, name);
-		exit(EXIT_USAGE);
-	}
-	*have = 1;
-	*gid = gr->gr_gid;
-}
-
-static void check_config(struct shmr_ctl *c)
-{
-	const struct shmr_config *cfg = &c->cfg;
-
-	/* The resizers' ranges passed shmr_config_validate(). */
-	for (unsigned i = 0; i < cfg->nrouters; i++) {
-		struct shmr_conf_resizer_cfg d;
-		struct shmr_conf_optimal_cfg o;
-
-		if (shmr_config_resizer_from_conf(&cfg->routers[i].resizer, &d,
-						  &o, NULL) < 0)
-			abort();
-	}
-	/* Names (the parser's) and endpoint slots (shmr_config_validate())
-	 * are checked. */
-	if (shmr_ctl_model_init(&c->model, cfg) < 0)
-		abort();
-	for (unsigned i = 0; i < cfg->nrouters; i++) {
-		for (unsigned k = 0; k < cfg->routers[i].nroutes; k++) {
-			const struct shmr_conf_route *q =
-				&cfg->routers[i].routes[k];
-
-			c->cpus[i][k] = hwloc_bitmap_alloc();
-			if (!c->cpus[i][k])
-				abort();
-			/* The list passed shmr_config_validate(). */
-			if (shmr_ctl_cpus_parse(q->cpus, c->cpus[i][k]) < 0)
-				abort();
-		}
-	}
-	resolve_group(cfg, "socket_group", cfg->socket_group, &c->have_group,
-		      &c->group);
-	resolve_group(cfg, "admin_group", cfg->admin_group,
-		      &c->have_admin_group, &c->admin_group);
-}
-
-/* Parse, defaults from behaviour objects, validation: config/'s one entry
- * point; a failure is a configuration error (exit 2).  *@p why says where
- * the configuration came from, for the first log line. */
-static void load_config(struct shmr_ctl *c, const char *path,
-			char *why, size_t cap)
-{
-	char err[512];
-	const char *looked = NULL;
-
-	if (path)
-		snprintf(why, cap, "configuration %s (-c)", path);
-	else if ((path = shmr_config_default_file(&looked)))
-		snprintf(why, cap, "configuration %s", path);
-	else
-		snprintf(why, cap, "configuration: the embedded default (no %s)",
-			 looked);
-	if (shmr_config_load(path, &c->cfg, err, sizeof(err)) < 0 ||
-	    shmr_ctl_memfit_check(&c->cfg, NULL, err, sizeof(err)) < 0) {
-		shmr_ctl_warn("%s", err);
-		exit(EXIT_USAGE);
-	}
-}
 
 static void fatal_init(struct shmr_ctl *c)
 {
@@ -691,8 +604,8 @@ int main(int argc, char **argv)
 	if (ready_fd >= 0)
 		(void)fcntl(ready_fd, F_SETFD, FD_CLOEXEC);
 
-	load_config(c, conf, conf_why, sizeof(conf_why));
-	check_config(c);
+	shmr_ctl_conf_load(&c->cfg, conf, conf_why, sizeof(conf_why));
+	shmr_ctl_conf_apply(&c->cfg, &c->model, c->cpus, &c->groups);
 	if (check) {
 		printf("%s: ok\n", c->cfg.source[0] ? c->cfg.source
 						    : (conf ? conf
@@ -750,9 +663,10 @@ int main(int argc, char **argv)
 	if (adopting)
 		shmr_ctl_notify_status(&c->notify, "adopting domain %s",
 				       c->cfg.domain);
-	/* check_config() resolved the socket group. */
-	rc = shmr_ctl_server_open(&c->srv, c->have_group, c->group,
-				  c->have_admin_group, c->admin_group);
+	/* shmr_ctl_conf_apply() resolved the socket group. */
+	rc = shmr_ctl_server_open(&c->srv, c->groups.have_group,
+				  c->groups.group, c->groups.have_admin_group,
+				  c->groups.admin_group);
 	if (rc == -EADDRINUSE) {
 		shmr_ctl_err("domain %s is already served at %s",
 			      c->cfg.domain, c->sock_path);
@@ -784,7 +698,7 @@ int main(int argc, char **argv)
 						   .peer_ro_fd = -1 };
 		shmr_ctl_admin_init(&c->admin, &c->loop, &c->dom, &c->model);
 		if (shmr_ctl_model_init(&c->model, &c->cfg) < 0)
-			abort(); /* it worked in check_config() */
+			abort(); /* it worked in shmr_ctl_conf_apply() */
 	}
 	if (!adopting) {
 		rc = shmr_ctl_domain_create(&c->dom, &c->cfg);

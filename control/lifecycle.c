@@ -170,7 +170,7 @@ int shmr_ctl_life_add(struct shmr_ctl_life *l, const char *router,
 		return -SHMR_E_NAME;
 	if (shmr_ctl_model_route_index(ro, spec->name) >= 0)
 		return -SHMR_E_ROUTE_DUPLICATE;
-	if (ro->nroutes >= SHMR_MAX_ROUTES)
+	if (ro->nroutes >= shmr_ctl_model_max_routes(l->m, ro))
 		return -SHMR_E_NO_ENDPOINT;
 	rc = shmr_ctl_alloc_get(&l->m->alloc, SHMR_EPK_ROUTE,
 				l->ops->seen_version(l->ctx), &pid, &reused);

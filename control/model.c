@@ -52,7 +52,9 @@ int shmr_ctl_model_init(struct shmr_ctl_model *m,
 		for (unsigned j = 0; j < i; j++)
 			if (strcmp(cfg->routers[j].name, cr->name) == 0)
 				return -SHMR_E_NAME;
-		if (cr->nroutes > SHMR_MAX_ROUTES)
+		if (cr->nroutes > shmr_config_routes_max(shmr_config_routes(cfg),
+							 cr->behaviour) ||
+		    cr->nroutes > SHMR_MAX_ROUTES)
 			return -SHMR_E_NO_ENDPOINT;
 		rc = shmr_ctl_alloc_get(&m->alloc, SHMR_EPK_ROUTER, 0, &pid,
 					&reused);

@@ -226,6 +226,18 @@ static inline uint32_t shmr_ctl_model_max_types(const struct shmr_ctl_model *m)
 	return n < SHMR_MAX_TYPES ? n : SHMR_MAX_TYPES;
 }
 
+/* The most routes router @p r may hold, and routees in its list: the
+ * configuration's max_routes (shmr_config_routes_max(): a collecting
+ * router's tried mask), at most SHMR_MAX_ROUTES, the room of its arrays. */
+static inline uint32_t shmr_ctl_model_max_routes(const struct shmr_ctl_model *m,
+						 const struct shmr_ctl_router *r)
+{
+	uint32_t n = shmr_config_routes_max(shmr_config_routes(m->cfg),
+					    r->conf->behaviour);
+
+	return n < SHMR_MAX_ROUTES ? n : SHMR_MAX_ROUTES;
+}
+
 /**
  * Fill @p out (a private copy: seq is zeroed; version = m->version; the
  * daemon copies everything after seq into the domain under the seqcount)

@@ -17,7 +17,7 @@ struct shmr_ctl_pin {
 	hwloc_topology_t topo; /* loaded once by the daemon at start-up */
 	/* What each route's workers are pinned to: the configured list, or
 	 * the PU chosen for it (see cpus.c); the daemon's table, built by
-	 * check_config() (control.c) from lists that passed
+	 * shmr_ctl_conf_apply() (daemon_conf.c) from lists that passed
 	 * shmr_config_validate(). */
 	hwloc_bitmap_t (*cpus)[SHMR_MAX_ROUTES];
 	hwloc_bitmap_t allowed, lcores; /* kept from the plan for ADD */

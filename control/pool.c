@@ -43,16 +43,18 @@ static unsigned members(const struct shmr_ctl_router *r)
 	return n;
 }
 
-void shmr_ctl_pool_bounds(const struct shmr_ctl_router *r, unsigned *lo,
+void shmr_ctl_pool_bounds(const struct shmr_ctl_model *m,
+			  const struct shmr_ctl_router *r, unsigned *lo,
 			  unsigned *hi)
 {
+	const unsigned most = shmr_ctl_model_max_routes(m, r);
 	const struct shmr_conf_resizer *z = &r->conf->resizer;
 	struct shmr_conf_resizer_cfg d;
 	struct shmr_conf_optimal_cfg o;
 	int zlo, zhi;
 
 	*lo = 1;
-	*hi = SHMR_MAX_ROUTES;
+	*hi = most;
 	if (z->kind != SHMR_RESIZER_NONE) {
 		/* The bounds as the resizer runs them: Pekko's defaults for
 		 * those left out (ranges passed shmr_config_validate()). */
@@ -63,8 +65,8 @@ void shmr_ctl_pool_bounds(const struct shmr_ctl_router *r, unsigned *lo,
 						      : o.upper_bound;
 		*lo = zlo < 0 ? 0 : (unsigned)zlo;
 		*hi = zhi < 0 ? 0 : (unsigned)zhi;
-		if (*hi > SHMR_MAX_ROUTES)
-			*hi = SHMR_MAX_ROUTES;
+		if (*hi > most)
+			*hi = most;
 		if (*lo > *hi)
 			*lo = *hi;
 	}
@@ -82,7 +84,7 @@ static void list_append(struct shmr_ctl_model *m, struct shmr_ctl_router *r,
 			const char *name)
 {
 	if (!r->listed || listed_index(r, name) >= 0 ||
-	    r->nroutees >= SHMR_MAX_ROUTES)
+	    r->nroutees >= shmr_ctl_model_max_routes(m, r))
 		return;
 	snprintf(r->routees[r->nroutees++], SHMR_NAME_MAX, "%s", name);
 	m->dirty = 1;
@@ -157,7 +159,7 @@ int shmr_ctl_pool_adjust(struct shmr_ctl_life *l, unsigned ri, int delta)
 		return rc;
 	if (r->conf->pool.size == 0 && !r->conf->pool.empty)
 		return -SHMR_E_NOT_ALLOWED; /* not a pool */
-	shmr_ctl_pool_bounds(r, &lo, &hi);
+	shmr_ctl_pool_bounds(l->m, r, &lo, &hi);
 	size = members(r);
 	if (delta < 0 && (unsigned)-delta > size)
 		want = 0;
@@ -191,7 +193,7 @@ int shmr_ctl_pool_keep_bounds(struct shmr_ctl_life *l, unsigned ri)
 	    (r->conf->pool.size == 0 && !r->conf->pool.empty) ||
 	    r->conf->resizer.kind == SHMR_RESIZER_NONE)
 		return 0;
-	shmr_ctl_pool_bounds(r, &lo, &hi);
+	shmr_ctl_pool_bounds(l->m, r, &lo, &hi);
 	size = members(r);
 	if (size >= lo && size <= hi)
 		return (int)size;
@@ -281,7 +283,7 @@ int shmr_ctl_routee_add(struct shmr_ctl_life *l, unsigned ri,
 	}
 	if (listed_index(r, name) >= 0)
 		return 0;
-	if (r->nroutees >= SHMR_MAX_ROUTES)
+	if (r->nroutees >= shmr_ctl_model_max_routes(l->m, r))
 		return -SHMR_E_NO_ENDPOINT;
 	list_append(l->m, r, name);
 	return 0;

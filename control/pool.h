@@ -11,8 +11,10 @@
 
 #include "lifecycle.h"
 
-/** A pool's size bounds: [1, SHMR_MAX_ROUTES], or its resizer's. */
-void shmr_ctl_pool_bounds(const struct shmr_ctl_router *r, unsigned *lo,
+/** A pool's size bounds: [1, max_routes] (shmr_ctl_model_max_routes()),
+ *  or its resizer's within them. */
+void shmr_ctl_pool_bounds(const struct shmr_ctl_model *m,
+			  const struct shmr_ctl_router *r, unsigned *lo,
 			  unsigned *hi);
 /**
  * AdjustPoolSize(@p delta): grow by routes with the lowest free index, or

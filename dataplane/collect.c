@@ -44,8 +44,11 @@ struct shmr_dp_collect_entry {
 
 static_assert(sizeof(struct shmr_dp_collect_entry) % 8 == 0,
 	      "entries keep the 8-byte alignment of what follows");
-static_assert(SHMR_MAX_ROUTES <= SHMR_DP_COLLECT_MAX_ROUTEES,
-	      "a router's routees fit the tried mask");
+/* A router's routees fit the tried mask: the configuration and the
+ * control plane hold a collecting router to SHMR_COLLECT_ROUTEES_MAX
+ * (shmr_config_routes_max()); one past it would fail its calls. */
+static_assert(SHMR_COLLECT_ROUTEES_MAX <= SHMR_DP_COLLECT_MAX_ROUTEES,
+	      "a collecting router's routees fit the tried mask");
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
 {

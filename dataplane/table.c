@@ -226,10 +226,12 @@ static void sanitize(struct shmr_dp_table *t)
 		terminate_name(r->dso, SHMR_DSO_PATH_MAX);
 		terminate_name(r->dso_arg, SHMR_DSO_PATH_MAX);
 		terminate_name(r->node_prefix, SHMR_DSO_PATH_MAX);
-		for (uint32_t j = 0; j < SHMR_MAX_ROUTES; j++) {
+		/* Only the copied entries (shmr_spec_router_copy()): the
+		 * rest are zero, from the table's allocation. */
+		for (uint32_t j = 0; j < r->nroutes; j++)
 			terminate_name(r->routes[j].name, SHMR_NAME_MAX);
+		for (uint32_t j = 0; j < r->nhash; j++)
 			terminate_name(r->hash[j], SHMR_NAME_MAX);
-		}
 		/* Only the copied entries (copy_types()): the rest are
 		 * zero, from the table's allocation. */
 		for (uint32_t j = 0; j < r->ntypes; j++)
@@ -421,7 +423,7 @@ static void build_collect(const struct shmr_dp_env *env,
 
 	r->collect_tgt = (struct shmr_dp_target){
 		.verdict = SHMR_DP_COLLECT,
-		.router = (int8_t)ri,
+		.router = (int16_t)ri,
 	};
 	if (sr->within_ms == 0 || sr->within_ms > SHMR_WITHIN_MS_MAX ||
 	    (tail && (sr->interval_ms == 0 ||
@@ -455,8 +457,12 @@ static int build_routees(const struct shmr_dp_env *env,
 
 	r->bcast_tgt = (struct shmr_dp_target){
 		.verdict = SHMR_DP_BROADCAST,
-		.router = (int8_t)ri,
+		.router = (int16_t)ri,
 	};
+	/* n <= SHMR_MAX_ROUTES (sanitize()). */
+	r->routees = n ? calloc(n, sizeof(*r->routees)) : NULL;
+	if (n && !r->routees)
+		return -ENOMEM;
 	for (uint32_t j = 0; j < n; j++) {
 		const char *name = sr->nhash ? sr->hash[j] : sr->routes[j].name;
 		struct shmr_dp_routee *e = &r->routees[r->nroutees];
@@ -611,7 +617,7 @@ static int build_router(const struct shmr_dp_env *env,
 			build_collect(env, t, ri);
 		r->balance_tgt = (struct shmr_dp_target){
 			.verdict = SHMR_DP_BALANCE,
-			.router = (int8_t)ri,
+			.router = (int16_t)ri,
 		};
 		break;
 	default:
@@ -804,7 +810,7 @@ int shmr_dp_table_build(const struct shmr_dp_env *env,
 		}
 		/* The spec names the router's endpoint; its gen is the one
 		 * senders hold, whatever the endpoint table says. */
-		t->ep[sr->pid.slot].router = (int8_t)i;
+		t->ep[sr->pid.slot].router = (int16_t)i;
 	}
 
 	t->nreg = t->spec.nreg;
@@ -853,6 +859,8 @@ void shmr_dp_table_free(struct shmr_dp_table *t)
 		free(t->routers[i].ring); /* and its index */
 		t->routers[i].ring = NULL;
 		t->routers[i].ring_ix = NULL;
+		free(t->routers[i].routees);
+		t->routers[i].routees = NULL;
 	}
 	/* Poison first: a reader that still held it sees a dead table. */
 	memset(t, 0x5a, t->alloc_size);

@@ -40,24 +40,29 @@ enum shmr_dp_verdict {
 
 struct shmr_dp_target {
 	uint8_t verdict; /* enum shmr_dp_verdict */
-	int8_t router;   /* DELIVER: >= 0 when the target is a router */
 	uint8_t ask;     /* a route with no worker: ask the control plane for
 			  * one (slot is then the route's inbox, whatever
 			  * the verdict) */
-	uint8_t pad;
+	int16_t router;  /* DELIVER: >= 0 when the target is a router (int16:
+			  * room for a domain of more than 127 routers) */
 	int32_t err;     /* FAIL: -SHMR_E_* */
 	uint32_t slot, gen;
 	const char *name; /* the name it came from (inside the table), or NULL */
 };
+static_assert(sizeof(struct shmr_dp_target) == 16 + sizeof(void *),
+	      "a wider router index kept the target's size");
 
 /* Endpoint slot as the table sees it. */
 struct shmr_dp_ep {
 	uint32_t gen;
 	uint8_t state;  /* enum shmr_ep_state */
 	uint8_t kind;   /* enum shmr_ep_kind */
-	int8_t router;  /* router index when the slot is a router, else -1 */
-	uint8_t pad;
+	int16_t router; /* router index when the slot is a router, else -1 */
 };
+static_assert(sizeof(struct shmr_dp_ep) == 8, "table endpoint size");
+/* A router index fits both (and lcore.h's uint8_t meta bcast, which the
+ * routers past 256 would have to widen). */
+static_assert(SHMR_MAX_ROUTERS <= 256, "router indexes fit int16 and uint8");
 
 /* An open-addressed name -> target map; the hash is computed at build. */
 struct shmr_dp_dict_ent {
@@ -67,7 +72,10 @@ struct shmr_dp_dict_ent {
 	const struct shmr_dp_target *target;
 };
 
-#define SHMR_DP_DICT_ROUTES 64u /* >= 2 * SHMR_MAX_ROUTES */
+#define SHMR_DP_DICT_ROUTES 256u /* >= 2 * SHMR_MAX_ROUTES */
+static_assert(SHMR_DP_DICT_ROUTES >= 2 * SHMR_MAX_ROUTES &&
+		      (SHMR_DP_DICT_ROUTES & (SHMR_DP_DICT_ROUTES - 1)) == 0,
+	      "a router's route dictionary is a power of two, half empty");
 /* The registry's dictionary: a power of two, at least 2 * max_names
  * (shmr_dp_dict_reg_cap()). */
 static inline uint32_t shmr_dp_dict_reg_cap(uint32_t max_names)
@@ -115,7 +123,10 @@ struct shmr_dp_router {
 	/* The routing logics: the routees taking part, in list order (a
 	 * pool's routees, in creation order, once pools fill the list). */
 	uint32_t nroutees;
-	struct shmr_dp_routee routees[SHMR_MAX_ROUTES];
+	/* Owned (table_free): room for the router's candidates, its nhash
+	 * names or nroutes routes, not SHMR_MAX_ROUTES (288 bytes each);
+	 * NULL for a router with none. */
+	struct shmr_dp_routee *routees;
 	struct shmr_logic_chash *ring; /* consistent-hash; owned, or NULL */
 	struct shmr_logic_chash_index *ring_ix; /* in ring's allocation */
 	struct shmr_dp_target bcast_tgt; /* broadcast: BROADCAST into us */

@@ -8,7 +8,11 @@
  *     exactly max_names;
  *   - max_types = 100 (the old type maps held 64): a type router of 100
  *     entries and a call map of 100 route every type, the last ones
- *     included.
+ *     included;
+ *   - max_routes = 100 (a router held 32 routes): a type router of 100
+ *     routes, each an echo worker, and every route answers the call its
+ *     type is mapped to; a round-robin router with a routees list of 100
+ *     registry names reaches each of them once in 100 sends.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -72,6 +76,41 @@ static char *types_conf(void)
 			r == 0 ? "," : "");
 	}
 	snprintf(s + n, cap - n, ");\n");
+	return s;
+}
+
+#define ROUTES 100 /* max_routes below */
+
+/* A type router "many" of ROUTES routes "q1".."q100" (echo workers),
+ * type t to route "q<t>", and a round-robin router "rr" whose routees are
+ * ROUTES registry names "p1".."p100" (the test's endpoints). */
+static char *routes_conf(void)
+{
+	size_t cap = 32768, n = 0;
+	char *s = malloc(cap);
+
+	n += (size_t)snprintf(s + n, cap - n,
+			      "lcores = 1;\nmax_types = %d;\nmax_routes = %d;\n"
+			      "routers = (\n  { name = \"many\"; "
+			      "behaviour = \"type\";\n    types = (",
+			      ROUTES, ROUTES);
+	for (int t = 1; t <= ROUTES; t++)
+		n += (size_t)snprintf(s + n, cap - n,
+				      "%s{ type = %d; route = \"q%d\"; }",
+				      t > 1 ? ", " : " ", t, t);
+	n += (size_t)snprintf(s + n, cap - n, " );\n    routes = (");
+	for (int t = 1; t <= ROUTES; t++)
+		n += (size_t)snprintf(s + n, cap - n,
+				      "%s\n      { name = \"q%d\"; "
+				      "program = \"shmr-echo-worker\"; }",
+				      t > 1 ? "," : "", t);
+	n += (size_t)snprintf(s + n, cap - n,
+			      " ); },\n  { name = \"rr\"; "
+			      "behaviour = \"round-robin\";\n    routees = [");
+	for (int t = 1; t <= ROUTES; t++)
+		n += (size_t)snprintf(s + n, cap - n, "%s\"p%d\"",
+				      t > 1 ? ", " : " ", t);
+	snprintf(s + n, cap - n, " ]; }\n);\n");
 	return s;
 }
 
@@ -167,11 +206,67 @@ static void types_past_64(void **state)
 	assert_int_equal(shmr_test_client_stop(&c), 0);
 }
 
+/* A call through router @p to answered by the echo worker of route
+ * "q<want>". */
+static void echoed_by(struct shmr_test_client *c, struct shmr_pid to,
+		      uint32_t type, int want)
+{
+	char reply[64], expect[64];
+	int n = shmr_call(c->ep, to, type, type, "x", 1, reply,
+			  sizeof(reply) - 1, 10000);
+
+	snprintf(expect, sizeof(expect), "q%d:x", want);
+	if (n < 0)
+		fail_msg("call of type %u: %s", type, shmr_strerror(n));
+	reply[n] = '\0';
+	assert_string_equal(reply, expect);
+}
+
+/* Every one of the 100 routes of one router (routes 33 to 100 past the
+ * old 32) answers the call of its type; round-robin over a list of 100
+ * routees (33 to 100 past the old 32) reaches each once in 100 sends. */
+static void routes_past_32(void **state)
+{
+	struct shmr_test_client c;
+	struct shmr_endpoint *p[ROUTES];
+	struct shmr_pid many, rr;
+	char *conf = routes_conf();
+	char name[SHMR_NAME_MAX];
+
+	(void)state;
+	assert_int_equal(shmr_test_client_start(&c, "biglimr", conf, -1), 0);
+	free(conf);
+	assert_int_equal(shmr_lookup(c.d, "many", &many), 0);
+	assert_int_equal(shmr_lookup(c.d, "rr", &rr), 0);
+	for (uint32_t t = 1; t <= ROUTES; t++)
+		echoed_by(&c, many, t, (int)t);
+	for (int i = 0; i < ROUTES; i++) {
+		assert_int_equal(shmr_endpoint_open(c.d, &p[i]), 0);
+		snprintf(name, sizeof(name), "p%d", i + 1);
+		assert_int_equal(shmr_register(p[i], name), 0);
+	}
+	for (uint64_t k = 0; k < ROUTES; k++)
+		while (shmr_send(c.ep, rr, 1, k, &k, sizeof(k)) == -EAGAIN)
+			;
+	for (int i = 0; i < ROUTES; i++) {
+		const struct shmr_msg *m[4];
+		int n = shmr_recv_burst(p[i], m, 4, 10000);
+
+		if (n != 1)
+			fail_msg("routee p%d got %d of the %d round-robin "
+				 "sends (want 1)", i + 1, n, ROUTES);
+	}
+	for (int i = 0; i < ROUTES; i++)
+		shmr_endpoint_close(p[i]);
+	assert_int_equal(shmr_test_client_stop(&c), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(names_past_128),
 		cmocka_unit_test(types_past_64),
+		cmocka_unit_test(routes_past_32),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -711,6 +711,9 @@ static void exit_status_2_on_bad_input(void **state)
 	limits_case(&a, "max_types = 2000;\n", 2,
 		    ":2: max_types: max_types must be from 1 to 1024");
 	limits_case(&a, "max_names = 16384;\nmax_types = 1024;\n", 0, ": ok");
+	limits_case(&a, "max_routes = 129;\n", 2,
+		    ":2: max_routes: 129 is out of range (1 to 128)");
+	limits_case(&a, "max_routes = 128;\n", 0, ": ok");
 	limits_case(&a, "lcores = 32;\nmax_endpoints = 16384;\n"
 			"lane_size = 64;\nslot_size = 64;\n",
 		    0, ": ok");

@@ -1,7 +1,7 @@
 /*
  * `shmrctl inspect` of the largest router the limits allow (issue 14):
- * SHMR_MAX_ROUTES routes with the longest names, every endpoint slot left
- * open by a client, the most lcores, and handlers that add as many keys
+ * SHMR_MAX_ROUTES routes (max_routes at its most) with the longest
+ * names, every endpoint slot left open by a client, the most lcores, and handlers that add as many keys
  * to its inspect as a router may, of the longest (fat_handlers.c): more
  * than one answer of the control socket holds.  Every route's sojourn
  * figures and every key are in the answer, text and --json, each once,
@@ -48,11 +48,13 @@ static int group_setup(void **state)
 	g_port = shmr_test_free_port();
 	n = (size_t)snprintf(conf, sizeof(conf),
 			     "metrics_listen = \"127.0.0.1:%u\";\n"
-			     "lcores = %u;\nrouters = ( { name = \"big\"; "
+			     "lcores = %u;\nmax_routes = %u;\n"
+			     "routers = ( { name = \"big\"; "
 			     "behaviour = \"round-robin\";\n"
 			     "  handlers = \"%s\"; handlers_arg = \"%s\";\n"
 			     "  routes = (",
-			     g_port, SHMR_MAX_LCORES, fat, first);
+			     g_port, SHMR_MAX_LCORES, SHMR_MAX_ROUTES, fat,
+			     first);
 	for (unsigned i = 0; i < SHMR_MAX_ROUTES; i++)
 		n += (size_t)snprintf(conf + n, sizeof(conf) - n,
 				      "%s { name = \"" NAME_FMT "\"; program = "

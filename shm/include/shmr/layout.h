@@ -111,9 +111,11 @@
  *   (struct shmr_ep_peer.sending), and a buffer kept, or taken back from
  *   a failed send, takes a new generation;
  *   16: the registry (names_off) and the routers' type maps (types_off)
- *   out of the spec, sized by max_names, max_types
+ *   out of the spec, sized by max_names, max_types;
+ *   17: a router's routes and routee names have room for SHMR_MAX_ROUTES
+ *   (128, was 32); max_routes from the configuration bounds them
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 16
+#define SHMR_LAYOUT_VERSION_DIGITS 17
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -130,7 +132,16 @@
 #define SHMR_ENDPOINTS_DEFAULT 1024u
 #define SHMR_MAX_LCORES 32u /* the most routing lcores */
 #define SHMR_MAX_ROUTERS 8u
-#define SHMR_MAX_ROUTES 32u /* per router */
+/* Routes per router (and routee names per routing logic): the
+ * configuration's max_routes, these are the most it may ask.  The spec
+ * has room for SHMR_MAX_ROUTES in every router (a copy takes only what is
+ * used: shmr_spec_copy()), as the control plane's own tables do. */
+#define SHMR_MAX_ROUTES 128u
+#define SHMR_MIN_ROUTES 1u
+#define SHMR_ROUTES_DEFAULT 32u
+/* Routees of a scatter-gather or tail-chopping router (the dataplane's
+ * tried set is a 64-bit mask): max_routes, at most this. */
+#define SHMR_COLLECT_ROUTEES_MAX 64u
 /* A domain's entries per type map and registry entries are its
  * max_types and max_names (the header's): these are the most allowed. */
 #define SHMR_MAX_TYPES 1024u
@@ -353,7 +364,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 16u,
+static_assert(SHMR_LAYOUT_VERSION == 17u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

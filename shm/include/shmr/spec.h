@@ -203,9 +203,35 @@ struct shmr_spec {
 	uint32_t active[SHMR_MAX_ENDPOINTS]; /* endpoint slots to poll */
 };
 
+/* Copy router @p src into @p dst as far as it is used: its fields, its
+ * first nroutes routes and its first nhash names (each count read once,
+ * bounded by SHMR_MAX_ROUTES); the rest of @p dst's arrays is left as it
+ * was.  Context: as shmr_spec_copy(). */
+static inline void shmr_spec_router_copy(struct shmr_spec_router *dst,
+					 const struct shmr_spec_router *src)
+{
+	/* Relaxed, once each: as shmr_spec_copy()'s counts. */
+	uint32_t nq = __atomic_load_n(&src->nroutes, __ATOMIC_RELAXED);
+	uint32_t nh = __atomic_load_n(&src->nhash, __ATOMIC_RELAXED);
+	const size_t q0 = offsetof(struct shmr_spec_router, routes);
+	const size_t t0 = offsetof(struct shmr_spec_router, ncall_types);
+
+	if (nq > SHMR_MAX_ROUTES)
+		nq = SHMR_MAX_ROUTES;
+	if (nh > SHMR_MAX_ROUTES)
+		nh = SHMR_MAX_ROUTES;
+	memcpy(dst, src, q0);
+	memcpy(dst->routes, src->routes,
+	       (size_t)nq * sizeof(struct shmr_spec_route));
+	memcpy(dst->hash, src->hash, (size_t)nh * SHMR_NAME_MAX);
+	memcpy((char *)dst + t0, (const char *)src + t0,
+	       sizeof(*dst) - t0);
+}
+
 /* Copy spec @p src into @p dst from byte @p from (0, or past seq for the
  * writer) as far as it is used: the counts, the first nrouters routers
- * and the first nactive entries of active[] (each count read once,
+ * (each as far as it is used: shmr_spec_router_copy()) and the first
+ * nactive entries of active[] (each count read once,
  * bounded by its array); the rest of @p dst is left as it was.  Context:
  * any; a reader inside its seqcount (a torn count is retried with the
  * rest). */
@@ -224,8 +250,8 @@ static inline void shmr_spec_copy(struct shmr_spec *dst,
 		na = SHMR_MAX_ENDPOINTS;
 	if (from < r0)
 		memcpy((char *)dst + from, (const char *)src + from, r0 - from);
-	memcpy(dst->routers, src->routers,
-	       (size_t)nr * sizeof(struct shmr_spec_router));
+	for (uint32_t i = 0; i < nr; i++)
+		shmr_spec_router_copy(&dst->routers[i], &src->routers[i]);
 	memcpy(dst->active, src->active, (size_t)na * sizeof(uint32_t));
 }
 

@@ -642,12 +642,12 @@ static void test_logics_errors(void **state)
 	t = (struct text){ 0 };
 	add(&t, "routers = (\n  { name = \"r\"; behaviour = \"round-robin\";\n"
 		"    routees = [\n");
-	for (unsigned i = 0; i <= SHMR_MAX_ROUTES; i++)
+	for (unsigned i = 0; i <= SHMR_ROUTES_DEFAULT; i++)
 		add(&t, "      \"w%u\"%s\n", i,
-		    i < SHMR_MAX_ROUTES ? "," : " ]; }");
+		    i < SHMR_ROUTES_DEFAULT ? "," : " ]; }");
 	add(&t, ");\n");
-	expect_err(t.s, "t.conf:36: routers.[0].routees.[32]: too many routees (at most 32)",
-		   NULL);
+	expect_err(t.s, "t.conf:36: routers.[0].routees.[32]: 33 routees, "
+		   "more than max_routes (32)", NULL);
 	free(t.s);
 	/* routees belongs to the logics. */
 	expect_err("routers = (\n"
@@ -1546,9 +1546,25 @@ static void test_needs_a_router(void **state)
 
 /* ---- limits from layout.h ------------------------------------------------ */
 
+/* @p head, then one router "r" (@p beh on the line of its name) of @p n
+ * routes "w0".. from line 4 of @p head's lines on, one a line. */
+static struct text routes_text(const char *head, const char *beh, unsigned n)
+{
+	struct text t = { 0 };
+
+	add(&t, "%srouters = (\n  { name = \"r\"; %s\n    routes = (\n", head,
+	    beh);
+	for (unsigned i = 0; i < n; i++)
+		add(&t, "      { name = \"w%u\"; program = \"w\"; }%s\n", i,
+		    i + 1 < n ? "," : "");
+	add(&t, "    ); }\n);\n");
+	return t;
+}
+
 static void test_limits(void **state)
 {
 	struct text t = { 0 };
+	struct shmr_config *c;
 
 	/* One router more than the domain holds: line 1 + 9. */
 	add(&t, "routers = (\n");
@@ -1560,17 +1576,39 @@ static void test_limits(void **state)
 		   NULL);
 	free(t.s);
 
-	/* One route too many: routes start on line 4, the 33rd on line 36. */
-	t = (struct text){ 0 };
-	add(&t, "routers = (\n  { name = \"r\"; behaviour = \"hash\"; hash = [ \"a\" ];\n"
-		"    routes = (\n");
-	for (unsigned i = 0; i <= SHMR_MAX_ROUTES; i++)
-		add(&t, "      { name = \"w%u\"; program = \"w\"; }%s\n", i,
-		    i < SHMR_MAX_ROUTES ? "," : "");
-	add(&t, "    ); }\n);\n");
-	expect_err(t.s, "t.conf:36: routers.[0].routes.[32]: too many routes (at most 32)",
-		   NULL);
+	/* One route too many: max_routes (default 32), named with the line
+	 * of the first route past it: routes start on line 4, the 33rd on
+	 * line 36. */
+	t = routes_text("", "behaviour = \"hash\"; hash = [ \"a\" ];",
+			SHMR_ROUTES_DEFAULT + 1);
+	expect_err(t.s, "t.conf:36: routers.[0].routes.[32]: 33 routes, more "
+		   "than max_routes (32)", NULL);
 	free(t.s);
+	/* max_routes = 100: 100 routes fit, 101 do not (the 101st on line
+	 * 105); a scatter-gather router holds 64 at most (its tried mask);
+	 * 1 to 128. */
+	t = routes_text("max_routes = 100;\n", "behaviour = \"round-robin\";",
+			100);
+	c = expect_ok(t.s);
+	assert_int_equal(c->max_routes, 100);
+	assert_int_equal(c->routers[0].nroutes, 100);
+	free(c);
+	free(t.s);
+	t = routes_text("max_routes = 100;\n", "behaviour = \"round-robin\";",
+			101);
+	expect_err(t.s, "t.conf:105: routers.[0].routes.[100]: 101 routes, "
+		   "more than max_routes (100)", NULL);
+	free(t.s);
+	t = routes_text("max_routes = 100;\n",
+			"behaviour = \"scatter-gather\";",
+			SHMR_COLLECT_ROUTEES_MAX + 1);
+	expect_err(t.s, "t.conf:69: routers.[0].routes.[64]: 65 routes, more "
+		   "than the routees of a collecting router (64)", NULL);
+	free(t.s);
+	expect_err("max_routes = 129;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: max_routes: 129 is out of range (1 to 128)", NULL);
+	expect_err("routers = ( " ROUTER_OK " );\nmax_routes = 0;\n",
+		   "t.conf:2: max_routes: 0 is out of range (1 to 128)", NULL);
 
 	/* One type too many: max_types (default 64), named with the line
 	 * of the first entry past it. */
@@ -1616,11 +1654,11 @@ static void test_limits(void **state)
 	/* One hash entry too many, all on line 3. */
 	t = (struct text){ 0 };
 	add(&t, "routers = (\n  { name = \"r\"; behaviour = \"hash\";\n    hash = [");
-	for (unsigned i = 0; i <= SHMR_MAX_ROUTES; i++)
+	for (unsigned i = 0; i <= SHMR_ROUTES_DEFAULT; i++)
 		add(&t, "%s\"s%u\"", i ? ", " : " ", i);
 	add(&t, " ]; }\n);\n");
-	expect_err(t.s, "t.conf:3: routers.[0].hash.[32]: too many hash entries (at most 32)",
-		   NULL);
+	expect_err(t.s, "t.conf:3: routers.[0].hash.[32]: 33 hash entries, "
+		   "more than max_routes (32)", NULL);
 	free(t.s);
 
 	/* One argument too many, then one argument too long. */
@@ -1656,9 +1694,9 @@ static void test_limits(void **state)
 		add(&t, "  { name = \"r%u\"; behaviour = \"type\"; types = (", i);
 		for (unsigned k = 0; k < SHMR_TYPES_DEFAULT; k++)
 			add(&t, "%s{ type = %u; route = \"w%u\"; }", k ? ", " : " ",
-			    k + 1, k % SHMR_MAX_ROUTES);
+			    k + 1, k % SHMR_ROUTES_DEFAULT);
 		add(&t, " );\n    routes = (");
-		for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++) {
+		for (unsigned k = 0; k < SHMR_ROUTES_DEFAULT; k++) {
 			add(&t, "%s{ name = \"w%u\"; program = \"w\"; args = [", k ? ", " : " ", k);
 			for (unsigned a = 0; a < SHMR_CONF_ARGS_MAX; a++)
 				add(&t, "%s\"%u\"", a ? ", " : " ", a);
@@ -1667,9 +1705,9 @@ static void test_limits(void **state)
 		add(&t, " ); }%s\n", i + 1 < SHMR_MAX_ROUTERS ? "," : "");
 	}
 	add(&t, ");\n");
-	struct shmr_config *c = expect_ok(t.s);
+	c = expect_ok(t.s);
 	assert_int_equal(c->nrouters, SHMR_MAX_ROUTERS);
-	assert_int_equal(c->routers[7].nroutes, SHMR_MAX_ROUTES);
+	assert_int_equal(c->routers[7].nroutes, SHMR_ROUTES_DEFAULT);
 	assert_int_equal(c->routers[7].ntypes, SHMR_TYPES_DEFAULT);
 	assert_int_equal(c->routers[7].routes[31].nargs, SHMR_CONF_ARGS_MAX);
 	assert_string_equal(c->routers[7].routes[31].args[15], "15");

@@ -94,6 +94,56 @@ static void validate_messages(void **state)
 	free(c);
 }
 
+/* @p text parsed as "t.conf" (it must parse), not validated. */
+static struct shmr_config *loaded(const char *text)
+{
+	struct shmr_config *c = conf_new();
+	char err[512];
+
+	assert_int_equal(shmr_config_load_string(text, "t.conf", c, err,
+						 sizeof(err)),
+			 0);
+	return c;
+}
+
+/* What the parser cannot see: a scatter-gather pool of 65 under
+ * max_routes 100 (its tried set holds 64), and a hand-built router past
+ * max_routes, routes or routee list; max_routes itself in range. */
+static void routes_past_max_routes(void **state)
+{
+	static const char text[] =
+		"max_routes = 100;\n"
+		"routers = ( { name = \"sg\"; behaviour = \"scatter-gather\";\n"
+		"  pool = { size = 65; program = \"w\"; }; } );\n";
+	struct shmr_config *c = loaded(text);
+	char err[512];
+
+	(void)state;
+	assert_int_equal(c->routers[0].nroutes, 65);
+	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.conf:3: routers.[0].pool.size: 65 routes, "
+				 "more than the routees of a collecting router "
+				 "(64)");
+	c->routers[0].behaviour = SHMR_BEH_ROUND_ROBIN;
+	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), 0);
+	c->routers[0].pool.size = 0;
+	c->max_routes = 64;
+	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.conf:3: routers.[0].routes.[64]: 65 "
+				 "routes, more than max_routes (64)");
+	c->routers[0].nroutes = 64;
+	c->routers[0].nhash = 65;
+	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.conf:2: routers.[0].routees: 65 names, "
+				 "more than max_routes (64)");
+	c->routers[0].nhash = 0;
+	c->max_routes = SHMR_MAX_ROUTES + 1;
+	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.conf: max_routes: 129 is out of range "
+				 "(1 to 128)");
+	free(c);
+}
+
 static void load_entry_point(void **state)
 {
 	struct shmr_config *c = conf_new();
@@ -120,13 +170,10 @@ static void resizer_ranges(void **state)
 		"routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
 		"  pool = { size = 1; program = \"w\"; };\n"
 		"  resizer = { rampup_rate = -1.0; }; } );\n";
-	struct shmr_config *c = conf_new();
+	struct shmr_config *c = loaded(text);
 	char err[512];
 
 	(void)state;
-	assert_int_equal(shmr_config_load_string(text, "t.conf", c, err,
-						 sizeof(err)),
-			 0);
 	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "t.conf:3: routers.[0].resizer.rampup_rate: "
 				 "out of range (see docs/pools.md)");
@@ -198,6 +245,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(cpu_list_messages),
 		cmocka_unit_test(validate_messages),
+		cmocka_unit_test(routes_past_max_routes),
 		cmocka_unit_test(load_entry_point),
 		cmocka_unit_test(resizer_ranges),
 		cmocka_unit_test(endpoint_slots),

@@ -404,8 +404,8 @@ static unsigned parts_are_whole(const struct shmr_ctl_router *r,
 				struct shmr_ctl_kv_extra *x, int json,
 				size_t cap);
 
-/* The largest domain: one router of SHMR_MAX_ROUTES routes with the
- * longest names, every other slot a client, SHMR_MAX_LCORES lcores, every
+/* The largest router: SHMR_MAX_ROUTES routes (max_routes at its most) with
+ * the longest names, 128 other slots clients, SHMR_MAX_LCORES lcores, every
  * figure at its widest.  Its INSPECT --json is more than one answer of
  * the control socket holds (SHMR_PROTO_MAX): in parts (INSPECT ...
  * from=N), each one answer, it is whole, text and JSON; the metrics text
@@ -421,6 +421,8 @@ static void largest_domain_fits(void **state)
 
 	(void)state;
 	strcpy(cfg.domain, "unit");
+	cfg.max_routes = SHMR_MAX_ROUTES;
+	cfg.max_endpoints = 1 + SHMR_MAX_ROUTES + 128;
 	cfg.nrouters = 1;
 	memset(r->name, 'r', SHMR_NAME_MAX - 1);
 	r->behaviour = SHMR_BEH_TYPE;
@@ -431,7 +433,7 @@ static void largest_domain_fits(void **state)
 	assert_int_equal(shmr_ctl_model_init(&m, &cfg), 0);
 	memset(&c, 0xff, sizeof(c)); /* every figure UINT64_MAX */
 	c.nlcores = 4;
-	c.nclients = 128 - 1 - SHMR_MAX_ROUTES;
+	c.nclients = 128; /* every other slot of the domain */
 	for (unsigned i = 0; i < c.nclients; i++) {
 		c.client[i].pid = (struct shmr_pid){ 33 + i, UINT32_MAX };
 		memset(c.client[i].name, 'n', SHMR_NAME_MAX - 1);

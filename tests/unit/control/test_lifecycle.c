@@ -242,6 +242,26 @@ static void test_add_appends_a_running_route(void **state)
 	assert_int_equal(spec_state(x, "d"), SHMR_ROUTE_RUNNING);
 }
 
+/* ADD holds a router to max_routes: "events" (3 routes) takes two more
+ * under max_routes 5, not a third; nothing is started for it. */
+static void test_add_past_max_routes_is_no_endpoint(void **state)
+{
+	struct fixture *x = *state;
+	struct shmr_conf_route d = spec_of("d", "worker-d", NULL);
+	struct shmr_conf_route e = spec_of("e", "worker-e", NULL);
+	struct shmr_conf_route f = spec_of("f", "worker-f", NULL);
+
+	x->cfg.max_routes = 5;
+	assert_int_equal(shmr_ctl_life_add(&x->l, "events", &d), 0);
+	assert_int_equal(shmr_ctl_life_add(&x->l, "events", &e), 0);
+	assert_int_equal(x->f.spawns, 2);
+	assert_int_equal(shmr_ctl_life_add(&x->l, "events", &f),
+			 -SHMR_E_NO_ENDPOINT);
+	assert_int_equal(x->m.routers[0].nroutes, 5);
+	assert_int_equal(x->f.spawns, 2);
+	assert_null(route(x, "f"));
+}
+
 static void test_add_duplicate_name_is_route_duplicate(void **state)
 {
 	struct fixture *x = *state;
@@ -1031,6 +1051,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_add_appends_a_running_route),
+		T(test_add_past_max_routes_is_no_endpoint),
 		T(test_add_duplicate_name_is_route_duplicate),
 		T(test_add_whose_worker_fails_to_start_is_not_added),
 		T(test_add_to_unknown_router_is_no_route),

@@ -469,7 +469,7 @@ static void bad_configs(void **state)
 
 		snprintf(r->name, sizeof(r->name), "r%u", i);
 		r->behaviour = SHMR_BEH_HASH;
-		for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++) {
+		for (unsigned k = 0; k < SHMR_ROUTES_DEFAULT; k++) {
 			char nm[16];
 
 			snprintf(nm, sizeof(nm), "q%u", k);
@@ -477,6 +477,14 @@ static void bad_configs(void **state)
 		}
 	}
 	assert_int_equal(shmr_ctl_model_init(m, c), -SHMR_E_NO_ENDPOINT);
+	/* With the endpoints, max_routes holds each router: 32 by default,
+	 * then 31 (one router past it), then 32 again. */
+	c->max_endpoints = 0;
+	assert_int_equal(shmr_ctl_model_init(m, c), 0);
+	c->max_routes = SHMR_ROUTES_DEFAULT - 1;
+	assert_int_equal(shmr_ctl_model_init(m, c), -SHMR_E_NO_ENDPOINT);
+	c->max_routes = SHMR_ROUTES_DEFAULT;
+	assert_int_equal(shmr_ctl_model_init(m, c), 0);
 	free(c);
 	free(m);
 }

@@ -269,7 +269,7 @@ static void management_requests(void **state)
 	} bad[] = {
 		{ "POOL_ADJUST work 2", SHMR_E_PROTO },
 		{ "POOL_ADJUST work +", SHMR_E_PROTO },
-		{ "POOL_ADJUST work +33", SHMR_E_PROTO },
+		{ "POOL_ADJUST work +129", SHMR_E_PROTO },
 		{ "POOL_ADJUST work -1x", SHMR_E_PROTO },
 		{ "POOL_ADJUST work", SHMR_E_PROTO },
 		{ "POOL_ADJUST bad/name +1", SHMR_E_NAME },

@@ -243,7 +243,12 @@ static void test_chash_size(void **state)
 	assert_int_equal(shmr_logic_chash_size(0, 1), hdr);
 	assert_int_equal(shmr_logic_chash_size(3, 2), hdr + 6 * pt);
 	assert_int_equal(shmr_logic_chash_size(32, 1024), hdr + 32768 * pt);
-	assert_int_equal(shmr_logic_chash_size(33, 1), 0);
+	assert_int_equal(shmr_logic_chash_size(SHMR_LOGIC_CHASH_MAX_ROUTEES,
+					       1024),
+			 hdr + SHMR_LOGIC_CHASH_MAX_ROUTEES * 1024 * pt);
+	assert_int_equal(shmr_logic_chash_size(SHMR_LOGIC_CHASH_MAX_ROUTEES + 1,
+					       1),
+			 0);
 	assert_int_equal(shmr_logic_chash_size(1, 0), 0);
 	assert_int_equal(shmr_logic_chash_size(1, 1025), 0);
 }

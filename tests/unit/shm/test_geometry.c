@@ -159,6 +159,41 @@ static void spec_copy_used(void **state)
 	assert_memory_equal(dst.active, src.active, sizeof(src.active));
 }
 
+/* A router's copy takes its fields, its first nroutes routes and its
+ * first nhash names, of the SHMR_MAX_ROUTES it has room for; counts past
+ * them are bounded. */
+static void spec_copy_routes_used(void **state)
+{
+	static struct shmr_spec src, dst;
+	struct shmr_spec_router *sr = &src.routers[0], *dr = &dst.routers[0];
+
+	(void)state;
+	memset(&src, 0x11, sizeof(src));
+	memset(&dst, 0xee, sizeof(dst));
+	src.nrouters = 1;
+	src.nactive = 0;
+	sr->nroutes = 100;
+	sr->nhash = 40;
+	shmr_spec_copy(&dst, &src, 0);
+	assert_int_equal(dr->nroutes, 100);
+	assert_int_equal(dr->nhash, 40);
+	assert_memory_equal(dr->routes, sr->routes, 100 * sizeof(sr->routes[0]));
+	assert_int_equal(((unsigned char *)&dr->routes[100])[0], 0xee);
+	assert_memory_equal(dr->hash, sr->hash, 40 * sizeof(sr->hash[0]));
+	assert_int_equal((unsigned char)dr->hash[40][0], 0xee);
+	/* The fields after the arrays are copied. */
+	assert_int_equal(dr->ncall_types, sr->ncall_types);
+	assert_memory_equal(dr->node_prefix, sr->node_prefix,
+			    sizeof(sr->node_prefix));
+	/* Forged counts: no more than the room. */
+	sr->nroutes = UINT32_MAX;
+	sr->nhash = SHMR_MAX_ROUTES + 1;
+	shmr_spec_copy(&dst, &src, 0);
+	assert_memory_equal(dr->routes, sr->routes, sizeof(sr->routes));
+	assert_memory_equal(dr->hash, sr->hash, sizeof(sr->hash));
+	assert_int_equal(((unsigned char *)&dst.routers[1])[0], 0xee);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -166,6 +201,7 @@ int main(void)
 		cmocka_unit_test(lcores_and_poll_mode),
 		cmocka_unit_test(names_and_types),
 		cmocka_unit_test(spec_copy_used),
+		cmocka_unit_test(spec_copy_routes_used),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
