@@ -133,7 +133,10 @@ fill_slot_stamped(struct shmr_msg *m, struct shmr_pid from, uint8_t kind,
 		  uint64_t ref, int32_t status, const void *data, uint32_t len,
 		  uint64_t stamp, size_t room)
 {
-	uint8_t flags = stamp && len <= room ? SHMR_F_STAMPED : 0;
+	/* A send's stamp is its ref (a send has no call reference); a call's
+	 * or a reply's goes after the payload, where it fits (layout.h). */
+	const int in_ref = kind == SHMR_KIND_SEND;
+	uint8_t flags = stamp && (in_ref || len <= room) ? SHMR_F_STAMPED : 0;
 
 	m->kind = kind;
 	m->flags = flags;
@@ -142,7 +145,7 @@ fill_slot_stamped(struct shmr_msg *m, struct shmr_pid from, uint8_t kind,
 	m->type = type;
 	m->from = from;
 	m->to = to;
-	m->ref = ref;
+	m->ref = in_ref ? stamp : ref;
 	m->key = key;
 	m->len = len;
 	m->status = status;
@@ -157,7 +160,7 @@ fill_slot_stamped(struct shmr_msg *m, struct shmr_pid from, uint8_t kind,
 	} else if (len) {
 		memcpy(m->data, data, len);
 	}
-	if (flags)
+	if (flags && !in_ref)
 		memcpy(m->data + len, &stamp, sizeof(stamp));
 }
 

@@ -206,8 +206,14 @@ keep_sound(struct shmr_endpoint *ep, unsigned char *dst, unsigned m,
 			if (stamps) {
 				uint64_t t = 0;
 
-				if ((flags & SHMR_F_STAMPED) && len <= room)
-					memcpy(&t, s->data + len, sizeof(t));
+				/* A send's stamp is its ref (layout.h). */
+				if (flags & SHMR_F_STAMPED) {
+					if (s->kind == SHMR_KIND_SEND)
+						t = s->ref;
+					else if (len <= room)
+						memcpy(&t, s->data + len,
+						       sizeof(t));
+				}
 				if (t != a->last) {
 					sojourn_next(ep, a,
 						     a->run + kept - from, t);

@@ -75,10 +75,10 @@ enum shmr_priority {
  *  with shmr_msg_payload() (set by shmr_send_buf(), shmr_call_buf() and
  *  shmr_reply_buf(); the slot's own payload is then the reference). */
 #define SHMR_F_ARENA 0x10u
-/** Set by libshmr's send: the 8 bytes after the payload (data[len])
- *  hold the sender's clock, from which the receiver's libshmr
- *  records the message's sojourn (`shmrctl route` shows it).  Workers
- *  need not look at it. */
+/** Set by libshmr's send: the message carries the sender's clock (a
+ *  send in its ref, a call or a reply in the 8 bytes after the payload,
+ *  data[len]), from which the receiver's libshmr records the message's
+ *  sojourn (`shmrctl route` shows it).  Workers need not look at it. */
 #define SHMR_F_STAMPED 0x20u
 
 /**
@@ -130,7 +130,9 @@ struct shmr_msg {
 	uint32_t type;        /**< application message type */
 	struct shmr_pid from; /**< original sender, preserved by forwarding */
 	struct shmr_pid to;   /**< the address the sender used */
-	uint64_t ref;         /**< call reference, preserved by forwarding */
+	uint64_t ref;         /**< call reference, preserved by forwarding;
+				   a send flagged SHMR_F_STAMPED: its
+				   sender's clock (the sojourn stamp) */
 	uint64_t key;         /**< application key (hash routing uses it) */
 	uint32_t len;         /**< payload bytes */
 	int32_t status;       /**< replies: 0 or -SHMR_E_* */

@@ -113,9 +113,11 @@
  *   16: the registry (names_off) and the routers' type maps (types_off)
  *   out of the spec, sized by max_names, max_types;
  *   17: a router's routes and routee names have room for SHMR_MAX_ROUTES
- *   (128, was 32); max_routes from the configuration bounds them
+ *   (128, was 32); max_routes from the configuration bounds them;
+ *   18: a send's sojourn stamp in its ref (a call's, a reply's: after the
+ *   payload, as since 11)
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 17
+#define SHMR_LAYOUT_VERSION_DIGITS 18
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -169,15 +171,17 @@
 static_assert(sizeof(struct shmr_msg) == SHMR_HDR_SIZE, "slot header size");
 
 /*
- * The sojourn stamp: the sender's TSC (read once per burst), in the 8
- * bytes right after the payload (data[len], unaligned) when the slot has
- * room for them (len <= slot_size - SHMR_HDR_SIZE - SHMR_STAMP_SIZE);
- * SHMR_F_STAMPED says it is there.  struct shmr_msg stays as it is (its
- * 48 bytes are all used, and growing it would move every worker's
- * payload): only a message of the slot's last 8 bytes goes unmeasured.
- * Whatever copies a message copies shmr_msg_bytes() of it, so the stamp
- * goes along; the dataplane clears the flag where it writes after the
- * payload itself (a failed send's route name).
+ * The sojourn stamp: the sender's TSC (read once per burst), flagged
+ * SHMR_F_STAMPED.  A send carries it in its ref (a send has no call
+ * reference: the header's 48 bytes are otherwise all used, and a store
+ * the sender makes anyway costs nothing more); a call or a reply, whose
+ * ref is the call's, in the 8 bytes right after the payload (data[len],
+ * unaligned) when the slot has room for them (len <= slot_size -
+ * SHMR_HDR_SIZE - SHMR_STAMP_SIZE): only such a message of the slot's
+ * last 8 bytes goes unmeasured.  Whatever copies a message copies
+ * shmr_msg_bytes() of it, so the stamp goes along; the dataplane clears
+ * the flag where it writes after the payload itself (a failed send's
+ * route name).
  */
 #define SHMR_STAMP_SIZE 8u
 
@@ -191,11 +195,13 @@ static inline size_t shmr_msg_bytes(const struct shmr_msg *m, uint32_t ss)
 	 * below, nothing else is read on its strength). */
 	uint32_t len = __atomic_load_n(&m->len, __ATOMIC_RELAXED);
 	uint8_t fl = __atomic_load_n(&m->flags, __ATOMIC_RELAXED);
+	uint8_t kind = __atomic_load_n(&m->kind, __ATOMIC_RELAXED);
 	size_t room = ss - SHMR_HDR_SIZE;
 
 	if (len > room)
 		return ss;
-	if ((fl & SHMR_F_STAMPED) && len + SHMR_STAMP_SIZE <= room)
+	if ((fl & SHMR_F_STAMPED) && kind != SHMR_KIND_SEND &&
+	    len + SHMR_STAMP_SIZE <= room)
 		return SHMR_HDR_SIZE + (size_t)len + SHMR_STAMP_SIZE;
 	return SHMR_HDR_SIZE + (size_t)len;
 }
@@ -364,7 +370,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 17u,
+static_assert(SHMR_LAYOUT_VERSION == 18u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \
