@@ -406,6 +406,20 @@ static int scribbler_respawned(void *arg)
 	return now > 0 && now != r->old;
 }
 
+struct round_wait {
+	struct ctx *x;
+	struct scrib_report *rep;
+	uint32_t round;
+};
+
+/* The scribbler's report says it did round w->round. */
+static int report_of_round(void *arg)
+{
+	struct round_wait *w = arg;
+
+	return report_read(w->x, w->rep) == 0 && w->rep->round == w->round;
+}
+
 /* The scribbler's round @p rq: asked, and its report in @p rep.  Returns
  * 1 when the worker died before it could report (it broke its own lanes
  * and libshmr read them), else 0.  *@p killed counts our kills. */
@@ -435,10 +449,16 @@ static int ask_round(struct ctx *x, const struct scrib_round *rq,
 			       sizeof(ack), LIVE_MS);
 		/* The call the killed one had taken is redelivered to its
 		 * successor, which may do the round with it and break its
-		 * lanes before it answers ours: done is done. */
-		if (rc != (int)sizeof(ack) && report_read(x, rep) == 0 &&
-		    rep->round == rq->round)
-			return 0;
+		 * lanes before it answers ours: done is done.  Our call can
+		 * fail as soon as those writes quarantine its inbox, before
+		 * the successor has written its report: waited for (a
+		 * liveness bound). */
+		if (rc != (int)sizeof(ack)) {
+			struct round_wait w = { x, rep, rq->round };
+
+			if (shmr_test_wait(report_of_round, &w, LIVE_MS))
+				return 0;
+		}
 		if (rc != (int)sizeof(ack))
 			dump_inbox(x);
 		CHECK(x, rq->round, rc == (int)sizeof(ack) && ack == rq->round,
