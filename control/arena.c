@@ -362,7 +362,7 @@ static unsigned reclaim(struct shmr_ctl_domain *d, uint32_t slot,
 				 * a slot still in a lane naming the one
 				 * before is a kept message's, to be
 				 * redelivered with its buffer. */
-				r.gen = r.gen == 1 ? UINT32_MAX : r.gen - 1;
+				r.gen = shmr_buf_gen_prev(r.gen);
 				if (sent_add(&s, &cap, &r, w) < 0)
 					break; /* the rest stays: a leak */
 				continue;

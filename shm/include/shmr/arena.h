@@ -250,6 +250,12 @@ static inline uint32_t shmr_buf_gen_next(uint32_t gen)
 	return gen + 1 ? gen + 1 : 1;
 }
 
+/* The generation before @p gen (the inverse of shmr_buf_gen_next()). */
+static inline uint32_t shmr_buf_gen_prev(uint32_t gen)
+{
+	return gen > 1 ? gen - 1 : UINT32_MAX;
+}
+
 /* @p r as one word, as libshmr's struct shmr_buf.ref and the sender's
  * line (struct shmr_ep_peer.sending) hold it; never 0 (gen is not). */
 static inline uint64_t shmr_buf_ref_word(const struct shmr_buf_ref *r)
