@@ -224,8 +224,10 @@ int shmr_ctl_admin_stage_alloc(struct shmr_ctl_admin *a)
 	a->free_idx = calloc(a->stage_cap, sizeof(uint32_t));
 	a->fifo[SHMR_CTL_ADMIN_Q_MAX] = calloc(a->stage_cap, sizeof(uint32_t));
 	a->fifo[SHMR_CTL_ADMIN_Q_REST] = calloc(a->stage_cap, sizeof(uint32_t));
+	a->held = aligned_alloc(8, (size_t)SHMR_CTL_ADMIN_HELD_MAX *
+					   a->d->geo.slot_size);
 	if (!a->stage || !a->free_idx || !a->fifo[SHMR_CTL_ADMIN_Q_MAX] ||
-	    !a->fifo[SHMR_CTL_ADMIN_Q_REST])
+	    !a->fifo[SHMR_CTL_ADMIN_Q_REST] || !a->held)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < a->stage_cap; i++)
 		a->free_idx[i] = a->stage_cap - 1 - i;
@@ -239,6 +241,9 @@ void shmr_ctl_admin_stage_free(struct shmr_ctl_admin *a)
 	free(a->free_idx);
 	free(a->fifo[SHMR_CTL_ADMIN_Q_MAX]);
 	free(a->fifo[SHMR_CTL_ADMIN_Q_REST]);
+	free(a->held);
+	a->held = NULL;
+	a->held_n = 0;
 	a->stage = NULL;
 	a->free_idx = a->fifo[0] = a->fifo[1] = NULL;
 	a->stage_cap = a->nfree = 0;
@@ -308,15 +313,11 @@ int shmr_ctl_admin_put(struct shmr_ctl_admin *a, const struct shmr_msg *m)
 	return 0;
 }
 
-int shmr_ctl_admin_reply(struct shmr_ctl_admin *a, const struct shmr_msg *req,
-			 int32_t status, const void *data, size_t n)
+/* The reply to @p req in @p m (room for a slot). */
+static void reply_build(const struct shmr_ctl_admin *a, struct shmr_msg *m,
+			const struct shmr_msg *req, int32_t status,
+			const void *data, size_t n)
 {
-	uint64_t buf[SHMR_SLOT_MAX / sizeof(uint64_t)];
-	struct shmr_msg *m = (struct shmr_msg *)buf;
-	size_t max = a->d->geo.slot_size - SHMR_HDR_SIZE;
-
-	if (n > max)
-		return -SHMR_E_TOO_BIG;
 	memset(m, 0, SHMR_HDR_SIZE);
 	m->kind = SHMR_KIND_REPLY;
 	m->from = a->pid;
@@ -327,13 +328,99 @@ int shmr_ctl_admin_reply(struct shmr_ctl_admin *a, const struct shmr_msg *req,
 	m->len = (uint32_t)n;
 	if (n)
 		memcpy(m->data, data, n);
+}
+
+static int reply_put(struct shmr_ctl_admin *a, const struct shmr_msg *m)
+{
 	if (shmr_ctl_admin_put(a, m) < 0) {
 		shmr_ctl_admin_log(a, SHMR_CTL_ALOG_REPLY,
 				   "admin: reply to %u:%u lost: lane full",
-			  req->from.slot, req->from.gen);
+				   m->to.slot, m->to.gen);
 		return -EAGAIN;
 	}
 	return 0;
+}
+
+int shmr_ctl_admin_reply(struct shmr_ctl_admin *a, const struct shmr_msg *req,
+			 int32_t status, const void *data, size_t n)
+{
+	uint64_t buf[SHMR_SLOT_MAX / sizeof(uint64_t)];
+	struct shmr_msg *m = (struct shmr_msg *)buf;
+
+	if (n > a->d->geo.slot_size - SHMR_HDR_SIZE)
+		return -SHMR_E_TOO_BIG;
+	reply_build(a, m, req, status, data, n);
+	return reply_put(a, m);
+}
+
+static struct shmr_msg *held_slot(struct shmr_ctl_admin *a, uint32_t i)
+{
+	return (struct shmr_msg *)(void *)(a->held + (size_t)i *
+							     a->d->geo.slot_size);
+}
+
+/* Send the oldest held reply. */
+static void held_pop(struct shmr_ctl_admin *a)
+{
+	(void)reply_put(a, held_slot(a, a->held_head));
+	a->held_head = (a->held_head + 1) % SHMR_CTL_ADMIN_HELD_MAX;
+	a->held_n--;
+}
+
+int shmr_ctl_admin_reply_applied(struct shmr_ctl_admin *a,
+				 const struct shmr_msg *req, int32_t status,
+				 const void *data, size_t n, uint64_t version)
+{
+	uint32_t at;
+
+	if (n > a->d->geo.slot_size - SHMR_HDR_SIZE)
+		return -SHMR_E_TOO_BIG;
+	/* Behind the ones held before it, so each caller's answers keep
+	 * their order; without the store (a unit test's admin), now. */
+	if (!a->held || (a->held_n == 0 && shmr_ctl_seen_version(a->d) >=
+						   version))
+		return shmr_ctl_admin_reply(a, req, status, data, n);
+	if (a->held_n == SHMR_CTL_ADMIN_HELD_MAX) {
+		a->held_late++;
+		held_pop(a);
+	}
+	at = (a->held_head + a->held_n) % SHMR_CTL_ADMIN_HELD_MAX;
+	reply_build(a, held_slot(a, at), req, status, data, n);
+	a->held_version[at] = version;
+	a->held_due[at] = shmr_ctl_now_ms() + SHMR_CTL_ADMIN_HELD_MS;
+	a->held_n++;
+	return 0;
+}
+
+uint64_t shmr_ctl_admin_flush(struct shmr_ctl_admin *a, uint64_t now,
+			      int all)
+{
+	uint64_t seen;
+
+	if (a->held_n == 0)
+		return 0;
+	seen = shmr_ctl_seen_version(a->d);
+	while (a->held_n) {
+		uint32_t i = a->held_head;
+
+		if (!all && a->held_version[i] > seen && a->held_due[i] > now)
+			break;
+		if (a->held_version[i] > seen && !all) {
+			a->held_late++;
+			shmr_ctl_admin_log(
+				a, SHMR_CTL_ALOG_REPLY,
+				"admin: reply to %u:%u sent before the lcores "
+				"applied spec version %" PRIu64
+				" (they have %" PRIu64 " after %u ms)",
+				held_slot(a, i)->to.slot,
+				held_slot(a, i)->to.gen, a->held_version[i],
+				seen, SHMR_CTL_ADMIN_HELD_MS);
+		}
+		held_pop(a);
+	}
+	/* Nothing rings us when an lcore applies a version: look again in
+	 * a millisecond while replies wait. */
+	return a->held_n ? now + 1 : 0;
 }
 
 void shmr_ctl_admin_reply_text(struct shmr_ctl_admin *a,

@@ -25,6 +25,13 @@ enum {
 	SHMR_CTL_ALOG_LANE = 3,   /* an inbound lane reset */
 };
 
+/* The most replies held for the lcores at once (an older one is sent
+ * when a newer one would not fit), and how long one waits at most: the
+ * lcores apply a version within a millisecond; a dataplane that is gone
+ * or stuck must not keep a caller's answer. */
+#define SHMR_CTL_ADMIN_HELD_MAX 64u
+#define SHMR_CTL_ADMIN_HELD_MS 1000u
+
 struct shmr_ctl_admin {
 	/* Given by the daemon (shmr_ctl_admin_init()) */
 	struct shmr_ctl_loop *loop;
@@ -47,6 +54,14 @@ struct shmr_ctl_admin {
 	 * _end(), once the loop is done with it. */
 	uint64_t out_ref[(SHMR_HDR_SIZE + 16) / 8];
 	int out_held;
+	/* Replies held until the routing lcores have applied a spec version
+	 * (shmr_ctl_admin_reply_applied()): a ring of SHMR_CTL_ADMIN_HELD_MAX
+	 * slots, allocated with the staging store. */
+	unsigned char *held;    /* SHMR_CTL_ADMIN_HELD_MAX slots of slot_size */
+	uint64_t held_version[SHMR_CTL_ADMIN_HELD_MAX];
+	uint64_t held_due[SHMR_CTL_ADMIN_HELD_MAX]; /* ms: sent anyway then */
+	uint32_t held_head, held_n;
+	uint64_t held_late; /* sent at their due time, not applied yet */
 };
 
 /* The staging FIFOs, in the order they are served. */
@@ -114,6 +129,28 @@ int shmr_ctl_admin_put(struct shmr_ctl_admin *a, const struct shmr_msg *m);
  *  endpoint.  Errors: -SHMR_E_TOO_BIG, -EAGAIN (its lane is full). */
 int shmr_ctl_admin_reply(struct shmr_ctl_admin *a, const struct shmr_msg *req,
 			 int32_t status, const void *data, size_t n);
+/**
+ * Answer the call @p req as shmr_ctl_admin_reply() does, once every
+ * routing lcore has applied spec version @p version (now if they have):
+ * what the answer says of a router (its routees, a pool's new size) is
+ * then what the caller's next message is routed by (Pekko's order: a
+ * router handles its management messages between the messages it routes).
+ * Held in order with the replies held before it, at most
+ * SHMR_CTL_ADMIN_HELD_MS; the loop sends them (shmr_ctl_admin_flush()).
+ * Errors: as shmr_ctl_admin_reply(), when sent now.
+ */
+int shmr_ctl_admin_reply_applied(struct shmr_ctl_admin *a,
+				 const struct shmr_msg *req, int32_t status,
+				 const void *data, size_t n, uint64_t version);
+/**
+ * Send the held replies whose version the lcores have applied, or whose
+ * time is up (counted in held_late), in the order they were held; with
+ * @p all, every one (the loop stops).  Returns when to look again (ms,
+ * shmr_ctl_now_ms()'s clock: soon, while replies are held), 0 for never.
+ * Context: the loop.
+ */
+uint64_t shmr_ctl_admin_flush(struct shmr_ctl_admin *a, uint64_t now,
+			      int all);
 /** A text reply (NULL: none), cut to the slot. */
 void shmr_ctl_admin_reply_text(struct shmr_ctl_admin *a,
 			       const struct shmr_msg *req, int32_t status,

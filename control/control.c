@@ -162,6 +162,7 @@ struct shmr_ctl {
 	struct shmr_ctl_http http;     /* metrics_listen (http.c) */
 	int lockfd; /* <run_dir>/<domain>.lock, held (flock) while we run */
 	uint64_t drain_next; /* drain.c looks again then (0: nothing drains) */
+	uint64_t held_next;  /* held admin replies: look again then (admin.c) */
 };
 
 static struct shmr_ctl ctl; /* large: keep it off the stack */
@@ -224,7 +225,8 @@ static void on_signal(struct shmr_ctl *c)
 
 /* Arm the timer for the earliest deadline of the spawner, the pools'
  * resizers, the control socket's idle connections, the systemd watchdog
- * (when systemd asked for one) and the closed clients' lanes (drain.c). */
+ * (when systemd asked for one), the closed clients' lanes (drain.c) and
+ * the admin replies held for the lcores (admin.c). */
 static void arm_timer(struct shmr_ctl *c)
 {
 	struct itimerspec its = { 0 };
@@ -241,6 +243,8 @@ static void arm_timer(struct shmr_ctl *c)
 		next = wd;
 	if (c->drain_next && (!next || c->drain_next < next))
 		next = c->drain_next;
+	if (c->held_next && (!next || c->held_next < next))
+		next = c->held_next;
 	if (next) {
 		its.it_value.tv_sec = (time_t)(next / 1000);
 		its.it_value.tv_nsec = (long)(next % 1000) * 1000000L;
@@ -435,6 +439,8 @@ static int run_loop(struct shmr_ctl *c)
 			c->drain_next = shmr_ctl_drain_poll(
 				&c->dom, &c->model, &c->dlq, shmr_ctl_now_ms());
 			shmr_ctl_publish(&c->dom, &c->model);
+			c->held_next = shmr_ctl_admin_flush(
+				&c->admin, shmr_ctl_now_ms(), 0);
 			save_state(c, 0);
 			arm_timer(c);
 		}
@@ -802,6 +808,8 @@ int main(int argc, char **argv)
 	shmr_ctl_notify_stopping(&c->notify, "stopping domain %s",
 				 c->cfg.domain);
 	c->loop.stopping = 1;
+	/* The dataplane still runs: held answers go now. */
+	(void)shmr_ctl_admin_flush(&c->admin, shmr_ctl_now_ms(), 1);
 	shmr_ctl_http_stop(&c->http);
 	shmr_ctl_server_close_listener(&c->srv);
 	shmr_ctl_stop_children(&c->sp);

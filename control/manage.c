@@ -299,9 +299,14 @@ void shmr_ctl_manage_msg(struct shmr_ctl_pools *p, unsigned r,
 					     ? ss - SHMR_HDR_SIZE
 					     : sizeof(text));
 	}
+	/* Answered once the lcores route by what the answer says: the
+	 * version the model's change goes out in (the loop publishes it
+	 * after this message), or the one out now. */
 	if (m->kind == SHMR_KIND_CALL)
-		(void)shmr_ctl_admin_reply(p->admin, m, rc < 0 ? rc : 0, text,
-					   rc > 0 ? (size_t)rc : 0);
+		(void)shmr_ctl_admin_reply_applied(
+			p->admin, m, rc < 0 ? rc : 0, text,
+			rc > 0 ? (size_t)rc : 0,
+			p->m->version + (p->m->dirty ? 1 : 0));
 	else if (rc < 0)
 		shmr_ctl_warn("router %s: management message type 0x%" PRIx32
 			      " from %u:%u: %s",

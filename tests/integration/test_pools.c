@@ -479,6 +479,40 @@ static void test_resizer_pool_of_size_0(void **state)
 	stop(&c);
 }
 
+/*
+ * The answer to a management call is what the caller's next message is
+ * routed by, with no wait in between (Pekko's router handles them in
+ * order): the routee AdjustPoolSize(+1) added takes the call that follows
+ * its answer, and after AdjustPoolSize(-1) the next call finds none.
+ * Before the control plane held its answers until every lcore had
+ * applied the change, an lcore could still route by the table before it
+ * (CI saw SHMR_E_NO_ROUTEES right after GetRoutees listed a routee).
+ */
+static void test_answer_orders_routing(void **state)
+{
+	struct ctx c;
+	char tag[8];
+	(void)state;
+
+	start(&c, "order", "resizer = { lower_bound = 0; upper_bound = 4; };",
+	      0);
+	for (unsigned round = 0; round < 20; round++) {
+		assert_int_equal(
+			manage(&c, SHMR_TYPE_ADJUST_POOL_SIZE, 1, NULL), 1);
+		assert_string_equal(c.ans, "1");
+		if (call(&c, tag) != (int)sizeof(struct shmr_test_stats))
+			fail_msg("round %u: the call after AdjustPoolSize(+1) "
+				 "was not answered by the new routee",
+				 round);
+		assert_int_equal(manage(&c, SHMR_TYPE_ADJUST_POOL_SIZE,
+					(uint64_t)(int64_t)-1, NULL),
+				 1);
+		assert_string_equal(c.ans, "0");
+		assert_int_equal(call(&c, tag), -SHMR_E_NO_ROUTEES);
+	}
+	stop(&c);
+}
+
 /* The state line of router @p name, as shmrctl inspect shows it. */
 static int state_is(struct ctx *c, const char *name, const char *want)
 {
@@ -543,6 +577,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pool_starts_and_adjusts),
 		cmocka_unit_test(test_add_then_get_routees_sees_it),
+		cmocka_unit_test(test_answer_orders_routing),
 		cmocka_unit_test(test_kill_restarts_the_pool_or_stops),
 		cmocka_unit_test(test_poison_pill_stops_router_and_pool),
 		cmocka_unit_test(test_default_resizer_grows_a_pressed_pool),

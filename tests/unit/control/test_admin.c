@@ -3,9 +3,11 @@
  * here, without the bell thread: slots put into the endpoint's inbound
  * lanes as the dataplane puts them come out of shmr_ctl_admin_next() max
  * priority first, each priority in lane order, and a max slot queued
- * behind more than the staging store holds overtakes what is staged.
+ * behind more than the staging store holds overtakes what is staged;
+ * a management call's answer waits for the lcores to apply its version.
  */
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -183,6 +185,93 @@ static void test_store_bound(void **state)
 	assert_string_equal(next(f), "");
 }
 
+/* The two lcores report spec versions @p v0 and @p v1 applied. */
+static void lcores_at(struct fix *f, uint64_t v0, uint64_t v1)
+{
+	atomic_store(&shmr_ctl_dom_stats(&f->d, 0)->table_version, v0);
+	atomic_store(&shmr_ctl_dom_stats(&f->d, 1)->table_version, v1);
+}
+
+/* How many replies the admin endpoint's outbound lane holds (taken out),
+ * their refs in @p refs, in order. */
+static unsigned replies(struct fix *f, uint64_t *refs, unsigned max)
+{
+	uint64_t buf[SHMR_SLOT_MAX / sizeof(uint64_t)];
+	struct shmr_msg *m = (struct shmr_msg *)buf;
+	struct rte_ring *out = shmr_ctl_dom_lane(
+		&f->d, f->a.pid.slot, SHMR_LANE_OUT(f->d.geo.nlcores));
+	unsigned n = 0;
+
+	while (rte_ring_dequeue_burst_elem(out, m, f->d.geo.slot_size, 1,
+					   NULL) == 1) {
+		assert_int_equal(m->kind, SHMR_KIND_REPLY);
+		assert_true(n < max);
+		refs[n++] = m->ref;
+	}
+	return n;
+}
+
+static void reply(struct fix *f, uint64_t ref, uint64_t version)
+{
+	struct shmr_msg req = { .kind = SHMR_KIND_CALL, .ref = ref,
+				.from = { 3, 1 } };
+
+	assert_int_equal(shmr_ctl_admin_reply_applied(&f->a, &req, 0, "2", 1,
+						      version),
+			 0);
+}
+
+/* A management call's answer waits until every lcore has applied the
+ * version it names (the slowest lcore counts), keeps its order behind the
+ * answers held before it, and goes anyway when its time is up (counted). */
+static void test_replies_wait_for_the_lcores(void **state)
+{
+	struct fix *f = *state;
+	uint64_t refs[8], now = shmr_ctl_now_ms();
+
+	lcores_at(f, 5, 5);
+	reply(f, 1, 5); /* applied: at once */
+	assert_int_equal(replies(f, refs, 8), 1);
+	assert_int_equal(refs[0], 1);
+
+	reply(f, 2, 6);
+	assert_int_equal(replies(f, refs, 8), 0);
+	assert_true(shmr_ctl_admin_flush(&f->a, now, 0) != 0);
+	assert_int_equal(replies(f, refs, 8), 0);
+	lcores_at(f, 6, 5); /* one lcore is not enough */
+	assert_true(shmr_ctl_admin_flush(&f->a, now, 0) != 0);
+	assert_int_equal(replies(f, refs, 8), 0);
+	reply(f, 3, 5); /* applied, but behind reply 2 */
+	assert_int_equal(replies(f, refs, 8), 0);
+	lcores_at(f, 6, 6);
+	assert_int_equal(shmr_ctl_admin_flush(&f->a, now, 0), 0);
+	assert_int_equal(replies(f, refs, 8), 2);
+	assert_int_equal(refs[0], 2);
+	assert_int_equal(refs[1], 3);
+	assert_int_equal(f->a.held_late, 0);
+
+	/* A dataplane that does not take version 7: sent at the bound. */
+	reply(f, 4, 7);
+	assert_true(shmr_ctl_admin_flush(&f->a, now, 0) != 0);
+	assert_int_equal(replies(f, refs, 8), 0);
+	assert_int_equal(shmr_ctl_admin_flush(&f->a,
+					      shmr_ctl_now_ms() +
+						      SHMR_CTL_ADMIN_HELD_MS,
+					      0),
+			 0);
+	assert_int_equal(replies(f, refs, 8), 1);
+	assert_int_equal(refs[0], 4);
+	assert_int_equal(f->a.held_late, 1);
+
+	/* The loop stops: everything held goes. */
+	reply(f, 5, 9);
+	reply(f, 6, 9);
+	assert_int_equal(shmr_ctl_admin_flush(&f->a, now, 1), 0);
+	assert_int_equal(replies(f, refs, 8), 2);
+	assert_int_equal(refs[0], 5);
+	assert_int_equal(refs[1], 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +281,8 @@ int main(void)
 			test_max_arriving_later_overtakes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_bound, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_replies_wait_for_the_lcores, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
