@@ -126,52 +126,93 @@ static int wait_input(struct shmr_endpoint *ep, int64_t deadline)
  * in order, so a sender's burst (one stamp) mostly arrives as a run of
  * consecutive slots: per message we do only what tells a run from the
  * next (load its stamp's word, compare it with the last one's, no store),
- * inside the loop that checks the slots anyway (keep_sound()), on plain
- * locals; per run what a run costs (the clock, read once
- * per receive; the sojourn and its bucket; one weighted add,
- * shmr_hist_record_n()), so the counts stay exact.  A stamp is a peer's
- * word: one from the future (another core's clock a little ahead) counts
- * as 0, any other lands in some bucket; a stamp of 0, or none (a sender
- * with stamps off, a payload that left no room, a message the dataplane
- * made), counts as unstamped.  It cannot make us read outside the slot:
- * the slot is our own copy, its length checked first.
+ * inside the loop that checks the slots anyway (keep_sound()), in
+ * registers (the run's stamp and where it began are locals of the loop,
+ * written back once per lane).  Per run (sojourn_run()):
+ * the clock (read once per receive), the sojourn and its bucket, added up
+ * in the accumulator; a run in the same bucket as the one before (the
+ * usual case: a receive's runs are a few hundred nanoseconds apart) only
+ * adds to its count.  Per receive (sojourn_flush()), the stores: each
+ * bucket's weighted add, then the totals (shmr_hist_record_burst()), so
+ * the counts stay exact.  A stamp is a peer's word: one from the future
+ * (another core's clock a little ahead) counts as 0, any other lands in
+ * some bucket; a stamp of 0, or none (a sender with stamps off, a payload
+ * that left no room, a message the dataplane made), counts as unstamped.
+ * It cannot make us read outside the slot: the slot is our own copy, its
+ * length checked first.
  */
 struct sojourn_acc {
 	uint64_t now;  /* the receive's clock; 0: not read yet */
 	uint64_t last; /* the current run's stamp */
 	uint64_t run;  /* its length before the lane being checked */
 	uint64_t unstamped;
+	/* The stamped runs closed so far: their messages, sojourns summed,
+	 * the longest; and the bucket of the last one with the messages
+	 * it still owes that bucket. */
+	uint64_t n, sum_ns, max_ns, bucket_n;
+	unsigned bucket;
 };
 
-/* Close the current run, of @p n messages (record it), and start one at
- * stamp @p t. */
+/* Close a run of @p n messages that carried stamp @p t (0: none): a few
+ * times a receive, on the accumulator's words. */
 static inline __attribute__((always_inline)) void
-sojourn_next(struct shmr_endpoint *ep, struct sojourn_acc *a, uint64_t n,
-	     uint64_t t)
+sojourn_run(struct shmr_endpoint *ep, struct sojourn_acc *a, uint64_t t,
+	    uint64_t n)
 {
-	if (a->last == 0) {
+	uint64_t ns;
+	unsigned b;
+
+	if (t == 0) {
 		a->unstamped += n;
-	} else if (n) {
-		if (a->now == 0)
-			a->now = rte_rdtsc();
-		shmr_hist_record_n(ep->hist,
-				   a->now > a->last
-					   ? shmr_tsc_to_ns(a->now - a->last,
-							    ep->d->tsc_mult)
-					   : 0,
-				   n);
+		return;
 	}
-	a->last = t;
-	a->run = 0;
+	if (n == 0)
+		return;
+	if (a->now == 0)
+		a->now = rte_rdtsc();
+	ns = a->now > t ? shmr_tsc_to_ns(a->now - t, ep->d->tsc_mult) : 0;
+	b = shmr_hist_index(ns);
+	if (b != a->bucket) {
+		if (a->bucket_n)
+			shmr_hist_add_n(ep->hist, a->bucket, a->bucket_n);
+		a->bucket = b;
+		a->bucket_n = 0;
+	}
+	a->bucket_n += n;
+	a->n += n;
+	a->sum_ns += n * ns;
+	if (ns > a->max_ns)
+		a->max_ns = ns;
 }
 
-/* The receive's last run, and its unstamped messages. */
+/* The receive's last run, and what it recorded: into the histogram. */
 static inline __attribute__((always_inline)) void
 sojourn_flush(struct shmr_endpoint *ep, struct sojourn_acc *a)
 {
-	sojourn_next(ep, a, a->run, 0);
-	if (a->unstamped)
-		shmr_hist_record_burst(ep->hist, 0, 0, 0, a->unstamped);
+	sojourn_run(ep, a, a->last, a->run);
+	if (a->bucket_n)
+		shmr_hist_add_n(ep->hist, a->bucket, a->bucket_n);
+	if (a->n || a->unstamped)
+		shmr_hist_record_burst(ep->hist, a->n, a->sum_ns, a->max_ns,
+				       a->unstamped);
+}
+
+/* The stamp slot @p s carries (@p flags and @p len its own, already
+ * read), 0 for none: a send's is its ref, a call's or a reply's the 8
+ * bytes after its payload when they fit in @p room (layout.h). */
+static inline __attribute__((always_inline)) uint64_t
+slot_stamp(const struct shmr_msg *s, uint8_t kind, uint8_t flags,
+	   uint32_t len, size_t room)
+{
+	uint64_t t = 0;
+
+	if (__builtin_expect(!(flags & SHMR_F_STAMPED), 0))
+		return 0;
+	if (__builtin_expect(kind == SHMR_KIND_SEND, 1))
+		return s->ref;
+	if (len <= room)
+		memcpy(&t, s->data + len, sizeof(t));
+	return t;
 }
 
 /*
@@ -189,34 +230,30 @@ keep_sound(struct shmr_endpoint *ep, unsigned char *dst, unsigned m,
 	   uint32_t lane, int stamps, struct sojourn_acc *a)
 {
 	size_t ss = ep->d->slot_size, room = stamp_room(ep->d->slot_size);
-	/* Where the current run's messages in this lane began: a run's
-	 * length is counted when it ends, so the loop stores nothing per
-	 * message. */
+	/* The current run: its stamp, and where its messages in this lane
+	 * began (a run's length is counted when it ends, so the loop stores
+	 * nothing per message). */
+	uint64_t last = a->last, run = a->run;
 	unsigned kept = 0, from = 0;
 
 	for (unsigned j = 0; j < m; j++) {
 		const struct shmr_msg *s =
 			(const struct shmr_msg *)(dst + j * ss);
 		uint32_t len = s->len;
-		uint8_t flags = s->flags;
+		uint8_t flags = s->flags, kind = s->kind;
 
-		if ((s->kind == SHMR_KIND_SEND || s->kind == SHMR_KIND_CALL ||
-		     s->kind == SHMR_KIND_REPLY) &&
+		if ((kind == SHMR_KIND_SEND || kind == SHMR_KIND_CALL ||
+		     kind == SHMR_KIND_REPLY) &&
 		    len <= ss - SHMR_HDR_SIZE) {
 			if (stamps) {
-				uint64_t t = 0;
+				uint64_t t = slot_stamp(s, kind, flags, len,
+							room);
 
-				/* A send's stamp is its ref (layout.h). */
-				if (flags & SHMR_F_STAMPED) {
-					if (s->kind == SHMR_KIND_SEND)
-						t = s->ref;
-					else if (len <= room)
-						memcpy(&t, s->data + len,
-						       sizeof(t));
-				}
-				if (t != a->last) {
-					sojourn_next(ep, a,
-						     a->run + kept - from, t);
+				if (__builtin_expect(t != last, 0)) {
+					sojourn_run(ep, a, last,
+						    run + kept - from);
+					last = t;
+					run = 0;
 					from = kept;
 				}
 			}
@@ -237,10 +274,12 @@ keep_sound(struct shmr_endpoint *ep, unsigned char *dst, unsigned m,
 				"libshmr: endpoint %u: dropped a malformed slot "
 				"(kind %u, length %u) from inbound lane %u: "
 				"something other than the dataplane wrote it\n",
-				ep->pid.slot, s->kind, len, lane);
+				ep->pid.slot, kind, len, lane);
 	}
-	if (stamps)
-		a->run += kept - from;
+	if (stamps) {
+		a->last = last;
+		a->run = run + kept - from;
+	}
 	return kept;
 }
 

@@ -27,14 +27,11 @@ static inline uint64_t burst_clock(const struct shmr_endpoint *ep)
 	return ep->d->tsc_mult ? rte_rdtsc() : 0;
 }
 
-/* Enqueue @n prepared slots from ep->tx; set our work bit if the lcore
- * retired it, ring the lcore's bell if it sleeps. */
-unsigned shmr_client_push(struct shmr_endpoint *ep, int high, unsigned n)
+/* @p done of @p n slots went into an outbound lane: count a full lane,
+ * set our work bit if the lcore retired it, ring the lcore's bell if it
+ * sleeps.  Returns @p done. */
+static unsigned pushed(struct shmr_endpoint *ep, unsigned done, unsigned n)
 {
-	struct rte_ring *r = high ? ep->out_high : ep->out;
-	unsigned done = shmr_lane_put_bounded(r, ep->d->lane_size, ep->tx,
-					      ep->d->slot_size, n);
-
 	/* Backpressure, counted on our own line (we are its one writer;
 	 * relaxed: a statistic, no partner), from our own count so that a
 	 * peer's scribble does not last. */
@@ -51,6 +48,17 @@ unsigned shmr_client_push(struct shmr_endpoint *ep, int high, unsigned n)
 	if (ep->bell_needed)
 		shmr_bell_ring_fenced(ep->dp_bell);
 	return done;
+}
+
+/* Enqueue @n prepared slots from ep->tx (pushed()). */
+unsigned shmr_client_push(struct shmr_endpoint *ep, int high, unsigned n)
+{
+	struct rte_ring *r = high ? ep->out_high : ep->out;
+
+	return pushed(ep,
+		      shmr_lane_put_bounded(r, ep->d->lane_size, ep->tx,
+					    ep->d->slot_size, n),
+		      n);
 }
 
 int shmr_client_send_one(struct shmr_endpoint *ep, uint8_t kind, uint8_t prio,
@@ -116,7 +124,7 @@ int shmr_send_name(struct shmr_endpoint *ep, const char *name, uint32_t type,
 	return shmr_send(ep, to, type, key, data, len);
 }
 
-/* Fill @p n slots of ep->tx (@p tx, @p ss bytes each) from @p msgs, each
+/* Fill @p n slots at @p tx (@p ss bytes each) from @p msgs, each
  * stamped with @p stamp where its payload leaves @p room for it. */
 static inline __attribute__((always_inline)) void
 fill_burst(unsigned char *tx, size_t ss, struct shmr_pid me,
@@ -130,13 +138,30 @@ fill_burst(unsigned char *tx, size_t ss, struct shmr_pid me,
 				  msgs[i].len, stamp, room);
 }
 
+/* fill_burst(), in a copy of the loop that tests no length for the
+ * stamp when every payload leaves room for it (the usual burst; the
+ * burst's @p longest payload tells). */
+static inline __attribute__((always_inline)) void
+fill_run(unsigned char *tx, size_t ss, struct shmr_pid me,
+	 const struct shmr_out *msgs, unsigned n, uint64_t stamp,
+	 uint32_t longest)
+{
+	size_t room = stamp_room((uint32_t)ss);
+
+	if (longest <= room)
+		fill_burst(tx, ss, me, msgs, n, stamp, SIZE_MAX);
+	else
+		fill_burst(tx, ss, me, msgs, n, stamp, room);
+}
+
 int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 		    unsigned n)
 {
-	size_t ss = ep->d->slot_size, room = stamp_room(ep->d->slot_size);
-	unsigned char *tx = ep->tx;
+	size_t ss = ep->d->slot_size;
 	struct shmr_pid me = ep->pid;
+	struct rte_ring_zc_data z;
 	uint32_t longest = 0;
+	unsigned k, k1;
 	uint64_t stamp;
 
 	if (n > RX_BURST_MAX)
@@ -150,16 +175,23 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 			return -SHMR_E_PROCESS_UNKNOWN;
 		longest = msgs[i].len > longest ? msgs[i].len : longest;
 	}
-	/* Everything the fill needs from @p ep read once: the payloads'
-	 * copies may alias it.  When every payload leaves room for the
-	 * stamp (the usual burst), a copy of the loop that tests no
-	 * length for it. */
-	stamp = burst_clock(ep);
-	if (longest <= room)
-		fill_burst(tx, ss, me, msgs, n, stamp, SIZE_MAX);
-	else
-		fill_burst(tx, ss, me, msgs, n, stamp, room);
-	return (int)shmr_client_push(ep, 0, n);
+	/* The slots the lane has room for, filled in place (zero-copy:
+	 * no staging copy), and only those: a full lane costs no fill and
+	 * no clock read, and each message's stamp is the time it goes in.
+	 * Everything the fill needs from @p ep is read before it (the
+	 * payloads' copies may alias it). */
+	k = shmr_lane_reserve_bounded(ep->out, ep->d->lane_size, (uint32_t)ss,
+				      n, &z);
+	if (k) {
+		stamp = burst_clock(ep);
+		k1 = k < z.n1 ? k : z.n1;
+		fill_run(z.ptr1, ss, me, msgs, k1, stamp, longest);
+		if (k > k1)
+			fill_run(z.ptr2, ss, me, msgs + k1, k - k1, stamp,
+				 longest);
+		rte_ring_enqueue_zc_elem_finish(ep->out, k);
+	}
+	return (int)pushed(ep, k, n);
 }
 
 int shmr_reply(struct shmr_endpoint *ep, const struct shmr_msg *req,
