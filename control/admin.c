@@ -418,8 +418,8 @@ uint64_t shmr_ctl_admin_flush(struct shmr_ctl_admin *a, uint64_t now,
 		}
 		held_pop(a);
 	}
-	/* Nothing rings us when an lcore applies a version: look again in
-	 * a millisecond while replies wait. */
+	/* Nothing rings us when an lcore applies a version: the loop looks
+	 * again soon while replies wait. */
 	return a->held_n ? now + 1 : 0;
 }
 

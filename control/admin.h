@@ -31,6 +31,9 @@ enum {
  * or stuck must not keep a caller's answer. */
 #define SHMR_CTL_ADMIN_HELD_MAX 64u
 #define SHMR_CTL_ADMIN_HELD_MS 1000u
+/* How often the loop looks whether the lcores applied it, while replies
+ * are held (nothing rings it when they do). */
+#define SHMR_CTL_ADMIN_HELD_POLL_US 200L
 
 struct shmr_ctl_admin {
 	/* Given by the daemon (shmr_ctl_admin_init()) */
@@ -145,8 +148,9 @@ int shmr_ctl_admin_reply_applied(struct shmr_ctl_admin *a,
 /**
  * Send the held replies whose version the lcores have applied, or whose
  * time is up (counted in held_late), in the order they were held; with
- * @p all, every one (the loop stops).  Returns when to look again (ms,
- * shmr_ctl_now_ms()'s clock: soon, while replies are held), 0 for never.
+ * @p all, every one (the loop stops).  Returns non-zero while replies
+ * are held (the loop looks again in SHMR_CTL_ADMIN_HELD_POLL_US), 0 when
+ * none is.
  * Context: the loop.
  */
 uint64_t shmr_ctl_admin_flush(struct shmr_ctl_admin *a, uint64_t now,

@@ -162,7 +162,7 @@ struct shmr_ctl {
 	struct shmr_ctl_http http;     /* metrics_listen (http.c) */
 	int lockfd; /* <run_dir>/<domain>.lock, held (flock) while we run */
 	uint64_t drain_next; /* drain.c looks again then (0: nothing drains) */
-	uint64_t held_next;  /* held admin replies: look again then (admin.c) */
+	uint64_t held_next;  /* non-zero while admin replies are held (admin.c) */
 };
 
 static struct shmr_ctl ctl; /* large: keep it off the stack */
@@ -243,11 +243,25 @@ static void arm_timer(struct shmr_ctl *c)
 		next = wd;
 	if (c->drain_next && (!next || c->drain_next < next))
 		next = c->drain_next;
-	if (c->held_next && (!next || c->held_next < next))
-		next = c->held_next;
 	if (next) {
 		its.it_value.tv_sec = (time_t)(next / 1000);
 		its.it_value.tv_nsec = (long)(next % 1000) * 1000000L;
+	}
+	/* Held admin replies: look again soon (admin.h), sooner than the
+	 * millisecond the other deadlines count in. */
+	if (c->held_next) {
+		struct timespec soon;
+
+		clock_gettime(CLOCK_MONOTONIC, &soon);
+		soon.tv_nsec += SHMR_CTL_ADMIN_HELD_POLL_US * 1000L;
+		if (soon.tv_nsec >= 1000000000L) {
+			soon.tv_sec++;
+			soon.tv_nsec -= 1000000000L;
+		}
+		if (!next || soon.tv_sec < its.it_value.tv_sec ||
+		    (soon.tv_sec == its.it_value.tv_sec &&
+		     soon.tv_nsec < its.it_value.tv_nsec))
+			its.it_value = soon;
 	}
 	/* All zero disarms: an idle appliance has no timer (but the
 	 * watchdog's ping, which it asked for). */
