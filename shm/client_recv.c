@@ -126,9 +126,10 @@ static int wait_input(struct shmr_endpoint *ep, int64_t deadline)
  * in order, so a sender's burst (one stamp) mostly arrives as a run of
  * consecutive slots: per message we do only what tells a run from the
  * next (load its stamp's word, compare it with the last one's, no store),
- * inside the loop that checks the slots anyway (keep_sound()), in
- * registers (the run's stamp and where it began are locals of the loop,
- * written back once per lane).  Per run (sojourn_run()):
+ * inside the loop that checks the slots anyway (keep_sound()), on the
+ * loop's own locals (the run's stamp and where it began, written back to
+ * the accumulator once per lane; the compiler keeps some of them on the
+ * stack, the loop having calls in it).  Per run (sojourn_run()):
  * the clock (read once per receive), the sojourn and its bucket, added up
  * in the accumulator; a run in the same bucket as the one before (the
  * usual case: a receive's runs are a few hundred nanoseconds apart) only
