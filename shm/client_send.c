@@ -124,34 +124,18 @@ int shmr_send_name(struct shmr_endpoint *ep, const char *name, uint32_t type,
 	return shmr_send(ep, to, type, key, data, len);
 }
 
-/* Fill @p n slots at @p tx (@p ss bytes each) from @p msgs, each
- * stamped with @p stamp where its payload leaves @p room for it. */
+/* Fill @p n sends at @p tx (@p ss bytes each) from @p msgs, each stamped
+ * with @p stamp (a send's stamp is its ref: no payload length decides
+ * whether it fits). */
 static inline __attribute__((always_inline)) void
 fill_burst(unsigned char *tx, size_t ss, struct shmr_pid me,
-	   const struct shmr_out *msgs, unsigned n, uint64_t stamp,
-	   size_t room)
+	   const struct shmr_out *msgs, unsigned n, uint64_t stamp)
 {
 	for (unsigned i = 0; i < n; i++)
 		fill_slot_stamped((struct shmr_msg *)(tx + i * ss), me,
 				  SHMR_KIND_SEND, SHMR_PRIO_NORMAL, msgs[i].to,
 				  msgs[i].type, msgs[i].key, 0, 0, msgs[i].data,
-				  msgs[i].len, stamp, room);
-}
-
-/* fill_burst(), in a copy of the loop that tests no length for the
- * stamp when every payload leaves room for it (the usual burst; the
- * burst's @p longest payload tells). */
-static inline __attribute__((always_inline)) void
-fill_run(unsigned char *tx, size_t ss, struct shmr_pid me,
-	 const struct shmr_out *msgs, unsigned n, uint64_t stamp,
-	 uint32_t longest)
-{
-	size_t room = stamp_room((uint32_t)ss);
-
-	if (longest <= room)
-		fill_burst(tx, ss, me, msgs, n, stamp, SIZE_MAX);
-	else
-		fill_burst(tx, ss, me, msgs, n, stamp, room);
+				  msgs[i].len, stamp, SIZE_MAX);
 }
 
 int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
@@ -160,7 +144,6 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 	size_t ss = ep->d->slot_size;
 	struct shmr_pid me = ep->pid;
 	struct rte_ring_zc_data z;
-	uint32_t longest = 0;
 	unsigned k, k1;
 	uint64_t stamp;
 
@@ -173,7 +156,6 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 		 * refused here, not dropped by the dataplane as a bad target. */
 		if (msgs[i].to.slot >= ep->d->max_endpoints)
 			return -SHMR_E_PROCESS_UNKNOWN;
-		longest = msgs[i].len > longest ? msgs[i].len : longest;
 	}
 	/* The slots the lane has room for, filled in place (zero-copy:
 	 * no staging copy), and only those: a full lane costs no fill and
@@ -185,10 +167,9 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 	if (k) {
 		stamp = burst_clock(ep);
 		k1 = k < z.n1 ? k : z.n1;
-		fill_run(z.ptr1, ss, me, msgs, k1, stamp, longest);
+		fill_burst(z.ptr1, ss, me, msgs, k1, stamp);
 		if (k > k1)
-			fill_run(z.ptr2, ss, me, msgs + k1, k - k1, stamp,
-				 longest);
+			fill_burst(z.ptr2, ss, me, msgs + k1, k - k1, stamp);
 		rte_ring_enqueue_zc_elem_finish(ep->out, k);
 	}
 	return (int)pushed(ep, k, n);
