@@ -359,11 +359,25 @@ static struct shmr_msg *held_slot(struct shmr_ctl_admin *a, uint32_t i)
 							     a->d->geo.slot_size);
 }
 
-/* Send the oldest held reply. */
-static void held_pop(struct shmr_ctl_admin *a)
+/* Send the oldest held reply; the lcores have applied spec version
+ * @p seen.  One sent before they applied its own is counted and logged,
+ * unless @p stopping (the loop ends: everything goes). */
+static void held_pop(struct shmr_ctl_admin *a, uint64_t seen, int stopping)
 {
-	(void)reply_put(a, held_slot(a, a->held_head));
-	a->held_head = (a->held_head + 1) % SHMR_CTL_ADMIN_HELD_MAX;
+	uint32_t i = a->held_head;
+	const struct shmr_msg *m = held_slot(a, i);
+
+	if (a->held_version[i] > seen && !stopping) {
+		a->held_late++;
+		shmr_ctl_admin_log(a, SHMR_CTL_ALOG_REPLY,
+				   "admin: reply to %u:%u sent before the lcores "
+				   "applied spec version %" PRIu64
+				   " (they have %" PRIu64 ")",
+				   m->to.slot, m->to.gen, a->held_version[i],
+				   seen);
+	}
+	(void)reply_put(a, m);
+	a->held_head = (i + 1) % SHMR_CTL_ADMIN_HELD_MAX;
 	a->held_n--;
 }
 
@@ -371,19 +385,19 @@ int shmr_ctl_admin_reply_applied(struct shmr_ctl_admin *a,
 				 const struct shmr_msg *req, int32_t status,
 				 const void *data, size_t n, uint64_t version)
 {
+	uint64_t seen;
 	uint32_t at;
 
 	if (n > a->d->geo.slot_size - SHMR_HDR_SIZE)
 		return -SHMR_E_TOO_BIG;
 	/* Behind the ones held before it, so each caller's answers keep
 	 * their order; without the store (a unit test's admin), now. */
-	if (!a->held || (a->held_n == 0 && shmr_ctl_seen_version(a->d) >=
-						   version))
+	seen = shmr_ctl_seen_version(a->d);
+	if (!a->held || (a->held_n == 0 && seen >= version))
 		return shmr_ctl_admin_reply(a, req, status, data, n);
-	if (a->held_n == SHMR_CTL_ADMIN_HELD_MAX) {
-		a->held_late++;
-		held_pop(a);
-	}
+	/* Full: the oldest goes now, to make room. */
+	if (a->held_n == SHMR_CTL_ADMIN_HELD_MAX)
+		held_pop(a, seen, 0);
 	at = (a->held_head + a->held_n) % SHMR_CTL_ADMIN_HELD_MAX;
 	reply_build(a, held_slot(a, at), req, status, data, n);
 	a->held_version[at] = version;
@@ -392,7 +406,7 @@ int shmr_ctl_admin_reply_applied(struct shmr_ctl_admin *a,
 	return 0;
 }
 
-uint64_t shmr_ctl_admin_flush(struct shmr_ctl_admin *a, uint64_t now,
+unsigned shmr_ctl_admin_flush(struct shmr_ctl_admin *a, uint64_t now,
 			      int all)
 {
 	uint64_t seen;
@@ -400,27 +414,10 @@ uint64_t shmr_ctl_admin_flush(struct shmr_ctl_admin *a, uint64_t now,
 	if (a->held_n == 0)
 		return 0;
 	seen = shmr_ctl_seen_version(a->d);
-	while (a->held_n) {
-		uint32_t i = a->held_head;
-
-		if (!all && a->held_version[i] > seen && a->held_due[i] > now)
-			break;
-		if (a->held_version[i] > seen && !all) {
-			a->held_late++;
-			shmr_ctl_admin_log(
-				a, SHMR_CTL_ALOG_REPLY,
-				"admin: reply to %u:%u sent before the lcores "
-				"applied spec version %" PRIu64
-				" (they have %" PRIu64 " after %u ms)",
-				held_slot(a, i)->to.slot,
-				held_slot(a, i)->to.gen, a->held_version[i],
-				seen, SHMR_CTL_ADMIN_HELD_MS);
-		}
-		held_pop(a);
-	}
-	/* Nothing rings us when an lcore applies a version: the loop looks
-	 * again soon while replies wait. */
-	return a->held_n ? now + 1 : 0;
+	while (a->held_n && (all || a->held_version[a->held_head] <= seen ||
+			     a->held_due[a->held_head] <= now))
+		held_pop(a, seen, all);
+	return a->held_n;
 }
 
 void shmr_ctl_admin_reply_text(struct shmr_ctl_admin *a,

@@ -64,7 +64,8 @@ struct shmr_ctl_admin {
 	uint64_t held_version[SHMR_CTL_ADMIN_HELD_MAX];
 	uint64_t held_due[SHMR_CTL_ADMIN_HELD_MAX]; /* ms: sent anyway then */
 	uint32_t held_head, held_n;
-	uint64_t held_late; /* sent at their due time, not applied yet */
+	uint64_t held_late; /* sent before the lcores applied their version
+			     * (time up, or room made), logged */
 };
 
 /* The staging FIFOs, in the order they are served. */
@@ -147,13 +148,13 @@ int shmr_ctl_admin_reply_applied(struct shmr_ctl_admin *a,
 				 const void *data, size_t n, uint64_t version);
 /**
  * Send the held replies whose version the lcores have applied, or whose
- * time is up (counted in held_late), in the order they were held; with
- * @p all, every one (the loop stops).  Returns non-zero while replies
- * are held (the loop looks again in SHMR_CTL_ADMIN_HELD_POLL_US), 0 when
- * none is.
+ * time is up at @p now (shmr_ctl_now_ms(); counted in held_late and
+ * logged), in the order they were held; with @p all, every one (the loop
+ * stops).  Returns how many are still held (held_n: while there are, the
+ * loop looks again in SHMR_CTL_ADMIN_HELD_POLL_US).
  * Context: the loop.
  */
-uint64_t shmr_ctl_admin_flush(struct shmr_ctl_admin *a, uint64_t now,
+unsigned shmr_ctl_admin_flush(struct shmr_ctl_admin *a, uint64_t now,
 			      int all);
 /** A text reply (NULL: none), cut to the slot. */
 void shmr_ctl_admin_reply_text(struct shmr_ctl_admin *a,

@@ -162,7 +162,6 @@ struct shmr_ctl {
 	struct shmr_ctl_http http;     /* metrics_listen (http.c) */
 	int lockfd; /* <run_dir>/<domain>.lock, held (flock) while we run */
 	uint64_t drain_next; /* drain.c looks again then (0: nothing drains) */
-	uint64_t held_next;  /* non-zero while admin replies are held (admin.c) */
 };
 
 static struct shmr_ctl ctl; /* large: keep it off the stack */
@@ -249,7 +248,7 @@ static void arm_timer(struct shmr_ctl *c)
 	}
 	/* Held admin replies: look again soon (admin.h), sooner than the
 	 * millisecond the other deadlines count in. */
-	if (c->held_next) {
+	if (c->admin.held_n) {
 		struct timespec soon;
 
 		clock_gettime(CLOCK_MONOTONIC, &soon);
@@ -453,8 +452,8 @@ static int run_loop(struct shmr_ctl *c)
 			c->drain_next = shmr_ctl_drain_poll(
 				&c->dom, &c->model, &c->dlq, shmr_ctl_now_ms());
 			shmr_ctl_publish(&c->dom, &c->model);
-			c->held_next = shmr_ctl_admin_flush(
-				&c->admin, shmr_ctl_now_ms(), 0);
+			(void)shmr_ctl_admin_flush(&c->admin,
+						   shmr_ctl_now_ms(), 0);
 			save_state(c, 0);
 			arm_timer(c);
 		}

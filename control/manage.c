@@ -299,14 +299,12 @@ void shmr_ctl_manage_msg(struct shmr_ctl_pools *p, unsigned r,
 					     ? ss - SHMR_HDR_SIZE
 					     : sizeof(text));
 	}
-	/* Answered once the lcores route by what the answer says: the
-	 * version the model's change goes out in (the loop publishes it
-	 * after this message), or the one out now. */
+	/* Answered once the lcores route by what the answer says. */
 	if (m->kind == SHMR_KIND_CALL)
 		(void)shmr_ctl_admin_reply_applied(
 			p->admin, m, rc < 0 ? rc : 0, text,
 			rc > 0 ? (size_t)rc : 0,
-			p->m->version + (p->m->dirty ? 1 : 0));
+			shmr_ctl_model_pending_version(p->m));
 	else if (rc < 0)
 		shmr_ctl_warn("router %s: management message type 0x%" PRIx32
 			      " from %u:%u: %s",

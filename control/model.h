@@ -226,6 +226,16 @@ static inline uint32_t shmr_ctl_model_max_types(const struct shmr_ctl_model *m)
 	return n < SHMR_MAX_TYPES ? n : SHMR_MAX_TYPES;
 }
 
+/* The spec version that carries the model as it is now: the last one
+ * published, or, when the model changed since, the next one (the
+ * daemon's loop publishes it after the event that changed it:
+ * shmr_ctl_publish()). */
+static inline uint64_t
+shmr_ctl_model_pending_version(const struct shmr_ctl_model *m)
+{
+	return m->version + (m->dirty ? 1 : 0);
+}
+
 /* The most routes router @p r may hold, and routees in its list: the
  * configuration's max_routes (shmr_config_routes_max(): a collecting
  * router's tried mask), at most SHMR_MAX_ROUTES, the room of its arrays. */
