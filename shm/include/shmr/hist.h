@@ -40,9 +40,10 @@
 
 /*
  * One histogram (layout.h places one per endpoint slot in the lanes part).
- * count, sum_ns and max_ns are the receiver's own running figures; they
- * and buckets[] are stored once per run of messages with one stamp (a
- * sender's burst: shmr_hist_record_n()), never once per message.
+ * count, sum_ns and max_ns are the receiver's own running figures;
+ * libshmr's receive stores them once per receive (shmr_hist_record_burst())
+ * and each bucket its runs of one stamp fell in once (shmr_hist_add_n()),
+ * never once per message.
  */
 struct shmr_hist {
 	alignas(64) _Atomic(uint64_t) count; /* messages recorded */
