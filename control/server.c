@@ -70,8 +70,13 @@
 #include "server.h"
 #include "server_internal.h"
 
-#define PACKETS_PER_WAKE 16
+#define PACKETS_PER_WAKE SHMR_CTL_ANSWERS_MAX
 static char answer[SHMR_PROTO_MAX];
+
+/* The server whose connection's answers are being held (answers.h):
+ * set by shmr_ctl_server_event() for its wake-up, NULL otherwise.  One
+ * thread serves the socket. */
+static struct shmr_ctl_server *holding;
 
 void shmr_ctl_server_init(struct shmr_ctl_server *srv,
 			  const struct shmr_ctl_server_deps *dep,
@@ -83,6 +88,28 @@ void shmr_ctl_server_init(struct shmr_ctl_server *srv,
 		srv->conns[i].fd = -1;
 	for (unsigned i = 0; i < SHMR_CTL_MAX_OWNERS; i++)
 		srv->owners[i].pidfd = -1;
+	shmr_ctl_answers_init(&srv->ans);
+}
+
+/* A management change's publication: at once, or, while answers are
+ * held, once for the whole wake-up, before they go out (release()). */
+static void publish_later(struct shmr_ctl_server *srv)
+{
+	if (holding == srv)
+		srv->publish_due = 1;
+	else
+		shmr_ctl_publish(srv->dep.d, srv->dep.m);
+}
+
+/* Publish what is due, then send the held answers: -1 when the peer did
+ * not take them (the connection is to be closed). */
+static int release(struct shmr_ctl_server *srv)
+{
+	if (srv->publish_due) {
+		srv->publish_due = 0;
+		shmr_ctl_publish(srv->dep.d, srv->dep.m);
+	}
+	return srv->ans.n ? shmr_ctl_answers_send(&srv->ans) : 0;
 }
 
 int shmr_ctl_server_watch(struct shmr_ctl_server *srv, pid_t pid, int pidfd)
@@ -268,6 +295,13 @@ static int send_answer_fds(int fd, const char *buf, size_t len,
 
 	if (nfds > SHMR_PROTO_FDS_MAX)
 		abort();
+	/* Held with the others when it can be; else after them. */
+	if (holding && fd == holding->ans.fd) {
+		if (nfds == 0 && shmr_ctl_answers_put(&holding->ans, fd, buf, len))
+			return 0;
+		if (release(holding) < 0)
+			return -1;
+	}
 	if (nfds > 0) {
 		struct cmsghdr *cm;
 
@@ -542,6 +576,11 @@ static int on_stopped_router(const struct shmr_ctl_server *srv,
 	return r && r->stopped;
 }
 
+#define MANAGE_VERBS                                                      \
+	(1ull << SHMR_REQ_ROUTEES | 1ull << SHMR_REQ_ROUTEE_ADD |          \
+	 1ull << SHMR_REQ_ROUTEE_REMOVE | 1ull << SHMR_REQ_POOL_ADJUST |   \
+	 1ull << SHMR_REQ_KILL | 1ull << SHMR_REQ_POISON)
+
 static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		  const char *pkt, size_t len)
 {
@@ -561,6 +600,12 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		return -1;
 	}
 	rc = shmr_ctl_req_parse(pkt, len, &req, &why);
+	/* Only management changes wait for the wake-up's one publication
+	 * (publish_later()); any other request sees them published. */
+	if (srv->publish_due && (rc < 0 || !(1ull << req.verb & MANAGE_VERBS))) {
+		srv->publish_due = 0;
+		shmr_ctl_publish(srv->dep.d, m);
+	}
 	if (rc < 0 && !on_stopped_router(srv, &req))
 		return shmr_ctl_srv_send_err(k->fd, rc, "%s", why);
 	/* A request completed: the idle clock starts again. */
@@ -787,7 +832,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 		rc = shmr_ctl_manage(srv->dep.pools, (unsigned)(r - m->routers),
 				     type_of[req.verb], req.route, req.delta,
 				     answer + 3, sizeof(answer) - 3);
-		shmr_ctl_publish(srv->dep.d, m);
+		publish_later(srv);
 		if (rc < 0 && req.route[0])
 			return send_code(k->fd, rc, "route %s/%s", req.name,
 					 req.route);
@@ -845,11 +890,16 @@ void shmr_ctl_server_event(struct shmr_ctl_server *srv, unsigned idx,
 {
 	char pkt[SHMR_CTL_REQ_MAX + 1];
 	struct shmr_ctl_conn *k;
+	int close_it = 0;
 
 	if (idx >= SHMR_CTL_MAX_CONNS || srv->conns[idx].fd < 0)
 		return;
 	k = &srv->conns[idx];
-	for (int i = 0;
+	/* The wake-up's answers are held and go out together, after one
+	 * publication of what its requests changed (answers.h). */
+	holding = srv;
+	srv->ans.fd = k->fd;
+	for (unsigned i = 0;
 	     i < PACKETS_PER_WAKE && !srv->dep.loop->stop_requested; i++) {
 		/* MSG_TRUNC: the packet's real length, to refuse (not
 		 * misread) an oversized one. */
@@ -861,8 +911,8 @@ void shmr_ctl_server_event(struct shmr_ctl_server *srv, unsigned idx,
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
-			conn_close(srv, idx);
-			return;
+			close_it = 1;
+			break;
 		}
 		if (n == 0) {
 			/* End of stream, or an empty packet: only the
@@ -872,28 +922,33 @@ void shmr_ctl_server_event(struct shmr_ctl_server *srv, unsigned idx,
 
 			if (poll(&pfd, 1, 0) != 0 &&
 			    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-				conn_close(srv, idx);
-				return;
+				close_it = 1;
+				break;
 			}
 			if (handle(srv, k, pkt, 0) < 0) {
-				conn_close(srv, idx);
-				return;
+				close_it = 1;
+				break;
 			}
 			continue;
 		}
 		if ((size_t)n > SHMR_CTL_REQ_MAX) {
 			if (shmr_ctl_srv_send_err(k->fd, SHMR_E_TOO_BIG, "%s",
 				     "request too long") < 0) {
-				conn_close(srv, idx);
-				return;
+				close_it = 1;
+				break;
 			}
 			continue;
 		}
 		if (handle(srv, k, pkt, (size_t)n) < 0) {
-			conn_close(srv, idx);
-			return;
+			close_it = 1;
+			break;
 		}
 	}
-	if ((ev & (EPOLLHUP | EPOLLERR)) && !(ev & EPOLLIN))
+	/* A peer that shut its side down still reads what it asked for. */
+	if (release(srv) < 0)
+		close_it = 1;
+	holding = NULL;
+	srv->ans.fd = -1;
+	if (close_it || ((ev & (EPOLLHUP | EPOLLERR)) && !(ev & EPOLLIN)))
 		conn_close(srv, idx);
 }

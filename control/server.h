@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "answers.h"
 #include "control_internal.h"
 #include "dlqfile.h"
 #include "domain.h"
@@ -90,6 +91,10 @@ struct shmr_ctl_server {
 	struct shmr_ctl_owner owners[SHMR_CTL_MAX_OWNERS];
 	char *mbuf; /* METRICS' text (metrics.h), grown as it needs */
 	size_t mcap;
+	/* A wake-up's answers, held until its one publication (answers.h),
+	 * and whether a management change waits for that publication. */
+	struct shmr_ctl_answers ans;
+	int publish_due;
 };
 
 /** No listener, no connection; serves requests on what @p dep points to. */
