@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +23,49 @@ void shmr_ctl_manage_init(struct shmr_ctl_pools *p, struct shmr_ctl_model *m,
 {
 	*p = (struct shmr_ctl_pools){ .m = m, .life = life, .d = d,
 				      .admin = admin };
+}
+
+/* The changes not logged one by one, in one line. */
+static void change_log_flush(struct shmr_ctl_pools *p)
+{
+	const uint64_t *h = p->log_held;
+
+	if (h[0] + h[1] + h[2])
+		shmr_ctl_log("%" PRIu64 " more routee change(s) in the second "
+			     "before, not logged one by one: AddRoutee %" PRIu64
+			     ", RemoveRoutee %" PRIu64 ", AdjustPoolSize %" PRIu64,
+			     h[0] + h[1] + h[2], h[0], h[1], h[2]);
+	memset(p->log_held, 0, sizeof(p->log_held));
+	p->log_flush_ms = 0;
+}
+
+/* A change's line (@p kind: 0 add, 1 remove, 2 adjust), or a count of it
+ * past SHMR_CTL_CHANGE_LOG_PER_S in a second: a script or a churn of
+ * thousands of changes a second must neither flood the journal nor pay a
+ * write(2) a change.  Each change is answered as usual. */
+__attribute__((format(printf, 3, 4)))
+static void change_log(struct shmr_ctl_pools *p, unsigned kind,
+		       const char *fmt, ...)
+{
+	uint64_t now = shmr_ctl_now_ms();
+	char line[256];
+	va_list ap;
+
+	if (now >= p->log_window_ms + 1000) {
+		change_log_flush(p);
+		p->log_window_ms = now;
+		p->log_n = 0;
+	}
+	if (p->log_n >= SHMR_CTL_CHANGE_LOG_PER_S) {
+		p->log_held[kind]++;
+		p->log_flush_ms = p->log_window_ms + 1000;
+		return;
+	}
+	p->log_n++;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	shmr_ctl_log("%s", line);
 }
 
 int shmr_ctl_manage(struct shmr_ctl_pools *p, unsigned r, uint32_t type,
@@ -40,12 +84,12 @@ int shmr_ctl_manage(struct shmr_ctl_pools *p, unsigned r, uint32_t type,
 	switch (type) {
 	case SHMR_TYPE_ADD_ROUTEE:
 		rc = shmr_ctl_routee_add(p->life, r, name);
-		shmr_ctl_log("router %s: AddRoutee %s: %s", rn, name,
+		change_log(p, 0, "router %s: AddRoutee %s: %s", rn, name,
 			     rc < 0 ? shmr_strerror(rc) : "ok");
 		return rc;
 	case SHMR_TYPE_REMOVE_ROUTEE:
 		rc = shmr_ctl_routee_remove(p->life, r, name);
-		shmr_ctl_log("router %s: RemoveRoutee %s: %s", rn, name,
+		change_log(p, 1, "router %s: RemoveRoutee %s: %s", rn, name,
 			     rc < 0 ? shmr_strerror(rc) : "ok");
 		return rc;
 	case SHMR_TYPE_ADJUST_POOL_SIZE:
@@ -54,7 +98,7 @@ int shmr_ctl_manage(struct shmr_ctl_pools *p, unsigned r, uint32_t type,
 		if (delta < -(int64_t)SHMR_MAX_ROUTES)
 			delta = -(int64_t)SHMR_MAX_ROUTES;
 		rc = shmr_ctl_pool_adjust(p->life, r, (int)delta);
-		shmr_ctl_log("router %s: AdjustPoolSize(%+" PRId64 "): %s%d",
+		change_log(p, 2, "router %s: AdjustPoolSize(%+" PRId64 "): %s%d",
 			     rn, delta, rc < 0 ? "" : "size ",
 			     rc < 0 ? 0 : rc);
 		if (rc >= 0)
@@ -267,11 +311,15 @@ void shmr_ctl_resize_start(struct shmr_ctl_pools *p, uint64_t seed)
 
 uint64_t shmr_ctl_resize_next_ms(const struct shmr_ctl_pools *p)
 {
-	return p->resize_at_ms;
+	uint64_t f = p->log_flush_ms, r = p->resize_at_ms;
+
+	return f && (!r || f < r) ? f : r;
 }
 
 void shmr_ctl_resize_due(struct shmr_ctl_pools *p, uint64_t now)
 {
+	if (p->log_flush_ms && p->log_flush_ms <= now)
+		change_log_flush(p);
 	if (p->resize_at_ms && p->resize_at_ms <= now)
 		shmr_ctl_resize_tick(p, now);
 }

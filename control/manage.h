@@ -27,7 +27,16 @@ struct shmr_ctl_pools {
 	/* The resizers' clock */
 	uint64_t resize_at_ms; /* next look of the pools' resizers; 0: none */
 	uint64_t rng_state;    /* the optimal resizer's random source */
+	/* Change lines (AddRoutee, RemoveRoutee, AdjustPoolSize): the first
+	 * SHMR_CTL_CHANGE_LOG_PER_S of a second logged, the rest counted
+	 * and summed up in one line when that second is over. */
+	uint64_t log_window_ms; /* when the current second began */
+	unsigned log_n;         /* change lines in it so far */
+	uint64_t log_held[3];   /* not logged: adds, removes, adjusts */
+	uint64_t log_flush_ms;  /* when to say so; 0: nothing held */
 };
+
+#define SHMR_CTL_CHANGE_LOG_PER_S 10u
 
 /** No resizer looks yet; works on what it is given. */
 void shmr_ctl_manage_init(struct shmr_ctl_pools *p, struct shmr_ctl_model *m,
@@ -70,9 +79,11 @@ int shmr_ctl_manage_kill(struct shmr_ctl_pools *p, int r,
 /** Start the clock: the first look is due at once (it finds out whether
  *  any pool has a resizer); @p seed is the random source's. */
 void shmr_ctl_resize_start(struct shmr_ctl_pools *p, uint64_t seed);
-/** When the resizers look next; 0: never (no resizer left). */
+/** When the resizers look next, or the change lines held back are to be
+ *  logged (whichever is first); 0: never (no resizer left, none held). */
 uint64_t shmr_ctl_resize_next_ms(const struct shmr_ctl_pools *p);
-/** The timer fired at @p now: look, if the next look is due. */
+/** The timer fired at @p now: log the held change lines' count and look,
+ *  each if due. */
 void shmr_ctl_resize_due(struct shmr_ctl_pools *p, uint64_t now);
 /** The pools' resizers look at their routees (every 100 ms while a pool
  *  has one): the default resizer every messages_per_resize messages

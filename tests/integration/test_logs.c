@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -355,6 +357,137 @@ static void test_quarantine_logged_once(void **state)
 	assert_null(strstr(text, "more like it"));
 }
 
+/* Parse "N more routee change(s) ... AddRoutee A, RemoveRoutee R,
+ * AdjustPoolSize P" lines of @p text; the sum of their N into *n, and
+ * each line's N must be A + R + P.  Returns how many there were. */
+static int held_lines(const char *text, long *n, long *adds, long *removes)
+{
+	static const char key[] = " more routee change(s) in the second before";
+	int lines = 0;
+
+	*n = *adds = *removes = 0;
+	for (const char *p = text; (p = strstr(p, key)); p++) {
+		const char *b = p;
+		long k, a, r, j;
+
+		while (b > text && b[-1] != ' ')
+			b--;
+		assert_int_equal(sscanf(b, "%ld more routee change(s) in the "
+					   "second before, not logged one by "
+					   "one: AddRoutee %ld, RemoveRoutee "
+					   "%ld, AdjustPoolSize %ld",
+					&k, &a, &r, &j),
+				 4);
+		assert_int_equal(k, a + r + j);
+		*n += k;
+		*adds += a;
+		*removes += r;
+		lines++;
+	}
+	return lines;
+}
+
+/*
+ * Fifty changes pipelined on one control connection (as a script or
+ * `shmr-perf churn` sends them): each is answered, in order (the five
+ * malformed ones with ERR where they stand), each valid one is applied
+ * (the group's routees at the end are what the sequence leaves), and the
+ * log says at most ten of them a second one by one and counts the rest
+ * in one line when the second is over: the 45 changes add up.
+ */
+static void test_change_lines_counted(void **state)
+{
+	enum { N = 50 };
+	static char req[N][64];
+	struct mmsghdr mm[N];
+	struct iovec iov[N];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct shmr_test_app app;
+	char log[] = "/tmp/shmr-test-logs-c-XXXXXX", text[65536], ans[4096];
+	int fd = mkstemp(log), saved = dup(2), sock, lines = 0, sent = 0;
+	long held, adds, removes;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0 && saved >= 0);
+	dup2(fd, 2);
+	assert_int_equal(shmr_test_app_start(
+				 &app, "changes",
+				 "routers = ( { name = \"g\"; behaviour = "
+				 "\"round-robin\";\n  routees = [ \"n.base\" ]; "
+				 "keep_when_empty = true; } );\n"),
+			 0);
+	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	assert_true(sock >= 0);
+	assert_true(strlen(app.sock) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, app.sock, strlen(app.sock) + 1);
+	assert_int_equal(connect(sock, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	for (int i = 0; i < N; i++) {
+		int n = i % 10 == 9
+				? snprintf(req[i], sizeof(req[i]),
+					   "ROUTEE_ADD g bad/name")
+				: snprintf(req[i], sizeof(req[i]), "%s g n.%d",
+					   i % 2 ? "ROUTEE_REMOVE"
+						 : "ROUTEE_ADD",
+					   i / 2);
+
+		iov[i] = (struct iovec){ req[i], (size_t)n };
+		mm[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i],
+						       .msg_iovlen = 1 } };
+	}
+	while (sent < N) {
+		int k = sendmmsg(sock, mm + sent, (unsigned)(N - sent), 0);
+
+		assert_true(k > 0);
+		sent += k;
+	}
+	for (int i = 0; i < N; i++) {
+		ssize_t n = recv(sock, ans, sizeof(ans) - 1, 0);
+
+		assert_true(n > 0);
+		ans[n] = '\0';
+		if (strncmp(ans, i % 10 == 9 ? "ERR" : "OK", i % 10 == 9 ? 3 : 2))
+			fail_msg("answer %d: \"%s\"", i, ans);
+	}
+	close(sock);
+	/* What stays: the configured routee and each n.K whose removal was
+	 * the malformed request. */
+	assert_int_equal(shmr_test_ctl(&app, "ROUTEES g", ans, sizeof(ans)), 0);
+	print_message("routees: %s\n", ans);
+	for (int k = 4; k < N / 2; k += 5) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "n.%d\n", k);
+		assert_non_null(strstr(ans, name));
+	}
+	assert_null(strstr(ans, "n.0\n"));
+	assert_null(strstr(ans, "n.3\n"));
+	/* The count is logged once its second is over. */
+	usleep(1500 * 1000);
+	assert_int_equal(shmr_test_app_stop(&app), 0);
+	dup2(saved, 2);
+	close(saved);
+
+	f = fdopen(fd, "r");
+	assert_non_null(f);
+	rewind(f);
+	len = fread(text, 1, sizeof(text) - 1, f);
+	text[len] = '\0';
+	fclose(f);
+	unlink(log);
+	print_message("--- log ---\n%s-----------\n", text);
+	for (const char *p = text; (p = strstr(p, "router g: ")); p++)
+		if (strncmp(p + 10, "AddRoutee ", 10) == 0 ||
+		    strncmp(p + 10, "RemoveRoutee ", 13) == 0)
+			lines++;
+	assert_true(held_lines(text, &held, &adds, &removes) >= 1);
+	/* 25 adds and 20 removes were valid; ten a second are logged. */
+	assert_int_equal(lines + held, 45);
+	assert_true(lines >= 10);
+	assert_true(adds <= 25 && removes <= 20 && adds + removes == held);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_bad_level),
 		cmocka_unit_test(test_quarantine_logged_once),
+		cmocka_unit_test(test_change_lines_counted),
 	};
 
 	/* The daemons' orphans, if any, come back to us. */
