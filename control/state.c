@@ -140,8 +140,12 @@ int shmr_ctl_state_save(struct shmr_ctl_state_file *f,
 	fprintf(o, "shmr-control-state %u\n", SHMR_CTL_STATE_VERSION);
 	fprintf(o, "domain");
 	put_str(o, m->cfg->domain);
+	/* Ours never changes: read once, not at every save (a churn of
+	 * changes saves thousands of times a second). */
+	if (!f->self_start)
+		f->self_start = shmr_ctl_proc_start(getpid());
 	fprintf(o, "\ncontrol %d %" PRIu64 "\n", (int)getpid(),
-		shmr_ctl_proc_start(getpid()));
+		f->self_start);
 	fprintf(o, "dataplane %d %" PRIu64 " %d %d %" PRIu64 "\n",
 		(int)sp->dp.pid, sp->dp.start, sp->dp_fd, sp->dp_lanes_fd,
 		size);

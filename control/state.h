@@ -56,6 +56,7 @@ struct shmr_ctl_state {
 struct shmr_ctl_state_file {
 	char path[PATH_MAX];
 	uint64_t written; /* spec version last written, 0: none */
+	uint64_t self_start; /* this process's start time, read once; 0: not yet */
 	/* Start times of client owners, read once per endpoint. */
 	struct shmr_ctl_state_client seen[SHMR_MAX_ENDPOINTS];
 };
