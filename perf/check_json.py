@@ -345,23 +345,25 @@ def pairs(runs, sums):
 
 
 def churn_pairs(n, s, runs):
-    """churn's dip: the median of churn / quiet phase by phase, per pair;
-    dip_percent = (1 - that) x 100."""
+    """churn's dips: the median of churn / quiet and of bare / quiet,
+    phase by phase, per rep; dip_percent = (1 - the first) x 100,
+    bare_dip_percent = (1 - the second) x 100."""
     ph = {(r.get("rep"), r.get("run")): r for r in runs}
-    v = [ph[(i, "churn")]["msgs_per_s"] / ph[(i, "quiet")]["msgs_per_s"]
-         for i in range(1, s.get("reps", 0) + 1)
-         if (i, "churn") in ph and (i, "quiet") in ph]
-    if len(v) != s.get("reps") or len(v) != s.get("throughput_vs_quiet_pairs"):
-        bad(n, "%r pairs, %d pairs of phases ran" %
-            (s.get("throughput_vs_quiet_pairs"), len(v)))
-        return
-    want = statistics.median(v)
-    if abs(s.get("throughput_vs_quiet", -1) - want) > 1e-6:
-        bad(n, "throughput_vs_quiet %r, the pairs' median is %r" %
-            (s.get("throughput_vs_quiet"), want))
-    if abs(s.get("dip_percent", -1) - (1 - want) * 100) > 1e-4:
-        bad(n, "dip_percent %r, not (1 - %r) x 100" %
-            (s.get("dip_percent"), want))
+    for kind, key, dip in (("churn", "throughput_vs_quiet", "dip_percent"),
+                           ("bare", "bare_throughput_vs_quiet",
+                            "bare_dip_percent")):
+        v = [ph[(i, kind)]["msgs_per_s"] / ph[(i, "quiet")]["msgs_per_s"]
+             for i in range(1, s.get("reps", 0) + 1)
+             if (i, kind) in ph and (i, "quiet") in ph]
+        if len(v) != s.get("reps") or len(v) != s.get(key + "_pairs"):
+            bad(n, "%r %s pairs, %d pairs of phases ran" %
+                (s.get(key + "_pairs"), kind, len(v)))
+            continue
+        want = statistics.median(v)
+        if abs(s.get(key, -1) - want) > 1e-6:
+            bad(n, "%s %r, the pairs' median is %r" % (key, s.get(key), want))
+        if abs(s.get(dip, -1) - (1 - want) * 100) > 1e-4:
+            bad(n, "%s %r, not (1 - %r) x 100" % (dip, s.get(dip), want))
 
 
 def check(mode, lines, want_args=()):
@@ -462,8 +464,8 @@ def check(mode, lines, want_args=()):
                           "restart_p99_us", "restart_max_us"], is_int,
                  "an integer")
         elif kind == "run" and mode == "churn":
-            need(n, rec, ["run"], lambda v: v in ("quiet", "churn"),
-                 "'quiet' or 'churn'")
+            need(n, rec, ["run"], lambda v: v in ("quiet", "churn", "bare"),
+                 "'quiet', 'churn' or 'bare'")
             need(n, rec, SETUP + ROUTER + ["rep", "rate_asked", "phase_ms",
                                            "pushed", "changes_applied"],
                  is_int, "an integer")
@@ -476,16 +478,17 @@ def check(mode, lines, want_args=()):
                                            "changes_refused", "goal_rate"] +
                  COUNTS, is_int, "an integer")
             # A dip may be negative: churn phases faster than quiet ones.
-            if not is_num(rec.get("dip_percent")):
-                bad(n, "dip_percent is %r, not a number" %
-                    rec.get("dip_percent"))
-            need(n, rec, ["changes_per_s_applied",
+            for k in ("dip_percent", "bare_dip_percent"):
+                if not is_num(rec.get(k)):
+                    bad(n, "%s is %r, not a number" % (k, rec.get(k)))
+            need(n, rec, ["changes_per_s_applied", "bare_changes_per_s",
                           "dip_goal_percent", "quiet_msgs_per_s",
-                          "churn_msgs_per_s"], is_num,
+                          "churn_msgs_per_s", "bare_msgs_per_s"], is_num,
                  "a number")
             need(n, rec, ["goal_met", "ok"], lambda v: isinstance(v, bool),
                  "a boolean")
             ratio(n, rec, "throughput_vs_quiet")
+            ratio(n, rec, "bare_throughput_vs_quiet")
             if rec.get("ok") is not True or rec.get("lost") != 0 or \
                     rec.get("gaps") != 0 or rec.get("reordered") != 0 or \
                     rec.get("sent") != rec.get("received"):

@@ -9,23 +9,28 @@
  * keys go up by exactly the number of routes: a lost, duplicated or
  * misrouted message shows as a gap or a reorder there).
  *
- * The stream runs in phases of --phase-ms, quiet and churn in turn, --reps
- * pairs (the order flips every pair, so a drift in the machine's load
- * counts against neither).  In a churn phase a second process, the
+ * The stream runs in phases of --phase-ms, three kinds in turn, --reps
+ * times (the order turns by one every rep, so a drift in the machine's
+ * load counts against none): quiet; churn, where a second process, the
  * changer (forked before we pin), sends the control socket
  * ROUTEE_ADD churn churn.<k> and ROUTEE_REMOVE churn churn.<k> in turn,
- * paced to N a second, with up to WINDOW requests in flight; each is one
- * change of the domain's routing table, published as a new spec, and
- * rebuilt by the dataplane as any other route change (a route added or
- * removed, a type map changed) is.  A change counts as applied when its
- * "OK" answer is in.
+ * paced to N a second, with up to WINDOW requests in flight (each batch
+ * that is due in one sendmmsg(2), the answers read with recvmmsg(2)); and
+ * bare, the same requests to a bare echo that answers each "OK" and does
+ * nothing else (bare_echo(), forked before we pin, as the control plane
+ * is not pinned either).  Each change is one change of the domain's
+ * routing table, published as a new spec, and rebuilt by the dataplane
+ * as any other route change (a route added or removed, a type map
+ * changed) is.  A change counts as applied when its "OK" answer is in.
  *
  * The figures: each phase's throughput is what the client got into its
  * lane over the phase (the lane holds --lane slots, nothing next to a
- * phase's millions), and the dip is 1 minus the median of the per-pair
+ * phase's millions), and the dip is 1 minus the median of the per-rep
  * ratios churn / quiet (perf_ratio_pairs(): each churn phase against the
- * quiet phase next to it).  The applied rate is every answered change
- * over the churn phases' time.  The goal (a dip of at most 5 % at 100,000
+ * quiet phase of its rep); the bare dip the same for bare / quiet: what
+ * taking and answering the requests costs the stream on this machine
+ * with no control plane work at all, the floor of the churn dip.  The
+ * applied rate is every answered change over the churn phases' time.  The goal (a dip of at most 5 % at 100,000
  * changes a second) is printed as PASS or BELOW, never enforced; the
  * sinks' tallies are: any message lost or misrouted fails the run.
  *
@@ -61,6 +66,7 @@
 #define NAMES 16u        /* churn.0 .. churn.15, added and removed */
 #define GOAL_RATE 100000 /* changes a second */
 #define GOAL_DIP 5.0     /* per cent */
+#define SHMR_CTL_REQ_BYTES 512 /* a request, at most (control/request.h) */
 
 /* Shared between the client and the changer (MAP_SHARED). */
 struct churn_shared {
@@ -71,7 +77,7 @@ struct churn_shared {
 	char err[160];       /* the first ERR answer */
 };
 
-enum { CHURN_QUIET, CHURN_ON, CHURN_EXIT };
+enum { CHURN_QUIET, CHURN_ON, CHURN_BARE, CHURN_EXIT };
 
 static int ctl_connect(const char *path)
 {
@@ -102,50 +108,125 @@ static int ctl_reopen(int fd, const char *path)
 	return ctl_connect(path);
 }
 
-/* Read the answers that are in (all of them with @p wait); returns how
- * many, or -1 when the connection is gone. */
+/* Read the answers that are in (at least one with @p wait), as few
+ * recvmmsg(2) calls as it takes; returns how many, or -1 when the
+ * connection is gone. */
 static int answers(int fd, struct churn_shared *sh, int wait)
 {
-	char buf[512];
+	static char buf[WINDOW][128];
+	struct mmsghdr mm[WINDOW];
+	struct iovec iov[WINDOW];
 	int got = 0;
 
 	for (;;) {
-		ssize_t n = recv(fd, buf, sizeof(buf) - 1,
-				 wait ? 0 : MSG_DONTWAIT);
+		int n;
 
+		for (unsigned i = 0; i < WINDOW; i++) {
+			iov[i] = (struct iovec){ buf[i], sizeof(buf[i]) - 1 };
+			mm[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i],
+							       .msg_iovlen = 1 } };
+		}
+		n = recvmmsg(fd, mm, WINDOW,
+			     wait && !got ? MSG_WAITFORONE : MSG_DONTWAIT,
+			     NULL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return got;
 		if (n <= 0)
 			return -1;
-		buf[n] = '\0';
-		if (strncmp(buf, "OK", 2) == 0) {
-			atomic_fetch_add_explicit(&sh->applied, 1,
-						  memory_order_relaxed);
-		} else {
-			if (atomic_fetch_add_explicit(&sh->failed, 1,
-						      memory_order_relaxed) ==
-			    0)
+		for (int i = 0; i < n; i++) {
+			char *b = buf[i];
+
+			if (mm[i].msg_len == 0)
+				return -1;
+			b[mm[i].msg_len] = '\0';
+			if (strncmp(b, "OK", 2) == 0) {
+				atomic_fetch_add_explicit(&sh->applied, 1,
+							  memory_order_relaxed);
+			} else if (atomic_fetch_add_explicit(
+					   &sh->failed, 1,
+					   memory_order_relaxed) == 0) {
 				snprintf(sh->err, sizeof(sh->err), "%.*s",
-					 (int)strcspn(buf, "\n"), buf);
+					 (int)strcspn(b, "\n"), b);
+			}
 		}
-		got++;
-		if (wait)
+		got += n;
+		if (n < (int)WINDOW)
 			return got;
 	}
 }
 
-/*
- * The changer: while the phase is CHURN_ON, keep the number of changes
- * sent at rate x the time spent in churn phases so far (no catching up on
- * a quiet phase's time), at most WINDOW unanswered.
- */
-static int changer(const char *sock, struct churn_shared *sh, unsigned rate)
+/* The bare echo: answers every request on @p fd with "OK" and does
+ * nothing else, reading and answering as many at once as are in (one
+ * recvmmsg(2) and one sendmmsg(2) a wake-up).  What a change costs the
+ * machine when no control plane works on it: the floor of any that takes
+ * its changes on a socket.  Returns when the changer's end is closed. */
+static int bare_echo(int fd)
 {
-	uint64_t sent = 0, answered = 0, on_ns = 0, since = 0;
+	static char buf[WINDOW][SHMR_CTL_REQ_BYTES];
+	struct mmsghdr in[WINDOW], out[WINDOW];
+	struct iovec iov[WINDOW], ok = { (void *)"OK", 2 };
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (;;) {
+		int n;
+
+		for (unsigned i = 0; i < WINDOW; i++) {
+			iov[i] = (struct iovec){ buf[i], sizeof(buf[i]) };
+			in[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i],
+							       .msg_iovlen = 1 } };
+			out[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &ok,
+								.msg_iovlen = 1 } };
+		}
+		n = recvmmsg(fd, in, WINDOW, MSG_WAITFORONE, NULL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || in[0].msg_len == 0)
+			return 0;
+		for (int done = 0; done < n;) {
+			int k = sendmmsg(fd, out + done, (unsigned)(n - done),
+					 MSG_NOSIGNAL);
+
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				return 0;
+			done += k;
+		}
+	}
+}
+
+/* Wait for every answer in flight on @p fd.  0, or -1: connection gone. */
+static int drain(int fd, struct churn_shared *sh, uint64_t sent,
+		 uint64_t *answered)
+{
+	while (*answered < sent) {
+		int n = answers(fd, sh, 1);
+
+		if (n < 0)
+			return -1;
+		*answered += (uint64_t)n;
+	}
+	return 0;
+}
+
+/*
+ * The changer: while the phase is CHURN_ON (to the control plane) or
+ * CHURN_BARE (to the bare echo), keep the number of changes sent in the
+ * phase at rate x the time since it began (no catching up on another
+ * phase's shortfall), at most WINDOW unanswered, each batch of due
+ * requests in one sendmmsg(2).
+ */
+static int changer(const char *sock, int bare_fd, struct churn_shared *sh,
+		   unsigned rate)
+{
+	static char req[WINDOW][64];
+	struct mmsghdr mm[WINDOW];
+	struct iovec iov[WINDOW];
+	uint64_t sent = 0, answered = 0, since = 0, sent0 = 0;
 	unsigned k = 0;
-	int fd = ctl_connect(sock);
+	int fd = ctl_connect(sock), cur = -1;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (fd < 0) {
@@ -155,81 +236,85 @@ static int changer(const char *sock, struct churn_shared *sh, unsigned rate)
 	for (;;) {
 		int phase = atomic_load_explicit(&sh->phase,
 						 memory_order_acquire);
+		int use = phase == CHURN_ON ? fd
+			  : phase == CHURN_BARE ? bare_fd : -1;
 		uint64_t now = perf_now_ns(), due;
 		int n;
 
 		if (phase == CHURN_EXIT)
 			break;
-		if (phase != CHURN_ON) {
-			if (since)
-				on_ns += now - since;
-			since = 0;
-			/* Drain what is in flight, then wait for the next. */
-			while (answered < sent) {
-				n = answers(fd, sh, 1);
-				if (n < 0)
-					goto gone;
-				answered += (uint64_t)n;
-			}
+		/* What went to the other side is answered first. */
+		if (use != cur && cur >= 0 && drain(cur, sh, sent, &answered) < 0)
+			goto gone;
+		if (use != cur) {
+			/* A phase begins: its own schedule. */
+			since = now;
+			sent0 = sent;
+		}
+		cur = use;
+		if (use < 0) {
 			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 			continue;
 		}
-		if (!since)
-			since = now;
-		due = (uint64_t)((double)(on_ns + now - since) * rate / 1e9);
-		while (sent < due && sent - answered < WINDOW) {
-			char req[64];
-			unsigned name = k / 2 % NAMES;
+		due = sent0 + (uint64_t)((double)(now - since) * rate / 1e9);
+		if (sent < due && sent - answered < WINDOW) {
+			uint64_t room = WINDOW - (sent - answered);
+			unsigned nb = (unsigned)(due - sent < room ? due - sent
+								  : room);
 
-			snprintf(req, sizeof(req), "%s churn churn.%u",
-				 k % 2 ? "ROUTEE_REMOVE" : "ROUTEE_ADD", name);
-			if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0) {
+			for (unsigned i = 0; i < nb; i++) {
+				unsigned name = (k + i) / 2 % NAMES;
+				int len = snprintf(req[i], sizeof(req[i]),
+						   "%s churn churn.%u",
+						   (k + i) % 2 ? "ROUTEE_REMOVE"
+							       : "ROUTEE_ADD",
+						   name);
+
+				iov[i] = (struct iovec){ req[i], (size_t)len };
+				mm[i] = (struct mmsghdr){
+					.msg_hdr = { .msg_iov = &iov[i],
+						     .msg_iovlen = 1 } };
+			}
+			n = sendmmsg(use, mm, nb, MSG_NOSIGNAL);
+			if (n < 0) {
 				if (errno == EINTR)
 					continue;
 				/* Closed for being idle (idle_timeout_ms):
 				 * nothing was lost with it. */
-				if (sent == answered &&
-				    (fd = ctl_reopen(fd, sock)) >= 0)
+				if (use == fd && sent == answered &&
+				    (fd = ctl_reopen(fd, sock)) >= 0) {
+					cur = -1;
 					continue;
+				}
 				goto gone;
 			}
-			k++;
-			sent++;
+			k += (unsigned)n;
+			sent += (uint64_t)n;
+			continue;
 		}
 		if (sent == answered) {
 			/* Nothing in flight, nothing due: sleep until the
 			 * next change is (at most 1 ms), never spin: the
 			 * changer's own cpu time must not be the dip. */
-			uint64_t next = rate ? (uint64_t)((double)(sent + 1) *
+			uint64_t next = rate ? (uint64_t)((double)(sent - sent0 +
+								   1) *
 							  1e9 / rate)
 					     : UINT64_MAX;
-			uint64_t at = on_ns + now - since, nap = 1000000;
+			uint64_t at = now - since, nap = 1000000;
 
 			if (next > at && next - at < nap)
 				nap = next - at;
-			if (sent >= due)
-				nanosleep(&(struct timespec){ 0, (long)nap },
-					  NULL);
+			nanosleep(&(struct timespec){ 0, (long)nap }, NULL);
 			continue;
 		}
-		/* Wait (blocked) for one answer, then take what else is in. */
-		n = answers(fd, sh, 1);
-		if (n >= 0) {
-			int more = answers(fd, sh, 0);
-
-			n = more < 0 ? -1 : n + more;
-		}
+		/* Wait (blocked) for answers, as many as are in. */
+		n = answers(use, sh, 1);
 		if (n < 0)
 			goto gone;
 		answered += (uint64_t)n;
 	}
-	while (answered < sent) {
-		int n = answers(fd, sh, 1);
-
-		if (n < 0)
-			goto gone;
-		answered += (uint64_t)n;
-	}
+	if (cur >= 0 && drain(cur, sh, sent, &answered) < 0)
+		goto gone;
 	close(fd);
 	return 0;
 gone:
@@ -292,37 +377,46 @@ static void json_phase(const struct perf_opts *o, unsigned rep,
 	perf_json_emit(j);
 }
 
-/* The phases, pair by pair; fills quiet[], busy[] (msgs/s) and the
- * churn phases' changes and time.  0 or -1. */
+/* What one kind of phase came to: msgs/s per rep, and over its phases
+ * the changes answered and the time. */
+struct churn_kind {
+	double *rate;
+	uint64_t changes, ns;
+};
+
+/* The phases, three a rep (quiet, churn to the control plane, churn to
+ * the bare echo; the order turns by one every rep, so a drift in the
+ * machine's load counts against none); fills k[CHURN_QUIET],
+ * k[CHURN_ON] and k[CHURN_BARE].  0 or -1. */
 static int phases(struct shmr_endpoint *ep, struct shmr_pid router,
 		  const struct perf_opts *o, struct churn_shared *sh,
-		  double *quiet, double *busy, uint64_t *seq,
-		  uint64_t *changes, uint64_t *on_ns)
+		  struct churn_kind *k, uint64_t *seq)
 {
+	static const char *const name[] = { [CHURN_QUIET] = "quiet",
+					     [CHURN_ON] = "churn",
+					     [CHURN_BARE] = "bare" };
 	struct shmr_out *out = calloc(o->burst, sizeof(*out));
 	uint64_t *keys = calloc(o->burst, sizeof(*keys));
 	int ret = -1;
 
 	if (!out || !keys)
 		goto done;
-	for (unsigned k = 0; k < o->burst; k++) {
-		out[k].to = router;
-		out[k].data = &keys[k];
-		out[k].len = sizeof(keys[k]);
-		out[k].type = 1;
+	for (unsigned j = 0; j < o->burst; j++) {
+		out[j].to = router;
+		out[j].data = &keys[j];
+		out[j].len = sizeof(keys[j]);
+		out[j].type = 1;
 	}
 	printf("%-4s %-6s %9s %10s %12s\n", "rep", "phase", "M msg/s",
 	       "pushed", "changes/s");
 	for (unsigned i = 0; i < o->reps; i++) {
-		for (unsigned h = 0; h < 2; h++) {
-			/* quiet first in even pairs, churn first in odd */
-			int on = (h ^ (i & 1)) != 0;
+		for (unsigned h = 0; h < 3; h++) {
+			int kind = (int)((h + i) % 3); /* CHURN_QUIET..BARE */
 			uint64_t pushed, ns, a0, a1;
 			char rep[16];
 
 			a0 = atomic_load(&sh->applied);
-			atomic_store_explicit(&sh->phase,
-					      on ? CHURN_ON : CHURN_QUIET,
+			atomic_store_explicit(&sh->phase, kind,
 					      memory_order_release);
 			if (stream(ep, router, o, out, keys, seq, o->phase_ms,
 				   &pushed, &ns) < 0)
@@ -330,22 +424,18 @@ static int phases(struct shmr_endpoint *ep, struct shmr_pid router,
 			a1 = atomic_load(&sh->applied);
 			atomic_store_explicit(&sh->phase, CHURN_QUIET,
 					      memory_order_release);
-			(on ? busy : quiet)[i] = (double)pushed * 1e9 / ns;
-			if (on) {
-				*changes += a1 - a0;
-				*on_ns += ns;
-			}
+			k[kind].rate[i] = (double)pushed * 1e9 / ns;
+			k[kind].changes += a1 - a0;
+			k[kind].ns += ns;
 			snprintf(rep, sizeof(rep), "%u", i + 1);
 			printf("%-4s %-6s %9.2f %10llu %12.0f\n", rep,
-			       on ? "churn" : "quiet",
-			       (double)pushed * 1e3 / ns,
+			       name[kind], (double)pushed * 1e3 / ns,
 			       (unsigned long long)pushed,
 			       (double)(a1 - a0) * 1e9 / ns);
-			json_phase(o, i + 1, on ? "churn" : "quiet", pushed, ns,
-				   a1 - a0);
+			json_phase(o, i + 1, name[kind], pushed, ns, a1 - a0);
 			if (atomic_load(&sh->gone)) {
 				fprintf(stderr, "shmr-perf churn: the changer "
-						"lost the control socket\n");
+						"lost its socket\n");
 				goto done;
 			}
 		}
@@ -357,31 +447,49 @@ done:
 	return ret;
 }
 
+static double per_s(const struct churn_kind *k)
+{
+	return k->ns ? (double)k->changes * 1e9 / (double)k->ns : 0;
+}
+
 static void summary(const struct perf_opts *o, const struct perf_ratio *t,
-		    const double *quiet, const double *busy, double applied,
+		    const struct perf_ratio *tb, const struct churn_kind *k,
 		    uint64_t failed, const char *err,
 		    const struct perf_result *r)
 {
 	double dip = t->pairs ? (1 - t->median) * 100 : 0;
+	double bdip = tb->pairs ? (1 - tb->median) * 100 : 0;
+	double applied = per_s(&k[CHURN_ON]), echoed = per_s(&k[CHURN_BARE]);
 	int met = o->rate >= GOAL_RATE && applied >= 0.95 * o->rate &&
 		  dip <= GOAL_DIP;
 	struct json_object *j = perf_json_record("churn", "summary");
 
-	printf("median: quiet %.2f M msg/s, churn %.2f M msg/s\n",
-	       perf_median(quiet, o->reps) / 1e6,
-	       perf_median(busy, o->reps) / 1e6);
+	printf("median: quiet %.2f M msg/s, churn %.2f M msg/s, bare %.2f M "
+	       "msg/s\n",
+	       perf_median(k[CHURN_QUIET].rate, o->reps) / 1e6,
+	       perf_median(k[CHURN_ON].rate, o->reps) / 1e6,
+	       perf_median(k[CHURN_BARE].rate, o->reps) / 1e6);
 	perf_ratio_print("throughput churn / quiet", t);
 	printf("\n");
-	if (perf_ratio_warn(t))
-		printf("warning: the %u pairs spread %.1f %% (over %.0f %%): "
-		       "the machine was busy (uptime); run again with more "
-		       "--reps before trusting the dip\n",
-		       t->pairs, t->spread * 100,
+	perf_ratio_print("throughput bare / quiet", tb);
+	printf("\n");
+	if (perf_ratio_warn(t) || perf_ratio_warn(tb))
+		printf("warning: the %u pairs spread %.1f %% and %.1f %% "
+		       "(over %.0f %%): the machine was busy (uptime); run "
+		       "again with more --reps before trusting the dip\n",
+		       t->pairs, t->spread * 100, tb->spread * 100,
 		       PERF_RATIO_SPREAD_WARN * 100);
+	printf("bare: %.0f changes/s answered by an echo that does no work, "
+	       "throughput dip %.1f %%\n", echoed, bdip);
 	printf("churn: %.0f changes/s applied, throughput dip %.1f %%\n",
 	       applied, dip);
 	printf("goal (dip <= %.0f %% at %d changes/s, asked %u/s): %s\n",
 	       GOAL_DIP, GOAL_RATE, o->rate, met ? "PASS" : "BELOW");
+	if (o->rate >= GOAL_RATE && bdip > GOAL_DIP)
+		printf("note: the bare echo alone dips the stream %.1f %% at "
+		       "this rate here: no control plane that takes its "
+		       "changes on a socket meets the goal on this machine "
+		       "(its cores all run the stream)\n", bdip);
 	if (applied < 0.95 * o->rate)
 		printf("note: the control plane applied %.0f of the %u "
 		       "changes/s asked\n", applied, o->rate);
@@ -402,29 +510,38 @@ static void summary(const struct perf_opts *o, const struct perf_ratio *t,
 	perf_json_u64(j, "changes_refused", failed);
 	perf_json_ratio(j, "throughput_vs_quiet", t);
 	perf_json_num(j, "dip_percent", dip);
+	perf_json_num(j, "bare_changes_per_s", echoed);
+	perf_json_ratio(j, "bare_throughput_vs_quiet", tb);
+	perf_json_num(j, "bare_dip_percent", bdip);
 	perf_json_num(j, "dip_goal_percent", GOAL_DIP);
 	perf_json_u64(j, "goal_rate", GOAL_RATE);
 	perf_json_bool(j, "goal_met", met);
-	perf_json_num(j, "quiet_msgs_per_s", perf_median(quiet, o->reps));
-	perf_json_num(j, "churn_msgs_per_s", perf_median(busy, o->reps));
+	perf_json_num(j, "quiet_msgs_per_s",
+		      perf_median(k[CHURN_QUIET].rate, o->reps));
+	perf_json_num(j, "churn_msgs_per_s",
+		      perf_median(k[CHURN_ON].rate, o->reps));
+	perf_json_num(j, "bare_msgs_per_s",
+		      perf_median(k[CHURN_BARE].rate, o->reps));
 	perf_json_counts(j, r);
 	perf_json_emit(j);
 }
 
 int perf_churn_main(const struct perf_opts *o)
 {
-	static double quiet[PERF_REPS_MAX], busy[PERF_REPS_MAX];
+	static double rates[3][PERF_REPS_MAX];
+	struct churn_kind k[3] = { { rates[0], 0, 0 }, { rates[1], 0, 0 },
+				   { rates[2], 0, 0 } };
 	struct shmr_domain *d = NULL;
 	struct shmr_endpoint *ep = NULL;
 	struct churn_shared *sh;
 	struct shmr_pid router;
 	struct perf_result r;
-	struct perf_ratio t;
+	struct perf_ratio t, tb;
 	struct perf_ans ans;
 	struct perf_app a;
-	uint64_t seq = 0, changes = 0, on_ns = 0;
-	pid_t ch = -1;
-	int rc, ret = PERF_EXIT_FAIL;
+	uint64_t seq = 0;
+	pid_t ch = -1, echo = -1;
+	int rc, ret = PERF_EXIT_FAIL, sv[2] = { -1, -1 };
 
 	memset(&r, 0, sizeof(r));
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
@@ -436,7 +553,8 @@ int perf_churn_main(const struct perf_opts *o)
 	printf("shmr-perf churn: %u route changes/s asked (AddRoutee/"
 	       "RemoveRoutee of group \"churn\" on the control socket, up "
 	       "to %u in flight); stream: slot %u B, burst %u, %u hash "
-	       "route%s, %s poll, %u lcore%s; %u pairs of %u ms phases; "
+	       "route%s, %s poll, %u lcore%s; %u reps of three %u ms phases "
+	       "(quiet, churn, bare); "
 	       "cpus: client %d, dataplane %d, sinks %d\n",
 	       o->rate, WINDOW, o->slot, o->burst, o->routes,
 	       o->routes == 1 ? "" : "s", o->poll_busy ? "busy" : "adaptive",
@@ -448,13 +566,27 @@ int perf_churn_main(const struct perf_opts *o)
 		return rc == -PERF_EXIT_SKIP ? PERF_EXIT_SKIP : PERF_EXIT_FAIL;
 	}
 	fflush(NULL);
-	ch = fork();
-	if (ch == 0)
-		_exit(changer(a.sock, sh, o->rate));
-	if (ch < 0) {
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		perror("shmr-perf churn: socketpair");
+		goto out;
+	}
+	echo = fork();
+	if (echo == 0) {
+		close(sv[0]);
+		_exit(bare_echo(sv[1]));
+	}
+	ch = echo < 0 ? -1 : fork();
+	if (ch == 0) {
+		close(sv[1]);
+		_exit(changer(a.sock, sv[0], sh, o->rate));
+	}
+	if (echo < 0 || ch < 0) {
 		perror("shmr-perf churn: fork");
 		goto out;
 	}
+	close(sv[0]);
+	close(sv[1]);
+	sv[0] = sv[1] = -1;
 	if (perf_app_client(&a, o, "churn", &d, &ep, &router) < 0)
 		goto out;
 	/* Each sink resets its tally of us and proves it is up. */
@@ -469,17 +601,18 @@ int perf_churn_main(const struct perf_opts *o)
 			goto out;
 		}
 	}
-	if (phases(ep, router, o, sh, quiet, busy, &seq, &changes, &on_ns) < 0)
+	if (phases(ep, router, o, sh, k, &seq) < 0)
 		goto out;
 	/* Every sink's tally of the whole run against what we sent it. */
 	r.sent = seq;
 	if (perf_sink_collect(ep, router, o->routes, seq, &r, NULL) < 0)
 		goto out;
-	perf_ratio_pairs(busy, quiet, o->reps, &t);
-	summary(o, &t, quiet, busy, on_ns ? (double)changes * 1e9 / on_ns : 0,
-		atomic_load(&sh->failed), sh->err, &r);
+	perf_ratio_pairs(k[CHURN_ON].rate, k[CHURN_QUIET].rate, o->reps, &t);
+	perf_ratio_pairs(k[CHURN_BARE].rate, k[CHURN_QUIET].rate, o->reps,
+			 &tb);
+	summary(o, &t, &tb, k, atomic_load(&sh->failed), sh->err, &r);
 	ret = perf_result_ok(&r) ? PERF_EXIT_OK : PERF_EXIT_FAIL;
-	if (o->rate && changes == 0) {
+	if (o->rate && k[CHURN_ON].changes == 0) {
 		printf("shmr-perf churn: no change was applied\n");
 		ret = PERF_EXIT_FAIL;
 	}
@@ -490,6 +623,16 @@ out:
 		atomic_store_explicit(&sh->phase, CHURN_EXIT,
 				      memory_order_release);
 		waitpid(ch, &status, 0);
+	}
+	if (sv[0] >= 0) {
+		close(sv[0]);
+		close(sv[1]);
+	}
+	if (echo > 0) {
+		int status;
+
+		/* Its end of the pair closed with the changer: it returns. */
+		waitpid(echo, &status, 0);
 	}
 	perf_app_end(&a, o, d, ep);
 	munmap(sh, sizeof(*sh));

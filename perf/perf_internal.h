@@ -52,7 +52,7 @@ struct perf_opts {
 	int wait_idle;        /* compare: wait for a quiet machine each run */
 	int churn;            /* churn mode: the appliance has group "churn" */
 	unsigned rate;        /* churn: route changes asked per second */
-	unsigned phase_ms;    /* churn: length of each quiet/churn phase */
+	unsigned phase_ms;    /* churn: length of each quiet, churn or bare phase */
 	int verbose;
 	size_t size;          /* large: payload bytes (--size) */
 	const char *arena;    /* router: the domain's arena classes line */
