@@ -133,7 +133,12 @@
 #define SHMR_MIN_ENDPOINTS 16u
 #define SHMR_ENDPOINTS_DEFAULT 1024u
 #define SHMR_MAX_LCORES 32u /* the most routing lcores */
+/* Routers of a domain: the configuration's max_routers (the header's),
+ * these are the most and least it may ask.  The spec has max_routers
+ * routers, the daemons' tables as many: nothing is sized by the most. */
 #define SHMR_MAX_ROUTERS 8u
+#define SHMR_MIN_ROUTERS 1u
+#define SHMR_ROUTERS_DEFAULT 8u
 /* Routes per router (and routee names per routing logic): the
  * configuration's max_routes, these are the most it may ask.  The spec
  * has room for SHMR_MAX_ROUTES in every router (a copy takes only what is

@@ -139,6 +139,7 @@ static int setup(void **state)
 	struct shmr_conf_router *r;
 
 	assert_non_null(x);
+	assert_int_equal(shmr_config_routers_alloc(&x->cfg, 3), 0);
 	strcpy(x->cfg.domain, "unit");
 	r = &x->cfg.routers[x->cfg.nrouters++];
 	strcpy(r->name, "events");
@@ -177,7 +178,10 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	free(*state);
+	struct fixture *x = *state;
+
+	shmr_config_free(&x->cfg);
+	free(x);
 	return 0;
 }
 

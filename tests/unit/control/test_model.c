@@ -34,6 +34,9 @@ static struct shmr_config *make_config(void)
 	struct shmr_config *c = calloc(1, sizeof(*c));
 	struct shmr_conf_router *r;
 
+	assert_non_null(c);
+	assert_int_equal(shmr_config_routers_alloc(c, SHMR_ROUTERS_DEFAULT), 0);
+
 	strcpy(c->source, "test.conf");
 	strcpy(c->domain, "unit");
 	c->slot_size = 128;
@@ -93,6 +96,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
+	shmr_config_free(f->cfg);
 	free(f->cfg);
 	free(f);
 	return 0;
@@ -454,15 +458,19 @@ static void bad_configs(void **state)
 
 	strcpy(c->routers[1].name, "events");
 	assert_int_equal(shmr_ctl_model_init(m, c), -SHMR_E_NAME);
+	shmr_config_free(c);
 	free(c);
 
 	c = make_config();
 	strcpy(c->routers[0].routes[2].name, "payments");
 	assert_int_equal(shmr_ctl_model_init(m, c), -SHMR_E_NAME);
+	shmr_config_free(c);
 	free(c);
 
 	/* 8 routers of 32 routes: more than the 128 endpoints configured. */
 	c = calloc(1, sizeof(*c));
+	assert_non_null(c);
+	assert_int_equal(shmr_config_routers_alloc(c, SHMR_MAX_ROUTERS), 0);
 	c->max_endpoints = 128;
 	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++) {
 		struct shmr_conf_router *r = &c->routers[c->nrouters++];
@@ -485,6 +493,7 @@ static void bad_configs(void **state)
 	assert_int_equal(shmr_ctl_model_init(m, c), -SHMR_E_NO_ENDPOINT);
 	c->max_routes = SHMR_ROUTES_DEFAULT;
 	assert_int_equal(shmr_ctl_model_init(m, c), 0);
+	shmr_config_free(c);
 	free(c);
 	free(m);
 }

@@ -28,6 +28,9 @@ static struct shmr_config *make_config(void)
 	struct shmr_conf_router *r;
 	struct shmr_conf_route *q;
 
+	assert_non_null(c);
+	assert_int_equal(shmr_config_routers_alloc(c, SHMR_ROUTERS_DEFAULT), 0);
+
 	strcpy(c->domain, "unit");
 	c->slot_size = 128;
 	c->lane_size = 64;
@@ -128,6 +131,7 @@ static void round_trip(void **state)
 	shmr_ctl_state_remove(&f);
 	assert_int_equal(shmr_ctl_state_read(&f, &st, why, sizeof(why)),
 			 -ENOENT);
+	shmr_config_free(cfg);
 	free(cfg);
 }
 
@@ -188,6 +192,7 @@ static void owners_by_pid(void **state)
 	assert_int_equal(shmr_ctl_model_drop_owner(&m, by_pid), 0);
 	assert_int_equal(shmr_ctl_model_drop_owner(&m, 77), 2);
 	assert_int_equal(m.nnames, 0);
+	shmr_config_free(cfg);
 	free(cfg);
 }
 
