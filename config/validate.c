@@ -192,6 +192,7 @@ void shmr_config_geometry(const struct shmr_config *cfg,
 	g->max_endpoints = shmr_config_endpoints(cfg);
 	g->max_names = shmr_config_names(cfg);
 	g->max_types = shmr_config_types(cfg);
+	g->max_routers = shmr_config_routers(cfg);
 }
 
 int shmr_config_validate(const struct shmr_config *cfg, char *err,

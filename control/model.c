@@ -41,7 +41,7 @@ int shmr_ctl_model_init(struct shmr_ctl_model *m,
 	memset(m, 0, sizeof(*m));
 	m->cfg = cfg;
 	shmr_ctl_alloc_init(&m->alloc, shmr_config_endpoints(cfg));
-	if (cfg->nrouters > SHMR_MAX_ROUTERS)
+	if (cfg->nrouters > shmr_config_routers(cfg))
 		return -SHMR_E_NO_ENDPOINT;
 	for (unsigned i = 0; i < cfg->nrouters; i++) {
 		const struct shmr_conf_router *cr = &cfg->routers[i];
@@ -401,8 +401,9 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 	uint32_t maxt = shmr_ctl_model_max_types(m);
 	struct shmr_spec_type *tm;
 
-	/* Up to active[], whose first nactive entries are written below:
-	 * what is published (shmr_spec_copy()). */
+	/* Up to active[], whose first nactive entries are written below,
+	 * and each of the nrouters routers: what is published
+	 * (shmr_spec_copy()). */
 	memset(out, 0, offsetof(struct shmr_spec, active));
 	out->version = m->version;
 	out->nrouters = m->nrouters;
@@ -411,6 +412,7 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 		const struct shmr_conf_router *c = r->conf;
 		struct shmr_spec_router *s = &out->routers[i];
 
+		memset(s, 0, sizeof(*s));
 		name_set(s->name, c->name);
 		s->pid = r->pid;
 		s->behaviour = c->behaviour;

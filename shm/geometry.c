@@ -86,6 +86,10 @@ int shmr_geometry_check(const struct shmr_geometry *g, const char **why)
 	else if (shmr_geometry_types(g) < SHMR_MIN_TYPES ||
 		 shmr_geometry_types(g) > SHMR_MAX_TYPES)
 		w = "max_types must be from 1 to 1024";
+	else if (shmr_geometry_routers(g) < SHMR_MIN_ROUTERS ||
+		 shmr_geometry_routers(g) > SHMR_MAX_ROUTERS)
+		w = "max_routers must be from 1 to " SHMR_STRINGIFY(
+			SHMR_MAX_ROUTERS_DIGITS);
 	else if (g->poll_mode != SHMR_POLL_ADAPTIVE &&
 		 g->poll_mode != SHMR_POLL_BUSY)
 		w = "poll_mode must be adaptive or busy";
