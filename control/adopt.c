@@ -112,7 +112,11 @@ int shmr_ctl_adopt_probe(struct shmr_ctl_adopt *a,
 {
 	struct shmr_ctl_state *st = &a->st;
 	char why[160];
-	int rc = shmr_ctl_state_read(f, st, why, sizeof(why));
+	/* Every route the configuration's routers may hold. */
+	int rc = shmr_ctl_state_read(f, st,
+				     a->cfg->nrouters *
+					     shmr_config_routes(a->cfg),
+				     why, sizeof(why));
 	unsigned n;
 
 	if (rc == -ENOENT)

@@ -69,6 +69,9 @@ int shmr_geometry_check(const struct shmr_geometry *g, const char **why)
 {
 	const char *w = NULL;
 
+	static_assert(SHMR_MIN_ROUTERS == 1 && SHMR_MAX_ROUTERS == 8,
+		      "the words below say the range");
+
 	if (g->slot_size < SHMR_SLOT_MIN || g->slot_size > SHMR_SLOT_MAX ||
 	    g->slot_size % 8 != 0)
 		w = "slot_size must be a multiple of 8 from 64 to 4096";
@@ -88,8 +91,7 @@ int shmr_geometry_check(const struct shmr_geometry *g, const char **why)
 		w = "max_types must be from 1 to 1024";
 	else if (shmr_geometry_routers(g) < SHMR_MIN_ROUTERS ||
 		 shmr_geometry_routers(g) > SHMR_MAX_ROUTERS)
-		w = "max_routers must be from 1 to " SHMR_STRINGIFY(
-			SHMR_MAX_ROUTERS_DIGITS);
+		w = "max_routers must be from 1 to 8";
 	else if (g->poll_mode != SHMR_POLL_ADAPTIVE &&
 		 g->poll_mode != SHMR_POLL_BUSY)
 		w = "poll_mode must be adaptive or busy";

@@ -75,6 +75,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
+	shmr_ctl_model_fini(&f->m);
 	shmr_config_free(&f->cfg);
 	free(f);
 	return 0;
@@ -472,6 +473,7 @@ static void largest_domain_fits(void **state)
 	assert_true(n > 0);
 	print_message("largest domain: inspect --json %d bytes, metrics %d\n",
 		      nj, n);
+	shmr_ctl_model_fini(&m);
 	shmr_config_free(&cfg);
 }
 

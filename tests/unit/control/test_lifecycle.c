@@ -183,6 +183,7 @@ static int teardown(void **state)
 {
 	struct fixture *x = *state;
 
+	shmr_ctl_model_fini(&x->m);
 	shmr_config_free(&x->cfg);
 	free(x->spec);
 	free(x);

@@ -100,6 +100,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
+	shmr_ctl_model_fini(&f->m);
 	shmr_config_free(f->cfg);
 	free(f->cfg);
 	free(f->spec);
@@ -500,6 +501,7 @@ static void bad_configs(void **state)
 	assert_int_equal(shmr_ctl_model_init(m, c), 0);
 	shmr_config_free(c);
 	free(c);
+	shmr_ctl_model_fini(m);
 	free(m);
 }
 
