@@ -69,7 +69,7 @@ int shmr_geometry_check(const struct shmr_geometry *g, const char **why)
 {
 	const char *w = NULL;
 
-	static_assert(SHMR_MIN_ROUTERS == 1 && SHMR_MAX_ROUTERS == 8,
+	static_assert(SHMR_MIN_ROUTERS == 1 && SHMR_MAX_ROUTERS == 256,
 		      "the words below say the range");
 
 	if (g->slot_size < SHMR_SLOT_MIN || g->slot_size > SHMR_SLOT_MAX ||
@@ -91,7 +91,7 @@ int shmr_geometry_check(const struct shmr_geometry *g, const char **why)
 		w = "max_types must be from 1 to 1024";
 	else if (shmr_geometry_routers(g) < SHMR_MIN_ROUTERS ||
 		 shmr_geometry_routers(g) > SHMR_MAX_ROUTERS)
-		w = "max_routers must be from 1 to 8";
+		w = "max_routers must be from 1 to 256";
 	else if (g->poll_mode != SHMR_POLL_ADAPTIVE &&
 		 g->poll_mode != SHMR_POLL_BUSY)
 		w = "poll_mode must be adaptive or busy";

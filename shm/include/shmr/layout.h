@@ -138,7 +138,7 @@
 /* Routers of a domain: the configuration's max_routers (the header's),
  * these are the most and least it may ask.  The spec has max_routers
  * routers, the daemons' tables as many: nothing is sized by the most. */
-#define SHMR_MAX_ROUTERS 8u
+#define SHMR_MAX_ROUTERS 256u
 #define SHMR_MIN_ROUTERS 1u
 #define SHMR_ROUTERS_DEFAULT 8u
 /* Routes per router (and routee names per routing logic): the

@@ -1760,7 +1760,7 @@ static void test_limits(void **state)
 	/* Exactly at every limit is fine. */
 	t = (struct text){ 0 };
 	add(&t, "routers = (\n");
-	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++) {
+	for (unsigned i = 0; i < SHMR_ROUTERS_DEFAULT; i++) {
 		add(&t, "  { name = \"r%u\"; behaviour = \"type\"; types = (", i);
 		for (unsigned k = 0; k < SHMR_TYPES_DEFAULT; k++)
 			add(&t, "%s{ type = %u; route = \"w%u\"; }", k ? ", " : " ",
@@ -1772,11 +1772,11 @@ static void test_limits(void **state)
 				add(&t, "%s\"%u\"", a ? ", " : " ", a);
 			add(&t, " ]; }");
 		}
-		add(&t, " ); }%s\n", i + 1 < SHMR_MAX_ROUTERS ? "," : "");
+		add(&t, " ); }%s\n", i + 1 < SHMR_ROUTERS_DEFAULT ? "," : "");
 	}
 	add(&t, ");\n");
 	c = expect_ok(t.s);
-	assert_int_equal(c->nrouters, SHMR_MAX_ROUTERS);
+	assert_int_equal(c->nrouters, SHMR_ROUTERS_DEFAULT);
 	assert_int_equal(c->routers[7].nroutes, SHMR_ROUTES_DEFAULT);
 	assert_int_equal(c->routers[7].ntypes, SHMR_TYPES_DEFAULT);
 	assert_int_equal(c->routers[7].routes[31].nargs, SHMR_CONF_ARGS_MAX);

@@ -476,9 +476,9 @@ static void bad_configs(void **state)
 	/* 8 routers of 32 routes: more than the 128 endpoints configured. */
 	c = calloc(1, sizeof(*c));
 	assert_non_null(c);
-	assert_int_equal(shmr_config_routers_alloc(c, SHMR_MAX_ROUTERS), 0);
+	assert_int_equal(shmr_config_routers_alloc(c, SHMR_ROUTERS_DEFAULT), 0);
 	c->max_endpoints = 128;
-	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++) {
+	for (unsigned i = 0; i < SHMR_ROUTERS_DEFAULT; i++) {
 		struct shmr_conf_router *r = &c->routers[c->nrouters++];
 
 		snprintf(r->name, sizeof(r->name), "r%u", i);
@@ -499,6 +499,12 @@ static void bad_configs(void **state)
 	assert_int_equal(shmr_ctl_model_init(m, c), -SHMR_E_NO_ENDPOINT);
 	c->max_routes = SHMR_ROUTES_DEFAULT;
 	assert_int_equal(shmr_ctl_model_init(m, c), 0);
+	/* max_routers holds the routers: 8 of 7 are refused. */
+	c->max_routers = SHMR_ROUTERS_DEFAULT - 1;
+	assert_int_equal(shmr_ctl_model_init(m, c), -SHMR_E_NO_ENDPOINT);
+	c->max_routers = 0; /* the default, 8 */
+	assert_int_equal(shmr_ctl_model_init(m, c), 0);
+	assert_int_equal(m->nrouters, SHMR_ROUTERS_DEFAULT);
 	shmr_config_free(c);
 	free(c);
 	shmr_ctl_model_fini(m);
