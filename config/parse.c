@@ -434,6 +434,8 @@ static int parse_text(struct pctx *p, const char *text, size_t len,
 	config_t cfg;
 	int rc;
 
+	/* All zero, or loaded before: what it held goes. */
+	shmr_config_free(out);
 	set_defaults(out, p->source);
 	/* libconfig reads up to the first NUL; anything after it would be
 	 * silently ignored. */
@@ -526,6 +528,7 @@ int shmr_config_load_file(const char *path, struct shmr_config *out,
 		err[0] = '\0';
 	if (!path || !out)
 		return -EINVAL;
+	shmr_config_free(out); /* all zero, or loaded before */
 	memset(out, 0, sizeof(*out));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

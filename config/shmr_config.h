@@ -195,8 +195,8 @@ void shmr_config_resizer_unset(struct shmr_conf_resizer *z, int kind,
 			       int line);
 
 /**
- * Parse the file at @p path into @p out (fully overwritten: a loaded
- * @p out must be shmr_config_free()d first).
+ * Parse the file at @p path into @p out (fully overwritten: @p out is
+ * all zero, or loaded before, and what it held is freed first).
  *
  * Ownership: on success @p out holds its routers: shmr_config_free().
  *            On error it holds nothing.
