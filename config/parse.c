@@ -52,7 +52,7 @@
 static const char *const top_keys[] = {
 	"domain", "run_dir", "slot_size", "lane_size", "lcores", "poll_mode",
 	"max_endpoints", "max_names", "max_types", "max_routes",
-	"sojourn", "dataplane_cpus", "socket_group", "admin_group", "programs",
+	"max_routers",	"sojourn", "dataplane_cpus", "socket_group", "admin_group", "programs",
 	"max_connections_per_user", "max_endpoints_per_user",
 	"idle_timeout_ms", "stop_grace_ms",
 	"restart_backoff_ms", "restart_backoff_max_ms", "routers",
@@ -344,6 +344,11 @@ static int parse_root(struct pctx *p, const config_setting_t *root,
 				    &c->max_routes, NULL)) < 0)
 		return rc;
 	p->max_routes = shmr_config_routes(c);
+	/* Routers of the domain: the list below is held to it. */
+	if ((rc = shmr_conf_get_u32(p, root, NULL, "max_routers",
+				    SHMR_MIN_ROUTERS, SHMR_MAX_ROUTERS,
+				    &c->max_routers, NULL)) < 0)
+		return rc;
 	if ((rc = shmr_conf_member(p, root, NULL, "sojourn", CONFIG_TYPE_BOOL,
 				   &s)) < 0)
 		return rc;
@@ -379,10 +384,14 @@ static int parse_root(struct pctx *p, const config_setting_t *root,
 		return shmr_conf_missing(p, root, NULL, "routers",
 					 "at least one router: routers = ( { name = ...; behaviour = ...; ... } )");
 	shmr_conf_fp_key(&f, NULL, "routers");
-	if ((rc = shmr_conf_group_list(p, lst, &f, SHMR_MAX_ROUTERS, "routers")) < 0)
+	if ((rc = shmr_conf_group_list(p, lst, &f, UINT_MAX, "routers")) < 0 ||
+	    (rc = shmr_conf_list_most(p, lst, &f, shmr_config_routers(c),
+				      "routers", "max_routers")) < 0)
 		return rc;
 	if (config_setting_length(lst) == 0)
 		return shmr_conf_fail(p, lst, 0, "routers", "at least one router is needed");
+	if (shmr_config_routers_alloc(c, (unsigned)config_setting_length(lst)) < 0)
+		return shmr_conf_fail(p, lst, 0, "routers", "out of memory");
 	for (int i = 0; i < config_setting_length(lst); i++) {
 		struct fpath e;
 
@@ -409,6 +418,7 @@ static void set_defaults(struct shmr_config *c, const char *source)
 	c->max_names = SHMR_NAMES_DEFAULT;
 	c->max_types = SHMR_TYPES_DEFAULT;
 	c->max_routes = SHMR_ROUTES_DEFAULT;
+	c->max_routers = SHMR_ROUTERS_DEFAULT;
 	c->poll_mode = SHMR_POLL_ADAPTIVE;
 	c->sojourn = 1;
 	c->stop_grace_ms = 2000;
@@ -424,6 +434,8 @@ static int parse_text(struct pctx *p, const char *text, size_t len,
 	config_t cfg;
 	int rc;
 
+	/* All zero, or loaded before: what it held goes. */
+	shmr_config_free(out);
 	set_defaults(out, p->source);
 	/* libconfig reads up to the first NUL; anything after it would be
 	 * silently ignored. */
@@ -453,9 +465,26 @@ static int parse_text(struct pctx *p, const char *text, size_t len,
 		rc = parse_root(p, config_root_setting(&cfg), out);
 	}
 	config_destroy(&cfg);
-	if (rc < 0)
+	if (rc < 0) {
+		shmr_config_free(out);
 		set_defaults(out, p->source);
+	}
 	return rc;
+}
+
+int shmr_config_routers_alloc(struct shmr_config *cfg, unsigned n)
+{
+	free(cfg->routers);
+	cfg->nrouters = 0;
+	cfg->routers = calloc(n ? n : 1, sizeof(*cfg->routers));
+	return cfg->routers ? 0 : -ENOMEM;
+}
+
+void shmr_config_free(struct shmr_config *cfg)
+{
+	free(cfg->routers);
+	cfg->routers = NULL;
+	cfg->nrouters = 0;
 }
 
 int shmr_config_load_string(const char *text, const char *source,
@@ -499,6 +528,7 @@ int shmr_config_load_file(const char *path, struct shmr_config *out,
 		err[0] = '\0';
 	if (!path || !out)
 		return -EINVAL;
+	shmr_config_free(out); /* all zero, or loaded before */
 	memset(out, 0, sizeof(*out));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

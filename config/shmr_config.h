@@ -73,6 +73,10 @@ struct shmr_config {
 	 * list, default SHMR_ROUTES_DEFAULT; the arrays below have room for
 	 * the most a configuration may ask (SHMR_MAX_ROUTES) */
 	uint32_t max_routes;
+	/* routers of the domain, default SHMR_ROUTERS_DEFAULT (at most
+	 * SHMR_MAX_ROUTERS): the domain's spec and the daemons' tables have
+	 * room for this many */
+	uint32_t max_routers;
 	/* "FILE:LINE: KEY" of the setting that sizes the domain most
 	 * (max_endpoints, else lane_size, slot_size, lcores) where the file
 	 * sets one, else "": what a domain too large for the host names. */
@@ -112,8 +116,11 @@ struct shmr_config {
 	 * default) is no backoff: restart at once, as the reference does. */
 	uint32_t restart_backoff_ms;
 	uint32_t restart_backoff_max_ms; /* default 5000 */
+	/* routers[nrouters], allocated (by the parser: as many as the file
+	 * lists; by hand: shmr_config_routers_alloc()); freed by
+	 * shmr_config_free() */
 	unsigned nrouters;
-	struct shmr_conf_router routers[SHMR_MAX_ROUTERS];
+	struct shmr_conf_router *routers;
 	/* "eal_args": EAL options for the dataplane, after its own
 	 * (config/parse_serve.c says which are refused). */
 	unsigned neal_args;
@@ -188,8 +195,11 @@ void shmr_config_resizer_unset(struct shmr_conf_resizer *z, int kind,
 			       int line);
 
 /**
- * Parse the file at @p path into @p out (fully overwritten).
+ * Parse the file at @p path into @p out (fully overwritten: @p out is
+ * all zero, or loaded before, and what it held is freed first).
  *
+ * Ownership: on success @p out holds its routers: shmr_config_free().
+ *            On error it holds nothing.
  * Errors: -ENOENT/-EACCES (cannot read), -EINVAL (syntax or a bad value).
  *         On error @p err holds one line "file:line: field: what is wrong".
  */
@@ -210,6 +220,7 @@ int shmr_config_load_string(const char *text, const char *source,
  * Errors:  as shmr_config_load_file(), and -ENOENT/-EPROTO/-EINVAL from a
  *          behaviour object, or -EINVAL from shmr_config_validate().  On
  *          error @p err holds the one line the daemon prints.
+ * Ownership: as shmr_config_load_file().
  */
 int shmr_config_load(const char *path, struct shmr_config *out, char *err,
 		     size_t errlen);
@@ -252,6 +263,28 @@ static inline uint32_t shmr_config_routes(const struct shmr_config *cfg)
 {
 	return cfg->max_routes ? cfg->max_routes : SHMR_ROUTES_DEFAULT;
 }
+
+/** Routers of the domain: @p cfg's max_routers, its default for 0.
+ *  Context: any; pure. */
+static inline uint32_t shmr_config_routers(const struct shmr_config *cfg)
+{
+	return cfg->max_routers ? cfg->max_routers : SHMR_ROUTERS_DEFAULT;
+}
+
+/**
+ * Give @p cfg room for @p n routers (zeroed; nrouters 0), for a
+ * configuration built by hand; what it had is freed.
+ * Ownership: shmr_config_free() frees it.
+ * Errors:    -ENOMEM (@p cfg left with none).
+ */
+int shmr_config_routers_alloc(struct shmr_config *cfg, unsigned n);
+
+/**
+ * Free what a loaded (or shmr_config_routers_alloc()ed) @p cfg holds: its
+ * routers (nrouters 0 after).  The struct itself is the caller's.
+ * Context: any; @p cfg may be all zero.
+ */
+void shmr_config_free(struct shmr_config *cfg);
 
 /** The most routes (and routees) a router of @p behaviour may have under
  *  @p max_routes (shmr_config_routes()): max_routes, and at most

@@ -131,6 +131,19 @@ static int endpoints_fit(const struct shmr_config *cfg, char *err,
 static int routes_fit(const struct shmr_config *cfg, char *err, size_t errlen)
 {
 	uint32_t mr = shmr_config_routes(cfg);
+	uint32_t nr = shmr_config_routers(cfg);
+
+	if (nr < SHMR_MIN_ROUTERS || nr > SHMR_MAX_ROUTERS)
+		return invalid(err, errlen,
+			       "%s: max_routers: %u is out of range (%u to %u)",
+			       cfg->source, nr, SHMR_MIN_ROUTERS,
+			       SHMR_MAX_ROUTERS);
+	if (cfg->nrouters > nr)
+		return invalid(err, errlen,
+			       "%s:%d: routers.[%u]: %u routers, more than "
+			       "max_routers (%u)",
+			       cfg->source, cfg->routers[nr].line, nr,
+			       cfg->nrouters, nr);
 
 	if (mr < SHMR_MIN_ROUTES || mr > SHMR_MAX_ROUTES)
 		return invalid(err, errlen,
@@ -179,6 +192,7 @@ void shmr_config_geometry(const struct shmr_config *cfg,
 	g->max_endpoints = shmr_config_endpoints(cfg);
 	g->max_names = shmr_config_names(cfg);
 	g->max_types = shmr_config_types(cfg);
+	g->max_routers = shmr_config_routers(cfg);
 }
 
 int shmr_config_validate(const struct shmr_config *cfg, char *err,
@@ -235,6 +249,7 @@ int shmr_config_load(const char *path, struct shmr_config *out, char *err,
 		rc = shmr_config_load_string(shmr_config_default_text(),
 					     "<default>", out, err, errlen);
 	if (rc < 0) {
+		/* The parser holds nothing on error. */
 		if (err && errlen && !err[0])
 			snprintf(err, errlen, "%s: %s",
 				 path ? path : "<default>", strerror(-rc));
@@ -243,7 +258,9 @@ int shmr_config_load(const char *path, struct shmr_config *out, char *err,
 	/* What the file leaves to a router's dso, before the whole is
 	 * checked and anything is built from the routers. */
 	rc = shmr_config_dso_defaults(out, err, errlen);
+	if (rc == 0)
+		rc = shmr_config_validate(out, err, errlen);
 	if (rc < 0)
-		return rc;
-	return shmr_config_validate(out, err, errlen);
+		shmr_config_free(out);
+	return rc;
 }

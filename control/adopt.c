@@ -112,7 +112,11 @@ int shmr_ctl_adopt_probe(struct shmr_ctl_adopt *a,
 {
 	struct shmr_ctl_state *st = &a->st;
 	char why[160];
-	int rc = shmr_ctl_state_read(f, st, why, sizeof(why));
+	/* Every route the configuration's routers may hold. */
+	int rc = shmr_ctl_state_read(f, st,
+				     a->cfg->nrouters *
+					     shmr_config_routes(a->cfg),
+				     why, sizeof(why));
 	unsigned n;
 
 	if (rc == -ENOENT)
@@ -225,6 +229,7 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 			h->max_names != plan.max_names ||
 			h->names_off != plan.names_off ||
 			h->max_types != plan.max_types ||
+			h->max_routers != plan.max_routers ||
 			h->types_off != plan.types_off ||
 			h->poll_mode != plan.poll_mode ||
 			h->lanes_off != plan.lanes_off ||
@@ -252,6 +257,8 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 	/* A hugetlb memfd reports the huge page as its block size. */
 	a->d->hugepages = sb.st_blksize > 4096;
 	rc = shmr_ctl_domain_open_ro(a->d);
+	if (rc == 0)
+		rc = shmr_ctl_domain_bufs(a->d);
 	if (rc < 0) {
 		snprintf(why, cap, "cannot open the domain read-only for "
 			 "peers: %s", strerror(-rc));

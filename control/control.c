@@ -142,7 +142,8 @@ struct shmr_ctl {
 	struct shmr_ctl_groups groups; /* resolved by shmr_ctl_conf_apply() */
 	/* Each route's cpu set, parsed by shmr_ctl_conf_apply(); pin.c keeps it
 	 * from then on. */
-	hwloc_bitmap_t cpus[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
+	hwloc_bitmap_t (*cpus)[SHMR_MAX_ROUTES]; /* the configuration's
+						  * routers of them */
 	/* the event loop */
 	struct shmr_ctl_loop loop;
 	int sigfd, timerfd;
@@ -546,6 +547,26 @@ static void wire(struct shmr_ctl *c)
 	c->lockfd = -1;
 }
 
+/*
+ * What is kept by router index, for the configuration's routers (they
+ * never change while it runs): allocated once, before anything is built
+ * from the configuration.  Errors: -ENOMEM.
+ */
+static int size_by_routers(struct shmr_ctl *c)
+{
+	unsigned n = c->cfg.nrouters;
+
+	c->cpus = calloc(n ? n : 1, sizeof(*c->cpus));
+	if (!c->cpus)
+		return -ENOMEM;
+	c->pin.cpus = c->cpus; /* wire() gave it none yet */
+	if (shmr_ctl_spawn_routers(&c->sp, n) < 0 ||
+	    shmr_ctl_handlers_routers(&c->hnd, n) < 0 ||
+	    shmr_ctl_dlq_files_routers(&c->dlq, n) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -624,6 +645,10 @@ int main(int argc, char **argv)
 		(void)fcntl(ready_fd, F_SETFD, FD_CLOEXEC);
 
 	shmr_ctl_conf_load(&c->cfg, conf, conf_why, sizeof(conf_why));
+	if (size_by_routers(c) < 0) {
+		shmr_ctl_err("out of memory for %u routers", c->cfg.nrouters);
+		return EXIT_RUNTIME;
+	}
 	shmr_ctl_conf_apply(&c->cfg, &c->model, c->cpus, &c->groups);
 	if (check) {
 		printf("%s: ok\n", c->cfg.source[0] ? c->cfg.source

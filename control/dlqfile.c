@@ -33,8 +33,20 @@ void shmr_ctl_dlq_files_init(struct shmr_ctl_dlq_files *f,
 	*f = (struct shmr_ctl_dlq_files){
 		.m = m, .admin = admin, .run_dir = run_dir, .domain = domain,
 	};
-	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++)
+}
+
+int shmr_ctl_dlq_files_routers(struct shmr_ctl_dlq_files *f,
+			       unsigned nrouters)
+{
+	free(f->fd);
+	f->nrouters = 0;
+	f->fd = malloc((nrouters ? nrouters : 1) * sizeof(*f->fd));
+	if (!f->fd)
+		return -ENOMEM;
+	f->nrouters = nrouters;
+	for (unsigned i = 0; i < nrouters; i++)
 		f->fd[i] = -1;
+	return 0;
 }
 
 void shmr_ctl_dlq_path(const struct shmr_ctl_dlq_files *f, unsigned r,

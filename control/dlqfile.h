@@ -21,7 +21,11 @@ struct shmr_ctl_dlq_files {
 	const char *run_dir;
 	const char *domain;
 	/* Its own */
-	int fd[SHMR_MAX_ROUTERS]; /* append descriptors, -1: not open */
+	/* By router index, the configuration's routers
+	 * (shmr_ctl_dlq_files_routers()): append descriptors, -1: not
+	 * open */
+	unsigned nrouters;
+	int *fd;
 };
 
 /** None open yet.  @p run_dir and @p domain are kept, not copied. */
@@ -29,6 +33,10 @@ void shmr_ctl_dlq_files_init(struct shmr_ctl_dlq_files *f,
 			     const struct shmr_ctl_model *m,
 			     struct shmr_ctl_admin *admin, const char *run_dir,
 			     const char *domain);
+/** Room for @p nrouters routers (the configuration's), none open.
+ *  Context: start-up, once.  Errors: -ENOMEM. */
+int shmr_ctl_dlq_files_routers(struct shmr_ctl_dlq_files *f,
+			       unsigned nrouters);
 /** "<run_dir>/<domain>.<router>.dlq" of router @p r. */
 void shmr_ctl_dlq_path(const struct shmr_ctl_dlq_files *f, unsigned r,
 		       char *out, size_t cap);

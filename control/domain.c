@@ -94,6 +94,20 @@ void shmr_ctl_domain_close(struct shmr_ctl_domain *d)
 		close(d->peer_ro_fd);
 	d->base = NULL;
 	d->memfd = d->lanes_fd = d->peer_ro_fd = -1;
+	free(d->spec_buf);
+	d->spec_buf = NULL;
+	free(d->types_buf);
+	d->types_buf = NULL;
+}
+
+int shmr_ctl_domain_bufs(struct shmr_ctl_domain *d)
+{
+	free(d->spec_buf);
+	free(d->types_buf);
+	d->spec_buf = calloc(1, shmr_spec_size(d->geo.max_routers));
+	d->types_buf = calloc(1, shmr_spec_types_size(d->geo.max_types,
+						      d->geo.max_routers));
+	return d->spec_buf && d->types_buf ? 0 : -ENOMEM;
 }
 
 int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
@@ -124,6 +138,8 @@ int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
 	rc = shmr_layout_init_arena(d->base, &g, &cfg->arena, cfg->domain);
 	if (rc == 0)
 		rc = shmr_ctl_domain_open_ro(d);
+	if (rc == 0)
+		rc = shmr_ctl_domain_bufs(d);
 	if (rc < 0)
 		return rc;
 	/* The TSC's rate, once per domain, for every process's sojourn
@@ -423,12 +439,11 @@ static void types_publish(struct shmr_ctl_domain *d,
 			  const struct shmr_ctl_model *m)
 {
 	uint32_t mt = shmr_ctl_model_max_types(m), dt = d->geo.max_types;
-	uint32_t nr = d->spec_buf.nrouters < SHMR_MAX_ROUTERS
-			      ? d->spec_buf.nrouters
-			      : SHMR_MAX_ROUTERS;
+	/* Ours, built from the model (shmr_ctl_publish() holds it). */
+	uint32_t nr = d->spec_buf->nrouters;
 
 	for (uint32_t i = 0; i < nr; i++) {
-		const struct shmr_spec_router *r = &d->spec_buf.routers[i];
+		const struct shmr_spec_router *r = &d->spec_buf->routers[i];
 		uint32_t n[2] = { r->ntypes, r->ncall_types };
 
 		for (int c = 0; c < 2; c++) {
@@ -454,15 +469,27 @@ void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 		shmr_ctl_figs_sync(d, m);
 		return;
 	}
+	/* The model and our geometry are one configuration's (created
+	 * with it, or adopted only when it matches): spec_buf and types_buf
+	 * hold the model's routers and maps.  Otherwise a broken
+	 * invariant. */
+	if (m->nrouters > d->geo.max_routers ||
+	    shmr_ctl_model_max_types(m) != d->geo.max_types) {
+		shmr_ctl_log("%s:%d: model of %u routers, %u types, domain of "
+			     "%u, %u", __FILE__, __LINE__, m->nrouters,
+			     shmr_ctl_model_max_types(m), d->geo.max_routers,
+			     d->geo.max_types);
+		abort();
+	}
 	m->version++;
-	shmr_ctl_model_spec_build(m, &d->spec_buf, d->names_buf, d->types_buf);
+	shmr_ctl_model_spec_build(m, d->spec_buf, d->names_buf, d->types_buf);
 	spec = shmr_ctl_dom_spec(d);
 	shmr_spec_write_begin(spec);
 	sync_endpoints(d, m);
 	shmr_ctl_figs_sync(d, m);
-	shmr_spec_copy(spec, &d->spec_buf, off);
+	shmr_spec_copy(spec, d->spec_buf, off, d->geo.max_routers);
 	memcpy(shmr_ctl_dom_names(d), d->names_buf,
-	       shmr_spec_names_used(d->spec_buf.nreg, d->geo.max_names));
+	       shmr_spec_names_used(d->spec_buf->nreg, d->geo.max_names));
 	types_publish(d, m);
 	shmr_spec_write_end(spec);
 	m->dirty = 0;

@@ -42,11 +42,15 @@ struct shmr_ctl_domain {
 	 * buffers a death left counted too high (shmr_ctl_arena_recheck()). */
 	unsigned arena_recheck_left;
 	uint64_t arena_recheck_at;
-	struct shmr_spec spec_buf; /* private copy the spec is built in */
+	/* The private copy the spec is built in: room for geo.max_routers
+	 * routers (shmr_spec_size()); allocated with our copy of the
+	 * geometry (shmr_ctl_domain_bufs()), freed by close. */
+	struct shmr_spec *spec_buf;
 	/* and its registry (geo.max_names used of it) */
 	struct shmr_spec_reg names_buf[SHMR_MAX_NAMES];
-	/* and its type maps (geo.max_types entries a map used of it) */
-	struct shmr_spec_type types_buf[SHMR_MAX_ROUTERS * 2 * SHMR_MAX_TYPES];
+	/* and its type maps: geo.max_routers pairs of geo.max_types
+	 * entries (allocated with spec_buf) */
+	struct shmr_spec_type *types_buf;
 	/* The dataplane's per-slot counters (summed over lcores) as they
 	 * stood when the slot was handed to its current owner: what the
 	 * counters show is the difference, so that a reused slot starts at
@@ -156,6 +160,13 @@ int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
  * Errors: -errno (no /proc: peers cannot be given a read-only part).
  */
 int shmr_ctl_domain_open_ro(struct shmr_ctl_domain *d);
+/**
+ * Allocate d->spec_buf and d->types_buf for our copy of the geometry
+ * (d->geo: its max_routers and max_types).  Context: creation or
+ * adoption, once d->geo is set.  Ownership: close frees them.
+ * Errors: -ENOMEM.
+ */
+int shmr_ctl_domain_bufs(struct shmr_ctl_domain *d);
 /** Close and unmap what creation or adoption made (idempotent). */
 void shmr_ctl_domain_close(struct shmr_ctl_domain *d);
 /** Publish @p m if dirty: ep table + spec under the seqcount, then a

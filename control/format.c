@@ -111,6 +111,12 @@ void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
 	add_value(kv, key, val, kv->json ? json_object_new_string(val) : NULL);
 }
 
+void shmr_ctl_kv_add_str(struct shmr_ctl_kv *kv, const char *key,
+			 const char *s)
+{
+	add_value(kv, key, s, kv->json ? json_object_new_string(s) : NULL);
+}
+
 void shmr_ctl_kv_add_pid(struct shmr_ctl_kv *kv, const char *key,
 			 struct shmr_pid pid)
 {

@@ -119,6 +119,10 @@ void shmr_ctl_kv_begin(struct shmr_ctl_kv *kv, char *buf, size_t cap,
 void shmr_ctl_kv_add(struct shmr_ctl_kv *kv, const char *key,
 		     const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/** Add @p key: string @p s, of any length (shmr_ctl_kv_add() holds a
+ *  value to 511 bytes). */
+void shmr_ctl_kv_add_str(struct shmr_ctl_kv *kv, const char *key,
+			 const char *s);
 /** A PID in the domain: "SLOT:GEN", or with json the object
  * {"slot": SLOT, "gen": GEN} every --json output gives a PID as. */
 void shmr_ctl_kv_add_pid(struct shmr_ctl_kv *kv, const char *key,

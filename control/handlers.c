@@ -28,6 +28,7 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <shmr/domain.h>
@@ -310,6 +311,20 @@ void shmr_ctl_handlers_init(struct shmr_ctl_handlers *hs,
 					  .admin = admin, .dlq = dlq };
 }
 
+int shmr_ctl_handlers_routers(struct shmr_ctl_handlers *hs,
+			      unsigned nrouters)
+{
+	free(hs->msgs);
+	free(hs->hr);
+	hs->nrouters = 0;
+	hs->msgs = calloc(nrouters ? nrouters : 1, sizeof(*hs->msgs));
+	hs->hr = calloc(nrouters ? nrouters : 1, sizeof(*hs->hr));
+	if (!hs->msgs || !hs->hr)
+		return -ENOMEM;
+	hs->nrouters = nrouters;
+	return 0;
+}
+
 int shmr_ctl_handlers_load(struct shmr_ctl_handlers *hs)
 {
 	for (unsigned i = 0; i < hs->m->nrouters; i++) {
@@ -368,7 +383,7 @@ int shmr_ctl_handlers_load(struct shmr_ctl_handlers *hs)
 
 void shmr_ctl_handlers_unload(struct shmr_ctl_handlers *hs)
 {
-	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++) {
+	for (unsigned i = 0; i < hs->nrouters; i++) {
 		struct shmr_ctl_hrouter *h = &hs->hr[i];
 
 		if (h->initialised && h->h->fini)

@@ -42,8 +42,11 @@ struct shmr_ctl_handlers {
 	struct shmr_ctl_admin *admin;
 	struct shmr_ctl_dlq_files *dlq;
 	/* Its own */
-	uint64_t msgs[SHMR_MAX_ROUTERS]; /* admin-path sends handled */
-	struct shmr_ctl_hrouter hr[SHMR_MAX_ROUTERS];
+	/* By router index, the configuration's routers
+	 * (shmr_ctl_handlers_routers()) */
+	unsigned nrouters;
+	uint64_t *msgs; /* admin-path sends handled */
+	struct shmr_ctl_hrouter *hr;
 };
 
 /** No handlers loaded yet; works on what it is given. */
@@ -53,6 +56,10 @@ void shmr_ctl_handlers_init(struct shmr_ctl_handlers *hs,
 			    struct shmr_ctl_domain *d,
 			    struct shmr_ctl_admin *admin,
 			    struct shmr_ctl_dlq_files *dlq);
+/** Room for @p nrouters routers (the configuration's).  Context:
+ *  start-up, once, before the load.  Errors: -ENOMEM. */
+int shmr_ctl_handlers_routers(struct shmr_ctl_handlers *hs,
+			      unsigned nrouters);
 /** Load every router's handlers object and run its init.
  *  Context: start-up.  Errors: -ENOENT, -EPROTO, init's error (logged). */
 int shmr_ctl_handlers_load(struct shmr_ctl_handlers *hs);

@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
@@ -38,11 +39,17 @@ int shmr_ctl_model_init(struct shmr_ctl_model *m,
 	struct shmr_pid pid;
 	int reused, rc;
 
-	memset(m, 0, sizeof(*m));
+	shmr_ctl_model_fini(m);
 	m->cfg = cfg;
 	shmr_ctl_alloc_init(&m->alloc, shmr_config_endpoints(cfg));
-	if (cfg->nrouters > SHMR_MAX_ROUTERS)
+	if (cfg->nrouters > shmr_config_routers(cfg) ||
+	    cfg->nrouters > SHMR_MAX_ROUTERS)
 		return -SHMR_E_NO_ENDPOINT;
+	/* The routers configured: they never change while it runs. */
+	m->routers = calloc(cfg->nrouters ? cfg->nrouters : 1,
+			    sizeof(*m->routers));
+	if (!m->routers)
+		return -ENOMEM;
 	for (unsigned i = 0; i < cfg->nrouters; i++) {
 		const struct shmr_conf_router *cr = &cfg->routers[i];
 		struct shmr_ctl_router *r = &m->routers[i];
@@ -93,6 +100,12 @@ int shmr_ctl_model_init(struct shmr_ctl_model *m,
 	shmr_ctl_routees_init(m);
 	m->dirty = 1;
 	return 0;
+}
+
+void shmr_ctl_model_fini(struct shmr_ctl_model *m)
+{
+	free(m->routers);
+	memset(m, 0, sizeof(*m));
 }
 
 struct shmr_ctl_router *shmr_ctl_model_router(struct shmr_ctl_model *m,
@@ -401,8 +414,9 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 	uint32_t maxt = shmr_ctl_model_max_types(m);
 	struct shmr_spec_type *tm;
 
-	/* Up to active[], whose first nactive entries are written below:
-	 * what is published (shmr_spec_copy()). */
+	/* Up to active[], whose first nactive entries are written below,
+	 * and each of the nrouters routers: what is published
+	 * (shmr_spec_copy()). */
 	memset(out, 0, offsetof(struct shmr_spec, active));
 	out->version = m->version;
 	out->nrouters = m->nrouters;
@@ -411,6 +425,7 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 		const struct shmr_conf_router *c = r->conf;
 		struct shmr_spec_router *s = &out->routers[i];
 
+		memset(s, 0, sizeof(*s));
 		name_set(s->name, c->name);
 		s->pid = r->pid;
 		s->behaviour = c->behaviour;

@@ -67,8 +67,10 @@ struct shmr_ctl_model {
 	uint64_t version; /* last published spec version (0: none yet) */
 	int dirty;        /* changed since the last publication */
 	struct shmr_ctl_alloc alloc;
+	/* The configuration's routers, in its order: as many as it has
+	 * (at most its max_routers), allocated by shmr_ctl_model_init() */
 	unsigned nrouters;
-	struct shmr_ctl_router routers[SHMR_MAX_ROUTERS];
+	struct shmr_ctl_router *routers;
 	unsigned nnames;
 	/* The most the registry holds is the configuration's max_names
 	 * (shmr_ctl_model_max_names()), routers' names included; the
@@ -84,12 +86,18 @@ struct shmr_ctl_model {
  * an inbox per route (SHMR_EPK_ROUTE), routers first, in configuration
  * order; every route starts DEAD (no worker yet).
  *
- * Ownership: @p cfg must outlive @p m (the model points into it).
- * Errors:    -SHMR_E_NO_ENDPOINT (more endpoints than slots),
- *            -SHMR_E_NAME (a bad or duplicated router name).
+ * Ownership: @p cfg must outlive @p m (the model points into it).  @p m
+ *            is all zero or a model this made before (what that held is
+ *            freed first); shmr_ctl_model_fini() frees what it holds.
+ * Errors:    -SHMR_E_NO_ENDPOINT (more endpoints than slots, more routers
+ *            than max_routers), -SHMR_E_NAME (a bad or duplicated router
+ *            name), -ENOMEM.
  */
 int shmr_ctl_model_init(struct shmr_ctl_model *m,
 			const struct shmr_config *cfg);
+
+/** Free what shmr_ctl_model_init() gave @p m (all zero after). */
+void shmr_ctl_model_fini(struct shmr_ctl_model *m);
 
 /** Router called @p name, or NULL. */
 struct shmr_ctl_router *shmr_ctl_model_router(struct shmr_ctl_model *m,

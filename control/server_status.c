@@ -2,9 +2,11 @@
  * STATUS: the domain at a glance, as key=value lines (format.h), for
  * shmrctl status, the tests and shmrctl's completion (router_names).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <shmr/domain.h>
@@ -73,14 +75,18 @@ int shmr_ctl_srv_status(struct shmr_ctl_server *srv, char *buf, size_t cap)
 	{
 		/* Their names, comma-separated (a name has no comma): what
 		 * shmrctl's completion offers. */
-		char names[SHMR_MAX_ROUTERS * SHMR_NAME_MAX + 1] = "";
+		size_t cap = (size_t)srv->dep.m->nrouters * SHMR_NAME_MAX + 1;
+		char *names = calloc(1, cap);
 		size_t len = 0;
 
+		if (!names)
+			return -ENOMEM;
 		for (unsigned i = 0; i < srv->dep.m->nrouters; i++)
-			len += (size_t)snprintf(names + len, sizeof(names) - len,
+			len += (size_t)snprintf(names + len, cap - len,
 						"%s%s", i ? "," : "",
 						srv->dep.m->routers[i].conf->name);
-		shmr_ctl_kv_add(&kv, "router_names", "%s", names);
+		shmr_ctl_kv_add_str(&kv, "router_names", names);
+		free(names);
 	}
 	shmr_ctl_kv_add(&kv, "spec_version", "%" PRIu64, srv->dep.m->version);
 	shmr_ctl_kv_add(&kv, "socket", "%s", srv->sock_path);

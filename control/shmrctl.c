@@ -442,6 +442,7 @@ static void find_socket(const char *conf, const char *dom_opt)
 			err);
 		exit(2);
 	}
+	shmr_config_free(&cfg); /* its domain and run_dir are all we read */
 	if (!domain) {
 		snprintf(dom, sizeof(dom), "%s", cfg.domain);
 		domain = dom;

@@ -99,9 +99,34 @@ void shmr_ctl_spawn_init(struct shmr_ctl_spawner *sp,
 {
 	*sp = (struct shmr_ctl_spawner){ .dep = *dep, .dp.pidfd = -1,
 					 .dp_fd = -1, .dp_lanes_fd = -1 };
-	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++)
+}
+
+void shmr_ctl_spawn_free(struct shmr_ctl_spawner *sp)
+{
+	free(sp->workers);
+	free(sp->pfd);
+	free(sp->stopping);
+	sp->workers = NULL;
+	sp->pfd = NULL;
+	sp->stopping = NULL;
+	sp->nworkers = 0;
+}
+
+int shmr_ctl_spawn_routers(struct shmr_ctl_spawner *sp, unsigned nrouters)
+{
+	size_t nw = (size_t)nrouters * SHMR_MAX_ROUTES + 1;
+
+	shmr_ctl_spawn_free(sp);
+	sp->workers = calloc(nrouters ? nrouters : 1, sizeof(*sp->workers));
+	sp->pfd = calloc(nw, sizeof(*sp->pfd));
+	sp->stopping = calloc(nw, sizeof(*sp->stopping));
+	if (!sp->workers || !sp->pfd || !sp->stopping)
+		return -ENOMEM;
+	sp->nworkers = nrouters;
+	for (unsigned i = 0; i < nrouters; i++)
 		for (unsigned k = 0; k < SHMR_MAX_ROUTES; k++)
 			sp->workers[i][k].pidfd = -1;
+	return 0;
 }
 
 pid_t shmr_ctl_spawn_dataplane_pid(const struct shmr_ctl_spawner *sp)
@@ -818,7 +843,8 @@ const struct shmr_ctl_life_ops shmr_ctl_life_daemon_ops = {
 static void wait_procs(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc **ps,
 		       unsigned n, uint64_t deadline_ms, int is_dp)
 {
-	struct pollfd pfd[SHMR_MAX_ROUTERS * SHMR_MAX_ROUTES + 1];
+	/* n <= every worker's, or the dataplane: sp->pfd has room. */
+	struct pollfd *pfd = sp->pfd;
 
 	for (;;) {
 		unsigned live = 0;
@@ -861,7 +887,7 @@ static void wait_procs(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc **ps,
 
 void shmr_ctl_stop_children(struct shmr_ctl_spawner *sp)
 {
-	struct shmr_ctl_proc *ps[SHMR_MAX_ROUTERS * SHMR_MAX_ROUTES];
+	struct shmr_ctl_proc **ps = sp->stopping;
 	uint64_t grace = sp->dep.cfg->stop_grace_ms;
 	unsigned n = 0;
 	struct shmr_ctl_proc *dp = &sp->dp;

@@ -8,6 +8,7 @@
 #ifndef SHMR_CONTROL_SPAWN_H
 #define SHMR_CONTROL_SPAWN_H
 
+#include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -43,6 +44,9 @@ struct shmr_ctl_proc {
 	int restart_only;
 };
 
+static_assert(SHMR_MAX_ROUTERS < UINT16_MAX,
+	      "a router index + 1 fits retire_router[]");
+
 /* What the spawner works on, given by the daemon; kept, not copied (the
  * strings are read when a child starts). */
 struct shmr_ctl_spawn_deps {
@@ -65,17 +69,31 @@ struct shmr_ctl_spawner {
 	/* The domain's descriptor numbers in the dataplane (its two
 	 * parts). */
 	int dp_fd, dp_lanes_fd;
-	struct shmr_ctl_proc workers[SHMR_MAX_ROUTERS][SHMR_MAX_ROUTES];
+	/* By router and route index: the configuration's routers
+	 * (shmr_ctl_spawn_routers()), SHMR_MAX_ROUTES each */
+	struct shmr_ctl_proc (*workers)[SHMR_MAX_ROUTES];
+	unsigned nworkers; /* routers workers[] has room for */
+	/* Stopping them all (shmr_ctl_stop_children()): a place for each
+	 * worker and the dataplane, allocated with workers[] */
+	struct pollfd *pfd;
+	struct shmr_ctl_proc **stopping;
 	/* Supervision "stop" (supervise.c): the inbox slots of routees it
 	 * removed, by slot: their router's index + 1 (0: none), until what
 	 * was queued there is dead-lettered; looked at then (0: none). */
-	uint8_t retire_router[SHMR_MAX_ENDPOINTS];
+	uint16_t retire_router[SHMR_MAX_ENDPOINTS]; /* up to SHMR_MAX_ROUTERS */
 	uint64_t retire_at_ms;
 };
 
 /** An empty process table, working on what @p dep points to. */
 void shmr_ctl_spawn_init(struct shmr_ctl_spawner *sp,
 			 const struct shmr_ctl_spawn_deps *dep);
+/** Room in the process table for @p nrouters routers (the
+ *  configuration's).  Context: start-up, once, before any start.
+ *  Errors: -ENOMEM. */
+int shmr_ctl_spawn_routers(struct shmr_ctl_spawner *sp, unsigned nrouters);
+/** Free what shmr_ctl_spawn_routers() gave @p sp (no room after).
+ *  Context: no child of it runs. */
+void shmr_ctl_spawn_free(struct shmr_ctl_spawner *sp);
 /** The earliest of the spawner's deadlines (restarts, SIGKILLs after the
  *  grace, drain looks), 0 when none: the loop arms its timer for it. */
 uint64_t shmr_ctl_spawn_next_ms(const struct shmr_ctl_spawner *sp);

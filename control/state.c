@@ -233,7 +233,7 @@ static int parse_route(struct shmr_ctl_state *st, char **tok, unsigned n)
 	struct shmr_ctl_state_route *q;
 	uint64_t v, drain, wpid, nargs;
 
-	if (st->nroutes >= SHMR_MAX_ROUTERS * SHMR_MAX_ROUTES || n < 10)
+	if (st->nroutes >= st->max_routes || n < 10)
 		return -1;
 	q = &st->routes[st->nroutes];
 	memset(q, 0, sizeof(*q));
@@ -306,17 +306,31 @@ static int parse_line(struct shmr_ctl_state *st, char *line, int *ended)
 	return -1;
 }
 
-int shmr_ctl_state_read(const struct shmr_ctl_state_file *f,
-			struct shmr_ctl_state *st, char *why, size_t cap)
+void shmr_ctl_state_free(struct shmr_ctl_state *st)
 {
-	FILE *in = fopen(f->path, "re");
+	free(st->routes);
+	st->routes = NULL;
+	st->nroutes = st->max_routes = 0;
+}
+
+int shmr_ctl_state_read(const struct shmr_ctl_state_file *f,
+			struct shmr_ctl_state *st, unsigned max_routes,
+			char *why, size_t cap)
+{
+	FILE *in;
 	char *line = NULL;
 	size_t lcap = 0;
 	unsigned version = 0, lineno = 1;
 	int ended = 0, rc = 0;
 
+	shmr_ctl_state_free(st);
 	memset(st, 0, sizeof(*st));
 	st->dp_fd = st->dp_lanes_fd = -1;
+	st->routes = calloc(max_routes ? max_routes : 1, sizeof(*st->routes));
+	if (!st->routes)
+		return -ENOMEM;
+	st->max_routes = max_routes;
+	in = fopen(f->path, "re");
 	if (!in)
 		return errno == ENOENT ? -ENOENT : -errno;
 	if (getline(&line, &lcap, in) < 0 ||

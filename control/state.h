@@ -47,8 +47,10 @@ struct shmr_ctl_state {
 	int dp_lanes_fd;
 	uint64_t size;      /* of the domain */
 	uint64_t spec_version;
-	unsigned nroutes;
-	struct shmr_ctl_state_route routes[SHMR_MAX_ROUTERS * SHMR_MAX_ROUTES];
+	/* routes[nroutes], of room for the caller's max_routes
+	 * (shmr_ctl_state_read()), allocated by the read */
+	unsigned nroutes, max_routes;
+	struct shmr_ctl_state_route *routes;
 	unsigned nclients;
 	struct shmr_ctl_state_client clients[SHMR_MAX_ENDPOINTS];
 };
@@ -68,11 +70,18 @@ int shmr_ctl_state_init(struct shmr_ctl_state_file *f, const char *run_dir,
 /**
  * Read and check the state file into @p st.
  * Returns: 0; -ENOENT (none); -EINVAL with one line in @p why (not a
- *          state file, another version, a bad line: nothing of it is
- *          used).
+ *          state file, another version, a bad line, more than
+ *          @p max_routes routes: nothing of it is used); -ENOMEM.
+ * Ownership: @p st is all zero or read before (what it held is freed
+ *          first); it holds room for @p max_routes routes (the
+ *          configuration's routers times its max_routes) until
+ *          shmr_ctl_state_free().
  */
 int shmr_ctl_state_read(const struct shmr_ctl_state_file *f,
-			struct shmr_ctl_state *st, char *why, size_t cap);
+			struct shmr_ctl_state *st, unsigned max_routes,
+			char *why, size_t cap);
+/** Free what shmr_ctl_state_read() gave @p st (nothing read after). */
+void shmr_ctl_state_free(struct shmr_ctl_state *st);
 
 /**
  * Write the daemon's state (the model, the process table with the

@@ -72,7 +72,7 @@ static void stop_routee(struct shmr_ctl_spawner *sp, unsigned r, unsigned k)
 	snprintf(name, sizeof(name), "%s", ro->routes[k].conf->name);
 	rc = shmr_ctl_pool_routee_stopped(sp->dep.life, r, k, &slot);
 	if (slot != UINT32_MAX) {
-		sp->retire_router[slot] = (uint8_t)(r + 1);
+		sp->retire_router[slot] = (uint16_t)(r + 1);
 		retire_arm(sp, shmr_ctl_now_ms() + 1);
 	}
 	shmr_ctl_log("router %s: routee %s stopped by its supervisor "

@@ -67,6 +67,9 @@ struct shmr_dp_env {
 	uint64_t names_off;
 	uint32_t max_types;  /* type-map entries a map at types_off */
 	uint64_t types_off;
+	/* The spec's routers (and type-map pairs): every router index read
+	 * from the domain is held below it, never the header's value. */
+	uint32_t max_routers;
 	uint32_t work_nwords, work_nsum; /* per lcore (layout.h) */
 	char name[SHMR_NAME_MAX];
 	/* The payload arena's classes, our copy (arena.h). */

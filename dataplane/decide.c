@@ -28,6 +28,8 @@
  * for a "dso" router.  One with hash_key "payload" hashes bytes of the
  * payload instead: a bounded read (at most the slot's payload), no copy.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_random.h>
@@ -144,7 +146,8 @@ static int logic_pick(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
 
 	switch (r->behaviour) {
 	case SHMR_BEH_ROUND_ROBIN:
-		/* ri < t->nrouters <= SHMR_MAX_ROUTERS (the table's). */
+		/* ri < t->nrouters <= t->max_routers: the env's, as rr[]'s
+		 * (shmr_dp_pick_init()). */
 		return shmr_logic_rr_pick(&pk->rr[ri], r->nroutees);
 	case SHMR_BEH_RANDOM:
 		if (r->nroutees == 0)
@@ -309,4 +312,17 @@ void shmr_dp_decide_rcu(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
 		d->gen = tgt->gen;
 		return;
 	}
+}
+
+int shmr_dp_pick_init(struct shmr_dp_pick *pk, uint32_t max_routers)
+{
+	memset(pk, 0, sizeof(*pk));
+	pk->rr = calloc(max_routers ? max_routers : 1, sizeof(*pk->rr));
+	return pk->rr ? 0 : -ENOMEM;
+}
+
+void shmr_dp_pick_fini(struct shmr_dp_pick *pk)
+{
+	free(pk->rr);
+	memset(pk, 0, sizeof(*pk));
 }

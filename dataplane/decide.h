@@ -23,8 +23,9 @@ struct shmr_dp_pick {
 	/* round-robin: one counter per router, by the router's index (the
 	 * configuration's order, the same in every table), so a table swap
 	 * keeps the sequence going; never by endpoint slot, so the lcore's
-	 * state does not grow with max_endpoints */
-	uint64_t rr[SHMR_MAX_ROUTERS];
+	 * state does not grow with max_endpoints; [max_routers] of the
+	 * domain (shmr_dp_pick_init()) */
+	uint64_t *rr;
 	/* smallest-mailbox: *pend_n slots this lcore has decided for
 	 * endpoint *pend_slot and not enqueued yet (the open run of the burst
 	 * being forwarded), counted as queued there.  Set once per burst to
@@ -36,6 +37,15 @@ struct shmr_dp_pick {
 	 * yet (forward.c's fan-out staging); NULL: none */
 	const uint16_t *staged;
 };
+
+/**
+ * Room in @p pk (zeroed first) for the routing logics of a domain of
+ * @p max_routers routers (the dataplane's copy of the header's).
+ * Ownership: shmr_dp_pick_fini() frees it.  Errors: -ENOMEM.
+ */
+int shmr_dp_pick_init(struct shmr_dp_pick *pk, uint32_t max_routers);
+/** Free what shmr_dp_pick_init() gave @p pk (zeroed after). */
+void shmr_dp_pick_fini(struct shmr_dp_pick *pk);
 
 /** What a routing decision (with its router-of-routers hops) came to. */
 struct shmr_dp_decision {

@@ -84,7 +84,13 @@ int shmr_dp_fwd_balance_push_rcu(struct shmr_dp_lcore *lc,
 		return shmr_dp_fwd_refuse_now_rcu(lc, t, p, m, meta,
 						  -SHMR_E_NOT_ALLOWED);
 	if (q && shmr_dp_balance_push(q, m) == 0) {
-		lc->bal_active |= 1u << ri;
+		struct shmr_dp_bal *b = &lc->bal[ri];
+
+		if (!b->listed) {
+			/* At most max_routers listed: one entry each. */
+			b->listed = 1;
+			lc->bal_act[lc->bal_active++] = (uint16_t)ri;
+		}
 		commit(lc, p, m, meta);
 		return 1;
 	}
@@ -220,17 +226,18 @@ static unsigned balance_fail(struct shmr_dp_lcore *lc,
 unsigned shmr_dp_fwd_balance_dispatch_rcu(struct shmr_dp_lcore *lc,
 					  const struct shmr_dp_table *t)
 {
-	uint32_t act = lc->bal_active;
 	unsigned total = 0;
 
 	shmr_dp_checked_clear(lc);
-	while (act) {
-		unsigned ri = (unsigned)__builtin_ctz(act);
+	/* The queues that hold something, in the order they were listed;
+	 * an emptied one leaves (the last takes its place, looked at
+	 * next). */
+	for (uint32_t a = 0; a < lc->bal_active;) {
+		unsigned ri = lc->bal_act[a];
 		struct shmr_dp_bal *b = &lc->bal[ri];
 		const struct shmr_dp_router *r = &t->routers[ri];
 		uint32_t queued[SHMR_MAX_ROUTES];
 
-		act &= act - 1;
 		if (ri >= t->nrouters || r->pid.slot != b->router.slot ||
 		    r->pid.gen != b->router.gen ||
 		    r->behaviour != SHMR_BEH_BALANCING) {
@@ -268,8 +275,12 @@ unsigned shmr_dp_fwd_balance_dispatch_rcu(struct shmr_dp_lcore *lc,
 				&b->q, queued, r->nbc, SHMR_DP_BALANCE_CREDIT,
 				bal_send, &k);
 		}
-		if (shmr_dp_balance_count(&b->q) == 0)
-			lc->bal_active &= ~(1u << ri);
+		if (shmr_dp_balance_count(&b->q) == 0) {
+			b->listed = 0;
+			lc->bal_act[a] = lc->bal_act[--lc->bal_active];
+		} else {
+			a++;
+		}
 	}
 	return total;
 }

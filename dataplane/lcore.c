@@ -175,6 +175,15 @@ int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
 	lc->stage_ticks = tsc_ticks(SHMR_DP_STAGE_NS);
 	if (ep_arrays_init(lc, env->max_endpoints) < 0)
 		return -ENOMEM;
+	/* By router index: as many as the domain has (env->max_routers,
+	 * our copy of the header's), never the most allowed. */
+	lc->bal = calloc(env->max_routers, sizeof(*lc->bal));
+	lc->bal_act = calloc(env->max_routers, sizeof(*lc->bal_act));
+	if (!lc->bal || !lc->bal_act ||
+	    shmr_dp_pick_init(&lc->pick, env->max_routers) < 0) {
+		shmr_dp_lcore_fini(lc);
+		return -ENOMEM;
+	}
 	lc->pick.staged = lc->staged;
 	lc->buf = aligned_alloc(SHMR_CACHE_LINE,
 				(size_t)lc->pool_cap * env->slot_size);
@@ -208,11 +217,16 @@ void shmr_dp_lcore_fini(struct shmr_dp_lcore *lc)
 		lc->xout[j] = NULL;
 	}
 	lc->xin_any = 0;
-	for (uint32_t i = 0; i < SHMR_MAX_ROUTERS; i++) {
+	for (uint32_t i = 0; lc->bal && i < lc->env->max_routers; i++) {
 		free(lc->bal[i].mem);
 		lc->bal[i].mem = NULL;
 	}
+	free(lc->bal);
+	lc->bal = NULL;
+	free(lc->bal_act);
+	lc->bal_act = NULL;
 	lc->bal_active = 0;
+	shmr_dp_pick_fini(&lc->pick);
 }
 
 int shmr_dp_lcores_link(struct shmr_dp_lcore *const *lcs, unsigned n)

@@ -64,6 +64,7 @@ struct shmr_dp_meta {
  * allocated at the router's first message on this lcore. */
 struct shmr_dp_bal {
 	struct shmr_pid router; /* whose queue it is */
+	uint32_t listed;        /* in the lcore's bal_act[] */
 	void *mem;              /* NULL: not allocated yet */
 	struct shmr_dp_balance q;
 };
@@ -209,9 +210,13 @@ struct shmr_dp_lcore {
 	uint32_t xin_any; /* some xin[] exists */
 	uint32_t xheld;   /* xin[j] stopped last round on a full caller lane */
 	uint32_t xbells;
-	/* Balancing queues, by router index; bal_active: those holding
-	 * messages (bit i: router i). */
-	struct shmr_dp_bal bal[SHMR_MAX_ROUTERS];
+	/* Balancing queues, by router index: [max_routers] of the domain,
+	 * allocated at init.  bal_act: the indexes of those holding
+	 * messages (each listed once: its listed flag), bal_active of them:
+	 * a dispatch costs the queues that hold something, never
+	 * max_routers. */
+	struct shmr_dp_bal *bal;
+	uint16_t *bal_act;
 	uint32_t bal_active;
 };
 

@@ -137,11 +137,12 @@ shmr_dp_resolve_rcu(const struct shmr_dp_table *t, unsigned router,
  * configured, never the room of the maps. */
 static void copy_types(const struct shmr_dp_env *env, struct shmr_dp_table *t)
 {
-	uint32_t nr = t->spec.nrouters < SHMR_MAX_ROUTERS ? t->spec.nrouters
-							  : SHMR_MAX_ROUTERS;
+	/* nrouters as copied: bounded by shmr_spec_copy(). */
+	uint32_t nr = t->spec->nrouters < t->max_routers ? t->spec->nrouters
+							: t->max_routers;
 
 	for (uint32_t i = 0; i < nr; i++) {
-		const struct shmr_spec_router *r = &t->spec.routers[i];
+		const struct shmr_spec_router *r = &t->spec->routers[i];
 		uint32_t n[2] = { r->ntypes, r->ncall_types };
 
 		for (int c = 0; c < 2; c++)
@@ -171,10 +172,10 @@ static int snapshot(const struct shmr_dp_env *env, struct shmr_dp_table *t)
 			sched_yield();
 			continue;
 		}
-		shmr_spec_copy(&t->spec, s, 0);
+		shmr_spec_copy(t->spec, s, 0, t->max_routers);
 		/* nreg as copied: bounded by the table's max_names. */
 		memcpy(t->reg, shmr_dp_names(env),
-		       shmr_spec_names_used(t->spec.nreg, t->max_names));
+		       shmr_spec_names_used(t->spec->nreg, t->max_names));
 		copy_types(env, t);
 		for (uint32_t e = 0; e < t->max_endpoints; e++) {
 			struct shmr_ep_shared *ep = shmr_dp_ep(env, e);
@@ -201,17 +202,18 @@ static void terminate_name(char *s, size_t n)
 /* Clamp counts and terminate every string of the copy. */
 static void sanitize(struct shmr_dp_table *t)
 {
-	struct shmr_spec *s = &t->spec;
+	struct shmr_spec *s = t->spec;
 
-	if (s->nrouters > SHMR_MAX_ROUTERS)
-		s->nrouters = SHMR_MAX_ROUTERS;
+	if (s->nrouters > t->max_routers)
+		s->nrouters = t->max_routers;
 	if (s->nreg > t->max_names)
 		s->nreg = t->max_names;
 	if (s->nactive > SHMR_MAX_ENDPOINTS)
 		s->nactive = SHMR_MAX_ENDPOINTS; /* each one bounded at use */
 	for (uint32_t i = 0; i < s->nreg; i++)
 		terminate_name(t->reg[i].name, SHMR_NAME_MAX);
-	for (uint32_t i = 0; i < SHMR_MAX_ROUTERS; i++) {
+	/* The routers past nrouters are zero, from the allocation. */
+	for (uint32_t i = 0; i < s->nrouters; i++) {
 		struct shmr_spec_router *r = &s->routers[i];
 
 		if (r->nroutes > SHMR_MAX_ROUTES)
@@ -417,7 +419,7 @@ static void bc_add(struct shmr_dp_router *r, const struct shmr_dp_target *tgt)
 static void build_collect(const struct shmr_dp_env *env,
 			  struct shmr_dp_table *t, unsigned ri)
 {
-	const struct shmr_spec_router *sr = &t->spec.routers[ri];
+	const struct shmr_spec_router *sr = &t->spec->routers[ri];
 	struct shmr_dp_router *r = &t->routers[ri];
 	int tail = sr->behaviour == SHMR_BEH_TAIL_CHOPPING;
 
@@ -448,7 +450,7 @@ static void build_collect(const struct shmr_dp_env *env,
 static int build_routees(const struct shmr_dp_env *env,
 			 struct shmr_dp_table *t, unsigned ri)
 {
-	struct shmr_spec_router *sr = &t->spec.routers[ri];
+	struct shmr_spec_router *sr = &t->spec->routers[ri];
 	struct shmr_dp_router *r = &t->routers[ri];
 	const char *names[SHMR_MAX_ROUTES];
 	uint32_t n = sr->nhash ? sr->nhash : sr->nroutes, vnodes;
@@ -555,7 +557,7 @@ static int build_routees(const struct shmr_dp_env *env,
 static int build_router(const struct shmr_dp_env *env,
 			struct shmr_dp_table *t, unsigned ri)
 {
-	struct shmr_spec_router *sr = &t->spec.routers[ri];
+	struct shmr_spec_router *sr = &t->spec->routers[ri];
 	struct shmr_dp_router *r = &t->routers[ri];
 	char why[256];
 
@@ -661,8 +663,8 @@ static void build_lists(const struct shmr_dp_env *env,
 	uint64_t seen[SHMR_MAX_ENDPOINTS / 64] = { 0 };
 	uint32_t per = (t->max_endpoints + t->nlcores - 1) / t->nlcores;
 
-	for (uint32_t i = 0; i < t->spec.nactive; i++) {
-		uint32_t slot = t->spec.active[i];
+	for (uint32_t i = 0; i < t->spec->nactive; i++) {
+		uint32_t slot = t->spec->active[i];
 		struct shmr_dp_poll_list *l;
 		struct shmr_dp_poll *p;
 		struct shmr_ep_shared *ep;
@@ -715,11 +717,15 @@ static struct shmr_dp_table *table_alloc(const struct shmr_dp_env *env)
 	uint32_t n = env->max_endpoints, nl = env->nlcores;
 	uint32_t per = (n + nl - 1) / nl, nn = env->max_names;
 	uint32_t dc = shmr_dp_dict_reg_cap(nn), nt = env->max_types;
+	uint32_t nr = env->max_routers;
 	/* Per router slot, its two maps: the spec's entries and the built
 	 * ones (table.h). */
-	size_t types = ROUND_LINE(shmr_spec_types_size(nt)) +
-		       ROUND_LINE((size_t)SHMR_MAX_ROUTERS * 2 * nt *
+	size_t types = ROUND_LINE(shmr_spec_types_size(nt, nr)) +
+		       ROUND_LINE((size_t)nr * 2 * nt *
 				  sizeof(struct shmr_dp_type_ent));
+	/* The routers and the spec's copy: as many as the domain has. */
+	size_t routers = ROUND_LINE((size_t)nr * sizeof(struct shmr_dp_router));
+	size_t spec = ROUND_LINE(shmr_spec_size(nr));
 	size_t reg = ROUND_LINE((size_t)nn * (sizeof(struct shmr_spec_reg) +
 					      sizeof(struct shmr_dp_target))) +
 		     ROUND_LINE((size_t)dc * sizeof(struct shmr_dp_dict_ent));
@@ -727,7 +733,7 @@ static struct shmr_dp_table *table_alloc(const struct shmr_dp_env *env)
 	size_t e = ROUND_LINE((size_t)per * sizeof(struct shmr_dp_poll));
 	size_t at = ROUND_LINE((size_t)n * sizeof(uint16_t));
 	size_t size = ROUND_LINE(sizeof(struct shmr_dp_table)) + ep +
-		      nl * (e + at) + reg + types;
+		      routers + spec + nl * (e + at) + reg + types;
 	struct shmr_dp_table *t = aligned_alloc(SHMR_CACHE_LINE, size);
 	unsigned char *p;
 
@@ -740,6 +746,11 @@ static struct shmr_dp_table *table_alloc(const struct shmr_dp_env *env)
 	p = (unsigned char *)t + ROUND_LINE(sizeof(*t));
 	t->ep = (struct shmr_dp_ep *)p;
 	p += ep;
+	t->max_routers = nr;
+	t->routers = (struct shmr_dp_router *)p;
+	p += routers;
+	t->spec = (struct shmr_spec *)p;
+	p += spec;
 	for (uint32_t i = 0; i < nl; i++) {
 		t->lists[i].e = (struct shmr_dp_poll *)p;
 		t->lists[i].at = (uint16_t *)(p + e);
@@ -755,8 +766,8 @@ static struct shmr_dp_table *table_alloc(const struct shmr_dp_env *env)
 	p = (unsigned char *)t + size - types;
 	t->max_types = nt;
 	t->types = (struct shmr_spec_type *)p;
-	p += ROUND_LINE(shmr_spec_types_size(nt));
-	for (uint32_t i = 0; i < SHMR_MAX_ROUTERS; i++) {
+	p += ROUND_LINE(shmr_spec_types_size(nt, nr));
+	for (uint32_t i = 0; i < nr; i++) {
 		t->routers[i].types = (struct shmr_dp_type_ent *)p +
 				      (size_t)i * 2 * nt;
 		t->routers[i].call_types = t->routers[i].types + nt;
@@ -781,7 +792,7 @@ int shmr_dp_table_build(const struct shmr_dp_env *env,
 	}
 	sanitize(t);
 	t->magic = SHMR_DP_TABLE_MAGIC;
-	t->version = t->spec.version;
+	t->version = t->spec->version;
 	/* Relaxed: a count, nothing is read on its strength; 0 is never a
 	 * table's (an lcore starts with swept_build 0). */
 	t->build = atomic_fetch_add_explicit(&g_builds, 1,
@@ -791,9 +802,9 @@ int shmr_dp_table_build(const struct shmr_dp_env *env,
 		t->ep[e].router = -1;
 
 	/* Routers' endpoints first: every resolution below needs them. */
-	t->nrouters = t->spec.nrouters;
+	t->nrouters = t->spec->nrouters;
 	for (uint32_t i = 0; i < t->nrouters; i++) {
-		struct shmr_spec_router *sr = &t->spec.routers[i];
+		struct shmr_spec_router *sr = &t->spec->routers[i];
 		struct shmr_dp_router *r = &t->routers[i];
 
 		memcpy(r->name, sr->name, SHMR_NAME_MAX);
@@ -813,7 +824,7 @@ int shmr_dp_table_build(const struct shmr_dp_env *env,
 		t->ep[sr->pid.slot].router = (int16_t)i;
 	}
 
-	t->nreg = t->spec.nreg;
+	t->nreg = t->spec->nreg;
 	for (uint32_t i = 0; i < t->nreg; i++) {
 		struct shmr_spec_reg *e = &t->reg[i];
 

@@ -190,7 +190,9 @@ struct shmr_dp_table {
 	uint32_t nrouters, nreg;
 	uint32_t lane_cap; /* entries an inbound lane holds (lane_size - 1) */
 	struct shmr_dp_ep *ep; /* [max_endpoints], in the table's allocation */
-	struct shmr_dp_router routers[SHMR_MAX_ROUTERS];
+	/* [max_routers] (the domain's), nrouters used; in the allocation */
+	uint32_t max_routers;
+	struct shmr_dp_router *routers;
 	/* The registry: the copy (nreg of max_names entries), each entry's
 	 * target, and the dictionary (reg_cap entries, a power of two at
 	 * least twice max_names); all in the table's allocation. */
@@ -203,8 +205,9 @@ struct shmr_dp_table {
 	struct shmr_dp_target *reg_tgt;
 	struct shmr_dp_dict_ent *reg_dict;
 	struct shmr_dp_poll_list lists[SHMR_MAX_LCORES];
-	struct shmr_spec spec; /* the copy every name above points into
-				* (with reg[]) */
+	/* The copy every name above points into (with reg[]): room for
+	 * max_routers routers (shmr_spec_size()), in the allocation. */
+	struct shmr_spec *spec;
 	size_t alloc_size; /* the whole allocation: this and the arrays */
 };
 

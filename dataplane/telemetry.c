@@ -142,9 +142,12 @@ static int in_spec_read(int (*fn)(const struct shmr_spec *s, void *arg),
 	return rc;
 }
 
+/* The spec's routers, held below our copy of the header's max_routers. */
 static uint32_t spec_nrouters(const struct shmr_spec *s)
 {
-	return s->nrouters < SHMR_MAX_ROUTERS ? s->nrouters : SHMR_MAX_ROUTERS;
+	uint32_t nr = __atomic_load_n(&s->nrouters, __ATOMIC_RELAXED);
+
+	return nr < g_tel_env->max_routers ? nr : g_tel_env->max_routers;
 }
 
 static uint32_t spec_nroutes(const struct shmr_spec_router *r)
@@ -277,8 +280,9 @@ static int cmd_routers(const char *cmd, const char *params,
 static int cmd_routes(const char *cmd, const char *params,
 		      struct rte_tel_data *d)
 {
-	enum { MAXR = SHMR_MAX_ROUTERS * SHMR_MAX_ROUTES };
-	struct route_view *v = calloc(MAXR, sizeof(*v));
+	/* Every route the domain's routers can hold. */
+	const int MAXR = (int)(g_tel_env->max_routers * SHMR_MAX_ROUTES);
+	struct route_view *v = calloc((size_t)MAXR, sizeof(*v));
 	int n;
 
 	(void)cmd;

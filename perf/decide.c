@@ -57,7 +57,7 @@ int perf_heap_domain(struct perf_dom *d, const struct perf_opts *o,
 		     uint32_t nlcores, const char *name)
 {
 	struct shmr_geometry g = { o->slot, o->lane, nlcores, SHMR_POLL_BUSY,
-				   0, o->max_endpoints, 0, 0 };
+				   0, o->max_endpoints, 0, 0, 0 };
 	struct shmr_domain_hdr plan;
 	int64_t size = shmr_layout_plan(&g, &plan);
 
@@ -139,9 +139,12 @@ static double time_decisions(struct dom *d, uint32_t keylen)
 	struct shmr_msg *m = &u.m;
 	uint64_t sum = 0, t0, t1;
 
-	if (shmr_dp_table_build(&d->env, &t) < 0 || keylen > 64)
+	if (keylen > 64 || shmr_dp_pick_init(&pk, d->env.max_routers) < 0)
 		return -1;
-	memset(&pk, 0, sizeof(pk));
+	if (shmr_dp_table_build(&d->env, &t) < 0) {
+		shmr_dp_pick_fini(&pk);
+		return -1;
+	}
 	memset(&u, 0, sizeof(u));
 	m->kind = SHMR_KIND_SEND;
 	m->to = (struct shmr_pid){ 0, 1 };
@@ -156,6 +159,7 @@ static double time_decisions(struct dom *d, uint32_t keylen)
 	}
 	t1 = perf_now_ns();
 	shmr_dp_table_free(t);
+	shmr_dp_pick_fini(&pk);
 	if (dec.verdict != SHMR_DP_DELIVER || sum == 0)
 		return -1;
 	return (double)(t1 - t0) / DECISIONS;

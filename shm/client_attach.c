@@ -67,6 +67,9 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	d->max_names = d->hdr->max_names < SHMR_MAX_NAMES ? d->hdr->max_names
 							   : SHMR_MAX_NAMES;
 	d->names = shmr_names_of(d->base);
+	d->max_routers = d->hdr->max_routers < SHMR_MAX_ROUTERS
+				 ? d->hdr->max_routers
+				 : SHMR_MAX_ROUTERS;
 	shmr_arena_view_init(&d->arena, d->base);
 	*out = d;
 	return 0;

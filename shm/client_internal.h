@@ -48,6 +48,9 @@ struct shmr_domain {
 	 * header that attach checked, never above SHMR_MAX_NAMES. */
 	const struct shmr_spec_reg *names;
 	uint32_t max_names;
+	/* The spec's routers: our copy of the header's max_routers, never
+	 * above SHMR_MAX_ROUTERS; every nrouters read is held below it. */
+	uint32_t max_routers;
 };
 
 #define RX_BURST_MAX 256u

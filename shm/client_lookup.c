@@ -40,9 +40,13 @@ static int spec_find(const struct shmr_domain *d, const char *key,
 			return -SHMR_E_TIMEOUT;
 		hit = 0;
 		if (route) {
-			uint32_t nr = s->nrouters < SHMR_MAX_ROUTERS
-					      ? s->nrouters
-					      : SHMR_MAX_ROUTERS;
+			/* Once, relaxed (the seqcount orders it), held
+			 * below our copy of the header's max_routers. */
+			uint32_t nr = __atomic_load_n(&s->nrouters,
+						      __ATOMIC_RELAXED);
+
+			if (nr > d->max_routers)
+				nr = d->max_routers;
 			for (uint32_t i = 0; i < nr && !hit; i++) {
 				const struct shmr_spec_router *r =
 					&s->routers[i];

@@ -63,6 +63,7 @@ int64_t shmr_layout_plan_arena(const struct shmr_geometry *g,
 	h->max_endpoints = shmr_geometry_endpoints(g);
 	h->max_names = shmr_geometry_names(g);
 	h->max_types = shmr_geometry_types(g);
+	h->max_routers = shmr_geometry_routers(g);
 	h->poll_mode = g->poll_mode;
 	h->spin_polls = g->spin_polls ? g->spin_polls : 2048;
 	h->lane_stride = ALIGN_UP((uint64_t)ring, SHMR_CACHE_LINE);
@@ -73,13 +74,15 @@ int64_t shmr_layout_plan_arena(const struct shmr_geometry *g,
 				     sizeof(struct shmr_ep_shared),
 		       4096);
 	h->spec_off = off;
-	off = ALIGN_UP(off + sizeof(struct shmr_spec), 4096);
+	off = ALIGN_UP(off + shmr_spec_size(h->max_routers), 4096);
 	h->names_off = off;
 	off = ALIGN_UP(off + (uint64_t)h->max_names *
 				     sizeof(struct shmr_spec_reg),
 		       4096);
 	h->types_off = off;
-	off = ALIGN_UP(off + shmr_spec_types_size(h->max_types), 4096);
+	off = ALIGN_UP(off + shmr_spec_types_size(h->max_types,
+						  h->max_routers),
+		       4096);
 	h->counters_off = off;
 	off = ALIGN_UP(off + (uint64_t)g->nlcores *
 				     sizeof(struct shmr_lcore_stats),
@@ -201,10 +204,11 @@ int shmr_layout_check(const void *base, size_t map_size)
 	g = (struct shmr_geometry){ h->slot_size, h->lane_size, h->nlcores,
 				    h->poll_mode, h->spin_polls,
 				    h->max_endpoints, h->max_names,
-				    h->max_types };
-	/* A max_endpoints, max_names or max_types of 0 would plan the
-	 * default: refuse it. */
-	if (h->max_endpoints == 0 || h->max_names == 0 || h->max_types == 0)
+				    h->max_types, h->max_routers };
+	/* A max_endpoints, max_names, max_types or max_routers of 0 would
+	 * plan the default: refuse it. */
+	if (h->max_endpoints == 0 || h->max_names == 0 || h->max_types == 0 ||
+	    h->max_routers == 0)
 		return -SHMR_E_PROTO;
 	shmr_arena_geo_from(&a, h);
 	if (shmr_layout_plan_arena(&g, &a, &plan) != (int64_t)h->size ||

@@ -69,6 +69,9 @@ int shmr_geometry_check(const struct shmr_geometry *g, const char **why)
 {
 	const char *w = NULL;
 
+	static_assert(SHMR_MIN_ROUTERS == 1 && SHMR_MAX_ROUTERS == 256,
+		      "the words below say the range");
+
 	if (g->slot_size < SHMR_SLOT_MIN || g->slot_size > SHMR_SLOT_MAX ||
 	    g->slot_size % 8 != 0)
 		w = "slot_size must be a multiple of 8 from 64 to 4096";
@@ -86,6 +89,9 @@ int shmr_geometry_check(const struct shmr_geometry *g, const char **why)
 	else if (shmr_geometry_types(g) < SHMR_MIN_TYPES ||
 		 shmr_geometry_types(g) > SHMR_MAX_TYPES)
 		w = "max_types must be from 1 to 1024";
+	else if (shmr_geometry_routers(g) < SHMR_MIN_ROUTERS ||
+		 shmr_geometry_routers(g) > SHMR_MAX_ROUTERS)
+		w = "max_routers must be from 1 to 256";
 	else if (g->poll_mode != SHMR_POLL_ADAPTIVE &&
 		 g->poll_mode != SHMR_POLL_BUSY)
 		w = "poll_mode must be adaptive or busy";

@@ -35,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    shmr_config_load_string(text, "<fuzz>", &cfg, err, sizeof(err)) ==
 		    0)
 		(void)shmr_config_validate(&cfg, err, sizeof(err));
+	shmr_config_free(&cfg);
 	free(text);
 	return 0;
 }

@@ -12,7 +12,11 @@
  *   - max_routes = 100 (a router held 32 routes): a type router of 100
  *     routes, each an echo worker, and every route answers the call its
  *     type is mapped to; a round-robin router with a routees list of 100
- *     registry names reaches each of them once in 100 sends.
+ *     registry names reaches each of them once in 100 sends;
+ *   - max_routers = 40 (a domain held 8 routers): 40 routers, and a
+ *     message through the 38th (balancing: its queue's index past a
+ *     32-bit mask), the 39th (type, to a registry name) and the 40th
+ *     (round-robin: its counter's index) each arrives.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -261,12 +265,95 @@ static void routes_past_32(void **state)
 	assert_int_equal(shmr_test_client_stop(&c), 0);
 }
 
+#define ROUTERS 40 /* max_routers below */
+
+/* ROUTERS routers "r1".."r40": type routers to the registry name "sink"
+ * but the last three, "r38" balancing over a pool of one ("r38:0"), "r39" type
+ * to "sink", "r40" round-robin over its route "e40" (echo workers). */
+static char *routers_conf(void)
+{
+	size_t cap = 16384, n = 0;
+	char *s = malloc(cap);
+
+	n += (size_t)snprintf(s + n, cap - n,
+			      "lcores = 1;\nmax_routers = %d;\nrouters = (\n",
+			      ROUTERS);
+	for (int r = 1; r <= ROUTERS; r++) {
+		if (r == 38)
+			n += (size_t)snprintf(
+				s + n, cap - n,
+				"  { name = \"r38\"; behaviour = \"balancing\";\n"
+				"    pool = { size = 1; program = "
+				"\"shmr-echo-worker\"; }; },\n");
+		else if (r == ROUTERS)
+			n += (size_t)snprintf(
+				s + n, cap - n,
+				"  { name = \"r%d\"; behaviour = \"round-robin\";\n"
+				"    routes = ( { name = \"e%d\"; program = "
+				"\"shmr-echo-worker\"; } ); }\n",
+				r, r);
+		else
+			n += (size_t)snprintf(
+				s + n, cap - n,
+				"  { name = \"r%d\"; behaviour = \"type\"; "
+				"types = ( { type = 1; route = \"sink\"; } ); "
+				"routes = ( ); },\n",
+				r);
+	}
+	snprintf(s + n, cap - n, ");\n");
+	return s;
+}
+
+/* A call through @p to, answered "@p want:x" by an echo worker. */
+static void answered(struct shmr_test_client *c, struct shmr_pid to,
+		     const char *want)
+{
+	char reply[64], expect[64];
+	int n = shmr_call(c->ep, to, 1, 1, "x", 1, reply, sizeof(reply) - 1,
+			  10000);
+
+	if (n < 0)
+		fail_msg("call for %s: %s", want, shmr_strerror(n));
+	reply[n] = '\0';
+	snprintf(expect, sizeof(expect), "%s:x", want);
+	assert_string_equal(reply, expect);
+}
+
+/* 40 routers under max_routers = 40 (main: "max_routers: unknown
+ * setting"; a 9th router was refused): the last ones route. */
+static void routers_past_8(void **state)
+{
+	struct shmr_test_client c;
+	struct shmr_endpoint *sink;
+	struct shmr_pid r1, r38, r39, r40;
+	char *conf = routers_conf();
+
+	(void)state;
+	assert_int_equal(shmr_test_client_start(&c, "biglimx", conf, -1), 0);
+	free(conf);
+	assert_int_equal(shmr_lookup(c.d, "r1", &r1), 0);
+	assert_int_equal(shmr_lookup(c.d, "r38", &r38), 0);
+	assert_int_equal(shmr_lookup(c.d, "r39", &r39), 0);
+	assert_int_equal(shmr_lookup(c.d, "r40", &r40), 0);
+	assert_int_equal(shmr_endpoint_open(c.d, &sink), 0);
+	assert_int_equal(shmr_register(sink, "sink"), 0);
+	routed(&c, sink, r1, 1, 1);
+	routed(&c, sink, r39, 1, 39);
+	for (int i = 0; i < 3; i++) {
+		answered(&c, r38, "r38:0");
+		answered(&c, r40, "e40");
+	}
+	shmr_endpoint_close(sink);
+	assert_int_equal(shmr_test_client_stop(&c), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(names_past_128),
 		cmocka_unit_test(types_past_64),
 		cmocka_unit_test(routes_past_32),
+		cmocka_unit_test(routers_past_8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

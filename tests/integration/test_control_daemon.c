@@ -714,6 +714,14 @@ static void exit_status_2_on_bad_input(void **state)
 	limits_case(&a, "max_routes = 129;\n", 2,
 		    ":2: max_routes: 129 is out of range (1 to 128)");
 	limits_case(&a, "max_routes = 128;\n", 0, ": ok");
+	limits_case(&a, "max_routers = 257;\n", 2,
+		    ":2: max_routers: 257 is out of range (1 to 256)");
+	limits_case(&a, "max_routers = 0;\n", 2,
+		    ":2: max_routers: 0 is out of range (1 to 256)");
+	/* The most routers, each with the most type-map entries: the
+	 * domain's plan holds them (about 22 MiB more than the default). */
+	limits_case(&a, "max_routers = 256;\nmax_types = 1024;\n", 0,
+		    ": ok");
 	limits_case(&a, "lcores = 32;\nmax_endpoints = 16384;\n"
 			"lane_size = 64;\nslot_size = 64;\n",
 		    0, ": ok");

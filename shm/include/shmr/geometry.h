@@ -37,6 +37,9 @@ struct shmr_geometry {
 	/* type-map entries per router (types, call_types: each),
 	 * SHMR_MIN_TYPES..SHMR_MAX_TYPES; 0: the default, SHMR_TYPES_DEFAULT */
 	uint32_t max_types;
+	/* routers, SHMR_MIN_ROUTERS..SHMR_MAX_ROUTERS; 0: the default,
+	 * SHMR_ROUTERS_DEFAULT */
+	uint32_t max_routers;
 };
 
 /** The endpoint slots a domain of geometry @p g has (its default for 0).
@@ -58,6 +61,13 @@ static inline uint32_t shmr_geometry_names(const struct shmr_geometry *g)
 static inline uint32_t shmr_geometry_types(const struct shmr_geometry *g)
 {
 	return g->max_types ? g->max_types : SHMR_TYPES_DEFAULT;
+}
+
+/** The routers a domain of geometry @p g has room for (its default for
+ *  0).  Context: any; pure. */
+static inline uint32_t shmr_geometry_routers(const struct shmr_geometry *g)
+{
+	return g->max_routers ? g->max_routers : SHMR_ROUTERS_DEFAULT;
 }
 
 /** The payload arena a domain is created with: 0 classes (no arena), or

@@ -115,9 +115,11 @@
  *   17: a router's routes and routee names have room for SHMR_MAX_ROUTES
  *   (128, was 32); max_routes from the configuration bounds them;
  *   18: a send's sojourn stamp in its ref (a call's, a reply's: after the
- *   payload, as since 11)
+ *   payload, as since 11);
+ *   19: the spec's routers last and max_routers of them (the header's,
+ *   from the configuration), the type maps as many pairs
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 18
+#define SHMR_LAYOUT_VERSION_DIGITS 19
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -133,7 +135,12 @@
 #define SHMR_MIN_ENDPOINTS 16u
 #define SHMR_ENDPOINTS_DEFAULT 1024u
 #define SHMR_MAX_LCORES 32u /* the most routing lcores */
-#define SHMR_MAX_ROUTERS 8u
+/* Routers of a domain: the configuration's max_routers (the header's),
+ * these are the most and least it may ask.  The spec has max_routers
+ * routers, the daemons' tables as many: nothing is sized by the most. */
+#define SHMR_MAX_ROUTERS 256u
+#define SHMR_MIN_ROUTERS 1u
+#define SHMR_ROUTERS_DEFAULT 8u
 /* Routes per router (and routee names per routing logic): the
  * configuration's max_routes, these are the most it may ask.  The spec
  * has room for SHMR_MAX_ROUTES in every router (a copy takes only what is
@@ -358,7 +365,9 @@ struct shmr_domain_hdr {
 	uint32_t names_pad;
 	uint64_t names_off;
 	uint32_t max_types;
-	uint32_t types_pad;
+	/* The spec's routers (shmr_spec_size()) and type-map pairs
+	 * (shmr_spec_types_size()): the configuration's max_routers. */
+	uint32_t max_routers;
 	uint64_t types_off;
 };
 
@@ -370,7 +379,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 18u,
+static_assert(SHMR_LAYOUT_VERSION == 19u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

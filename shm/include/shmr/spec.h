@@ -193,15 +193,26 @@ struct shmr_spec {
 	uint32_t nreg;
 	uint32_t nactive;          /* entries of active[] */
 	uint32_t pad;
-	struct shmr_spec_router routers[SHMR_MAX_ROUTERS];
+	/* A copy takes its first nactive entries (shmr_spec_copy()): what
+	 * a change costs grows with the endpoints attached, not with
+	 * max_endpoints. */
+	uint32_t active[SHMR_MAX_ENDPOINTS]; /* endpoint slots to poll */
 	/* The registry is not here: max_names entries of struct
 	 * shmr_spec_reg at the header's names_off, under this seqcount
 	 * (shmr_spec_names_used()). */
-	/* Last, so that a copy stops at its nactive entries
-	 * (shmr_spec_copy()): what a change costs grows with the routers
-	 * configured and the endpoints attached, not with max_endpoints. */
-	uint32_t active[SHMR_MAX_ENDPOINTS]; /* endpoint slots to poll */
+	/* The header's max_routers of them (shmr_spec_size()), nrouters
+	 * used; a copy takes those (each as far as it is used). */
+	struct shmr_spec_router routers[];
 };
+
+/* The bytes of a spec with room for @p max_routers routers (the header's
+ * max_routers): its size in the domain, and of every private copy.
+ * Context: any; pure. */
+static inline size_t shmr_spec_size(uint32_t max_routers)
+{
+	return offsetof(struct shmr_spec, routers) +
+	       (size_t)max_routers * sizeof(struct shmr_spec_router);
+}
 
 /* Copy router @p src into @p dst as far as it is used: its fields, its
  * first nroutes routes and its first nhash names (each count read once,
@@ -229,30 +240,32 @@ static inline void shmr_spec_router_copy(struct shmr_spec_router *dst,
 }
 
 /* Copy spec @p src into @p dst from byte @p from (0, or past seq for the
- * writer) as far as it is used: the counts, the first nrouters routers
- * (each as far as it is used: shmr_spec_router_copy()) and the first
- * nactive entries of active[] (each count read once,
- * bounded by its array); the rest of @p dst is left as it was.  Context:
- * any; a reader inside its seqcount (a torn count is retried with the
- * rest). */
+ * writer) as far as it is used: the counts, the first nactive entries of
+ * active[] and the first nrouters routers (each as far as it is used:
+ * shmr_spec_router_copy()), each count read once and bounded by its
+ * array: nrouters by @p max_routers, the room both have (the reader's
+ * own copy of the header's max_routers, never the shared header's); the
+ * rest of @p dst is left as it was.  Context: any; a reader inside its
+ * seqcount (a torn count is retried with the rest). */
 static inline void shmr_spec_copy(struct shmr_spec *dst,
-				  const struct shmr_spec *src, size_t from)
+				  const struct shmr_spec *src, size_t from,
+				  uint32_t max_routers)
 {
 	/* Relaxed, once each: the seqcount orders them (S3/S4), and the
 	 * values are bounded below. */
 	uint32_t nr = __atomic_load_n(&src->nrouters, __ATOMIC_RELAXED);
 	uint32_t na = __atomic_load_n(&src->nactive, __ATOMIC_RELAXED);
-	const size_t r0 = offsetof(struct shmr_spec, routers);
+	const size_t a0 = offsetof(struct shmr_spec, active);
 
-	if (nr > SHMR_MAX_ROUTERS)
-		nr = SHMR_MAX_ROUTERS;
+	if (nr > max_routers)
+		nr = max_routers;
 	if (na > SHMR_MAX_ENDPOINTS)
 		na = SHMR_MAX_ENDPOINTS;
-	if (from < r0)
-		memcpy((char *)dst + from, (const char *)src + from, r0 - from);
+	if (from < a0)
+		memcpy((char *)dst + from, (const char *)src + from, a0 - from);
+	memcpy(dst->active, src->active, (size_t)na * sizeof(uint32_t));
 	for (uint32_t i = 0; i < nr; i++)
 		shmr_spec_router_copy(&dst->routers[i], &src->routers[i]);
-	memcpy(dst->active, src->active, (size_t)na * sizeof(uint32_t));
 }
 
 /* The bytes of a registry of @p nreg used entries (the spec's nreg, read
@@ -267,7 +280,7 @@ static inline size_t shmr_spec_names_used(uint32_t nreg, uint32_t max_names)
 /* Router slot @p ri's type map (@p call 0) or call map (@p call 1) in a
  * type-map region at @p types (the header's types_off) of @p max_types
  * entries a map: max_types entries, its ntypes / ncall_types used.
- * @p ri < SHMR_MAX_ROUTERS.  Context: any. */
+ * @p ri < the header's max_routers.  Context: any. */
 static inline struct shmr_spec_type *
 shmr_spec_types_at(void *types, uint32_t max_types, uint32_t ri, int call)
 {
@@ -275,10 +288,12 @@ shmr_spec_types_at(void *types, uint32_t max_types, uint32_t ri, int call)
 	       ((size_t)ri * 2 + (call ? 1 : 0)) * max_types;
 }
 
-/* The bytes of a type-map region of @p max_types entries a map. */
-static inline size_t shmr_spec_types_size(uint32_t max_types)
+/* The bytes of a type-map region of @p max_types entries a map, two maps
+ * for each of @p max_routers routers. */
+static inline size_t shmr_spec_types_size(uint32_t max_types,
+					  uint32_t max_routers)
 {
-	return (size_t)SHMR_MAX_ROUTERS * 2 * max_types *
+	return (size_t)max_routers * 2 * max_types *
 	       sizeof(struct shmr_spec_type);
 }
 

@@ -16,6 +16,14 @@
 
 #include "shmr_config.h"
 
+/* A loaded configuration and what it holds. */
+static void conf_free(struct shmr_config *c)
+{
+	if (c)
+		shmr_config_free(c);
+	free(c);
+}
+
 static struct shmr_config *load(const char *text, int want_rc, char *err,
 				size_t errlen)
 {
@@ -33,7 +41,7 @@ static void expect_err(const char *text, const char *prefix, const char *what)
 {
 	char err[512] = "unset";
 
-	free(load(text, -EINVAL, err, sizeof(err)));
+	conf_free(load(text, -EINVAL, err, sizeof(err)));
 	if (strncmp(err, prefix, strlen(prefix)) != 0 ||
 	    (what && !strstr(err, what)) || strchr(err, '\n'))
 		fail_msg("for the text:\n%s\n got \"%s\"\n wanted \"%s...%s...\"",
@@ -63,7 +71,7 @@ static void expect_chash(const char *text, uint32_t key, uint32_t off,
 	assert_int_equal(c->routers[0].key_length, len);
 	assert_int_equal(c->routers[0].hash_mode, mode);
 	assert_string_equal(c->routers[0].node_prefix, prefix);
-	free(c);
+	conf_free(c);
 }
 
 static void test_settings(void **state)

@@ -26,6 +26,14 @@
 #define ROUTER_OK \
 	"{ name = \"r\"; behaviour = \"type\"; types = ( { type = 1; route = \"a\"; } ); }"
 
+/* A loaded configuration and what it holds. */
+static void conf_free(struct shmr_config *c)
+{
+	if (c)
+		shmr_config_free(c);
+	free(c);
+}
+
 static struct shmr_config *conf_new(void)
 {
 	struct shmr_config *c = calloc(1, sizeof(*c));
@@ -47,7 +55,7 @@ static void expect_err(const char *text, const char *prefix, const char *what)
 		fail_msg("for the text:\n%s\n got rc %d, \"%s\"\n wanted -EINVAL, "
 			 "\"%s...%s...\"", text, rc, err, prefix,
 			 what ? what : "");
-	free(c);
+	conf_free(c);
 }
 
 static struct shmr_config *expect_ok(const char *text)
@@ -148,7 +156,7 @@ static void test_default_parses(void **state)
 		assert_string_equal(rt->cpus, "");
 		assert_true(rt->line > r->line);
 	}
-	free(c);
+	conf_free(c);
 }
 
 /* The embedded text is the file in the source tree, byte for byte. */
@@ -175,7 +183,7 @@ static void test_defaults_of_omitted_settings(void **state)
 	assert_int_equal(c->stop_grace_ms, 2000);
 	assert_int_equal(c->nrouters, 1);
 	assert_int_equal(c->routers[0].nroutes, 0); /* a free router */
-	free(c);
+	conf_free(c);
 }
 
 /* ---- syntax ------------------------------------------------------------- */
@@ -385,7 +393,7 @@ static void test_legal_overlaps(void **state)
 	assert_int_equal(c->routers[0].line, 2);
 	assert_int_equal(c->routers[1].line, 6);
 	assert_int_equal(c->routers[1].routes[0].line, 8);
-	free(c);
+	conf_free(c);
 }
 
 /* ---- types and behaviours ----------------------------------------------- */
@@ -417,7 +425,7 @@ static void test_type_numbers(void **state)
 		   "t.conf:3: routers.[0].types.[0].route: required setting is missing",
 		   NULL);
 	/* The largest type number is fine. */
-	free(expect_ok("routers = ( { name = \"r\"; behaviour = \"type\";\n"
+	conf_free(expect_ok("routers = ( { name = \"r\"; behaviour = \"type\";\n"
 		       "  types = ( { type = 4294967295L; route = \"a\"; } ); } );\n"));
 }
 
@@ -522,7 +530,7 @@ static void test_logics_parse(void **state)
 		assert_string_equal(c->routers[1].hash[0], "b");
 		assert_string_equal(c->routers[1].hash[1], "reg:1");
 		assert_string_equal(c->routers[1].hash[2], "a");
-		free(c);
+		conf_free(c);
 	}
 
 	/* virtual_nodes: honoured, at both ends of its range. */
@@ -535,7 +543,7 @@ static void test_logics_parse(void **state)
 	assert_int_equal(c->routers[0].vnodes, 1);
 	assert_int_equal(c->routers[0].nroutes, 0);
 	assert_int_equal(c->routers[1].vnodes, 1024);
-	free(c);
+	conf_free(c);
 
 	/* Calls by type beside sends by a logic; the admin-path settings are
 	 * every router's. */
@@ -546,7 +554,7 @@ static void test_logics_parse(void **state)
 		      ");\n");
 	assert_int_equal(c->routers[0].ncall_types, 1);
 	assert_int_equal(c->routers[0].fail_when_full, 1);
-	free(c);
+	conf_free(c);
 }
 
 /* Every bad value of the logics' settings, and every setting in the wrong
@@ -736,7 +744,7 @@ static void test_call_types(void **state)
 	assert_string_equal(r->types[0].route, "a");
 	assert_string_equal(r->call_types[0].route, "b");
 	assert_int_equal(c->routers[2].ncall_types, 0);
-	free(c);
+	conf_free(c);
 
 	expect_err("routers = (\n"
 		   "  { name = \"r\"; behaviour = \"dso\"; dso = \"/x.so\";\n"
@@ -811,7 +819,7 @@ static void test_timing_defaults(void **state)
 				 c->routers[i].interval_ms, want[i].within,
 				 want[i].interval);
 	}
-	free(c);
+	conf_free(c);
 
 	/* An interval past the default within_ms names the default. */
 	expect_err("routers = (\n"
@@ -855,7 +863,7 @@ static void test_collect_and_balancing(void **state)
 	assert_int_equal(c->routers[3].nroutes, 3);
 	assert_string_equal(c->routers[3].routes[2].name, "bal:2");
 	assert_int_equal(c->routers[3].within_ms, 0);
-	free(c);
+	conf_free(c);
 
 	/* within_ms (left out: Pekko's default, test_timing_defaults) */
 	expect_err("routers = (\n"
@@ -1000,7 +1008,7 @@ static void test_resizer_pool_starts_within_bounds(void **state)
 				 want[i].pool_size, want[i].resizer,
 				 c->routers[0].pool.size, c->routers[0].nroutes,
 				 c->routers[0].pool.empty);
-		free(c);
+		conf_free(c);
 	}
 }
 
@@ -1029,7 +1037,7 @@ static void test_keep_when_empty(void **state)
 			 groups[k]);
 		g = expect_ok(text);
 		assert_int_equal(g->routers[0].keep_when_empty, k == 0);
-		free(g);
+		conf_free(g);
 	}
 }
 
@@ -1106,7 +1114,7 @@ static void test_dso_defaults(void **state)
 	assert_int_equal(shmr_config_pool_expand(&c->routers[0],
 						 SHMR_MAX_ROUTES + 1, NULL),
 			 -EINVAL);
-	free(c);
+	conf_free(c);
 
 	/* A name too long for "name:10" fails at index 10. */
 	c = expect_ok("routers = (\n"
@@ -1117,7 +1125,7 @@ static void test_dso_defaults(void **state)
 			 -ENAMETOOLONG);
 	assert_int_equal(bad, 10);
 	assert_int_equal(c->routers[0].nroutes, 0);
-	free(c);
+	conf_free(c);
 
 	/* The file wins: behaviour, size and virtual_nodes given. */
 	c = expect_ok("routers = (\n"
@@ -1146,7 +1154,7 @@ static void test_dso_defaults(void **state)
 	assert_int_equal(c->routers[2].vnodes, 0);
 	assert_int_equal(c->routers[2].pool.size_from_dso, 1);
 	assert_int_equal(c->routers[3].vnodes, SHMR_CHASH_VNODES_DEFAULT);
-	free(c);
+	conf_free(c);
 
 	/* A "dso" router as before: handlers default to its object. */
 	c = expect_ok("routers = (\n"
@@ -1154,7 +1162,7 @@ static void test_dso_defaults(void **state)
 		      ");\n");
 	assert_int_equal(c->routers[0].behaviour, SHMR_BEH_DSO);
 	assert_string_equal(c->routers[0].handlers, "/x.so");
-	free(c);
+	conf_free(c);
 
 	assert_int_equal(shmr_config_logic_kind("consistent-hash"),
 			 SHMR_BEH_CONSISTENT_HASH);
@@ -1273,7 +1281,7 @@ static void test_cpu_lists(void **state)
 		c = expect_ok(text);
 		assert_string_equal(c->dataplane_cpus, good[i]);
 		assert_string_equal(c->routers[0].routes[0].cpus, good[i]);
-		free(c);
+		conf_free(c);
 	}
 }
 
@@ -1354,7 +1362,7 @@ static void test_geometry_and_values(void **state)
 	assert_int_equal(c->restart_backoff_ms, 50);
 	assert_int_equal(c->restart_backoff_max_ms, 5000);
 	assert_int_equal(c->routers[0].fail_when_full, 1);
-	free(c);
+	conf_free(c);
 }
 
 /* The control socket's roles and limits: admin_group (needs
@@ -1404,7 +1412,7 @@ static void test_access_settings(void **state)
 	assert_int_equal(c->max_connections_per_user, 8);
 	assert_int_equal(c->idle_timeout_ms, 500);
 	assert_int_equal(c->max_endpoints_per_user, 3);
-	free(c);
+	conf_free(c);
 
 	c = expect_ok("routers = ( " ROUTER_OK " );\n");
 	assert_string_equal(c->admin_group, "");
@@ -1412,7 +1420,7 @@ static void test_access_settings(void **state)
 	assert_int_equal(c->max_connections_per_user, 32);
 	assert_int_equal(c->idle_timeout_ms, 10000);
 	assert_int_equal(c->max_endpoints_per_user, 32);
-	free(c);
+	conf_free(c);
 }
 
 /* pool = { ... }: expanded into "<router>:<i>" routes of one program;
@@ -1439,13 +1447,13 @@ static void test_pools_and_resizers(void **state)
 	assert_true(c->routers[0].resizer.rampup_rate == 0.5);
 	assert_true(c->routers[0].resizer.lower_bound == INT_MIN); /* unset */
 	assert_int_equal(c->routers[0].on_kill_stop, 1);
-	free(c);
+	conf_free(c);
 	c = expect_ok("routers = ( { name = \"w\"; behaviour = \"random\";\n"
 		      "  pool = { size = 1; program = \"p\"; };\n"
 		      "  optimal_resizer = { action_interval_ms = 100; }; } );\n");
 	assert_int_equal(c->routers[0].resizer.kind, SHMR_RESIZER_OPTIMAL);
 	assert_int_equal(c->routers[0].resizer.action_interval_ms, 100);
-	free(c);
+	conf_free(c);
 
 	expect_err("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
 		   "  pool = { size = 0; program = \"p\"; }; } );\n",
@@ -1502,7 +1510,7 @@ static void test_supervisor(void **state)
 	c = expect_ok("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
 		      "  pool = { size = 2; program = \"p\"; }; } );\n");
 	assert_int_equal(c->routers[0].supervisor, SHMR_SUPERVISOR_RESTART);
-	free(c);
+	conf_free(c);
 	for (unsigned i = 0; i < 4; i++) {
 		snprintf(text, sizeof(text),
 			 "routers = ( { name = \"w\"; behaviour = \"random\";\n"
@@ -1514,14 +1522,14 @@ static void test_supervisor(void **state)
 		assert_string_equal(
 			shmr_config_supervisor_name(c->routers[0].supervisor),
 			names[i]);
-		free(c);
+		conf_free(c);
 	}
 	c = expect_ok("routers = ( { name = \"t\"; behaviour = \"type\";\n"
 		      "  types = ( { type = 1; route = \"a\"; } );\n"
 		      "  routes = ( { name = \"a\"; program = \"p\"; } );\n"
 		      "  supervisor = \"stop\"; } );\n");
 	assert_int_equal(c->routers[0].supervisor, SHMR_SUPERVISOR_STOP);
-	free(c);
+	conf_free(c);
 	expect_err("routers = ( { name = \"w\"; behaviour = \"round-robin\";\n"
 		   "  pool = { size = 2; program = \"p\"; };\n"
 		   "  supervisor = \"resume\"; } );\n",
@@ -1561,20 +1569,82 @@ static struct text routes_text(const char *head, const char *beh, unsigned n)
 	return t;
 }
 
+/* @p pre, then @p n hash routers "r1".."rN", one a line (router i on
+ * line lines(pre) + 1 + i). */
+static struct text routers_text(const char *pre, unsigned n)
+{
+	struct text t = { 0 };
+
+	add(&t, "%srouters = (\n", pre);
+	for (unsigned i = 0; i < n; i++)
+		add(&t, "  { name = \"r%u\"; behaviour = \"hash\"; hash = [ \"a\" ]; }%s\n",
+		    i + 1, i + 1 < n ? "," : "");
+	add(&t, ");\n");
+	return t;
+}
+
 static void test_limits(void **state)
 {
 	struct text t = { 0 };
 	struct shmr_config *c;
 
-	/* One router more than the domain holds: line 1 + 9. */
-	add(&t, "routers = (\n");
-	for (unsigned i = 0; i <= SHMR_MAX_ROUTERS; i++)
-		add(&t, "  { name = \"r%u\"; behaviour = \"hash\"; hash = [ \"a\" ]; }%s\n",
-		    i, i < SHMR_MAX_ROUTERS ? "," : "");
-	add(&t, ");\n");
-	expect_err(t.s, "t.conf:10: routers.[8]: too many routers (at most 8)",
-		   NULL);
+	/* One router more than max_routers (default 8): line 1 + 9. */
+	t = routers_text("", SHMR_ROUTERS_DEFAULT + 1);
+	expect_err(t.s, "t.conf:10: routers.[8]: 9 routers, more than "
+		   "max_routers (8)", NULL);
 	free(t.s);
+	t = routers_text("", SHMR_ROUTERS_DEFAULT);
+	c = expect_ok(t.s);
+	assert_int_equal(shmr_config_routers(c), SHMR_ROUTERS_DEFAULT);
+	assert_int_equal(c->nrouters, SHMR_ROUTERS_DEFAULT);
+	conf_free(c);
+	free(t.s);
+	/* max_routers = 1: one router, not two (the second on line 3). */
+	t = routers_text("max_routers = 1;\n", 1);
+	c = expect_ok(t.s);
+	assert_int_equal(c->max_routers, 1);
+	conf_free(c);
+	free(t.s);
+	t = routers_text("max_routers = 1;\n", 2);
+	expect_err(t.s, "t.conf:4: routers.[1]: 2 routers, more than "
+		   "max_routers (1)", NULL);
+	free(t.s);
+	/* The most: SHMR_MAX_ROUTERS routers fit, one more does not. */
+	{
+		char pre[32], want[96];
+
+		snprintf(pre, sizeof(pre), "max_routers = %u;\n",
+			 SHMR_MAX_ROUTERS);
+		t = routers_text(pre, SHMR_MAX_ROUTERS);
+		c = expect_ok(t.s);
+		assert_int_equal(c->max_routers, SHMR_MAX_ROUTERS);
+		assert_int_equal(c->nrouters, SHMR_MAX_ROUTERS);
+		snprintf(want, sizeof(want), "r%u", SHMR_MAX_ROUTERS);
+		assert_string_equal(c->routers[SHMR_MAX_ROUTERS - 1].name,
+				    want);
+		conf_free(c);
+		free(t.s);
+		t = routers_text(pre, SHMR_MAX_ROUTERS + 1);
+		snprintf(want, sizeof(want),
+			 "t.conf:%u: routers.[%u]: %u routers, more than "
+			 "max_routers (%u)", SHMR_MAX_ROUTERS + 3,
+			 SHMR_MAX_ROUTERS, SHMR_MAX_ROUTERS + 1,
+			 SHMR_MAX_ROUTERS);
+		expect_err(t.s, want, NULL);
+		free(t.s);
+		snprintf(pre, sizeof(pre), "max_routers = %u;\n",
+			 SHMR_MAX_ROUTERS + 1);
+		snprintf(want, sizeof(want),
+			 "t.conf:1: max_routers: %u is out of range (1 to %u)",
+			 SHMR_MAX_ROUTERS + 1, SHMR_MAX_ROUTERS);
+		t = routers_text(pre, 1);
+		expect_err(t.s, want, NULL);
+		free(t.s);
+	}
+	expect_err("routers = ( " ROUTER_OK " );\nmax_routers = 0;\n",
+		   "t.conf:2: max_routers: 0 is out of range", NULL);
+	expect_err("max_routers = -1;\nrouters = ( " ROUTER_OK " );\n",
+		   "t.conf:1: max_routers: ", NULL);
 
 	/* One route too many: max_routes (default 32), named with the line
 	 * of the first route past it: routes start on line 4, the 33rd on
@@ -1592,7 +1662,7 @@ static void test_limits(void **state)
 	c = expect_ok(t.s);
 	assert_int_equal(c->max_routes, 100);
 	assert_int_equal(c->routers[0].nroutes, 100);
-	free(c);
+	conf_free(c);
 	free(t.s);
 	t = routes_text("max_routes = 100;\n", "behaviour = \"round-robin\";",
 			101);
@@ -1637,7 +1707,7 @@ static void test_limits(void **state)
 
 			assert_int_equal(c->max_types, 100);
 			assert_int_equal(c->routers[0].ncall_types, 100);
-			free(c);
+			conf_free(c);
 		} else {
 			expect_err(t.s, "t.conf:105: routers.[0].call_types.[100]: "
 				   "101 call_types entries, more than "
@@ -1690,7 +1760,7 @@ static void test_limits(void **state)
 	/* Exactly at every limit is fine. */
 	t = (struct text){ 0 };
 	add(&t, "routers = (\n");
-	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++) {
+	for (unsigned i = 0; i < SHMR_ROUTERS_DEFAULT; i++) {
 		add(&t, "  { name = \"r%u\"; behaviour = \"type\"; types = (", i);
 		for (unsigned k = 0; k < SHMR_TYPES_DEFAULT; k++)
 			add(&t, "%s{ type = %u; route = \"w%u\"; }", k ? ", " : " ",
@@ -1702,16 +1772,16 @@ static void test_limits(void **state)
 				add(&t, "%s\"%u\"", a ? ", " : " ", a);
 			add(&t, " ]; }");
 		}
-		add(&t, " ); }%s\n", i + 1 < SHMR_MAX_ROUTERS ? "," : "");
+		add(&t, " ); }%s\n", i + 1 < SHMR_ROUTERS_DEFAULT ? "," : "");
 	}
 	add(&t, ");\n");
 	c = expect_ok(t.s);
-	assert_int_equal(c->nrouters, SHMR_MAX_ROUTERS);
+	assert_int_equal(c->nrouters, SHMR_ROUTERS_DEFAULT);
 	assert_int_equal(c->routers[7].nroutes, SHMR_ROUTES_DEFAULT);
 	assert_int_equal(c->routers[7].ntypes, SHMR_TYPES_DEFAULT);
 	assert_int_equal(c->routers[7].routes[31].nargs, SHMR_CONF_ARGS_MAX);
 	assert_string_equal(c->routers[7].routes[31].args[15], "15");
-	free(c);
+	conf_free(c);
 	free(t.s);
 }
 
@@ -1729,7 +1799,7 @@ static void test_missing_file(void **state)
 	assert_int_equal(shmr_config_load_file("/", c, err, sizeof(err)),
 			 -EISDIR);
 	assert_string_equal(err, "/: cannot read: Is a directory");
-	free(c);
+	conf_free(c);
 }
 
 /* A temporary directory with one file in it. */
@@ -1856,7 +1926,7 @@ static void test_full_file(void **state)
 
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(rmdir(dir), 0);
-	free(c);
+	conf_free(c);
 }
 
 /* From a string, a relative dso stays as written: there is no directory. */
@@ -1866,7 +1936,7 @@ static void test_string_dso_as_given(void **state)
 		"routers = ( { name = \"r\"; behaviour = \"dso\"; dso = \"x/b.so\"; } );\n");
 
 	assert_string_equal(c->routers[0].dso, "x/b.so");
-	free(c);
+	conf_free(c);
 }
 
 /* ---- the examples in config/examples ------------------------------------ */
@@ -1898,7 +1968,7 @@ static void test_example_hash(void **state)
 		assert_string_equal(r->routes[i].name, want);
 		assert_string_equal(r->routes[i].program, "shmr-echo-worker");
 	}
-	free(c);
+	conf_free(c);
 }
 
 static void test_example_dso(void **state)
@@ -1914,7 +1984,7 @@ static void test_example_dso(void **state)
 	assert_string_equal(r->dso, want);
 	assert_string_equal(r->dso_arg, "100");
 	assert_int_equal(r->nroutes, 3);
-	free(c);
+	conf_free(c);
 }
 
 /* Every use-case example parses; the CQRS one routes calls by type. */
@@ -1929,19 +1999,19 @@ static void test_examples_use_cases(void **state)
 	(void)state;
 
 	for (unsigned i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-		free(load_example(files[i]));
+		conf_free(load_example(files[i]));
 	c = load_example("cqrs.conf");
 	assert_int_equal(c->routers[0].behaviour, SHMR_BEH_HASH);
 	assert_int_equal(c->routers[0].nhash, 4);
 	assert_int_equal(c->routers[0].ncall_types, 3);
-	free(c);
+	conf_free(c);
 	c = load_example("shard-pools.conf");
 	assert_int_equal(c->routers[0].nroutes, 0); /* a free router */
-	free(c);
+	conf_free(c);
 	c = load_example("router-of-routers.conf");
 	assert_int_equal(c->nrouters, 3);
 	assert_string_equal(c->routers[0].types[2].route, "billing");
-	free(c);
+	conf_free(c);
 }
 
 /* One example per routing logic; each parses to what its comment says. */
@@ -1974,7 +2044,7 @@ static void test_examples_logics(void **state)
 		for (unsigned j = 0; j < c->routers[0].nroutes; j++)
 			assert_string_equal(c->routers[0].routes[j].program,
 					    "shmr-echo-worker");
-		free(c);
+		conf_free(c);
 	}
 }
 

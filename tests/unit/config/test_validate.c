@@ -22,6 +22,14 @@
 	"  types = ( { type = 1; route = \"a\"; } );\n"                    \
 	"  routes = ( { name = \"a\"; program = \"w\"; cpus = \"%s\"; } ); } );\n"
 
+/* A loaded configuration and what it holds. */
+static void conf_free(struct shmr_config *c)
+{
+	if (c)
+		shmr_config_free(c);
+	free(c);
+}
+
 static struct shmr_config *conf_new(void)
 {
 	struct shmr_config *c = calloc(1, sizeof(*c));
@@ -42,7 +50,7 @@ static void cpus_err(const char *list, const char *want)
 			 -EINVAL);
 	if (!strstr(err, want))
 		fail_msg("cpus \"%s\": \"%s\", want \"%s\"", list, err, want);
-	free(c);
+	conf_free(c);
 }
 
 /* A range's numbers are checked before its order, and a bad number
@@ -91,7 +99,7 @@ static void validate_messages(void **state)
 	strcpy(c->routers[0].routes[0].cpus, "2000");
 	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "t.conf:3: cpus: bad cpu list '2000'");
-	free(c);
+	conf_free(c);
 }
 
 /* @p text parsed as "t.conf" (it must parse), not validated. */
@@ -141,7 +149,7 @@ static void routes_past_max_routes(void **state)
 	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "t.conf: max_routes: 129 is out of range "
 				 "(1 to 128)");
-	free(c);
+	conf_free(c);
 }
 
 static void load_entry_point(void **state)
@@ -159,7 +167,7 @@ static void load_entry_point(void **state)
 			 -ENOENT);
 	assert_string_equal(err, "/nonexistent/shmr.conf: cannot read: "
 				 "No such file or directory");
-	free(c);
+	conf_free(c);
 }
 
 /* A pool's resizer out of Pekko's ranges: the line shmr-control printed
@@ -186,7 +194,7 @@ static void resizer_ranges(void **state)
 				 "range (see docs/pools.md)");
 	c->routers[0].resizer.chance_of_ramping_down_when_full = 1.0;
 	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), 0);
-	free(c);
+	conf_free(c);
 }
 
 /* Routers and routes take the domain's endpoint slots, routers first: the
@@ -237,7 +245,7 @@ static void endpoint_slots(void **state)
 	assert_string_equal(err, "t.conf:11: routers.[4].routes.[27]: more "
 				 "routers and routes than endpoint slots (the "
 				 "domain has 128)");
-	free(c);
+	conf_free(c);
 }
 
 int main(void)

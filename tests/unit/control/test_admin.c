@@ -65,6 +65,7 @@ static int teardown(void **state)
 
 	shmr_ctl_admin_stage_free(&f->a);
 	shmr_ctl_domain_close(&f->d);
+	shmr_ctl_model_fini(&f->m);
 	free(f);
 	return 0;
 }

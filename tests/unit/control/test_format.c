@@ -29,8 +29,12 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct shmr_conf_router *r = &f->cfg.routers[0];
+	struct shmr_conf_router *r;
 	const char *names[] = { "payments", "shipments", "reports" };
+
+	assert_non_null(f);
+	assert_int_equal(shmr_config_routers_alloc(&f->cfg, 1), 0);
+	r = &f->cfg.routers[0];
 
 	strcpy(f->cfg.domain, "unit");
 	f->cfg.nrouters = 1;
@@ -69,7 +73,11 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	free(*state);
+	struct fixture *f = *state;
+
+	shmr_ctl_model_fini(&f->m);
+	shmr_config_free(&f->cfg);
+	free(f);
 	return 0;
 }
 
@@ -416,10 +424,12 @@ static void largest_domain_fits(void **state)
 	static struct shmr_ctl_model m;
 	static struct shmr_ctl_counters c;
 	static char big[1 << 20];
-	struct shmr_conf_router *r = &cfg.routers[0];
+	struct shmr_conf_router *r;
 	int n;
 
 	(void)state;
+	assert_int_equal(shmr_config_routers_alloc(&cfg, 1), 0);
+	r = &cfg.routers[0];
 	strcpy(cfg.domain, "unit");
 	cfg.max_routes = SHMR_MAX_ROUTES;
 	cfg.max_endpoints = 1 + SHMR_MAX_ROUTES + 128;
@@ -463,6 +473,8 @@ static void largest_domain_fits(void **state)
 	assert_true(n > 0);
 	print_message("largest domain: inspect --json %d bytes, metrics %d\n",
 		      nj, n);
+	shmr_ctl_model_fini(&m);
+	shmr_config_free(&cfg);
 }
 
 /* A router's behaviour keys, in parts: each overrides where its key is,

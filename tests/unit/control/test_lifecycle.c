@@ -37,9 +37,10 @@ struct fixture {
 	struct shmr_ctl_model m;
 	struct shmr_ctl_life l;
 	struct fake f;
-	struct shmr_spec spec;
+	/* room for the configuration's routers (the default) */
+	struct shmr_spec *spec;
 	struct shmr_spec_reg names[SHMR_MAX_NAMES];
-	struct shmr_spec_type types[SHMR_MAX_ROUTERS * 2 * SHMR_MAX_TYPES];
+	struct shmr_spec_type types[SHMR_ROUTERS_DEFAULT * 2 * SHMR_MAX_TYPES];
 };
 
 static int fk_spawn(void *ctx, unsigned r, unsigned k)
@@ -139,6 +140,9 @@ static int setup(void **state)
 	struct shmr_conf_router *r;
 
 	assert_non_null(x);
+	assert_int_equal(shmr_config_routers_alloc(&x->cfg, 3), 0);
+	x->spec = calloc(1, shmr_spec_size(SHMR_ROUTERS_DEFAULT));
+	assert_non_null(x->spec);
 	strcpy(x->cfg.domain, "unit");
 	r = &x->cfg.routers[x->cfg.nrouters++];
 	strcpy(r->name, "events");
@@ -177,7 +181,12 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	free(*state);
+	struct fixture *x = *state;
+
+	shmr_ctl_model_fini(&x->m);
+	shmr_config_free(&x->cfg);
+	free(x->spec);
+	free(x);
 	return 0;
 }
 
@@ -216,11 +225,11 @@ static struct shmr_conf_route spec_of(const char *name, const char *program,
 /* The state the dataplane is given for @p name (-1: not in the spec). */
 static int spec_state(struct fixture *x, const char *name)
 {
-	shmr_ctl_model_spec_build(&x->m, &x->spec, x->names,
+	shmr_ctl_model_spec_build(&x->m, x->spec, x->names,
 				  x->types);
-	for (unsigned k = 0; k < x->spec.routers[0].nroutes; k++)
-		if (strcmp(x->spec.routers[0].routes[k].name, name) == 0)
-			return (int)x->spec.routers[0].routes[k].state;
+	for (unsigned k = 0; k < x->spec->routers[0].nroutes; k++)
+		if (strcmp(x->spec->routers[0].routes[k].name, name) == 0)
+			return (int)x->spec->routers[0].routes[k].state;
 	return -1;
 }
 
@@ -658,11 +667,11 @@ static void test_failed_restart_leaves_the_slot_empty(void **state)
  * that succeeds clears it, and a route that is not dead publishes none. */
 static int spec_start_err(struct fixture *x, const char *name)
 {
-	shmr_ctl_model_spec_build(&x->m, &x->spec, x->names,
+	shmr_ctl_model_spec_build(&x->m, x->spec, x->names,
 				  x->types);
-	for (unsigned k = 0; k < x->spec.routers[0].nroutes; k++)
-		if (strcmp(x->spec.routers[0].routes[k].name, name) == 0)
-			return x->spec.routers[0].routes[k].start_err;
+	for (unsigned k = 0; k < x->spec->routers[0].nroutes; k++)
+		if (strcmp(x->spec->routers[0].routes[k].name, name) == 0)
+			return x->spec->routers[0].routes[k].start_err;
 	return 1;
 }
 
@@ -713,9 +722,9 @@ static void test_stopped_router_refuses_mutators(void **state)
 	assert_int_equal(x->f.stops, live);
 	assert_true(x->m.routers[0].stopped);
 	assert_true(x->m.dirty);
-	shmr_ctl_model_spec_build(&x->m, &x->spec, x->names,
+	shmr_ctl_model_spec_build(&x->m, x->spec, x->names,
 				  x->types);
-	assert_true(x->spec.routers[0].flags & SHMR_RF_STOPPED);
+	assert_true(x->spec->routers[0].flags & SHMR_RF_STOPPED);
 	shmr_ctl_life_stop_router(&x->l, 0); /* idempotent */
 	assert_int_equal(x->f.stops, live);
 
@@ -1033,16 +1042,16 @@ static void test_removed_route_name_stops_resolving(void **state)
 
 	worker_exits(x, "b");
 	assert_int_equal(shmr_ctl_life_remove(&x->l, "events", "b"), 0);
-	shmr_ctl_model_spec_build(&x->m, &x->spec, x->names,
+	shmr_ctl_model_spec_build(&x->m, x->spec, x->names,
 				  x->types);
-	assert_int_equal(x->spec.routers[0].nroutes, 2);
-	for (unsigned k = 0; k < x->spec.routers[0].nroutes; k++)
-		assert_string_not_equal(x->spec.routers[0].routes[k].name,
+	assert_int_equal(x->spec->routers[0].nroutes, 2);
+	for (unsigned k = 0; k < x->spec->routers[0].nroutes; k++)
+		assert_string_not_equal(x->spec->routers[0].routes[k].name,
 					"b");
-	for (unsigned k = 0; k < x->spec.nreg; k++)
+	for (unsigned k = 0; k < x->spec->nreg; k++)
 		assert_string_not_equal(x->names[k].name, "b");
-	for (unsigned k = 0; k < x->spec.nactive; k++)
-		assert_int_not_equal(x->spec.active[k], slot);
+	for (unsigned k = 0; k < x->spec->nactive; k++)
+		assert_int_not_equal(x->spec->active[k], slot);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)

@@ -34,6 +34,9 @@ static struct shmr_config *make_config(void)
 	struct shmr_config *c = calloc(1, sizeof(*c));
 	struct shmr_conf_router *r;
 
+	assert_non_null(c);
+	assert_int_equal(shmr_config_routers_alloc(c, SHMR_ROUTERS_DEFAULT), 0);
+
 	strcpy(c->source, "test.conf");
 	strcpy(c->domain, "unit");
 	c->slot_size = 128;
@@ -74,15 +77,19 @@ static struct shmr_config *make_config(void)
 struct fixture {
 	struct shmr_config *cfg;
 	struct shmr_ctl_model m;
-	struct shmr_spec spec;
+	/* room for the configuration's routers (the default) */
+	struct shmr_spec *spec;
 	struct shmr_spec_reg names[SHMR_MAX_NAMES];
-	struct shmr_spec_type types[SHMR_MAX_ROUTERS * 2 * SHMR_MAX_TYPES];
+	struct shmr_spec_type types[SHMR_ROUTERS_DEFAULT * 2 * SHMR_MAX_TYPES];
 };
 
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
+	assert_non_null(f);
+	f->spec = calloc(1, shmr_spec_size(SHMR_ROUTERS_DEFAULT));
+	assert_non_null(f->spec);
 	f->cfg = make_config();
 	assert_int_equal(shmr_ctl_model_init(&f->m, f->cfg), 0);
 	*state = f;
@@ -93,7 +100,10 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
+	shmr_ctl_model_fini(&f->m);
+	shmr_config_free(f->cfg);
 	free(f->cfg);
+	free(f->spec);
 	free(f);
 	return 0;
 }
@@ -102,13 +112,13 @@ static void publish(struct fixture *f)
 {
 	f->m.version++;
 	f->m.dirty = 0;
-	shmr_ctl_model_spec_build(&f->m, &f->spec, f->names, f->types);
+	shmr_ctl_model_spec_build(&f->m, f->spec, f->names, f->types);
 }
 
 static const struct shmr_spec_reg *reg_find_in(const struct fixture *f,
 					       const char *name)
 {
-	for (uint32_t i = 0; i < f->spec.nreg; i++)
+	for (uint32_t i = 0; i < f->spec->nreg; i++)
 		if (strcmp(f->names[i].name, name) == 0)
 			return &f->names[i];
 	return NULL;
@@ -117,7 +127,7 @@ static const struct shmr_spec_reg *reg_find_in(const struct fixture *f,
 static void spec_from_config(void **state)
 {
 	struct fixture *f = *state;
-	const struct shmr_spec *s = &f->spec;
+	const struct shmr_spec *s = f->spec;
 	const struct shmr_spec_router *ev, *sh, *cu;
 	/* Router 0's type map: max_types (the default) entries a map. */
 	const struct shmr_spec_type *ev_types =
@@ -199,15 +209,15 @@ static void route_up_and_down(void **state)
 	shmr_ctl_model_route_set(&f->m, q, 4242);
 	assert_true(f->m.dirty);
 	publish(f);
-	assert_int_equal(f->spec.routers[0].routes[1].state,
+	assert_int_equal(f->spec->routers[0].routes[1].state,
 			 SHMR_ROUTE_RUNNING);
 	assert_int_equal(f->m.alloc.slots[4].os_pid, 4242);
 	shmr_ctl_model_route_set(&f->m, q, 0);
 	publish(f);
-	assert_int_equal(f->spec.routers[0].routes[1].state, SHMR_ROUTE_DEAD);
+	assert_int_equal(f->spec->routers[0].routes[1].state, SHMR_ROUTE_DEAD);
 	/* Same inbox PID through the restart. */
-	assert_int_equal(f->spec.routers[0].routes[1].pid.slot, 4);
-	assert_int_equal(f->spec.routers[0].routes[1].pid.gen, 1);
+	assert_int_equal(f->spec->routers[0].routes[1].pid.slot, 4);
+	assert_int_equal(f->spec->routers[0].routes[1].pid.gen, 1);
 }
 
 static void clients_and_names(void **state)
@@ -239,9 +249,9 @@ static void clients_and_names(void **state)
 	assert_int_equal(shmr_ctl_model_register(&f->m, 11, "bad name", a),
 			 -SHMR_E_NAME);
 	publish(f);
-	assert_int_equal(f->spec.nreg, 6);
+	assert_int_equal(f->spec->nreg, 6);
 	assert_int_equal(reg_find_in(f, "alpha")->pid.slot, a.slot);
-	assert_int_equal(f->spec.nactive, 8);
+	assert_int_equal(f->spec->nactive, 8);
 	assert_int_equal(f->m.alloc.slots[a.slot].os_pid, 100);
 
 	/* Unregister: another's name is refused, unknown is success. */
@@ -262,7 +272,7 @@ static void clients_and_names(void **state)
 	publish(f);
 	assert_null(reg_find_in(f, "alpha"));
 	assert_non_null(reg_find_in(f, "beta"));
-	assert_int_equal(f->spec.nactive, 8);
+	assert_int_equal(f->spec->nactive, 8);
 	assert_int_equal(f->m.alloc.slots[a.slot].drain, SHMR_CTL_DRAIN_POLL);
 	assert_int_equal(f->m.alloc.slots[a.slot].os_pid, 0);
 	assert_int_equal(shmr_ctl_model_close(&f->m, 11, a),
@@ -271,17 +281,17 @@ static void clients_and_names(void **state)
 			 -SHMR_E_NO_ENDPOINT);
 	shmr_ctl_model_drain_end(&f->m, a);
 	publish(f);
-	assert_int_equal(f->spec.nactive, 7);
+	assert_int_equal(f->spec->nactive, 7);
 
 	/* The connection closes: the rest goes the same way. */
 	assert_int_equal(shmr_ctl_model_drop_owner(&f->m, 11), 1);
 	publish(f);
 	assert_null(reg_find_in(f, "beta"));
-	assert_int_equal(f->spec.nactive, 7);
-	assert_int_equal(f->spec.nreg, 3);
+	assert_int_equal(f->spec->nactive, 7);
+	assert_int_equal(f->spec->nreg, 3);
 	shmr_ctl_model_drain_end(&f->m, b);
 	publish(f);
-	assert_int_equal(f->spec.nactive, 6);
+	assert_int_equal(f->spec->nactive, 6);
 }
 
 /* A slot given up with messages left is not reused until they are
@@ -378,7 +388,7 @@ static void claim_by_spawned_worker_only(void **state)
 	shmr_ctl_model_route_set(&f->m, q, 0);
 	publish(f);
 	assert_null(reg_find_in(f, "pay"));
-	assert_int_equal(f->spec.nactive, 5);
+	assert_int_equal(f->spec->nactive, 5);
 	/* The replacement registers the same name. */
 	shmr_ctl_model_route_set(&f->m, q, 779);
 	assert_int_equal(shmr_ctl_model_claim(&f->m, 9, 779, inbox), 0);
@@ -387,7 +397,7 @@ static void claim_by_spawned_worker_only(void **state)
 	assert_int_equal(shmr_ctl_model_close(&f->m, 9, inbox), 0);
 	publish(f);
 	assert_null(reg_find_in(f, "pay"));
-	assert_int_equal(f->spec.nactive, 5);
+	assert_int_equal(f->spec->nactive, 5);
 	assert_int_equal(shmr_ctl_model_register(&f->m, 9, "pay", inbox),
 			 -SHMR_E_NO_ENDPOINT);
 }
@@ -407,7 +417,7 @@ static void registry_full(void **state)
 	assert_int_equal(rc, -ENOSPC);
 	assert_int_equal(f->m.nnames + f->m.nrouters, SHMR_NAMES_DEFAULT);
 	publish(f);
-	assert_int_equal(f->spec.nreg, SHMR_NAMES_DEFAULT);
+	assert_int_equal(f->spec->nreg, SHMR_NAMES_DEFAULT);
 }
 
 /* max_names sizes the registry: 300 entries, routers' names included,
@@ -428,7 +438,7 @@ static void registry_sized_by_max_names(void **state)
 	assert_int_equal(rc, -ENOSPC);
 	assert_int_equal(f->m.nnames + f->m.nrouters, 300);
 	publish(f);
-	assert_int_equal(f->spec.nreg, 300);
+	assert_int_equal(f->spec->nreg, 300);
 	assert_non_null(reg_find_in(f, "n0"));
 	snprintf(name, sizeof(name), "n%u", 299 - f->m.nrouters);
 	assert_non_null(reg_find_in(f, name));
@@ -454,17 +464,21 @@ static void bad_configs(void **state)
 
 	strcpy(c->routers[1].name, "events");
 	assert_int_equal(shmr_ctl_model_init(m, c), -SHMR_E_NAME);
+	shmr_config_free(c);
 	free(c);
 
 	c = make_config();
 	strcpy(c->routers[0].routes[2].name, "payments");
 	assert_int_equal(shmr_ctl_model_init(m, c), -SHMR_E_NAME);
+	shmr_config_free(c);
 	free(c);
 
 	/* 8 routers of 32 routes: more than the 128 endpoints configured. */
 	c = calloc(1, sizeof(*c));
+	assert_non_null(c);
+	assert_int_equal(shmr_config_routers_alloc(c, SHMR_ROUTERS_DEFAULT), 0);
 	c->max_endpoints = 128;
-	for (unsigned i = 0; i < SHMR_MAX_ROUTERS; i++) {
+	for (unsigned i = 0; i < SHMR_ROUTERS_DEFAULT; i++) {
 		struct shmr_conf_router *r = &c->routers[c->nrouters++];
 
 		snprintf(r->name, sizeof(r->name), "r%u", i);
@@ -485,7 +499,15 @@ static void bad_configs(void **state)
 	assert_int_equal(shmr_ctl_model_init(m, c), -SHMR_E_NO_ENDPOINT);
 	c->max_routes = SHMR_ROUTES_DEFAULT;
 	assert_int_equal(shmr_ctl_model_init(m, c), 0);
+	/* max_routers holds the routers: 8 of 7 are refused. */
+	c->max_routers = SHMR_ROUTERS_DEFAULT - 1;
+	assert_int_equal(shmr_ctl_model_init(m, c), -SHMR_E_NO_ENDPOINT);
+	c->max_routers = 0; /* the default, 8 */
+	assert_int_equal(shmr_ctl_model_init(m, c), 0);
+	assert_int_equal(m->nrouters, SHMR_ROUTERS_DEFAULT);
+	shmr_config_free(c);
 	free(c);
+	shmr_ctl_model_fini(m);
 	free(m);
 }
 

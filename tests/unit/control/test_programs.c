@@ -70,7 +70,9 @@ static int teardown(void **state)
  * programs = ( "<dir>/bin/listed" ). */
 static void conf(struct shmr_config *c)
 {
+	shmr_config_free(c);
 	memset(c, 0, sizeof(*c));
+	assert_int_equal(shmr_config_routers_alloc(c, 1), 0);
 	c->nrouters = 1;
 	c->routers[0].nroutes = 1;
 	snprintf(c->routers[0].routes[0].program,
@@ -137,6 +139,7 @@ static void test_programs_allowed_and_refused(void **state)
 		assert_string_equal(out, want);
 	}
 	/* Nothing configured at all: nothing allowed. */
+	shmr_config_free(&c);
 	memset(&c, 0, sizeof(c));
 	assert_int_equal(shmr_ctl_program_allowed(&c, "worker", out,
 						  sizeof(out)),

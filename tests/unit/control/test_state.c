@@ -22,11 +22,17 @@
 
 static char dir[] = "/tmp/shmr-unit-state-XXXXXX";
 
+/* Routes a state read has room for: the default routers and routes. */
+#define ST_ROUTES (SHMR_ROUTERS_DEFAULT * SHMR_ROUTES_DEFAULT)
+
 static struct shmr_config *make_config(void)
 {
 	struct shmr_config *c = calloc(1, sizeof(*c));
 	struct shmr_conf_router *r;
 	struct shmr_conf_route *q;
+
+	assert_non_null(c);
+	assert_int_equal(shmr_config_routers_alloc(c, SHMR_ROUTERS_DEFAULT), 0);
 
 	strcpy(c->domain, "unit");
 	c->slot_size = 128;
@@ -76,6 +82,9 @@ static void round_trip(void **state)
 	m.version = 7;
 	m.routers[0].routes[0].restarts = 3;
 	memset(&sp, 0, sizeof(sp));
+	/* The process table's rows (spawn.c is not linked here). */
+	sp.workers = calloc(m.nrouters, sizeof(*sp.workers));
+	assert_non_null(sp.workers);
 	sp.dp.pid = getpid();
 	sp.dp.start = shmr_ctl_proc_start(getpid());
 	sp.dp_fd = 5;
@@ -88,7 +97,8 @@ static void round_trip(void **state)
 			 0);
 	assert_int_equal(shmr_ctl_state_init(&f, dir, "unit"), 0);
 	assert_int_equal(shmr_ctl_state_save(&f, &m, &sp, 1u << 21, 0), 0);
-	assert_int_equal(shmr_ctl_state_read(&f, &st, why, sizeof(why)), 0);
+	assert_int_equal(shmr_ctl_state_read(&f, &st, ST_ROUTES, why,
+					     sizeof(why)), 0);
 	assert_string_equal(st.domain, "unit");
 	assert_int_equal(st.dataplane.pid, getpid());
 	assert_true(st.dataplane.start != 0);
@@ -121,13 +131,20 @@ static void round_trip(void **state)
 	/* Written once per publication: unchanged version, no write. */
 	write_file(&f, "garbage\n");
 	assert_int_equal(shmr_ctl_state_save(&f, &m, &sp, 1u << 21, 0), 0);
-	assert_int_equal(shmr_ctl_state_read(&f, &st, why, sizeof(why)),
+	assert_int_equal(shmr_ctl_state_read(&f, &st, ST_ROUTES, why,
+					     sizeof(why)),
 			 -EINVAL);
 	assert_int_equal(shmr_ctl_state_save(&f, &m, &sp, 1u << 21, 1), 0);
-	assert_int_equal(shmr_ctl_state_read(&f, &st, why, sizeof(why)), 0);
+	assert_int_equal(shmr_ctl_state_read(&f, &st, ST_ROUTES, why,
+					     sizeof(why)), 0);
 	shmr_ctl_state_remove(&f);
-	assert_int_equal(shmr_ctl_state_read(&f, &st, why, sizeof(why)),
+	assert_int_equal(shmr_ctl_state_read(&f, &st, ST_ROUTES, why,
+					     sizeof(why)),
 			 -ENOENT);
+	shmr_ctl_state_free(&st);
+	free(sp.workers);
+	shmr_ctl_model_fini(&m);
+	shmr_config_free(cfg);
 	free(cfg);
 }
 
@@ -154,14 +171,26 @@ static void refused(void **state)
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		write_file(&f, bad[i]);
 		why[0] = '\0';
-		assert_int_equal(shmr_ctl_state_read(&f, &st, why, sizeof(why)),
+		assert_int_equal(shmr_ctl_state_read(&f, &st, ST_ROUTES, why,
+					     sizeof(why)),
 				 -EINVAL);
 		assert_true(why[0] != '\0');
 	}
 	write_file(&f, "shmr-control-state 2\ndomain unit\n"
 		       "route r a 1 0 0 0 = prog 0\nend\ntrailing junk\n");
-	assert_int_equal(shmr_ctl_state_read(&f, &st, why, sizeof(why)), 0);
+	assert_int_equal(shmr_ctl_state_read(&f, &st, ST_ROUTES, why,
+					     sizeof(why)), 0);
 	assert_int_equal(st.nroutes, 1);
+	/* No more routes than the room asked for. */
+	write_file(&f, "shmr-control-state 2\ndomain unit\n"
+		       "route r a 1 0 0 0 = prog 0\n"
+		       "route r b 1 0 0 0 = prog 0\nend\n");
+	assert_int_equal(shmr_ctl_state_read(&f, &st, 1, why, sizeof(why)),
+			 -EINVAL);
+	assert_int_equal(shmr_ctl_state_read(&f, &st, 2, why, sizeof(why)),
+			 0);
+	assert_int_equal(st.nroutes, 2);
+	shmr_ctl_state_free(&st);
 	shmr_ctl_state_remove(&f);
 }
 
@@ -188,6 +217,8 @@ static void owners_by_pid(void **state)
 	assert_int_equal(shmr_ctl_model_drop_owner(&m, by_pid), 0);
 	assert_int_equal(shmr_ctl_model_drop_owner(&m, 77), 2);
 	assert_int_equal(m.nnames, 0);
+	shmr_ctl_model_fini(&m);
+	shmr_config_free(cfg);
 	free(cfg);
 }
 

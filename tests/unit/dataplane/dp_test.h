@@ -33,7 +33,7 @@ static inline int dp_dom_init_lane(struct dp_dom *d, uint32_t nlcores,
 				   uint32_t lane)
 {
 	struct shmr_geometry g = { 128, lane, nlcores, SHMR_POLL_ADAPTIVE, 0, 0,
-				   0, 0 };
+				   0, 0, 0 };
 	struct shmr_domain_hdr plan;
 	int64_t size = shmr_layout_plan(&g, &plan);
 
@@ -316,7 +316,7 @@ static inline const char *dp_fix_pick(struct dp_fix *f, unsigned ri,
 
 	assert_true(n <= DP_SS - SHMR_HDR_SIZE);
 	memset(&u, 0, sizeof(u));
-	memset(&pk, 0, sizeof(pk));
+	assert_int_equal(shmr_dp_pick_init(&pk, SHMR_MAX_ROUTERS), 0);
 	u.m.kind = SHMR_KIND_SEND;
 	u.m.key = key;
 	u.m.len = lenf;
@@ -324,6 +324,7 @@ static inline const char *dp_fix_pick(struct dp_fix *f, unsigned ri,
 	tgt = shmr_dp_behaviour_decide_rcu(f->t, &pk, ri, &u.m);
 	assert_int_equal(tgt->verdict, SHMR_DP_DELIVER);
 	assert_non_null(tgt->name);
+	shmr_dp_pick_fini(&pk);
 	return tgt->name;
 }
 #endif

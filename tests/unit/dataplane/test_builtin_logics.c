@@ -245,10 +245,10 @@ static void test_round_robin_picks(void **state)
 	unsigned ri = spec_logic(f, SHMR_BEH_ROUND_ROBIN, 3);
 
 	/* By router, not by endpoint slot: an lcore's counters do not grow
-	 * with max_endpoints (main: 128 KiB of them, one per slot). */
-	assert_true(sizeof(pk.rr) == SHMR_MAX_ROUTERS * sizeof(uint64_t));
-	memset(&pk, 0, sizeof(pk));
-	memset(&other, 0, sizeof(other));
+	 * with max_endpoints (main: 128 KiB of them, one per slot); as
+	 * many as the domain's max_routers (shmr_dp_pick_init()). */
+	assert_int_equal(shmr_dp_pick_init(&pk, SHMR_MAX_ROUTERS), 0);
+	assert_int_equal(shmr_dp_pick_init(&other, SHMR_MAX_ROUTERS), 0);
 	rebuild(f);
 	for (int i = 0; i < 7; i++)
 		assert_int_equal(pick(f, &pk, ri, SHMR_KIND_SEND, 99), i % 3);
@@ -262,6 +262,8 @@ static void test_round_robin_picks(void **state)
 	assert_int_equal(pk.rr[ri], 7);
 	assert_int_equal(pick(f, &pk, ri, SHMR_KIND_SEND, 0), 3);
 	assert_int_equal(pick(f, &pk, ri, SHMR_KIND_SEND, 0), 0);
+	shmr_dp_pick_fini(&pk);
+	shmr_dp_pick_fini(&other);
 }
 
 /* N routees and k * N sequential messages from one sender: each routee
@@ -305,7 +307,7 @@ static void test_random_picks(void **state)
 	unsigned ri = spec_logic(f, SHMR_BEH_RANDOM, NR), hits[NR] = { 0 };
 	int want[64];
 
-	memset(&pk, 0, sizeof(pk));
+	assert_int_equal(shmr_dp_pick_init(&pk, SHMR_MAX_ROUTERS), 0);
 	rebuild(f);
 	rte_srand(20261129);
 	for (unsigned i = 0; i < 64; i++)
@@ -320,6 +322,7 @@ static void test_random_picks(void **state)
 		hits[pick(f, &pk, ri, SHMR_KIND_SEND, 5)]++;
 	for (unsigned j = 0; j < NR; j++)
 		assert_true(hits[j] >= 800 && hits[j] <= 1200);
+	shmr_dp_pick_fini(&pk);
 }
 
 /* ---- smallest-mailbox ------------------------------------------------ */
@@ -356,7 +359,7 @@ static void test_smallest_mailbox_rings(void **state)
 	uint32_t pend_slot;
 	unsigned pend_n;
 
-	memset(&pk, 0, sizeof(pk));
+	assert_int_equal(shmr_dp_pick_init(&pk, SHMR_MAX_ROUTERS), 0);
 	rebuild(f);
 	assert_int_equal(pick(f, &pk, ri, SHMR_KIND_SEND, 0), 0);
 	set_busy(f, f->r[0], 1);
@@ -400,6 +403,7 @@ static void test_smallest_mailbox_rings(void **state)
 	pk.pend_slot = &pend_slot;
 	pk.pend_n = &pend_n;
 	assert_int_equal(pick(f, &pk, ri, SHMR_KIND_SEND, 0), 0);
+	shmr_dp_pick_fini(&pk);
 }
 
 /* Through the forwarding function: a burst does not pile onto the routee
@@ -460,7 +464,7 @@ static void test_consistent_hash_picks(void **state)
 	const struct shmr_dp_router *r;
 	int before[200];
 
-	memset(&pk, 0, sizeof(pk));
+	assert_int_equal(shmr_dp_pick_init(&pk, SHMR_MAX_ROUTERS), 0);
 	rebuild(f);
 	r = &f->t->routers[ri];
 	assert_non_null(r->ring);
@@ -512,6 +516,7 @@ static void test_consistent_hash_picks(void **state)
 	rebuild(f);
 	assert_int_equal(f->t->routers[ri].ring->vnodes,
 			 SHMR_CHASH_VNODES_DEFAULT);
+	shmr_dp_pick_fini(&pk);
 }
 
 /* ---- no routees ------------------------------------------------------ */
@@ -531,7 +536,7 @@ static void test_no_routees(void **state)
 	struct shmr_dp_pick pk;
 	struct shmr_msg *m;
 
-	memset(&pk, 0, sizeof(pk));
+	assert_int_equal(shmr_dp_pick_init(&pk, SHMR_MAX_ROUTERS), 0);
 	set_admin(f);
 	for (unsigned i = 0; i < 5; i++) {
 		unsigned ri;
@@ -570,6 +575,7 @@ static void test_no_routees(void **state)
 	assert_int_equal(STAT(f, failed), 10);
 	assert_int_equal(ROUTER_FAILED(f), 10);
 	assert_int_equal(STAT(f, forwarded), 0);
+	shmr_dp_pick_fini(&pk);
 }
 
 /* ---- broadcast ------------------------------------------------------- */

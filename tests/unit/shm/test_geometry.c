@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -35,7 +36,7 @@ static void accepted_is_ring_size(void **state)
 			for (unsigned k = 0; k < 3; k++) {
 				struct shmr_geometry g = {
 					slot, lanes[k], 1, SHMR_POLL_ADAPTIVE,
-					0, 0, 0, 0
+					0, 0, 0, 0, 0
 				};
 				struct shmr_domain_hdr h;
 				ssize_t ring;
@@ -61,7 +62,7 @@ static void accepted_is_ring_size(void **state)
 static void lcores_and_poll_mode(void **state)
 {
 	struct shmr_geometry g = { SHMR_SLOT_DEFAULT, SHMR_LANE_DEFAULT, 1,
-				   SHMR_POLL_ADAPTIVE, 0, 0, 0, 0 };
+				   SHMR_POLL_ADAPTIVE, 0, 0, 0, 0, 0 };
 	const char *why = NULL;
 
 	(void)state;
@@ -123,7 +124,7 @@ static void names_and_types(void **state)
 	assert_true(h.types_off - h.names_off >=
 		    (uint64_t)SHMR_MAX_NAMES * sizeof(struct shmr_spec_reg));
 	assert_true(h.counters_off - h.types_off >=
-		    shmr_spec_types_size(SHMR_MAX_TYPES));
+		    shmr_spec_types_size(SHMR_MAX_TYPES, SHMR_ROUTERS_DEFAULT));
 	/* 0 is the default (128 names, 64 entries a map). */
 	g.max_names = g.max_types = 0;
 	assert_true(shmr_layout_plan(&g, &h) > 0);
@@ -134,29 +135,75 @@ static void names_and_types(void **state)
 			  4095) / 4096 * 4096);
 }
 
+/* max_routers sizes the spec and the type maps: 1 to SHMR_MAX_ROUTERS,
+ * 0 the default. */
+static void routers_size_the_spec(void **state)
+{
+	struct shmr_geometry g = { SHMR_SLOT_DEFAULT, SHMR_LANE_DEFAULT, 1,
+				   SHMR_POLL_ADAPTIVE, 0, 0, 0, 0, 0 };
+	struct shmr_domain_hdr h;
+	const char *why = NULL;
+
+	(void)state;
+	assert_true(shmr_layout_plan(&g, &h) > 0);
+	assert_int_equal(h.max_routers, SHMR_ROUTERS_DEFAULT);
+	assert_true(h.names_off - h.spec_off >=
+		    shmr_spec_size(SHMR_ROUTERS_DEFAULT));
+	g.max_routers = SHMR_MAX_ROUTERS;
+	assert_int_equal(shmr_geometry_check(&g, &why), 0);
+	assert_true(shmr_layout_plan(&g, &h) > 0);
+	assert_int_equal(h.max_routers, SHMR_MAX_ROUTERS);
+	assert_true(h.names_off - h.spec_off >=
+		    shmr_spec_size(SHMR_MAX_ROUTERS));
+	assert_true(h.counters_off - h.types_off >=
+		    shmr_spec_types_size(SHMR_TYPES_DEFAULT,
+					 SHMR_MAX_ROUTERS));
+	g.max_routers = SHMR_MAX_ROUTERS + 1;
+	assert_int_equal(shmr_geometry_check(&g, &why), -EINVAL);
+	assert_non_null(strstr(why, "max_routers"));
+	assert_true(shmr_layout_plan(&g, &h) < 0);
+}
+
+/* Specs with room for @p nr routers, @p src of 0x11, @p dst of 0xee. */
+#define SPEC_R 4u
+static void specs_new(struct shmr_spec **src, struct shmr_spec **dst)
+{
+	*src = malloc(shmr_spec_size(SPEC_R));
+	*dst = malloc(shmr_spec_size(SPEC_R));
+	assert_non_null(*src);
+	assert_non_null(*dst);
+	memset(*src, 0x11, shmr_spec_size(SPEC_R));
+	memset(*dst, 0xee, shmr_spec_size(SPEC_R));
+}
+
 /* A spec copy takes what is used and nothing more: the counts, the first
  * nrouters routers, the first nactive endpoints (what a change costs). */
 static void spec_copy_used(void **state)
 {
-	static struct shmr_spec src, dst;
+	struct shmr_spec *src, *dst;
 
 	(void)state;
-	memset(&src, 0x11, sizeof(src));
-	memset(&dst, 0xee, sizeof(dst));
-	src.nrouters = 2;
-	src.nactive = 3;
-	shmr_spec_copy(&dst, &src, 0);
-	assert_int_equal(dst.nrouters, 2);
-	assert_int_equal(dst.nactive, 3);
-	assert_memory_equal(dst.routers, src.routers, 2 * sizeof(src.routers[0]));
-	assert_int_equal(((unsigned char *)&dst.routers[2])[0], 0xee);
-	assert_int_equal(dst.active[2], src.active[2]);
-	assert_int_equal(dst.active[3], 0xeeeeeeeeu);
-	/* Counts past the arrays are bounded. */
-	src.nrouters = 1000;
-	src.nactive = UINT32_MAX;
-	shmr_spec_copy(&dst, &src, 0);
-	assert_memory_equal(dst.active, src.active, sizeof(src.active));
+	specs_new(&src, &dst);
+	src->nrouters = 2;
+	src->nactive = 3;
+	shmr_spec_copy(dst, src, 0, SPEC_R);
+	assert_int_equal(dst->nrouters, 2);
+	assert_int_equal(dst->nactive, 3);
+	assert_memory_equal(dst->routers, src->routers,
+			    2 * sizeof(src->routers[0]));
+	assert_int_equal(((unsigned char *)&dst->routers[2])[0], 0xee);
+	assert_int_equal(dst->active[2], src->active[2]);
+	assert_int_equal(dst->active[3], 0xeeeeeeeeu);
+	/* Counts past the arrays are bounded: nrouters by the reader's
+	 * max_routers (the room both have), whatever the spec says. */
+	src->nrouters = 1000;
+	src->nactive = UINT32_MAX;
+	shmr_spec_copy(dst, src, 0, SPEC_R);
+	assert_memory_equal(dst->active, src->active, sizeof(src->active));
+	assert_memory_equal(dst->routers, src->routers,
+			    SPEC_R * sizeof(src->routers[0]));
+	free(src);
+	free(dst);
 }
 
 /* A router's copy takes its fields, its first nroutes routes and its
@@ -164,17 +211,18 @@ static void spec_copy_used(void **state)
  * them are bounded. */
 static void spec_copy_routes_used(void **state)
 {
-	static struct shmr_spec src, dst;
-	struct shmr_spec_router *sr = &src.routers[0], *dr = &dst.routers[0];
+	struct shmr_spec *src, *dst;
+	struct shmr_spec_router *sr, *dr;
 
 	(void)state;
-	memset(&src, 0x11, sizeof(src));
-	memset(&dst, 0xee, sizeof(dst));
-	src.nrouters = 1;
-	src.nactive = 0;
+	specs_new(&src, &dst);
+	sr = &src->routers[0];
+	dr = &dst->routers[0];
+	src->nrouters = 1;
+	src->nactive = 0;
 	sr->nroutes = 100;
 	sr->nhash = 40;
-	shmr_spec_copy(&dst, &src, 0);
+	shmr_spec_copy(dst, src, 0, SPEC_R);
 	assert_int_equal(dr->nroutes, 100);
 	assert_int_equal(dr->nhash, 40);
 	assert_memory_equal(dr->routes, sr->routes, 100 * sizeof(sr->routes[0]));
@@ -188,16 +236,19 @@ static void spec_copy_routes_used(void **state)
 	/* Forged counts: no more than the room. */
 	sr->nroutes = UINT32_MAX;
 	sr->nhash = SHMR_MAX_ROUTES + 1;
-	shmr_spec_copy(&dst, &src, 0);
+	shmr_spec_copy(dst, src, 0, SPEC_R);
 	assert_memory_equal(dr->routes, sr->routes, sizeof(sr->routes));
 	assert_memory_equal(dr->hash, sr->hash, sizeof(sr->hash));
-	assert_int_equal(((unsigned char *)&dst.routers[1])[0], 0xee);
+	assert_int_equal(((unsigned char *)&dst->routers[1])[0], 0xee);
+	free(src);
+	free(dst);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(accepted_is_ring_size),
+		cmocka_unit_test(routers_size_the_spec),
 		cmocka_unit_test(lcores_and_poll_mode),
 		cmocka_unit_test(names_and_types),
 		cmocka_unit_test(spec_copy_used),
