@@ -115,28 +115,40 @@ static uint64_t client_start(struct shmr_ctl_state_file *f, uint32_t slot,
 	return c->owner.start;
 }
 
+/* Write @p n bytes of @p buf to @p fd whole.  0 or -errno. */
+static int write_all(int fd, const char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = write(fd, buf, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EIO;
+		buf += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
 int shmr_ctl_state_save(struct shmr_ctl_state_file *f,
 			const struct shmr_ctl_model *m,
 			const struct shmr_ctl_spawner *sp, uint64_t size,
 			int force)
 {
-	char tmp[PATH_MAX + 8];
+	char tmp[PATH_MAX + 8], spec[40];
+	char *text = NULL;
+	size_t len = 0, cut;
 	FILE *o;
-	int fd, err;
+	int fd, err, n;
 
 	if (!force && f->written == m->version)
 		return 0;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", f->path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
+	/* The file's text, less its spec line (at cut), in memory first:
+	 * compared with the last one written before anything is. */
+	o = open_memstream(&text, &len);
+	if (!o)
 		return -errno;
-	o = fdopen(fd, "w");
-	if (!o) {
-		err = errno;
-		close(fd);
-		unlink(tmp);
-		return -err;
-	}
 	fprintf(o, "shmr-control-state %u\n", SHMR_CTL_STATE_VERSION);
 	fprintf(o, "domain");
 	put_str(o, m->cfg->domain);
@@ -149,7 +161,8 @@ int shmr_ctl_state_save(struct shmr_ctl_state_file *f,
 	fprintf(o, "dataplane %d %" PRIu64 " %d %d %" PRIu64 "\n",
 		(int)sp->dp.pid, sp->dp.start, sp->dp_fd, sp->dp_lanes_fd,
 		size);
-	fprintf(o, "spec %" PRIu64 "\n", m->version);
+	fflush(o);
+	cut = len;
 	for (unsigned i = 0; i < m->nrouters; i++) {
 		const struct shmr_ctl_router *r = &m->routers[i];
 
@@ -184,25 +197,53 @@ int shmr_ctl_state_save(struct shmr_ctl_state_file *f,
 			client_start(f, s, sl->gen, sl->os_pid));
 	}
 	fprintf(o, "end\n");
-	if (fflush(o) != 0 || ferror(o)) {
-		err = errno ? errno : EIO;
-		fclose(o);
-		unlink(tmp);
-		return -err;
+	if (fclose(o) != 0 || !text) {
+		free(text);
+		return -ENOMEM;
 	}
-	fclose(o);
-	if (rename(tmp, f->path) < 0) {
-		err = errno;
-		unlink(tmp);
-		return -err;
+	if (!force && f->last && len == f->last_len &&
+	    memcmp(text, f->last, len) == 0) {
+		/* Only the spec version moved. */
+		free(text);
+		f->written = m->version;
+		return 0;
 	}
+	n = snprintf(spec, sizeof(spec), "spec %" PRIu64 "\n", m->version);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", f->path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = -errno;
+		free(text);
+		return err;
+	}
+	err = write_all(fd, text, cut);
+	if (!err)
+		err = write_all(fd, spec, (size_t)n);
+	if (!err)
+		err = write_all(fd, text + cut, len - cut);
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, f->path) < 0)
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		free(text);
+		return err;
+	}
+	free(f->last);
+	f->last = text;
+	f->last_len = len;
 	f->written = m->version;
 	return 0;
 }
 
-void shmr_ctl_state_remove(const struct shmr_ctl_state_file *f)
+void shmr_ctl_state_remove(struct shmr_ctl_state_file *f)
 {
 	(void)unlink(f->path);
+	free(f->last);
+	f->last = NULL;
+	f->last_len = 0;
+	f->written = 0;
 }
 
 /* Split @p line (modified) into at most @p max space-separated tokens. */

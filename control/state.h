@@ -59,6 +59,9 @@ struct shmr_ctl_state_file {
 	char path[PATH_MAX];
 	uint64_t written; /* spec version last written, 0: none */
 	uint64_t self_start; /* this process's start time, read once; 0: not yet */
+	/* The last file written, less its spec line (malloc'd; NULL: none). */
+	char *last;
+	size_t last_len;
 	/* Start times of client owners, read once per endpoint. */
 	struct shmr_ctl_state_client seen[SHMR_MAX_ENDPOINTS];
 };
@@ -86,10 +89,13 @@ void shmr_ctl_state_free(struct shmr_ctl_state *st);
 /**
  * Write the daemon's state (the model, the process table with the
  * domain's descriptor in the dataplane, the domain's @p size) if the model was
- * published since the last write (or @p force): to a temporary file,
- * then rename(2) over the old one, so a reader sees the old file or the
- * new one, never a part.  Not fsync'd: it must survive the control
- * plane, not the host (the run dir is a tmpfs).
+ * published since the last write (or @p force), and unless only the spec
+ * version would change in it (a routee of a group added or removed: what
+ * adoption takes from the domain's spec, not from this file; the file's
+ * spec line is then the version its other lines last changed at, for
+ * people): to a temporary file, then rename(2) over the old one, so a
+ * reader sees the old file or the new one, never a part.  Not fsync'd: it
+ * must survive the control plane, not the host (the run dir is a tmpfs).
  * Returns: 0, or -errno (the caller warns).
  */
 int shmr_ctl_state_save(struct shmr_ctl_state_file *f,
@@ -97,8 +103,9 @@ int shmr_ctl_state_save(struct shmr_ctl_state_file *f,
 			const struct shmr_ctl_spawner *sp, uint64_t size,
 			int force);
 
-/** Remove the state file (a clean stop: nothing is left to adopt). */
-void shmr_ctl_state_remove(const struct shmr_ctl_state_file *f);
+/** Remove the state file (a clean stop: nothing is left to adopt), and
+ *  forget what was written. */
+void shmr_ctl_state_remove(struct shmr_ctl_state_file *f);
 
 /** Route @p name of router @p router in @p st, or NULL. */
 const struct shmr_ctl_state_route *

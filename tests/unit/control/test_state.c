@@ -137,6 +137,29 @@ static void round_trip(void **state)
 	assert_int_equal(shmr_ctl_state_save(&f, &m, &sp, 1u << 21, 1), 0);
 	assert_int_equal(shmr_ctl_state_read(&f, &st, ST_ROUTES, why,
 					     sizeof(why)), 0);
+	/* A publication that changed nothing the file says but the spec's
+	 * version (a group's routee): not written again ... */
+	m.version = 8;
+	write_file(&f, "garbage\n");
+	assert_int_equal(shmr_ctl_state_save(&f, &m, &sp, 1u << 21, 0), 0);
+	assert_int_equal(shmr_ctl_state_read(&f, &st, ST_ROUTES, why,
+					     sizeof(why)),
+			 -EINVAL);
+	assert_int_equal(shmr_ctl_state_save(&f, &m, &sp, 1u << 21, 1), 0);
+	assert_int_equal(shmr_ctl_state_read(&f, &st, ST_ROUTES, why,
+					     sizeof(why)), 0);
+	assert_int_equal(st.spec_version, 8);
+	/* ... one that changed a line is (a worker restarted), with the
+	 * version it came with. */
+	m.version = 9;
+	m.routers[0].routes[0].restarts = 4;
+	write_file(&f, "garbage\n");
+	assert_int_equal(shmr_ctl_state_save(&f, &m, &sp, 1u << 21, 0), 0);
+	assert_int_equal(shmr_ctl_state_read(&f, &st, ST_ROUTES, why,
+					     sizeof(why)), 0);
+	assert_int_equal(st.spec_version, 9);
+	assert_int_equal(shmr_ctl_state_route(&st, "events", "a")->restarts,
+			 4);
 	shmr_ctl_state_remove(&f);
 	assert_int_equal(shmr_ctl_state_read(&f, &st, ST_ROUTES, why,
 					     sizeof(why)),
