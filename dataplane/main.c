@@ -70,6 +70,9 @@
 #define BLOCKED_SLEEP_MS 1  /* while a target lane is full */
 #define SPEC_POLL_MS 100    /* update thread: re-read the spec */
 #define SPEC_RETRY_MS 10    /* ... after a build that could not finish */
+/* Rebuilds at most this often (ns): the changes that come in between
+ * wait for the next one, which takes them all (see rebuild_paced()). */
+#define REBUILD_GAP_NS 1000000ull
 #define START_BUILD_TRIES 500
 #define EAL_EXTRA_MAX 16    /* EAL options after "--" (eal_args) */
 
@@ -277,6 +280,39 @@ static int rebuild(uint64_t *last_fail_version)
 	return 0;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * rebuild(), no sooner than REBUILD_GAP_NS after the last one began.  A
+ * rebuild allocates and fills a whole table and waits out a grace
+ * period; changes published in quick succession (a script, a resizer, a
+ * churn of routees: thousands a second) each cost one when taken one by
+ * one, and the update thread's cpu and the table's fill came out of the
+ * cores that forward.  The wait is only for a change that follows
+ * another within the gap: a lone change is rebuilt at once, and the one
+ * after the wait reads the newest spec, so it takes every change that
+ * came during it.
+ */
+static int rebuild_paced(uint64_t *last_fail, uint64_t *last_ns)
+{
+	uint64_t now = mono_ns();
+
+	if (*last_ns && now - *last_ns < REBUILD_GAP_NS) {
+		uint64_t left = REBUILD_GAP_NS - (now - *last_ns);
+
+		nanosleep(&(struct timespec){ 0, (long)left }, NULL);
+		now = mono_ns();
+	}
+	*last_ns = now;
+	return rebuild(last_fail);
+}
+
 static void *update_main(void *arg)
 {
 	struct shmr_domain_hdr *h = shmr_hdr(g_env.base);
@@ -284,7 +320,7 @@ static void *update_main(void *arg)
 	struct shmr_spec *spec = shmr_dp_spec(&g_env);
 	uint32_t ss = g_env.slot_size;
 	unsigned char *buf = malloc((size_t)8 * ss);
-	uint64_t last_fail = UINT64_MAX;
+	uint64_t last_fail = UINT64_MAX, last_ns = 0;
 	int ctl_reported = 0, timeout = SPEC_POLL_MS;
 
 	(void)arg;
@@ -294,7 +330,6 @@ static void *update_main(void *arg)
 		return NULL;
 	}
 	while (!stopping()) {
-		int want = 0;
 		unsigned n;
 		uint32_t seen;
 
@@ -313,7 +348,7 @@ static void *update_main(void *arg)
 						bad_kind = m->kind;
 						bad_type = m->type;
 					} else if (m->type == SHMR_CTL_SPEC) {
-						want = 1;
+						/* the spec's seq says */
 					} else if (m->type ==
 						   SHMR_CTL_SHUTDOWN) {
 						say(SHMR_DP_LOG_INFO,
@@ -344,13 +379,16 @@ static void *update_main(void *arg)
 		if (stopping())
 			break;
 
-		/* Rebuild on a message, or when the spec moved without one
-		 * (a message lost with a control plane that died). */
-		if (want || atomic_load_explicit(&spec->seq,
-						 memory_order_relaxed) !=
-				    shmr_dp_table_current(&g_current)->seq)
-			timeout = rebuild(&last_fail) < 0 ? SPEC_RETRY_MS
-							  : SPEC_POLL_MS;
+		/* Rebuild when the spec moved since the table was built,
+		 * with a message or without one (a message lost with a
+		 * control plane that died); a message for a spec the last
+		 * rebuild already read (it came during rebuild_paced()'s
+		 * wait) needs none. */
+		if (atomic_load_explicit(&spec->seq, memory_order_relaxed) !=
+		    shmr_dp_table_current(&g_current)->seq)
+			timeout = rebuild_paced(&last_fail, &last_ns) < 0
+					  ? SPEC_RETRY_MS
+					  : SPEC_POLL_MS;
 
 		seen = shmr_bell_prepare(&h->ctl_bell);
 		if (stopping() || shmr_lane_pending_sc(ctl)) {
