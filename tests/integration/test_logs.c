@@ -301,6 +301,26 @@ static void send_and_wait(struct shmr_test_client *c, struct shmr_pid to,
 	assert_true(shmr_test_wait(rx_reached, NULL, 10000));
 }
 
+/* Our stderr back from the file @p fd (the daemons' lines, which they
+ * inherited it for), and the file's text into @p text; the file goes. */
+static void take_log(int fd, int saved, const char *log, char *text,
+		     size_t cap)
+{
+	FILE *f;
+	size_t len;
+
+	dup2(saved, 2);
+	close(saved);
+	f = fdopen(fd, "r");
+	assert_non_null(f);
+	rewind(f);
+	len = fread(text, 1, cap - 1, f);
+	text[len] = '\0';
+	fclose(f);
+	unlink(log);
+	print_message("--- log ---\n%s-----------\n", text);
+}
+
 /* An endpoint whose inbound lane a peer corrupted is logged once as
  * quarantined; the messages sent to it afterwards, even more than a
  * second later (past the per-second rate limit), are only counted. */
@@ -313,8 +333,6 @@ static void test_quarantine_logged_once(void **state)
 	char log[] = "/tmp/shmr-test-logs-q-XXXXXX", text[65536], *p;
 	int fd = mkstemp(log), saved = dup(2), lines = 0;
 	uint32_t mask;
-	size_t len;
-	FILE *f;
 
 	(void)state;
 	assert_true(fd >= 0 && saved >= 0);
@@ -340,17 +358,7 @@ static void test_quarantine_logged_once(void **state)
 	in->mask = mask;
 	shmr_endpoint_close(victim);
 	assert_int_equal(shmr_test_client_stop(&c), 0);
-	dup2(saved, 2);
-	close(saved);
-
-	f = fdopen(fd, "r");
-	assert_non_null(f);
-	rewind(f);
-	len = fread(text, 1, sizeof(text) - 1, f);
-	text[len] = '\0';
-	fclose(f);
-	unlink(log);
-	print_message("--- log ---\n%s-----------\n", text);
+	take_log(fd, saved, log, text, sizeof(text));
 	for (p = text; (p = strstr(p, "quarantined")); p++)
 		lines++;
 	assert_int_equal(lines, 1);
@@ -406,8 +414,6 @@ static void test_change_lines_counted(void **state)
 	char log[] = "/tmp/shmr-test-logs-c-XXXXXX", text[65536], ans[4096];
 	int fd = mkstemp(log), saved = dup(2), sock, lines = 0, sent = 0;
 	long held, adds, removes;
-	size_t len;
-	FILE *f;
 
 	(void)state;
 	assert_true(fd >= 0 && saved >= 0);
@@ -466,17 +472,7 @@ static void test_change_lines_counted(void **state)
 	/* The count is logged once its second is over. */
 	usleep(1500 * 1000);
 	assert_int_equal(shmr_test_app_stop(&app), 0);
-	dup2(saved, 2);
-	close(saved);
-
-	f = fdopen(fd, "r");
-	assert_non_null(f);
-	rewind(f);
-	len = fread(text, 1, sizeof(text) - 1, f);
-	text[len] = '\0';
-	fclose(f);
-	unlink(log);
-	print_message("--- log ---\n%s-----------\n", text);
+	take_log(fd, saved, log, text, sizeof(text));
 	for (const char *p = text; (p = strstr(p, "router g: ")); p++)
 		if (strncmp(p + 10, "AddRoutee ", 10) == 0 ||
 		    strncmp(p + 10, "RemoveRoutee ", 13) == 0)
