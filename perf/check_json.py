@@ -437,7 +437,8 @@ def check(mode, lines, want_args=()):
             # stamps cost, beside the same run's with.
             if rec.get("sojourn") is False:
                 sojourn_off.append(n)
-                need(n, rec, ["sojourn_on_vs_off", "sojourn_goal_percent"],
+                need(n, rec, ["sojourn_on_vs_off", "sojourn_goal_percent",
+                              "tsc_read_ns"],
                      is_num, "a number")
                 need(n, rec, ["sojourn_met"],
                      lambda v: isinstance(v, bool), "a boolean")

@@ -246,6 +246,10 @@ static inline uint64_t perf_now_ns(void)
 
 /** TSC ticks per microsecond, measured once against CLOCK_MONOTONIC. */
 double perf_tsc_per_us(void);
+/* What one read of the clock the stamps use (rte_rdtsc()) takes here, in
+ * ns: the median cost is not the point, the order of magnitude is (a
+ * send reads it once per call that places slots, a receive once). */
+double perf_tsc_read_ns(void);
 
 /** Sort @p n TSC deltas in place and fill the round-trip fields of @p r. */
 void perf_latency_summary(uint64_t *ticks, unsigned n, struct perf_result *r);
@@ -316,12 +320,15 @@ static inline void perf_backoff(unsigned *idle, unsigned spin)
 struct perf_stall {
 	uint64_t polls;
 	uint64_t since;
+	uint64_t moved; /* calls that moved something (a send: placed some,
+			 * and read the clock once for its stamps) */
 };
 
 static inline void perf_progress(struct perf_stall *s)
 {
 	s->polls = 0;
 	s->since = 0;
+	s->moved++;
 }
 
 /* Returns non-zero once nothing moved for PERF_STALL_NS. */

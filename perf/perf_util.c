@@ -33,6 +33,19 @@ double perf_tsc_per_us(void)
 	return tsc_per_us;
 }
 
+double perf_tsc_read_ns(void)
+{
+	enum { N = 1 << 20 };
+	uint64_t t0, t1;
+
+	t0 = perf_now_ns();
+	/* rte_rdtsc() is an asm volatile: each read stays. */
+	for (unsigned i = 0; i < N; i++)
+		(void)rte_rdtsc();
+	t1 = perf_now_ns();
+	return (double)(t1 - t0) / N;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

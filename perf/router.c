@@ -449,10 +449,14 @@ static int push_all(struct shmr_endpoint *ep, struct shmr_pid router,
 	}
 	if (o->verbose)
 		fprintf(stderr, "shmr-perf router: client found its lane full "
-				"%llu times in %llu bursts\n",
+				"%llu times in %llu bursts; %llu sends placed "
+				"slots, %.1f messages a send (a clock read "
+				"each, with stamps)\n",
 			(unsigned long long)full,
 			(unsigned long long)((o->count + o->burst - 1) /
-					     o->burst));
+					     o->burst),
+			(unsigned long long)st.moved,
+			st.moved ? (double)o->count / (double)st.moved : 0);
 	free(out);
 	free(keys);
 	return 0;

@@ -690,6 +690,7 @@ static int compare(const struct perf_opts *o)
 		 * repetitions). */
 		if (m >= 2 && cmp_mode(o, m - 2, &on, lon, sizeof(lon))) {
 			struct perf_ratio x;
+			double tsc_ns;
 
 			perf_ratio_pairs(rm[m - 2], rm[m], o->reps, &x);
 			snprintf(what, sizeof(what), "sojourn cost (%s): router "
@@ -698,6 +699,11 @@ static int compare(const struct perf_opts *o)
 			printf("  (%.1f%% lost; goal < %.0f%%): %s\n",
 			       (1 - x.median) * 100, BAR_SOJOURN * 100,
 			       1 - x.median < BAR_SOJOURN ? "PASS" : "BELOW");
+			tsc_ns = perf_tsc_read_ns();
+			printf("  the clock the stamps read (rdtsc) takes %.1f ns "
+			       "here: once per send call that places slots, "
+			       "once per receive\n", tsc_ns);
+			perf_json_num(j, "tsc_read_ns", tsc_ns);
 			spread_warn(what, &x, &warned);
 			perf_json_num(j, "sojourn_on_vs_off", x.median);
 			perf_json_num(j, "sojourn_goal_percent",
