@@ -411,6 +411,18 @@ def check(mode, lines, want_args=()):
         elif kind == "summary" and mode == "compare":
             need(n, rec, SETUP + ROUTER + ["reps"], is_int, "an integer")
             need(n, rec, ["throughput_bar"], is_num, "a number")
+            # issue 16's goal: the busy runs with stamps, one route.
+            if "throughput_goal" in rec:
+                need(n, rec, ["throughput_goal"], is_num, "a number")
+                need(n, rec, ["throughput_goal_met"],
+                     lambda v: isinstance(v, bool), "a boolean")
+                if is_num(rec.get("throughput_vs_bare")) and \
+                        is_num(rec.get("throughput_goal")) and \
+                        rec.get("throughput_goal_met") != \
+                        (rec["throughput_vs_bare"] >= rec["throughput_goal"]):
+                    bad(n, "throughput_goal_met %r with %r, goal %r" % (
+                        rec.get("throughput_goal_met"),
+                        rec["throughput_vs_bare"], rec["throughput_goal"]))
             need(n, rec, ["throughput_met", "all_in_order"],
                  lambda v: isinstance(v, bool), "a boolean")
             ratio(n, rec, "throughput_vs_bare")
