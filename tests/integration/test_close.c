@@ -364,7 +364,18 @@ static void test_logic(void **state)
 	case_stop(c);
 }
 
-/* The case: a balancing pool of four, 100 clients of 50 each. */
+/*
+ * The issue's case: a balancing pool of four, 100 clients at once, 10
+ * messages each.  It was 50 each: a routee gets its next message when its
+ * inbox is empty, so on a two-core VM the pool hands out about 2,400
+ * messages a second (5,000 took 2.2 s on 2026-12-05), the lanes are
+ * taken in turn, and the last clients' lanes saw nothing taken for the
+ * 2 s after which a close gives up (SHMR_CLOSE_WAIT_MS) and the control
+ * plane drops what a gone client left: the test measured the machine's
+ * speed against those bounds (it failed on an unchanged tree too), not a
+ * loss.  The bounds have their own tests below.
+ */
+#define K_BAL 10u
 static void test_balancing_pool(void **state)
 {
 	char body[2048];
@@ -372,14 +383,14 @@ static void test_balancing_pool(void **state)
 	(void)state;
 
 	memset(&rec, 0, sizeof(rec));
-	records_make(&rec, 1, (uint64_t)M_NMODES * MAX_CLIENTS * K);
+	records_make(&rec, 1, (uint64_t)M_NMODES * MAX_CLIENTS * K_BAL);
 	snprintf(body, sizeof(body),
 		 "routers = ( { name = \"t\"; behaviour = \"balancing\";\n"
 		 "  pool = { size = 4; program = \"shmr-test-worker\";\n"
 		 "    args = [ \"--record\", \"%s\" ]; }; } );\n",
 		 rec.rec[0]);
 	c = case_start(&rec, "balancing", "balancing pool", body);
-	rounds(c, "t", NULL, MAX_CLIENTS, K);
+	rounds(c, "t", NULL, MAX_CLIENTS, K_BAL);
 	case_stop(c);
 }
 
