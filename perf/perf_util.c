@@ -39,7 +39,8 @@ double perf_tsc_read_ns(void)
 	uint64_t t0, t1;
 
 	t0 = perf_now_ns();
-	/* rte_rdtsc() is an asm volatile: each read stays. */
+	/* rte_rdtsc() is inline asm the compiler may not drop: each read
+	 * in the loop is made. */
 	for (unsigned i = 0; i < N; i++)
 		(void)rte_rdtsc();
 	t1 = perf_now_ns();
