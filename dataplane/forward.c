@@ -47,7 +47,7 @@
  *     below cons.head, where lane repair hands them to the next dataplane
  *     (shmr_lane_repair_consumer(): flagged redelivered, as any burst in
  *     flight).  What was already out is then delivered twice: at most a
- *     round's held slots (SHMR_DP_POOL_MAX), against a burst before; with
+ *     round's held slots (lc->pool_cap, lcore.h), against a burst before; with
  *     one route, a burst as before.  Staging in shared memory instead would have needed a
  *     replay protocol of its own for no gain: the pool copy is the copy
  *     the burst made anyway (into lc->buf), and the second copy, into the
@@ -68,7 +68,7 @@
  *     staged in ring order and go out in that order, and every direct
  *     enqueue is preceded by the stages' flush.
  *   - Smallest-mailbox counts the staged slots as queued (lc->staged).
- *   - The cost: a round holds up to SHMR_DP_POOL_MAX slots of a source
+ *   - The cost: a round holds up to lc->pool_cap slots of a source
  *     lane until it ends (the sender sees that much less room for at most
  *     SHMR_DP_STAGE_NS), and a slot waits at most that long.
  *

@@ -37,7 +37,7 @@ unsigned shmr_dp_forward_burst_rcu(struct shmr_dp_lcore *lc,
  * list (high lane, then normal lane), one burst per lane per pass, the
  * slots staged per destination lane (forward.c, "Batches per
  * destination"), while a pass brings work and something is held, for at
- * most SHMR_DP_STAGE_NS, SHMR_DP_POOL_MAX slots held at a time; then every stage out and every source lane
+ * most SHMR_DP_STAGE_NS, lc->pool_cap slots held at a time; then every stage out and every source lane
  * released, then the logics' own work and the bells owed.  Nothing is
  * left staged or reserved when it returns.
  * Context: as shmr_dp_forward_burst_rcu().  Returns: slots consumed.

@@ -170,6 +170,10 @@ int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
 	lc->pool_cap = SHMR_DP_POOL_BYTES / env->slot_size;
 	if (lc->pool_cap > SHMR_DP_POOL_MAX)
 		lc->pool_cap = SHMR_DP_POOL_MAX;
+	/* What a round holds is room its senders do not have until the
+	 * round ends: at most a fraction of a lane (lcore.h). */
+	if (lc->pool_cap > env->lane_size / SHMR_DP_POOL_LANE_DIV)
+		lc->pool_cap = env->lane_size / SHMR_DP_POOL_LANE_DIV;
 	if (lc->pool_cap < SHMR_DP_BURST)
 		lc->pool_cap = SHMR_DP_BURST;
 	lc->stage_ticks = tsc_ticks(SHMR_DP_STAGE_NS);

@@ -95,11 +95,19 @@ struct shmr_dp_bal {
 
 /* Fan-out staging (forward.c): a destination's slots go out together
  * once this many are staged; a round gathers at most SHMR_DP_POOL_MAX
- * slots (and SHMR_DP_POOL_BYTES of them) and lasts at most
- * SHMR_DP_STAGE_NS before everything staged goes out. */
+ * slots, SHMR_DP_POOL_BYTES of them and an eighth of a lane
+ * (SHMR_DP_POOL_LANE_DIV), never fewer than a burst, and lasts at most
+ * SHMR_DP_STAGE_NS before everything staged goes out.  The eighth: the
+ * slots a round holds stay in their source lane until it ends, so a
+ * sender has that much less room meanwhile.  Half a 1024-slot lane held
+ * made a client that shares its core with the workers find its lane
+ * full while the lcore was still busy, give its core away, and come
+ * back after every worker had run: hash over 16 routes went from 5.4 to
+ * 8.4 M msg/s with an eighth (docs/benchmarks.md, 2026-12-05). */
 #define SHMR_DP_STAGE_CAP SHMR_DP_BURST
 #define SHMR_DP_POOL_MAX 512u
 #define SHMR_DP_POOL_BYTES (256u * 1024u)
+#define SHMR_DP_POOL_LANE_DIV 8u
 #define SHMR_DP_STAGE_NS 20000u
 
 /* Slots staged for one destination lane this round: indices into the

@@ -29,11 +29,13 @@ struct dp_dom {
 };
 
 /* Slot 128, lanes of @p lane entries. */
-static inline int dp_dom_init_lane(struct dp_dom *d, uint32_t nlcores,
-				   uint32_t lane)
+/* Lanes of @p lane entries, @p eps endpoint slots (0: the default; a big
+ * lane times the default's 1024 endpoints is a domain of gigabytes). */
+static inline int dp_dom_init_lane_eps(struct dp_dom *d, uint32_t nlcores,
+				       uint32_t lane, uint32_t eps)
 {
-	struct shmr_geometry g = { 128, lane, nlcores, SHMR_POLL_ADAPTIVE, 0, 0,
-				   0, 0, 0 };
+	struct shmr_geometry g = { 128, lane, nlcores, SHMR_POLL_ADAPTIVE, 0,
+				   eps, 0, 0, 0 };
 	struct shmr_domain_hdr plan;
 	int64_t size = shmr_layout_plan(&g, &plan);
 
@@ -47,6 +49,12 @@ static inline int dp_dom_init_lane(struct dp_dom *d, uint32_t nlcores,
 	if (shmr_layout_init(d->base, &g, "unit") < 0)
 		return -1;
 	return shmr_dp_env_init(&d->env, d->base, d->size);
+}
+
+static inline int dp_dom_init_lane(struct dp_dom *d, uint32_t nlcores,
+				   uint32_t lane)
+{
+	return dp_dom_init_lane_eps(d, nlcores, lane, 0);
 }
 
 /* A small geometry: slot 128, lane 64. */

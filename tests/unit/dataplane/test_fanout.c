@@ -5,7 +5,10 @@
  * passes and hands every route its slots together; every slot arrives
  * once, in key order per route, also when one route's inbox is full
  * (the source lane keeps what is not out yet, so nothing is duplicated
- * and nothing is lost).
+ * and nothing is lost).  A round holds at most an eighth of a lane of
+ * the sender's slots (lcore.h, SHMR_DP_POOL_LANE_DIV): the lanes here
+ * are 4096 entries, so one round may hold all 496 slots fed; with
+ * 512-entry lanes it holds 64 and gives the sender its room back.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,8 +24,13 @@
 #include "dp_test.h"
 
 #define NROUTES 16u
-#define LANE 512u /* entries of every lane here (capacity LANE - 1) */
+#define LANE 4096u /* entries of every lane here (capacity LANE - 1) */
+#define SMALL 512u /* test_round_holds_an_eighth's lanes */
 #define PER 31u   /* slots per route fed in one go: 16 x 31 fit a lane */
+#define EPS 64u   /* endpoint slots: the client, the router, 16 routes */
+
+/* The lanes' entries for the next setup(). */
+static unsigned lane_entries = LANE;
 
 struct fixture {
 	struct dp_dom d;
@@ -36,7 +44,7 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 	unsigned ri;
 
-	if (!f || dp_dom_init_lane(&f->d, 1, LANE) < 0)
+	if (!f || dp_dom_init_lane_eps(&f->d, 1, lane_entries, EPS) < 0)
 		return -1;
 	dp_spec_begin(&f->d);
 	f->a = dp_ep(&f->d, 3, 1, SHMR_EPK_CLIENT);
@@ -130,7 +138,8 @@ static void test_fanout_batches(void **state)
 static void test_fanout_full_route(void **state)
 {
 	struct fixture *f = *state;
-	unsigned char slot[DP_SS], junk[LANE * DP_SS];
+	static unsigned char junk[LANE * DP_SS];
+	unsigned char slot[DP_SS];
 	uint64_t next[NROUTES];
 	unsigned total = 0, rounds = 0;
 
@@ -197,6 +206,46 @@ static void test_fanout_stream(void **state)
 	}
 }
 
+/* 512-entry lanes: a round holds 64 of the sender's slots (an eighth),
+ * hands each route its 4 and releases exactly those 64 from the sender's
+ * lane; the following rounds bring the rest, each slot once, in order. */
+static int setup_small(void **state)
+{
+	int rc;
+
+	lane_entries = SMALL;
+	rc = setup(state);
+	lane_entries = LANE;
+	return rc;
+}
+
+static void test_round_holds_an_eighth(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t next[NROUTES];
+	unsigned total, rounds = 0;
+
+	assert_int_equal(f->lc.pool_cap, SMALL / 8);
+	feed(f, 0, NROUTES * PER);
+	total = shmr_dp_poll_once_rcu(&f->lc, f->t);
+	assert_int_equal(total, SMALL / 8);
+	assert_int_equal(rte_ring_count(dp_out_lane(&f->d, f->a)),
+			 NROUTES * PER - SMALL / 8);
+	for (unsigned i = 0; i < NROUTES; i++) {
+		assert_int_equal(rte_ring_count(inbox(f, i)),
+				 SMALL / 8 / NROUTES);
+		next[i] = i;
+		drain_check(f, i, &next[i]);
+	}
+	while (rte_ring_count(dp_out_lane(&f->d, f->a)) && rounds++ < 100)
+		total += shmr_dp_poll_once_rcu(&f->lc, f->t);
+	assert_int_equal(total, NROUTES * PER);
+	for (unsigned i = 0; i < NROUTES; i++) {
+		drain_check(f, i, &next[i]);
+		assert_int_equal(next[i], i + NROUTES * PER);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +255,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fanout_stream, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_round_holds_an_eighth,
+						setup_small, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
