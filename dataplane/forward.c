@@ -32,8 +32,10 @@
  * once, from the burst (the single-route case: no staging at all).  The
  * round ends when a pass finds no input, when nothing is held, after
  * SHMR_DP_STAGE_NS (read from the TSC, no syscall, and only once
- * something is held), or when the pool has no room for another burst
- * (everything goes out, and the round goes on).  It is DPDK's
+ * something is held), or when the pool (lc->pool_cap: an eighth of a
+ * lane, lcore.h) has no room for another burst: everything goes out and
+ * every source lane is released there, and the round goes on only as far
+ * as later lanes of the same pass bring more.  It is DPDK's
  * rte_eth_tx_buffer per destination lane, bounded by the round.
  *   - Where the staged slots are: in the lcore's pool, private memory,
  *     AND still in their source lane.  Each burst is peeked (a zero-copy

@@ -102,8 +102,9 @@ struct shmr_dp_bal {
  * sender has that much less room meanwhile.  Half a 1024-slot lane held
  * made a client that shares its core with the workers find its lane
  * full while the lcore was still busy, give its core away, and come
- * back after every worker had run: hash over 16 routes went from 5.4 to
- * 8.4 M msg/s with an eighth (docs/benchmarks.md, 2026-12-05). */
+ * back after every worker had run: hash over 16 routes went from about
+ * 5.9 to 9.2 M msg/s with an eighth (docs/benchmarks.md, "A round holds
+ * an eighth of a lane"). */
 #define SHMR_DP_STAGE_CAP SHMR_DP_BURST
 #define SHMR_DP_POOL_MAX 512u
 #define SHMR_DP_POOL_BYTES (256u * 1024u)

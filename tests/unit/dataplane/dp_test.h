@@ -28,9 +28,9 @@ struct dp_dom {
 	struct shmr_dp_env env;
 };
 
-/* Slot 128, lanes of @p lane entries. */
-/* Lanes of @p lane entries, @p eps endpoint slots (0: the default; a big
- * lane times the default's 1024 endpoints is a domain of gigabytes). */
+/* Slot 128, lanes of @p lane entries, @p eps endpoint slots (0: the
+ * default; a big lane times the default's 1024 endpoints is a domain of
+ * gigabytes). */
 static inline int dp_dom_init_lane_eps(struct dp_dom *d, uint32_t nlcores,
 				       uint32_t lane, uint32_t eps)
 {
@@ -51,6 +51,7 @@ static inline int dp_dom_init_lane_eps(struct dp_dom *d, uint32_t nlcores,
 	return shmr_dp_env_init(&d->env, d->base, d->size);
 }
 
+/* Slot 128, lanes of @p lane entries, the default endpoint slots. */
 static inline int dp_dom_init_lane(struct dp_dom *d, uint32_t nlcores,
 				   uint32_t lane)
 {

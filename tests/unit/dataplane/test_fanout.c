@@ -208,7 +208,9 @@ static void test_fanout_stream(void **state)
 
 /* 512-entry lanes: a round holds 64 of the sender's slots (an eighth),
  * hands each route its 4 and releases exactly those 64 from the sender's
- * lane; the following rounds bring the rest, each slot once, in order. */
+ * lane (the pass polls no other lane with work, so the round ends there:
+ * forward.c's essay); the following rounds bring the rest, each slot
+ * once, in order. */
 static int setup_small(void **state)
 {
 	int rc;
