@@ -193,6 +193,7 @@ void shmr_config_geometry(const struct shmr_config *cfg,
 	g->max_names = shmr_config_names(cfg);
 	g->max_types = shmr_config_types(cfg);
 	g->max_routers = shmr_config_routers(cfg);
+	g->max_routes = shmr_config_routes(cfg);
 }
 
 int shmr_config_validate(const struct shmr_config *cfg, char *err,

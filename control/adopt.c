@@ -231,6 +231,8 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 			h->max_types != plan.max_types ||
 			h->max_routers != plan.max_routers ||
 			h->types_off != plan.types_off ||
+			h->max_routes != plan.max_routes ||
+			h->routes_off != plan.routes_off ||
 			h->poll_mode != plan.poll_mode ||
 			h->lanes_off != plan.lanes_off ||
 			h->arena_nclasses != plan.arena_nclasses ||
@@ -374,13 +376,16 @@ static void model_routes(struct shmr_ctl_adopt *a, unsigned i,
 {
 	struct shmr_ctl_model *m = a->m;
 	struct shmr_ctl_router *r = &m->routers[i];
-	unsigned n = sr->nroutes > SHMR_MAX_ROUTES ? SHMR_MAX_ROUTES
-						   : sr->nroutes;
+	const struct shmr_spec_route *routes = shmr_ctl_dom_routes(a->d, i);
+	/* Held below our geometry's max_routes (the region's stride, at
+	 * most SHMR_MAX_ROUTES, the room of r->routes). */
+	unsigned n = sr->nroutes > a->d->geo.max_routes ? a->d->geo.max_routes
+							: sr->nroutes;
 
 	r->nroutes = 0;
 	memset(r->routes, 0, sizeof(r->routes));
 	for (unsigned k = 0; k < n; k++) {
-		const struct shmr_spec_route *sq = &sr->routes[k];
+		const struct shmr_spec_route *sq = &routes[k];
 		struct shmr_ctl_route *q = &r->routes[r->nroutes];
 		const struct shmr_ctl_state_route *qs;
 		const struct shmr_conf_route *cq;
@@ -447,16 +452,17 @@ static int model_routers(struct shmr_ctl_adopt *a, const struct shmr_spec *sp,
 		r->pid = sr->pid;
 		r->stopped = (sr->flags & SHMR_RF_STOPPED) != 0;
 		if (shmr_ctl_is_logic(r->conf->behaviour)) {
-			unsigned nh = sr->nhash > SHMR_MAX_ROUTES
-					      ? SHMR_MAX_ROUTES
+			char (*hash)[SHMR_NAME_MAX] = shmr_ctl_dom_hash(a->d, i);
+			unsigned nh = sr->nhash > a->d->geo.max_routes
+					      ? a->d->geo.max_routes
 					      : sr->nhash;
 
 			r->listed = nh > 0;
 			r->nroutees = 0;
 			for (unsigned k = 0; k < nh; k++)
-				if (name_ok(sr->hash[k]))
+				if (name_ok(hash[k]))
 					memcpy(r->routees[r->nroutees++],
-					       sr->hash[k], SHMR_NAME_MAX);
+					       hash[k], SHMR_NAME_MAX);
 		}
 		model_routes(a, i, sr);
 	}

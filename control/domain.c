@@ -98,16 +98,21 @@ void shmr_ctl_domain_close(struct shmr_ctl_domain *d)
 	d->spec_buf = NULL;
 	free(d->types_buf);
 	d->types_buf = NULL;
+	free(d->routes_buf);
+	d->routes_buf = NULL;
 }
 
 int shmr_ctl_domain_bufs(struct shmr_ctl_domain *d)
 {
 	free(d->spec_buf);
 	free(d->types_buf);
+	free(d->routes_buf);
 	d->spec_buf = calloc(1, shmr_spec_size(d->geo.max_routers));
 	d->types_buf = calloc(1, shmr_spec_types_size(d->geo.max_types,
 						      d->geo.max_routers));
-	return d->spec_buf && d->types_buf ? 0 : -ENOMEM;
+	d->routes_buf = calloc(1, shmr_spec_routes_size(d->geo.max_routes,
+							d->geo.max_routers));
+	return d->spec_buf && d->types_buf && d->routes_buf ? 0 : -ENOMEM;
 }
 
 int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
@@ -229,6 +234,8 @@ static void header_heal(struct shmr_ctl_domain *d)
 	    h->max_endpoints == g->max_endpoints &&
 	    h->max_names == g->max_names && h->names_off == g->names_off &&
 	    h->max_types == g->max_types && h->types_off == g->types_off &&
+	    h->max_routers == g->max_routers &&
+	    h->max_routes == g->max_routes && h->routes_off == g->routes_off &&
 	    h->poll_mode == g->poll_mode && h->spin_polls == g->spin_polls &&
 	    h->lane_stride == g->lane_stride && h->ep_off == g->ep_off &&
 	    h->spec_off == g->spec_off && h->counters_off == g->counters_off &&
@@ -255,6 +262,9 @@ static void header_heal(struct shmr_ctl_domain *d)
 	h->names_off = g->names_off;
 	h->max_types = g->max_types;
 	h->types_off = g->types_off;
+	h->max_routers = g->max_routers;
+	h->max_routes = g->max_routes;
+	h->routes_off = g->routes_off;
 	h->poll_mode = g->poll_mode;
 	h->spin_polls = g->spin_polls;
 	h->lane_stride = g->lane_stride;
@@ -432,9 +442,11 @@ static void sync_endpoints(struct shmr_ctl_domain *d,
 	}
 }
 
-/* The routers' type maps, as many entries as each uses (the model's maps
- * are shmr_ctl_model_max_types() apart, the domain's geo.max_types: the
- * same configuration's, each bounded by both). */
+/* The routers' type maps, routes and names, as many entries as each uses
+ * (the model's maps are shmr_ctl_model_max_types() apart, the domain's
+ * geo.max_types, its routes shmr_ctl_model_routes_room() and
+ * geo.max_routes: the same configuration's, checked equal by
+ * shmr_ctl_publish()). */
 static void types_publish(struct shmr_ctl_domain *d,
 			  const struct shmr_ctl_model *m)
 {
@@ -454,6 +466,8 @@ static void types_publish(struct shmr_ctl_domain *d,
 			       (size_t)(k < dt ? k : dt) *
 				       sizeof(struct shmr_spec_type));
 		}
+		shmr_spec_routes_copy((char *)d->base + d->geo.routes_off,
+				      d->routes_buf, d->geo.max_routes, i, r);
 	}
 }
 
@@ -474,15 +488,18 @@ void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 	 * hold the model's routers and maps.  Otherwise a broken
 	 * invariant. */
 	if (m->nrouters > d->geo.max_routers ||
-	    shmr_ctl_model_max_types(m) != d->geo.max_types) {
-		shmr_ctl_log("%s:%d: model of %u routers, %u types, domain of "
-			     "%u, %u", __FILE__, __LINE__, m->nrouters,
-			     shmr_ctl_model_max_types(m), d->geo.max_routers,
-			     d->geo.max_types);
+	    shmr_ctl_model_max_types(m) != d->geo.max_types ||
+	    shmr_ctl_model_routes_room(m) != d->geo.max_routes) {
+		shmr_ctl_log("%s:%d: model of %u routers, %u types, %u routes, "
+			     "domain of %u, %u, %u", __FILE__, __LINE__,
+			     m->nrouters, shmr_ctl_model_max_types(m),
+			     shmr_ctl_model_routes_room(m), d->geo.max_routers,
+			     d->geo.max_types, d->geo.max_routes);
 		abort();
 	}
 	m->version++;
-	shmr_ctl_model_spec_build(m, d->spec_buf, d->names_buf, d->types_buf);
+	shmr_ctl_model_spec_build(m, d->spec_buf, d->names_buf, d->types_buf,
+				  d->routes_buf);
 	spec = shmr_ctl_dom_spec(d);
 	shmr_spec_write_begin(spec);
 	sync_endpoints(d, m);

@@ -51,6 +51,9 @@ struct shmr_ctl_domain {
 	/* and its type maps: geo.max_routers pairs of geo.max_types
 	 * entries (allocated with spec_buf) */
 	struct shmr_spec_type *types_buf;
+	/* and its routes and names: geo.max_routers blocks of
+	 * geo.max_routes each (allocated with spec_buf) */
+	void *routes_buf;
 	/* The dataplane's per-slot counters (summed over lcores) as they
 	 * stood when the slot was handed to its current owner: what the
 	 * counters show is the difference, so that a reused slot starts at
@@ -126,6 +129,22 @@ shmr_ctl_dom_types(const struct shmr_ctl_domain *d, uint32_t ri, int call)
 				  d->geo.max_types, ri, call);
 }
 
+/* Router slot @p ri's routes and its hash or routee names: geo.max_routes
+ * of each, its nroutes / nhash used. */
+static inline struct shmr_spec_route *
+shmr_ctl_dom_routes(const struct shmr_ctl_domain *d, uint32_t ri)
+{
+	return shmr_spec_routes_at((char *)d->base + d->geo.routes_off,
+				   d->geo.max_routes, ri);
+}
+
+static inline char (*shmr_ctl_dom_hash(const struct shmr_ctl_domain *d,
+				       uint32_t ri))[SHMR_NAME_MAX]
+{
+	return shmr_spec_hash_at((char *)d->base + d->geo.routes_off,
+				 d->geo.max_routes, ri);
+}
+
 static inline struct shmr_lcore_stats *shmr_ctl_dom_stats(
 	const struct shmr_ctl_domain *d, uint32_t lcore)
 {
@@ -161,8 +180,8 @@ int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
  */
 int shmr_ctl_domain_open_ro(struct shmr_ctl_domain *d);
 /**
- * Allocate d->spec_buf and d->types_buf for our copy of the geometry
- * (d->geo: its max_routers and max_types).  Context: creation or
+ * Allocate d->spec_buf, d->types_buf and d->routes_buf for our copy of
+ * the geometry (d->geo: its max_routers, max_types and max_routes).  Context: creation or
  * adoption, once d->geo is set.  Ownership: close frees them.
  * Errors: -ENOMEM.
  */

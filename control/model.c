@@ -408,10 +408,11 @@ int shmr_ctl_model_rebind_owner(struct shmr_ctl_model *m, uint64_t from,
 void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 			       struct shmr_spec *out,
 			       struct shmr_spec_reg *names,
-			       struct shmr_spec_type *types)
+			       struct shmr_spec_type *types, void *routes)
 {
 	uint32_t max = shmr_ctl_model_max_names(m);
 	uint32_t maxt = shmr_ctl_model_max_types(m);
+	uint32_t maxq = shmr_ctl_model_routes_room(m);
 	struct shmr_spec_type *tm;
 
 	/* Up to active[], whose first nactive entries are written below,
@@ -424,6 +425,8 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 		const struct shmr_ctl_router *r = &m->routers[i];
 		const struct shmr_conf_router *c = r->conf;
 		struct shmr_spec_router *s = &out->routers[i];
+		struct shmr_spec_route *q = shmr_spec_routes_at(routes, maxq, i);
+		char (*hash)[SHMR_NAME_MAX] = shmr_spec_hash_at(routes, maxq, i);
 
 		memset(s, 0, sizeof(*s));
 		name_set(s->name, c->name);
@@ -431,14 +434,14 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 		s->behaviour = c->behaviour;
 		s->flags = (c->fail_when_full ? SHMR_RF_FAIL_WHEN_FULL : 0) |
 			   (r->stopped ? SHMR_RF_STOPPED : 0);
-		s->nroutes = r->nroutes;
-		for (unsigned k = 0; k < r->nroutes; k++) {
-			name_set(s->routes[k].name, r->routes[k].conf->name);
-			s->routes[k].pid = r->routes[k].pid;
-			s->routes[k].state = r->routes[k].state;
+		s->nroutes = r->nroutes > maxq ? maxq : r->nroutes;
+		for (unsigned k = 0; k < s->nroutes; k++) {
+			memset(&q[k], 0, sizeof(q[k]));
+			name_set(q[k].name, r->routes[k].conf->name);
+			q[k].pid = r->routes[k].pid;
+			q[k].state = r->routes[k].state;
 			if (r->routes[k].state == SHMR_ROUTE_DEAD)
-				s->routes[k].start_err =
-					r->routes[k].start_err;
+				q[k].start_err = r->routes[k].start_err;
 		}
 		s->ntypes = c->ntypes > maxt ? maxt : c->ntypes;
 		tm = shmr_spec_types_at(types, maxt, i, 0);
@@ -447,17 +450,19 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 			name_set(tm[k].target, c->types[k].route);
 		}
 		/* The hash list, or a routing logic's routee names (none:
-		 * its own routes, which the dataplane reads from routes[]). */
-		s->nhash = c->nhash > SHMR_MAX_ROUTES ? SHMR_MAX_ROUTES
-						      : c->nhash;
+		 * its own routes, which the dataplane reads from the
+		 * routes). */
+		s->nhash = c->nhash > maxq ? maxq : c->nhash;
 		for (unsigned k = 0; k < s->nhash; k++)
-			name_set(s->hash[k], c->hash[k]);
+			name_set(hash[k], c->hash[k]);
 		/* A routing logic's list as AddRoutee/RemoveRoutee left it
 		 * (pool.c), or its own routes (nhash 0). */
 		if (shmr_ctl_is_logic(c->behaviour)) {
 			s->nhash = r->listed ? r->nroutees : 0;
+			if (s->nhash > maxq)
+				s->nhash = maxq;
 			for (unsigned k = 0; k < s->nhash; k++)
-				name_set(s->hash[k], r->routees[k]);
+				name_set(hash[k], r->routees[k]);
 		}
 		s->vnodes = c->vnodes;
 		s->hash_key = c->hash_key;

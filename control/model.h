@@ -234,6 +234,16 @@ static inline uint32_t shmr_ctl_model_max_types(const struct shmr_ctl_model *m)
 	return n < SHMR_MAX_TYPES ? n : SHMR_MAX_TYPES;
 }
 
+/** The routes (and routee names) the domain has room for in every
+ *  router: the configuration's max_routes (never above SHMR_MAX_ROUTES),
+ *  the stride of the spec's route region (shmr_spec_routes_at()). */
+static inline uint32_t shmr_ctl_model_routes_room(const struct shmr_ctl_model *m)
+{
+	uint32_t n = shmr_config_routes(m->cfg);
+
+	return n < SHMR_MAX_ROUTES ? n : SHMR_MAX_ROUTES;
+}
+
 /* The spec version that carries the model as it is now: the last one
  * published, or, when the model changed since, the next one (the
  * daemon's loop publishes it after the event that changed it:
@@ -266,12 +276,16 @@ static inline uint32_t shmr_ctl_model_max_routes(const struct shmr_ctl_model *m,
  * shmr_ctl_model_max_names(): every router's name, then the clients'
  * names); the routers' type maps into @p types, a region of
  * shmr_spec_types_size(shmr_ctl_model_max_types()) bytes
- * (shmr_spec_types_at(): router i's ntypes and ncall_types entries).
+ * (shmr_spec_types_at(): router i's ntypes and ncall_types entries); their
+ * routes and hash or routee names into @p routes, a region of
+ * shmr_spec_routes_size(shmr_ctl_model_routes_room()) bytes
+ * (shmr_spec_routes_at(), shmr_spec_hash_at(): router i's nroutes and
+ * nhash entries).
  */
 void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 			       struct shmr_spec *out,
 			       struct shmr_spec_reg *names,
-			       struct shmr_spec_type *types);
+			       struct shmr_spec_type *types, void *routes);
 
 
 /** 1 for the routing logics (round-robin, ...), 0 for type/hash/dso. */

@@ -70,6 +70,8 @@ struct shmr_dp_env {
 	/* The spec's routers (and type-map pairs): every router index read
 	 * from the domain is held below it, never the header's value. */
 	uint32_t max_routers;
+	uint32_t max_routes; /* routes (and names) a router at routes_off */
+	uint64_t routes_off;
 	uint32_t work_nwords, work_nsum; /* per lcore (layout.h) */
 	char name[SHMR_NAME_MAX];
 	/* The payload arena's classes, our copy (arena.h). */
@@ -153,6 +155,13 @@ shmr_dp_types(const struct shmr_dp_env *e, uint32_t ri, int call)
 {
 	return shmr_spec_types_at((char *)e->base + e->types_off,
 				  e->max_types, ri, call);
+}
+
+/* The domain's route region (shmr_spec_routes_at(), shmr_spec_hash_at():
+ * max_routes routes and names a router). */
+static inline void *shmr_dp_routes(const struct shmr_dp_env *e)
+{
+	return (char *)e->base + e->routes_off;
 }
 
 /* The registry's entries (max_names of them; the spec's nreg used). */

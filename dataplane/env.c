@@ -40,7 +40,8 @@ int shmr_dp_env_init(struct shmr_dp_env *env, void *base, size_t map_size)
 	g = (struct shmr_geometry){ h->slot_size, h->lane_size, h->nlcores,
 				    h->poll_mode, h->spin_polls,
 				    h->max_endpoints, h->max_names,
-				    h->max_types, h->max_routers };
+				    h->max_types, h->max_routers,
+				    h->max_routes };
 	if (shmr_geometry_check(&g, NULL) < 0)
 		return -EINVAL;
 	env->base = base;
@@ -54,6 +55,8 @@ int shmr_dp_env_init(struct shmr_dp_env *env, void *base, size_t map_size)
 	env->max_types = h->max_types;
 	env->types_off = h->types_off;
 	env->max_routers = h->max_routers;
+	env->max_routes = h->max_routes;
+	env->routes_off = h->routes_off;
 	env->poll_mode = h->poll_mode;
 	env->spin_polls = h->spin_polls ? h->spin_polls : 1;
 	env->lane_stride = h->lane_stride;

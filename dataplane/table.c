@@ -132,9 +132,9 @@ shmr_dp_resolve_rcu(const struct shmr_dp_table *t, unsigned router,
 	return tgt ? tgt : &unknown_target;
 }
 
-/* The type maps of the routers in the spec copy, as many entries as each
- * says it uses (bounded by max_types): a change costs what is
- * configured, never the room of the maps. */
+/* The type maps, routes and names of the routers in the spec copy, as
+ * many entries as each says it uses (bounded by max_types, max_routes):
+ * a change costs what is configured, never the room of the maps. */
 static void copy_types(const struct shmr_dp_env *env, struct shmr_dp_table *t)
 {
 	/* nrouters as copied: bounded by shmr_spec_copy(). */
@@ -151,6 +151,8 @@ static void copy_types(const struct shmr_dp_env *env, struct shmr_dp_table *t)
 			       (size_t)(n[c] < t->max_types ? n[c]
 							     : t->max_types) *
 				       sizeof(struct shmr_spec_type));
+		shmr_spec_routes_copy(t->routes, shmr_dp_routes(env),
+				      t->max_routes, i, r);
 	}
 }
 
@@ -216,24 +218,27 @@ static void sanitize(struct shmr_dp_table *t)
 	for (uint32_t i = 0; i < s->nrouters; i++) {
 		struct shmr_spec_router *r = &s->routers[i];
 
-		if (r->nroutes > SHMR_MAX_ROUTES)
-			r->nroutes = SHMR_MAX_ROUTES;
+		struct shmr_spec_route *q = shmr_dp_table_routes(t, i);
+		char (*hash)[SHMR_NAME_MAX] = shmr_dp_table_hash(t, i);
+
+		if (r->nroutes > t->max_routes)
+			r->nroutes = t->max_routes;
 		if (r->ntypes > t->max_types)
 			r->ntypes = t->max_types;
-		if (r->nhash > SHMR_MAX_ROUTES)
-			r->nhash = SHMR_MAX_ROUTES;
+		if (r->nhash > t->max_routes)
+			r->nhash = t->max_routes;
 		if (r->ncall_types > t->max_types)
 			r->ncall_types = t->max_types;
 		terminate_name(r->name, SHMR_NAME_MAX);
 		terminate_name(r->dso, SHMR_DSO_PATH_MAX);
 		terminate_name(r->dso_arg, SHMR_DSO_PATH_MAX);
 		terminate_name(r->node_prefix, SHMR_DSO_PATH_MAX);
-		/* Only the copied entries (shmr_spec_router_copy()): the
-		 * rest are zero, from the table's allocation. */
+		/* Only the copied entries (copy_types()): the rest are
+		 * zero, from the table's allocation. */
 		for (uint32_t j = 0; j < r->nroutes; j++)
-			terminate_name(r->routes[j].name, SHMR_NAME_MAX);
+			terminate_name(q[j].name, SHMR_NAME_MAX);
 		for (uint32_t j = 0; j < r->nhash; j++)
-			terminate_name(r->hash[j], SHMR_NAME_MAX);
+			terminate_name(hash[j], SHMR_NAME_MAX);
 		/* Only the copied entries (copy_types()): the rest are
 		 * zero, from the table's allocation. */
 		for (uint32_t j = 0; j < r->ntypes; j++)
@@ -453,6 +458,8 @@ static int build_routees(const struct shmr_dp_env *env,
 	struct shmr_spec_router *sr = &t->spec->routers[ri];
 	struct shmr_dp_router *r = &t->routers[ri];
 	const char *names[SHMR_MAX_ROUTES];
+	const struct shmr_spec_route *routes = shmr_dp_table_routes(t, ri);
+	char (*hash)[SHMR_NAME_MAX] = shmr_dp_table_hash(t, ri);
 	uint32_t n = sr->nhash ? sr->nhash : sr->nroutes, vnodes;
 	size_t size;
 	int rc;
@@ -461,12 +468,12 @@ static int build_routees(const struct shmr_dp_env *env,
 		.verdict = SHMR_DP_BROADCAST,
 		.router = (int16_t)ri,
 	};
-	/* n <= SHMR_MAX_ROUTES (sanitize()). */
+	/* n <= max_routes <= SHMR_MAX_ROUTES (sanitize()). */
 	r->routees = n ? calloc(n, sizeof(*r->routees)) : NULL;
 	if (n && !r->routees)
 		return -ENOMEM;
 	for (uint32_t j = 0; j < n; j++) {
-		const char *name = sr->nhash ? sr->hash[j] : sr->routes[j].name;
+		const char *name = sr->nhash ? hash[j] : routes[j].name;
 		struct shmr_dp_routee *e = &r->routees[r->nroutees];
 		struct shmr_dp_target tgt;
 		int dup = 0;
@@ -562,9 +569,9 @@ static int build_router(const struct shmr_dp_env *env,
 	char why[256];
 
 	r->nroutes = sr->nroutes;
-	r->routes = sr->routes;
+	r->routes = shmr_dp_table_routes(t, ri);
 	for (uint32_t j = 0; j < sr->nroutes; j++) {
-		const struct shmr_spec_route *rt = &sr->routes[j];
+		const struct shmr_spec_route *rt = &r->routes[j];
 
 		r->route_tgt[j] = route_target(t, rt);
 		if (rt->name[0] == '\0' ||
@@ -585,7 +592,8 @@ static int build_router(const struct shmr_dp_env *env,
 	case SHMR_BEH_HASH:
 		r->nhash = sr->nhash;
 		for (uint32_t j = 0; j < sr->nhash; j++)
-			r->hash_tgt[j] = name_target(t, ri, sr->hash[j]);
+			r->hash_tgt[j] = name_target(t, ri,
+						     shmr_dp_table_hash(t, ri)[j]);
 		break;
 	case SHMR_BEH_DSO:
 		if (shmr_dp_behaviour_load(r, sr->dso, sr->dso_arg, why,
@@ -717,12 +725,13 @@ static struct shmr_dp_table *table_alloc(const struct shmr_dp_env *env)
 	uint32_t n = env->max_endpoints, nl = env->nlcores;
 	uint32_t per = (n + nl - 1) / nl, nn = env->max_names;
 	uint32_t dc = shmr_dp_dict_reg_cap(nn), nt = env->max_types;
-	uint32_t nr = env->max_routers;
+	uint32_t nr = env->max_routers, mr = env->max_routes;
 	/* Per router slot, its two maps: the spec's entries and the built
-	 * ones (table.h). */
+	 * ones (table.h); then its routes and names. */
 	size_t types = ROUND_LINE(shmr_spec_types_size(nt, nr)) +
 		       ROUND_LINE((size_t)nr * 2 * nt *
-				  sizeof(struct shmr_dp_type_ent));
+				  sizeof(struct shmr_dp_type_ent)) +
+		       ROUND_LINE(shmr_spec_routes_size(mr, nr));
 	/* The routers and the spec's copy: as many as the domain has. */
 	size_t routers = ROUND_LINE((size_t)nr * sizeof(struct shmr_dp_router));
 	size_t spec = ROUND_LINE(shmr_spec_size(nr));
@@ -772,6 +781,9 @@ static struct shmr_dp_table *table_alloc(const struct shmr_dp_env *env)
 				      (size_t)i * 2 * nt;
 		t->routers[i].call_types = t->routers[i].types + nt;
 	}
+	p += ROUND_LINE((size_t)nr * 2 * nt * sizeof(struct shmr_dp_type_ent));
+	t->max_routes = mr;
+	t->routes = p;
 	return t;
 }
 

@@ -110,7 +110,8 @@ struct shmr_dp_router {
 	uint32_t behaviour; /* enum shmr_behaviour_kind */
 	uint32_t flags;     /* SHMR_RF_* */
 	uint32_t nroutes, ntypes, nhash;
-	const struct shmr_spec_route *routes; /* in the table's spec copy */
+	/* nroutes of them, in the table's copy of the route region */
+	const struct shmr_spec_route *routes;
 	struct shmr_dp_target route_tgt[SHMR_MAX_ROUTES];
 	struct shmr_dp_dict_ent route_dict[SHMR_DP_DICT_ROUTES];
 	/* sorted by type; max_types entries each, in the table's
@@ -201,6 +202,10 @@ struct shmr_dp_table {
 	 * types then as many of its call_types (shmr_dp_table_types()). */
 	uint32_t max_types;
 	struct shmr_spec_type *types;
+	/* The spec's routes and names: per router slot, max_routes routes
+	 * then as many names (shmr_dp_table_routes(), shmr_dp_table_hash()). */
+	uint32_t max_routes;
+	void *routes;
 	struct shmr_spec_reg *reg;
 	struct shmr_dp_target *reg_tgt;
 	struct shmr_dp_dict_ent *reg_dict;
@@ -217,6 +222,20 @@ static inline struct shmr_spec_type *
 shmr_dp_table_types(const struct shmr_dp_table *t, uint32_t ri, int call)
 {
 	return shmr_spec_types_at(t->types, t->max_types, ri, call);
+}
+
+/* Router slot @p ri's routes (max_routes, its nroutes used) and its hash
+ * or routee names (max_routes, its nhash used) in @p t's copy. */
+static inline struct shmr_spec_route *
+shmr_dp_table_routes(const struct shmr_dp_table *t, uint32_t ri)
+{
+	return shmr_spec_routes_at(t->routes, t->max_routes, ri);
+}
+
+static inline char (*shmr_dp_table_hash(const struct shmr_dp_table *t,
+					uint32_t ri))[SHMR_NAME_MAX]
+{
+	return shmr_spec_hash_at(t->routes, t->max_routes, ri);
 }
 
 /**

@@ -150,9 +150,19 @@ static uint32_t spec_nrouters(const struct shmr_spec *s)
 	return nr < g_tel_env->max_routers ? nr : g_tel_env->max_routers;
 }
 
+/* Router @p r's routes, held below our copy of the header's max_routes. */
 static uint32_t spec_nroutes(const struct shmr_spec_router *r)
 {
-	return r->nroutes < SHMR_MAX_ROUTES ? r->nroutes : SHMR_MAX_ROUTES;
+	uint32_t nq = __atomic_load_n(&r->nroutes, __ATOMIC_RELAXED);
+
+	return nq < g_tel_env->max_routes ? nq : g_tel_env->max_routes;
+}
+
+/* Router slot @p ri's routes in the domain's route region. */
+static const struct shmr_spec_route *spec_routes(uint32_t ri)
+{
+	return shmr_spec_routes_at(shmr_dp_routes(g_tel_env),
+				   g_tel_env->max_routes, ri);
 }
 
 /* read_routes()'s arguments. */
@@ -169,20 +179,22 @@ static int routes_in(const struct shmr_spec *s, void *arg)
 
 	for (uint32_t i = 0; i < spec_nrouters(s); i++) {
 		const struct shmr_spec_router *r = &s->routers[i];
+		const struct shmr_spec_route *q = spec_routes(i);
+		uint32_t nq = spec_nroutes(r);
 
-		for (uint32_t j = 0; j < spec_nroutes(r) && n < a->max; j++) {
+		for (uint32_t j = 0; j < nq && n < a->max; j++) {
 			struct route_view *v = &a->out[n];
 			char full[2 * SHMR_NAME_MAX + 2];
 
 			safe_name(v->router, r->name, SHMR_NAME_MAX);
-			safe_name(v->route, r->routes[j].name, SHMR_NAME_MAX);
+			safe_name(v->route, q[j].name, SHMR_NAME_MAX);
 			snprintf(full, sizeof(full), "%s/%s", v->router,
 				 v->route);
 			if (a->want && strcmp(full, a->want) != 0)
 				continue;
-			v->state = r->routes[j].state;
-			v->slot = r->routes[j].pid.slot;
-			v->gen = r->routes[j].pid.gen;
+			v->state = q[j].state;
+			v->slot = q[j].pid.slot;
+			v->gen = q[j].pid.gen;
 			n++;
 		}
 	}
@@ -217,6 +229,7 @@ static int router_in(const struct shmr_spec *s, void *arg)
 		rte_tel_data_start_array(a->d, RTE_TEL_STRING_VAL);
 	for (uint32_t i = 0; i < spec_nrouters(s); i++) {
 		const struct shmr_spec_router *r = &s->routers[i];
+		const struct shmr_spec_route *rq = spec_routes(i);
 
 		safe_name(a->name, r->name, SHMR_NAME_MAX);
 		if (!a->want) {
@@ -228,10 +241,10 @@ static int router_in(const struct shmr_spec *s, void *arg)
 		a->v->slot = r->pid.slot;
 		a->v->nroutes = spec_nroutes(r);
 		for (uint32_t j = 0; j < a->v->nroutes; j++) {
-			uint32_t q = r->routes[j].pid.slot;
+			uint32_t q = rq[j].pid.slot;
 
 			a->v->routes[j].slot = q;
-			a->v->routes[j].state = r->routes[j].state;
+			a->v->routes[j].state = rq[j].state;
 			a->v->routes[j].os_pid =
 				q < g_tel_env->max_endpoints
 					? shmr_dp_ep(g_tel_env, q)->os_pid
@@ -281,7 +294,7 @@ static int cmd_routes(const char *cmd, const char *params,
 		      struct rte_tel_data *d)
 {
 	/* Every route the domain's routers can hold. */
-	const int MAXR = (int)(g_tel_env->max_routers * SHMR_MAX_ROUTES);
+	const int MAXR = (int)(g_tel_env->max_routers * g_tel_env->max_routes);
 	struct route_view *v = calloc((size_t)MAXR, sizeof(*v));
 	int n;
 

@@ -56,8 +56,9 @@ static int dom_init(struct dom *d, const struct perf_opts *o)
 int perf_heap_domain(struct perf_dom *d, const struct perf_opts *o,
 		     uint32_t nlcores, const char *name)
 {
+	/* The default max_routes (32): room for --routes' most. */
 	struct shmr_geometry g = { o->slot, o->lane, nlcores, SHMR_POLL_BUSY,
-				   0, o->max_endpoints, 0, 0, 0 };
+				   0, o->max_endpoints, 0, 0, 0, 0 };
 	struct shmr_domain_hdr plan;
 	int64_t size = shmr_layout_plan(&g, &plan);
 
@@ -87,6 +88,8 @@ static void spec(struct dom *d, uint32_t beh, unsigned n, uint32_t vnodes,
 {
 	struct shmr_spec *s = shmr_spec_of(d->base);
 	struct shmr_spec_router *r = &s->routers[0];
+	struct shmr_spec_route *q = shmr_routes_of(d->base, 0);
+	char (*hash)[SHMR_NAME_MAX] = shmr_hash_of(d->base, 0);
 
 	shmr_spec_write_begin(s);
 	memset(r, 0, sizeof(*r));
@@ -100,14 +103,14 @@ static void spec(struct dom *d, uint32_t beh, unsigned n, uint32_t vnodes,
 	r->key_length = kc.keylen;
 	r->hash_mode = kc.mode;
 	for (unsigned j = 0; j < n; j++) {
-		struct shmr_spec_route *rt = &r->routes[r->nroutes++];
+		struct shmr_spec_route *rt = &q[r->nroutes++];
 
 		snprintf(rt->name, sizeof(rt->name), "s%u", j);
 		rt->pid = (struct shmr_pid){ j + 1, 1 };
 		rt->state = SHMR_ROUTE_RUNNING;
 		s->active[s->nactive++] = j + 1;
 		if (beh == SHMR_BEH_HASH)
-			memcpy(r->hash[r->nhash++], rt->name, SHMR_NAME_MAX);
+			memcpy(hash[r->nhash++], rt->name, SHMR_NAME_MAX);
 	}
 	s->version++;
 	shmr_spec_write_end(s);

@@ -70,6 +70,10 @@ int shmr_attach_path(const char *sock_path, struct shmr_domain **out)
 	d->max_routers = d->hdr->max_routers < SHMR_MAX_ROUTERS
 				 ? d->hdr->max_routers
 				 : SHMR_MAX_ROUTERS;
+	d->max_routes = d->hdr->max_routes < SHMR_MAX_ROUTES
+				? d->hdr->max_routes
+				: SHMR_MAX_ROUTES;
+	d->routes = (char *)d->base + d->hdr->routes_off;
 	shmr_arena_view_init(&d->arena, d->base);
 	*out = d;
 	return 0;

@@ -51,6 +51,10 @@ struct shmr_domain {
 	/* The spec's routers: our copy of the header's max_routers, never
 	 * above SHMR_MAX_ROUTERS; every nrouters read is held below it. */
 	uint32_t max_routers;
+	/* The routers' routes: our copy of the header's max_routes (never
+	 * above SHMR_MAX_ROUTES) and of their region's place. */
+	uint32_t max_routes;
+	void *routes;
 };
 
 #define RX_BURST_MAX 256u

@@ -50,16 +50,20 @@ static int spec_find(const struct shmr_domain *d, const char *key,
 			for (uint32_t i = 0; i < nr && !hit; i++) {
 				const struct shmr_spec_router *r =
 					&s->routers[i];
-				uint32_t nq = r->nroutes < SHMR_MAX_ROUTES
-						      ? r->nroutes
-						      : SHMR_MAX_ROUTES;
+				const struct shmr_spec_route *q =
+					shmr_spec_routes_at(d->routes,
+							    d->max_routes, i);
+				uint32_t nq = __atomic_load_n(&r->nroutes,
+							      __ATOMIC_RELAXED);
 
+				if (nq > d->max_routes)
+					nq = d->max_routes;
 				if (memcmp(r->name, key, SHMR_NAME_MAX) != 0)
 					continue;
 				for (uint32_t j = 0; j < nq; j++) {
-					if (memcmp(r->routes[j].name, route,
+					if (memcmp(q[j].name, route,
 						   SHMR_NAME_MAX) == 0) {
-						*found = r->routes[j].pid;
+						*found = q[j].pid;
 						hit = 1;
 						break;
 					}

@@ -64,6 +64,7 @@ int64_t shmr_layout_plan_arena(const struct shmr_geometry *g,
 	h->max_names = shmr_geometry_names(g);
 	h->max_types = shmr_geometry_types(g);
 	h->max_routers = shmr_geometry_routers(g);
+	h->max_routes = shmr_geometry_routes(g);
 	h->poll_mode = g->poll_mode;
 	h->spin_polls = g->spin_polls ? g->spin_polls : 2048;
 	h->lane_stride = ALIGN_UP((uint64_t)ring, SHMR_CACHE_LINE);
@@ -82,6 +83,10 @@ int64_t shmr_layout_plan_arena(const struct shmr_geometry *g,
 	h->types_off = off;
 	off = ALIGN_UP(off + shmr_spec_types_size(h->max_types,
 						  h->max_routers),
+		       4096);
+	h->routes_off = off;
+	off = ALIGN_UP(off + shmr_spec_routes_size(h->max_routes,
+						   h->max_routers),
 		       4096);
 	h->counters_off = off;
 	off = ALIGN_UP(off + (uint64_t)g->nlcores *
@@ -204,11 +209,12 @@ int shmr_layout_check(const void *base, size_t map_size)
 	g = (struct shmr_geometry){ h->slot_size, h->lane_size, h->nlcores,
 				    h->poll_mode, h->spin_polls,
 				    h->max_endpoints, h->max_names,
-				    h->max_types, h->max_routers };
-	/* A max_endpoints, max_names, max_types or max_routers of 0 would
-	 * plan the default: refuse it. */
+				    h->max_types, h->max_routers,
+				    h->max_routes };
+	/* A max_endpoints, max_names, max_types, max_routers or max_routes
+	 * of 0 would plan the default: refuse it. */
 	if (h->max_endpoints == 0 || h->max_names == 0 || h->max_types == 0 ||
-	    h->max_routers == 0)
+	    h->max_routers == 0 || h->max_routes == 0)
 		return -SHMR_E_PROTO;
 	shmr_arena_geo_from(&a, h);
 	if (shmr_layout_plan_arena(&g, &a, &plan) != (int64_t)h->size ||
@@ -222,7 +228,8 @@ int shmr_layout_check(const void *base, size_t map_size)
 	    plan.peer_off != h->peer_off || plan.bells_off != h->bells_off ||
 	    plan.eppeer_off != h->eppeer_off || plan.work_off != h->work_off ||
 	    plan.hist_off != h->hist_off || plan.epctr_off != h->epctr_off ||
-	    plan.names_off != h->names_off || plan.types_off != h->types_off)
+	    plan.names_off != h->names_off || plan.types_off != h->types_off ||
+	    plan.routes_off != h->routes_off)
 		return -SHMR_E_PROTO;
 	return 0;
 }

@@ -92,6 +92,9 @@ int shmr_geometry_check(const struct shmr_geometry *g, const char **why)
 	else if (shmr_geometry_routers(g) < SHMR_MIN_ROUTERS ||
 		 shmr_geometry_routers(g) > SHMR_MAX_ROUTERS)
 		w = "max_routers must be from 1 to 256";
+	else if (shmr_geometry_routes(g) < SHMR_MIN_ROUTES ||
+		 shmr_geometry_routes(g) > SHMR_MAX_ROUTES)
+		w = "max_routes must be from 1 to 128";
 	else if (g->poll_mode != SHMR_POLL_ADAPTIVE &&
 		 g->poll_mode != SHMR_POLL_BUSY)
 		w = "poll_mode must be adaptive or busy";

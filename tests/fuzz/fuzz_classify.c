@@ -99,7 +99,7 @@ static int fz_dom_init(struct dp_dom *d)
 	static void *base;
 	static size_t size;
 	struct shmr_geometry g = { DP_SS, 64, 2, SHMR_POLL_ADAPTIVE, 0, 0,
-				   0, 0, 0 };
+				   0, 0, 0, 0 };
 	struct shmr_domain_hdr plan;
 
 	if (!base) {

@@ -16,7 +16,11 @@
  *   - max_routers = 40 (a domain held 8 routers): 40 routers, and a
  *     message through the 38th (balancing: its queue's index past a
  *     32-bit mask), the 39th (type, to a registry name) and the 40th
- *     (round-robin: its counter's index) each arrives.
+ *     (round-robin: its counter's index) each arrives;
+ *   - max_routes = 1 (the domain has room for one route and one name a
+ *     router, side by side): three routers of one route each answer
+ *     from their own route, "router/route" names look up each one's
+ *     inbox, and a second route is refused.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -347,6 +351,66 @@ static void routers_past_8(void **state)
 	assert_int_equal(shmr_test_client_stop(&c), 0);
 }
 
+/* Three routers of one route each, in a domain of one route a router:
+ * type "ta" to its route "qa", round-robin "rb" over its route "qb",
+ * hash "hc" over the name "qc" of its route "qc" (echo workers). */
+#define ONE_CONF                                                             \
+	"lcores = 1;\nmax_routes = 1;\nrouters = (\n"                        \
+	"  { name = \"ta\"; behaviour = \"type\";\n"                          \
+	"    types = ( { type = 1; route = \"qa\"; } );\n"                    \
+	"    routes = ( { name = \"qa\"; program = \"shmr-echo-worker\"; } );" \
+	" },\n"                                                               \
+	"  { name = \"rb\"; behaviour = \"round-robin\";\n"                   \
+	"    routes = ( { name = \"qb\"; program = \"shmr-echo-worker\"; } );" \
+	" },\n"                                                               \
+	"  { name = \"hc\"; behaviour = \"hash\"; hash = [ \"qc\" ];\n"       \
+	"    routes = ( { name = \"qc\"; program = \"shmr-echo-worker\"; } );" \
+	" }\n);\n"
+
+/* A call through @p router is answered by its route @p route, whose
+ * inbox "router/route" names. */
+static void answered_by(struct shmr_test_client *c, const char *router,
+			const char *route)
+{
+	char qualified[2 * SHMR_NAME_MAX], reply[64], expect[64];
+	struct shmr_pid r, q;
+	int n;
+
+	assert_int_equal(shmr_lookup(c->d, router, &r), 0);
+	n = shmr_call(c->ep, r, 1, 7, "x", 1, reply, sizeof(reply) - 1,
+		      10000);
+	if (n < 0)
+		fail_msg("call through %s: %s", router, shmr_strerror(n));
+	reply[n] = '\0';
+	snprintf(expect, sizeof(expect), "%s:x", route);
+	assert_string_equal(reply, expect);
+	snprintf(qualified, sizeof(qualified), "%s/%s", router, route);
+	assert_int_equal(shmr_lookup(c->d, qualified, &q), 0);
+	assert_int_not_equal(q.slot, r.slot);
+}
+
+static void one_route_a_router(void **state)
+{
+	struct shmr_test_client c;
+	struct shmr_pid q;
+
+	(void)state;
+	assert_int_equal(shmr_test_client_start(&c, "biglim1", ONE_CONF, -1),
+			 0);
+	for (int i = 0; i < 2; i++) {
+		answered_by(&c, "ta", "qa");
+		answered_by(&c, "rb", "qb");
+		answered_by(&c, "hc", "qc");
+	}
+	assert_int_equal(shmr_lookup(c.d, "rb/qa", &q),
+			 -SHMR_E_PROCESS_UNKNOWN);
+	assert_int_equal(shmr_route_add(c.d, "rb", "qb2", "shmr-echo-worker",
+					NULL, 0, NULL),
+			 -SHMR_E_NO_ENDPOINT);
+	answered_by(&c, "rb", "qb");
+	assert_int_equal(shmr_test_client_stop(&c), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +418,7 @@ int main(void)
 		cmocka_unit_test(types_past_64),
 		cmocka_unit_test(routes_past_32),
 		cmocka_unit_test(routers_past_8),
+		cmocka_unit_test(one_route_a_router),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -81,7 +81,7 @@ static int wait_log(struct daemon *dm, const char *what, int ms)
 static int start(struct daemon *dm, uint32_t nlcores, const char *extra_arg)
 {
 	struct shmr_geometry g = { SS, 64, nlcores, SHMR_POLL_ADAPTIVE, 0, 0,
-				   0, 0, 0 };
+				   0, 0, 0, 0 };
 	struct shmr_domain_hdr plan;
 	const char *exe = getenv("SHMR_DATAPLANE");
 	int pipefd[2], lanes_fd;

@@ -91,7 +91,8 @@ static void move_route(struct shared *s)
 	struct shmr_spec *sp = dp_spec(&s->d);
 
 	dp_spec_begin(&s->d);
-	sp->routers[0].routes[0].pid = sp->version % 2 ? s->even : s->odd;
+	shmr_routes_of(s->d.base, 0)[0].pid = sp->version % 2 ? s->even
+							       : s->odd;
 	dp_spec_end(&s->d); /* version + 1: odd versions point at odd */
 }
 

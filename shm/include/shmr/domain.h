@@ -200,6 +200,27 @@ static inline struct shmr_spec_type *shmr_types_of(void *base, uint32_t ri,
 				  ri, call);
 }
 
+/** Router slot @p ri's routes (the header's max_routes, its nroutes
+ *  used), by the header's max_routes and routes_off.  Context: the
+ *  daemons and tests; a client uses its own copy of both. */
+static inline struct shmr_spec_route *shmr_routes_of(void *base, uint32_t ri)
+{
+	const struct shmr_domain_hdr *h = shmr_hdr(base);
+
+	return shmr_spec_routes_at((char *)base + h->routes_off,
+				   h->max_routes, ri);
+}
+
+/** Router slot @p ri's hash or routee names (the header's max_routes,
+ *  its nhash used).  Context: as shmr_routes_of(). */
+static inline char (*shmr_hash_of(void *base, uint32_t ri))[SHMR_NAME_MAX]
+{
+	const struct shmr_domain_hdr *h = shmr_hdr(base);
+
+	return shmr_spec_hash_at((char *)base + h->routes_off, h->max_routes,
+				 ri);
+}
+
 static inline struct shmr_lcore_stats *shmr_stats_of(void *base,
 						     uint32_t lcore)
 {

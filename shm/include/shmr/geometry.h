@@ -40,6 +40,10 @@ struct shmr_geometry {
 	/* routers, SHMR_MIN_ROUTERS..SHMR_MAX_ROUTERS; 0: the default,
 	 * SHMR_ROUTERS_DEFAULT */
 	uint32_t max_routers;
+	/* routes per router (and hash or routee names: each),
+	 * SHMR_MIN_ROUTES..SHMR_MAX_ROUTES; 0: the default,
+	 * SHMR_ROUTES_DEFAULT */
+	uint32_t max_routes;
 };
 
 /** The endpoint slots a domain of geometry @p g has (its default for 0).
@@ -68,6 +72,13 @@ static inline uint32_t shmr_geometry_types(const struct shmr_geometry *g)
 static inline uint32_t shmr_geometry_routers(const struct shmr_geometry *g)
 {
 	return g->max_routers ? g->max_routers : SHMR_ROUTERS_DEFAULT;
+}
+
+/** The routes (and names) a router of a domain of geometry @p g has room
+ *  for (its default for 0).  Context: any; pure. */
+static inline uint32_t shmr_geometry_routes(const struct shmr_geometry *g)
+{
+	return g->max_routes ? g->max_routes : SHMR_ROUTES_DEFAULT;
 }
 
 /** The payload arena a domain is created with: 0 classes (no arena), or

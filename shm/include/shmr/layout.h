@@ -26,6 +26,8 @@
  *   | struct shmr_spec_reg[R]   |  the registry (under the spec's seqcount)
  *   +---------------------------+ types_off
  *   | struct shmr_spec_type[..] |  per router: type map, call map (seqcount)
+ *   +---------------------------+ routes_off
+ *   | routes, names [..]        |  per router: routes, hash/routee names
  *   +---------------------------+ counters_off
  *   | struct shmr_lcore_stats[L]|  one block per routing lcore (dataplane writes)
  *   +---------------------------+ epctr_off
@@ -117,9 +119,11 @@
  *   18: a send's sojourn stamp in its ref (a call's, a reply's: after the
  *   payload, as since 11);
  *   19: the spec's routers last and max_routers of them (the header's,
- *   from the configuration), the type maps as many pairs
+ *   from the configuration), the type maps as many pairs;
+ *   20: the routers' routes and names out of the spec (routes_off),
+ *   max_routes of each a router (the header's, from the configuration)
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 19
+#define SHMR_LAYOUT_VERSION_DIGITS 20
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -142,9 +146,10 @@
 #define SHMR_MIN_ROUTERS 1u
 #define SHMR_ROUTERS_DEFAULT 8u
 /* Routes per router (and routee names per routing logic): the
- * configuration's max_routes, these are the most it may ask.  The spec
- * has room for SHMR_MAX_ROUTES in every router (a copy takes only what is
- * used: shmr_spec_copy()), as the control plane's own tables do. */
+ * configuration's max_routes (the header's), these are the most and
+ * least it may ask.  The domain's route region has max_routes of each a
+ * router (shmr_spec_routes_size()); a copy takes only what is used
+ * (shmr_spec_routes_copy()). */
 #define SHMR_MAX_ROUTES 128u
 #define SHMR_MIN_ROUTES 1u
 #define SHMR_ROUTES_DEFAULT 32u
@@ -369,6 +374,12 @@ struct shmr_domain_hdr {
 	 * (shmr_spec_types_size()): the configuration's max_routers. */
 	uint32_t max_routers;
 	uint64_t types_off;
+	/* The routers' routes and hash/routee names, under the spec's
+	 * seqcount in the domain part: per router slot, max_routes routes
+	 * then max_routes names (shmr_spec_routes_at(), shmr_spec_hash_at()). */
+	uint32_t max_routes;
+	uint32_t routes_pad;
+	uint64_t routes_off;
 };
 
 /*
@@ -379,7 +390,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 19u,
+static_assert(SHMR_LAYOUT_VERSION == 20u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

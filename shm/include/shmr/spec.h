@@ -135,10 +135,11 @@ struct shmr_spec_router {
 			      * router's own routes) */
 	char dso[SHMR_DSO_PATH_MAX];  /* SHMR_BEH_DSO: path of the object */
 	char dso_arg[SHMR_DSO_PATH_MAX]; /* passed to its init hook */
-	struct shmr_spec_route routes[SHMR_MAX_ROUTES];
-	/* The type map (ntypes entries) is not here: the header's types_off
-	 * region holds it (shmr_spec_types_at()). */
-	char hash[SHMR_MAX_ROUTES][SHMR_NAME_MAX];
+	/* The routes (nroutes of them) and the hash or routee names (nhash)
+	 * are not here: the header's routes_off region holds them, max_routes
+	 * of each a router (shmr_spec_routes_at(), shmr_spec_hash_at()); the
+	 * type map (ntypes entries), the types_off region
+	 * (shmr_spec_types_at()). */
 	/* Every built-in behaviour (not SHMR_BEH_DSO): when ncall_types > 0,
 	 * calls are routed by type through call_types[] and sends as the
 	 * behaviour says (CQRS: commands by key, queries by type); the
@@ -214,38 +215,14 @@ static inline size_t shmr_spec_size(uint32_t max_routers)
 	       (size_t)max_routers * sizeof(struct shmr_spec_router);
 }
 
-/* Copy router @p src into @p dst as far as it is used: its fields, its
- * first nroutes routes and its first nhash names (each count read once,
- * bounded by SHMR_MAX_ROUTES); the rest of @p dst's arrays is left as it
- * was.  Context: as shmr_spec_copy(). */
-static inline void shmr_spec_router_copy(struct shmr_spec_router *dst,
-					 const struct shmr_spec_router *src)
-{
-	/* Relaxed, once each: as shmr_spec_copy()'s counts. */
-	uint32_t nq = __atomic_load_n(&src->nroutes, __ATOMIC_RELAXED);
-	uint32_t nh = __atomic_load_n(&src->nhash, __ATOMIC_RELAXED);
-	const size_t q0 = offsetof(struct shmr_spec_router, routes);
-	const size_t t0 = offsetof(struct shmr_spec_router, ncall_types);
-
-	if (nq > SHMR_MAX_ROUTES)
-		nq = SHMR_MAX_ROUTES;
-	if (nh > SHMR_MAX_ROUTES)
-		nh = SHMR_MAX_ROUTES;
-	memcpy(dst, src, q0);
-	memcpy(dst->routes, src->routes,
-	       (size_t)nq * sizeof(struct shmr_spec_route));
-	memcpy(dst->hash, src->hash, (size_t)nh * SHMR_NAME_MAX);
-	memcpy((char *)dst + t0, (const char *)src + t0,
-	       sizeof(*dst) - t0);
-}
-
 /* Copy spec @p src into @p dst from byte @p from (0, or past seq for the
  * writer) as far as it is used: the counts, the first nactive entries of
- * active[] and the first nrouters routers (each as far as it is used:
- * shmr_spec_router_copy()), each count read once and bounded by its
- * array: nrouters by @p max_routers, the room both have (the reader's
- * own copy of the header's max_routers, never the shared header's); the
- * rest of @p dst is left as it was.  Context: any; a reader inside its
+ * active[] and the first nrouters routers, each count read once and
+ * bounded by its array: nrouters by @p max_routers, the room both have
+ * (the reader's own copy of the header's max_routers, never the shared
+ * header's); the rest of @p dst is left as it was.  The routers' routes,
+ * names and maps are in regions of their own (shmr_spec_routes_copy(),
+ * the callers' type-map copies).  Context: any; a reader inside its
  * seqcount (a torn count is retried with the rest). */
 static inline void shmr_spec_copy(struct shmr_spec *dst,
 				  const struct shmr_spec *src, size_t from,
@@ -264,8 +241,8 @@ static inline void shmr_spec_copy(struct shmr_spec *dst,
 	if (from < a0)
 		memcpy((char *)dst + from, (const char *)src + from, a0 - from);
 	memcpy(dst->active, src->active, (size_t)na * sizeof(uint32_t));
-	for (uint32_t i = 0; i < nr; i++)
-		shmr_spec_router_copy(&dst->routers[i], &src->routers[i]);
+	memcpy(dst->routers, src->routers,
+	       (size_t)nr * sizeof(struct shmr_spec_router));
 }
 
 /* The bytes of a registry of @p nreg used entries (the spec's nreg, read
@@ -286,6 +263,71 @@ shmr_spec_types_at(void *types, uint32_t max_types, uint32_t ri, int call)
 {
 	return (struct shmr_spec_type *)types +
 	       ((size_t)ri * 2 + (call ? 1 : 0)) * max_types;
+}
+
+/* The bytes of one router's block in a route region of @p max_routes
+ * a router: max_routes routes, then max_routes names. */
+static inline size_t shmr_spec_routes_stride(uint32_t max_routes)
+{
+	return (size_t)max_routes *
+	       (sizeof(struct shmr_spec_route) + SHMR_NAME_MAX);
+}
+
+/* Router slot @p ri's routes in a route region at @p routes (the
+ * header's routes_off) of @p max_routes a router: max_routes entries,
+ * its nroutes used.  @p ri < the header's max_routers.  Context: any. */
+static inline struct shmr_spec_route *
+shmr_spec_routes_at(void *routes, uint32_t max_routes, uint32_t ri)
+{
+	return (struct shmr_spec_route *)((char *)routes +
+					  (size_t)ri *
+						  shmr_spec_routes_stride(
+							  max_routes));
+}
+
+/* Router slot @p ri's hash or routee names in the same region: max_routes
+ * names after its routes, its nhash used.  Context: any. */
+static inline char (*shmr_spec_hash_at(void *routes, uint32_t max_routes,
+				       uint32_t ri))[SHMR_NAME_MAX]
+{
+	return (char (*)[SHMR_NAME_MAX])(shmr_spec_routes_at(routes,
+							     max_routes, ri) +
+					 max_routes);
+}
+
+/* The bytes of a route region of @p max_routes a router, for
+ * @p max_routers routers. */
+static inline size_t shmr_spec_routes_size(uint32_t max_routes,
+					   uint32_t max_routers)
+{
+	return (size_t)max_routers * shmr_spec_routes_stride(max_routes);
+}
+
+/* Copy router slot @p ri's routes and names from route region @p src to
+ * @p dst (both of @p max_routes a router) as far as router @p r uses
+ * them: its first nroutes routes and nhash names, each count read once
+ * and bounded by max_routes; the rest of @p dst is left as it was.
+ * Context: as shmr_spec_copy(). */
+static inline void shmr_spec_routes_copy(void *dst, const void *src,
+					 uint32_t max_routes, uint32_t ri,
+					 const struct shmr_spec_router *r)
+{
+	/* Relaxed, once each: as shmr_spec_copy()'s counts (@p r may be
+	 * the shared spec's router). */
+	uint32_t nq = __atomic_load_n(&r->nroutes, __ATOMIC_RELAXED);
+	uint32_t nh = __atomic_load_n(&r->nhash, __ATOMIC_RELAXED);
+	const size_t at = (size_t)ri * shmr_spec_routes_stride(max_routes);
+	const size_t names = (size_t)max_routes *
+			     sizeof(struct shmr_spec_route);
+
+	if (nq > max_routes)
+		nq = max_routes;
+	if (nh > max_routes)
+		nh = max_routes;
+	memcpy((char *)dst + at, (const char *)src + at,
+	       (size_t)nq * sizeof(struct shmr_spec_route));
+	memcpy((char *)dst + at + names, (const char *)src + at + names,
+	       (size_t)nh * SHMR_NAME_MAX);
 }
 
 /* The bytes of a type-map region of @p max_types entries a map, two maps

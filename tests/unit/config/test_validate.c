@@ -147,8 +147,8 @@ static void routes_past_max_routes(void **state)
 	c->routers[0].nhash = 0;
 	c->max_routes = SHMR_MAX_ROUTES + 1;
 	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "t.conf: max_routes: 129 is out of range "
-				 "(1 to 128)");
+	assert_string_equal(err, "t.conf: domain: max_routes must be from 1 "
+				 "to 128");
 	conf_free(c);
 }
 

@@ -41,7 +41,26 @@ struct fixture {
 	struct shmr_spec *spec;
 	struct shmr_spec_reg names[SHMR_MAX_NAMES];
 	struct shmr_spec_type types[SHMR_ROUTERS_DEFAULT * 2 * SHMR_MAX_TYPES];
+	/* and their routes and names: room for max_routes at its most */
+	alignas(8) unsigned char routes[SHMR_ROUTERS_DEFAULT *
+					SHMR_MAX_ROUTES *
+					(sizeof(struct shmr_spec_route) +
+					 SHMR_NAME_MAX)];
 };
+
+/* The spec as the control plane would publish it now. */
+static void spec_build(struct fixture *x)
+{
+	shmr_ctl_model_spec_build(&x->m, x->spec, x->names, x->types,
+				  x->routes);
+}
+
+/* Router 0's routes in the spec built last (max_routes a router). */
+static struct shmr_spec_route *spec_routes(struct fixture *x)
+{
+	return shmr_spec_routes_at(x->routes,
+				   shmr_ctl_model_routes_room(&x->m), 0);
+}
 
 static int fk_spawn(void *ctx, unsigned r, unsigned k)
 {
@@ -225,11 +244,10 @@ static struct shmr_conf_route spec_of(const char *name, const char *program,
 /* The state the dataplane is given for @p name (-1: not in the spec). */
 static int spec_state(struct fixture *x, const char *name)
 {
-	shmr_ctl_model_spec_build(&x->m, x->spec, x->names,
-				  x->types);
+	spec_build(x);
 	for (unsigned k = 0; k < x->spec->routers[0].nroutes; k++)
-		if (strcmp(x->spec->routers[0].routes[k].name, name) == 0)
-			return (int)x->spec->routers[0].routes[k].state;
+		if (strcmp(spec_routes(x)[k].name, name) == 0)
+			return (int)spec_routes(x)[k].state;
 	return -1;
 }
 
@@ -667,11 +685,10 @@ static void test_failed_restart_leaves_the_slot_empty(void **state)
  * that succeeds clears it, and a route that is not dead publishes none. */
 static int spec_start_err(struct fixture *x, const char *name)
 {
-	shmr_ctl_model_spec_build(&x->m, x->spec, x->names,
-				  x->types);
+	spec_build(x);
 	for (unsigned k = 0; k < x->spec->routers[0].nroutes; k++)
-		if (strcmp(x->spec->routers[0].routes[k].name, name) == 0)
-			return x->spec->routers[0].routes[k].start_err;
+		if (strcmp(spec_routes(x)[k].name, name) == 0)
+			return spec_routes(x)[k].start_err;
 	return 1;
 }
 
@@ -722,8 +739,7 @@ static void test_stopped_router_refuses_mutators(void **state)
 	assert_int_equal(x->f.stops, live);
 	assert_true(x->m.routers[0].stopped);
 	assert_true(x->m.dirty);
-	shmr_ctl_model_spec_build(&x->m, x->spec, x->names,
-				  x->types);
+	spec_build(x);
 	assert_true(x->spec->routers[0].flags & SHMR_RF_STOPPED);
 	shmr_ctl_life_stop_router(&x->l, 0); /* idempotent */
 	assert_int_equal(x->f.stops, live);
@@ -1042,11 +1058,10 @@ static void test_removed_route_name_stops_resolving(void **state)
 
 	worker_exits(x, "b");
 	assert_int_equal(shmr_ctl_life_remove(&x->l, "events", "b"), 0);
-	shmr_ctl_model_spec_build(&x->m, x->spec, x->names,
-				  x->types);
+	spec_build(x);
 	assert_int_equal(x->spec->routers[0].nroutes, 2);
 	for (unsigned k = 0; k < x->spec->routers[0].nroutes; k++)
-		assert_string_not_equal(x->spec->routers[0].routes[k].name,
+		assert_string_not_equal(spec_routes(x)[k].name,
 					"b");
 	for (unsigned k = 0; k < x->spec->nreg; k++)
 		assert_string_not_equal(x->names[k].name, "b");

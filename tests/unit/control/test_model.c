@@ -81,7 +81,23 @@ struct fixture {
 	struct shmr_spec *spec;
 	struct shmr_spec_reg names[SHMR_MAX_NAMES];
 	struct shmr_spec_type types[SHMR_ROUTERS_DEFAULT * 2 * SHMR_MAX_TYPES];
+	/* the routes and names: max_routes (the default) a router */
+	alignas(8) unsigned char routes[SHMR_ROUTERS_DEFAULT *
+					SHMR_ROUTES_DEFAULT *
+					(sizeof(struct shmr_spec_route) +
+					 SHMR_NAME_MAX)];
 };
+
+/* Router @p ri's routes and names as published. */
+static struct shmr_spec_route *spec_routes(struct fixture *f, uint32_t ri)
+{
+	return shmr_spec_routes_at(f->routes, SHMR_ROUTES_DEFAULT, ri);
+}
+
+static char (*spec_hash(struct fixture *f, uint32_t ri))[SHMR_NAME_MAX]
+{
+	return shmr_spec_hash_at(f->routes, SHMR_ROUTES_DEFAULT, ri);
+}
 
 static int setup(void **state)
 {
@@ -112,7 +128,8 @@ static void publish(struct fixture *f)
 {
 	f->m.version++;
 	f->m.dirty = 0;
-	shmr_ctl_model_spec_build(&f->m, f->spec, f->names, f->types);
+	shmr_ctl_model_spec_build(&f->m, f->spec, f->names, f->types,
+				  f->routes);
 }
 
 static const struct shmr_spec_reg *reg_find_in(const struct fixture *f,
@@ -132,6 +149,9 @@ static void spec_from_config(void **state)
 	/* Router 0's type map: max_types (the default) entries a map. */
 	const struct shmr_spec_type *ev_types =
 		shmr_spec_types_at(f->types, SHMR_TYPES_DEFAULT, 0, 0);
+	const struct shmr_spec_route *ev_routes = spec_routes(f, 0);
+	const struct shmr_spec_route *sh_routes = spec_routes(f, 1);
+	char(*sh_hash)[SHMR_NAME_MAX] = spec_hash(f, 1);
 
 	assert_true(f->m.dirty);
 	publish(f);
@@ -152,15 +172,15 @@ static void spec_from_config(void **state)
 
 	assert_int_equal(ev->behaviour, SHMR_BEH_TYPE);
 	assert_int_equal(ev->nroutes, 3);
-	assert_string_equal(ev->routes[0].name, "payments");
-	assert_int_equal(ev->routes[0].pid.slot, 3);
-	assert_int_equal(ev->routes[0].pid.gen, 1);
-	assert_string_equal(ev->routes[1].name, "shipments");
-	assert_int_equal(ev->routes[1].pid.slot, 4);
-	assert_string_equal(ev->routes[2].name, "reports");
-	assert_int_equal(ev->routes[2].pid.slot, 5);
+	assert_string_equal(ev_routes[0].name, "payments");
+	assert_int_equal(ev_routes[0].pid.slot, 3);
+	assert_int_equal(ev_routes[0].pid.gen, 1);
+	assert_string_equal(ev_routes[1].name, "shipments");
+	assert_int_equal(ev_routes[1].pid.slot, 4);
+	assert_string_equal(ev_routes[2].name, "reports");
+	assert_int_equal(ev_routes[2].pid.slot, 5);
 	for (int k = 0; k < 3; k++)
-		assert_int_equal(ev->routes[k].state, SHMR_ROUTE_DEAD);
+		assert_int_equal(ev_routes[k].state, SHMR_ROUTE_DEAD);
 	assert_int_equal(ev->ntypes, 4);
 	assert_int_equal(ev_types[0].type, 1);
 	assert_string_equal(ev_types[0].target, "payments");
@@ -169,12 +189,12 @@ static void spec_from_config(void **state)
 
 	assert_int_equal(sh->behaviour, SHMR_BEH_HASH);
 	assert_int_equal(sh->nroutes, 2);
-	assert_int_equal(sh->routes[0].pid.slot, 6);
-	assert_int_equal(sh->routes[1].pid.slot, 7);
+	assert_int_equal(sh_routes[0].pid.slot, 6);
+	assert_int_equal(sh_routes[1].pid.slot, 7);
 	assert_int_equal(sh->nhash, 3);
-	assert_string_equal(sh->hash[0], "a");
-	assert_string_equal(sh->hash[1], "b");
-	assert_string_equal(sh->hash[2], "a");
+	assert_string_equal(sh_hash[0], "a");
+	assert_string_equal(sh_hash[1], "b");
+	assert_string_equal(sh_hash[2], "a");
 
 	assert_int_equal(cu->behaviour, SHMR_BEH_DSO);
 	assert_int_equal(cu->nroutes, 0);
@@ -209,15 +229,15 @@ static void route_up_and_down(void **state)
 	shmr_ctl_model_route_set(&f->m, q, 4242);
 	assert_true(f->m.dirty);
 	publish(f);
-	assert_int_equal(f->spec->routers[0].routes[1].state,
+	assert_int_equal(spec_routes(f, 0)[1].state,
 			 SHMR_ROUTE_RUNNING);
 	assert_int_equal(f->m.alloc.slots[4].os_pid, 4242);
 	shmr_ctl_model_route_set(&f->m, q, 0);
 	publish(f);
-	assert_int_equal(f->spec->routers[0].routes[1].state, SHMR_ROUTE_DEAD);
+	assert_int_equal(spec_routes(f, 0)[1].state, SHMR_ROUTE_DEAD);
 	/* Same inbox PID through the restart. */
-	assert_int_equal(f->spec->routers[0].routes[1].pid.slot, 4);
-	assert_int_equal(f->spec->routers[0].routes[1].pid.gen, 1);
+	assert_int_equal(spec_routes(f, 0)[1].pid.slot, 4);
+	assert_int_equal(spec_routes(f, 0)[1].pid.gen, 1);
 }
 
 static void clients_and_names(void **state)

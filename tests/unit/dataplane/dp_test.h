@@ -34,8 +34,9 @@ struct dp_dom {
 static inline int dp_dom_init_lane_eps(struct dp_dom *d, uint32_t nlcores,
 				       uint32_t lane, uint32_t eps)
 {
+	/* Room for a router of SHMR_MAX_ROUTES routes. */
 	struct shmr_geometry g = { 128, lane, nlcores, SHMR_POLL_ADAPTIVE, 0,
-				   eps, 0, 0, 0 };
+				   eps, 0, 0, 0, SHMR_MAX_ROUTES };
 	struct shmr_domain_hdr plan;
 	int64_t size = shmr_layout_plan(&g, &plan);
 
@@ -128,7 +129,7 @@ static inline void dp_route(struct dp_dom *d, unsigned ri, const char *name,
 			    struct shmr_pid pid, uint32_t state)
 {
 	struct shmr_spec_router *r = &dp_spec(d)->routers[ri];
-	struct shmr_spec_route *rt = &r->routes[r->nroutes++];
+	struct shmr_spec_route *rt = &shmr_routes_of(d->base, ri)[r->nroutes++];
 
 	shmr_name_copy(rt->name, name);
 	rt->pid = pid;
@@ -150,7 +151,7 @@ static inline void dp_hash(struct dp_dom *d, unsigned ri, const char *name)
 {
 	struct shmr_spec_router *r = &dp_spec(d)->routers[ri];
 
-	shmr_name_copy(r->hash[r->nhash++], name);
+	shmr_name_copy(shmr_hash_of(d->base, ri)[r->nhash++], name);
 }
 
 static inline void dp_reg(struct dp_dom *d, const char *name,

@@ -178,8 +178,8 @@ static void test_routees_taking_part(void **state)
 	dp_route(&f->d, ri, "wait", f->r[2], SHMR_ROUTE_REPLACE_WAIT);
 	dp_route(&f->d, ri, "repl", f->r[3], SHMR_ROUTE_PENDING_REPLACE);
 	dp_route(&f->d, ri, "nostart", f->r[2], SHMR_ROUTE_DEAD);
-	dp_spec(&f->d)->routers[ri].routes[dp_spec(&f->d)->routers[ri].nroutes -
-					   1].start_err = -EACCES;
+	shmr_routes_of(f->d.base, ri)[dp_spec(&f->d)->routers[ri].nroutes - 1]
+		.start_err = -EACCES;
 	dp_reg(&f->d, "reg", f->reg);
 	dp_reg(&f->d, "stale", (struct shmr_pid){ f->reg.slot, 9 });
 	dp_reg(&f->d, "other", f->other);
@@ -663,7 +663,7 @@ static void test_broadcast_backpressure_swap(void **state)
 
 	/* The table swaps: r2 goes (disabled), r3 comes. */
 	dp_spec_begin(&f->d);
-	dp_spec(&f->d)->routers[ri].routes[2].state = SHMR_ROUTE_DISABLED;
+	shmr_routes_of(f->d.base, ri)[2].state = SHMR_ROUTE_DISABLED;
 	dp_route(&f->d, ri, "r3", f->r[3], SHMR_ROUTE_RUNNING);
 	dp_spec_end(&f->d);
 	old = f->t;
@@ -822,7 +822,7 @@ static void test_broadcast_dead_routee_asks(void **state)
 
 	set_admin(f);
 	dp_spec_begin(&f->d);
-	dp_spec(&f->d)->routers[ri].routes[1].state = SHMR_ROUTE_DEAD;
+	shmr_routes_of(f->d.base, ri)[1].state = SHMR_ROUTE_DEAD;
 	dp_spec_end(&f->d);
 	rebuild(f);
 	put(src, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 0, 1));

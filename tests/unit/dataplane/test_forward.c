@@ -561,7 +561,7 @@ static void respec(struct fixture *f, uint32_t flags, uint32_t work_state)
 
 	dp_spec_begin(&f->d);
 	r->flags = flags;
-	r->routes[0].state = work_state;
+	shmr_routes_of(f->d.base, f->ri)[0].state = work_state;
 	dp_spec_end(&f->d);
 	shmr_dp_table_free(f->t);
 	assert_int_equal(shmr_dp_table_build(&f->d.env, &f->t), 0);
@@ -662,7 +662,7 @@ static void test_replace_wait_is_busy(void **state)
 static void respec_start_err(struct fixture *f, uint32_t state, int32_t err)
 {
 	dp_spec_begin(&f->d);
-	dp_spec(&f->d)->routers[f->ri].routes[0].start_err = err;
+	shmr_routes_of(f->d.base, f->ri)[0].start_err = err;
 	dp_spec_end(&f->d);
 	respec(f, 0, state);
 }

@@ -639,12 +639,12 @@ static void test_balancing_queue_full_loses_nothing(void **state)
 static void test_balancing_dead_routee_and_none_left(void **state)
 {
 	struct fixture *f = *state;
-	struct shmr_spec_router *sr = &dp_spec(&f->d)->routers[f->ri_bal];
+	struct shmr_spec_route *sq = shmr_routes_of(f->d.base, f->ri_bal);
 	unsigned char slot[SS], got[64 * SS];
 
 	set_admin(f);
 	dp_spec_begin(&f->d);
-	sr->routes[1].state = SHMR_ROUTE_DEAD;
+	sq[1].state = SHMR_ROUTE_DEAD;
 	dp_spec_end(&f->d);
 	rebuild(f);
 	for (unsigned i = 0; i < 3; i++)
@@ -659,8 +659,8 @@ static void test_balancing_dead_routee_and_none_left(void **state)
 	assert_pid(at(got, 0)->to, f->b[1]);
 
 	dp_spec_begin(&f->d);
-	sr->routes[0].state = SHMR_ROUTE_DISABLED;
-	sr->routes[1].state = SHMR_ROUTE_DISABLED;
+	sq[0].state = SHMR_ROUTE_DISABLED;
+	sq[1].state = SHMR_ROUTE_DISABLED;
 	dp_spec_end(&f->d);
 	rebuild(f);
 	poll1(f);

@@ -36,7 +36,7 @@ static void accepted_is_ring_size(void **state)
 			for (unsigned k = 0; k < 3; k++) {
 				struct shmr_geometry g = {
 					slot, lanes[k], 1, SHMR_POLL_ADAPTIVE,
-					0, 0, 0, 0, 0
+					0, 0, 0, 0, 0, 0
 				};
 				struct shmr_domain_hdr h;
 				ssize_t ring;
@@ -62,7 +62,7 @@ static void accepted_is_ring_size(void **state)
 static void lcores_and_poll_mode(void **state)
 {
 	struct shmr_geometry g = { SHMR_SLOT_DEFAULT, SHMR_LANE_DEFAULT, 1,
-				   SHMR_POLL_ADAPTIVE, 0, 0, 0, 0, 0 };
+				   SHMR_POLL_ADAPTIVE, 0, 0, 0, 0, 0, 0 };
 	const char *why = NULL;
 
 	(void)state;
@@ -140,7 +140,7 @@ static void names_and_types(void **state)
 static void routers_size_the_spec(void **state)
 {
 	struct shmr_geometry g = { SHMR_SLOT_DEFAULT, SHMR_LANE_DEFAULT, 1,
-				   SHMR_POLL_ADAPTIVE, 0, 0, 0, 0, 0 };
+				   SHMR_POLL_ADAPTIVE, 0, 0, 0, 0, 0, 0 };
 	struct shmr_domain_hdr h;
 	const char *why = NULL;
 
@@ -206,40 +206,102 @@ static void spec_copy_used(void **state)
 	free(dst);
 }
 
-/* A router's copy takes its fields, its first nroutes routes and its
- * first nhash names, of the SHMR_MAX_ROUTES it has room for; counts past
- * them are bounded. */
-static void spec_copy_routes_used(void **state)
+/* max_routes sizes the route region: 1 to SHMR_MAX_ROUTES, 0 the
+ * default; the domain grows with it (max_routers blocks of max_routes
+ * routes and names) and nothing else does. */
+static void routes_size_the_region(void **state)
 {
-	struct shmr_spec *src, *dst;
-	struct shmr_spec_router *sr, *dr;
+	struct shmr_geometry g = { SHMR_SLOT_DEFAULT, SHMR_LANE_DEFAULT, 1,
+				   SHMR_POLL_ADAPTIVE, 0, 0, 0, 0,
+				   SHMR_MAX_ROUTERS, 0 };
+	struct shmr_domain_hdr h, one, most;
+	const char *why = NULL;
 
 	(void)state;
-	specs_new(&src, &dst);
-	sr = &src->routers[0];
-	dr = &dst->routers[0];
-	src->nrouters = 1;
-	src->nactive = 0;
-	sr->nroutes = 100;
-	sr->nhash = 40;
-	shmr_spec_copy(dst, src, 0, SPEC_R);
-	assert_int_equal(dr->nroutes, 100);
-	assert_int_equal(dr->nhash, 40);
-	assert_memory_equal(dr->routes, sr->routes, 100 * sizeof(sr->routes[0]));
-	assert_int_equal(((unsigned char *)&dr->routes[100])[0], 0xee);
-	assert_memory_equal(dr->hash, sr->hash, 40 * sizeof(sr->hash[0]));
-	assert_int_equal((unsigned char)dr->hash[40][0], 0xee);
-	/* The fields after the arrays are copied. */
-	assert_int_equal(dr->ncall_types, sr->ncall_types);
-	assert_memory_equal(dr->node_prefix, sr->node_prefix,
-			    sizeof(sr->node_prefix));
-	/* Forged counts: no more than the room. */
-	sr->nroutes = UINT32_MAX;
-	sr->nhash = SHMR_MAX_ROUTES + 1;
-	shmr_spec_copy(dst, src, 0, SPEC_R);
-	assert_memory_equal(dr->routes, sr->routes, sizeof(sr->routes));
-	assert_memory_equal(dr->hash, sr->hash, sizeof(sr->hash));
-	assert_int_equal(((unsigned char *)&dst->routers[1])[0], 0xee);
+	assert_true(shmr_layout_plan(&g, &h) > 0);
+	assert_int_equal(h.max_routes, SHMR_ROUTES_DEFAULT);
+	assert_true(h.routes_off >= h.types_off +
+				       shmr_spec_types_size(h.max_types,
+							    h.max_routers));
+	assert_true(h.counters_off - h.routes_off >=
+		    shmr_spec_routes_size(SHMR_ROUTES_DEFAULT,
+					  SHMR_MAX_ROUTERS));
+	g.max_routes = 1;
+	assert_int_equal(shmr_geometry_check(&g, &why), 0);
+	assert_true(shmr_layout_plan(&g, &one) > 0);
+	assert_int_equal(one.max_routes, 1);
+	g.max_routes = SHMR_MAX_ROUTES;
+	assert_int_equal(shmr_geometry_check(&g, &why), 0);
+	assert_true(shmr_layout_plan(&g, &most) > 0);
+	assert_int_equal(most.max_routes, SHMR_MAX_ROUTES);
+	assert_true(most.counters_off - most.routes_off >=
+		    shmr_spec_routes_size(SHMR_MAX_ROUTES, SHMR_MAX_ROUTERS));
+	/* The spec itself is the same size whatever max_routes says: one
+	 * route a router makes a smaller domain than 128, by the region. */
+	assert_int_equal(one.names_off - one.spec_off,
+			 most.names_off - most.spec_off);
+	assert_true(most.counters_off - one.counters_off >=
+		    shmr_spec_routes_size(SHMR_MAX_ROUTES, SHMR_MAX_ROUTERS) -
+			    shmr_spec_routes_size(1, SHMR_MAX_ROUTERS));
+	g.max_routes = SHMR_MAX_ROUTES + 1;
+	assert_int_equal(shmr_geometry_check(&g, &why), -EINVAL);
+	assert_string_equal(why, "max_routes must be from 1 to 128");
+	assert_true(shmr_layout_plan(&g, &h) < 0);
+}
+
+/* Route regions of @p MR routes a router, SPEC_R routers: @p src of 0x11,
+ * @p dst of 0xee. */
+#define MR 48u
+static void regions_new(unsigned char **src, unsigned char **dst)
+{
+	size_t n = shmr_spec_routes_size(MR, SPEC_R);
+
+	*src = malloc(n);
+	*dst = malloc(n);
+	assert_non_null(*src);
+	assert_non_null(*dst);
+	memset(*src, 0x11, n);
+	memset(*dst, 0xee, n);
+}
+
+/* A router's routes and names: the copy takes its first nroutes routes
+ * and its first nhash names, in its own block of the region; counts past
+ * max_routes are bounded by it, and no other router's block is written. */
+static void spec_copy_routes_used(void **state)
+{
+	unsigned char *src, *dst;
+	struct shmr_spec_router r = { .nroutes = 30, .nhash = 20 };
+	struct shmr_spec_route *sq, *dq;
+	char(*sh)[SHMR_NAME_MAX], (*dh)[SHMR_NAME_MAX];
+	const size_t stride = shmr_spec_routes_stride(MR);
+
+	(void)state;
+	regions_new(&src, &dst);
+	assert_int_equal(stride, MR * (sizeof(struct shmr_spec_route) +
+				       SHMR_NAME_MAX));
+	sq = shmr_spec_routes_at(src, MR, 1);
+	dq = shmr_spec_routes_at(dst, MR, 1);
+	sh = shmr_spec_hash_at(src, MR, 1);
+	dh = shmr_spec_hash_at(dst, MR, 1);
+	/* Router 1's block: its routes, then its names, past router 0's. */
+	assert_ptr_equal((unsigned char *)sq, src + stride);
+	assert_ptr_equal((unsigned char *)sh,
+			 src + stride + MR * sizeof(struct shmr_spec_route));
+	shmr_spec_routes_copy(dst, src, MR, 1, &r);
+	assert_memory_equal(dq, sq, 30 * sizeof(*sq));
+	assert_int_equal(((unsigned char *)&dq[30])[0], 0xee);
+	assert_memory_equal(dh, sh, 20 * sizeof(*sh));
+	assert_int_equal((unsigned char)dh[20][0], 0xee);
+	assert_int_equal(dst[stride - 1], 0xee); /* router 0's block */
+	/* Forged counts: no more than max_routes, router 2's block as it
+	 * was. */
+	r.nroutes = UINT32_MAX;
+	r.nhash = MR + 1;
+	shmr_spec_routes_copy(dst, src, MR, 1, &r);
+	assert_memory_equal(dq, sq, MR * sizeof(*sq));
+	assert_memory_equal(dh, sh, MR * sizeof(*sh));
+	assert_int_equal(dst[2 * stride], 0xee);
+	assert_int_equal(dst[stride - 1], 0xee);
 	free(src);
 	free(dst);
 }
@@ -249,6 +311,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(accepted_is_ring_size),
 		cmocka_unit_test(routers_size_the_spec),
+		cmocka_unit_test(routes_size_the_region),
 		cmocka_unit_test(lcores_and_poll_mode),
 		cmocka_unit_test(names_and_types),
 		cmocka_unit_test(spec_copy_used),

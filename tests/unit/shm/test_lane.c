@@ -31,7 +31,7 @@ struct fixture {
 static int setup(void **state)
 {
 	struct shmr_geometry g = { SLOT, LANE, 2, SHMR_POLL_ADAPTIVE, 0, 0, 0,
-				   0, 0 };
+				   0, 0, 0 };
 	struct shmr_domain_hdr h;
 	struct fixture *f = calloc(1, sizeof(*f));
 	int64_t size = shmr_layout_plan(&g, &h);
@@ -80,7 +80,7 @@ static void test_layout_checks(void **state)
 {
 	struct fixture *f = *state;
 	struct shmr_domain_hdr *h = shmr_hdr(f->base);
-	struct shmr_geometry bad = { 100, LANE, 1, 0, 0, 0, 0, 0, 0 };
+	struct shmr_geometry bad = { 100, LANE, 1, 0, 0, 0, 0, 0, 0, 0 };
 	const char *why = NULL;
 
 	assert_int_equal(shmr_layout_check(f->base, f->size), 0);
