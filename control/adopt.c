@@ -233,6 +233,7 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 			h->types_off != plan.types_off ||
 			h->max_routes != plan.max_routes ||
 			h->routes_off != plan.routes_off ||
+			h->active_off != plan.active_off ||
 			h->poll_mode != plan.poll_mode ||
 			h->lanes_off != plan.lanes_off ||
 			h->arena_nclasses != plan.arena_nclasses ||

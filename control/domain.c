@@ -100,6 +100,8 @@ void shmr_ctl_domain_close(struct shmr_ctl_domain *d)
 	d->types_buf = NULL;
 	free(d->routes_buf);
 	d->routes_buf = NULL;
+	free(d->active_buf);
+	d->active_buf = NULL;
 }
 
 int shmr_ctl_domain_bufs(struct shmr_ctl_domain *d)
@@ -107,12 +109,16 @@ int shmr_ctl_domain_bufs(struct shmr_ctl_domain *d)
 	free(d->spec_buf);
 	free(d->types_buf);
 	free(d->routes_buf);
+	free(d->active_buf);
 	d->spec_buf = calloc(1, shmr_spec_size(d->geo.max_routers));
+	d->active_buf = calloc(d->geo.max_endpoints, sizeof(uint32_t));
 	d->types_buf = calloc(1, shmr_spec_types_size(d->geo.max_types,
 						      d->geo.max_routers));
 	d->routes_buf = calloc(1, shmr_spec_routes_size(d->geo.max_routes,
 							d->geo.max_routers));
-	return d->spec_buf && d->types_buf && d->routes_buf ? 0 : -ENOMEM;
+	return d->spec_buf && d->active_buf && d->types_buf && d->routes_buf
+		       ? 0
+		       : -ENOMEM;
 }
 
 int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
@@ -236,6 +242,7 @@ static void header_heal(struct shmr_ctl_domain *d)
 	    h->max_types == g->max_types && h->types_off == g->types_off &&
 	    h->max_routers == g->max_routers &&
 	    h->max_routes == g->max_routes && h->routes_off == g->routes_off &&
+	    h->active_off == g->active_off &&
 	    h->poll_mode == g->poll_mode && h->spin_polls == g->spin_polls &&
 	    h->lane_stride == g->lane_stride && h->ep_off == g->ep_off &&
 	    h->spec_off == g->spec_off && h->counters_off == g->counters_off &&
@@ -265,6 +272,7 @@ static void header_heal(struct shmr_ctl_domain *d)
 	h->max_routers = g->max_routers;
 	h->max_routes = g->max_routes;
 	h->routes_off = g->routes_off;
+	h->active_off = g->active_off;
 	h->poll_mode = g->poll_mode;
 	h->spin_polls = g->spin_polls;
 	h->lane_stride = g->lane_stride;
@@ -488,23 +496,33 @@ void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 	 * hold the model's routers and maps.  Otherwise a broken
 	 * invariant. */
 	if (m->nrouters > d->geo.max_routers ||
+	    m->alloc.nslots > d->geo.max_endpoints ||
 	    shmr_ctl_model_max_types(m) != d->geo.max_types ||
 	    shmr_ctl_model_routes_room(m) != d->geo.max_routes) {
-		shmr_ctl_log("%s:%d: model of %u routers, %u types, %u routes, "
-			     "domain of %u, %u, %u", __FILE__, __LINE__,
-			     m->nrouters, shmr_ctl_model_max_types(m),
+		shmr_ctl_log("%s:%d: model of %u routers, %u endpoints, %u "
+			     "types, %u routes, domain of %u, %u, %u, %u",
+			     __FILE__, __LINE__, m->nrouters, m->alloc.nslots,
+			     shmr_ctl_model_max_types(m),
 			     shmr_ctl_model_routes_room(m), d->geo.max_routers,
-			     d->geo.max_types, d->geo.max_routes);
+			     d->geo.max_endpoints, d->geo.max_types,
+			     d->geo.max_routes);
 		abort();
 	}
 	m->version++;
-	shmr_ctl_model_spec_build(m, d->spec_buf, d->names_buf, d->types_buf,
-				  d->routes_buf);
+	shmr_ctl_model_spec_build(m, &(const struct shmr_ctl_spec_bufs){
+					     .spec = d->spec_buf,
+					     .active = d->active_buf,
+					     .names = d->names_buf,
+					     .types = d->types_buf,
+					     .routes = d->routes_buf });
 	spec = shmr_ctl_dom_spec(d);
 	shmr_spec_write_begin(spec);
 	sync_endpoints(d, m);
 	shmr_ctl_figs_sync(d, m);
 	shmr_spec_copy(spec, d->spec_buf, off, d->geo.max_routers);
+	memcpy(shmr_ctl_dom_active(d), d->active_buf,
+	       shmr_spec_active_used(d->spec_buf->nactive,
+				     d->geo.max_endpoints));
 	memcpy(shmr_ctl_dom_names(d), d->names_buf,
 	       shmr_spec_names_used(d->spec_buf->nreg, d->geo.max_names));
 	types_publish(d, m);

@@ -46,6 +46,9 @@ struct shmr_ctl_domain {
 	 * routers (shmr_spec_size()); allocated with our copy of the
 	 * geometry (shmr_ctl_domain_bufs()), freed by close. */
 	struct shmr_spec *spec_buf;
+	/* and its active list: geo.max_endpoints entries (allocated with
+	 * spec_buf) */
+	uint32_t *active_buf;
 	/* and its registry (geo.max_names used of it) */
 	struct shmr_spec_reg names_buf[SHMR_MAX_NAMES];
 	/* and its type maps: geo.max_routers pairs of geo.max_types
@@ -111,6 +114,12 @@ static inline struct shmr_spec *shmr_ctl_dom_spec(
 	const struct shmr_ctl_domain *d)
 {
 	return (struct shmr_spec *)((char *)d->base + d->geo.spec_off);
+}
+
+/* The spec's active list: geo.max_endpoints entries, its nactive used. */
+static inline uint32_t *shmr_ctl_dom_active(const struct shmr_ctl_domain *d)
+{
+	return (uint32_t *)((char *)d->base + d->geo.active_off);
 }
 
 /* The registry's entries: geo.max_names of them, the spec's nreg used. */
@@ -180,8 +189,9 @@ int shmr_ctl_domain_create(struct shmr_ctl_domain *d,
  */
 int shmr_ctl_domain_open_ro(struct shmr_ctl_domain *d);
 /**
- * Allocate d->spec_buf, d->types_buf and d->routes_buf for our copy of
- * the geometry (d->geo: its max_routers, max_types and max_routes).  Context: creation or
+ * Allocate d->spec_buf, d->active_buf, d->types_buf and d->routes_buf
+ * for our copy of the geometry (d->geo: its max_routers, max_endpoints,
+ * max_types and max_routes).  Context: creation or
  * adoption, once d->geo is set.  Ownership: close frees them.
  * Errors: -ENOMEM.
  */

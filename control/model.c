@@ -406,19 +406,20 @@ int shmr_ctl_model_rebind_owner(struct shmr_ctl_model *m, uint64_t from,
 }
 
 void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
-			       struct shmr_spec *out,
-			       struct shmr_spec_reg *names,
-			       struct shmr_spec_type *types, void *routes)
+			       const struct shmr_ctl_spec_bufs *b)
 {
+	struct shmr_spec *out = b->spec;
+	struct shmr_spec_reg *names = b->names;
+	struct shmr_spec_type *types = b->types;
+	void *routes = b->routes;
 	uint32_t max = shmr_ctl_model_max_names(m);
 	uint32_t maxt = shmr_ctl_model_max_types(m);
 	uint32_t maxq = shmr_ctl_model_routes_room(m);
 	struct shmr_spec_type *tm;
 
-	/* Up to active[], whose first nactive entries are written below,
-	 * and each of the nrouters routers: what is published
-	 * (shmr_spec_copy()). */
-	memset(out, 0, offsetof(struct shmr_spec, active));
+	/* Up to the routers, each of the nrouters written below: what is
+	 * published (shmr_spec_copy()). */
+	memset(out, 0, offsetof(struct shmr_spec, routers));
 	out->version = m->version;
 	out->nrouters = m->nrouters;
 	for (unsigned i = 0; i < m->nrouters; i++) {
@@ -501,7 +502,7 @@ void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
 
 		if (s->state == SHMR_CTL_SLOT_USED &&
 		    (s->kind == SHMR_EPK_ROUTE || s->kind == SHMR_EPK_CLIENT))
-			out->active[out->nactive++] = i;
+			b->active[out->nactive++] = i;
 	}
 }
 

@@ -266,26 +266,38 @@ static inline uint32_t shmr_ctl_model_max_routes(const struct shmr_ctl_model *m,
 	return n < SHMR_MAX_ROUTES ? n : SHMR_MAX_ROUTES;
 }
 
+/* Where shmr_ctl_model_spec_build() writes: private copies of the spec
+ * and of the regions beside it, each with the room the model's
+ * configuration gives the domain. */
+struct shmr_ctl_spec_bufs {
+	/* the counts and the routers (shmr_spec_size() of the routers
+	 * configured, at least) */
+	struct shmr_spec *spec;
+	/* the active list: every used route and client slot, in slot order
+	 * (never routers): room for the model's alloc.nslots */
+	uint32_t *active;
+	/* the registry: every router's name, then the clients' names, at
+	 * most shmr_ctl_model_max_names() */
+	struct shmr_spec_reg *names;
+	/* the routers' type maps: shmr_spec_types_size(
+	 * shmr_ctl_model_max_types(), ...) bytes (shmr_spec_types_at()) */
+	struct shmr_spec_type *types;
+	/* their routes and hash or routee names: shmr_spec_routes_size(
+	 * shmr_ctl_model_routes_room(), ...) bytes (shmr_spec_routes_at(),
+	 * shmr_spec_hash_at()) */
+	void *routes;
+};
+
 /**
- * Fill @p out (a private copy: seq is zeroed; version = m->version; the
- * daemon copies everything after seq into the domain under the seqcount)
- * from the model: routers
- * with their routes, types, hash and dso from the configuration; active[]
- * (every used route and client slot, in slot order; never routers); and
- * the registry into @p names (out->nreg of them, at most
- * shmr_ctl_model_max_names(): every router's name, then the clients'
- * names); the routers' type maps into @p types, a region of
- * shmr_spec_types_size(shmr_ctl_model_max_types()) bytes
- * (shmr_spec_types_at(): router i's ntypes and ncall_types entries); their
- * routes and hash or routee names into @p routes, a region of
- * shmr_spec_routes_size(shmr_ctl_model_routes_room()) bytes
- * (shmr_spec_routes_at(), shmr_spec_hash_at(): router i's nroutes and
- * nhash entries).
+ * Fill @p b from the model: the spec (seq is zeroed; version =
+ * m->version; the daemon copies everything after seq into the domain
+ * under the seqcount), its routers with their routes, types, hash and dso
+ * from the configuration, the active list and the registry, each region
+ * as far as its count in the spec says (nactive, nreg; each router's
+ * nroutes, nhash, ntypes and ncall_types).
  */
 void shmr_ctl_model_spec_build(const struct shmr_ctl_model *m,
-			       struct shmr_spec *out,
-			       struct shmr_spec_reg *names,
-			       struct shmr_spec_type *types, void *routes);
+			       const struct shmr_ctl_spec_bufs *b);
 
 
 /** 1 for the routing logics (round-robin, ...), 0 for type/hash/dso. */

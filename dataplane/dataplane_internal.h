@@ -72,6 +72,7 @@ struct shmr_dp_env {
 	uint32_t max_routers;
 	uint32_t max_routes; /* routes (and names) a router at routes_off */
 	uint64_t routes_off;
+	uint64_t active_off; /* the active list: max_endpoints entries */
 	uint32_t work_nwords, work_nsum; /* per lcore (layout.h) */
 	char name[SHMR_NAME_MAX];
 	/* The payload arena's classes, our copy (arena.h). */
@@ -155,6 +156,12 @@ shmr_dp_types(const struct shmr_dp_env *e, uint32_t ri, int call)
 {
 	return shmr_spec_types_at((char *)e->base + e->types_off,
 				  e->max_types, ri, call);
+}
+
+/* The spec's active list (max_endpoints entries; its nactive used). */
+static inline uint32_t *shmr_dp_active(const struct shmr_dp_env *e)
+{
+	return (uint32_t *)((char *)e->base + e->active_off);
 }
 
 /* The domain's route region (shmr_spec_routes_at(), shmr_spec_hash_at():

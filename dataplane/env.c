@@ -57,6 +57,7 @@ int shmr_dp_env_init(struct shmr_dp_env *env, void *base, size_t map_size)
 	env->max_routers = h->max_routers;
 	env->max_routes = h->max_routes;
 	env->routes_off = h->routes_off;
+	env->active_off = h->active_off;
 	env->poll_mode = h->poll_mode;
 	env->spin_polls = h->spin_polls ? h->spin_polls : 1;
 	env->lane_stride = h->lane_stride;

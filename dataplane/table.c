@@ -175,7 +175,11 @@ static int snapshot(const struct shmr_dp_env *env, struct shmr_dp_table *t)
 			continue;
 		}
 		shmr_spec_copy(t->spec, s, 0, t->max_routers);
-		/* nreg as copied: bounded by the table's max_names. */
+		/* nactive, nreg as copied: bounded by the table's
+		 * max_endpoints, max_names. */
+		memcpy(t->active, shmr_dp_active(env),
+		       shmr_spec_active_used(t->spec->nactive,
+					     t->max_endpoints));
 		memcpy(t->reg, shmr_dp_names(env),
 		       shmr_spec_names_used(t->spec->nreg, t->max_names));
 		copy_types(env, t);
@@ -210,8 +214,8 @@ static void sanitize(struct shmr_dp_table *t)
 		s->nrouters = t->max_routers;
 	if (s->nreg > t->max_names)
 		s->nreg = t->max_names;
-	if (s->nactive > SHMR_MAX_ENDPOINTS)
-		s->nactive = SHMR_MAX_ENDPOINTS; /* each one bounded at use */
+	if (s->nactive > t->max_endpoints)
+		s->nactive = t->max_endpoints; /* each one bounded at use */
 	for (uint32_t i = 0; i < s->nreg; i++)
 		terminate_name(t->reg[i].name, SHMR_NAME_MAX);
 	/* The routers past nrouters are zero, from the allocation. */
@@ -672,7 +676,7 @@ static void build_lists(const struct shmr_dp_env *env,
 	uint32_t per = (t->max_endpoints + t->nlcores - 1) / t->nlcores;
 
 	for (uint32_t i = 0; i < t->spec->nactive; i++) {
-		uint32_t slot = t->spec->active[i];
+		uint32_t slot = t->active[i];
 		struct shmr_dp_poll_list *l;
 		struct shmr_dp_poll *p;
 		struct shmr_ep_shared *ep;
@@ -738,7 +742,8 @@ static struct shmr_dp_table *table_alloc(const struct shmr_dp_env *env)
 	size_t reg = ROUND_LINE((size_t)nn * (sizeof(struct shmr_spec_reg) +
 					      sizeof(struct shmr_dp_target))) +
 		     ROUND_LINE((size_t)dc * sizeof(struct shmr_dp_dict_ent));
-	size_t ep = ROUND_LINE((size_t)n * sizeof(struct shmr_dp_ep));
+	size_t ep = ROUND_LINE((size_t)n * sizeof(struct shmr_dp_ep)) +
+		    ROUND_LINE((size_t)n * sizeof(uint32_t));
 	size_t e = ROUND_LINE((size_t)per * sizeof(struct shmr_dp_poll));
 	size_t at = ROUND_LINE((size_t)n * sizeof(uint16_t));
 	size_t size = ROUND_LINE(sizeof(struct shmr_dp_table)) + ep +
@@ -754,6 +759,8 @@ static struct shmr_dp_table *table_alloc(const struct shmr_dp_env *env)
 	t->max_endpoints = n;
 	p = (unsigned char *)t + ROUND_LINE(sizeof(*t));
 	t->ep = (struct shmr_dp_ep *)p;
+	t->active = (uint32_t *)(p + ROUND_LINE((size_t)n *
+					       sizeof(struct shmr_dp_ep)));
 	p += ep;
 	t->max_routers = nr;
 	t->routers = (struct shmr_dp_router *)p;

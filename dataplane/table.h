@@ -206,6 +206,8 @@ struct shmr_dp_table {
 	 * then as many names (shmr_dp_table_routes(), shmr_dp_table_hash()). */
 	uint32_t max_routes;
 	void *routes;
+	/* The spec's active list: max_endpoints entries, its nactive used */
+	uint32_t *active;
 	struct shmr_spec_reg *reg;
 	struct shmr_dp_target *reg_tgt;
 	struct shmr_dp_dict_ent *reg_dict;

@@ -108,7 +108,7 @@ static void spec(struct dom *d, uint32_t beh, unsigned n, uint32_t vnodes,
 		snprintf(rt->name, sizeof(rt->name), "s%u", j);
 		rt->pid = (struct shmr_pid){ j + 1, 1 };
 		rt->state = SHMR_ROUTE_RUNNING;
-		s->active[s->nactive++] = j + 1;
+		shmr_active_of(d->base)[s->nactive++] = j + 1;
 		if (beh == SHMR_BEH_HASH)
 			memcpy(hash[r->nhash++], rt->name, SHMR_NAME_MAX);
 	}
@@ -348,7 +348,7 @@ int perf_decide_main(const struct perf_opts *o)
 			spec(&d, SHMR_BEH_HASH, rroutes[k], o->vnodes,
 			     runs[0].kc);
 			shmr_spec_write_begin(sp);
-			sp->active[sp->nactive++] = client;
+			shmr_active_of(d.base)[sp->nactive++] = client;
 			sp->version++;
 			shmr_spec_write_end(sp);
 			rns[k][i] = time_rounds(&d, o, rroutes[k], client);

@@ -38,6 +38,7 @@ static uint64_t thread_ns(void)
 static void attach_all(struct perf_dom *d, unsigned idle)
 {
 	struct shmr_spec *s = shmr_spec_of(d->base);
+	uint32_t *active = shmr_active_of(d->base);
 
 	shmr_spec_write_begin(s);
 	s->nactive = 0;
@@ -47,7 +48,7 @@ static void attach_all(struct perf_dom *d, unsigned idle)
 		ep->gen = 1;
 		ep->kind = SHMR_EPK_CLIENT;
 		atomic_store(&ep->state, SHMR_EP_ACTIVE);
-		s->active[s->nactive++] = e;
+		active[s->nactive++] = e;
 	}
 	s->version++;
 	shmr_spec_write_end(s);

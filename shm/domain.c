@@ -76,6 +76,9 @@ int64_t shmr_layout_plan_arena(const struct shmr_geometry *g,
 		       4096);
 	h->spec_off = off;
 	off = ALIGN_UP(off + shmr_spec_size(h->max_routers), 4096);
+	h->active_off = off;
+	off = ALIGN_UP(off + (uint64_t)h->max_endpoints * sizeof(uint32_t),
+		       4096);
 	h->names_off = off;
 	off = ALIGN_UP(off + (uint64_t)h->max_names *
 				     sizeof(struct shmr_spec_reg),
@@ -229,7 +232,8 @@ int shmr_layout_check(const void *base, size_t map_size)
 	    plan.eppeer_off != h->eppeer_off || plan.work_off != h->work_off ||
 	    plan.hist_off != h->hist_off || plan.epctr_off != h->epctr_off ||
 	    plan.names_off != h->names_off || plan.types_off != h->types_off ||
-	    plan.routes_off != h->routes_off)
+	    plan.routes_off != h->routes_off ||
+	    plan.active_off != h->active_off)
 		return -SHMR_E_PROTO;
 	return 0;
 }

@@ -180,6 +180,13 @@ static inline struct shmr_spec *shmr_spec_of(void *base)
 	return (struct shmr_spec *)((char *)base + shmr_hdr(base)->spec_off);
 }
 
+/** The spec's active list (the header's max_endpoints entries, the
+ *  spec's nactive used).  Context: the daemons and tests. */
+static inline uint32_t *shmr_active_of(void *base)
+{
+	return (uint32_t *)((char *)base + shmr_hdr(base)->active_off);
+}
+
 /** The registry's entries (the header's max_names of them, the spec's
  *  nreg used).  Context: the daemons and tests (the header is their
  *  own); a client uses its own copy of names_off and max_names. */

@@ -21,7 +21,9 @@
  *   +---------------------------+ ep_off
  *   | struct shmr_ep_shared[N]  |  endpoint table (control, dataplane lines)
  *   +---------------------------+ spec_off
- *   | struct shmr_spec          |  routers, routes, endpoints (seqcount)
+ *   | struct shmr_spec          |  counts, routers (seqcount)
+ *   +---------------------------+ active_off
+ *   | uint32_t[N]               |  the endpoint slots to poll (seqcount)
  *   +---------------------------+ names_off
  *   | struct shmr_spec_reg[R]   |  the registry (under the spec's seqcount)
  *   +---------------------------+ types_off
@@ -121,9 +123,11 @@
  *   19: the spec's routers last and max_routers of them (the header's,
  *   from the configuration), the type maps as many pairs;
  *   20: the routers' routes and names out of the spec (routes_off),
- *   max_routes of each a router (the header's, from the configuration)
+ *   max_routes of each a router (the header's, from the configuration);
+ *   21: the active list out of the spec (active_off), max_endpoints
+ *   entries
  */
-#define SHMR_LAYOUT_VERSION_DIGITS 20
+#define SHMR_LAYOUT_VERSION_DIGITS 21
 #define SHMR_LAYOUT_VERSION SHMR_PASTE(SHMR_LAYOUT_VERSION_DIGITS, u)
 #define SHMR_LAYOUT_VERSION_TEXT SHMR_STRINGIFY(SHMR_LAYOUT_VERSION_DIGITS)
 
@@ -380,6 +384,9 @@ struct shmr_domain_hdr {
 	uint32_t max_routes;
 	uint32_t routes_pad;
 	uint64_t routes_off;
+	/* The spec's active list (max_endpoints entries, its nactive used),
+	 * under its seqcount in the domain part. */
+	uint64_t active_off;
 };
 
 /*
@@ -390,7 +397,7 @@ struct shmr_domain_hdr {
  * fails with SHMR_E_VERSION instead of reading the wrong bytes) and write
  * the new values in the table; the first assert insists on both.
  */
-static_assert(SHMR_LAYOUT_VERSION == 20u,
+static_assert(SHMR_LAYOUT_VERSION == 21u,
 	      "a new layout version: pin its sizes and offsets");
 #define SHMR_LAYOUT_SIZE(s, size, align)                                   \
 	static_assert(sizeof(struct s) == (size) &&                        \

@@ -192,12 +192,13 @@ struct shmr_spec {
 	uint64_t version; /* bumped on every change; told over the control lane */
 	uint32_t nrouters;
 	uint32_t nreg;
-	uint32_t nactive;          /* entries of active[] */
+	/* Entries of the active list: the endpoint slots to poll, not here
+	 * but max_endpoints entries at the header's active_off, under this
+	 * seqcount.  A copy takes its first nactive entries
+	 * (shmr_spec_active_used()): what a change costs grows with the
+	 * endpoints attached, not with max_endpoints. */
+	uint32_t nactive;
 	uint32_t pad;
-	/* A copy takes its first nactive entries (shmr_spec_copy()): what
-	 * a change costs grows with the endpoints attached, not with
-	 * max_endpoints. */
-	uint32_t active[SHMR_MAX_ENDPOINTS]; /* endpoint slots to poll */
 	/* The registry is not here: max_names entries of struct
 	 * shmr_spec_reg at the header's names_off, under this seqcount
 	 * (shmr_spec_names_used()). */
@@ -216,14 +217,15 @@ static inline size_t shmr_spec_size(uint32_t max_routers)
 }
 
 /* Copy spec @p src into @p dst from byte @p from (0, or past seq for the
- * writer) as far as it is used: the counts, the first nactive entries of
- * active[] and the first nrouters routers, each count read once and
- * bounded by its array: nrouters by @p max_routers, the room both have
- * (the reader's own copy of the header's max_routers, never the shared
- * header's); the rest of @p dst is left as it was.  The routers' routes,
- * names and maps are in regions of their own (shmr_spec_routes_copy(),
- * the callers' type-map copies).  Context: any; a reader inside its
- * seqcount (a torn count is retried with the rest). */
+ * writer) as far as it is used: the counts and the first nrouters
+ * routers, that count read once and bounded by @p max_routers, the room
+ * both have (the reader's own copy of the header's max_routers, never the
+ * shared header's); the rest of @p dst is left as it was.  The active
+ * list, the registry and the routers' routes, names and maps are in
+ * regions of their own (shmr_spec_active_used(), shmr_spec_names_used(),
+ * shmr_spec_routes_copy(), the callers' type-map copies).  Context: any;
+ * a reader inside its seqcount (a torn count is retried with the
+ * rest). */
 static inline void shmr_spec_copy(struct shmr_spec *dst,
 				  const struct shmr_spec *src, size_t from,
 				  uint32_t max_routers)
@@ -231,18 +233,25 @@ static inline void shmr_spec_copy(struct shmr_spec *dst,
 	/* Relaxed, once each: the seqcount orders them (S3/S4), and the
 	 * values are bounded below. */
 	uint32_t nr = __atomic_load_n(&src->nrouters, __ATOMIC_RELAXED);
-	uint32_t na = __atomic_load_n(&src->nactive, __ATOMIC_RELAXED);
-	const size_t a0 = offsetof(struct shmr_spec, active);
+	const size_t r0 = offsetof(struct shmr_spec, routers);
 
 	if (nr > max_routers)
 		nr = max_routers;
-	if (na > SHMR_MAX_ENDPOINTS)
-		na = SHMR_MAX_ENDPOINTS;
-	if (from < a0)
-		memcpy((char *)dst + from, (const char *)src + from, a0 - from);
-	memcpy(dst->active, src->active, (size_t)na * sizeof(uint32_t));
+	if (from < r0)
+		memcpy((char *)dst + from, (const char *)src + from, r0 - from);
 	memcpy(dst->routers, src->routers,
 	       (size_t)nr * sizeof(struct shmr_spec_router));
+}
+
+/* The bytes of an active list of @p nactive used entries (the spec's
+ * nactive, read once by the caller) in a region of @p max_endpoints: a
+ * copy of that many bytes from its start is a copy of the list.
+ * Context: any. */
+static inline size_t shmr_spec_active_used(uint32_t nactive,
+					   uint32_t max_endpoints)
+{
+	return (size_t)(nactive < max_endpoints ? nactive : max_endpoints) *
+	       sizeof(uint32_t);
 }
 
 /* The bytes of a registry of @p nreg used entries (the spec's nreg, read

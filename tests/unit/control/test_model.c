@@ -79,6 +79,7 @@ struct fixture {
 	struct shmr_ctl_model m;
 	/* room for the configuration's routers (the default) */
 	struct shmr_spec *spec;
+	uint32_t active[SHMR_MAX_ENDPOINTS];
 	struct shmr_spec_reg names[SHMR_MAX_NAMES];
 	struct shmr_spec_type types[SHMR_ROUTERS_DEFAULT * 2 * SHMR_MAX_TYPES];
 	/* the routes and names: max_routes (the default) a router */
@@ -128,8 +129,12 @@ static void publish(struct fixture *f)
 {
 	f->m.version++;
 	f->m.dirty = 0;
-	shmr_ctl_model_spec_build(&f->m, f->spec, f->names, f->types,
-				  f->routes);
+	shmr_ctl_model_spec_build(&f->m, &(const struct shmr_ctl_spec_bufs){
+						 .spec = f->spec,
+						 .active = f->active,
+						 .names = f->names,
+						 .types = f->types,
+						 .routes = f->routes });
 }
 
 static const struct shmr_spec_reg *reg_find_in(const struct fixture *f,
@@ -210,7 +215,7 @@ static void spec_from_config(void **state)
 	/* active[]: the route inboxes, never the routers. */
 	assert_int_equal(s->nactive, 5);
 	for (uint32_t i = 0; i < 5; i++)
-		assert_int_equal(s->active[i], 3 + i);
+		assert_int_equal(f->active[i], 3 + i);
 	assert_int_equal(f->m.alloc.slots[0].kind, SHMR_EPK_ROUTER);
 	assert_int_equal(f->m.alloc.slots[3].kind, SHMR_EPK_ROUTE);
 	assert_string_equal(f->m.alloc.slots[3].name, "payments");

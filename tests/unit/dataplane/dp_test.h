@@ -108,7 +108,7 @@ static inline struct shmr_pid dp_ep(struct dp_dom *d, uint32_t slot,
 	ep->kind = kind;
 	atomic_store(&ep->state, SHMR_EP_ACTIVE);
 	if (kind != SHMR_EPK_ROUTER)
-		s->active[s->nactive++] = slot;
+		shmr_active_of(d->base)[s->nactive++] = slot;
 	return (struct shmr_pid){ slot, gen };
 }
 

@@ -562,10 +562,10 @@ static void test_poll_lists(void **state)
 	dp_ep(&d, 3, 1, SHMR_EPK_ROUTE);
 	dp_ep(&d, 4, 1, SHMR_EPK_CLIENT);
 	dp_router(&d, "r", dp_ep(&d, 5, 1, SHMR_EPK_ROUTER), SHMR_BEH_TYPE);
-	s->active[s->nactive++] = 5;   /* a router listed as active */
-	s->active[s->nactive++] = 4;   /* twice */
-	s->active[s->nactive++] = 200; /* out of range */
-	s->active[s->nactive++] = 7;   /* a free slot */
+	shmr_active_of(d.base)[s->nactive++] = 5; /* a router listed */
+	shmr_active_of(d.base)[s->nactive++] = 4; /* twice */
+	shmr_active_of(d.base)[s->nactive++] = 200; /* out of range */
+	shmr_active_of(d.base)[s->nactive++] = 7; /* a free slot */
 	dp_spec_end(&d);
 	assert_int_equal(shmr_dp_table_build(&d.env, &t), 0);
 
@@ -588,17 +588,20 @@ static void test_garbage_spec(void **state)
 	struct fixture *f = *state;
 	struct shmr_spec *s = dp_spec(&f->d);
 	struct shmr_dp_table *t;
-	uint32_t mr = shmr_hdr(f->d.base)->max_routers;
+	const struct shmr_domain_hdr *h = shmr_hdr(f->d.base);
+	uint32_t mr = h->max_routers;
 
 	dp_spec_begin(&f->d);
 	memset(s->routers, 0xff, (size_t)mr * sizeof(s->routers[0]));
+	memset(shmr_routes_of(f->d.base, 0), 0xff,
+	       shmr_spec_routes_size(h->max_routes, mr));
 	memset(shmr_names_of(f->d.base), 'x',
 	       shmr_hdr(f->d.base)->max_names * sizeof(struct shmr_spec_reg));
 	s->nrouters = 1000;
 	s->nreg = 100000;
-	s->nactive = 9999;
-	for (uint32_t i = 0; i < SHMR_MAX_ENDPOINTS; i++)
-		s->active[i] = i * 77;
+	s->nactive = 99999;
+	for (uint32_t i = 0; i < h->max_endpoints; i++)
+		shmr_active_of(f->d.base)[i] = i * 77;
 	dp_spec_end(&f->d);
 	t = build(f);
 	assert_int_equal(t->nrouters, mr);

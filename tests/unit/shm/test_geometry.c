@@ -176,8 +176,9 @@ static void specs_new(struct shmr_spec **src, struct shmr_spec **dst)
 	memset(*dst, 0xee, shmr_spec_size(SPEC_R));
 }
 
-/* A spec copy takes what is used and nothing more: the counts, the first
- * nrouters routers, the first nactive endpoints (what a change costs). */
+/* A spec copy takes what is used and nothing more: the counts and the
+ * first nrouters routers; the active list, the first nactive endpoints
+ * of its region (what a change costs). */
 static void spec_copy_used(void **state)
 {
 	struct shmr_spec *src, *dst;
@@ -192,18 +193,42 @@ static void spec_copy_used(void **state)
 	assert_memory_equal(dst->routers, src->routers,
 			    2 * sizeof(src->routers[0]));
 	assert_int_equal(((unsigned char *)&dst->routers[2])[0], 0xee);
-	assert_int_equal(dst->active[2], src->active[2]);
-	assert_int_equal(dst->active[3], 0xeeeeeeeeu);
+	assert_int_equal(shmr_spec_active_used(3, 1024), 3 * sizeof(uint32_t));
 	/* Counts past the arrays are bounded: nrouters by the reader's
-	 * max_routers (the room both have), whatever the spec says. */
+	 * max_routers (the room both have), nactive by its max_endpoints,
+	 * whatever the spec says. */
 	src->nrouters = 1000;
-	src->nactive = UINT32_MAX;
 	shmr_spec_copy(dst, src, 0, SPEC_R);
-	assert_memory_equal(dst->active, src->active, sizeof(src->active));
 	assert_memory_equal(dst->routers, src->routers,
 			    SPEC_R * sizeof(src->routers[0]));
+	assert_int_equal(shmr_spec_active_used(UINT32_MAX, 1024),
+			 1024 * sizeof(uint32_t));
 	free(src);
 	free(dst);
+}
+
+/* max_endpoints sizes the active list: its region holds max_endpoints
+ * entries, between the spec and the registry. */
+static void endpoints_size_the_active_list(void **state)
+{
+	struct shmr_geometry g = { .slot_size = SHMR_SLOT_DEFAULT,
+				   .lane_size = 64, .nlcores = 1,
+				   .max_endpoints = SHMR_MIN_ENDPOINTS };
+	struct shmr_domain_hdr few, most;
+
+	(void)state;
+	assert_true(shmr_layout_plan(&g, &few) > 0);
+	g.max_endpoints = SHMR_MAX_ENDPOINTS;
+	assert_true(shmr_layout_plan(&g, &most) > 0);
+	assert_true(few.active_off >= few.spec_off +
+					      shmr_spec_size(few.max_routers));
+	assert_true(few.names_off - few.active_off >=
+		    SHMR_MIN_ENDPOINTS * sizeof(uint32_t));
+	assert_true(most.names_off - most.active_off >=
+		    SHMR_MAX_ENDPOINTS * sizeof(uint32_t));
+	/* 16 endpoints: one page, not the 64 KiB 16384 take. */
+	assert_int_equal(few.names_off - few.active_off, 4096);
+	assert_int_equal(most.names_off - most.active_off, 65536);
 }
 
 /* max_routes sizes the route region: 1 to SHMR_MAX_ROUTES, 0 the
@@ -315,6 +340,7 @@ int main(void)
 		cmocka_unit_test(lcores_and_poll_mode),
 		cmocka_unit_test(names_and_types),
 		cmocka_unit_test(spec_copy_used),
+		cmocka_unit_test(endpoints_size_the_active_list),
 		cmocka_unit_test(spec_copy_routes_used),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
