@@ -221,7 +221,6 @@ static void sanitize(struct shmr_dp_table *t)
 	/* The routers past nrouters are zero, from the allocation. */
 	for (uint32_t i = 0; i < s->nrouters; i++) {
 		struct shmr_spec_router *r = &s->routers[i];
-
 		struct shmr_spec_route *q = shmr_dp_table_routes(t, i);
 		char (*hash)[SHMR_NAME_MAX] = shmr_dp_table_hash(t, i);
 
@@ -570,6 +569,7 @@ static int build_router(const struct shmr_dp_env *env,
 {
 	struct shmr_spec_router *sr = &t->spec->routers[ri];
 	struct shmr_dp_router *r = &t->routers[ri];
+	char (*hash)[SHMR_NAME_MAX] = shmr_dp_table_hash(t, ri);
 	char why[256];
 
 	r->nroutes = sr->nroutes;
@@ -596,8 +596,7 @@ static int build_router(const struct shmr_dp_env *env,
 	case SHMR_BEH_HASH:
 		r->nhash = sr->nhash;
 		for (uint32_t j = 0; j < sr->nhash; j++)
-			r->hash_tgt[j] = name_target(t, ri,
-						     shmr_dp_table_hash(t, ri)[j]);
+			r->hash_tgt[j] = name_target(t, ri, hash[j]);
 		break;
 	case SHMR_BEH_DSO:
 		if (shmr_dp_behaviour_load(r, sr->dso, sr->dso_arg, why,
