@@ -653,6 +653,29 @@ static void test_quarantine_rebuild(void **state)
 	shmr_dp_table_free(t);
 }
 
+/* A table's size by the endpoint slots (the operator guide's "Domain
+ * memory"): 52 bytes a slot, and 2 more a slot for every routing lcore,
+ * beside what the routers' limits size; nothing else grows with them. */
+static void test_table_size_by_endpoints(void **state)
+{
+	const uint32_t eps[3] = { 1024, 2048, 1024 }, nl[3] = { 1, 1, 2 };
+	size_t size[3];
+
+	(void)state;
+	for (unsigned i = 0; i < 3; i++) {
+		struct dp_dom d;
+		struct shmr_dp_table *t;
+
+		assert_int_equal(dp_dom_init_lane_eps(&d, nl[i], 64, eps[i]), 0);
+		assert_int_equal(shmr_dp_table_build(&d.env, &t), 0);
+		size[i] = t->alloc_size;
+		shmr_dp_table_free(t);
+		dp_dom_fini(&d);
+	}
+	assert_int_equal(size[1] - size[0], 1024 * (52 + 2));
+	assert_int_equal(size[2] - size[0], 1024 * 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -669,6 +692,7 @@ int main(void)
 		T(test_garbage_spec),
 		T(test_spec_mid_write),
 		T(test_quarantine_rebuild),
+		cmocka_unit_test(test_table_size_by_endpoints),
 #undef T
 	};
 
