@@ -130,14 +130,10 @@ static int endpoints_fit(const struct shmr_config *cfg, char *err,
  */
 static int routes_fit(const struct shmr_config *cfg, char *err, size_t errlen)
 {
+	/* Both in range: shmr_geometry_check() came first. */
 	uint32_t mr = shmr_config_routes(cfg);
 	uint32_t nr = shmr_config_routers(cfg);
 
-	if (nr < SHMR_MIN_ROUTERS || nr > SHMR_MAX_ROUTERS)
-		return invalid(err, errlen,
-			       "%s: max_routers: %u is out of range (%u to %u)",
-			       cfg->source, nr, SHMR_MIN_ROUTERS,
-			       SHMR_MAX_ROUTERS);
 	if (cfg->nrouters > nr)
 		return invalid(err, errlen,
 			       "%s:%d: routers.[%u]: %u routers, more than "
@@ -145,11 +141,6 @@ static int routes_fit(const struct shmr_config *cfg, char *err, size_t errlen)
 			       cfg->source, cfg->routers[nr].line, nr,
 			       cfg->nrouters, nr);
 
-	if (mr < SHMR_MIN_ROUTES || mr > SHMR_MAX_ROUTES)
-		return invalid(err, errlen,
-			       "%s: max_routes: %u is out of range (%u to %u)",
-			       cfg->source, mr, SHMR_MIN_ROUTES,
-			       SHMR_MAX_ROUTES);
 	for (unsigned i = 0; i < cfg->nrouters; i++) {
 		const struct shmr_conf_router *rt = &cfg->routers[i];
 		uint32_t n = shmr_config_routes_max(mr, rt->behaviour);

@@ -380,8 +380,7 @@ static void model_routes(struct shmr_ctl_adopt *a, unsigned i,
 	const struct shmr_spec_route *routes = shmr_ctl_dom_routes(a->d, i);
 	/* Held below our geometry's max_routes (the region's stride, at
 	 * most SHMR_MAX_ROUTES, the room of r->routes). */
-	unsigned n = sr->nroutes > a->d->geo.max_routes ? a->d->geo.max_routes
-							: sr->nroutes;
+	unsigned n = shmr_spec_nroutes(sr, a->d->geo.max_routes);
 
 	r->nroutes = 0;
 	memset(r->routes, 0, sizeof(r->routes));
@@ -454,9 +453,7 @@ static int model_routers(struct shmr_ctl_adopt *a, const struct shmr_spec *sp,
 		r->stopped = (sr->flags & SHMR_RF_STOPPED) != 0;
 		if (shmr_ctl_is_logic(r->conf->behaviour)) {
 			char (*hash)[SHMR_NAME_MAX] = shmr_ctl_dom_hash(a->d, i);
-			unsigned nh = sr->nhash > a->d->geo.max_routes
-					      ? a->d->geo.max_routes
-					      : sr->nhash;
+			unsigned nh = shmr_spec_nhash(sr, a->d->geo.max_routes);
 
 			r->listed = nh > 0;
 			r->nroutees = 0;

@@ -455,7 +455,7 @@ static void sync_endpoints(struct shmr_ctl_domain *d,
  * geo.max_types, its routes shmr_ctl_model_routes_room() and
  * geo.max_routes: the same configuration's, checked equal by
  * shmr_ctl_publish()). */
-static void types_publish(struct shmr_ctl_domain *d,
+static void maps_publish(struct shmr_ctl_domain *d,
 			  const struct shmr_ctl_model *m)
 {
 	uint32_t mt = shmr_ctl_model_max_types(m), dt = d->geo.max_types;
@@ -525,7 +525,7 @@ void shmr_ctl_publish(struct shmr_ctl_domain *d, struct shmr_ctl_model *m)
 				     d->geo.max_endpoints));
 	memcpy(shmr_ctl_dom_names(d), d->names_buf,
 	       shmr_spec_names_used(d->spec_buf->nreg, d->geo.max_names));
-	types_publish(d, m);
+	maps_publish(d, m);
 	shmr_spec_write_end(spec);
 	m->dirty = 0;
 	/* A full lane means the dataplane has notices pending; it reads the

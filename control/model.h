@@ -255,15 +255,13 @@ shmr_ctl_model_pending_version(const struct shmr_ctl_model *m)
 }
 
 /* The most routes router @p r may hold, and routees in its list: the
- * configuration's max_routes (shmr_config_routes_max(): a collecting
- * router's tried mask), at most SHMR_MAX_ROUTES, the room of its arrays. */
+ * domain's room (shmr_ctl_model_routes_room()), less for a collecting
+ * router (shmr_config_routes_max(): its tried mask). */
 static inline uint32_t shmr_ctl_model_max_routes(const struct shmr_ctl_model *m,
 						 const struct shmr_ctl_router *r)
 {
-	uint32_t n = shmr_config_routes_max(shmr_config_routes(m->cfg),
-					    r->conf->behaviour);
-
-	return n < SHMR_MAX_ROUTES ? n : SHMR_MAX_ROUTES;
+	return shmr_config_routes_max(shmr_ctl_model_routes_room(m),
+				      r->conf->behaviour);
 }
 
 /* Where shmr_ctl_model_spec_build() writes: private copies of the spec

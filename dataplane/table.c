@@ -135,7 +135,7 @@ shmr_dp_resolve_rcu(const struct shmr_dp_table *t, unsigned router,
 /* The type maps, routes and names of the routers in the spec copy, as
  * many entries as each says it uses (bounded by max_types, max_routes):
  * a change costs what is configured, never the room of the maps. */
-static void copy_types(const struct shmr_dp_env *env, struct shmr_dp_table *t)
+static void copy_maps(const struct shmr_dp_env *env, struct shmr_dp_table *t)
 {
 	/* nrouters as copied: bounded by shmr_spec_copy(). */
 	uint32_t nr = t->spec->nrouters < t->max_routers ? t->spec->nrouters
@@ -182,7 +182,7 @@ static int snapshot(const struct shmr_dp_env *env, struct shmr_dp_table *t)
 					     t->max_endpoints));
 		memcpy(t->reg, shmr_dp_names(env),
 		       shmr_spec_names_used(t->spec->nreg, t->max_names));
-		copy_types(env, t);
+		copy_maps(env, t);
 		for (uint32_t e = 0; e < t->max_endpoints; e++) {
 			struct shmr_ep_shared *ep = shmr_dp_ep(env, e);
 
@@ -236,13 +236,13 @@ static void sanitize(struct shmr_dp_table *t)
 		terminate_name(r->dso, SHMR_DSO_PATH_MAX);
 		terminate_name(r->dso_arg, SHMR_DSO_PATH_MAX);
 		terminate_name(r->node_prefix, SHMR_DSO_PATH_MAX);
-		/* Only the copied entries (copy_types()): the rest are
+		/* Only the copied entries (copy_maps()): the rest are
 		 * zero, from the table's allocation. */
 		for (uint32_t j = 0; j < r->nroutes; j++)
 			terminate_name(q[j].name, SHMR_NAME_MAX);
 		for (uint32_t j = 0; j < r->nhash; j++)
 			terminate_name(hash[j], SHMR_NAME_MAX);
-		/* Only the copied entries (copy_types()): the rest are
+		/* Only the copied entries (copy_maps()): the rest are
 		 * zero, from the table's allocation. */
 		for (uint32_t j = 0; j < r->ntypes; j++)
 			terminate_name(shmr_dp_table_types(t, i, 0)[j].target,

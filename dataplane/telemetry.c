@@ -150,14 +150,6 @@ static uint32_t spec_nrouters(const struct shmr_spec *s)
 	return nr < g_tel_env->max_routers ? nr : g_tel_env->max_routers;
 }
 
-/* Router @p r's routes, held below our copy of the header's max_routes. */
-static uint32_t spec_nroutes(const struct shmr_spec_router *r)
-{
-	uint32_t nq = __atomic_load_n(&r->nroutes, __ATOMIC_RELAXED);
-
-	return nq < g_tel_env->max_routes ? nq : g_tel_env->max_routes;
-}
-
 /* Router slot @p ri's routes in the domain's route region. */
 static const struct shmr_spec_route *spec_routes(uint32_t ri)
 {
@@ -180,7 +172,7 @@ static int routes_in(const struct shmr_spec *s, void *arg)
 	for (uint32_t i = 0; i < spec_nrouters(s); i++) {
 		const struct shmr_spec_router *r = &s->routers[i];
 		const struct shmr_spec_route *q = spec_routes(i);
-		uint32_t nq = spec_nroutes(r);
+		uint32_t nq = shmr_spec_nroutes(r, g_tel_env->max_routes);
 
 		for (uint32_t j = 0; j < nq && n < a->max; j++) {
 			struct route_view *v = &a->out[n];
@@ -239,7 +231,7 @@ static int router_in(const struct shmr_spec *s, void *arg)
 		if (strcmp(a->name, a->want) != 0)
 			continue;
 		a->v->slot = r->pid.slot;
-		a->v->nroutes = spec_nroutes(r);
+		a->v->nroutes = shmr_spec_nroutes(r, g_tel_env->max_routes);
 		for (uint32_t j = 0; j < a->v->nroutes; j++) {
 			uint32_t q = rq[j].pid.slot;
 

@@ -53,11 +53,9 @@ static int spec_find(const struct shmr_domain *d, const char *key,
 				const struct shmr_spec_route *q =
 					shmr_spec_routes_at(d->routes,
 							    d->max_routes, i);
-				uint32_t nq = __atomic_load_n(&r->nroutes,
-							      __ATOMIC_RELAXED);
+				uint32_t nq =
+					shmr_spec_nroutes(r, d->max_routes);
 
-				if (nq > d->max_routes)
-					nq = d->max_routes;
 				if (memcmp(r->name, key, SHMR_NAME_MAX) != 0)
 					continue;
 				for (uint32_t j = 0; j < nq; j++) {

@@ -312,6 +312,26 @@ static inline size_t shmr_spec_routes_size(uint32_t max_routes,
 	return (size_t)max_routers * shmr_spec_routes_stride(max_routes);
 }
 
+/* Router @p r's routes (nroutes) and hash or routee names (nhash), each
+ * read once (relaxed: as shmr_spec_copy()'s counts; @p r may be the
+ * shared spec's router) and held below @p max_routes, the reader's own
+ * copy of the header's.  Context: any. */
+static inline uint32_t shmr_spec_nroutes(const struct shmr_spec_router *r,
+					 uint32_t max_routes)
+{
+	uint32_t n = __atomic_load_n(&r->nroutes, __ATOMIC_RELAXED);
+
+	return n < max_routes ? n : max_routes;
+}
+
+static inline uint32_t shmr_spec_nhash(const struct shmr_spec_router *r,
+				       uint32_t max_routes)
+{
+	uint32_t n = __atomic_load_n(&r->nhash, __ATOMIC_RELAXED);
+
+	return n < max_routes ? n : max_routes;
+}
+
 /* Copy router slot @p ri's routes and names from route region @p src to
  * @p dst (both of @p max_routes a router) as far as router @p r uses
  * them: its first nroutes routes and nhash names, each count read once
@@ -321,18 +341,12 @@ static inline void shmr_spec_routes_copy(void *dst, const void *src,
 					 uint32_t max_routes, uint32_t ri,
 					 const struct shmr_spec_router *r)
 {
-	/* Relaxed, once each: as shmr_spec_copy()'s counts (@p r may be
-	 * the shared spec's router). */
-	uint32_t nq = __atomic_load_n(&r->nroutes, __ATOMIC_RELAXED);
-	uint32_t nh = __atomic_load_n(&r->nhash, __ATOMIC_RELAXED);
+	uint32_t nq = shmr_spec_nroutes(r, max_routes);
+	uint32_t nh = shmr_spec_nhash(r, max_routes);
 	const size_t at = (size_t)ri * shmr_spec_routes_stride(max_routes);
 	const size_t names = (size_t)max_routes *
 			     sizeof(struct shmr_spec_route);
 
-	if (nq > max_routes)
-		nq = max_routes;
-	if (nh > max_routes)
-		nh = max_routes;
 	memcpy((char *)dst + at, (const char *)src + at,
 	       (size_t)nq * sizeof(struct shmr_spec_route));
 	memcpy((char *)dst + at + names, (const char *)src + at + names,

@@ -28,17 +28,12 @@ struct dp_dom {
 	struct shmr_dp_env env;
 };
 
-/* Slot 128, lanes of @p lane entries, @p eps endpoint slots (0: the
- * default; a big lane times the default's 1024 endpoints is a domain of
- * gigabytes). */
-static inline int dp_dom_init_lane_eps(struct dp_dom *d, uint32_t nlcores,
-				       uint32_t lane, uint32_t eps)
+/* A domain of geometry @p g. */
+static inline int dp_dom_init_geo(struct dp_dom *d,
+				  const struct shmr_geometry *g)
 {
-	/* Room for a router of SHMR_MAX_ROUTES routes. */
-	struct shmr_geometry g = { 128, lane, nlcores, SHMR_POLL_ADAPTIVE, 0,
-				   eps, 0, 0, 0, SHMR_MAX_ROUTES };
 	struct shmr_domain_hdr plan;
-	int64_t size = shmr_layout_plan(&g, &plan);
+	int64_t size = shmr_layout_plan(g, &plan);
 
 	if (size < 0)
 		return -1;
@@ -47,9 +42,21 @@ static inline int dp_dom_init_lane_eps(struct dp_dom *d, uint32_t nlcores,
 	if (!d->base)
 		return -1;
 	memset(d->base, 0, d->size);
-	if (shmr_layout_init(d->base, &g, "unit") < 0)
+	if (shmr_layout_init(d->base, g, "unit") < 0)
 		return -1;
 	return shmr_dp_env_init(&d->env, d->base, d->size);
+}
+
+/* Slot 128, lanes of @p lane entries, @p eps endpoint slots (0: the
+ * default; a big lane times the default's 1024 endpoints is a domain of
+ * gigabytes), room for a router of SHMR_MAX_ROUTES routes. */
+static inline int dp_dom_init_lane_eps(struct dp_dom *d, uint32_t nlcores,
+				       uint32_t lane, uint32_t eps)
+{
+	struct shmr_geometry g = { 128, lane, nlcores, SHMR_POLL_ADAPTIVE, 0,
+				   eps, 0, 0, 0, SHMR_MAX_ROUTES };
+
+	return dp_dom_init_geo(d, &g);
 }
 
 /* Slot 128, lanes of @p lane entries, the default endpoint slots. */
