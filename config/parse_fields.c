@@ -126,7 +126,7 @@ int shmr_conf_fail(struct pctx *p, const config_setting_t *s, int line,
 		   const char *field, const char *fmt, ...)
 {
 	const char *file = NULL;
-	char msg[512], fbuf[PATH_MAX + 64];
+	char msg[1024], fbuf[PATH_MAX + 64];
 	va_list ap;
 
 	if (s) {
@@ -171,7 +171,7 @@ int shmr_conf_check_keys(struct pctx *p, const config_setting_t *grp,
 	for (int i = 0; i < n; i++) {
 		const config_setting_t *m = config_setting_get_elem(grp, i);
 		const char *name = config_setting_name(m);
-		char list[256] = "";
+		char list[768] = "";
 		size_t used = 0;
 		struct fpath f;
 		bool ok = false;

@@ -7,6 +7,7 @@
 #ifndef SHMR_CONFIG_H
 #define SHMR_CONFIG_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -193,6 +194,11 @@ int shmr_config_pool_expand(struct shmr_conf_router *rt, unsigned size,
  */
 void shmr_config_resizer_unset(struct shmr_conf_resizer *z, int kind,
 			       int line);
+
+/* Room for any one-line error of the functions below: the file's path
+ * and the longest message (an unknown setting's lists every setting the
+ * group may hold).  A smaller buffer gets the line cut short. */
+#define SHMR_CONFIG_ERR_MAX (PATH_MAX + 1024)
 
 /**
  * Parse the file at @p path into @p out (fully overwritten: @p out is

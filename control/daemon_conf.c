@@ -18,7 +18,7 @@
 void shmr_ctl_conf_load(struct shmr_config *cfg, const char *path, char *why,
 			size_t cap)
 {
-	char err[512];
+	char err[SHMR_CONFIG_ERR_MAX];
 	const char *looked = NULL;
 
 	if (path)

@@ -424,7 +424,7 @@ static void find_socket(const char *conf, const char *dom_opt)
 	static struct shmr_config cfg; /* large */
 	static char dom[SHMR_NAME_MAX];
 	const char *env = getenv("SHMR_DOMAIN"), *dir = NULL;
-	char err[600];
+	char err[SHMR_CONFIG_ERR_MAX];
 	int rc, n;
 
 	domain = dom_opt ? dom_opt : env && *env ? env : NULL;

@@ -47,7 +47,7 @@ static struct shmr_config *conf_new(void)
 static void expect_err(const char *text, const char *prefix, const char *what)
 {
 	struct shmr_config *c = conf_new();
-	char err[512] = "unset";
+	char err[SHMR_CONFIG_ERR_MAX] = "unset";
 	int rc = shmr_config_load_string(text, "t.conf", c, err, sizeof(err));
 
 	if (rc != -EINVAL || strncmp(err, prefix, strlen(prefix)) != 0 ||
@@ -236,6 +236,22 @@ static void test_unknown_keys(void **state)
 		   "  }\n"
 		   ");\n",
 		   "t.conf:4: routers.[0].types.[1].rout: unknown setting", NULL);
+	/* The list names every setting the group may hold, the last one
+	 * too: the top level's is the longest (it was cut at 255 bytes). */
+	expect_err("domain = \"a\";\n"
+		   "bogus = 1;\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:2: bogus: unknown setting (expected one of: domain, "
+		   "run_dir, ",
+		   "eal_args, log_level, metrics_listen, arena)");
+	expect_err("routers = (\n"
+		   "  { name = \"r\"; behaviour = \"type\"; bogus = 1;\n"
+		   "    types = ( { type = 1; route = \"a\"; } );\n"
+		   "  }\n"
+		   ");\n",
+		   "t.conf:2: routers.[0].bogus: unknown setting (expected one "
+		   "of: name, ",
+		   ")");
 }
 
 static void test_wrong_types(void **state)
