@@ -185,6 +185,7 @@ static int setup_loop(struct shmr_ctl *c)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGCHLD);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return -errno;
@@ -214,6 +215,15 @@ static void on_signal(struct shmr_ctl *c)
 	while (read(c->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD) {
 			shmr_ctl_reap(&c->sp);
+		} else if (si.ssi_signo == SIGHUP) {
+			/* No reload to do: the daemon's convention would
+			 * have an operator expect one, and hangup's default
+			 * would end us without a word (a terminal closed
+			 * under a foreground run).  Said, and ignored. */
+			shmr_ctl_warn("SIGHUP ignored: shmr-control does not "
+				      "reload its configuration (change "
+				      "routes with shmrctl add, replace and "
+				      "remove)");
 		} else if (!c->loop.stop_requested) {
 			shmr_ctl_log("%s: stopping",
 				     si.ssi_signo == SIGINT ? "SIGINT"
