@@ -256,6 +256,21 @@ static int map_memory(struct shmr_ctl_adopt *a, char *why, size_t cap)
 	 * header was just checked against. */
 	a->d->geo = plan;
 	memcpy(a->d->geo.name, h->name, SHMR_NAME_MAX);
+	/* Not in the plan: the TSC's rate, measured when the domain was
+	 * created, which every process attached since stamps by.  Kept when
+	 * it is a rate a TSC can have (a peer may have written the word),
+	 * else measured again; the header's own word is then healed to it
+	 * (shmr_ctl_domain_heal()).  Left 0, it stopped every sojourn
+	 * figure of what attached after the adoption, and the heal called
+	 * the word overwritten. */
+	a->d->geo.tsc_hz = 0;
+	if (cfg->sojourn) {
+		uint64_t hz = h->tsc_hz;
+
+		if (hz < SHMR_TSC_HZ_MIN || hz > SHMR_TSC_HZ_MAX)
+			hz = shmr_tsc_calibrate(20);
+		a->d->geo.tsc_hz = hz;
+	}
 	a->d->size = (uint64_t)size;
 	/* A hugetlb memfd reports the huge page as its block size. */
 	a->d->hugepages = sb.st_blksize > 4096;

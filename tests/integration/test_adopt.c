@@ -122,6 +122,24 @@ static long long os_pid_of(struct ctx *c, const char *route, char *state,
  * (the dataplane forwards alone), and at adoption the death is found, the
  * lanes repaired and the worker restarted into its slot, which finds the
  * queue. */
+/* Route @p route's sojourn count, as ROUTES shows it; -1 if not found. */
+static long long sojourn_count(struct ctx *c, const char *route)
+{
+	char ans[SHMR_PROTO_MAX], *line, *save = NULL;
+	size_t n = strlen(route);
+
+	if (shmr_test_ctl(&c->cl.app, "ROUTES events", ans, sizeof(ans)) < 0)
+		return -1;
+	for (line = strtok_r(ans, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		const char *p = strstr(line, "sojourn_count=");
+
+		if (strncmp(line, route, n) == 0 && line[n] == ' ' && p)
+			return strtoll(p + 14, NULL, 10);
+	}
+	return -1;
+}
+
 static void test_worker_killed_while_away(void **state)
 {
 	struct ctx *c = start("adoptaway", "");
@@ -146,6 +164,11 @@ static void test_worker_killed_while_away(void **state)
 	assert_true(pid > 0 && pid != w);
 	assert_int_equal(restarts, 1);
 	assert_int_equal(adopt_status(&c->cl.app, "dataplane_pid"), dp);
+	/* The replacement attached after the adoption and still measures
+	 * how long each message waited: all N are counted (the first by
+	 * the worker before): the adoption kept the TSC's rate every
+	 * process stamps by. */
+	assert_int_equal(sojourn_count(c, "w"), N);
 	stop(c);
 }
 

@@ -221,6 +221,11 @@ void shmr_hist_read(const struct shmr_hist *h,
  * (shmr_domain_hdr.tsc_hz, measured by shmr-control when it creates the
  * domain): ns = ticks * mult >> 32.
  */
+/* The rates a TSC can have, for a reader of the header's word (which a
+ * peer could have written): anything outside was not measured. */
+#define SHMR_TSC_HZ_MIN 10000000ull     /* 10 MHz */
+#define SHMR_TSC_HZ_MAX 100000000000ull /* 100 GHz */
+
 /** The multiplier for @p hz ticks a second (0 when @p hz is 0). */
 static inline uint64_t shmr_tsc_mult(uint64_t hz)
 {
