@@ -191,17 +191,26 @@ void shmr_ctl_dlq_name(const struct shmr_msg *slot, uint32_t slen,
 
 const char *shmr_ctl_dlq_reason(int32_t status)
 {
+	/* Every code: a dead letter's status is whatever failed it (a
+	 * pool with no routees, a route gone, a full inbox, ...). */
 	static const char *const names[] = {
-		[SHMR_E_PROCESS_UNKNOWN - SHMR_E_BASE] =
-			"SHMR_E_PROCESS_UNKNOWN",
-		[SHMR_E_NO_ROUTE - SHMR_E_BASE] = "SHMR_E_NO_ROUTE",
-		[SHMR_E_DISABLED - SHMR_E_BASE] = "SHMR_E_DISABLED",
-		[SHMR_E_BUSY - SHMR_E_BASE] = "SHMR_E_BUSY",
-		[SHMR_E_MAILBOX_FULL - SHMR_E_BASE] = "SHMR_E_MAILBOX_FULL",
-		[SHMR_E_NOT_ALLOWED - SHMR_E_BASE] = "SHMR_E_NOT_ALLOWED",
-		/* Left by a client that went, never taken (drain.c). */
-		[SHMR_E_TIMEOUT - SHMR_E_BASE] = "SHMR_E_TIMEOUT",
+#define NAME(e) [e - SHMR_E_BASE] = #e
+		NAME(SHMR_E_NO_DOMAIN),       NAME(SHMR_E_PERM),
+		NAME(SHMR_E_VERSION),         NAME(SHMR_E_PROTO),
+		NAME(SHMR_E_TIMEOUT),         NAME(SHMR_E_TOO_BIG),
+		NAME(SHMR_E_NAME),            NAME(SHMR_E_NO_ENDPOINT),
+		NAME(SHMR_E_PROCESS_UNKNOWN), NAME(SHMR_E_NO_ROUTE),
+		NAME(SHMR_E_DISCARDED),       NAME(SHMR_E_DISABLED),
+		NAME(SHMR_E_BUSY),            NAME(SHMR_E_MAILBOX_FULL),
+		NAME(SHMR_E_ROUTE_DUPLICATE), NAME(SHMR_E_ROUTE_RUNNING),
+		NAME(SHMR_E_NOT_ALLOWED),     NAME(SHMR_E_NO_ENV),
+		NAME(SHMR_E_NO_ROUTEES),      NAME(SHMR_E_CONTROL_LOST),
+		NAME(SHMR_E_NO_BUFFER),
+#undef NAME
 	};
+	_Static_assert(sizeof(names) / sizeof(names[0]) ==
+			       SHMR_E_LAST - SHMR_E_BASE,
+		       "a name for every SHMR_E_ code");
 	/* In 64 bits: the status is whatever the file holds, and -INT32_MIN
 	 * or -INT32_MAX - SHMR_E_BASE overflow an int (found by fuzz_dlq). */
 	int64_t e = -(int64_t)status - SHMR_E_BASE;

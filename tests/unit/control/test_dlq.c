@@ -282,6 +282,16 @@ static void reasons_named(void **state)
 {
 	(void)state;
 	assert_string_equal(shmr_ctl_dlq_reason(-SHMR_E_BUSY), "SHMR_E_BUSY");
+	/* A pool or group with no routees dead-letters its sends. */
+	assert_string_equal(shmr_ctl_dlq_reason(-SHMR_E_NO_ROUTEES),
+			    "SHMR_E_NO_ROUTEES");
+	/* Every code has its own name. */
+	for (int e = SHMR_E_BASE + 1; e < SHMR_E_LAST; e++) {
+		const char *n = shmr_ctl_dlq_reason(-e);
+
+		assert_true(strncmp(n, "SHMR_E_", 7) == 0);
+		assert_string_not_equal(n, "SHMR_E_OTHER");
+	}
 	assert_string_equal(shmr_ctl_dlq_reason(-EACCES), "EACCES");
 	assert_string_equal(shmr_ctl_dlq_reason(-ENOENT), "ENOENT");
 	assert_string_equal(shmr_ctl_dlq_reason(0), "SHMR_E_OTHER");
