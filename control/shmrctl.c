@@ -75,10 +75,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <shmr/proto_client.h>
@@ -467,6 +469,11 @@ static void find_socket(const char *conf, const char *dom_opt)
 		shmr_cli_usage("socket path too long");
 }
 
+/* How long stop waits for the control plane to exit once it closed its
+ * socket (its workers and dataplane are stopped by then: the rest is
+ * its own teardown, milliseconds). */
+#define STOP_EXIT_MS 30000
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -477,7 +484,7 @@ int main(int argc, char **argv)
 	};
 	const char *sock = NULL, *cmd, *conf = NULL, *dom_opt = NULL;
 	double wait_s;
-	int opt, rc;
+	int opt, rc, gone = -1;
 	ssize_t n;
 
 	opterr = 0;
@@ -534,11 +541,41 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		shmr_cli_usage("unexpected argument");
 	shmr_cli_connect();
+	/* Who serves the socket (the kernel's word, from its listen()): we
+	 * wait for that process to be gone, not only for the socket. */
+	{
+		struct ucred cr;
+		socklen_t len = sizeof(cr);
+
+		if (getsockopt(shmr_cli_conn.fd, SOL_SOCKET, SO_PEERCRED, &cr,
+			       &len) == 0 && cr.pid > 0)
+			gone = (int)syscall(SYS_pidfd_open, cr.pid, 0);
+	}
 	shmr_cli_request("STOP");
 	/* The control plane closes us when it exits. */
 	do
 		n = recv(shmr_cli_conn.fd, shmr_cli_ans, sizeof(shmr_cli_ans), 0);
 	while (n > 0 || (n < 0 && errno == EINTR));
 	shmr_cli_close();
+	/* It closes its connections before the last of its teardown, and
+	 * its locks go with the process: a start right after us would find
+	 * the domain still served.  The pidfd turns readable once it has
+	 * exited (a zombie counts). */
+	if (gone >= 0) {
+		struct pollfd pf = { .fd = gone, .events = POLLIN };
+		int rc;
+
+		do
+			rc = poll(&pf, 1, STOP_EXIT_MS);
+		while (rc < 0 && errno == EINTR);
+		close(gone);
+		if (rc == 0) {
+			fprintf(stderr,
+				"shmrctl: the control plane closed its socket "
+				"but had not exited %d s later\n",
+				STOP_EXIT_MS / 1000);
+			return 1;
+		}
+	}
 	return 0;
 }

@@ -991,6 +991,35 @@ static void bad_requests_over_the_wire(void **state)
 	app_stop(&a);
 }
 
+/* shmrctl stop returns once the control plane has exited, so a start
+ * right after it finds the domain's locks free. */
+static void shmrctl_stop_waits(void **state)
+{
+	const char *argv[] = { shmrctl_bin, "-s", NULL, "stop", NULL };
+	struct app a;
+	char ans[256];
+	int st;
+
+	app_dir(&a);
+	app_config(&a, "", NULL, 0);
+	for (int round = 0; round < 3; round++) {
+		pid_t pid;
+
+		assert_true(app_start(&a, (const char *[]){ "--quiet", NULL },
+				      &st));
+		pid = a.pid;
+		argv[2] = a.sock;
+		assert_int_equal(run_capture(argv, ans, sizeof(ans)), 0);
+		/* Exited already: reaped without waiting. */
+		assert_int_equal(waitpid(pid, &st, WNOHANG), pid);
+		live_forget(pid, NULL);
+		a.pid = 0;
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
+	app_stop(&a);
+}
+
 static void peer_credentials_checked(void **state)
 {
 	struct app a;
@@ -1356,6 +1385,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(bad_requests_over_the_wire, cleanup),
 		cmocka_unit_test_teardown(peer_credentials_checked, cleanup),
 		cmocka_unit_test_teardown(one_control_per_socket, cleanup),
+		cmocka_unit_test_teardown(shmrctl_stop_waits, cleanup),
 		cmocka_unit_test_teardown(restart_repairs_and_keeps_the_inbox,
 					  cleanup),
 	};
