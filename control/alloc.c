@@ -39,6 +39,7 @@ int shmr_ctl_alloc_get(struct shmr_ctl_alloc *a, uint32_t kind,
 		s->kind = kind;
 		s->os_pid = 0;
 		s->owner = 0;
+		s->role = 0;
 		s->freed_version = 0;
 		s->drain_since = 0;
 		s->drain_left = 0;
@@ -59,6 +60,20 @@ struct shmr_ctl_slot *shmr_ctl_alloc_lookup(struct shmr_ctl_alloc *a,
 		return NULL;
 	s = &a->slots[pid.slot];
 	if (s->state != SHMR_CTL_SLOT_USED || s->gen != pid.gen || pid.gen == 0)
+		return NULL;
+	return s;
+}
+
+struct shmr_ctl_slot *shmr_ctl_alloc_lookup_last(struct shmr_ctl_alloc *a,
+						 struct shmr_pid pid)
+{
+	struct shmr_ctl_slot *s;
+
+	if (pid.slot >= a->nslots)
+		return NULL;
+	s = &a->slots[pid.slot];
+	if (s->state == SHMR_CTL_SLOT_FREE || s->gen != pid.gen ||
+	    pid.gen == 0)
 		return NULL;
 	return s;
 }

@@ -55,6 +55,9 @@ struct shmr_ctl_slot {
 	uint32_t kind;          /* enum shmr_ep_kind while used */
 	int32_t os_pid;         /* owner process, 0 when none */
 	uint64_t owner;         /* connection id of a client slot, else 0 */
+	uint32_t role;          /* client slot: its opener's role
+				 * (SHMR_CTL_ROLE_*, server.h), kept after
+				 * it left, for what it sent before */
 	uint64_t freed_version; /* spec version that removed it */
 	char name[SHMR_NAME_MAX];
 };
@@ -87,6 +90,11 @@ int shmr_ctl_alloc_get(struct shmr_ctl_alloc *a, uint32_t kind,
  */
 int shmr_ctl_alloc_put(struct shmr_ctl_alloc *a, struct shmr_pid pid,
 		       uint64_t removal_version);
+
+/** The slot @p pid names, used or freed since (gen must match: nobody
+ *  took it again), or NULL. */
+struct shmr_ctl_slot *shmr_ctl_alloc_lookup_last(struct shmr_ctl_alloc *a,
+						 struct shmr_pid pid);
 
 /** The used slot of @p pid (gen must match), or NULL. */
 struct shmr_ctl_slot *shmr_ctl_alloc_lookup(struct shmr_ctl_alloc *a,

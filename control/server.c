@@ -655,6 +655,7 @@ static int handle(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 					 &pid, &reused);
 		if (rc < 0)
 			return shmr_ctl_srv_send_err(k->fd, rc, "%s", "no free endpoint");
+		m->alloc.slots[pid.slot].role = (uint32_t)k->role;
 		if (reused)
 			shmr_ctl_slot_reinit(srv->dep.d, pid.slot);
 		shmr_ctl_publish(srv->dep.d, m);

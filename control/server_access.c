@@ -224,20 +224,24 @@ int shmr_ctl_srv_conn_admit(struct shmr_ctl_server *srv, unsigned idx, int fd,
 }
 
 /* The role of the process behind client endpoint slot @p sl: its
- * connection's, or, for one owned by pid (adopted, not attached again),
- * what its credentials in /proc give. */
+ * connection's; for one owned by pid (adopted, not attached again), what
+ * its credentials in /proc give; for one its process closed or left (a
+ * management message it sent before is read after), its opener's, kept
+ * in the slot until the slot is taken again. */
 static int slot_role(const struct shmr_ctl_server *srv,
 		     const struct shmr_ctl_slot *sl)
 {
 	char path[64];
 	struct stat st;
 
+	if (sl->owner == 0)
+		return (int)sl->role;
 	if (!(sl->owner & SHMR_CTL_OWNER_PID)) {
 		for (unsigned i = 0; i < SHMR_CTL_MAX_CONNS; i++)
 			if (srv->conns[i].fd >= 0 &&
 			    srv->conns[i].id == sl->owner)
 				return srv->conns[i].role;
-		return SHMR_CTL_ROLE_NONE;
+		return (int)sl->role;
 	}
 	snprintf(path, sizeof(path), "/proc/%d", (int)sl->os_pid);
 	if (stat(path, &st) < 0)
@@ -255,8 +259,11 @@ int shmr_ctl_server_msg_allowed(struct shmr_ctl_server *srv, unsigned r,
 
 	if (m->type == SHMR_TYPE_GET_ROUTEES)
 		return 1;
-	/* The dataplane checked m->from against the lane it came on. */
-	sl = shmr_ctl_alloc_lookup(&srv->dep.m->alloc, m->from);
+	/* The dataplane checked m->from against the lane it came on.  Its
+	 * slot may be closed by now (a sender that exits right after its
+	 * send): its generation is the last owner's until the slot is
+	 * taken again, so that owner is still who sent it. */
+	sl = shmr_ctl_alloc_lookup_last(&srv->dep.m->alloc, m->from);
 	/* Not a client's: a router (the dataplane) or a route's inbox (a
 	 * worker this control plane started). */
 	if (sl && (sl->kind != SHMR_EPK_CLIENT ||

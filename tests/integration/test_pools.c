@@ -18,6 +18,9 @@
 
 #include <cmocka.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <shmr/proto.h>
 
 #include "shmr_test_app.h"
@@ -165,6 +168,47 @@ static void test_pool_starts_and_adjusts(void **state)
 	assert_string_equal(c.ans, "NAME\nwork:0\nwork:1\n");
 	assert_int_equal(ctl(&c, "pool", "work", "7"), 2); /* usage */
 	assert_int_equal(ctl(&c, "routees", "nosuch", NULL), 1);
+	stop(&c);
+}
+
+/* A management message sent (not called) by an endpoint that closes at
+ * once: the control plane reads it after the sender has gone, and still
+ * knows who sent it (its opener's role, kept in the slot). */
+static void test_management_send_outlives_its_sender(void **state)
+{
+	static const char *const want[] = {
+		"work:0\nwork:1\n",
+		"work:0\nwork:1\nwork:2\n",
+		"work:0\nwork:1\nwork:2\nwork:3\n",
+	};
+	struct ctx c;
+	(void)state;
+
+	start(&c, "poolgone", "", 1);
+	wait_routees(&c, "work:0\n");
+	for (unsigned i = 0; i < 3; i++) {
+		pid_t pid = fork();
+		int st;
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			/* A process of its own that sends and exits at
+			 * once: its connection, and so its slot's owner,
+			 * go with it. */
+			struct shmr_domain *d;
+			struct shmr_endpoint *e;
+
+			if (shmr_attach_path(c.cl.app.sock, &d) < 0 ||
+			    shmr_endpoint_open(d, &e) < 0 ||
+			    shmr_send(e, c.router, SHMR_TYPE_ADJUST_POOL_SIZE,
+				      1, NULL, 0) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		wait_routees(&c, want[i]);
+	}
 	stop(&c);
 }
 
@@ -583,6 +627,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pool_starts_and_adjusts),
+		cmocka_unit_test(test_management_send_outlives_its_sender),
 		cmocka_unit_test(test_add_then_get_routees_sees_it),
 		cmocka_unit_test(test_answer_orders_routing),
 		cmocka_unit_test(test_kill_restarts_the_pool_or_stops),
