@@ -523,9 +523,14 @@ int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
 		   int timeout_ms)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
-	uint64_t ref = ++ep->next_ref;
+	uint64_t ref;
 	int rc;
 
+	/* As shmr_send_prio(): the dataplane would drop the slot as bad, and
+	 * the call would wait for a reply that never comes. */
+	if (prio > SHMR_PRIO_MAX)
+		return -EINVAL;
+	ref = ++ep->next_ref;
 	/* Nothing undelivered: the last burst was handled, release it. */
 	if (ep->backlog_len == 0 || ep->backlog_given)
 		shmr_client_release_all(ep);

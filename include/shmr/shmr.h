@@ -512,7 +512,8 @@ int shmr_call(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
  * built-in one answers "stats"; see shmr-control), never by a worker.
  *
  * Context, Concurrency, Ownership: as shmr_call().
- * Errors: as shmr_call().
+ * Errors: as shmr_call(); -EINVAL for a priority over SHMR_PRIO_MAX
+ *         (nothing was sent).
  */
 int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
 		   enum shmr_priority prio, uint32_t type, uint64_t key,
