@@ -168,9 +168,10 @@ int shmr_call_buf_prio(struct shmr_endpoint *ep, struct shmr_pid to,
 
 	if (prio > SHMR_PRIO_MAX)
 		return -EINVAL;
+	rc = shmr_client_call_begin(ep);
+	if (rc < 0)
+		return rc;
 	ref = ++ep->next_ref;
-	if (ep->backlog_len == 0 || ep->backlog_given)
-		shmr_client_release_all(ep);
 	rc = send_buf(ep, SHMR_KIND_CALL, (uint8_t)prio, 0, to, type, key, ref,
 		      0, buf, len);
 	if (rc < 0)

@@ -221,14 +221,25 @@ int shmr_client_send_one(struct shmr_endpoint *ep, uint8_t kind, uint8_t prio,
 			 size_t len);
 
 /**
+ * A call's first step, before its send: release what the application has
+ * handled, and refuse the call when a reply could not get in (an inbound
+ * lane full of slots we hold unreleased).
+ *
+ * Context:     @p ep's thread, at the start of a call.
+ * Returns:     0, or -ENOBUFS (nothing to be sent).
+ */
+int shmr_client_call_begin(struct shmr_endpoint *ep);
+
+/**
  * A call's wait for the reply to @p ref (sent), until @p deadline
  * (now_ms(); -1: none): its payload copied into @p reply (at most @p cap
  * bytes), everything else that arrives kept in the backlog for
  * shmr_recv_burst().
  *
  * Context:     @p ep's thread, right after the call's send.
- * Returns:     the reply's length, its negative status, -ENOBUFS (the
- *              backlog is full), or wait_input()'s -SHMR_E_TIMEOUT/-EINTR.
+ * Returns:     the reply's length, its negative status, -ENOBUFS (an
+ *              inbound lane is full of slots we hold unreleased: the reply
+ *              may not get in), or wait_input()'s -SHMR_E_TIMEOUT/-EINTR.
  */
 int shmr_client_call_wait(struct shmr_endpoint *ep, uint64_t ref, void *reply,
 			  size_t cap, int64_t deadline);

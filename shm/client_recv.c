@@ -15,7 +15,9 @@
  * unreleased in the ring until the application has been given the backlog
  * and asks for more: a crash during a call loses nothing either.  Since the
  * backlog holds at most what the lanes hold unreleased, it can never
- * overflow: a lane full of unreleased slots stops its producer instead.
+ * overflow: a lane full of unreleased slots stops its producer instead,
+ * and ends the call with -ENOBUFS (inbox_full(): the reply may need that
+ * lane).
  */
 #include <errno.h>
 #include <sched.h>
@@ -464,6 +466,42 @@ static size_t reply_copy(struct shmr_endpoint *ep, const struct shmr_msg *m,
 	return n;
 }
 
+/*
+ * Can a call's reply still reach us?  It comes through the inbound lane
+ * of the routing lcore that polls whoever answers, and the caller cannot
+ * tell which: a router picks a routee (on any lcore), its admin path is
+ * answered by the control plane, an error by the lcore that polls the
+ * caller, and a worker may hand the call on for another endpoint to
+ * answer.  So any lane may be the reply's.  A lane whose every slot we
+ * hold unreleased takes nothing more until we release, which a call does
+ * not do (the essay above); and its lcore stops the burst of the sender
+ * whose slot does not fit (forward.c), so that sender's other receivers
+ * wait on us too.  Hence the rule: one full lane ends the call with
+ * -ENOBUFS, rather than a wait to the deadline (forever, with none) that
+ * holds the others up as long.  The backlog never fills first: it holds
+ * only slots counted here, and is emptied only when they are released.
+ */
+static int inbox_full(const struct shmr_endpoint *ep)
+{
+	/* A lane holds lane_size - 1 slots (domain.c: no RING_F_EXACT_SZ). */
+	uint32_t cap = ep->d->lane_size - 1;
+
+	for (uint32_t i = 0; i < ep->d->nlcores; i++)
+		if (ep->unreleased[i] >= cap)
+			return 1;
+	return 0;
+}
+
+int shmr_client_call_begin(struct shmr_endpoint *ep)
+{
+	/* Nothing undelivered: the last burst was handled, release it. */
+	if (ep->backlog_len == 0 || ep->backlog_given)
+		shmr_client_release_all(ep);
+	/* A reply that cannot get in would also hold up the callee's lane:
+	 * better not to send the request at all. */
+	return inbox_full(ep) ? -ENOBUFS : 0;
+}
+
 /* A call's wait for the reply to @p ref (sent). */
 int shmr_client_call_wait(struct shmr_endpoint *ep, uint64_t ref, void *reply,
 			  size_t cap, int64_t deadline)
@@ -507,7 +545,7 @@ int shmr_client_call_wait(struct shmr_endpoint *ep, uint64_t ref, void *reply,
 				shmr_client_release_all(ep);
 			return status < 0 ? status : (int)mlen;
 		}
-		if (ep->backlog_len == ep->backlog_cap)
+		if (inbox_full(ep))
 			return -ENOBUFS;
 		if (got)
 			continue;
@@ -530,10 +568,10 @@ int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
 	 * the call would wait for a reply that never comes. */
 	if (prio > SHMR_PRIO_MAX)
 		return -EINVAL;
+	rc = shmr_client_call_begin(ep);
+	if (rc < 0)
+		return rc;
 	ref = ++ep->next_ref;
-	/* Nothing undelivered: the last burst was handled, release it. */
-	if (ep->backlog_len == 0 || ep->backlog_given)
-		shmr_client_release_all(ep);
 	rc = shmr_client_send_one(ep, SHMR_KIND_CALL, prio, to, type, key, ref,
 				  0, req, len);
 	if (rc < 0)

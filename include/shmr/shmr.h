@@ -497,10 +497,16 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
  *              (-SHMR_E_DISCARDED, -SHMR_E_PROCESS_UNKNOWN, ...), or
  *              -SHMR_E_PROCESS_UNKNOWN at once for a slot that cannot
  *              exist (as shmr_send()), -SHMR_E_TIMEOUT, -SHMR_E_TOO_BIG,
- *              -EAGAIN (outbound lane full), -ENOBUFS (too much arrived
- *              while waiting; nothing was lost, it stays queued), -EINTR
- *              (a signal interrupted the wait, or shmr_stopping() is true
- *              and it would wait).
+ *              -EAGAIN (outbound lane full), -ENOBUFS (an inbound lane
+ *              is full of messages not received yet, so the reply may not
+ *              get in: nothing was lost, the next shmr_recv_burst()
+ *              returns them in order; call again after.  Returned before
+ *              the request is sent when a lane was full already, else as
+ *              soon as one fills: any lane may carry the reply, since a
+ *              router's routee can be polled by any routing lcore; a
+ *              reply that comes later is dropped, as after a timeout),
+ *              -EINTR (a signal interrupted the wait, or shmr_stopping()
+ *              is true and it would wait).
  */
 int shmr_call(struct shmr_endpoint *ep, struct shmr_pid to, uint32_t type,
 	      uint64_t key, const void *req, size_t len, void *reply,

@@ -1,11 +1,17 @@
 /*
  * shmr_call()'s contract through the real appliance (lanes of 64 slots,
- * one routing lcore):
+ * one routing lcore, so a few dozen messages fill an inbox):
  *
  *   bad priority      shmr_call_prio() over SHMR_PRIO_MAX: -EINVAL at
  *                     once, nothing enqueued
+ *   full inbox        a caller whose inbox another endpoint filled gets
+ *                     -ENOBUFS, not its timeout; its next receives return
+ *                     every queued message in order, and a call after
+ *                     them is answered
  *
- * The call bounds are liveness only.
+ * Waits are bounded retries on real conditions (lane counts read from
+ * the domain as mapped here), never fixed sleeps; the call bounds are
+ * liveness only.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -26,6 +32,8 @@
 #include "shmr_test_app.h"
 #include "client_checks.h"
 #include "test_worker.h"
+
+#define WAIT_MS 30000
 
 struct ctx {
 	struct shmr_test_client cl; /* domain mapped here */
@@ -57,6 +65,49 @@ static int group_teardown(void **state)
 	return 0;
 }
 
+/* Slots of @p pid's inbound lane (one lcore) its consumer has not
+ * released: queued, and peeked but not released. */
+static int64_t inbox_count(struct ctx *c, struct shmr_pid pid)
+{
+	return shmr_lane_unconsumed(shmr_lane_at(c->cl.base, pid.slot, 0),
+				    shmr_hdr(c->cl.base)->lane_size);
+}
+
+struct inbox_wait {
+	struct ctx *c;
+	struct shmr_pid pid;
+	int64_t want;
+};
+
+static int inbox_holds(void *arg)
+{
+	struct inbox_wait *w = arg;
+
+	return inbox_count(w->c, w->pid) == w->want;
+}
+
+static void wait_inbox(struct ctx *c, struct shmr_pid pid, int64_t want)
+{
+	struct inbox_wait w = { c, pid, want };
+
+	if (!shmr_test_wait(inbox_holds, &w, WAIT_MS))
+		fail_msg("inbox of slot %u holds %lld, wanted %lld", pid.slot,
+			 (long long)inbox_count(c, pid), (long long)want);
+}
+
+/* A send from @p ep, retried while the lanes are full (bounded). */
+static void send_key(struct shmr_endpoint *ep, struct shmr_pid to,
+		     uint32_t type, uint64_t k)
+{
+	int rc, tries = 0;
+
+	while ((rc = shmr_send(ep, to, type, k, &k, sizeof(k))) == -EAGAIN) {
+		assert_true(++tries < 1000000);
+		usleep(100);
+	}
+	assert_int_equal(rc, 0);
+}
+
 /* A priority the dataplane would drop: refused before anything is
  * enqueued, so the call does not wait for an answer that never comes. */
 static void test_bad_priority(void **state)
@@ -85,10 +136,54 @@ static void test_bad_priority(void **state)
 			 (int)sizeof(st));
 }
 
+/* Another endpoint fills our inbox; our call to e cannot be answered
+ * through it: -ENOBUFS, and nothing queued is lost. */
+static void test_full_inbox(void **state)
+{
+	struct ctx *c = *state;
+	struct shmr_endpoint *b;
+	struct shmr_pid me = shmr_endpoint_pid(c->cl.ep), bp;
+	const struct shmr_msg *m[256];
+	struct shmr_test_stats st;
+	uint32_t cap = shmr_hdr(c->cl.base)->lane_size - 1;
+	const uint64_t total = 100; /* our inbox's 63, the rest held back */
+	uint64_t got = 0;
+	int n;
+
+	assert_int_equal(shmr_endpoint_open(c->cl.d, &b), 0);
+	bp = shmr_endpoint_pid(b);
+	for (uint64_t k = 0; k < total; k++)
+		send_key(b, me, 7, k);
+	wait_inbox(c, me, cap);
+	assert_int_equal(shmr_call(c->cl.ep, c->e, 0, 0, "s", 1, &st,
+				   sizeof(st), CLIENT_CALL_MS),
+			 -ENOBUFS);
+	while (got < total) {
+		n = shmr_recv_burst(c->cl.ep, m, 256, CLIENT_CALL_MS);
+		assert_true(n > 0);
+		for (int i = 0; i < n; i++, got++) {
+			assert_int_equal(m[i]->kind, SHMR_KIND_SEND);
+			assert_int_equal(m[i]->type, 7);
+			assert_int_equal(m[i]->key, got);
+			assert_int_equal(m[i]->from.slot, bp.slot);
+			assert_int_equal(m[i]->flags & SHMR_F_REDELIVERED, 0);
+		}
+	}
+	/* Drained: the call is answered (the first one's late answer, if
+	 * it comes now, is dropped as stale). */
+	assert_int_equal(shmr_call(c->cl.ep, c->e, 0, 0, "s", 1, &st,
+				   sizeof(st), CLIENT_CALL_MS),
+			 (int)sizeof(st));
+	assert_string_equal(st.tag, "e");
+	assert_int_equal(shmr_recv_burst(c->cl.ep, m, 256, 0), 0);
+	shmr_endpoint_close(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_priority),
+		cmocka_unit_test(test_full_inbox),
 	};
 	return cmocka_run_group_tests_name("call", tests, group_setup,
 					   group_teardown);
