@@ -324,7 +324,7 @@ int shmr_endpoint_close(struct shmr_endpoint *ep)
 		return 0;
 	/* What the application was given has been handled; what sits in the
 	 * backlog has not, and stays unreleased for whoever comes next. */
-	if (ep->backlog_len == 0 || ep->backlog_given)
+	if (ep->backlog_pos == ep->backlog_len)
 		shmr_client_release_all(ep);
 	/* A route's inbox stays (and stays polled) after its worker. */
 	if (!ep->claimed) {

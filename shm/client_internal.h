@@ -83,10 +83,14 @@ struct shmr_endpoint {
 	uint64_t lane_full; /* what we last stored in peer->lane_full */
 	/* Messages returned by the last receive (peeked, not yet released). */
 	unsigned char *rx;
-	/* Messages that arrived during calls, not yet given to the app. */
+	/* Messages that arrived during calls: [0, backlog_pos) given to the
+	 * app, [backlog_pos, backlog_len) not yet.  A call only appends. */
 	unsigned char *backlog;
 	unsigned backlog_cap, backlog_len, backlog_pos;
-	int backlog_given; /* all of it was returned: release on next recv */
+	/* The last receive returned messages (in rx or the backlog) that the
+	 * app may still be handling: a call keeps them unreleased and valid
+	 * until the next receive. */
+	int handling;
 	unsigned char *tx;
 	uint32_t lane_size; /* read once: what close checks the lanes by */
 	/* The domain's list of its endpoints (d->eps), and where our outbound
@@ -193,7 +197,8 @@ static inline void fill_slot(struct shmr_endpoint *ep, struct shmr_msg *m,
  * backlog: what the application was given has been handled.
  *
  * Context:     @p ep's receiving thread, when the application asks for
- *              more (a receive, a call with nothing undelivered, close).
+ *              more (a receive; a call made with no message of the last
+ *              receive in hand and nothing undelivered; close).
  */
 void shmr_client_release_all(struct shmr_endpoint *ep);
 

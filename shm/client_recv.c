@@ -5,7 +5,8 @@
  * read with DPDK's peek API: dequeue start copies slots out and moves
  * cons.head; only dequeue finish moves cons.tail and lets the producer reuse
  * them.  We finish a lane's slots only when the application asks for more
- * (the next shmr_recv_burst(), or a shmr_call() with nothing undelivered),
+ * (the next shmr_recv_burst(), or a shmr_call() made with nothing in hand:
+ * no message of the last receive, nothing undelivered; release_handled()),
  * so if the process dies while handling a burst, the control plane finds
  * [cons.tail, cons.head) unreleased and hands it to the replacement flagged
  * SHMR_F_REDELIVERED (see shmr_lane_repair_consumer()).
@@ -13,11 +14,13 @@
  * A call waits for its reply on the same lanes.  Whatever else arrives
  * meanwhile is copied to the endpoint's backlog, but its slots stay
  * unreleased in the ring until the application has been given the backlog
- * and asks for more: a crash during a call loses nothing either.  Since the
- * backlog holds at most what the lanes hold unreleased, it can never
- * overflow: a lane full of unreleased slots stops its producer instead,
- * and ends the call with -ENOBUFS (inbox_full(): the reply may need that
- * lane).
+ * and asks for more: a crash during a call loses nothing either, nor one
+ * after a call made while handling a burst (the burst stays unreleased,
+ * its messages where they were: a call writes only after the backlog's
+ * end, never into rx).  Since the backlog holds at most what the lanes
+ * hold unreleased, it can never overflow: a lane full of unreleased slots
+ * stops its producer instead, and ends the call with -ENOBUFS
+ * (inbox_full(): the reply may need that lane).
  */
 #include <errno.h>
 #include <sched.h>
@@ -56,7 +59,7 @@ void shmr_client_release_all(struct shmr_endpoint *ep)
 					   ep->held[i].from);
 	ep->nheld = 0;
 	ep->backlog_len = ep->backlog_pos = 0;
-	ep->backlog_given = 0;
+	ep->handling = 0;
 }
 
 /* ---- receive --------------------------------------------------------- */
@@ -378,8 +381,10 @@ int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
 		n = RX_BURST_MAX;
 	if (n == 0)
 		return 0;
-	if (ep->backlog_len && !ep->backlog_given) {
-		/* Messages that arrived during calls come first, in order. */
+	if (ep->backlog_pos < ep->backlog_len) {
+		/* Messages that arrived during calls come first, in order;
+		 * all the backlog's slots, and those of the bursts given
+		 * before, stay unreleased until the app has had every one. */
 		out = 0;
 		while (out < n && ep->backlog_pos < ep->backlog_len) {
 			const struct shmr_msg *m =
@@ -390,9 +395,8 @@ int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
 			if (!poison_pill(ep, m))
 				msgs[out++] = m;
 		}
-		if (ep->backlog_pos == ep->backlog_len)
-			ep->backlog_given = 1;
 		if (out) {
+			ep->handling = 1;
 			set_busy(ep, 1);
 			return (int)out;
 		}
@@ -415,6 +419,7 @@ int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
 			msgs[out++] = m;
 		}
 		if (out) {
+			ep->handling = 1;
 			set_busy(ep, 1);
 			return (int)out;
 		}
@@ -492,11 +497,27 @@ static int inbox_full(const struct shmr_endpoint *ep)
 	return 0;
 }
 
+/*
+ * Release what a call may: everything peeked, but only when the app holds
+ * no message of the last receive and none waits in the backlog, so that
+ * what is left is the replies of calls before.  A call made while a burst
+ * is being handled (between two receives) releases nothing: the burst
+ * stays in the ring for a replacement should this process die before its
+ * next receive, and its messages stay where they are (rx, or the
+ * backlog's given part, which the call only appends after).  The cost:
+ * what arrives until that receive, the call's own reply included, stays
+ * unreleased behind the burst, so a handler's calls fill the lanes, and a
+ * full one ends the next with -ENOBUFS (inbox_full()).
+ */
+static void release_handled(struct shmr_endpoint *ep)
+{
+	if (!ep->handling && ep->backlog_len == 0)
+		shmr_client_release_all(ep);
+}
+
 int shmr_client_call_begin(struct shmr_endpoint *ep)
 {
-	/* Nothing undelivered: the last burst was handled, release it. */
-	if (ep->backlog_len == 0 || ep->backlog_given)
-		shmr_client_release_all(ep);
+	release_handled(ep);
 	/* A reply that cannot get in would also hold up the callee's lane:
 	 * better not to send the request at all. */
 	return inbox_full(ep) ? -ENOBUFS : 0;
@@ -541,8 +562,7 @@ int shmr_client_call_wait(struct shmr_endpoint *ep, uint64_t ref, void *reply,
 		}
 		ep->backlog_len += got;
 		if (found > 0) {
-			if (ep->backlog_len == 0)
-				shmr_client_release_all(ep);
+			release_handled(ep);
 			return status < 0 ? status : (int)mlen;
 		}
 		if (inbox_full(ep))

@@ -488,9 +488,16 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
  * Concurrency: one thread per endpoint: the call sends on its lanes and
  *              receives on them, and keeps what else arrives in its
  *              backlog.
- * Ownership:   the messages the last shmr_recv_burst() returned are
- *              invalid once this is called; @p req is copied before it
- *              waits; at most @p cap bytes are written to @p reply.
+ * Ownership:   the messages the last shmr_recv_burst() returned stay
+ *              valid, and stay in the ring (a replacement receives them
+ *              again, flagged SHMR_F_REDELIVERED, if this process dies
+ *              before its next receive): a handler may call, then go on
+ *              with the rest of its burst.  What arrives meanwhile, the
+ *              reply's slot included, stays in the ring behind them until
+ *              that receive too, so calls made between two receives fill
+ *              the inbound lanes (-ENOBUFS below when one is full: finish
+ *              the burst and receive).  @p req is copied before it waits;
+ *              at most @p cap bytes are written to @p reply.
  * Returns:     the reply's payload length (the first @p cap bytes are
  *              copied to @p reply).
  * Errors:      the error the router or worker answered with
@@ -543,8 +550,9 @@ int shmr_call_prio(struct shmr_endpoint *ep, struct shmr_pid to,
  * Concurrency: one thread per endpoint (the consumer of its SPSC inbound
  *              lanes); the PoisonPill's request uses the domain's socket.
  * Ownership:   msgs[i] point into the endpoint and stay valid until the
- *              next shmr_recv_burst(), shmr_call() or
- *              shmr_endpoint_close() on it.
+ *              next shmr_recv_burst() or shmr_endpoint_close() on it (a
+ *              call between two receives leaves them valid, and in the
+ *              ring).
  * Returns:     the number of messages (0 on timeout).
  * Errors:      -EINTR when a signal interrupted the wait, or when
  *              shmr_stopping() is true and it would wait.

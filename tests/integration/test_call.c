@@ -8,12 +8,17 @@
  *                     -ENOBUFS, not its timeout; its next receives return
  *                     every queued message in order, and a call after
  *                     them is answered
+ *   nested call       a worker that calls out while handling the first
+ *                     message of a burst [call, A, B] and dies before B:
+ *                     its replacement gets A and B again, flagged
+ *                     redelivered (the call kept the burst in the ring)
  *
  * Waits are bounded retries on real conditions (lane counts read from
  * the domain as mapped here), never fixed sleeps; the call bounds are
  * liveness only.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,33 +40,56 @@
 
 #define WAIT_MS 30000
 
+#define NKEYS 3u   /* route n's keys: the plug, A, B */
+#define KEY_PLUG 0u
+#define KEY_A 1u
+#define KEY_B 2u
+
 struct ctx {
 	struct shmr_test_client cl; /* domain mapped here */
-	struct shmr_pid e; /* the route's inbox */
+	char gate[128], rec[128];
+	struct shmr_pid e, n; /* the routes' inboxes */
 };
 
 _Static_assert(offsetof(struct ctx, cl) == 0, "client_ctx_start()");
 
 static int group_setup(void **state)
 {
+	char gate[128], rec[128], body[1024];
 	struct ctx *c;
 
-	c = client_ctx_start(sizeof(*c), "call",
-			     "lcores = 1;\nlane_size = 64;\n"
-			     "poll_mode = \"adaptive\";\n"
-			     "routers = ( { name = \"r\"; behaviour = \"type\";\n"
-			     "  types = ( { type = 1; route = \"e\"; } );\n"
-			     "  routes = ( { name = \"e\";\n"
-			     "    program = \"shmr-test-worker\"; } ); } );\n",
-			     0);
+	client_make_gate_record("call", gate, rec, sizeof(gate), NKEYS);
+	/* n calls e while handling a call, and dies at B's first delivery;
+	 * its first two bursts wait at the gate, so the test decides what
+	 * the second one holds. */
+	snprintf(body, sizeof(body),
+		 "lcores = 1;\nlane_size = 64;\npoll_mode = \"adaptive\";\n"
+		 "routers = ( { name = \"r\"; behaviour = \"type\";\n"
+		 "  types = ( { type = 1; route = \"e\"; },\n"
+		 "            { type = 2; route = \"n\"; } );\n"
+		 "  routes = (\n"
+		 "    { name = \"e\"; program = \"shmr-test-worker\"; },\n"
+		 "    { name = \"n\"; program = \"shmr-test-worker\";\n"
+		 "      args = [ \"--record\", \"%s\", \"--gate\", \"%s\",\n"
+		 "               \"--gate-count\", \"2\", \"--call-out\", \"r/e\",\n"
+		 "               \"--die-at\", \"%u\" ]; } ); } );\n",
+		 rec, gate, KEY_B);
+	c = client_ctx_start(sizeof(*c), "call", body, 0);
+	memcpy(c->gate, gate, sizeof(gate));
+	memcpy(c->rec, rec, sizeof(rec));
 	c->e = client_route_pid(&c->cl, "r", "e");
+	c->n = client_route_pid(&c->cl, "r", "n");
 	*state = c;
 	return 0;
 }
 
 static int group_teardown(void **state)
 {
-	client_ctx_stop(*state);
+	struct ctx *c = *state;
+
+	unlink(c->gate);
+	unlink(c->rec);
+	client_ctx_stop(c);
 	return 0;
 }
 
@@ -179,11 +207,73 @@ static void test_full_inbox(void **state)
 	shmr_endpoint_close(b);
 }
 
+static int n_busy(void *arg)
+{
+	struct ctx *c = arg;
+
+	return client_busy(&c->cl, c->n) != 0;
+}
+
+struct caller {
+	struct shmr_endpoint *ep;
+	struct shmr_pid to;
+	int rc;
+};
+
+static void *call_n(void *arg)
+{
+	struct caller *k = arg;
+	struct shmr_test_stats st;
+
+	k->rc = shmr_call(k->ep, k->to, 0, 0, "c", 1, &st, sizeof(st),
+			  WAIT_MS);
+	return NULL;
+}
+
+/* n's second burst is [call, A, B]: it calls e while handling the call,
+ * handles A, dies at B.  Nothing is lost: A and B come again. */
+static void test_nested_call_keeps_burst(void **state)
+{
+	struct ctx *c = *state;
+	struct client_record_wait w = { c->gate, c->rec, NKEYS, -1 };
+	unsigned char counts[2 * NKEYS];
+	struct caller k = { NULL, c->n, 0 };
+	pthread_t t;
+
+	/* The plug: n takes it (its busy flag says so) and waits at the
+	 * gate with it. */
+	send_key(c->cl.ep, c->n, 2, KEY_PLUG);
+	assert_true(shmr_test_wait(n_busy, c, WAIT_MS));
+	wait_inbox(c, c->n, 1);
+	/* Then the call (from its own endpoint and thread: it blocks), A
+	 * and B, in this order, behind the plug. */
+	assert_int_equal(shmr_endpoint_open(c->cl.d, &k.ep), 0);
+	assert_int_equal(pthread_create(&t, NULL, call_n, &k), 0);
+	wait_inbox(c, c->n, 2);
+	send_key(c->cl.ep, c->n, 2, KEY_A);
+	send_key(c->cl.ep, c->n, 2, KEY_B);
+	wait_inbox(c, c->n, 4);
+	/* Let the gates go until B is recorded: by n's replacement. */
+	assert_true(shmr_test_wait(client_gate_recorded, &w, WAIT_MS));
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(k.rc, (int)sizeof(struct shmr_test_stats));
+	client_read_record(c->rec, counts, NKEYS);
+	assert_int_equal(counts[KEY_PLUG], 1);
+	assert_int_equal(counts[NKEYS + KEY_PLUG], 0);
+	/* A before the death and again after; B after only. */
+	assert_int_equal(counts[KEY_A], 2);
+	assert_int_equal(counts[NKEYS + KEY_A], 1);
+	assert_int_equal(counts[KEY_B], 1);
+	assert_int_equal(counts[NKEYS + KEY_B], 1);
+	shmr_endpoint_close(k.ep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_priority),
 		cmocka_unit_test(test_full_inbox),
+		cmocka_unit_test(test_nested_call_keeps_burst),
 	};
 	return cmocka_run_group_tests_name("call", tests, group_setup,
 					   group_teardown);

@@ -42,6 +42,14 @@
  *                     a kill meanwhile leaves a kept buffer whose slot is
  *                     redelivered
  *
+ *   --call-out PATH   on each call, before answering it, call PATH
+ *                     (shmr_lookup(): a name or "ROUTER/ROUTE") and wait
+ *                     for its answer: a call made while the rest of the
+ *                     burst is still to be handled
+ *   --die-at KEY      on a send of key KEY not flagged redelivered,
+ *                     _exit(3) before recording it (the rest of the burst
+ *                     unhandled); its redelivery is handled as any send
+ *
  *   --version         print "shmr-test-worker VERSION" and exit
  *
  * Any call is answered with struct shmr_test_stats (see test_worker.h).
@@ -179,6 +187,9 @@ int main(int argc, char **argv)
 	long expect = -1, spin_ns = 0, ignore_term_ms = 0;
 	uint64_t term_at = 0;
 	const char *reg = NULL, *hold_file = NULL, *gate = NULL;
+	const char *call_out = NULL;
+	struct shmr_pid out_pid = { 0, 0 };
+	long long die_at = -1;
 	int reply_buf = 0, keep = 0;
 	long gate_count = LONG_MAX;
 	const char *pre_gate = NULL, *pre_touch = NULL;
@@ -219,6 +230,10 @@ int main(int argc, char **argv)
 			pre_touch = argv[i + 1];
 		else if (strcmp(argv[i], "--pre-attach-exit") == 0)
 			pre_exit = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--call-out") == 0)
+			call_out = argv[i + 1];
+		else if (strcmp(argv[i], "--die-at") == 0)
+			die_at = atoll(argv[i + 1]);
 		else if (strcmp(argv[i], "--record") == 0) {
 			struct stat sb;
 			int fd = open(argv[i + 1], O_RDWR);
@@ -271,6 +286,11 @@ int main(int argc, char **argv)
 			shmr_strerror(rc));
 		return 1;
 	}
+	if (call_out && (rc = shmr_lookup(d, call_out, &out_pid)) < 0) {
+		fprintf(stderr, "shmr-test-worker: lookup %s: %s\n", call_out,
+			shmr_strerror(rc));
+		return 1;
+	}
 	if (hold_file && access(hold_file, F_OK) == 0)
 		hold_file = NULL; /* a replacement: work normally */
 	for (;;) {
@@ -307,6 +327,17 @@ int main(int argc, char **argv)
 				    m->key < nrec && arena_sound(ep, m) &&
 				    rec[m->key] < 255)
 					rec[m->key]++;
+				if (call_out) {
+					struct shmr_test_stats os;
+
+					rc = shmr_call(ep, out_pid, 0, 0, "s", 1,
+						       &os, sizeof(os), 30000);
+					if (rc < 0)
+						fprintf(stderr,
+							"shmr-test-worker: call %s: %s\n",
+							call_out,
+							shmr_strerror(rc));
+				}
 				st.calls++;
 				st.last_ref = m->ref;
 				st.last_call_from = m->from;
@@ -318,6 +349,9 @@ int main(int argc, char **argv)
 						shmr_strerror(rc));
 				continue;
 			}
+			if (die_at >= 0 && m->key == (uint64_t)die_at &&
+			    !(m->flags & SHMR_F_REDELIVERED))
+				_exit(3);
 			st.count++;
 			if (m->flags & SHMR_F_REDELIVERED)
 				st.redelivered++;
