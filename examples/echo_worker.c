@@ -9,9 +9,13 @@
  * it opens an endpoint of its own and registers the name, so routers reach
  * it through the registry.
  *
- * Calls are answered with "<tag>:" followed by the request's payload; sends
- * are counted, and with --ack acknowledged: a send back to the sender with
- * the same type and key and one byte, 1 when the message was redelivered
+ * Calls are answered with "<tag>:" followed by the request's payload, read
+ * with shmr_msg_payload() wherever it lies (in the slot, or in an arena
+ * buffer sent with shmr_call_buf()): inline when the answer fits a slot,
+ * else in an arena buffer of its own (or, when the domain has none to
+ * give, the allocation's error as the call's status).  Sends are counted,
+ * and with --ack acknowledged: a send back to the sender with the same
+ * type and key and one byte, 1 when the message was redelivered
  * after a worker of this route died holding it (what `shmr-perf load
  * --tally` counts).  SIGTERM (or Ctrl-C when run by hand) ends it after the
  * current burst.
@@ -95,12 +99,68 @@ static void ack_add(struct shmr_endpoint *ep, const struct shmr_msg *m)
 	npend++;
 }
 
+/* Retry a reply while the lane to the dataplane is full: that happens
+ * only under overload, and dropping the answer would leave the caller
+ * waiting out its timeout. */
+static int reply_inline(struct shmr_endpoint *ep, const struct shmr_msg *m,
+			int status, const void *data, size_t len)
+{
+	int rc;
+
+	while ((rc = shmr_reply(ep, m, status, data, len)) == -EAGAIN)
+		;
+	return rc;
+}
+
+/*
+ * Answer call @p m with "<tag>:" and its payload.  The payload comes from
+ * shmr_msg_payload(): m->data is the payload only for an inline one (an
+ * arena payload's slot holds the buffer's reference).  @p out holds
+ * @p max bytes, a slot's payload: an answer that fits goes inline, a
+ * longer one in a buffer of the arena, which shmr_reply_buf() hands to
+ * the caller (ours again, to release, only if the reply failed).
+ */
+static int answer(struct shmr_endpoint *ep, const struct shmr_msg *m,
+		  const char *tag, unsigned char *out, size_t max)
+{
+	size_t tl = strlen(tag), pl, n;
+	const unsigned char *p = shmr_msg_payload(ep, m, &pl);
+	struct shmr_buf b;
+	int rc;
+
+	/* A reference that is not sound (a forged slot): nothing to echo. */
+	if (!p)
+		return reply_inline(ep, m, -EBADMSG, NULL, 0);
+	n = tl + 1 + pl;
+	if (n <= max) {
+		memcpy(out, tag, tl);
+		out[tl] = ':';
+		memcpy(out + tl + 1, p, pl);
+		return reply_inline(ep, m, 0, out, n);
+	}
+	/* No arena, or none of its buffers free now: the caller gets the
+	 * reason instead of a cut answer. */
+	rc = shmr_buf_alloc(ep, n, &b);
+	if (rc < 0)
+		return reply_inline(ep, m, rc, NULL, 0);
+	memcpy(b.data, tag, tl);
+	((unsigned char *)b.data)[tl] = ':';
+	memcpy((unsigned char *)b.data + tl + 1, p, pl);
+	while ((rc = shmr_reply_buf(ep, m, 0, &b, n)) == -EAGAIN)
+		;
+	if (rc < 0)
+		shmr_buf_release(ep, &b);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *tag = getenv("SHMR_ROUTE"), *domain = NULL, *name = NULL;
 	struct shmr_domain *d;
 	struct shmr_endpoint *ep;
 	unsigned long sends = 0, calls = 0;
+	unsigned char *out;
+	size_t max;
 	int rc, ack = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -138,6 +198,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "shmr-echo-worker: %s\n", shmr_strerror(rc));
 		return 1;
 	}
+	/* An inline answer is at most a slot's payload. */
+	max = shmr_payload_max(d);
+	out = malloc(max);
+	if (!out) {
+		fprintf(stderr, "shmr-echo-worker: %s\n", strerror(ENOMEM));
+		return 1;
+	}
 
 	while (!shmr_stopping() && !interrupted) {
 		const struct shmr_msg *msgs[32];
@@ -148,8 +215,6 @@ int main(int argc, char **argv)
 			break;
 		for (int i = 0; i < n; i++) {
 			const struct shmr_msg *m = msgs[i];
-			char out[256];
-			size_t tl = strlen(tag), cap = shmr_payload_max(d);
 
 			if (m->kind != SHMR_KIND_CALL) {
 				sends++;
@@ -158,18 +223,7 @@ int main(int argc, char **argv)
 				continue;
 			}
 			calls++;
-			if (cap > sizeof(out))
-				cap = sizeof(out);
-			if (tl + 1 > cap)
-				tl = cap - 1;
-			memcpy(out, tag, tl);
-			out[tl] = ':';
-			size_t pl = m->len < cap - tl - 1 ? m->len : cap - tl - 1;
-			memcpy(out + tl + 1, m->data, pl);
-			/* The lane to the dataplane is full only under overload:
-			 * retry until it has room rather than drop the answer. */
-			while (shmr_reply(ep, m, 0, out, tl + 1 + pl) == -EAGAIN)
-				;
+			(void)answer(ep, m, tag, out, max);
 		}
 		ack_flush(ep, 0);
 	}
@@ -177,6 +231,7 @@ int main(int argc, char **argv)
 		;
 	fprintf(stderr, "shmr-echo-worker %s: %lu sends, %lu calls\n", tag,
 		sends, calls);
+	free(out);
 	shmr_endpoint_close(ep);
 	shmr_detach(d);
 	return 0;

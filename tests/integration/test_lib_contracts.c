@@ -1,0 +1,128 @@
+/*
+ * What <shmr/shmr.h> promises, and the examples a worker author starts
+ * from, held to it against the real appliance (shmr-control, the
+ * dataplane, examples/echo_worker.c as route workers):
+ *
+ *   echo     the example echo worker answers a call whose payload is in
+ *            the arena (shmr_call_buf()) with "<tag>:" and the payload,
+ *            not the slot's reference: inline when that fits a slot, else
+ *            in a buffer of its own; every buffer free afterwards
+ *
+ * Waits are bounded retries on real conditions, never fixed sleeps, and
+ * nothing is asserted about time.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <shmr/arena.h>
+#include <shmr/domain.h>
+
+#include "shmr_test_app.h"
+#include "client_checks.h"
+#include "arena_checks.h"
+
+#define CALL_MS 10000
+#define WAIT_MS 10000
+#define TAG "echo" /* the echo worker's tag: its route's name */
+
+/* A slot of 128 bytes holds 80 of payload, so an answer goes inline or
+ * in a buffer by its size.  bc broadcasts to two endpoints of ours. */
+static const char conf[] =
+	"slot_size = 128;\n"
+	"arena = { classes = [ \"256:8\", \"1K:4\" ]; };\n"
+	"routers = (\n"
+	"  { name = \"ev\"; behaviour = \"type\";\n"
+	"    types = ( { type = 1; route = \"echo\"; },\n"
+	"              { type = 3; route = \"d\"; } );\n"
+	"    routes = ( { name = \"echo\"; program = \"shmr-echo-worker\"; },\n"
+	"               { name = \"d\"; program = \"shmr-echo-worker\"; } ); },\n"
+	"  { name = \"bc\"; behaviour = \"broadcast\";\n"
+	"    routees = [ \"k1\", \"k2\" ]; }\n"
+	");\n";
+
+struct ctx {
+	struct shmr_test_client c;
+	struct shmr_arena_view v;
+	struct shmr_pid ev;
+};
+
+static int group_setup(void **state)
+{
+	struct ctx *x = client_ctx_start(sizeof(*x), "contracts", conf, 0);
+
+	shmr_arena_view_init(&x->v, x->c.base);
+	x->ev = client_lookup(&x->c, "ev");
+	*state = x;
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	client_ctx_stop(*state);
+	return 0;
+}
+
+/* A call of @p len bytes (in a buffer when @p in_buf) to the echo route:
+ * the answer is TAG ":" and those bytes. */
+static void echo_call(struct ctx *x, size_t len, int in_buf)
+{
+	unsigned char want[1100], got[1100];
+	size_t tl = strlen(TAG);
+	int rc;
+
+	assert_true(tl + 1 + len <= sizeof(want));
+	memcpy(want, TAG ":", tl + 1);
+	arena_fill(want + tl + 1, len, (unsigned)len);
+	if (in_buf) {
+		struct shmr_buf b;
+
+		assert_int_equal(shmr_buf_alloc(x->c.ep, len, &b), 0);
+		memcpy(b.data, want + tl + 1, len);
+		rc = shmr_call_buf(x->c.ep, x->ev, 1, 0, &b, len, got,
+				   sizeof(got), CALL_MS);
+	} else {
+		rc = shmr_call(x->c.ep, x->ev, 1, 0, want + tl + 1, len, got,
+			       sizeof(got), CALL_MS);
+	}
+	if (rc != (int)(tl + 1 + len))
+		fail_msg("%zu bytes%s: answer of %d (%s)", len,
+			 in_buf ? " in a buffer" : "", rc,
+			 rc < 0 ? shmr_strerror(rc) : "bytes");
+	if (memcmp(got, want, tl + 1 + len) != 0)
+		fail_msg("%zu bytes%s: the answer is not \"" TAG
+			 ":\" and the payload",
+			 len, in_buf ? " in a buffer" : "");
+}
+
+static void test_echo_answers_arena_payload(void **state)
+{
+	struct ctx *x = *state;
+
+	/* Inline both ways; in a buffer, answered inline (65 bytes fit
+	 * the slot's 80) and in buffers of each class. */
+	echo_call(x, 2, 0);
+	echo_call(x, 60, 1);
+	echo_call(x, 200, 1);
+	echo_call(x, 1000, 1);
+	arena_assert_free(&x->v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_echo_answers_arena_payload),
+	};
+	return cmocka_run_group_tests_name("lib_contracts", tests, group_setup,
+					   group_teardown);
+}
