@@ -85,9 +85,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "shmr-example-client: call: %s\n",
 			shmr_strerror(rc));
 	} else {
-		reply[rc] = '\0';
-		printf("sent %lu messages of type %lu; call answered \"%s\"\n",
+		/* rc is the reply's whole length; only what fit in reply
+		 * was copied (a reply may be as long as an arena buffer). */
+		size_t got = (size_t)rc < sizeof(reply) - 1 ? (size_t)rc
+							    : sizeof(reply) - 1;
+
+		reply[got] = '\0';
+		printf("sent %lu messages of type %lu; call answered \"%s\"",
 		       count, type, reply);
+		if (got < (size_t)rc)
+			printf(" (cut: the first %zu of its %d bytes)", got,
+			       rc);
+		printf("\n");
 	}
 	shmr_endpoint_close(ep);
 	shmr_detach(d);

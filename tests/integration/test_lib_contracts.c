@@ -7,6 +7,9 @@
  *            the arena (shmr_call_buf()) with "<tag>:" and the payload,
  *            not the slot's reference: inline when that fits a slot, else
  *            in a buffer of its own; every buffer free afterwards
+ *   client   the example client, answered with more than its reply
+ *            buffer holds, prints what was copied and says the reply was
+ *            cut (shmr_call() returns the whole length)
  *
  * Waits are bounded retries on real conditions, never fixed sleeps, and
  * nothing is asserted about time.
@@ -118,10 +121,51 @@ static void test_echo_answers_arena_payload(void **state)
 	arena_assert_free(&x->v);
 }
 
+static int name_found(void *arg)
+{
+	struct ctx *x = arg;
+	struct shmr_pid p;
+
+	return shmr_lookup(x->c.d, "long", &p) == 0;
+}
+
+/* An answer of 306 bytes (a tag of 300) to shmr-example-client, whose
+ * buffer holds 255: it prints those and says the answer was cut. */
+static void test_client_says_reply_cut(void **state)
+{
+	struct ctx *x = *state;
+	char tag[301], out[4096];
+	char *argv[] = { "shmr-example-client", "--domain", x->c.app.domain,
+			 "--router", "long", "--count", "0", NULL };
+	pid_t pid;
+	int status;
+
+	memset(tag, 't', 300);
+	tag[300] = '\0';
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execlp("shmr-echo-worker", "shmr-echo-worker", "--domain",
+		       x->c.app.domain, "--name", "long", "--tag", tag,
+		       (char *)NULL);
+		_exit(127);
+	}
+	assert_true(shmr_test_wait(name_found, x, WAIT_MS));
+	status = shmr_test_run(argv, out, sizeof(out));
+	kill(pid, SIGTERM);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	if (status != 0 ||
+	    !strstr(out, "(cut: the first 255 of its 306 bytes)") ||
+	    !strstr(out, "call answered \"tttt"))
+		fail_msg("shmr-example-client exited %d:\n%s", status, out);
+	arena_assert_free(&x->v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_echo_answers_arena_payload),
+		cmocka_unit_test(test_client_says_reply_cut),
 	};
 	return cmocka_run_group_tests_name("lib_contracts", tests, group_setup,
 					   group_teardown);
