@@ -239,29 +239,58 @@ const void *shmr_msg_payload(struct shmr_endpoint *ep,
 	return shmr_arena_data(&ep->d->arena, r.cls, r.index);
 }
 
+/* The entry of our held buffers (the last receive's) for @p m's
+ * reference @p r that no keep took yet; NULL when there is none (every
+ * copy of it in this burst was kept, or the receive could not track
+ * it). */
+static struct held_buf *held_unkept(struct shmr_endpoint *ep,
+				    const struct shmr_msg *m,
+				    const struct shmr_buf_ref *r)
+{
+	for (unsigned i = 0; i < ep->nheld; i++) {
+		struct held_buf *h = &ep->held[i];
+
+		if (h->r.cls == r->cls && h->r.index == r->index &&
+		    h->r.gen == r->gen && h->from == m->from.slot &&
+		    h->r.len != HELD_KEPT)
+			return h;
+	}
+	return NULL;
+}
+
 /* Keep a buffer other copies share (arena.h): the last reference is
  * taken over; with others left, its bytes go into a buffer of our own
- * (our reference is given back at the next receive, as for any slot). */
-static int keep_shared(struct shmr_endpoint *ep, const struct shmr_buf_ref *r,
-		       uint64_t w, struct shmr_buf *buf)
+ * (our reference is given back at the next receive, as for any slot).
+ * The word says nothing of who copied, and our reference stays counted
+ * until that receive: only @p h, our held entry marked kept, tells a
+ * second keep of the message from the first (which would copy again, or
+ * take over the buffer once the others are done, so that one message
+ * became two buffers of ours and could empty the class). */
+static int keep_shared(struct shmr_endpoint *ep, struct held_buf *h,
+		       const struct shmr_buf_ref *r, uint64_t w,
+		       struct shmr_buf *buf)
 {
 	const struct shmr_arena_view *v = &ep->d->arena;
 	uint32_t me = ep->pid.slot;
 	struct shmr_buf_ref mine = *r;
 	int rc;
 
+	if (!h)
+		return -EINVAL;
 	/* Ours under a new generation (arena.h). */
 	mine.gen = shmr_buf_gen_next(r->gen);
 	if (shmr_buf_word_refs(w) == 1 && shmr_buf_word_held(w) == 0 &&
 	    shmr_arena_move(v, r, w,
 			    shmr_buf_word(SHMR_BUF_WRITING, me, mine.gen))) {
 		buf_fill(ep, &mine, buf);
+		h->r.len = HELD_KEPT;
 		return 0;
 	}
 	rc = shmr_buf_alloc(ep, r->len, buf);
 	if (rc < 0)
 		return rc;
 	memcpy(buf->data, shmr_arena_data(v, r->cls, r->index), r->len);
+	h->r.len = HELD_KEPT;
 	return 0;
 }
 
@@ -280,7 +309,7 @@ int shmr_buf_keep(struct shmr_endpoint *ep, const struct shmr_msg *m,
 				 memory_order_acquire);
 	if (shmr_buf_word_state(w) == SHMR_BUF_SHARED &&
 	    shmr_buf_word_gen(w) == r.gen)
-		return keep_shared(ep, &r, w, buf);
+		return keep_shared(ep, held_unkept(ep, m, &r), &r, w, buf);
 	/* The release at the next receive then finds it not SENT and
 	 * leaves it: every move expects the exact word.  Ours under a new
 	 * generation (arena.h: a SENT word never comes back). */

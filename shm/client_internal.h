@@ -106,11 +106,19 @@ struct shmr_endpoint {
 	unsigned nheld;
 };
 
-/* A received slot's arena buffer, freed when the slot is released. */
+/* A received slot's arena buffer, freed when the slot is released.  The
+ * receive copies r from the slot; the give-back reads only its class,
+ * index and generation, so r.len is free to say HELD_KEPT once
+ * shmr_buf_keep() took the buffer (client_buf.c): a second keep of that
+ * message is refused.  The next receive writes the entry afresh. */
 struct held_buf {
 	struct shmr_buf_ref r;
 	uint32_t from; /* the sender's endpoint slot, which holds it SENT */
 };
+
+/* held_buf.r.len of a kept message: no payload is that long (a
+ * reference's len is at most its class's size, msg_ref()). */
+#define HELD_KEPT UINT32_MAX
 
 static inline int64_t now_ms(void)
 {

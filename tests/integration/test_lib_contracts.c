@@ -10,6 +10,9 @@
  *   client   the example client, answered with more than its reply
  *            buffer holds, prints what was copied and says the reply was
  *            cut (shmr_call() returns the whole length)
+ *   keep     a second shmr_buf_keep() of one shared (broadcast) message
+ *            is -EINVAL and copies nothing, for the receiver that copied
+ *            the buffer and for the one that took it over
  *
  * Waits are bounded retries on real conditions, never fixed sleeps, and
  * nothing is asserted about time.
@@ -161,11 +164,79 @@ static void test_client_says_reply_cut(void **state)
 	arena_assert_free(&x->v);
 }
 
+/* Keep @p m twice on @p ep: the first keep is a buffer of its bytes, the
+ * second -EINVAL with no buffer more in use. */
+static void keep_twice(struct ctx *x, struct shmr_endpoint *ep,
+		       const struct shmr_msg *m, const unsigned char *want,
+		       struct shmr_buf *kept)
+{
+	struct shmr_buf again;
+	uint32_t used;
+
+	assert_int_equal(shmr_buf_keep(ep, m, kept), 0);
+	assert_memory_equal(kept->data, want, 100);
+	used = shmr_arena_in_use_all(&x->v);
+	assert_int_equal(shmr_buf_keep(ep, m, &again), -EINVAL);
+	assert_null(again.data);
+	assert_int_equal(shmr_arena_in_use_all(&x->v), used);
+}
+
+static void test_keep_twice_refused(void **state)
+{
+	struct ctx *x = *state;
+	struct shmr_endpoint *k[2];
+	struct shmr_buf b, kept[2];
+	const struct shmr_msg *m;
+	unsigned char want[100];
+	struct shmr_pid bc = client_lookup(&x->c, "bc");
+
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(shmr_endpoint_open(x->c.d, &k[i]), 0);
+		assert_int_equal(shmr_register(k[i], i ? "k2" : "k1"), 0);
+	}
+	arena_fill(want, sizeof(want), 77);
+	assert_int_equal(shmr_buf_alloc(x->c.ep, sizeof(want), &b), 0);
+	memcpy(b.data, want, sizeof(want));
+	assert_int_equal(shmr_send_buf(x->c.ep, bc, 2, 7, &b, sizeof(want)),
+			 0);
+	/* Both copies share the one buffer: each receiver keeps a copy of
+	 * its own (the other still holds a reference). */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(shmr_recv_burst(k[i], &m, 1, CALL_MS), 1);
+		assert_true(m->flags & SHMR_F_ARENA);
+		keep_twice(x, k[i], m, want, &kept[i]);
+	}
+	/* The shared buffer and one copy each, nothing more. */
+	assert_int_equal(shmr_arena_in_use_all(&x->v), 3);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(shmr_buf_release(k[i], &kept[i]), 0);
+		assert_int_equal(shmr_recv_burst(k[i], &m, 1, 0), 0);
+	}
+	arena_assert_free(&x->v);
+
+	/* A sole copy is taken over, not copied: kept once only too. */
+	assert_int_equal(shmr_buf_alloc(x->c.ep, sizeof(want), &b), 0);
+	memcpy(b.data, want, sizeof(want));
+	assert_int_equal(shmr_send_buf(x->c.ep, bc, 2, 8, &b, sizeof(want)),
+			 0);
+	assert_int_equal(shmr_recv_burst(k[0], &m, 1, CALL_MS), 1);
+	assert_int_equal(shmr_recv_burst(k[0], &m, 1, 0), 0); /* given back */
+	assert_int_equal(shmr_recv_burst(k[1], &m, 1, CALL_MS), 1);
+	keep_twice(x, k[1], m, want, &kept[1]);
+	assert_int_equal(shmr_arena_in_use_all(&x->v), 1);
+	assert_int_equal(shmr_buf_release(k[1], &kept[1]), 0);
+	assert_int_equal(shmr_recv_burst(k[1], &m, 1, 0), 0);
+	arena_assert_free(&x->v);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(shmr_endpoint_close(k[i]), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_echo_answers_arena_payload),
 		cmocka_unit_test(test_client_says_reply_cut),
+		cmocka_unit_test(test_keep_twice_refused),
 	};
 	return cmocka_run_group_tests_name("lib_contracts", tests, group_setup,
 					   group_teardown);
