@@ -115,14 +115,11 @@ static int parse_pid(const char *s, struct shmr_pid *pid)
 }
 
 /*
- * Wait until every routing lcore has adopted the routing spec as it is now
- * (the one our OPEN or REGISTER just changed), so that what the caller
- * does next (give its PID to a peer, expect a router to reach the name)
- * is already routable.  Bounded: a dataplane being restarted takes the
- * change up when it starts, so after the bound we return anyway.
+ * The spec's version read here is at least the one our request's answer
+ * followed: the control plane publishes a change before it answers.
  * Acquire on table_version pairs with the lcore's release store of it.
  */
-static void wait_adopted(struct shmr_domain *d)
+void shmr_client_wait_adopted(struct shmr_domain *d)
 {
 	const struct shmr_spec *s = shmr_spec_of(d->base);
 	uint64_t want, seq, deadline = shmr_spec_deadline();
@@ -169,7 +166,7 @@ int shmr_endpoint_open(struct shmr_domain *d, struct shmr_endpoint **out)
 		return rc;
 	}
 	d->nendpoints++;
-	wait_adopted(d);
+	shmr_client_wait_adopted(d);
 	return 0;
 }
 
@@ -400,7 +397,7 @@ int shmr_register(struct shmr_endpoint *ep, const char *name)
 	int rc = name_request(ep, "REGISTER", name);
 
 	if (rc == 0)
-		wait_adopted(ep->d);
+		shmr_client_wait_adopted(ep->d);
 	return rc;
 }
 

@@ -58,7 +58,14 @@ static int life_request(struct shmr_domain *d, const char *verb,
 	/* After what this process sent (shmr.h, "Order"): a request on the
 	 * socket would overtake messages still in our outbound lanes. */
 	(void)shmr_client_sends_taken(d);
-	return shmr_proto_conn_request(&d->conn, req, ans, sizeof(ans), NULL);
+	rc = shmr_proto_conn_request(&d->conn, req, ans, sizeof(ans), NULL);
+	/* The control plane answers once it has published the change, but
+	 * the routing lcores take it up a little later: until then they
+	 * still route by the old table (a drained route still gets
+	 * messages).  The call promises the new routing from its return. */
+	if (rc == 0)
+		shmr_client_wait_adopted(d);
+	return rc;
 }
 
 int shmr_route_add(struct shmr_domain *d, const char *router,

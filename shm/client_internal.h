@@ -274,6 +274,21 @@ int shmr_client_call_wait(struct shmr_endpoint *ep, uint64_t ref, void *reply,
 int shmr_client_sends_taken(struct shmr_domain *d);
 
 /**
+ * Wait until every routing lcore has adopted the routing spec as it is
+ * now (the one the caller's control request just changed: OPEN,
+ * REGISTER, a route's lifecycle), so that what the caller does next
+ * (give its PID to a peer, expect a router to reach the name, count on a
+ * drained route's refusal) meets the new table.  Bounded (about 1 s): a
+ * dataplane being restarted takes the change up when it starts, so after
+ * the bound it returns anyway.
+ *
+ * Context:     after a control request that succeeded; blocking (short
+ *              sleeps).
+ * Concurrency: reads the spec (seqlock) and the lcores' table_version.
+ */
+void shmr_client_wait_adopted(struct shmr_domain *d);
+
+/**
  * The hello of @p arg's (a struct shmr_domain) control connection on a
  * new socket @p sock: ATTACH again and check it is the same domain.
  *

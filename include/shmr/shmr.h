@@ -797,7 +797,11 @@ int shmr_unregister(struct shmr_endpoint *ep, const char *name);
  *              for the dataplane to take what was sent, above; one
  *              control-socket round trip; the control plane may fork a
  *              worker meanwhile; up to SHMR_RECONNECT_MS more while the
- *              control plane restarts: see struct shmr_domain).
+ *              control plane restarts: see struct shmr_domain; then, on
+ *              success, short sleeps until every routing lcore routes by
+ *              the changed table, bounded as shmr_register()'s wait, so
+ *              that the change holds for every message sent after the
+ *              return: a drained route's refusal included).
  * Concurrency: uses the domain's socket: serialise them with the other
  *              calls that do (see struct shmr_domain).
  * Ownership:   strings are copied; @p args holds @p nargs strings.

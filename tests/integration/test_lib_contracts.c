@@ -13,6 +13,10 @@
  *   keep     a second shmr_buf_keep() of one shared (broadcast) message
  *            is -EINVAL and copies nothing, for the receiver that copied
  *            the buffer and for the one that took it over
+ *   drain    once shmr_route_drain() has returned, every call routed to
+ *            the route gets -SHMR_E_DISABLED: the call waits until the
+ *            dataplane routes by the new table (again and again, as the
+ *            route is enabled and drained)
  *
  * Waits are bounded retries on real conditions, never fixed sleeps, and
  * nothing is asserted about time.
@@ -231,12 +235,56 @@ static void test_keep_twice_refused(void **state)
 		assert_int_equal(shmr_endpoint_close(k[i]), 0);
 }
 
+struct enable_wait {
+	struct ctx *x;
+	int rc;
+};
+
+/* Enable d once its drained worker has gone (until then: busy). */
+static int enabled(void *arg)
+{
+	struct enable_wait *w = arg;
+
+	w->rc = shmr_route_enable(w->x->c.d, "ev", "d");
+	return w->rc != -SHMR_E_BUSY;
+}
+
+static void test_drain_refuses_at_once(void **state)
+{
+	struct ctx *x = *state;
+	char got[64];
+
+	for (int i = 0; i < 8; i++) {
+		struct enable_wait w = { x, 0 };
+
+		assert_true(shmr_test_wait(enabled, &w, WAIT_MS));
+		assert_int_equal(w.rc, 0);
+		assert_int_equal(shmr_call(x->c.ep, x->ev, 3, 0, "c", 1, got,
+					   sizeof(got), CALL_MS),
+				 3);
+		assert_memory_equal(got, "d:c", 3);
+		assert_int_equal(shmr_route_drain(x->c.d, "ev", "d"), 0);
+		for (int j = 0; j < 3; j++) {
+			int rc = shmr_call(x->c.ep, x->ev, 3, 0, "c", 1, got,
+					   sizeof(got), CALL_MS);
+
+			if (rc != -SHMR_E_DISABLED)
+				fail_msg("round %d, call %d after the drain: "
+					 "%d (%s)",
+					 i, j, rc,
+					 rc < 0 ? shmr_strerror(rc)
+						: "answered");
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_echo_answers_arena_payload),
 		cmocka_unit_test(test_client_says_reply_cut),
 		cmocka_unit_test(test_keep_twice_refused),
+		cmocka_unit_test(test_drain_refuses_at_once),
 	};
 	return cmocka_run_group_tests_name("lib_contracts", tests, group_setup,
 					   group_teardown);
