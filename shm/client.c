@@ -383,7 +383,8 @@ static int name_request(struct shmr_endpoint *ep, const char *verb,
 	char key[SHMR_NAME_MAX], req[128], ans[128];
 	int rc;
 
-	if (shmr_name_copy(key, name) < 0 || strpbrk(name, " \n\t"))
+	/* Every bad name is ours to refuse (shmr_name_ok()). */
+	if (!shmr_name_ok(name) || shmr_name_copy(key, name) < 0)
 		return -SHMR_E_NAME;
 	rc = shmr_proto_pid_encode(req, sizeof(req), verb, key, ep->pid);
 	if (rc < 0)

@@ -143,11 +143,14 @@ struct shmr_msg {
 enum shmr_error {
 	SHMR_E_BASE = 1000,
 	SHMR_E_NO_DOMAIN,       /**< no domain of that name (socket missing) */
-	SHMR_E_PERM,            /**< the control plane refused our credentials */
+	SHMR_E_PERM,            /**< the control plane refused our credentials
+				     (or a name that is another endpoint's) */
 	SHMR_E_VERSION,         /**< domain layout version differs from ours */
 	SHMR_E_PROTO,           /**< malformed answer from the control plane */
 	SHMR_E_TIMEOUT,         /**< no answer within the timeout */
-	SHMR_E_TOO_BIG,         /**< payload larger than shmr_payload_max() */
+	SHMR_E_TOO_BIG,         /**< payload larger than shmr_payload_max();
+				     shmr_buf_alloc(): than every arena
+				     class (or the domain has no arena) */
 	SHMR_E_NAME,            /**< empty or overlong name */
 	SHMR_E_NO_ENDPOINT,     /**< no free endpoint slot, or a bad PID */
 	SHMR_E_PROCESS_UNKNOWN, /**< name resolves to no process */
@@ -765,7 +768,8 @@ int shmr_register(struct shmr_endpoint *ep, const char *name);
  * Remove a name this endpoint registered.  Unknown names are success.
  *
  * Context, Concurrency: as shmr_register() (without the wait).
- * Errors: -SHMR_E_NAME, -SHMR_E_CONTROL_LOST (outcome unknown: unknown
+ * Errors: -SHMR_E_NAME, -SHMR_E_PERM (the name is another endpoint's:
+ *         it stays registered), -SHMR_E_CONTROL_LOST (outcome unknown: unknown
  *         names are success, so asking again is safe), -SHMR_E_NO_DOMAIN
  *         (nothing was done), -SHMR_E_PROTO, -errno.
  */
@@ -830,8 +834,11 @@ int shmr_unregister(struct shmr_endpoint *ep, const char *name);
  * Context, Concurrency, Ownership: as every shmr_route_*() call (above).
  * Errors: those of every call, -SHMR_E_ROUTE_DUPLICATE (the router has
  *         that route), the start's -errno (e.g. -ENOENT: no such
- *         program), -SHMR_E_PROTO (a bad cpu list), -SHMR_E_NO_ENDPOINT
- *         (router or domain full).
+ *         program; -EINVAL: @p cpus names a cpu this machine does not
+ *         have, "0-99" on a smaller one, so the worker cannot be pinned),
+ *         -SHMR_E_PROTO (@p cpus is not a cpu list: not N or N-M, N <= M
+ *         < 4096, comma-separated), -SHMR_E_NO_ENDPOINT (router or
+ *         domain full).
  */
 int shmr_route_add(struct shmr_domain *d, const char *router,
 		   const char *name, const char *program,

@@ -17,6 +17,12 @@
  *            the route gets -SHMR_E_DISABLED: the call waits until the
  *            dataplane routes by the new table (again and again, as the
  *            route is enabled and drained)
+ *   errors   the codes the header lists: every bad registry name is
+ *            -SHMR_E_NAME (control and non-ASCII bytes included),
+ *            unregistering another endpoint's name -SHMR_E_PERM, a size
+ *            over every arena class -SHMR_E_TOO_BIG (its text names the
+ *            arena), a cpu list naming cpus the machine lacks the start's
+ *            -EINVAL and one that is no list -SHMR_E_PROTO
  *
  * Waits are bounded retries on real conditions, never fixed sleeps, and
  * nothing is asserted about time.
@@ -278,6 +284,45 @@ static void test_drain_refuses_at_once(void **state)
 	}
 }
 
+static void test_error_codes(void **state)
+{
+	struct ctx *x = *state;
+	static const char *const bad[] = { "a*b", "a\rb", "a\001b",
+					   "\xc3\xa9t\xc3\xa9", "a b", "",
+					   "a/b" };
+	struct shmr_endpoint *other;
+	struct shmr_buf b;
+	int rc;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		rc = shmr_register(x->c.ep, bad[i]);
+		if (rc != -SHMR_E_NAME)
+			fail_msg("register of bad name %zu: %d (%s)", i, rc,
+				 shmr_strerror(rc));
+		assert_int_equal(shmr_unregister(x->c.ep, bad[i]),
+				 -SHMR_E_NAME);
+	}
+
+	assert_int_equal(shmr_endpoint_open(x->c.d, &other), 0);
+	assert_int_equal(shmr_register(x->c.ep, "mine"), 0);
+	assert_int_equal(shmr_unregister(other, "mine"), -SHMR_E_PERM);
+	assert_int_equal(shmr_unregister(x->c.ep, "mine"), 0);
+	assert_int_equal(shmr_endpoint_close(other), 0);
+
+	rc = shmr_buf_alloc(x->c.ep, 2000, &b);
+	assert_int_equal(rc, -SHMR_E_TOO_BIG);
+	assert_null(b.data);
+	assert_non_null(strstr(shmr_strerror(rc), "arena"));
+
+	/* A list of cpus no machine has: the worker cannot be pinned. */
+	assert_int_equal(shmr_route_add(x->c.d, "ev", "p1", "shmr-echo-worker",
+					NULL, 0, "4095"),
+			 -EINVAL);
+	assert_int_equal(shmr_route_add(x->c.d, "ev", "p2", "shmr-echo-worker",
+					NULL, 0, "garbage"),
+			 -SHMR_E_PROTO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_client_says_reply_cut),
 		cmocka_unit_test(test_keep_twice_refused),
 		cmocka_unit_test(test_drain_refuses_at_once),
+		cmocka_unit_test(test_error_codes),
 	};
 	return cmocka_run_group_tests_name("lib_contracts", tests, group_setup,
 					   group_teardown);
