@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <shmr/domain.h>
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
 
@@ -51,8 +52,14 @@ static int life_request(struct shmr_domain *d, const char *verb,
 		.program = program, .args = args, .nargs = nargs,
 	};
 	char req[SHMR_PROTO_ROUTE_REQ_MAX + 1], ans[256];
-	int rc = shmr_proto_route_encode(req, sizeof(req), &r, NULL);
+	int rc;
 
+	/* The encoder takes any word; the control plane's parser turns a
+	 * control or non-ASCII byte away before it reads a name
+	 * (-SHMR_E_PROTO): every bad name is ours to refuse (shmr.h). */
+	if (!shmr_name_ok(router) || !shmr_name_ok(name))
+		return -SHMR_E_NAME;
+	rc = shmr_proto_route_encode(req, sizeof(req), &r, NULL);
 	if (rc < 0)
 		return rc;
 	/* After what this process sent (shmr.h, "Order"): a request on the

@@ -17,12 +17,13 @@
  *            the route gets -SHMR_E_DISABLED: the call waits until the
  *            dataplane routes by the new table (again and again, as the
  *            route is enabled and drained)
- *   errors   the codes the header lists: every bad registry name is
- *            -SHMR_E_NAME (control and non-ASCII bytes included),
- *            unregistering another endpoint's name -SHMR_E_PERM, a size
- *            over every arena class -SHMR_E_TOO_BIG (its text names the
- *            arena), a cpu list naming cpus the machine lacks the start's
- *            -EINVAL and one that is no list -SHMR_E_PROTO
+ *   errors   the codes the header lists: every bad registry, router or
+ *            route name is -SHMR_E_NAME (control and non-ASCII bytes
+ *            included), unregistering another endpoint's name
+ *            -SHMR_E_PERM, a size over every arena class -SHMR_E_TOO_BIG
+ *            (its text names the arena), a cpu list naming cpus the
+ *            machine lacks the start's -EINVAL and one that is no list
+ *            -SHMR_E_PROTO
  *
  * Waits are bounded retries on real conditions, never fixed sleeps, and
  * nothing is asserted about time.
@@ -308,6 +309,16 @@ static void test_error_codes(void **state)
 	assert_int_equal(shmr_unregister(other, "mine"), -SHMR_E_PERM);
 	assert_int_equal(shmr_unregister(x->c.ep, "mine"), 0);
 	assert_int_equal(shmr_endpoint_close(other), 0);
+
+	/* The route calls' names too (shmr.h: [A-Za-z0-9_.:-]{1,31}). */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		rc = shmr_route_disable(x->c.d, "ev", bad[i]);
+		if (rc != -SHMR_E_NAME)
+			fail_msg("disable of bad route name %zu: %d (%s)", i,
+				 rc, shmr_strerror(rc));
+		assert_int_equal(shmr_route_enable(x->c.d, bad[i], "echo"),
+				 -SHMR_E_NAME);
+	}
 
 	rc = shmr_buf_alloc(x->c.ep, 2000, &b);
 	assert_int_equal(rc, -SHMR_E_TOO_BIG);
