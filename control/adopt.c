@@ -88,7 +88,7 @@ static int stop_named(const struct shmr_ctl_state_proc *p)
 	if (fd < 0)
 		return 0;
 	if (shmr_ctl_proc_start(p->pid) == p->start) {
-		hit = shmr_ctl_pidfd_signal(fd, p->pid, SIGKILL) == 0;
+		hit = shmr_ctl_proc_signal_group(fd, p->pid, SIGKILL) == 0;
 		/* Bounded: a SIGKILLed process goes at once. */
 		for (int i = 0; hit && i < 100 && !shmr_ctl_pidfd_exited(fd);
 		     i++)

@@ -63,8 +63,9 @@
  * Route lifecycle: ADD, REMOVE, DISABLE, ENABLE, REPLACE and RESPAWN on the
  * socket run lifecycle.c's state machine, with spawn.c's process
  * operations: a worker asked to stop gets SIGTERM, SIGKILL after
- * stop_grace_ms (on the timerfd), and the pending operation completes when
- * its pidfd reports the exit.
+ * stop_grace_ms (on the timerfd), each to its whole process group, and the
+ * pending operation completes when its pidfd reports the exit (what is
+ * left of its group is killed before it is reaped: procs.c).
  *
  * Publication (domain.c): every change of the model (a worker up or down,
  * a client endpoint opened or freed, a name registered or dropped, a

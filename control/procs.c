@@ -33,6 +33,15 @@
  * reads EOF on success, or the step and errno that failed, so a missing
  * program is "No such file or directory" at once.  The child gets a
  * process group of its own and no parent-death signal (see spawn.c).
+ *
+ * Stopping one signals its whole group (shmr_ctl_proc_signal_group()):
+ * a worker that is a shell script, or that runs helpers, would otherwise
+ * leave them running, reparented to init, after remove or stop.  The
+ * group's id is the leader's pid, and kill(-pid) is safe only while that
+ * pid is still the leader's: while it lives, or (our child) while it is
+ * a zombie we have not reaped.  So the group is signalled only after
+ * getpgid(pid) == pid, and what is left of it when the leader exits is
+ * killed before the leader is reaped (spawn.c, reap_child()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -75,6 +84,21 @@ int shmr_ctl_pidfd_signal(int pidfd, pid_t pid, int sig)
 	else
 		rc = kill(pid, sig);
 	return rc < 0 ? -errno : 0;
+}
+
+int shmr_ctl_proc_signal_group(int pidfd, pid_t pid, int sig)
+{
+	int rc = shmr_ctl_pidfd_signal(pidfd, pid, sig);
+
+	/* The group is the worker's only if it leads it: getpgid == pid
+	 * (child_run's setpgid(0, 0); an adopted one was started the
+	 * same way).  A process that moved itself into another group, or
+	 * a pid no longer ours, is signalled alone: never a group we did
+	 * not make.  The leader is signalled first, through the pidfd, so
+	 * a failure there (it is gone) stops before the group's. */
+	if (rc == 0 && pid > 1 && pid != getpgrp() && getpgid(pid) == pid)
+		(void)kill(-pid, sig);
+	return rc;
 }
 
 int shmr_ctl_pidfd_exited(int pidfd)

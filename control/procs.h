@@ -23,6 +23,13 @@ int shmr_ctl_pidfd_open(pid_t pid);
  *  pid); kill(2) on @p pid when @p pidfd < 0.  0 or -errno. */
 int shmr_ctl_pidfd_signal(int pidfd, pid_t pid, int sig);
 
+/** Signal the process of @p pidfd as shmr_ctl_pidfd_signal() does, then
+ *  the rest of its process group when it leads one of its own (a worker:
+ *  what it started goes with it).  Only while @p pid still names it (alive,
+ *  or a zombie not yet reaped): its pgid is then its own, never a reused
+ *  one's.  0 or -errno (the leader's signal). */
+int shmr_ctl_proc_signal_group(int pidfd, pid_t pid, int sig);
+
 /** Has the process of @p pidfd exited?  1 yes, 0 no (a poll of 0 ms). */
 int shmr_ctl_pidfd_exited(int pidfd);
 

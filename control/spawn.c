@@ -7,7 +7,8 @@
  * keeps) is built here and in procs.c before the fork, and the child
  * makes only async-signal-safe calls until exec.  Each child gets its own
  * process group, so a terminal's Ctrl-C reaches the control plane alone,
- * which then stops everyone in order; and no parent-death signal: a
+ * which then stops everyone in order, and a stop reaches all a worker
+ * started (its group: procs.c); and no parent-death signal: a
  * control plane that dies leaves the dataplane and the workers running,
  * and the next one adopts them (adopt.c).
  *
@@ -162,11 +163,33 @@ static void proc_gone(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc *p)
 	p->drain_at_ms = 0;
 }
 
-/* Signal @p p through its pidfd (never a reused pid). */
+/* Signal @p p through its pidfd (never a reused pid), and the rest of
+ * its process group: what a worker started goes with it (procs.c). */
 static void proc_signal(struct shmr_ctl_proc *p, int sig)
 {
 	if (p->pid)
-		(void)shmr_ctl_pidfd_signal(p->pidfd, p->pid, sig);
+		(void)shmr_ctl_proc_signal_group(p->pidfd, p->pid, sig);
+}
+
+/* Reap our child @p pid: 1 when it had exited (*status set), 0 when it
+ * runs, -1 when it is not ours to reap.  Before the reap, while the
+ * zombie still holds its pid as its group's id, what is left of the group
+ * is killed when it was asked to stop (@p kill_rest): a helper that
+ * ignored the SIGTERM must not outlive a stop or a remove. */
+static int reap_child(pid_t pid, int kill_rest, int *status)
+{
+	siginfo_t si = { 0 };
+
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+		return -1;
+	if (si.si_pid != pid)
+		return 0;
+	if (kill_rest && getpgid(pid) == pid)
+		(void)kill(-pid, SIGKILL);
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 1;
 }
 
 int shmr_ctl_spawn_dataplane(struct shmr_ctl_spawner *sp)
@@ -546,6 +569,18 @@ static void dataplane_exited(struct shmr_ctl_spawner *sp, int status)
 		restart_dataplane(sp);
 }
 
+/* Was the worker @p pid asked to stop (its group goes with it)? */
+static int stop_asked(const struct shmr_ctl_spawner *sp, pid_t pid)
+{
+	if (sp->dep.loop->stopping)
+		return 1;
+	for (unsigned i = 0; i < sp->dep.m->nrouters; i++)
+		for (unsigned k = 0; k < sp->dep.m->routers[i].nroutes; k++)
+			if (sp->workers[i][k].pid == pid)
+				return sp->workers[i][k].kill_at_ms != 0;
+	return 0;
+}
+
 /* Dispatch one reaped child; 0 when it was not ours. */
 static int exited(struct shmr_ctl_spawner *sp, pid_t pid, int status)
 {
@@ -567,8 +602,18 @@ void shmr_ctl_reap(struct shmr_ctl_spawner *sp)
 	int status;
 	pid_t pid;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+	for (;;) {
+		siginfo_t si = { 0 };
+
+		/* Peek first (WNOWAIT): reap_child() needs the zombie. */
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+		    si.si_pid <= 0)
+			break;
+		pid = si.si_pid;
+		if (reap_child(pid, stop_asked(sp, pid), &status) != 1)
+			break;
 		exited(sp, pid, status);
+	}
 	/* Adopted processes: readable pidfd, no status. */
 	if (sp->dp.pid && sp->dp.adopted && shmr_ctl_pidfd_exited(sp->dp.pidfd))
 		dataplane_exited(sp, SHMR_CTL_STATUS_UNKNOWN);
@@ -857,8 +902,7 @@ static void wait_procs(struct shmr_ctl_spawner *sp, struct shmr_ctl_proc **ps,
 			    shmr_ctl_pidfd_exited(ps[i]->pidfd))
 				status = SHMR_CTL_STATUS_UNKNOWN;
 			else if (ps[i]->adopted ||
-				 waitpid(ps[i]->pid, &status, WNOHANG) !=
-					 ps[i]->pid)
+				 reap_child(ps[i]->pid, 1, &status) != 1)
 				status = -2;
 			if (status != -2) {
 				if (is_dp)

@@ -200,5 +200,5 @@ void shmr_ctl_supervise_kill_failed(void *ctx, unsigned r, unsigned k)
 	if (p->pid == 0)
 		return;
 	p->restart_only = 1;
-	(void)shmr_ctl_pidfd_signal(p->pidfd, p->pid, SIGKILL);
+	(void)shmr_ctl_proc_signal_group(p->pidfd, p->pid, SIGKILL);
 }

@@ -610,6 +610,88 @@ static void test_shmrctl_lifecycle_commands(void **state)
 	stop(c);
 }
 
+/* Pid in file @p path (a script wrote it), or 0 while it has none. */
+static pid_t pid_in(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int pid = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return (pid_t)pid;
+}
+
+static int file_has_pid(void *arg)
+{
+	return pid_in(arg) > 0;
+}
+
+static int pid_gone(void *arg)
+{
+	return !shmr_test_pid_alive(*(pid_t *)arg);
+}
+
+/* A worker's children go with it: a shell-script worker starts a child
+ * that ignores SIGTERM (so the group's SIGTERM alone would not do) and
+ * writes its pid; remove, then the appliance's stop, leave neither
+ * child running (the harness, a subreaper, would count a survivor). */
+static void test_stop_and_remove_take_the_workers_group(void **state)
+{
+	char prog[128], f1[160], f2[160], conf[1024];
+	struct shmr_test_app app;
+	char ans[SHMR_PROTO_MAX];
+	pid_t c1, c2;
+	FILE *f;
+	(void)state;
+
+	snprintf(prog, sizeof(prog), "/tmp/shmr-test-pgrp-%d.sh", (int)getpid());
+	snprintf(f1, sizeof(f1), "%s.s1", prog);
+	snprintf(f2, sizeof(f2), "%s.s2", prog);
+	unlink(f1);
+	unlink(f2);
+	f = fopen(prog, "w");
+	assert_non_null(f);
+	fputs("#!/bin/sh\n"
+	      "(trap '' TERM; exec sleep 1000) &\n"
+	      "echo $! > \"$1.tmp\" && mv \"$1.tmp\" \"$1\"\n"
+	      "wait\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(prog, 0755), 0);
+	snprintf(conf, sizeof(conf),
+		 "stop_grace_ms = 30000;\n"
+		 "routers = ( { name = \"events\"; behaviour = \"type\";\n"
+		 "  types = ( { type = 1; route = \"s1\"; },\n"
+		 "            { type = 2; route = \"s2\"; } );\n"
+		 "  routes = ( { name = \"s1\"; program = \"%s\";\n"
+		 "               args = [ \"%s\" ]; },\n"
+		 "             { name = \"s2\"; program = \"%s\";\n"
+		 "               args = [ \"%s\" ]; } );\n"
+		 "} );\n", prog, f1, prog, f2);
+	assert_int_equal(shmr_test_app_start(&app, "pgrp", conf), 0);
+	assert_true(shmr_test_wait(file_has_pid, f1, WAIT_MS));
+	assert_true(shmr_test_wait(file_has_pid, f2, WAIT_MS));
+	c1 = pid_in(f1);
+	c2 = pid_in(f2);
+	assert_true(shmr_test_pid_alive(c1));
+	assert_true(shmr_test_pid_alive(c2));
+
+	assert_int_equal(shmr_test_ctl(&app, "REMOVE events s1", ans,
+				       sizeof(ans)),
+			 0);
+	/* Well within the 30 s grace: killed when its leader exits. */
+	assert_true(shmr_test_wait(pid_gone, &c1, 10000));
+	assert_true(shmr_test_pid_alive(c2));
+
+	assert_int_equal(shmr_test_app_stop(&app), 0);
+	assert_false(shmr_test_pid_alive(c2));
+	unlink(prog);
+	unlink(f1);
+	unlink(f2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -621,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_replace_with_no_worker_is_busy),
 		cmocka_unit_test(test_replace_drain_hands_over_cleanly),
 		cmocka_unit_test(test_restart_backoff_spaces_a_failing_program),
+		cmocka_unit_test(test_stop_and_remove_take_the_workers_group),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
