@@ -18,6 +18,14 @@
  * done (the route stays, and is restarted as any other), only its worker
  * is not up.  --no-wait, or --wait 0, returns as soon as the control plane
  * answered, as shmrctl did before.
+ *
+ * The control plane may die while we look (ROUTE is a read: sent again
+ * while it restarts, up to --wait).  The request was answered as done, so
+ * "no domain" (exit 1, as if nothing had happened) would be wrong: while
+ * waiting for the worker that is EXIT_NOT_ATTACHED too (done, its worker
+ * not seen attached), and between the steps of replace --drain, a change
+ * already made, the outcome is unknown (exit 3, as for any request the
+ * control plane's death caught).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -62,10 +70,22 @@ static void life_request(const char *req)
 	shmr_cli_request_failed(rc);
 }
 
+/* The worker did not attach: say so, exit EXIT_NOT_ATTACHED. */
+static _Noreturn void not_attached(const char *router, const char *name,
+				   const char *why)
+{
+	fprintf(stderr, "shmrctl: route %s/%s: %s\n", router, name, why);
+	exit(EXIT_NOT_ATTACHED);
+}
+
+/* What a look at the route follows, for a control plane lost meanwhile. */
+enum after { AFTER_NOTHING, AFTER_CHANGE, AFTER_START };
+
 /* ROUTE @p router @p name into @p s: 0, or -1 when the control plane
- * answered an error (no such route now). */
+ * answered an error (no such route now).  No answer at all exits as
+ * @p after says (the top of this file). */
 static int route_look(const char *router, const char *name,
-		      struct route_seen *s)
+		      struct route_seen *s, enum after after)
 {
 	const char *const words[] = { router, name };
 	char req[128];
@@ -77,6 +97,14 @@ static int route_look(const char *router, const char *name,
 	rc = shmr_proto_conn_request(&shmr_cli_conn, req, shmr_cli_ans, sizeof(shmr_cli_ans), NULL);
 	if (rc < 0 && strncmp(shmr_cli_ans, "ERR ", 4) == 0)
 		return -1;
+	if (rc < 0 && after == AFTER_START)
+		not_attached(router, name,
+			     "done, but the control plane went away while "
+			     "its worker started: whether it attached is "
+			     "unknown (see `shmrctl route` once the control "
+			     "plane is back)");
+	if (rc < 0 && after == AFTER_CHANGE)
+		shmr_cli_request_failed(-SHMR_E_CONTROL_LOST);
 	if (rc < 0)
 		shmr_cli_request_failed(rc);
 	p = strstr(shmr_cli_ans, " state=");
@@ -88,9 +116,9 @@ static int route_look(const char *router, const char *name,
 }
 
 static void route_seen(const char *router, const char *name,
-		       struct route_seen *s)
+		       struct route_seen *s, enum after after)
 {
-	if (route_look(router, name, s) < 0)
+	if (route_look(router, name, s, after) < 0)
 		shmr_cli_die(strchr(shmr_cli_ans + 4, ' ') ? strchr(shmr_cli_ans + 4, ' ') + 1 : "error");
 }
 
@@ -100,14 +128,6 @@ static int64_t mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* The worker did not attach: say so, exit EXIT_NOT_ATTACHED. */
-static _Noreturn void not_attached(const char *router, const char *name,
-				   const char *why)
-{
-	fprintf(stderr, "shmrctl: route %s/%s: %s\n", router, name, why);
-	exit(EXIT_NOT_ATTACHED);
 }
 
 /*
@@ -123,7 +143,7 @@ static void wait_attached(const char *router, const char *name,
 	char why[160];
 
 	for (;;) {
-		if (route_look(router, name, &s) < 0)
+		if (route_look(router, name, &s, AFTER_START) < 0)
 			not_attached(router, name,
 				     "it went away while its worker started");
 		if (s.restarts > restarts0 || strcmp(s.state, "dead") == 0)
@@ -179,14 +199,14 @@ static void replace_drained(const char *router, const char *name,
 	struct route_seen s;
 	int was_disabled;
 
-	route_seen(router, name, &s);
+	route_seen(router, name, &s, AFTER_NOTHING);
 	was_disabled = strcmp(s.state, "disabled") == 0;
 	if (!was_disabled) {
 		if (shmr_proto_encode(req, sizeof(req), "DRAIN", words, 2) < 0)
 			shmr_cli_die("request too long");
 		life_request(req);
 		for (;;) {
-			route_seen(router, name, &s);
+			route_seen(router, name, &s, AFTER_CHANGE);
 			if (strcmp(s.state, "disabled") == 0)
 				break;
 			if (strcmp(s.state, "pending_disable") != 0)
@@ -329,7 +349,7 @@ int shmr_cli_lifecycle(const char *cmd, int argc, char **argv, int optind_)
 		int was_disabled;
 
 		if (starts && !add && !no_wait)
-			route_seen(router, name, &before);
+			route_seen(router, name, &before, AFTER_NOTHING);
 		was_disabled = strcmp(before.state, "disabled") == 0;
 		life_request(req);
 		if (starts && !no_wait &&

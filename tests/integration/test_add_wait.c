@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -271,6 +272,58 @@ static void test_not_attached_within_wait(void **state)
 	stop(c);
 }
 
+/* The control plane dies (kill -9) while add waits for a worker held
+ * before its attach: the add was done, so shmrctl says so and exits 4
+ * (not 1, "no domain", as if nothing had been added).  The restarted
+ * control plane adopts the route and its worker. */
+static void test_control_lost_while_waiting(void **state)
+{
+	struct ctx *c = start("addlost");
+	const char *gate = make_gate(c);
+	char *argv[] = { getenv("SHMRCTL"), "-s", c->cl.app.sock, "--wait",
+			 "1", "add", "events", "w", "shmr-test-worker",
+			 "--pre-attach-gate", (char *)gate, NULL };
+	int pfd[2], status, fd;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+	(void)state;
+
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		close(pfd[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	/* Added and started; shmrctl now looks at it every 10 ms. */
+	wait_state(c, "w", "starting");
+	assert_int_equal(shmr_test_app_kill_control(&c->cl.app), 0);
+	while ((n = read(pfd[0], c->out + len, sizeof(c->out) - 1 - len)) > 0)
+		len += (size_t)n;
+	c->out[len] = '\0';
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 4);
+	assert_non_null(strstr(c->out, "shmrctl: route events/w: done, but "
+				       "the control plane went away"));
+	assert_ptr_equal(strchr(c->out, '\n'), c->out + strlen(c->out) - 1);
+
+	assert_int_equal(shmr_test_app_restart_control(&c->cl.app, 1), 0);
+	assert_string_not_equal(state_of(c, "w"), "none");
+	fd = open(gate, O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	close(fd);
+	wait_state(c, "w", "running");
+	stop(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_no_wait_returns_at_start),
 		cmocka_unit_test(test_exit_before_attach_fails),
 		cmocka_unit_test(test_not_attached_within_wait),
+		cmocka_unit_test(test_control_lost_while_waiting),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
