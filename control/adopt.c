@@ -34,7 +34,14 @@
  *      is found by the state file's pid + start time, else by its
  *      environment (SHMR_SOCKET and SHMR_ENDPOINT of the route: a worker
  *      started just before the predecessor died, before it was written
- *      down), never by a bare pid.  A worker that is gone is handled as a
+ *      down), never by a bare pid.  Whether it had attached (CLAIMed its
+ *      inbox: `running`, else `starting`) died with the predecessor's
+ *      connections, and is read from the process: shmr_attach_env() maps
+ *      the domain before its CLAIM, so a worker whose /proc/PID/maps
+ *      holds no mapping of the domain's memfds has not attached (a
+ *      program that never calls it stays `starting`, as before the
+ *      restart).  Unreadable maps keep the old answer: attached.  A
+ *      worker that is gone is handled as a
  *      death now: its lanes are repaired (the burst it held comes back,
  *      flagged), a pending operation completes, the route restarts into
  *      its slot with its queue intact.  A live worker with a pending
@@ -59,6 +66,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <shmr/domain.h>
@@ -702,6 +710,42 @@ static void scan_workers(const char *sock_path,
 	closedir(dir);
 }
 
+/* Does process @p pid map one of the domain's memfds (@p d)?  1 yes, 0
+ * no, -1 when its maps cannot be read.  By device and inode, what
+ * /proc/PID/maps names each mapping's file by: never by its name. */
+static int maps_domain(const struct shmr_ctl_domain *d, int32_t pid)
+{
+	int fds[] = { d->memfd, d->lanes_fd };
+	struct stat st[2];
+	unsigned nst = 0, major, minor;
+	unsigned long long ino;
+	char path[64], line[512];
+	int hit = 0;
+	FILE *f;
+
+	for (unsigned i = 0; i < 2; i++)
+		if (fds[i] >= 0 && fstat(fds[i], &st[nst]) == 0)
+			nst++;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = nst ? fopen(path, "re") : NULL;
+	if (!f)
+		return -1;
+	while (!hit && fgets(line, sizeof(line), f)) {
+		/* Lines longer than the buffer go on in the next read;
+		 * their tail does not parse. */
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &major, &minor,
+			   &ino) != 3 || ino == 0)
+			continue;
+		for (unsigned i = 0; i < nst; i++)
+			if (st[i].st_ino == (ino_t)ino &&
+			    major(st[i].st_dev) == major &&
+			    minor(st[i].st_dev) == minor)
+				hit = 1;
+	}
+	fclose(f);
+	return hit;
+}
+
 /* Route @p k of router @p r: adopt its worker, or handle its death. */
 static void adopt_route(struct shmr_ctl_adopt *a, unsigned r, unsigned k,
 			const struct shmr_ctl_state_proc *found,
@@ -722,7 +766,11 @@ static void adopt_route(struct shmr_ctl_adopt *a, unsigned r, unsigned k,
 	if (w.pid > 0 &&
 	    shmr_ctl_spawn_adopt_worker(a->sp, r, k, w.pid, w.start) == 0) {
 		a->workers++;
-		q->claimed_by = shmr_ctl_owner_of_pid(w.pid);
+		/* Its claim, held by its pid until it attaches again (or
+		 * none: `starting` until its first CLAIM). */
+		q->claimed_by = maps_domain(a->d, w.pid) == 0
+					? 0
+					: shmr_ctl_owner_of_pid(w.pid);
 		route_names(m, a->d, q->pid, w.pid);
 		/* A pending operation: ask again (the SIGTERM may have been
 		 * sent, its grace timer was the predecessor's). */

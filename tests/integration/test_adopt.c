@@ -509,6 +509,33 @@ static void test_both_dead_new_domain(void **state)
 	stop(c);
 }
 
+/* A worker that never attached (a program that never calls
+ * shmr_attach_env()) is `starting` before the control plane's death and
+ * still `starting` after the adoption, not `running`; an attached one
+ * stays `running`. */
+static void test_unattached_worker_still_starting(void **state)
+{
+	struct ctx *c = start("adoptstart",
+			      ",\n    { name = \"s\"; program = \"sleep\";\n"
+			      "      args = [\"1000\"]; }");
+	char st[32];
+	long long s0;
+	(void)state;
+
+	send_keys(c, 0, 1);
+	assert_true(shmr_test_wait(first_got, c, 10000));
+	s0 = os_pid_of(c, "s", st, sizeof(st));
+	assert_true(s0 > 0);
+	assert_string_equal(st, "starting");
+	adopt_kill_control(&c->cl.app);
+	(void)adopt_restart(&c->cl.app);
+	assert_int_equal(os_pid_of(c, "s", st, sizeof(st)), s0);
+	assert_string_equal(st, "starting");
+	assert_true(os_pid_of(c, "w", st, sizeof(st)) > 0);
+	assert_string_equal(st, "running");
+	stop(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -520,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_adopted_dataplane_restarted),
 		cmocka_unit_test(test_other_configuration_left_running),
 		cmocka_unit_test(test_both_dead_new_domain),
+		cmocka_unit_test(test_unattached_worker_still_starting),
 	};
 	return cmocka_run_group_tests_name("adopt", tests, NULL, NULL);
 }
