@@ -8,8 +8,8 @@
  * Exit statuses:
  *   0  clean stop (SIGINT, SIGTERM or a STOP request), or --check passed;
  *   1  runtime failure: the run dir, domain or socket could not be made,
- *      another control plane holds the domain's lock or is live on the
- *      socket, or a worker or the dataplane failed to start at init (the
+ *      another control plane holds the domain's lock (its run dir's or
+ *      the host-wide one) or is live on the socket, or a worker or the dataplane failed to start at init (the
  *      dataplane also fails if it exits, or takes no routing table within
  *      30 s) (whatever was started is stopped first: nothing is left
  *      running);
@@ -24,7 +24,9 @@
  * line says which); resolve the run
  * dir (--run-dir, else the configuration's run_dir when it is not the
  * built-in default, else $SHMR_RUN_DIR, else /run/shmr); take the domain's
- * lock (<run_dir>/<domain>.lock, flock: one control plane per domain);
+ * lock (<run_dir>/<domain>.lock, flock: one control plane per domain),
+ * then the host-wide one (take_host_lock(): one per domain name on the
+ * host, whatever the run dir, as EAL's file prefix is);
  * read the state file (<run_dir>/<domain>.state) to see whether a
  * running domain is there to adopt; bind the socket (refusing when a live
  * control answers on it, replacing a stale file).  Then either
@@ -82,6 +84,7 @@
  * workers serving.  A clean stop (SIGINT, SIGTERM, STOP) still stops every
  * process of the domain, in order (spawn.c, shmr_ctl_stop_children()).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -163,6 +166,8 @@ struct shmr_ctl {
 	struct shmr_ctl_notify notify; /* sd_notify: READY, STATUS, ... */
 	struct shmr_ctl_http http;     /* metrics_listen (http.c) */
 	int lockfd; /* <run_dir>/<domain>.lock, held (flock) while we run */
+	int hostlockfd; /* the host-wide one (take_host_lock()), held too */
+	char hostlock[PATH_MAX + 64]; /* its path; "" until it is held */
 	uint64_t drain_next; /* drain.c looks again then (0: nothing drains) */
 };
 
@@ -413,6 +418,72 @@ static int take_lock(struct shmr_ctl *c)
 	return 0;
 }
 
+/* At exit: the host-wide lock's file goes, still held (see
+ * take_host_lock() for the next taker's side).  A child between fork
+ * and exec leaves by _exit(2): never here. */
+static void drop_host_lock(void)
+{
+	if (ctl.hostlock[0])
+		(void)unlink(ctl.hostlock);
+	ctl.hostlock[0] = '\0';
+}
+
+/*
+ * One control plane per domain name on the host, whatever its run dir.
+ * The run dir's lock is per directory, but the dataplane's EAL file
+ * prefix, shmr-<domain> (dataplane/main.c), is host-wide: a second
+ * control plane of the same name in another run dir would start a second
+ * dataplane, whose EAL takes over (and at exit removes) the first one's
+ * runtime directory and telemetry socket.  So a second flock, on
+ * <base>/shmr-<prefix>.lock, where <base> is where EAL puts that
+ * directory for the dataplane we start (it inherits our environment:
+ * $RUNTIME_DIRECTORY, else /var/run for root, else $XDG_RUNTIME_DIR,
+ * else /tmp) and <prefix> the domain as the file prefix spells it.
+ * Every exit of ours removes the file while it still holds the lock
+ * (drop_host_lock(), atexit: a kill -9 leaves it, harmlessly, the lock
+ * gone with us); so a taker checks, once it holds the lock, that the
+ * path still names the file it locked, else it locked a removed file and
+ * tries again with the new one.  0, -EADDRINUSE (held: *path says
+ * where), or -errno.
+ */
+static int take_host_lock(struct shmr_ctl *c, char *path, size_t cap)
+{
+	const char *base = getenv("RUNTIME_DIRECTORY");
+	struct stat held, named;
+	size_t n;
+
+	if (!base || !base[0])
+		base = geteuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
+	if (!base || !base[0])
+		base = "/tmp";
+	n = (size_t)snprintf(path, cap, "%s/shmr-", base);
+	for (const char *ch = c->cfg.domain; *ch && n + 6 < cap; ch++)
+		path[n++] = (isalnum((unsigned char)*ch) || *ch == '-' ||
+			     *ch == '_' || *ch == '.')
+				    ? *ch
+				    : '_';
+	snprintf(path + n, cap - n, ".lock");
+	for (;;) {
+		/* O_NOFOLLOW: /tmp is everyone's. */
+		c->hostlockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC |
+						   O_NOFOLLOW,
+				     0600);
+		if (c->hostlockfd < 0)
+			return -errno;
+		if (flock(c->hostlockfd, LOCK_EX | LOCK_NB) < 0)
+			return errno == EWOULDBLOCK ? -EADDRINUSE : -errno;
+		if (fstat(c->hostlockfd, &held) < 0)
+			return -errno;
+		if (stat(path, &named) == 0 && named.st_ino == held.st_ino &&
+		    named.st_dev == held.st_dev)
+			break;
+		close(c->hostlockfd);
+	}
+	snprintf(c->hostlock, sizeof(c->hostlock), "%s", path);
+	atexit(drop_host_lock);
+	return 0;
+}
+
 static int run_loop(struct shmr_ctl *c)
 {
 	struct epoll_event evs[64];
@@ -556,6 +627,7 @@ static void wire(struct shmr_ctl *c)
 	c->adopt.pin = &c->pin;
 	c->adopt.sock_path = c->sock_path;
 	c->lockfd = -1;
+	c->hostlockfd = -1;
 }
 
 /*
@@ -713,6 +785,23 @@ int main(int argc, char **argv)
 		shmr_ctl_err("cannot lock domain %s in %s: %s", c->cfg.domain,
 			      c->run_dir, strerror(-rc));
 		return EXIT_RUNTIME;
+	}
+	{
+		char path[PATH_MAX + 64];
+
+		rc = take_host_lock(c, path, sizeof(path));
+		if (rc == -EADDRINUSE) {
+			shmr_ctl_err("domain %s is already served on this "
+				      "host, from another run dir (%s is "
+				      "held)",
+				      c->cfg.domain, path);
+			return EXIT_RUNTIME;
+		} else if (rc < 0) {
+			shmr_ctl_err("cannot lock domain %s host-wide at %s: "
+				      "%s",
+				      c->cfg.domain, path, strerror(-rc));
+			return EXIT_RUNTIME;
+		}
 	}
 	adopting = shmr_ctl_adopt_probe(&c->adopt, &c->state);
 	if (adopting)

@@ -1104,6 +1104,38 @@ static void one_control_per_socket(void **state)
 	assert_int_equal(orphans(a.pid), 0);
 	assert_null(strstr(log, "shmr-dataplane"));
 
+	/* Nor one of the same domain name in another run dir: the name is
+	 * host-wide (EAL's file prefix).  Refused before it starts anything,
+	 * the first one's EAL runtime directory (its telemetry socket)
+	 * left alone. */
+	{
+		const char *base = getenv("RUNTIME_DIRECTORY");
+		char other[] = "/tmp/shmr-ctltest2.XXXXXX", eal[256];
+		char cmd[300];
+
+		if (!base || !base[0])
+			base = geteuid() == 0 ? "/var/run"
+					      : getenv("XDG_RUNTIME_DIR");
+		if (!base || !base[0])
+			base = "/tmp";
+		snprintf(eal, sizeof(eal), "%s/dpdk/shmr-%s", base, a.domain);
+		assert_int_equal(access(eal, F_OK), 0);
+		assert_non_null(mkdtemp(other));
+		b = a;
+		snprintf(b.log, sizeof(b.log), "%s/third.log", a.dir);
+		assert_false(app_start(&b, (const char *[]){ "--run-dir", other,
+							     NULL },
+				       &st));
+		assert_int_equal(WEXITSTATUS(st), 1);
+		read_file(b.log, log, sizeof(log));
+		assert_non_null(strstr(log, "already served on this host"));
+		assert_int_equal(orphans(a.pid), 0);
+		assert_null(strstr(log, "shmr-dataplane"));
+		assert_int_equal(access(eal, F_OK), 0);
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", other);
+		assert_int_equal(system(cmd), 0);
+	}
+
 	/* The first one is untouched. */
 	app_connect(&a);
 	assert_int_equal(status_value(&a, "routers"), 1);
