@@ -185,7 +185,9 @@ static void help(void)
 	       "                       line per route \"NAME MSGS/S TOTAL\" "
 	       "and \"total MSGS/S TOTAL\"\n"
 	       "    --interval SEC     default 1\n"
-	       "    --duration SEC     stop after SEC seconds (default: until "
+	       "    --duration SEC     stop once SEC seconds (more than 0) have "
+	       "passed, with a\n"
+	       "                       last sample then (default: until "
 	       "SIGINT)\n"
 	       "  top [ROUTER...]      routers, routes (msgs/s, queued, "
 	       "restarts) and lcores,\n"
@@ -340,6 +342,38 @@ int shmr_cli_parse_seconds(const char *s, double *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+double shmr_cli_parse_duration(const char *s)
+{
+	double v;
+
+	if (shmr_cli_parse_seconds(s, &v) < 0 || v <= 0)
+		shmr_cli_usage("--duration: seconds, more than 0");
+	return v;
+}
+
+void shmr_cli_ts_add(struct timespec *t, double sec)
+{
+	long long ns = (long long)(sec * 1e9);
+
+	t->tv_sec += (time_t)(ns / 1000000000LL);
+	t->tv_nsec += (long)(ns % 1000000000LL);
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000L;
+	}
+}
+
+int shmr_cli_tick(struct timespec *next, double interval,
+		  const struct timespec *end)
+{
+	shmr_cli_ts_add(next, interval);
+	if (!end || next->tv_sec < end->tv_sec ||
+	    (next->tv_sec == end->tv_sec && next->tv_nsec < end->tv_nsec))
+		return 0;
+	*next = *end;
+	return 1;
 }
 
 /*

@@ -8,6 +8,8 @@
 #ifndef SHMR_CONTROL_SHMRCTL_CLI_H
 #define SHMR_CONTROL_SHMRCTL_CLI_H
 
+#include <time.h>
+
 #include <shmr/proto_client.h>
 
 /** The last answer, whole ("OK ..." first line included). */
@@ -48,6 +50,21 @@ _Noreturn void shmr_cli_request_failed(int rc);
 
 /** Seconds (a decimal, 0 to a year) into @p out; 0, or -1. */
 int shmr_cli_parse_seconds(const char *s, double *out);
+
+/** --duration's value: seconds, more than 0 (0 would read as "at once"
+ *  or as "forever"; leaving it out is forever).  A usage error else. */
+double shmr_cli_parse_duration(const char *s);
+
+/** The next wake-up of a sampling loop: @p next (CLOCK_MONOTONIC,
+ *  absolute) moves on by @p interval seconds, but never past @p end
+ *  (NULL: no end).  Returns 1 when this wake-up is the last (it is @p end):
+ *  a --duration shorter than an interval, or not a multiple of it, ends
+ *  on time, not up to an interval late. */
+int shmr_cli_tick(struct timespec *next, double interval,
+		  const struct timespec *end);
+
+/** @p t moved on by @p sec seconds. */
+void shmr_cli_ts_add(struct timespec *t, double sec);
 
 /**
  * The read verbs: routes, route, inspect, status, routees, dlq, metrics,

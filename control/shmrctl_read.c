@@ -775,8 +775,8 @@ static int watch(int argc, char **argv, int i)
 	static struct sample prev, cur;
 	struct sigaction sa = { .sa_handler = on_sigint };
 	const char *router = NULL;
-	double interval = 1, duration = 0, start;
-	struct timespec next;
+	double interval = 1, duration = 0;
+	struct timespec next, end;
 	char req[128];
 
 	for (; i < argc; i++) {
@@ -786,8 +786,7 @@ static int watch(int argc, char **argv, int i)
 				shmr_cli_usage(
 					"--interval: seconds, at least 0.01");
 		} else if (strcmp(argv[i], "--duration") == 0 && i + 1 < argc) {
-			if (shmr_cli_parse_seconds(argv[++i], &duration) < 0)
-				shmr_cli_usage("--duration: seconds");
+			duration = shmr_cli_parse_duration(argv[++i]);
 		} else if (!router && argv[i][0] != '-') {
 			router = argv[i];
 		} else {
@@ -805,22 +804,21 @@ static int watch(int argc, char **argv, int i)
 		shmr_cli_usage("request too long");
 	shmr_cli_connect();
 	parse_sample(shmr_cli_request(req), &prev);
-	prev.t = start = now_s();
+	prev.t = now_s();
 	/* Once, so the columns are named before the first figures. */
 	printf("route msgs/s total\n");
 	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &next);
+	end = next;
+	shmr_cli_ts_add(&end, duration);
 	while (!atomic_load_explicit(&interrupted, memory_order_relaxed)) {
 		uint64_t total = 0;
 		double dt, rate_total = 0;
-		long long ns = (long long)(interval * 1e9);
+		/* The last sample is taken at the end of --duration (its
+		 * rates over the shorter interval). */
+		int last = shmr_cli_tick(&next, interval,
+					 duration > 0 ? &end : NULL);
 
-		next.tv_sec += (time_t)(ns / 1000000000LL);
-		next.tv_nsec += (long)(ns % 1000000000LL);
-		if (next.tv_nsec >= 1000000000L) {
-			next.tv_sec++;
-			next.tv_nsec -= 1000000000L;
-		}
 		if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next,
 				    NULL) != 0 ||
 		    atomic_load_explicit(&interrupted, memory_order_relaxed))
@@ -846,7 +844,7 @@ static int watch(int argc, char **argv, int i)
 		printf("total %.0f %" PRIu64 "\n", rate_total, total);
 		fflush(stdout);
 		prev = cur;
-		if (duration > 0 && cur.t - start >= duration - interval / 1000)
+		if (last)
 			break;
 	}
 	shmr_cli_close();

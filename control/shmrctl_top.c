@@ -463,32 +463,23 @@ static void build(const struct sample *prev, const struct sample *cur)
 	}
 }
 
-/* Wait until @p next (absolute, CLOCK_MONOTONIC) or a signal. */
-static void sleep_until(struct timespec *next, double interval)
-{
-	long long ns = (long long)(interval * 1e9);
-
-	next->tv_sec += (time_t)(ns / 1000000000LL);
-	next->tv_nsec += (long)(ns % 1000000000LL);
-	if (next->tv_nsec >= 1000000000L) {
-		next->tv_sec++;
-		next->tv_nsec -= 1000000000L;
-	}
-	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL);
-}
-
-/* Not a terminal: one table per interval. */
+/* Not a terminal: one table per interval, the last one at the end of
+ * --duration (shmr_cli_tick()). */
 static int run_plain(struct sample *prev, struct sample *cur, double interval,
 		     double duration)
 {
-	struct timespec next;
-	double start = now_s();
+	struct timespec next, end;
 
 	clock_gettime(CLOCK_MONOTONIC, &next);
+	end = next;
+	shmr_cli_ts_add(&end, duration);
 	while (!atomic_load_explicit(&stop_flag, memory_order_relaxed)) {
 		struct sample *t;
+		int last = shmr_cli_tick(&next, interval,
+					 duration > 0 ? &end : NULL);
 
-		sleep_until(&next, interval);
+		/* Until @p next or a signal. */
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 		if (atomic_load_explicit(&stop_flag, memory_order_relaxed))
 			break;
 		sample_take(cur);
@@ -500,7 +491,7 @@ static int run_plain(struct sample *prev, struct sample *cur, double interval,
 		t = prev;
 		prev = cur;
 		cur = t;
-		if (duration > 0 && now_s() - start >= duration - interval / 1000)
+		if (last)
 			break;
 	}
 	return 0;
@@ -522,7 +513,7 @@ static int run_curses(struct sample *prev, struct sample *cur,
 		      double interval, double duration)
 {
 	double start = now_s(), due = start;
-	int first = 1;
+	int first = 1, last = 0;
 
 	if (!initscr())
 		return run_plain(prev, cur, interval, duration);
@@ -572,9 +563,15 @@ static int run_curses(struct sample *prev, struct sample *cur,
 			}
 			first = 0;
 		}
-		due += interval;
-		if (duration > 0 && now_s() - start >= duration)
+		if (last)
 			break;
+		due += interval;
+		/* The last frame at the end of --duration, not up to an
+		 * interval after it. */
+		if (duration > 0 && due >= start + duration) {
+			due = start + duration;
+			last = 1;
+		}
 	}
 	curses_off();
 	return 0;
@@ -593,8 +590,7 @@ int shmr_cli_top(int argc, char **argv, int i)
 			    interval < 0.1)
 				shmr_cli_usage("--interval: seconds, at least 0.1");
 		} else if (strcmp(argv[i], "--duration") == 0 && i + 1 < argc) {
-			if (shmr_cli_parse_seconds(argv[++i], &duration) < 0)
-				shmr_cli_usage("--duration: seconds");
+			duration = shmr_cli_parse_duration(argv[++i]);
 		} else if (argv[i][0] != '-' && nrouters < MAX_ROUTERS) {
 			if (!shmr_proto_word_ok(argv[i], SHMR_NAME_MAX))
 				shmr_cli_usage("bad ROUTER name");

@@ -970,6 +970,40 @@ static void bad_requests_over_the_wire(void **state)
 					 "total 0 0\n");
 	}
 
+	/* --duration ends watch and top on time, not an interval late:
+	 * one sample, taken when it has passed (bounds generous: a loaded
+	 * machine).  0 is refused (left out is "until SIGINT"). */
+	{
+		const char *w[] = { shmrctl_bin, "-s", a.sock, "watch",
+				    "events", "--interval", "5",
+				    "--duration", "1", NULL };
+		const char *t[] = { shmrctl_bin, "-s", a.sock, "top",
+				    "--interval", "20", "--duration", "1",
+				    NULL };
+		const char *z[] = { shmrctl_bin, "-s", a.sock, "watch",
+				    "events", "--duration", "0", NULL };
+		const char *zt[] = { shmrctl_bin, "-s", a.sock, "top",
+				     "--duration", "0", NULL };
+		struct timespec t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		assert_int_equal(run_capture(w, ans, sizeof(ans)), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		assert_true(t1.tv_sec - t0.tv_sec < 4);
+		assert_string_equal(ans, "route msgs/s total\n"
+					 "a 0 0\n"
+					 "b 0 0\n"
+					 "total 0 0\n");
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		assert_int_equal(run_capture(t, ans, sizeof(ans)), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		assert_true(t1.tv_sec - t0.tv_sec < 4);
+		assert_non_null(strstr(ans, "ROUTER/ROUTE "));
+		assert_int_equal(run_capture(z, ans, sizeof(ans)), 2);
+		assert_non_null(strstr(ans, "--duration"));
+		assert_int_equal(run_capture(zt, ans, sizeof(ans)), 2);
+	}
+
 	/* STOP: answered, then everything goes, status 0. */
 	{
 		pid_t dp = (pid_t)status_value(&a, "dataplane_pid");
