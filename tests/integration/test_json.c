@@ -316,6 +316,9 @@ static void inspect_route_keys(struct json_object *o, const char *route)
 		snprintf(path, sizeof(path), "%.*s%s%s",
 			 (int)(at - d->field[i]), d->field[i], route, at + 5);
 		v = get(o, path);
+		/* An optional key (pending) is there only at times. */
+		if (!v && strstr(d->type[i], ", optional"))
+			continue;
 		if (!v || !type_ok(v, base_type(d->type[i])))
 			fail_msg("inspect --json: %s is not a %s", path,
 				 d->type[i]);
@@ -518,7 +521,8 @@ static void test_tables_are_aligned_with_a_header(void **state)
 	assert_int_equal(ctl(&c, "dlq", "list", "events", NULL), 0);
 	check_table(c.out, "INDEX REASON NAME TYPE KEY FROM LEN", 0);
 	assert_int_equal(ctl(&c, "status", NULL, NULL, NULL), 0);
-	check_table(c.out, "FIELD VALUE", doc_of("status")->n);
+	/* No arena here: its optional rows are not shown. */
+	check_table(c.out, "FIELD VALUE", required(doc_of("status")));
 	assert_non_null(strstr(c.out, "\nrouter_names "));
 	assert_int_equal(ctl(&c, "inspect", "events", NULL, NULL), 0);
 	assert_int_equal(strncmp(c.out, "FIELD ", 6), 0);
