@@ -83,6 +83,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <shmr/layout.h>
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
 
@@ -419,6 +420,22 @@ static int manage(const char *cmd, int argc, char **argv, int i)
 		    ((extra[0] != '+' && extra[0] != '-') || !extra[1] ||
 		     strspn(extra + 1, "0123456789") != strlen(extra + 1)))
 			shmr_cli_usage("pool: the change is +N or -N");
+		/* The control plane refuses a change larger than a router
+		 * can hold as a protocol error (exit 1, no usage line): an
+		 * argument out of range is the caller's, said here. */
+		if (strcmp(verb, "POOL_ADJUST") == 0) {
+			unsigned long v;
+			char why[64];
+
+			errno = 0;
+			v = strtoul(extra + 1, NULL, 10);
+			if (errno || v > SHMR_MAX_ROUTES) {
+				snprintf(why, sizeof(why),
+					 "pool: N is at most %u",
+					 SHMR_MAX_ROUTES);
+				shmr_cli_usage(why);
+			}
+		}
 	}
 	if (shmr_proto_encode(req, sizeof(req), verb,
 			      (const char *const[]){ router, extra },

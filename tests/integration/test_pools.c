@@ -167,6 +167,14 @@ static void test_pool_starts_and_adjusts(void **state)
 	assert_int_equal(ctl(&c, "routees", "work", NULL), 0);
 	assert_string_equal(c.ans, "NAME\nwork:0\nwork:1\n");
 	assert_int_equal(ctl(&c, "pool", "work", "7"), 2); /* usage */
+	/* A number out of range is a usage error too, said by shmrctl
+	 * (not the control plane's refusal of a malformed request). */
+	assert_int_equal(ctl(&c, "pool", "work", "+2147483648"), 2);
+	assert_non_null(strstr(c.ans, "pool: N is at most 128"));
+	assert_int_equal(ctl(&c, "pool", "work", "-99999999999999999999"), 2);
+	assert_int_equal(ctl(&c, "pool", "work", "+129"), 2);
+	assert_int_equal(ctl(&c, "pool", "work", "-1"), 0);
+	assert_string_equal(c.ans, "1\n");
 	assert_int_equal(ctl(&c, "routees", "nosuch", NULL), 1);
 	stop(&c);
 }
