@@ -573,6 +573,10 @@ int main(int argc, char **argv)
 		shmr_cli_usage("no command");
 	cmd = argv[optind++];
 	if (sock) {
+		/* An empty path names no socket: the caller's mistake, not
+		 * a domain that is not running. */
+		if (!sock[0])
+			shmr_cli_usage("-s: an empty socket path");
 		if (strlen(sock) >= sizeof(sock_path))
 			shmr_cli_usage("-s: path too long");
 		strcpy(sock_path, sock);

@@ -511,6 +511,14 @@ static void test_shmrctl_lifecycle_commands(void **state)
 	(void)state;
 
 	{
+		/* An empty socket path is a usage error, not "no domain". */
+		char *argv[] = { ctl, "-s", "", "status", NULL };
+
+		assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 2);
+		assert_non_null(strstr(out, "shmrctl: -s: an empty socket "
+					    "path\n"));
+	}
+	{
 		char *argv[] = { ctl, "-s", c->cl.app.sock, "add", "events",
 				 "w", "shmr-test-worker", "--expect-type", "1",
 				 "--cpus", "0", NULL };
