@@ -88,14 +88,25 @@ static int resizer_valid(const struct shmr_config *cfg, unsigned i,
 /*
  * Every router and every route (a pool's routees included) takes one of
  * the domain's max_endpoints endpoint slots, routers first, as
- * shmr-control's model allocates them.  The error names the pool's size,
- * or the first route, that does not fit.
+ * shmr-control's model allocates them; the admin endpoint, allocated at
+ * start once they all are, takes one more (shmr.conf(5)), so a file that
+ * fills every slot with routers and routes cannot start.  The error names
+ * the pool's size, or the first route, that does not fit.
  */
 static int endpoints_fit(const struct shmr_config *cfg, char *err,
 			 size_t errlen)
 {
-	unsigned used = cfg->nrouters, n = shmr_config_endpoints(cfg);
+	unsigned used = cfg->nrouters + 1, n = shmr_config_endpoints(cfg);
 
+	/* max_routers may exceed max_endpoints: router n - 1 would take the
+	 * admin endpoint's slot. */
+	if (used > n)
+		return invalid(err, errlen,
+			       "%s:%d: routers.[%u]: more routers than "
+			       "endpoint slots (the domain has %u, one of "
+			       "them the admin endpoint's)",
+			       cfg->source, cfg->routers[n - 1].line, n - 1,
+			       n);
 	for (unsigned i = 0; i < cfg->nrouters; i++) {
 		const struct shmr_conf_router *rt = &cfg->routers[i];
 
@@ -107,13 +118,14 @@ static int endpoints_fit(const struct shmr_config *cfg, char *err,
 			return invalid(err, errlen,
 				       "%s:%d: routers.[%u].pool.size: more "
 				       "routers and routes than endpoint slots "
-				       "(the domain has %u)",
+				       "(the domain has %u, one of them the "
+				       "admin endpoint's)",
 				       cfg->source, rt->pool.line, i,
 				       n);
 		return invalid(err, errlen,
 			       "%s:%d: routers.[%u].routes.[%u]: more routers "
 			       "and routes than endpoint slots (the domain "
-			       "has %u)",
+			       "has %u, one of them the admin endpoint's)",
 			       cfg->source,
 			       rt->routes[n - used].line, i,
 			       n - used, n);

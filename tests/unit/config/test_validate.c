@@ -197,8 +197,9 @@ static void resizer_ranges(void **state)
 	conf_free(c);
 }
 
-/* Routers and routes take the domain's endpoint slots, routers first: the
- * first pool or route that does not fit is named. */
+/* Routers and routes take the domain's endpoint slots, routers first, and
+ * the admin endpoint one more: the first pool or route that does not fit
+ * is named. */
 static void endpoint_slots(void **state)
 {
 	struct shmr_config *c = conf_new();
@@ -227,24 +228,77 @@ static void endpoint_slots(void **state)
 	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "t.conf:9: routers.[3].pool.size: more "
 				 "routers and routes than endpoint slots (the "
-				 "domain has 128)");
-	/* Without p3's routees, r has room for 128 - 5 - 3 * 32 = 27
-	 * routes; its 28th is named. */
+				 "domain has 128, one of them the admin "
+				 "endpoint's)");
+	/* Without p3's routees, r has room for 128 - 1 - 5 - 3 * 32 = 26
+	 * routes (the admin endpoint takes one); its 27th is named. */
 	c->routers[3].nroutes = 0;
 	c->routers[3].pool.size = 0;
-	c->routers[4].nroutes = 27;
-	for (unsigned k = 1; k < 27; k++) {
+	c->routers[4].nroutes = 26;
+	for (unsigned k = 1; k < 26; k++) {
 		c->routers[4].routes[k] = c->routers[4].routes[0];
 		snprintf(c->routers[4].routes[k].name, SHMR_NAME_MAX, "a%u", k);
 	}
 	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), 0);
 	c->routers[4].nroutes++;
-	c->routers[4].routes[27] = c->routers[4].routes[0];
-	snprintf(c->routers[4].routes[27].name, SHMR_NAME_MAX, "a27");
+	c->routers[4].routes[26] = c->routers[4].routes[0];
+	snprintf(c->routers[4].routes[26].name, SHMR_NAME_MAX, "a26");
 	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "t.conf:11: routers.[4].routes.[27]: more "
+	assert_string_equal(err, "t.conf:11: routers.[4].routes.[26]: more "
 				 "routers and routes than endpoint slots (the "
-				 "domain has 128)");
+				 "domain has 128, one of them the admin "
+				 "endpoint's)");
+	conf_free(c);
+}
+
+/* The auditor's file: one router and 15 routees fill max_endpoints = 16
+ * exactly, which left no slot for the admin endpoint at start (exit 1);
+ * 14 routees fit.  More routers than slots are named too (max_routers
+ * may exceed max_endpoints). */
+static void endpoint_slots_admin(void **state)
+{
+	static const char text[] =
+		"domain = \"h5c\"; max_endpoints = 16;\n"
+		"routers = ( { name = \"rr\"; behaviour = \"round-robin\";\n"
+		"  pool = { size = 15; program = \"shmr-echo-worker\"; }; } );\n";
+	struct shmr_config *c = loaded(text);
+	char err[512];
+
+	(void)state;
+	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.conf:3: routers.[0].pool.size: more "
+				 "routers and routes than endpoint slots (the "
+				 "domain has 16, one of them the admin "
+				 "endpoint's)");
+	c->routers[0].nroutes = c->routers[0].pool.size = 14;
+	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), 0);
+	conf_free(c);
+
+	c = conf_new();
+	{
+		char t[4096];
+		size_t n = 0;
+
+		n += (size_t)snprintf(t + n, sizeof(t) - n,
+				      "max_endpoints = 16; max_routers = 16;\n"
+				      "routers = (\n");
+		for (unsigned i = 0; i < 16; i++)
+			n += (size_t)snprintf(t + n, sizeof(t) - n,
+					      "{ name = \"t%u\"; behaviour = "
+					      "\"type\"; types = ( { type = 1; "
+					      "route = \"x\"; } ); }%s\n",
+					      i, i < 15 ? "," : " );");
+		assert_true(n < sizeof(t));
+		assert_int_equal(shmr_config_load_string(t, "t.conf", c, err,
+							 sizeof(err)),
+				 0);
+	}
+	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.conf:18: routers.[15]: more routers than "
+				 "endpoint slots (the domain has 16, one of "
+				 "them the admin endpoint's)");
+	c->nrouters = 15;
+	assert_int_equal(shmr_config_validate(c, err, sizeof(err)), 0);
 	conf_free(c);
 }
 
@@ -257,6 +311,7 @@ int main(void)
 		cmocka_unit_test(load_entry_point),
 		cmocka_unit_test(resizer_ranges),
 		cmocka_unit_test(endpoint_slots),
+		cmocka_unit_test(endpoint_slots_admin),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
