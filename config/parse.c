@@ -67,6 +67,7 @@ static int arena_class(struct pctx *p, const config_setting_t *s,
 	struct shmr_config *c = arg;
 	unsigned long long size, count;
 	const char *why = NULL;
+	unsigned shift = 0;
 	char *end;
 
 	errno = 0;
@@ -74,16 +75,24 @@ static int arena_class(struct pctx *p, const config_setting_t *s,
 	if (end == val || errno)
 		goto bad;
 	switch (*end) {
-	case 'K': size <<= 10; end++; break;
-	case 'M': size <<= 20; end++; break;
-	case 'G': size <<= 30; end++; break;
+	case 'K': shift = 10; end++; break;
+	case 'M': shift = 20; end++; break;
+	case 'G': shift = 30; end++; break;
 	default: break;
 	}
 	if (*end != ':' || end[1] < '0' || end[1] > '9')
 		goto bad;
 	count = strtoull(end + 1, &end, 10);
-	if (*end || errno || size > UINT32_MAX || count > UINT32_MAX)
+	if (*end || errno || count > UINT32_MAX)
 		goto bad;
+	/* Checked before the shift, which would wrap a size of 2^44 M
+	 * (and more) into a small one that the geometry accepts. */
+	if (size > (UINT32_MAX >> shift))
+		return shmr_conf_fail(p, s, 0, field,
+				      "\"%s\": a class's size must be a power of "
+				      "two from 64 bytes to 64M",
+				      val);
+	size <<= shift;
 	c->arena.cls[i].size = (uint32_t)size;
 	c->arena.cls[i].count = (uint32_t)count;
 	c->arena.nclasses = i + 1;

@@ -1599,6 +1599,46 @@ static struct text routers_text(const char *pre, unsigned n)
 	return t;
 }
 
+/* arena = { classes = [ "SIZE:COUNT", ... ] }: a size's suffix is a
+ * shift, and a size that the shift would carry past 64 bits wrapped into
+ * a small one the geometry accepts ("17592186044417M" is 2^64 + 1M). */
+static void test_arena_classes(void **state)
+{
+	struct shmr_config *c;
+
+	(void)state;
+	c = expect_ok("arena = { classes = [ \"64K:4\", \"1M:2\" ]; };\n"
+		      "routers = ( " ROUTER_OK " );\n");
+	assert_int_equal(c->arena.nclasses, 2);
+	assert_int_equal(c->arena.cls[0].size, 64u << 10);
+	assert_int_equal(c->arena.cls[1].size, 1u << 20);
+	assert_int_equal(c->arena.cls[1].count, 2);
+	conf_free(c);
+	c = expect_ok("arena = { classes = [ \"64M:1\" ]; };\n"
+		      "routers = ( " ROUTER_OK " );\n");
+	assert_int_equal(c->arena.cls[0].size, 64u << 20);
+	conf_free(c);
+	expect_err("\narena = { classes = [ \"17592186044417M:3\" ]; };\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:2: arena.classes.[0]: \"17592186044417M:3\": a "
+		   "class's size must be a power of two from 64 bytes to 64M",
+		   NULL);
+	expect_err("arena = { classes = [ \"64K:1\",\n"
+		   "  \"18014398509481985K:2\" ]; };\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:2: arena.classes.[1]: \"18014398509481985K:2\": ",
+		   "power of two");
+	expect_err("arena = { classes = [ \"4294967297:1\" ]; };\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:1: arena.classes.[0]: ", "power of two");
+	expect_err("arena = { classes = [ \"4G:1\" ]; };\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:1: arena.classes.[0]: ", "power of two");
+	expect_err("arena = { classes = [ \"128M:1\" ]; };\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:1: arena.classes.[0]: ", "power of two");
+}
+
 static void test_limits(void **state)
 {
 	struct text t = { 0 };
@@ -2094,6 +2134,7 @@ int main(void)
 		cmocka_unit_test(test_access_settings),
 		cmocka_unit_test(test_pools_and_resizers),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_arena_classes),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_full_file),
 		cmocka_unit_test(test_string_dso_as_given),
