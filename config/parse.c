@@ -310,7 +310,7 @@ static int parse_geometry(struct pctx *p, const config_setting_t *root,
 static int parse_root(struct pctx *p, const config_setting_t *root,
 		      struct shmr_config *c)
 {
-	config_setting_t *s, *dom = NULL, *run = NULL, *lst;
+	config_setting_t *s, *dom = NULL, *run = NULL, *bo = NULL, *lst;
 	struct fpath f;
 	int rc;
 
@@ -375,16 +375,24 @@ static int parse_root(struct pctx *p, const config_setting_t *root,
 		return rc;
 	if ((rc = shmr_conf_get_u32(p, root, NULL, "restart_backoff_ms", 0,
 				    BACKOFF_MAX, &c->restart_backoff_ms,
-				    NULL)) < 0 ||
+				    &bo)) < 0 ||
 	    (rc = shmr_conf_get_u32(p, root, NULL, "restart_backoff_max_ms", 0,
 				    BACKOFF_MAX, &c->restart_backoff_max_ms,
 				    &s)) < 0)
 		return rc;
-	if (c->restart_backoff_max_ms < c->restart_backoff_ms)
+	/* The setting the file gives is named: a maximum left out is the
+	 * default's, which the file says nothing of. */
+	if (c->restart_backoff_max_ms < c->restart_backoff_ms && s)
 		return shmr_conf_fail(
-			p, s ? s : root, 0, "restart_backoff_max_ms",
+			p, s, 0, "restart_backoff_max_ms",
 			"%u is below restart_backoff_ms (%u)",
 			c->restart_backoff_max_ms, c->restart_backoff_ms);
+	if (c->restart_backoff_max_ms < c->restart_backoff_ms)
+		return shmr_conf_fail(
+			p, bo, 0, "restart_backoff_ms",
+			"%u is above restart_backoff_max_ms (%u, the default; "
+			"set it too)",
+			c->restart_backoff_ms, c->restart_backoff_max_ms);
 
 	rc = shmr_conf_member(p, root, NULL, "routers", CONFIG_TYPE_LIST, &lst);
 	if (rc < 0)

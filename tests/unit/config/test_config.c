@@ -1344,6 +1344,22 @@ static void test_geometry_and_values(void **state)
 		   "routers = ( " ROUTER_OK " );\n",
 		   "t.conf:2: restart_backoff_max_ms: 100 is below "
 		   "restart_backoff_ms (500)", NULL);
+	/* restart_backoff_ms alone, above the default maximum: the file's
+	 * setting is named, at its line, not the maximum it left out. */
+	expect_err("domain = \"h5b\";\nrestart_backoff_ms = 6000;\n"
+		   "routers = ( " ROUTER_OK " );\n",
+		   "t.conf:2: restart_backoff_ms: 6000 is above "
+		   "restart_backoff_max_ms (5000, the default; set it too)",
+		   NULL);
+	{
+		struct shmr_config *b = expect_ok(
+			"restart_backoff_ms = 6000;\n"
+			"restart_backoff_max_ms = 6000;\n"
+			"routers = ( " ROUTER_OK " );\n");
+
+		assert_int_equal(b->restart_backoff_ms, 6000);
+		conf_free(b);
+	}
 	expect_err("routers = ( { name = \"r\"; behaviour = \"type\";\n"
 		   "types = ( { type = 1; route = \"a\"; } );\n"
 		   "handlers = \"\"; } );\n",
