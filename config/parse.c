@@ -128,6 +128,14 @@ static int parse_arena(struct pctx *p, const config_setting_t *root,
 		return shmr_conf_missing(p, grp, &f, "classes",
 					 "the size classes: classes = [ \"64K:1024\", ... ]");
 	shmr_conf_fp_key(&fl, &f, "classes");
+	{
+		char fbuf[PATH_MAX + 64];
+
+		snprintf(c->arena_where, sizeof(c->arena_where), "%s:%d: %s",
+			 shmr_conf_file_name(p, config_setting_source_file(lst),
+					     fbuf, sizeof(fbuf)),
+			 config_setting_source_line(lst), fl.s);
+	}
 	return shmr_conf_str_list(p, lst, &fl, SHMR_ARENA_MAX_CLASSES,
 				  "arena classes", arena_class, c);
 }

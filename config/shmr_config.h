@@ -82,6 +82,11 @@ struct shmr_config {
 	 * (max_endpoints, else lane_size, slot_size, lcores) where the file
 	 * sets one, else "": what a domain too large for the host names. */
 	char size_where[SHMR_CONF_PATH_MAX + 48];
+	/* "FILE:LINE: arena.classes" where the file gives an arena, else "":
+	 * named in size_where's place when the arena is the larger part of
+	 * the domain (control/memfit.c weighs the two with the layout's
+	 * plan, which the parser has no copy of). */
+	char arena_where[SHMR_CONF_PATH_MAX + 48];
 	uint32_t poll_mode;              /* default SHMR_POLL_ADAPTIVE */
 	/* Senders stamp messages and receivers record their sojourn
 	 * (`sojourn = false` turns it off: shmr_domain_hdr.tsc_hz 0);

@@ -79,8 +79,9 @@ int shmr_ctl_memfit_check(const struct shmr_config *cfg, const char *meminfo,
 	struct shmr_ctl_meminfo mi;
 	struct shmr_domain_hdr plan;
 	struct shmr_geometry g;
+	const char *where;
 	char why[256];
-	int64_t need;
+	int64_t need, bare;
 
 	shmr_config_geometry(cfg, &g);
 	need = shmr_layout_plan_arena(&g, &cfg->arena, &plan);
@@ -88,8 +89,15 @@ int shmr_ctl_memfit_check(const struct shmr_config *cfg, const char *meminfo,
 		return 0; /* validated already; no meminfo: nothing to say */
 	if (!shmr_ctl_memfit_why((uint64_t)need, &mi, why, sizeof(why)))
 		return 0;
-	if (cfg->size_where[0])
-		snprintf(err, cap, "%s: %s", cfg->size_where, why);
+	/* The arena is a part of its own (its classes alone size it): when
+	 * it weighs more than the rest of the plan, no geometry setting is
+	 * what to change, and naming one sends the operator the wrong way. */
+	bare = shmr_layout_plan(&g, &plan);
+	where = cfg->size_where;
+	if (cfg->arena_where[0] && bare >= 0 && need - bare > bare)
+		where = cfg->arena_where;
+	if (where[0])
+		snprintf(err, cap, "%s: %s", where, why);
 	else
 		snprintf(err, cap, "%s: domain: %s", cfg->source, why);
 	return -ENOMEM;

@@ -42,8 +42,9 @@ const char *shmr_ctl_memfit_why(uint64_t need, const struct shmr_ctl_meminfo *mi
  * /proc/meminfo): 0 when the domain fits (or the host's memory cannot be
  * read: nothing to check against), else -ENOMEM with one line in @p err,
  * "FILE:LINE: max_endpoints: ..." naming the setting that sizes the
- * domain most (max_endpoints, else lane_size, slot_size, lcores, arena,
- * wherever it was set; the file alone when all are defaults).
+ * domain most: arena.classes when the arena is more than half of it,
+ * else max_endpoints, lane_size, slot_size, lcores, the first of them
+ * the file sets (the file alone when all are defaults).
  * Context: shmr-control's start and --check.  Blocking (a file read).
  */
 int shmr_ctl_memfit_check(const struct shmr_config *cfg, const char *meminfo,

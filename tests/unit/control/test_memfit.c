@@ -68,11 +68,75 @@ static void fits_or_says_why(void **state)
 	assert_non_null(shmr_ctl_memfit_why(1, &mi, buf, sizeof(buf)));
 }
 
+/* A 4 GiB host without hugepages, as a meminfo file at @p path. */
+static void small_host(char *path)
+{
+	int fd = mkstemp(path);
+	FILE *f;
+
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fprintf(f, "MemTotal:        4194304 kB\n");
+	fclose(f);
+}
+
+/* The one line for @p text (as "am.conf") on small_host(): it must start
+ * with @p want. */
+static void refused_as(const char *meminfo, const char *text,
+		       const char *want)
+{
+	struct shmr_config *c = calloc(1, sizeof(*c));
+	char err[SHMR_CONFIG_ERR_MAX] = "";
+
+	assert_non_null(c);
+	assert_int_equal(shmr_config_load_string(text, "am.conf", c, err,
+						 sizeof(err)),
+			 0);
+	assert_int_equal(shmr_ctl_memfit_check(c, meminfo, err, sizeof(err)),
+			 -ENOMEM);
+	if (strncmp(err, want, strlen(want)) != 0)
+		fail_msg("got \"%s\", wanted \"%s...\"", err, want);
+	shmr_config_free(c);
+	free(c);
+}
+
+#define ONE_ROUTER                                                         \
+	"routers = ( { name = \"r\"; behaviour = \"type\";\n"              \
+	"  types = ( { type = 1; route = \"a\"; } ); } );\n"
+
+/* The setting named is the one that sizes the domain most: the arena's
+ * classes when the arena is the larger part (64 GiB of buffers against
+ * a few MiB of lanes), not a geometry setting the file happens to set,
+ * nor the file alone; a geometry that outweighs a small arena is named
+ * as before. */
+static void names_what_sizes_it(void **state)
+{
+	char path[] = "/tmp/shmr-meminfo-XXXXXX";
+
+	(void)state;
+	small_host(path);
+	refused_as(path,
+		   "domain = \"h5a\";\nlane_size = 1024;\n"
+		   "arena = { classes = [ \"64M:1024\" ]; };\n" ONE_ROUTER,
+		   "am.conf:3: arena.classes: the domain needs 64.");
+	refused_as(path,
+		   "domain = \"h5a\";\n"
+		   "arena = { classes = [ \"64M:1024\" ]; };\n" ONE_ROUTER,
+		   "am.conf:2: arena.classes: the domain needs 64.");
+	refused_as(path,
+		   "domain = \"h5a\";\nslot_size = 4096;\nlane_size = 65536;\n"
+		   "max_endpoints = 4096;\n"
+		   "arena = { classes = [ \"64K:16\" ]; };\n" ONE_ROUTER,
+		   "am.conf:4: max_endpoints: the domain needs ");
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(meminfo_figures),
 		cmocka_unit_test(fits_or_says_why),
+		cmocka_unit_test(names_what_sizes_it),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
