@@ -18,6 +18,7 @@ struct shmr_conf_route {
 	char args[SHMR_CONF_ARGS_MAX][SHMR_CONF_ARG_MAX]; /* argv[1..] */
 	char cpus[SHMR_CONF_CPUS_MAX]; /* cpu list "0", "0-1", "0,2"; "" = one CPU picked by the control plane */
 	int line;                      /* where it was declared */
+	unsigned file;                 /* in which file: shmr_config_file() */
 };
 
 struct shmr_conf_type {
@@ -38,6 +39,7 @@ struct shmr_conf_pool {
 	int empty;
 	struct shmr_conf_route tmpl; /* program, args, cpus of every routee */
 	int line;
+	unsigned file;               /* shmr_config_file() */
 };
 
 enum shmr_conf_resizer_kind {
@@ -54,6 +56,7 @@ enum shmr_conf_resizer_kind {
 struct shmr_conf_resizer {
 	int kind; /* enum shmr_conf_resizer_kind */
 	int line;
+	unsigned file; /* shmr_config_file() */
 	/* both */
 	int lower_bound, upper_bound;
 	/* default */
@@ -106,6 +109,7 @@ struct shmr_conf_router {
 	unsigned nroutes;
 	struct shmr_conf_route routes[SHMR_MAX_ROUTES];
 	int line;
+	unsigned file; /* shmr_config_file() */
 	/* behaviour "type" or "hash": calls are routed by type through this
 	 * map when it has entries (sends keep the behaviour's own map) */
 	unsigned ncall_types;

@@ -47,6 +47,8 @@ struct pctx {
 	/* A router's most routes (and routees, hash entries): the
 	 * configuration's max_routes, once the top level is read. */
 	uint32_t max_routes;
+	/* The configuration being filled: its files[] (shmr_conf_file_of()). */
+	struct shmr_config *out;
 };
 
 /* A field path such as "routers.[0].routes.[1]". */
@@ -67,6 +69,10 @@ void shmr_conf_one_line(char *s);
 /* The file a setting or error came from (@p buf holds a joined path). */
 const char *shmr_conf_file_name(struct pctx *p, const char *file, char *buf,
 				size_t cap);
+/* The `file` index of where @p s came from (0: the source parsed), for
+ * an error named after the parse; 0 too when the name cannot be kept
+ * (out of memory: only a later error's file name is at stake). */
+unsigned shmr_conf_file_of(struct pctx *p, const config_setting_t *s);
 /* Write "file:line: field: message" into p's buffer; returns -EINVAL.
  * Context: any; @p s NULL: @p line is used. */
 __attribute__((format(printf, 5, 6)))

@@ -28,11 +28,12 @@ struct offer {
 	char resizer[32];  /* as the object spells it (cut if longer) */
 };
 
-/* One line "file:line: routers.[i].field: message" into @p err. */
-__attribute__((format(printf, 7, 8)))
-static int say(const struct shmr_config *cfg, int line, unsigned i,
-	       const char *field, char *err, size_t errlen, const char *fmt,
-	       ...)
+/* One line "file:line: routers.[i].field: message" into @p err; @p file
+ * is the setting's index (shmr_config_file()). */
+__attribute__((format(printf, 8, 9)))
+static int say(const struct shmr_config *cfg, unsigned file, int line,
+	       unsigned i, const char *field, char *err, size_t errlen,
+	       const char *fmt, ...)
 {
 	char msg[384];
 	va_list ap;
@@ -42,7 +43,8 @@ static int say(const struct shmr_config *cfg, int line, unsigned i,
 	va_end(ap);
 	if (err && errlen) {
 		snprintf(err, errlen, "%s:%d: routers.[%u].%s: %s",
-			 cfg->source, line > 0 ? line : 1, i, field, msg);
+			 shmr_config_file(cfg, file), line > 0 ? line : 1, i,
+			 field, msg);
 		for (char *c = err; *c; c++)
 			if ((unsigned char)*c < 0x20 || *c == 0x7f)
 				*c = '?';
@@ -64,19 +66,20 @@ static int read_offer(const struct shmr_config *cfg, unsigned i,
 	dl = dlopen(rt->dso, RTLD_NOW | RTLD_LOCAL);
 	if (!dl) {
 		why = dlerror();
-		say(cfg, rt->line, i, "dso", err, errlen, "cannot load: %s",
+		say(cfg, rt->file, rt->line, i,
+		    "dso", err, errlen, "cannot load: %s",
 		    why ? why : "dlopen failed");
 		return -ENOENT;
 	}
 	b = dlsym(dl, "shmr_behaviour");
 	if (!b) {
-		say(cfg, rt->line, i, "dso", err, errlen,
+		say(cfg, rt->file, rt->line, i, "dso", err, errlen,
 		    "%s has no symbol shmr_behaviour", rt->dso);
 		rc = -ENOENT;
 		goto out;
 	}
 	if (b->abi < 1 || b->abi > SHMR_BEHAVIOUR_ABI) {
-		say(cfg, rt->line, i, "dso", err, errlen,
+		say(cfg, rt->file, rt->line, i, "dso", err, errlen,
 		    "%s has ABI %u (this control plane reads 1 to %u)",
 		    rt->dso, b->abi, SHMR_BEHAVIOUR_ABI);
 		rc = -EPROTO;
@@ -125,7 +128,7 @@ static int fits_logic(const struct shmr_config *cfg, unsigned i,
 	else if (rt->nhash && beh == SHMR_BEH_BALANCING)
 		unused = "routees";
 	if (unused)
-		return say(cfg, rt->line, i, unused, err, errlen,
+		return say(cfg, rt->file, rt->line, i, unused, err, errlen,
 			   "not used by behaviour \"%s\" (the logic of %s)",
 			   logic, rt->dso);
 	/* Left out: Pekko's defaults, as for a behaviour the file names. */
@@ -134,14 +137,15 @@ static int fits_logic(const struct shmr_config *cfg, unsigned i,
 	if (beh == SHMR_BEH_TAIL_CHOPPING && rt->interval_ms == 0)
 		rt->interval_ms = shmr_config_interval_default(rt->within_ms);
 	if (rt->interval_ms > rt->within_ms)
-		return say(cfg, rt->line, i, "interval_ms", err, errlen,
+		return say(cfg, rt->file, rt->line, i,
+			   "interval_ms", err, errlen,
 			   "%u is longer than within_ms (%u, the default): "
 			   "every routee after the first would be tried too "
 			   "late",
 			   rt->interval_ms, rt->within_ms);
 	if (beh == SHMR_BEH_BALANCING && rt->pool.size == 0 &&
 	    !rt->pool.size_from_dso)
-		return say(cfg, rt->line, i, "pool", err, errlen,
+		return say(cfg, rt->file, rt->line, i, "pool", err, errlen,
 			   "behaviour \"balancing\" (the logic of %s) needs "
 			   "a pool: there is no balancing group",
 			   rt->dso);
@@ -157,7 +161,8 @@ static int resolve_behaviour(struct shmr_config *cfg, unsigned i,
 	if (o->has_logic) {
 		rt->behaviour = shmr_config_logic_kind(o->logic);
 		if (rt->behaviour == 0)
-			return say(cfg, rt->line, i, "behaviour", err, errlen,
+			return say(cfg, rt->file, rt->line, i,
+				   "behaviour", err, errlen,
 				   "left out, and %s names logic \"%s\", "
 				   "which is not a routing logic (expected "
 				   "\"round-robin\", \"random\", "
@@ -168,20 +173,20 @@ static int resolve_behaviour(struct shmr_config *cfg, unsigned i,
 		return fits_logic(cfg, i, rt, o->logic, err, errlen);
 	}
 	if (!o->routes_itself)
-		return say(cfg, rt->line, i, "behaviour", err, errlen,
+		return say(cfg, rt->file, rt->line, i, "behaviour", err, errlen,
 			   "left out, and %s names no logic and has no "
 			   "route_message or route_call",
 			   rt->dso);
 	/* A "dso" router, as if the file had said so. */
 	rt->behaviour = SHMR_BEH_DSO;
 	if (rt->pool.size || rt->pool.size_from_dso || rt->pool.empty)
-		return say(cfg, rt->line, i, "pool", err, errlen,
+		return say(cfg, rt->file, rt->line, i, "pool", err, errlen,
 			   "%s names no logic (it routes itself): a pool "
 			   "needs a routing logic",
 			   rt->dso);
 	if (rt->vnodes || rt->within_ms || rt->interval_ms || rt->nhash ||
 	    rt->ncall_types)
-		return say(cfg, rt->line, i,
+		return say(cfg, rt->file, rt->line, i,
 			   rt->vnodes        ? "virtual_nodes"
 			   : rt->within_ms   ? "within_ms"
 			   : rt->interval_ms ? "interval_ms"
@@ -228,7 +233,8 @@ int shmr_config_dso_defaults(struct shmr_config *cfg, char *err,
 		if (rt->pool.size_from_dso) {
 			if (o.pool_size == 0 ||
 			    o.pool_size > shmr_config_routes(cfg))
-				return say(cfg, rt->pool.line, i, "pool.size",
+				return say(cfg, rt->pool.file, rt->pool.line, i,
+					   "pool.size",
 					   err, errlen,
 					   "left out, and %s gives %s (1 to "
 					   "%u)",
@@ -237,7 +243,8 @@ int shmr_config_dso_defaults(struct shmr_config *cfg, char *err,
 						       : "no pool_size",
 					   shmr_config_routes(cfg));
 			if (shmr_config_pool_expand(rt, o.pool_size, &bad) < 0)
-				return say(cfg, rt->pool.line, i, "pool", err,
+				return say(cfg, rt->pool.file, rt->pool.line, i,
+					   "pool", err,
 					   errlen,
 					   "routee name \"%s:%u\" is too long "
 					   "(router names of a pool: at most "
@@ -249,7 +256,7 @@ int shmr_config_dso_defaults(struct shmr_config *cfg, char *err,
 		 * the object's is not taken (as Pekko forces it off). */
 		if (rt->behaviour == SHMR_BEH_BALANCING &&
 		    rt->resizer.kind != SHMR_RESIZER_NONE)
-			return say(cfg, rt->resizer.line, i,
+			return say(cfg, rt->resizer.file, rt->resizer.line, i,
 				   rt->resizer.kind == SHMR_RESIZER_DEFAULT
 					   ? "resizer"
 					   : "optimal_resizer",
@@ -267,16 +274,20 @@ int shmr_config_dso_defaults(struct shmr_config *cfg, char *err,
 							  SHMR_RESIZER_OPTIMAL,
 							  rt->line);
 			else
-				return say(cfg, rt->line, i, "resizer", err,
+				return say(cfg, rt->file, rt->line, i,
+					   "resizer", err,
 					   errlen,
 					   "left out, and %s names resizer "
 					   "\"%s\" (\"default\" or \"optimal\")",
 					   rt->dso, o.resizer);
+			/* At the router, in its file. */
+			rt->resizer.file = rt->file;
 		}
 		if (rt->behaviour == SHMR_BEH_CONSISTENT_HASH &&
 		    rt->vnodes == 0) {
 			if (o.virtual_nodes > SHMR_CHASH_VNODES_MAX)
-				return say(cfg, rt->line, i, "virtual_nodes",
+				return say(cfg, rt->file, rt->line, i,
+					   "virtual_nodes",
 					   err, errlen,
 					   "left out, and %s gives %u (1 to "
 					   "%u)",

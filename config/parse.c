@@ -462,6 +462,7 @@ static int parse_text(struct pctx *p, const char *text, size_t len,
 	/* All zero, or loaded before: what it held goes. */
 	shmr_config_free(out);
 	set_defaults(out, p->source);
+	p->out = out;
 	/* libconfig reads up to the first NUL; anything after it would be
 	 * silently ignored. */
 	if (memchr(text, '\0', len)) {
@@ -510,6 +511,11 @@ void shmr_config_free(struct shmr_config *cfg)
 	free(cfg->routers);
 	cfg->routers = NULL;
 	cfg->nrouters = 0;
+	for (unsigned k = 0; k < cfg->nfiles; k++)
+		free(cfg->files[k]);
+	free(cfg->files);
+	cfg->files = NULL;
+	cfg->nfiles = 0;
 }
 
 int shmr_config_load_string(const char *text, const char *source,

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <libconfig.h>
@@ -113,6 +114,27 @@ const char *shmr_conf_file_name(struct pctx *p, const char *file, char *buf,
 		return buf;
 	}
 	return file;
+}
+
+unsigned shmr_conf_file_of(struct pctx *p, const config_setting_t *s)
+{
+	const char *file = config_setting_source_file(s);
+	struct shmr_config *c = p->out;
+	char fbuf[PATH_MAX + 64], **t;
+
+	if (!file || !c)
+		return 0;
+	file = shmr_conf_file_name(p, file, fbuf, sizeof(fbuf));
+	for (unsigned k = 0; k < c->nfiles; k++)
+		if (strcmp(c->files[k], file) == 0)
+			return k + 1;
+	t = realloc(c->files, (c->nfiles + 1) * sizeof(*t));
+	if (!t)
+		return 0;
+	c->files = t;
+	if (!(t[c->nfiles] = strdup(file)))
+		return 0;
+	return ++c->nfiles;
 }
 
 /*

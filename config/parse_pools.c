@@ -55,6 +55,7 @@ int shmr_conf_pool_parse(struct pctx *p, const config_setting_t *g,
 	if (rc == 0 && !rt->dso[0])
 		return shmr_conf_missing(p, s, &pf, "size", "how many routees to start");
 	rt->pool.line = config_setting_source_line(s);
+	rt->pool.file = shmr_conf_file_of(p, s);
 	if ((rc = shmr_conf_route_body(p, s, &pf, &rt->pool.tmpl)) < 0)
 		return rc;
 	if (given && size == 0) {
@@ -98,6 +99,7 @@ int shmr_config_pool_expand(struct shmr_conf_router *rt, unsigned size,
 			return -ENAMETOOLONG;
 		}
 		q->line = rt->pool.line;
+		q->file = rt->pool.file;
 	}
 	rt->pool.size = size;
 	rt->nroutes = size;
@@ -168,6 +170,7 @@ int shmr_conf_resizer_parse(struct pctx *p, const config_setting_t *g,
 	shmr_config_resizer_unset(z, d ? SHMR_RESIZER_DEFAULT
 				       : SHMR_RESIZER_OPTIMAL,
 				  config_setting_source_line(s));
+	z->file = shmr_conf_file_of(p, s);
 	if ((rc = shmr_conf_get_int(p, s, &f, "lower_bound", 0,
 				    (int)p->max_routes, &z->lower_bound)) < 0 ||
 	    (rc = shmr_conf_get_int(p, s, &f, "upper_bound", 0,

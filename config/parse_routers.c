@@ -36,6 +36,7 @@ static int parse_route(struct pctx *p, const config_setting_t *g,
 	int rc;
 
 	r->line = config_setting_source_line(g);
+	r->file = shmr_conf_file_of(p, g);
 	if ((rc = shmr_conf_check_keys(p, g, path, route_keys)) < 0)
 		return rc;
 	if ((rc = shmr_conf_get_name(p, g, path, "name", "the route's name", r->name,
@@ -491,6 +492,7 @@ int shmr_conf_router_parse(struct pctx *p, const config_setting_t *g,
 	int rc;
 
 	rt->line = config_setting_source_line(g);
+	rt->file = shmr_conf_file_of(p, g);
 	if ((rc = shmr_conf_check_keys(p, g, path, router_keys)) < 0)
 		return rc;
 	if ((rc = shmr_conf_get_name(p, g, path, "name", "the router's name", rt->name,

@@ -55,6 +55,14 @@ static inline uint32_t shmr_config_interval_default(uint32_t within_ms)
 
 struct shmr_config {
 	char source[SHMR_CONF_PATH_MAX]; /* file name, or "<default>" */
+	/* The @include'd files that settings came from, named as the
+	 * parser's errors name them: a router's, route's, pool's or
+	 * resizer's `file` is 0 for source, k for files[k - 1], so that an
+	 * error found after the parse (validate.c, dso_defaults.c) names
+	 * the file its line is in.  Allocated by the parser, freed by
+	 * shmr_config_free(); shmr_config_file() reads it. */
+	unsigned nfiles;
+	char **files;
 	char domain[SHMR_NAME_MAX];      /* default "shmr" */
 	char run_dir[SHMR_CONF_PATH_MAX];/* default SHMR_RUN_DIR_DEFAULT */
 	uint32_t slot_size;              /* default SHMR_SLOT_DEFAULT */
@@ -282,6 +290,15 @@ static inline uint32_t shmr_config_routers(const struct shmr_config *cfg)
 	return cfg->max_routers ? cfg->max_routers : SHMR_ROUTERS_DEFAULT;
 }
 
+/** The file that a setting's `file` index (0: @p cfg's source) names,
+ *  for its `line`.  Context: any; pure. */
+static inline const char *shmr_config_file(const struct shmr_config *cfg,
+					   unsigned file)
+{
+	return file && file <= cfg->nfiles ? cfg->files[file - 1]
+					   : cfg->source;
+}
+
 /**
  * Give @p cfg room for @p n routers (zeroed; nrouters 0), for a
  * configuration built by hand; what it had is freed.
@@ -292,7 +309,7 @@ int shmr_config_routers_alloc(struct shmr_config *cfg, unsigned n);
 
 /**
  * Free what a loaded (or shmr_config_routers_alloc()ed) @p cfg holds: its
- * routers (nrouters 0 after).  The struct itself is the caller's.
+ * routers (nrouters 0 after) and its files' names.  The struct itself is the caller's.
  * Context: any; @p cfg may be all zero.
  */
 void shmr_config_free(struct shmr_config *cfg);

@@ -7,7 +7,10 @@
  * by shmr_config_validate(): the geometry, the domain's name, the cpu
  * lists (by parse_fields.c's rule), the pools' resizers (resizer_conf.c) and the endpoint slots.
  * shmr_config_load() does all three in order, so that shmr-control only
- * applies what it is given.
+ * applies what it is given.  The parse is over by then, and libconfig's
+ * tree with it: each router, route, pool and resizer keeps the file its
+ * line is in (shmr_config_file()), so that a setting an @include'd file
+ * gives is named in that file, as the parser names it.
  *
  * Nothing here touches the system beyond opening behaviour objects (no
  * DPDK, no hwloc, no group database): whether a program is installed, a
@@ -79,7 +82,7 @@ static int resizer_valid(const struct shmr_config *cfg, unsigned i,
 	return invalid(err, errlen,
 		       "%s:%d: routers.[%u].%s.%s: out of range (see "
 		       "docs/pools.md)",
-		       cfg->source, z->line, i,
+		       shmr_config_file(cfg, z->file), z->line, i,
 		       z->kind == SHMR_RESIZER_DEFAULT ? "resizer"
 						       : "optimal_resizer",
 		       key);
@@ -105,8 +108,8 @@ static int endpoints_fit(const struct shmr_config *cfg, char *err,
 			       "%s:%d: routers.[%u]: more routers than "
 			       "endpoint slots (the domain has %u, one of "
 			       "them the admin endpoint's)",
-			       cfg->source, cfg->routers[n - 1].line, n - 1,
-			       n);
+			       shmr_config_file(cfg, cfg->routers[n - 1].file),
+			       cfg->routers[n - 1].line, n - 1, n);
 	for (unsigned i = 0; i < cfg->nrouters; i++) {
 		const struct shmr_conf_router *rt = &cfg->routers[i];
 
@@ -120,15 +123,14 @@ static int endpoints_fit(const struct shmr_config *cfg, char *err,
 				       "routers and routes than endpoint slots "
 				       "(the domain has %u, one of them the "
 				       "admin endpoint's)",
-				       cfg->source, rt->pool.line, i,
-				       n);
+				       shmr_config_file(cfg, rt->pool.file),
+				       rt->pool.line, i, n);
 		return invalid(err, errlen,
 			       "%s:%d: routers.[%u].routes.[%u]: more routers "
 			       "and routes than endpoint slots (the domain "
 			       "has %u, one of them the admin endpoint's)",
-			       cfg->source,
-			       rt->routes[n - used].line, i,
-			       n - used, n);
+			       shmr_config_file(cfg, rt->routes[n - used].file),
+			       rt->routes[n - used].line, i, n - used, n);
 	}
 	return 0;
 }
@@ -150,7 +152,8 @@ static int routes_fit(const struct shmr_config *cfg, char *err, size_t errlen)
 		return invalid(err, errlen,
 			       "%s:%d: routers.[%u]: %u routers, more than "
 			       "max_routers (%u)",
-			       cfg->source, cfg->routers[nr].line, nr,
+			       shmr_config_file(cfg, cfg->routers[nr].file),
+			       cfg->routers[nr].line, nr,
 			       cfg->nrouters, nr);
 
 	for (unsigned i = 0; i < cfg->nrouters; i++) {
@@ -163,19 +166,22 @@ static int routes_fit(const struct shmr_config *cfg, char *err, size_t errlen)
 			return invalid(err, errlen,
 				       "%s:%d: routers.[%u].pool.size: %u "
 				       "routes, more than %s (%u)",
-				       cfg->source, rt->pool.line, i,
-				       rt->nroutes, lim, n);
+				       shmr_config_file(cfg, rt->pool.file),
+				       rt->pool.line, i, rt->nroutes, lim, n);
 		if (rt->nroutes > n)
 			return invalid(err, errlen,
 				       "%s:%d: routers.[%u].routes.[%u]: %u "
 				       "routes, more than %s (%u)",
-				       cfg->source, rt->routes[n].line, i, n,
-				       rt->nroutes, lim, n);
+				       shmr_config_file(cfg,
+							rt->routes[n].file),
+				       rt->routes[n].line, i, n, rt->nroutes,
+				       lim, n);
 		if (rt->nhash > n)
 			return invalid(err, errlen,
 				       "%s:%d: routers.[%u].%s: %u names, "
 				       "more than %s (%u)",
-				       cfg->source, rt->line, i,
+				       shmr_config_file(cfg, rt->file),
+				       rt->line, i,
 				       rt->behaviour == SHMR_BEH_HASH
 					       ? "hash"
 					       : "routees",
@@ -229,7 +235,8 @@ int shmr_config_validate(const struct shmr_config *cfg, char *err,
 						  sizeof(why_buf)))
 				return invalid(err, errlen,
 					       "%s:%d: cpus: bad cpu list '%s'",
-					       cfg->source, q->line, q->cpus);
+					       shmr_config_file(cfg, q->file),
+					       q->line, q->cpus);
 		}
 	}
 	for (unsigned i = 0; i < cfg->nrouters; i++)

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -302,6 +304,113 @@ static void endpoint_slots_admin(void **state)
 	conf_free(c);
 }
 
+/* @p text into @p dir/@p name. */
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Errors found after the parse name the file a setting came from: an
+ * @include'd file's route, pool or router is named in that file, at its
+ * line there, as the parser names a mistake it finds in it (the main
+ * file's name with the included file's line pointed at the wrong text). */
+static void included_files_named(void **state)
+{
+	char dir[] = "/tmp/h5-inc-XXXXXX", path[512], want[1024];
+	struct shmr_config *c = conf_new();
+	char err[SHMR_CONFIG_ERR_MAX];
+	char routes[2048];
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/inc", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	/* 15 routes, one a line from line 2: with the router and the admin
+	 * endpoint, routes.[14] (line 16 of r16.inc) is one slot too many. */
+	n += (size_t)snprintf(routes, sizeof(routes), "routes = (\n");
+	for (unsigned k = 0; k < 15; k++)
+		n += (size_t)snprintf(routes + n, sizeof(routes) - n,
+				      "  { name = \"a%u\"; program = \"w\"; }%s\n",
+				      k, k < 14 ? "," : " );");
+	assert_true(n < sizeof(routes));
+	write_file(dir, "inc/r16.inc", routes);
+	write_file(dir, "inc7.conf",
+		   "domain = \"h5i\";\n"
+		   "max_endpoints = 16;\n"
+		   "routers = ( { name = \"r\"; behaviour = \"round-robin\";\n"
+		   "  @include \"inc/r16.inc\"\n"
+		   "} );\n");
+	snprintf(path, sizeof(path), "%s/inc7.conf", dir);
+	assert_int_equal(shmr_config_load(path, c, err, sizeof(err)),
+			 -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s/inc/r16.inc:16: routers.[0].routes.[14]: more routers "
+		 "and routes than endpoint slots (the domain has 16, one of "
+		 "them the admin endpoint's)",
+		 dir);
+	assert_string_equal(err, want);
+
+	/* A pool past a collecting router's routees (routes_fit()), in an
+	 * included file at its line 2. */
+	write_file(dir, "inc/sg.inc",
+		   "behaviour = \"scatter-gather\";\n"
+		   "pool = { size = 65; program = \"w\"; };\n");
+	write_file(dir, "inc7.conf",
+		   "max_routes = 100;\n"
+		   "routers = ( { name = \"sg\";\n"
+		   "  @include \"inc/sg.inc\"\n"
+		   "} );\n");
+	assert_int_equal(shmr_config_load(path, c, err, sizeof(err)),
+			 -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s/inc/sg.inc:2: routers.[0].pool.size: 65 routes, more "
+		 "than the routees of a collecting router (64)",
+		 dir);
+	assert_string_equal(err, want);
+
+	/* A router's dso that cannot be loaded (dso_defaults.c), the
+	 * router declared in an included file; and the main file's own
+	 * settings still name the main file. */
+	write_file(dir, "inc/d.inc",
+		   "\n{ name = \"d\"; dso = \"nonexist.so\"; }\n");
+	write_file(dir, "inc7.conf",
+		   "routers = (\n"
+		   "  @include \"inc/d.inc\"\n"
+		   ");\n");
+	assert_int_equal(shmr_config_load(path, c, err, sizeof(err)),
+			 -ENOENT);
+	snprintf(want, sizeof(want), "%s/inc/d.inc:2: routers.[0].dso: ",
+		 dir);
+	if (strncmp(err, want, strlen(want)) != 0)
+		fail_msg("\"%s\", wanted \"%s...\"", err, want);
+	write_file(dir, "inc7.conf",
+		   "max_endpoints = 16;\n"
+		   "routers = ( { name = \"r\"; behaviour = \"round-robin\";\n"
+		   "  pool = { size = 15; program = \"w\"; }; } );\n");
+	assert_int_equal(shmr_config_load(path, c, err, sizeof(err)),
+			 -EINVAL);
+	snprintf(want, sizeof(want), "%s:3: routers.[0].pool.size: ", path);
+	if (strncmp(err, want, strlen(want)) != 0)
+		fail_msg("\"%s\", wanted \"%s...\"", err, want);
+	conf_free(c);
+	for (const char *const *f = (const char *const[]){
+		     "inc/r16.inc", "inc/sg.inc", "inc/d.inc", "inc7.conf",
+		     "inc", NULL };
+	     *f; f++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, *f);
+		assert_int_equal(remove(path), 0);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -312,6 +421,7 @@ int main(void)
 		cmocka_unit_test(resizer_ranges),
 		cmocka_unit_test(endpoint_slots),
 		cmocka_unit_test(endpoint_slots_admin),
+		cmocka_unit_test(included_files_named),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
