@@ -3,9 +3,12 @@
  * struct shmr_behaviour in <shmr/behaviour.h>): the configuration file
  * wins, the object fills in what the file leaves out.
  *
- * The object is opened only for a router that leaves something to it, so
- * a "dso" router that says everything itself is loaded by the dataplane
- * alone, as before.
+ * Every object a router names (its dso, and its handlers when they are an
+ * object of their own) is opened here, whether or not the router leaves
+ * anything to it: --check would otherwise pass a file whose object is
+ * missing as long as the file said everything itself, and the start then
+ * fail (exit 1) in the dataplane or the handlers' loader, naming no
+ * setting.  Opening is all: init() is the dataplane's and the handlers'.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -104,6 +107,26 @@ static int read_offer(const struct shmr_config *cfg, unsigned i,
 out:
 	dlclose(dl);
 	return rc;
+}
+
+/* Router @p i's handlers object (one of its own, not its dso: read_offer()
+ * opens that) can be loaded; what it holds is the handlers' loader's to
+ * check (control/handlers.c), which runs its init(). */
+static int can_open(const struct shmr_config *cfg, unsigned i, char *err,
+		    size_t errlen)
+{
+	const struct shmr_conf_router *rt = &cfg->routers[i];
+	const char *why;
+	void *dl = dlopen(rt->handlers, RTLD_NOW | RTLD_LOCAL);
+
+	if (dl) {
+		dlclose(dl);
+		return 0;
+	}
+	why = dlerror();
+	say(cfg, rt->file, rt->line, i, "handlers", err, errlen,
+	    "cannot load: %s", why ? why : "dlopen failed");
+	return -ENOENT;
 }
 
 /* Whether logic @p beh uses the settings @p rt gives (filling in the
@@ -218,15 +241,21 @@ int shmr_config_dso_defaults(struct shmr_config *cfg, char *err,
 		int pool = rt->pool.size > 0 || rt->pool.size_from_dso ||
 			   rt->pool.empty;
 
-		if (!rt->dso[0] ||
-		    (rt->behaviour != SHMR_CONF_BEH_FROM_DSO &&
-		     !rt->pool.size_from_dso &&
-		     !(rt->behaviour == SHMR_BEH_CONSISTENT_HASH &&
-		       rt->vnodes == 0) &&
-		     !(pool && rt->resizer.kind == SHMR_RESIZER_NONE)))
+		if (rt->handlers[0] && strcmp(rt->handlers, rt->dso) != 0 &&
+		    (rc = can_open(cfg, i, err, errlen)) < 0)
+			return rc;
+		if (!rt->dso[0])
 			continue;
+		/* Read even when nothing is left to it: one that cannot be
+		 * loaded is refused here, naming routers.[i].dso. */
 		if ((rc = read_offer(cfg, i, &o, err, errlen)) < 0)
 			return rc;
+		if (rt->behaviour != SHMR_CONF_BEH_FROM_DSO &&
+		    !rt->pool.size_from_dso &&
+		    !(rt->behaviour == SHMR_BEH_CONSISTENT_HASH &&
+		      rt->vnodes == 0) &&
+		    !(pool && rt->resizer.kind == SHMR_RESIZER_NONE))
+			continue;
 		if (rt->behaviour == SHMR_CONF_BEH_FROM_DSO &&
 		    (rc = resolve_behaviour(cfg, i, &o, err, errlen)) < 0)
 			return rc;

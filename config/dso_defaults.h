@@ -20,16 +20,19 @@
  * it names none and routes itself; its handlers then default to the
  * object, as for behaviour = "dso"), a pool with size_from_dso gets the
  * object's pool_size and its routes, a consistent-hash router with
- * vnodes 0 the object's virtual_nodes.  What the file gives is kept.  The
- * object is dlopen()ed and read, never initialised (init() is the
- * dataplane's), and closed again.
+ * vnodes 0 the object's virtual_nodes.  What the file gives is kept.
+ * Every object a router names (its dso, and handlers of its own) is
+ * dlopen()ed whether or not anything is left to it, so that one that
+ * cannot be loaded is refused here; a dso is read, never initialised
+ * (init() is the dataplane's), and closed again.
  *
  * Context:   shmr_config_load(), after the parse (shmr-control's thread,
  *            before the model is built).
  * Ownership: @p cfg is updated in place.
  * Errors:    -EINVAL (the object gives nothing usable, or the file's
- *            settings do not fit the logic it names), -ENOENT (the object
- *            cannot be loaded or has no shmr_behaviour), -EPROTO (its ABI
+ *            settings do not fit the logic it names), -ENOENT (a dso or
+ *            handlers object cannot be loaded, or a dso has no
+ *            shmr_behaviour), -EPROTO (its ABI
  *            is not one this control plane reads).  @p err then holds one
  *            line "file:line: routers.[i].field: what is wrong".
  */

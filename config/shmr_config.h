@@ -232,8 +232,9 @@ int shmr_config_load_string(const char *text, const char *source,
 /**
  * The configuration shmr-control runs with, in one call: parse the file at
  * @p path (NULL: the embedded default, source "<default>"), fill in what
- * it leaves to its routers' behaviour objects (those are dlopen()ed and
- * read, never initialised), then shmr_config_validate() the whole.
+ * it leaves to its routers' behaviour objects (every object a router
+ * names is dlopen()ed, a behaviour object read, never initialised), then
+ * shmr_config_validate() the whole.
  *
  * Context: the caller's thread; opens the file and behaviour objects.
  * Errors:  as shmr_config_load_file(), and -ENOENT/-EPROTO/-EINVAL from a

@@ -106,8 +106,9 @@ static void test_worker_that_cannot_start_fails_init(void **state)
 	assert_non_null(strstr(out, "/nonexistent/worker"));
 }
 
-/* Handlers that cannot be loaded fail the start: exit 1, naming the
- * router and the object. */
+/* Handlers that cannot be loaded are a configuration error, found before
+ * anything starts (--check too): exit 2, one line naming the file, the
+ * router's line and the setting (they failed the start, exit 1). */
 static void test_handlers_that_cannot_load_fail_the_start(void **state)
 {
 	char out[4096];
@@ -118,8 +119,16 @@ static void test_handlers_that_cannot_load_fail_the_start(void **state)
 				   "  hash = [\"a\"]; handlers = \"/nonexistent/h.so\";\n"
 				   "  routes = ( { name = \"a\"; program = \"shmr-test-worker\"; } ); } );\n");
 
-	assert_int_equal(run_control(p, NULL, out, sizeof(out)), 1);
-	assert_non_null(strstr(out, "router events: handlers /nonexistent/h.so"));
+	char want[512];
+
+	assert_int_equal(run_control(p, NULL, out, sizeof(out)), 2);
+	snprintf(want, sizeof(want),
+		 "%s:2: routers.[0].handlers: cannot load: /nonexistent/h.so",
+		 p);
+	if (!strstr(out, want))
+		fail_msg("got \"%s\", wanted \"...%s...\"", out, want);
+	assert_non_null(strchr(out, '\n'));
+	assert_int_equal(strchr(out, '\n')[1], '\0');
 }
 
 /* A resizer value out of Pekko's ranges stops the start: exit 2, naming

@@ -411,6 +411,58 @@ static void included_files_named(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* shmr_config_load() of @p text (as @p dir/d.conf): @p rc and an error
+ * that starts with "@p dir/d.conf:" and then @p want. */
+static void load_refused(const char *dir, const char *text, int rc,
+			 const char *want)
+{
+	struct shmr_config *c = conf_new();
+	char path[512], prefix[1024], err[SHMR_CONFIG_ERR_MAX] = "";
+
+	write_file(dir, "d.conf", text);
+	snprintf(path, sizeof(path), "%s/d.conf", dir);
+	snprintf(prefix, sizeof(prefix), "%s:%s", path, want);
+	if (shmr_config_load(path, c, err, sizeof(err)) != rc ||
+	    strncmp(err, prefix, strlen(prefix)) != 0 || strchr(err, '\n'))
+		fail_msg("for\n%s\ngot \"%s\", wanted %d, \"%s...\"", text,
+			 err, rc, prefix);
+	conf_free(c);
+	assert_int_equal(unlink(path), 0);
+}
+
+/* A router's object that cannot be loaded is refused at load (--check
+ * and the start), naming the setting, even when the router leaves the
+ * object nothing to fill in: a consistent-hash router that gives its
+ * virtual_nodes, a "dso" router (whose handlers are its dso: they failed
+ * at start, exit 1, naming no setting), a handlers object of its own. */
+static void missing_objects(void **state)
+{
+	char dir[] = "/tmp/h5-dso-XXXXXX";
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	load_refused(dir,
+		     "domain = \"h5d\";\n"
+		     "routers = ( { name = \"ch\"; behaviour = "
+		     "\"consistent-hash\";\n"
+		     "  dso = \"nonexist.so\"; virtual_nodes = 4;\n"
+		     "  routes = ( { name = \"a\"; program = \"w\"; } ); } );\n",
+		     -ENOENT, "2: routers.[0].dso: cannot load: ");
+	load_refused(dir,
+		     "domain = \"h5d\";\n"
+		     "routers = ( { name = \"ok\"; behaviour = \"round-robin\";\n"
+		     "  routes = ( { name = \"a\"; program = \"w\"; } ); },\n"
+		     "  { name = \"d\"; behaviour = \"dso\";\n"
+		     "  dso = \"nonexist.so\"; } );\n",
+		     -ENOENT, "4: routers.[1].dso: cannot load: ");
+	load_refused(dir,
+		     "routers = ( { name = \"r\"; behaviour = \"round-robin\";\n"
+		     "  handlers = \"nonexist-handlers.so\";\n"
+		     "  routes = ( { name = \"a\"; program = \"w\"; } ); } );\n",
+		     -ENOENT, "1: routers.[0].handlers: cannot load: ");
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -422,6 +474,7 @@ int main(void)
 		cmocka_unit_test(endpoint_slots),
 		cmocka_unit_test(endpoint_slots_admin),
 		cmocka_unit_test(included_files_named),
+		cmocka_unit_test(missing_objects),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
