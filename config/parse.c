@@ -374,6 +374,11 @@ static int parse_root(struct pctx *p, const config_setting_t *root,
 	if ((rc = shmr_conf_get_cpus(p, root, NULL, "dataplane_cpus",
 				     c->dataplane_cpus)) < 0)
 		return rc;
+	/* For the check against the host's cpus, made after the parse. */
+	if ((s = config_setting_get_member(root, "dataplane_cpus"))) {
+		c->dataplane_cpus_line = config_setting_source_line(s);
+		c->dataplane_cpus_file = shmr_conf_file_of(p, s);
+	}
 	if ((rc = parse_access(p, root, c)) < 0)
 		return rc;
 	if ((rc = shmr_conf_serve_parse(p, root, c)) < 0)

@@ -8,6 +8,7 @@
 #define SHMR_CONFIG_H
 
 #include <limits.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -104,6 +105,10 @@ struct shmr_config {
 	 * size classes (none by default) */
 	struct shmr_arena_geo arena;
 	char dataplane_cpus[SHMR_CONF_CPUS_MAX]; /* "" = picked by the control plane */
+	/* where the file sets dataplane_cpus (shmr_config_file()), for
+	 * shmr_config_cpus_fit()'s error; line 0 when it does not */
+	int dataplane_cpus_line;
+	unsigned dataplane_cpus_file;
 	char socket_group[SHMR_NAME_MAX];        /* "" = mode 0600 */
 	/* Roles on the control socket (control/server.c): members of
 	 * admin_group may change the appliance (add, remove, stop, ...) as
@@ -336,6 +341,20 @@ void shmr_config_geometry(const struct shmr_config *cfg,
 
 int shmr_config_validate(const struct shmr_config *cfg, char *err,
 			 size_t errlen);
+
+/**
+ * Every cpu that @p cfg's lists name (dataplane_cpus, each route's and
+ * pool's cpus) is one of @p host: the cpus this process may run on (its
+ * affinity), which the dataplane and the workers it starts inherit.  A cpu
+ * outside it fails the start after the domain is made (the dataplane's
+ * EAL prints its usage, a worker cannot be pinned), so shmr-control checks
+ * it at --check and start, as it checks the host's memory.
+ *
+ * Context: any; pure (the caller reads the host: sched_getaffinity(2)).
+ * Errors:  -EINVAL with one line in @p err, "file:line: field: cpu N ...".
+ */
+int shmr_config_cpus_fit(const struct shmr_config *cfg, const cpu_set_t *host,
+			 char *err, size_t errlen);
 
 /** The embedded default configuration's text (config/default.conf). */
 const char *shmr_config_default_text(void);

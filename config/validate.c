@@ -15,6 +15,8 @@
  * Nothing here touches the system beyond opening behaviour objects (no
  * DPDK, no hwloc, no group database): whether a program is installed, a
  * cpu exists or a group is known is for the control plane to find out.
+ * The cpus it may use it reads itself and hands to shmr_config_cpus_fit(),
+ * which names the setting as the rest of this file does.
  */
 #include <assert.h>
 #include <errno.h>
@@ -186,6 +188,103 @@ static int routes_fit(const struct shmr_config *cfg, char *err, size_t errlen)
 					       ? "hash"
 					       : "routees",
 				       rt->nhash, lim, n);
+	}
+	return 0;
+}
+
+/* The first cpu of a list that is not in the host's set. */
+struct cpu_miss {
+	const cpu_set_t *host;
+	unsigned cpu;
+};
+
+static int not_on_host(unsigned lo, unsigned hi, void *arg)
+{
+	struct cpu_miss *m = arg;
+
+	for (unsigned c = lo; c <= hi; c++)
+		if (c >= CPU_SETSIZE || !CPU_ISSET(c, m->host)) {
+			m->cpu = c;
+			return 1;
+		}
+	return 0;
+}
+
+/* @p host as a cpu list ("0-1", "0,2-3") into @p buf, cut short with
+ * "..." when it does not fit. */
+static const char *host_list(const cpu_set_t *host, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned c = 0; c < CPU_SETSIZE; c++) {
+		unsigned e = c;
+		int w;
+
+		if (!CPU_ISSET(c, host))
+			continue;
+		while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, host))
+			e++;
+		w = e > c ? snprintf(buf + n, cap - n, "%s%u-%u",
+				     n ? "," : "", c, e)
+			  : snprintf(buf + n, cap - n, "%s%u", n ? "," : "",
+				     c);
+		if (w < 0 || (size_t)w >= cap - n) {
+			snprintf(buf + (n < cap - 4 ? n : cap - 4), 4, "...");
+			break;
+		}
+		n += (size_t)w;
+		c = e;
+	}
+	return buf;
+}
+
+/* List @p list (already of the grammar) against @p host: 0, or -EINVAL
+ * naming @p field at @p file:@p line. */
+static int list_fits(const struct shmr_config *cfg, const char *list,
+		     const cpu_set_t *host, unsigned file, int line,
+		     const char *field, char *err, size_t errlen)
+{
+	struct cpu_miss m = { .host = host };
+	char have[128];
+
+	if (shmr_cpulist_parse(list, not_on_host, &m, NULL) != 1)
+		return 0;
+	return invalid(err, errlen,
+		       "%s:%d: %s: cpu %u is not one this host lets "
+		       "shmr-control run on (it has %s)",
+		       shmr_config_file(cfg, file), line > 0 ? line : 1, field,
+		       m.cpu, host_list(host, have, sizeof(have)));
+}
+
+int shmr_config_cpus_fit(const struct shmr_config *cfg, const cpu_set_t *host,
+			 char *err, size_t errlen)
+{
+	char field[96];
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (list_fits(cfg, cfg->dataplane_cpus, host,
+		      cfg->dataplane_cpus_file, cfg->dataplane_cpus_line,
+		      "dataplane_cpus", err, errlen) < 0)
+		return -EINVAL;
+	for (unsigned i = 0; i < cfg->nrouters; i++) {
+		const struct shmr_conf_router *rt = &cfg->routers[i];
+
+		for (unsigned k = 0; k < rt->nroutes; k++) {
+			const struct shmr_conf_route *q = &rt->routes[k];
+
+			/* A pool's routees are its template's copies. */
+			if (rt->pool.size)
+				snprintf(field, sizeof(field),
+					 "routers.[%u].pool.cpus", i);
+			else
+				snprintf(field, sizeof(field),
+					 "routers.[%u].routes.[%u].cpus", i, k);
+			if (list_fits(cfg, q->cpus, host, q->file, q->line,
+				      field, err, errlen) < 0)
+				return -EINVAL;
+		}
 	}
 	return 0;
 }

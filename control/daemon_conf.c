@@ -1,11 +1,12 @@
 /*
  * shmr-control's configuration, loaded and applied: config/'s one entry
  * point (parse, defaults from behaviour objects, validation, the host's
- * memory) and what the daemon builds from what it validated (the model,
- * the routes' cpu sets, the socket's groups).  Moved out of control.c's
- * main() unchanged.
+ * memory and cpus) and what the daemon builds from what it validated
+ * (the model, the routes' cpu sets, the socket's groups).  Moved out of
+ * control.c's main().
  */
 #include <grp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,6 +15,21 @@
 #include "daemon_conf.h"
 #include "memfit.h"
 #include "startup.h"
+
+/* The configuration's cpus against those this process may run on, which
+ * the dataplane and every worker inherit (pin.c plans within them too):
+ * a cpu outside them is a configuration error, found here rather than by
+ * the dataplane's EAL (its usage text, exit 1) or a worker's pinning.  An
+ * affinity that cannot be read (more cpus than a cpu_set_t) is not
+ * checked. */
+static int cpus_check(const struct shmr_config *cfg, char *err, size_t cap)
+{
+	cpu_set_t host;
+
+	if (sched_getaffinity(0, sizeof(host), &host) < 0)
+		return 0;
+	return shmr_config_cpus_fit(cfg, &host, err, cap);
+}
 
 void shmr_ctl_conf_load(struct shmr_config *cfg, const char *path, char *why,
 			size_t cap)
@@ -29,7 +45,8 @@ void shmr_ctl_conf_load(struct shmr_config *cfg, const char *path, char *why,
 		snprintf(why, cap, "configuration: the embedded default (no %s)",
 			 looked);
 	if (shmr_config_load(path, cfg, err, sizeof(err)) < 0 ||
-	    shmr_ctl_memfit_check(cfg, NULL, err, sizeof(err)) < 0) {
+	    shmr_ctl_memfit_check(cfg, NULL, err, sizeof(err)) < 0 ||
+	    cpus_check(cfg, err, sizeof(err)) < 0) {
 		shmr_ctl_warn("%s", err);
 		exit(SHMR_CTL_EXIT_USAGE);
 	}

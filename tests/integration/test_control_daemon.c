@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -732,6 +733,28 @@ static void exit_status_2_on_bad_input(void **state)
 	 * checked no memory: 1,024 of these lanes, 768 GiB, passed). */
 	limits_case(&a, "slot_size = 4096;\nlane_size = 65536;\n", 2,
 		    ":3: lane_size: the domain needs 768.");
+	/* A cpu past those this host lets us run on (read now): refused by
+	 * --check at its line, not by the dataplane's EAL at start (its
+	 * usage text, exit 1). */
+	{
+		cpu_set_t host;
+		unsigned hi = 0;
+		char lines[64], want[128];
+
+		assert_int_equal(sched_getaffinity(0, sizeof(host), &host), 0);
+		for (unsigned c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &host))
+				hi = c;
+		if (hi + 1 < CPU_SETSIZE) {
+			snprintf(lines, sizeof(lines),
+				 "\ndataplane_cpus = \"%u\";\n", hi + 1);
+			snprintf(want, sizeof(want),
+				 ":3: dataplane_cpus: cpu %u is not one this "
+				 "host lets shmr-control run on",
+				 hi + 1);
+			limits_case(&a, lines, 2, want);
+		}
+	}
 	app_stop(&a);
 }
 
@@ -762,13 +785,17 @@ static void init_is_atomic(void **state)
 	assert_int_equal(access(a.sock, F_OK), -1);
 	app_stop(&a);
 
-	/* A cpu that does not exist: the pinning fails, same outcome. */
+	/* A cpu that does not exist is a configuration error, refused
+	 * before anything starts (it was found by the pinning, exit 1):
+	 * one line naming the route's cpus, exit 2, nothing left. */
 	app_dir(&a);
 	app_config(&a, "1000", NULL, 0);
 	assert_false(app_start(&a, NULL, &st));
-	assert_int_equal(WEXITSTATUS(st), 1);
+	assert_int_equal(WEXITSTATUS(st), 2);
 	read_file(a.log, log, sizeof(log));
-	assert_non_null(strstr(log, "route a: cannot pin to cpus 1000"));
+	assert_non_null(strstr(log, ":11: routers.[0].routes.[0].cpus: cpu "
+				    "1000 is not one this host lets "
+				    "shmr-control run on"));
 	assert_int_equal(orphans(0), 0);
 	assert_int_equal(access(a.sock, F_OK), -1);
 	app_stop(&a);

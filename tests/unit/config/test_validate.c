@@ -5,6 +5,7 @@
  * the daemon's one entry point.
  */
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -463,6 +464,100 @@ static void missing_objects(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* shmr_config_cpus_fit() of @p text (parsed as "t.conf") on @p host:
+ * @p want ("" for fits). */
+static void cpus_on(const cpu_set_t *host, const char *text,
+		    const char *want)
+{
+	struct shmr_config *c = loaded(text);
+	char err[512] = "unset";
+
+	assert_int_equal(shmr_config_cpus_fit(c, host, err, sizeof(err)),
+			 want[0] ? -EINVAL : 0);
+	assert_string_equal(err, want);
+	conf_free(c);
+}
+
+#define CPUS_ROUTER                                                        \
+	"routers = ( { name = \"r\"; behaviour = \"round-robin\";\n"       \
+	"  routes = ( { name = \"a\"; program = \"w\"; },\n"                \
+	"    { name = \"b\"; program = \"w\"; cpus = \"%s\"; } ); } );\n"
+
+/* The cpus a configuration names against those the host lets the
+ * control plane (and what it starts) run on: dataplane_cpus = "7" on a
+ * 2-cpu host passed --check and the start failed in the EAL (its usage
+ * text, exit 1).  The setting is named at its line, and the host's set
+ * with it; a pool's routees are named by its cpus. */
+static void cpus_against_host(void **state)
+{
+	char text[1024], want[256];
+	cpu_set_t host, two;
+	unsigned hi = 0, lo = CPU_SETSIZE;
+
+	(void)state;
+	CPU_ZERO(&two);
+	CPU_SET(0, &two);
+	CPU_SET(1, &two);
+	snprintf(text, sizeof(text),
+		 "domain = \"h5p\";\n\ndataplane_cpus = \"7\";\n" CPUS_ROUTER,
+		 "");
+	cpus_on(&two, text,
+		"t.conf:3: dataplane_cpus: cpu 7 is not one this host lets "
+		"shmr-control run on (it has 0-1)");
+	snprintf(text, sizeof(text), "dataplane_cpus = \"1\";\n" CPUS_ROUTER,
+		 "0-1");
+	cpus_on(&two, text, "");
+	snprintf(text, sizeof(text), CPUS_ROUTER, "0,2");
+	cpus_on(&two, text,
+		"t.conf:3: routers.[0].routes.[1].cpus: cpu 2 is not one this "
+		"host lets shmr-control run on (it has 0-1)");
+	CPU_SET(2, &two);
+	CPU_SET(4, &two);
+	snprintf(text, sizeof(text), CPUS_ROUTER, "3");
+	cpus_on(&two, text,
+		"t.conf:3: routers.[0].routes.[1].cpus: cpu 3 is not one this "
+		"host lets shmr-control run on (it has 0-2,4)");
+	cpus_on(&two,
+		"routers = ( { name = \"p\"; behaviour = \"round-robin\";\n"
+		"  pool = { size = 3; program = \"w\";\n"
+		"    cpus = \"0-5\"; }; } );\n",
+		"t.conf:2: routers.[0].pool.cpus: cpu 3 is not one this host "
+		"lets shmr-control run on (it has 0-2,4)");
+
+	/* This host, read now: one past its highest cpu is refused, its
+	 * lowest is not. */
+	assert_int_equal(sched_getaffinity(0, sizeof(host), &host), 0);
+	for (unsigned c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &host)) {
+			hi = c;
+			if (lo == CPU_SETSIZE)
+				lo = c;
+		}
+	if (hi + 1 < CPU_SETSIZE) {
+		snprintf(text, sizeof(text),
+			 "dataplane_cpus = \"%u\";\n" CPUS_ROUTER, hi + 1, "");
+		snprintf(want, sizeof(want),
+			 "t.conf:1: dataplane_cpus: cpu %u is not one this "
+			 "host lets shmr-control run on (it has ",
+			 hi + 1);
+		{
+			struct shmr_config *c = loaded(text);
+			char err[512];
+
+			assert_int_equal(shmr_config_cpus_fit(c, &host, err,
+							      sizeof(err)),
+					 -EINVAL);
+			if (strncmp(err, want, strlen(want)) != 0)
+				fail_msg("\"%s\", wanted \"%s...\"", err,
+					 want);
+			conf_free(c);
+		}
+	}
+	snprintf(text, sizeof(text), "dataplane_cpus = \"%u\";\n" CPUS_ROUTER,
+		 lo, "");
+	cpus_on(&host, text, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +570,7 @@ int main(void)
 		cmocka_unit_test(endpoint_slots_admin),
 		cmocka_unit_test(included_files_named),
 		cmocka_unit_test(missing_objects),
+		cmocka_unit_test(cpus_against_host),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
