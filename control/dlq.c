@@ -228,8 +228,9 @@ const char *shmr_ctl_dlq_reason(int32_t status)
 	return "SHMR_E_OTHER";
 }
 
-int shmr_ctl_dlq_format(const unsigned char *buf, size_t size, char *out,
-			size_t cap, unsigned *count, int *corrupt)
+int shmr_ctl_dlq_format_from(const unsigned char *buf, size_t size,
+			     unsigned from, char *out, size_t cap,
+			     unsigned *next, int *corrupt, int *more)
 {
 	union {
 		struct shmr_msg m;
@@ -240,8 +241,9 @@ int shmr_ctl_dlq_format(const unsigned char *buf, size_t size, char *out,
 	uint32_t slen, plen;
 	int rc;
 
-	*count = 0;
+	*next = 0;
 	*corrupt = 0;
+	*more = 0;
 	if (cap)
 		out[0] = '\0';
 	while ((rc = shmr_ctl_dlq_next_payload(buf, size, off, &slot.m, &slen,
@@ -249,24 +251,42 @@ int shmr_ctl_dlq_format(const unsigned char *buf, size_t size, char *out,
 		char name[SHMR_NAME_MAX];
 		int n;
 
-		shmr_ctl_dlq_name(&slot.m, slen, name);
-		n = snprintf(out + len, cap - len,
-			     "%u reason=%s name=%s type=%" PRIu32
-			     " key=%" PRIu64 " from=%" PRIu32 ":%" PRIu32
-			     " len=%" PRIu32 "\n",
-			     *count, shmr_ctl_dlq_reason(slot.m.status), name,
-			     slot.m.type, slot.m.key, slot.m.from.slot,
-			     slot.m.from.gen,
-			     payload ? plen : slot.m.len);
-		if (n < 0 || (size_t)n >= cap - len)
-			return -ENOSPC;
-		len += (size_t)n;
+		if (*next >= from) {
+			shmr_ctl_dlq_name(&slot.m, slen, name);
+			n = snprintf(out + len, cap - len,
+				     "%u reason=%s name=%s type=%" PRIu32
+				     " key=%" PRIu64 " from=%" PRIu32
+				     ":%" PRIu32 " len=%" PRIu32 "\n",
+				     *next, shmr_ctl_dlq_reason(slot.m.status),
+				     name, slot.m.type, slot.m.key,
+				     slot.m.from.slot, slot.m.from.gen,
+				     payload ? plen : slot.m.len);
+			if (n < 0 || (size_t)n >= cap - len) {
+				/* Full: the line that did not fit is cut. */
+				if (cap)
+					out[len] = '\0';
+				if (len == 0)
+					return -ENOSPC;
+				*more = 1;
+				return (int)len;
+			}
+			len += (size_t)n;
+		}
 		off += (size_t)rc;
-		(*count)++;
+		(*next)++;
 	}
 	if (rc < 0)
 		*corrupt = 1;
 	return (int)len;
+}
+
+int shmr_ctl_dlq_format(const unsigned char *buf, size_t size, char *out,
+			size_t cap, unsigned *count, int *corrupt)
+{
+	int more, n = shmr_ctl_dlq_format_from(buf, size, 0, out, cap, count,
+					       corrupt, &more);
+
+	return n >= 0 && more ? -ENOSPC : n;
 }
 
 long shmr_ctl_dlq_count(const unsigned char *buf, size_t size)

@@ -75,6 +75,16 @@ const char *shmr_ctl_dlq_reason(int32_t status);
 int shmr_ctl_dlq_format(const unsigned char *buf, size_t size, char *out,
 			size_t cap, unsigned *count, int *corrupt);
 
+/**
+ * As shmr_ctl_dlq_format(), a part of it: the records from index @p from
+ * on, as many whole lines as fit in @p cap (*more = 1 when one did not:
+ * the list goes on at *next).  *next: the index after the last record
+ * listed.  Returns the length, or -ENOSPC when not even one line fits.
+ */
+int shmr_ctl_dlq_format_from(const unsigned char *buf, size_t size,
+			     unsigned from, char *out, size_t cap,
+			     unsigned *next, int *corrupt, int *more);
+
 /** Sound records at the start of @p buf. */
 long shmr_ctl_dlq_count(const unsigned char *buf, size_t size);
 

@@ -38,7 +38,7 @@ static const struct verb_info verbs[] = {
 	{ "ENABLE", SHMR_REQ_ENABLE, 2, 2 },
 	{ "REPLACE", SHMR_REQ_REPLACE, 3, 3 + SHMR_CONF_ARGS_MAX },
 	{ "RESPAWN", SHMR_REQ_RESPAWN, 2, 2 },
-	{ "DLQ_LIST", SHMR_REQ_DLQ_LIST, 1, 1 },
+	{ "DLQ_LIST", SHMR_REQ_DLQ_LIST, 1, 2 },
 	{ "DLQ_REPLAY", SHMR_REQ_DLQ_REPLAY, 1, 1 },
 	{ "DRAIN", SHMR_REQ_DRAIN, 2, 2 },
 	{ "ROUTEES", SHMR_REQ_ROUTEES, 1, 1 },
@@ -51,6 +51,9 @@ static const struct verb_info verbs[] = {
 	{ "METRICS", SHMR_REQ_METRICS, 0, 1 },
 };
 
+/* The same rule as libshmr's shmr_name_ok() (shmr/domain.h), which a
+ * client checks before asking: written twice, as control_core links no
+ * libshmr (its unit tests run without one). */
 int shmr_ctl_name_valid(const char *s)
 {
 	size_t n = 0;
@@ -304,11 +307,23 @@ int shmr_ctl_req_parse(const char *buf, size_t len, struct shmr_ctl_req *out,
 			}
 		}
 		/* fallthrough */
+	case SHMR_REQ_DLQ_LIST:
+		/* "from=N": a part, the records from index N on (INSPECT
+		 * comes here from above, its options read). */
+		if (out->verb == SHMR_REQ_DLQ_LIST && nw == 3) {
+			if (wl[2] > 5 && memcmp(w[2], "from=", 5) == 0 &&
+			    parse_u32(w[2] + 5, wl[2] - 5, &out->from) == 0) {
+				out->paged = 1;
+			} else {
+				*why = "unknown option";
+				return -SHMR_E_PROTO;
+			}
+		}
+		/* fallthrough */
 	case SHMR_REQ_ROUTEES:
 	case SHMR_REQ_KILL:
 	case SHMR_REQ_POISON:
 	case SHMR_REQ_ROUTES:
-	case SHMR_REQ_DLQ_LIST:
 	case SHMR_REQ_DLQ_REPLAY:
 		if (parse_name(w[1], wl[1], out->name) < 0) {
 			*why = "bad name";

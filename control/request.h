@@ -53,7 +53,8 @@ struct shmr_ctl_req {
 	char name[SHMR_NAME_MAX]; /* REGISTER, UNREGISTER: the name; ROUTES,
 				   * INSPECT, DLQ_*: the router */
 	int json;          /* INSPECT ... json */
-	int paged;         /* INSPECT ... from=N: a part, from item N */
+	int paged;         /* INSPECT, DLQ_LIST ... from=N: a part, from
+			    * item (record) N */
 	int fd_ok;         /* METRICS fd: a large answer as a memfd */
 	uint32_t from;
 	char route[SHMR_NAME_MAX]; /* ROUTE and the lifecycle verbs;

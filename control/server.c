@@ -522,7 +522,7 @@ static int dlq_request(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	unsigned char *buf;
 	size_t size;
 	unsigned count, sent, left;
-	int rc, n, corrupt;
+	int rc, n, corrupt, more;
 
 	if (req->verb == SHMR_REQ_DLQ_REPLAY) {
 		rc = shmr_ctl_dlq_replay(srv->dep.dlq, ri, &sent, &left);
@@ -534,16 +534,19 @@ static int dlq_request(struct shmr_ctl_server *srv, struct shmr_ctl_conn *k,
 	rc = shmr_ctl_dlq_load(srv->dep.dlq, ri, &buf, &size);
 	if (rc < 0)
 		return shmr_ctl_srv_send_err(k->fd, rc, "%s", shmr_strerror(rc));
-	/* Room for the first line; the records follow it. */
-	n = shmr_ctl_dlq_format(buf, size, answer + 32, sizeof(answer) - 32,
-				&count, &corrupt);
+	/* Room for the first line; the records follow it, from req->from
+	 * (0 unless asked), as many as fit: "more" says the list goes on
+	 * at COUNT (shmr/proto.h). */
+	n = shmr_ctl_dlq_format_from(buf, size, req->paged ? req->from : 0,
+				     answer + 32, sizeof(answer) - 32, &count,
+				     &corrupt, &more);
 	free(buf);
 	if (n < 0)
 		return shmr_ctl_srv_send_err(k->fd, SHMR_E_TOO_BIG, "%s", "answer too large");
 	{
 		char head[32];
 		int h = snprintf(head, sizeof(head), "OK %u %s\n", count,
-				 corrupt ? "corrupt" : "ok");
+				 corrupt ? "corrupt" : more ? "more" : "ok");
 
 		memmove(answer + h, answer + 32, (size_t)n);
 		memcpy(answer, head, (size_t)h);

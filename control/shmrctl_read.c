@@ -501,6 +501,55 @@ static int routees(int argc, char **argv, int i)
 }
 
 /*
+ * DLQ_LIST ROUTER, whole whatever its size: asked part by part (from=N;
+ * each answer "OK NEXT ok|corrupt|more" and the records from N that fit
+ * one packet) and joined.  The answer is a peer's: a part that does not
+ * move on ends it with a one-line error.  *count: the records listed (the
+ * index of a corrupted one); @p state: "ok" or "corrupt".  The body is
+ * static, until the next call.
+ */
+static const char *dlq_list_body(const char *router, unsigned *count,
+				 char *state, size_t cap)
+{
+	static char *text;
+	static size_t len;
+	const char *words[2] = { router, NULL };
+	unsigned next = 0;
+	char from[24], word[16];
+	FILE *out;
+
+	free(text);
+	text = NULL;
+	out = open_memstream(&text, &len);
+	if (!out)
+		shmr_cli_die(strerror(ENOMEM));
+	for (;;) {
+		const char *body;
+		unsigned n;
+
+		snprintf(from, sizeof(from), "from=%u", next);
+		words[1] = from;
+		body = ask("DLQ_LIST", words, 2);
+		if (sscanf(shmr_cli_ans, "OK %u %15s", &n, word) != 2 ||
+		    (strcmp(word, "ok") && strcmp(word, "corrupt") &&
+		     strcmp(word, "more")))
+			unexpected("not OK COUNT ok|corrupt|more", NULL);
+		if (n < next || (strcmp(word, "more") == 0 && n == next))
+			unexpected("a part that does not move on", NULL);
+		if (fputs(body, out) < 0)
+			shmr_cli_die(strerror(ENOMEM));
+		next = n;
+		if (strcmp(word, "more") != 0)
+			break;
+	}
+	if (fclose(out) != 0)
+		shmr_cli_die(strerror(ENOMEM));
+	*count = next;
+	snprintf(state, cap, "%s", word);
+	return text;
+}
+
+/*
  * dlq list|replay ROUTER.  list: the records, a table or a JSON array; a
  * corrupted or truncated record ends the listing (what came before it is
  * printed) with exit status 1.  replay: "resent N left M".
@@ -527,10 +576,9 @@ static int dlq(int argc, char **argv, int i)
 		printf("resent %u left %u\n", sent, left);
 		return 0;
 	}
-	parse(ask("DLQ_LIST", words + 1, 1), "index", 0, &rs);
+	parse(dlq_list_body(words[1], &count, word, sizeof(word)), "index", 0,
+	      &rs);
 	shmr_cli_close();
-	if (sscanf(shmr_cli_ans, "OK %u %15s", &count, word) != 2)
-		unexpected("not OK COUNT ok|corrupt", NULL);
 	if (json)
 		print_json(&rs, dlq_fields, 0);
 	else

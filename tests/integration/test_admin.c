@@ -32,6 +32,7 @@ struct ctx {
 	struct shmr_test_client cl;
 	struct shmr_pid router;
 	char out[8192];
+	unsigned want; /* dlq_size_is() */
 };
 
 /* shmrctl dlq SUB events; "list" as the control plane answers it (its
@@ -165,6 +166,46 @@ static void test_dead_letter_listed_and_replayed(void **state)
 	}
 
 	shmr_endpoint_close(later);
+	stop(&c);
+}
+
+static int dlq_size_is(void *arg)
+{
+	struct ctx *c = arg;
+	char ans[4096];
+
+	return shmr_test_ctl(&c->cl.app, "INSPECT events", ans, sizeof(ans)) ==
+		       0 &&
+	       shmr_test_value(ans, "shmr:dlq_size") == (long long)c->want;
+}
+
+/* More dead letters than one answer holds (about 950 lines): shmrctl dlq
+ * list asks part by part and lists every one. */
+static void test_dlq_list_of_many(void **state)
+{
+	static char out[512 * 1024];
+	char *argv[] = { getenv("SHMRCTL"), "-s", NULL, "dlq", "list",
+			 "events", NULL };
+	struct ctx c;
+	unsigned lines = 0;
+	(void)state;
+
+	start(&c, "dlqmany");
+	argv[2] = c.cl.app.sock;
+	/* In batches the admin endpoint's lane holds. */
+	for (c.want = 0; c.want < 1500;) {
+		for (unsigned k = 0; k < 300; k++, c.want++)
+			while (shmr_send(c.cl.ep, c.router, 4, c.want, "x",
+					 1) == -EAGAIN)
+				;
+		assert_true(shmr_test_wait(dlq_size_is, &c, 30000));
+	}
+	assert_int_equal(shmr_test_run(argv, out, sizeof(out)), 0);
+	for (const char *p = out; (p = strchr(p, '\n')); p++)
+		lines++;
+	assert_int_equal(lines, 1 + 1500); /* the header, then each */
+	assert_non_null(strstr(out, "\n1499 "));
+	assert_non_null(strstr(out, " 1499 ")); /* its key */
 	stop(&c);
 }
 
@@ -305,6 +346,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dead_letter_listed_and_replayed),
+		cmocka_unit_test(test_dlq_list_of_many),
 		cmocka_unit_test(test_admin_call_and_send),
 		cmocka_unit_test(test_mailbox_full_fails_instead_of_waiting),
 	};

@@ -83,12 +83,15 @@
  *
  * Dead letters (MessageRouteFailed records of <run_dir>/<domain>.<router>.dlq,
  * format in control/dlq.c):
- *   DLQ_LIST <router>             -> OK <records> ok|corrupt\n<one line per
- *                                    record: "<index> reason=<SHMR_E_*>
- *                                    name=<name|?> type=N key=N
- *                                    from=<slot>:<gen> len=N">; "corrupt":
- *                                    the record after the last line is
- *                                    truncated or fails its check
+ *   DLQ_LIST <router> [from=N]    -> OK <next> ok|corrupt|more\n<one line
+ *                                    per record, from index N (0): "<index>
+ *                                    reason=<SHMR_E_*> name=<name|?> type=N
+ *                                    key=N from=<slot>:<gen> len=N">; <next>:
+ *                                    the index after the last line;
+ *                                    "corrupt": the record after the last
+ *                                    line is truncated or fails its check;
+ *                                    "more": the packet was full, the list
+ *                                    goes on at from=<next>
  *   DLQ_REPLAY <router>           -> OK <resent> <left>: each record's
  *                                    message is sent again to the router
  *                                    (original type, key, payload; from =

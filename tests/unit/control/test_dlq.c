@@ -195,6 +195,49 @@ static void list_format(void **state)
 	free(buf);
 }
 
+/* A part of the list: from an index on, as many whole lines as fit, and
+ * where it goes on. */
+static void list_parts(void **state)
+{
+	size_t size;
+	unsigned char *buf = three(&size);
+	char out[1024];
+	unsigned next;
+	int corrupt, more, n;
+	(void)state;
+
+	/* Room for the first line only: it, and "more" at 1. */
+	n = shmr_ctl_dlq_format_from(buf, size, 0, out, 90, &next, &corrupt,
+				     &more);
+	assert_int_equal(n, (int)strlen(out));
+	assert_string_equal(out, "0 reason=SHMR_E_PROCESS_UNKNOWN name=later "
+				 "type=7 key=42 from=5:2 len=5\n");
+	assert_int_equal(next, 1);
+	assert_int_equal(more, 1);
+	assert_int_equal(corrupt, 0);
+	/* From 1: the other two, the list done. */
+	n = shmr_ctl_dlq_format_from(buf, size, 1, out, sizeof(out), &next,
+				     &corrupt, &more);
+	assert_true(n > 0);
+	assert_string_equal(out, "1 reason=SHMR_E_DISABLED name=? type=8 "
+				 "key=1 from=5:2 len=0\n"
+				 "2 reason=SHMR_E_BUSY name=busy type=9 "
+				 "key=2 from=5:2 len=3\n");
+	assert_int_equal(next, 3);
+	assert_int_equal(more, 0);
+	/* Past the end: nothing, done. */
+	n = shmr_ctl_dlq_format_from(buf, size, 7, out, sizeof(out), &next,
+				     &corrupt, &more);
+	assert_int_equal(n, 0);
+	assert_int_equal(next, 3);
+	assert_int_equal(more, 0);
+	/* Not even one line fits. */
+	assert_int_equal(shmr_ctl_dlq_format_from(buf, size, 2, out, 20, &next,
+						  &corrupt, &more),
+			 -ENOSPC);
+	free(buf);
+}
+
 /* A flipped byte in the second record: the first is listed, then stop. */
 static void corrupt_detected(void **state)
 {
@@ -306,6 +349,7 @@ int main(void)
 		cmocka_unit_test(records_read_back),
 		cmocka_unit_test(payload_records),
 		cmocka_unit_test(list_format),
+		cmocka_unit_test(list_parts),
 		cmocka_unit_test(corrupt_detected),
 		cmocka_unit_test(truncation_detected),
 		cmocka_unit_test(payload_length_checked),

@@ -75,6 +75,12 @@ static void good_requests(void **state)
 	assert_int_equal(r.verb, SHMR_REQ_STATUS);
 	assert_int_equal(parse("DLQ_LIST events", &r), 0);
 	assert_int_equal(r.verb, SHMR_REQ_DLQ_LIST);
+	assert_int_equal(r.paged, 0);
+	/* A part of DLQ_LIST: the records from index N on. */
+	assert_int_equal(parse("DLQ_LIST events from=950", &r), 0);
+	assert_int_equal(r.verb, SHMR_REQ_DLQ_LIST);
+	assert_true(r.paged && r.from == 950);
+	assert_string_equal(r.name, "events");
 	assert_string_equal(r.name, "events");
 	assert_int_equal(parse("DLQ_REPLAY events", &r), 0);
 	assert_int_equal(r.verb, SHMR_REQ_DLQ_REPLAY);
@@ -139,6 +145,10 @@ static void bad_requests(void **state)
 		{ "INSPECT events from=01", SHMR_E_PROTO },
 		{ "INSPECT events from=4294967296", SHMR_E_PROTO },
 		{ "INSPECT events from=1 from=2", SHMR_E_PROTO },
+		{ "DLQ_LIST events json", SHMR_E_PROTO },
+		{ "DLQ_LIST events from=", SHMR_E_PROTO },
+		{ "DLQ_LIST events from=x", SHMR_E_PROTO },
+		{ "DLQ_LIST events from=1 from=2", SHMR_E_PROTO },
 		{ "INSPECT events json from=1 x", SHMR_E_PROTO },
 		{ "METRICS json", SHMR_E_PROTO },
 		{ "METRICS fd fd", SHMR_E_PROTO },
