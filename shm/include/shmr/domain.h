@@ -326,7 +326,7 @@ int shmr_name_copy(char dst[SHMR_NAME_MAX], const char *src);
 /**
  * Non-zero when @p s is a name the control plane takes for a router,
  * route or registry entry: [A-Za-z0-9_.:-]{1,31}, the set its request
- * parser checks (shmr_ctl_name_valid()).  A client checks it before
+ * parser checks (shmr_ctl_name_valid(), the same rule).  A client checks it before
  * asking, so that every bad name is -SHMR_E_NAME: the parser turns a
  * control or non-ASCII byte away as a bad request (-SHMR_E_PROTO)
  * before it reads any name.
