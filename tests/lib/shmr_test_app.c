@@ -260,9 +260,10 @@ static int reap_all(int sig)
 /*
  * The EAL runtime directory of the domain's dataplane (dpdk/shmr-DOMAIN
  * under $RUNTIME_DIRECTORY, else /var/run for root, else
- * $XDG_RUNTIME_DIR or /tmp, as EAL picks it), once every process is gone:
- * a dataplane that exits removes its own, but one a test killed with
- * SIGKILL cannot, and the suite leaves nothing behind.
+ * $XDG_RUNTIME_DIR or /tmp, as EAL picks it), and the control plane's
+ * host-wide lock file beside it (shmr-DOMAIN.lock), once every process is
+ * gone: a dataplane or control plane that exits removes its own, but one
+ * a test killed with SIGKILL cannot, and the suite leaves nothing behind.
  */
 static void remove_eal_dir(const struct shmr_test_app *app)
 {
@@ -275,6 +276,8 @@ static void remove_eal_dir(const struct shmr_test_app *app)
 		base = geteuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
 	if (!base || !base[0])
 		base = "/tmp";
+	snprintf(path, sizeof(path), "%s/shmr-%s.lock", base, app->domain);
+	(void)unlink(path);
 	snprintf(path, sizeof(path), "%s/dpdk/shmr-%s", base, app->domain);
 	if (access(path, F_OK) != 0)
 		return;
