@@ -9,6 +9,8 @@
 
 #include <hwloc.h>
 
+#include <shmr/proto.h>
+
 #include "cpus.h"
 #include "request.h"
 
@@ -51,26 +53,9 @@ static const struct verb_info verbs[] = {
 	{ "METRICS", SHMR_REQ_METRICS, 0, 1 },
 };
 
-/* The same rule as libshmr's shmr_name_ok() (shmr/domain.h), which a
- * client checks before asking: written twice, as control_core links no
- * libshmr (its unit tests run without one). */
 int shmr_ctl_name_valid(const char *s)
 {
-	size_t n = 0;
-
-	if (!s)
-		return 0;
-	for (; s[n]; n++) {
-		char c = s[n];
-
-		if (n >= SHMR_NAME_MAX - 1)
-			return 0;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-		      c == ':' || c == '-'))
-			return 0;
-	}
-	return n > 0;
+	return shmr_proto_name_ok(s);
 }
 
 /* A word: [p, p + n).  Plain decimal, no sign, no leading zeros beyond

@@ -22,6 +22,7 @@
 #include <rte_ring.h>
 
 #include <shmr/domain.h>
+#include <shmr/proto.h>
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
 
@@ -383,8 +384,8 @@ static int name_request(struct shmr_endpoint *ep, const char *verb,
 	char key[SHMR_NAME_MAX], req[128], ans[128];
 	int rc;
 
-	/* Every bad name is ours to refuse (shmr_name_ok()). */
-	if (!shmr_name_ok(name) || shmr_name_copy(key, name) < 0)
+	/* Every bad name is ours to refuse (shmr_proto_name_ok()). */
+	if (!shmr_proto_name_ok(name) || shmr_name_copy(key, name) < 0)
 		return -SHMR_E_NAME;
 	rc = shmr_proto_pid_encode(req, sizeof(req), verb, key, ep->pid);
 	if (rc < 0)

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <shmr/domain.h>
+#include <shmr/proto.h>
 #include <shmr/proto_client.h>
 #include <shmr/shmr.h>
 
@@ -57,7 +58,7 @@ static int life_request(struct shmr_domain *d, const char *verb,
 	/* The encoder takes any word; the control plane's parser turns a
 	 * control or non-ASCII byte away before it reads a name
 	 * (-SHMR_E_PROTO): every bad name is ours to refuse (shmr.h). */
-	if (!shmr_name_ok(router) || !shmr_name_ok(name))
+	if (!shmr_proto_name_ok(router) || !shmr_proto_name_ok(name))
 		return -SHMR_E_NAME;
 	rc = shmr_proto_route_encode(req, sizeof(req), &r, NULL);
 	if (rc < 0)

@@ -496,25 +496,6 @@ void shmr_spec_write_end(struct shmr_spec *s)
 	atomic_store_explicit(&s->seq, seq + 1, memory_order_release);
 }
 
-int shmr_name_ok(const char *s)
-{
-	size_t n = 0;
-
-	if (!s)
-		return 0;
-	for (; s[n]; n++) {
-		char c = s[n];
-
-		if (n >= SHMR_NAME_MAX - 1)
-			return 0;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-		      c == ':' || c == '-'))
-			return 0;
-	}
-	return n > 0;
-}
-
 int shmr_name_copy(char dst[SHMR_NAME_MAX], const char *src)
 {
 	size_t n = src ? strnlen(src, SHMR_NAME_MAX) : 0;

@@ -323,16 +323,4 @@ void shmr_spec_write_end(struct shmr_spec *s);
  */
 int shmr_name_copy(char dst[SHMR_NAME_MAX], const char *src);
 
-/**
- * Non-zero when @p s is a name the control plane takes for a router,
- * route or registry entry: [A-Za-z0-9_.:-]{1,31}, the set its request
- * parser checks (shmr_ctl_name_valid(), the same rule).  A client checks it before
- * asking, so that every bad name is -SHMR_E_NAME: the parser turns a
- * control or non-ASCII byte away as a bad request (-SHMR_E_PROTO)
- * before it reads any name.
- *
- * Context: any; pure.
- */
-int shmr_name_ok(const char *s);
-
 #endif

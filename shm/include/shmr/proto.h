@@ -101,6 +101,10 @@
 #ifndef SHMR_PROTO_H
 #define SHMR_PROTO_H
 
+#include <stddef.h>
+
+#include <shmr/shmr.h>
+
 #define SHMR_PROTO_MAX 65536
 #define SHMR_RUN_DIR_DEFAULT "/run/shmr"
 
@@ -111,6 +115,33 @@
 #define SHMR_PROTO_PROGRAM_MAX 256
 #define SHMR_PROTO_ARG_MAX 128
 #define SHMR_PROTO_ARGS_MAX 16
+
+/*
+ * Non-zero when @p s is a name the control plane takes for a router,
+ * route or registry entry: [A-Za-z0-9_.:-]{1,SHMR_NAME_MAX - 1}.  The
+ * request parser's rule (control/request.c), which a client checks before
+ * asking, so that every bad name is -SHMR_E_NAME: the parser turns a
+ * control or non-ASCII byte away as a bad request (-SHMR_E_PROTO) before
+ * it reads any name.  Inline: control_core links no libshmr.
+ */
+static inline int shmr_proto_name_ok(const char *s)
+{
+	size_t n = 0;
+
+	if (!s)
+		return 0;
+	for (; s[n]; n++) {
+		char c = s[n];
+
+		if (n >= SHMR_NAME_MAX - 1)
+			return 0;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		      c == ':' || c == '-'))
+			return 0;
+	}
+	return n > 0;
+}
 
 /* Environment of a spawned worker. */
 #define SHMR_ENV_SOCKET "SHMR_SOCKET"     /* control socket path */
