@@ -164,6 +164,9 @@ unsigned shmr_dp_poll_once_rcu(struct shmr_dp_lcore *lc,
 	int sweep;
 
 	lc->nblocked = 0;
+	/* The second looks at retired endpoints that are due [D5]. */
+	if (lc->nrecheck)
+		shmr_dp_work_recheck_rcu(lc, t);
 	/* Which endpoints this round polls: lcore.c's essay.  The first
 	 * pass sweeps when one is due; the later ones take the endpoints
 	 * whose work bit is set (a sweep sets it for those left with work). */

@@ -18,10 +18,14 @@
  * not with those attached.  A sender sets its bit after its enqueue when
  * it finds it clear; the lcore polls a set bit's endpoint every round and
  * clears the bit only after SHMR_DP_RETIRE_ROUNDS empty rounds in a row,
- * with the fence D1 and a last look at the lanes after it, so a slot
- * enqueued meanwhile is never left behind: either the sender sees its bit
- * clear and sets it again, or the last look sees the slot.  In a steady
- * stream nobody writes the bit's line: the sender only reads it.
+ * with the fence D1 and a look at the lanes after it, so a slot enqueued
+ * meanwhile is never left behind: either the sender sees its bit clear
+ * and sets it again, or the look sees the slot.  A busy-mode sender has
+ * no fence between its enqueue and its bit's load, so its slot may not be
+ * visible yet to that look: a second look, SHMR_DP_RECHECK_NS later (D5,
+ * from a ring of those due, read against the TSC only while one is),
+ * sees it.  In a steady stream nobody writes the bit's line: the sender
+ * only reads it.
  *
  * The bits are in the lanes part, which every peer can write, so they are
  * a hint.  A bit set for nothing costs a look and is retired; a bit
@@ -70,11 +74,11 @@ static uint64_t clock_mono_ns(void)
 
 
 /*
- * TSC ticks in @p ns: from EAL's calibration when it ran, else measured
+ * TSC ticks a second: from EAL's calibration when it ran, else measured
  * here against CLOCK_MONOTONIC over 2 ms (a unit test's lcore, set up
  * without EAL).  At set-up only.
  */
-static uint64_t tsc_ticks(uint64_t ns)
+static uint64_t tsc_hz(void)
 {
 	uint64_t hz = rte_get_tsc_hz(), t0, c0;
 
@@ -85,6 +89,12 @@ static uint64_t tsc_ticks(uint64_t ns)
 			rte_pause();
 		hz = (rte_rdtsc() - c0) * 500u;
 	}
+	return hz;
+}
+
+/* TSC ticks in @p ns at @p hz ticks a second. */
+static uint64_t tsc_ticks(uint64_t hz, uint64_t ns)
+{
 	return hz / 1000u * ns / 1000000u;
 }
 
@@ -155,6 +165,7 @@ static int ep_arrays_init(struct shmr_dp_lcore *lc, uint32_t n)
 int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
 		       uint32_t index)
 {
+	uint64_t hz;
 	size_t size;
 
 	memset(lc, 0, sizeof(*lc));
@@ -176,7 +187,9 @@ int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
 		lc->pool_cap = env->lane_size / SHMR_DP_POOL_LANE_DIV;
 	if (lc->pool_cap < SHMR_DP_BURST)
 		lc->pool_cap = SHMR_DP_BURST;
-	lc->stage_ticks = tsc_ticks(SHMR_DP_STAGE_NS);
+	hz = tsc_hz();
+	lc->stage_ticks = tsc_ticks(hz, SHMR_DP_STAGE_NS);
+	lc->recheck_ticks = tsc_ticks(hz, SHMR_DP_RECHECK_NS);
 	if (ep_arrays_init(lc, env->max_endpoints) < 0)
 		return -ENOMEM;
 	/* By router index: as many as the domain has (env->max_routers,
@@ -401,13 +414,48 @@ void shmr_dp_work_retire_rcu(struct shmr_dp_lcore *lc,
 	_Atomic(uint64_t) *w =
 		shmr_dp_work(env, lc->index) + env->work_nsum + idx / 64;
 	uint64_t bit = 1ull << (idx % 64);
+	uint32_t at;
 
+	/* No place for the second look: keep polling it for now. */
+	if (lc->nrecheck == SHMR_DP_RECHECK_MAX)
+		return;
 	atomic_fetch_and(w, ~bit); /* seq_cst */
-	/* D1: the clear before our last look at the lanes; pairs with D2,
-	 * the producer's fence between its enqueue and its bit's load. */
+	/* D1: the clear before our look at the lanes; pairs with D2, the
+	 * producer's fence between its enqueue and its bit's load. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (shmr_lane_pending_sc(p->out_high) || shmr_lane_pending_sc(p->out))
+	if (shmr_lane_pending_sc(p->out_high) || shmr_lane_pending_sc(p->out)) {
 		atomic_fetch_or(w, bit);
+		return;
+	}
+	/* D5: a busy-mode sender has no D2, so its enqueue may not have
+	 * been visible to that look; the second one, later, sees it. */
+	at = (lc->recheck_at + lc->nrecheck++) % SHMR_DP_RECHECK_MAX;
+	lc->recheck_idx[at] = idx;
+	lc->recheck_due[at] = rte_rdtsc() + lc->recheck_ticks;
+}
+
+void shmr_dp_work_recheck_rcu(struct shmr_dp_lcore *lc,
+			      const struct shmr_dp_table *t)
+{
+	const struct shmr_dp_env *env = lc->env;
+	const struct shmr_dp_poll_list *l = &t->lists[lc->index];
+	uint64_t now = rte_rdtsc();
+
+	while (lc->nrecheck && now >= lc->recheck_due[lc->recheck_at]) {
+		uint32_t idx = lc->recheck_idx[lc->recheck_at];
+		uint32_t slot = idx * env->nlcores + lc->index;
+		uint32_t at = slot < t->max_endpoints ? l->at[slot] : 0;
+
+		lc->recheck_at = (lc->recheck_at + 1) % SHMR_DP_RECHECK_MAX;
+		lc->nrecheck--;
+		/* Gone from this table, or quarantined: nothing to poll (a
+		 * new table's sweep looks at every endpoint anyway). */
+		if (at == 0 || l->e[at - 1].quarantined)
+			continue;
+		if (shmr_lane_pending_sc(l->e[at - 1].out_high) ||
+		    shmr_lane_pending_sc(l->e[at - 1].out))
+			shmr_dp_work_set(lc, idx);
+	}
 }
 
 void shmr_dp_work_word_idle(struct shmr_dp_lcore *lc, uint32_t w)

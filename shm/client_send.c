@@ -40,10 +40,15 @@ static unsigned pushed(struct shmr_endpoint *ep, unsigned done, unsigned n)
 				      memory_order_relaxed);
 	if (!done)
 		return 0;
-	/* One fence for both protocols, once per burst: D2 (pairs with
-	 * the lcore's D1 when it retires our work bit) and B2 (pairs with
-	 * its B1 before it sleeps). */
-	atomic_thread_fence(memory_order_seq_cst);
+	/* One fence for both protocols, once per burst, in adaptive mode
+	 * only: B2 (pairs with the lcore's B1 before it sleeps) and D2
+	 * (pairs with its D1 when it retires our work bit).  In busy mode
+	 * no lcore sleeps, and the lcore's second look at a lane whose bit
+	 * it retired (D5, shmr/notify.h) stands in for D2: the fence waited
+	 * for the burst's stores to reach lines the lcore had read, about
+	 * 0.1 of the client's time (docs/benchmarks.md). */
+	if (ep->bell_needed)
+		atomic_thread_fence(memory_order_seq_cst);
 	shmr_work_note_fenced(ep->work, ep->work_nsum, ep->work_idx);
 	if (ep->bell_needed)
 		shmr_bell_ring_fenced(ep->dp_bell);

@@ -11,7 +11,9 @@
  * sending short bursts with pauses, so that their bits are retired and
  * set again all the time, one forwarder that never sweeps (a lost bit
  * would leave a message behind: the test's liveness bound fails it), and
- * no table swap (a new table sweeps).
+ * no table swap (a new table sweeps); once with the adaptive mode's
+ * sender (a fence between its enqueue and its bit, D2) and once with busy
+ * mode's, which has none and relies on the lcore's second look (D5).
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -185,6 +187,7 @@ struct wb {
 	struct dp_dom d;
 	struct shmr_dp_current cur;
 	struct shmr_pid sender[WB_SENDERS], worker;
+	int busy; /* senders as busy mode's: no fence D2 */
 	atomic_int stop;
 	atomic_uint_fast64_t received;
 	uint64_t bad;
@@ -216,7 +219,13 @@ static void *wb_producer(void *arg)
 			dp_msg(burst + j * SS, SHMR_KIND_SEND, me, w->worker,
 			       1, i + j, a->i);
 		k = rte_ring_enqueue_burst_elem(out, burst, SS, n, NULL);
-		if (k)
+		if (k && w->busy)
+			/* As libshmr's busy-mode sender: no fence. */
+			shmr_work_note_fenced(
+				shmr_work_at(w->d.base,
+					     me.slot % w->d.env.nlcores),
+				w->d.env.work_nsum, me.slot / w->d.env.nlcores);
+		else if (k)
 			shmr_work_note(w->d.base, shmr_hdr(w->d.base),
 				       me.slot);
 		i += k;
@@ -270,7 +279,7 @@ static void *wb_consumer(void *arg)
 	return NULL;
 }
 
-static void test_work_bits_threads(void **state)
+static void work_bits_threads(int busy)
 {
 	struct wb *w = calloc(1, sizeof(*w));
 	struct wb_arg args[WB_SENDERS];
@@ -279,8 +288,8 @@ static void test_work_bits_threads(void **state)
 	uint64_t total = (uint64_t)WB_SENDERS * WB_EACH, last = 0;
 	unsigned stalled_ms = 0;
 
-	(void)state;
 	assert_non_null(w);
+	w->busy = busy;
 	assert_int_equal(dp_dom_init(&w->d, 1), 0);
 	dp_spec_begin(&w->d);
 	for (unsigned i = 0; i < WB_SENDERS; i++)
@@ -322,11 +331,23 @@ static void test_work_bits_threads(void **state)
 	for (unsigned i = 0; i < WB_SENDERS; i++)
 		assert_int_equal(w->next[i], WB_EACH);
 	print_message("%" PRIu64 " messages from %u senders beside %u idle "
-		      "endpoints, no sweep\n",
-		      total, WB_SENDERS, WB_IDLE);
+		      "endpoints, no sweep, %s senders\n",
+		      total, WB_SENDERS, WB_IDLE, busy ? "busy-mode" : "fenced");
 	shmr_dp_table_free(shmr_dp_table_current(&w->cur));
 	dp_dom_fini(&w->d);
 	free(w);
+}
+
+static void test_work_bits_threads(void **state)
+{
+	(void)state;
+	work_bits_threads(0);
+}
+
+static void test_work_bits_threads_busy(void **state)
+{
+	(void)state;
+	work_bits_threads(1);
 }
 
 int main(void)
@@ -334,6 +355,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_forward_threads),
 		cmocka_unit_test(test_work_bits_threads),
+		cmocka_unit_test(test_work_bits_threads_busy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -131,10 +131,12 @@ static inline _Atomic(uint64_t) *shmr_work_at(void *base, uint32_t lcore)
  * Tell the lcore whose work bits are @p work (nsum summary words) that
  * bit @p idx's endpoint has something in an outbound lane: the
  * producer's side of the work-bit protocol (shmr/notify.h), after its
- * enqueue and the fence [D2] (shared with a bell's B2).
+ * enqueue and the fence [D2] (shared with a bell's B2), which busy mode
+ * leaves out (the lcore's second look D5 stands in for it).
  *
  * Context:     a producer of one of the endpoint's outbound lanes, right
- *              after atomic_thread_fence(memory_order_seq_cst).
+ *              after atomic_thread_fence(memory_order_seq_cst), or right
+ *              after its enqueue in busy mode.
  * Concurrency: lock-free; stores only when the bit was clear (when the
  *              endpoint went from idle to busy), else one load.
  */
@@ -147,7 +149,7 @@ static inline void shmr_work_note_fenced(_Atomic(uint64_t) *work,
 
 	/* Relaxed: the fence D2 before it orders our enqueue first; a
 	 * stale 1 is a bit the lcore clears only with D1, which then
-	 * sees our slot. */
+	 * sees our slot (or, with no D2 in busy mode, its look D5). */
 	if (atomic_load_explicit(w, memory_order_relaxed) & bit)
 		return;
 	atomic_fetch_or(w, bit); /* seq_cst */

@@ -55,18 +55,29 @@ struct shmr_bell {
  * the lcore's slow sweep of every endpoint (dataplane/lcore.c).
  *
  * Producer (after enqueue: ring tail store, release):
- *           atomic_thread_fence(seq_cst) [D2] (the bell's B2, shared);
+ *           in adaptive mode, atomic_thread_fence(seq_cst) [D2] (the
+ *           bell's B2, shared); in busy mode, where no lcore sleeps,
+ *           none (see D5);
  *           if bit clear: fetch_or bit, then if the summary bit is
  *           clear, fetch_or it [D4].
  * Lcore, retiring an endpoint: fetch_and ~bit; fence(seq_cst) [D1]; if
- *           a lane is pending, set the bit again (keep polling); if the
- *           word is now 0: fetch_and ~summary bit; fence [D3]; if the
- *           word became non-zero meanwhile, set the summary bit again.
+ *           a lane is pending, set the bit again (keep polling); else
+ *           look at the lanes once more SHMR_DP_RECHECK_NS later [D5]
+ *           and set the bit again if one is pending then.  If the word
+ *           is now 0: fetch_and ~summary bit; fence [D3]; if the word
+ *           became non-zero meanwhile, set the summary bit again.
  * D1 pairs with D2: either the producer sees its bit clear and sets it,
- * or the lcore's check sees the enqueued slot.  D3 pairs with D4 the same
- * way for the summary.  All the read-modify-writes are seq_cst; they
- * happen only when an endpoint goes from idle to busy or back, never per
- * message, so a steady stream only reads its (shared, unchanging) word.
+ * or the lcore's check sees the enqueued slot.  Without D2 (busy mode)
+ * the producer's load of its bit may read a 1 the lcore is clearing
+ * while its enqueue is still in its core's store buffer, not yet
+ * visible to the lcore's check: D5 is the look that sees it, a store
+ * being visible to every core within a fraction of that time, and the
+ * slow sweep the net under both.  So busy mode's sender pays no fence per
+ * burst, and the lcore a clock read per round while a look is due.  D3
+ * pairs with D4 the same way for the summary.  All the read-modify-writes
+ * are seq_cst; they happen only when an endpoint goes from idle to busy
+ * or back, never per message, so a steady stream only reads its (shared,
+ * unchanging) word.
  */
 static inline uint32_t shmr_work_nwords(uint32_t max_endpoints,
 					uint32_t nlcores)

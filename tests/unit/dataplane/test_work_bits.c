@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -141,6 +142,68 @@ static void test_bit_polls_retires_and_returns(void **state)
 	assert_int_equal(sink_took(f), 1);
 }
 
+/* Nanoseconds on CLOCK_MONOTONIC. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Rounds until one forwards something, for at most @p ns; what the last
+ * round forwarded. */
+static unsigned rounds_until_work(struct fixture *f, uint64_t ns)
+{
+	uint64_t t0 = mono_ns();
+	unsigned got = 0;
+
+	while (got == 0 && mono_ns() - t0 < ns)
+		got = shmr_dp_poll_once_rcu(&f->lc, f->t);
+	return got;
+}
+
+/* Busy mode's sender has no fence between its enqueue and its bit's load
+ * (D2), so it can read its bit set while the lcore clears it, its slot
+ * not yet visible to the lcore's look after the clear.  The lcore's
+ * second look (D5), SHMR_DP_RECHECK_NS later, finds such a slot and sets
+ * the bit again; with nothing there, the bit stays clear.  The slow sweep
+ * is off here: only the second look can find it. */
+static void test_second_look_finds_unseen_enqueue(void **state)
+{
+	struct fixture *f = *state;
+	unsigned char slot[DP_SS];
+	struct rte_ring *out = dp_out_lane(&f->d, f->a);
+
+	f->lc.sweep_every = UINT32_MAX;
+	for (uint64_t ref = 1; ref <= 2; ref++) {
+		dp_put_noted(&f->d, out,
+			     dp_msg(slot, SHMR_KIND_SEND, f->a, f->sink, 1, 0,
+				    ref));
+		assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 1);
+		assert_int_equal(sink_took(f), 1);
+		for (unsigned i = 0; i < SHMR_DP_RETIRE_ROUNDS; i++)
+			assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t),
+					 0);
+		assert_false(bit_of(f, f->a));
+		assert_int_equal(f->lc.nrecheck, 1);
+		if (ref == 1) {
+			/* Nothing more: the look comes, finds nothing, and
+			 * the bit stays clear. */
+			assert_int_equal(rounds_until_work(f, 50000000u), 0);
+			assert_int_equal(f->lc.nrecheck, 0);
+			assert_false(bit_of(f, f->a));
+			continue;
+		}
+		/* The enqueue of a sender that read its bit as set. */
+		put_raw(f, f->a, 3);
+		assert_int_equal(rounds_until_work(f, 5000000000u), 1);
+		assert_int_equal(sink_took(f), 1);
+		assert_true(bit_of(f, f->a));
+		assert_int_equal(f->lc.nrecheck, 0);
+	}
+}
+
 /* A slot put before its endpoint was in the table (it attached and sent
  * before the dataplane's rebuild) is found by the new table's sweep. */
 static void test_new_table_sweeps(void **state)
@@ -263,6 +326,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_idle_endpoint_waits_for_sweep),
 		T(test_bit_polls_retires_and_returns),
+		T(test_second_look_finds_unseen_enqueue),
 		T(test_new_table_sweeps),
 		T(test_recheck_and_sleep_find_unmarked),
 		T(test_scribbled_bits),
