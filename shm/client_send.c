@@ -44,9 +44,10 @@ static unsigned pushed(struct shmr_endpoint *ep, unsigned done, unsigned n)
 	 * only: B2 (pairs with the lcore's B1 before it sleeps) and D2
 	 * (pairs with its D1 when it retires our work bit).  In busy mode
 	 * no lcore sleeps, and the lcore's second look at a lane whose bit
-	 * it retired (D5, shmr/notify.h) stands in for D2: the fence waited
-	 * for the burst's stores to reach lines the lcore had read, about
-	 * 0.1 of the client's time (docs/benchmarks.md). */
+	 * it retired (D5, shmr/notify.h) stands in for D2.  The fence waited
+	 * for the burst's stores to reach lines the lcore had read: without
+	 * it, single route went from about 0.70 to 0.75 of the bare chain
+	 * (docs/benchmarks.md, "The busy sender's fence"). */
 	if (ep->bell_needed)
 		atomic_thread_fence(memory_order_seq_cst);
 	shmr_work_note_fenced(ep->work, ep->work_nsum, ep->work_idx);
