@@ -227,7 +227,7 @@ static_assert(SHMR_SLOT_MIN >= SHMR_HDR_SIZE + SHMR_STAMP_SIZE,
 static_assert(sizeof(struct shmr_pid) == 8, "pid size");
 
 /* The doorbell and the work bits (struct shmr_bell, shmr_work_*()): the
- * protocols, with their labels B1-B2 and D1-D4, are in shmr/notify.h. */
+ * protocols, with their labels B1-B2 and D1-D5, are in shmr/notify.h. */
 #include <shmr/notify.h>
 
 /* Endpoint states (struct shmr_ep_shared.state). */
