@@ -112,6 +112,10 @@ static void *carve(unsigned char **at, size_t n, size_t size)
 static int ep_arrays_init(struct shmr_dp_lcore *lc, uint32_t n)
 {
 	uint32_t w = (n + 63) / 64;
+	/* Second looks due: twice the endpoints this lcore polls (one that
+	 * goes busy and idle again within SHMR_DP_RECHECK_NS can be due
+	 * twice), so that a crowd going idle at once is retired at once. */
+	uint32_t rc = 2u * ((n + lc->env->nlcores - 1) / lc->env->nlcores);
 	size_t sizes[] = {
 		n * sizeof(uint16_t),
 		n * sizeof(uint16_t),
@@ -126,6 +130,8 @@ static int ep_arrays_init(struct shmr_dp_lcore *lc, uint32_t n)
 		w * 8u,
 		w * 4u,
 		w * 4u,
+		(rc < SHMR_DP_RECHECK_MIN ? SHMR_DP_RECHECK_MIN : rc) * 4u,
+		(rc < SHMR_DP_RECHECK_MIN ? SHMR_DP_RECHECK_MIN : rc) * 8u,
 	};
 	size_t total = 0;
 	unsigned char *at;
@@ -157,6 +163,9 @@ static int ep_arrays_init(struct shmr_dp_lcore *lc, uint32_t n)
 	lc->bcast_scratch = carve(&at, w, 8u);
 	lc->bell_w = carve(&at, w, 4u);
 	lc->checked_w = carve(&at, w, 4u);
+	lc->recheck_cap = rc < SHMR_DP_RECHECK_MIN ? SHMR_DP_RECHECK_MIN : rc;
+	lc->recheck_idx = carve(&at, lc->recheck_cap, 4u);
+	lc->recheck_due = carve(&at, lc->recheck_cap, 8u);
 	if (at > (unsigned char *)lc->ep_mem + total)
 		abort(); /* the sizes above and the carving disagree */
 	return 0;
@@ -417,7 +426,7 @@ void shmr_dp_work_retire_rcu(struct shmr_dp_lcore *lc,
 	uint32_t at;
 
 	/* No place for the second look: keep polling it for now. */
-	if (lc->nrecheck == SHMR_DP_RECHECK_MAX)
+	if (lc->nrecheck == lc->recheck_cap)
 		return;
 	atomic_fetch_and(w, ~bit); /* seq_cst */
 	/* D1: the clear before our look at the lanes; pairs with D2, the
@@ -429,7 +438,7 @@ void shmr_dp_work_retire_rcu(struct shmr_dp_lcore *lc,
 	}
 	/* D5: a busy-mode sender has no D2, so its enqueue may not have
 	 * been visible to that look; the second one, later, sees it. */
-	at = (lc->recheck_at + lc->nrecheck++) % SHMR_DP_RECHECK_MAX;
+	at = (lc->recheck_at + lc->nrecheck++) % lc->recheck_cap;
 	lc->recheck_idx[at] = idx;
 	lc->recheck_due[at] = rte_rdtsc() + lc->recheck_ticks;
 }
@@ -446,7 +455,7 @@ void shmr_dp_work_recheck_rcu(struct shmr_dp_lcore *lc,
 		uint32_t slot = idx * env->nlcores + lc->index;
 		uint32_t at = slot < t->max_endpoints ? l->at[slot] : 0;
 
-		lc->recheck_at = (lc->recheck_at + 1) % SHMR_DP_RECHECK_MAX;
+		lc->recheck_at = (lc->recheck_at + 1) % lc->recheck_cap;
 		lc->nrecheck--;
 		/* Gone from this table, or quarantined: nothing to poll (a
 		 * new table's sweep looks at every endpoint anyway). */

@@ -90,11 +90,11 @@ struct shmr_dp_bal {
 #define SHMR_DP_RETIRE_ROUNDS 64u
 /* The second look at a retired endpoint's lanes [D5] (shmr/notify.h), a
  * sender's enqueue that was still in its store buffer at the first look
- * (busy mode's sender has no fence) being visible by then; at most
- * SHMR_DP_RECHECK_MAX due at once (an endpoint that finds no place is
- * not retired yet). */
+ * (busy mode's sender has no fence) being visible by then.  Room for
+ * twice the endpoints the lcore polls, at least SHMR_DP_RECHECK_MIN (an
+ * endpoint that finds no place is not retired yet). */
 #define SHMR_DP_RECHECK_NS 20000u
-#define SHMR_DP_RECHECK_MAX 64u
+#define SHMR_DP_RECHECK_MIN 64u
 /* Full rounds in a row whose bells may wait for the next round
  * (forward_poll.c): the fence before the bells [B2] drains the round's
  * stores into the consumers' lanes, as costly as the burst itself. */
@@ -150,11 +150,11 @@ struct shmr_dp_lcore {
 	uint32_t bell_rounds; /* full rounds since the bells were rung */
 	uint32_t sweep_at; /* the slow sweep's place in the list */
 	/* The second looks due [D5], oldest first: bit indices and when
-	 * (TSC), a ring of SHMR_DP_RECHECK_MAX from recheck_at. */
-	uint32_t nrecheck, recheck_at;
+	 * (TSC), a ring of recheck_cap from recheck_at (ep_mem). */
+	uint32_t nrecheck, recheck_at, recheck_cap;
 	uint64_t recheck_ticks;
-	uint32_t recheck_idx[SHMR_DP_RECHECK_MAX];
-	uint64_t recheck_due[SHMR_DP_RECHECK_MAX];
+	uint32_t *recheck_idx;
+	uint64_t *recheck_due;
 	uint8_t sweep_due; /* before the next round (set before a sleep) */
 	struct shmr_lcore_stats *stats;
 	unsigned char *buf; /* the pool: pool_cap slots of slot_size */
@@ -317,7 +317,7 @@ int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,
  * shmr_dp_work_retire_rcu(): endpoint @p p (bit @p idx) was found empty
  * SHMR_DP_RETIRE_ROUNDS rounds in a row: clear its bit [D1] unless a
  * lane turns out pending after the fence, and have a second look [D5]
- * due (or keep the bit when SHMR_DP_RECHECK_MAX looks are due already).
+ * due (or keep the bit when recheck_cap looks are due already).
  * shmr_dp_work_recheck_rcu(): the second looks whose time has come, with
  * table @p t; call only while lc->nrecheck.  shmr_dp_work_word_idle():
  * bit word @p w reads 0: clear its summary bit [D3] unless a producer set
