@@ -84,7 +84,6 @@
  * workers serving.  A clean stop (SIGINT, SIGTERM, STOP) still stops every
  * process of the domain, in order (spawn.c, shmr_ctl_stop_children()).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -448,21 +447,11 @@ static void drop_host_lock(void)
  */
 static int take_host_lock(struct shmr_ctl *c, char *path, size_t cap)
 {
-	const char *base = getenv("RUNTIME_DIRECTORY");
 	struct stat held, named;
-	size_t n;
+	char prefix[64];
 
-	if (!base || !base[0])
-		base = geteuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
-	if (!base || !base[0])
-		base = "/tmp";
-	n = (size_t)snprintf(path, cap, "%s/shmr-", base);
-	for (const char *ch = c->cfg.domain; *ch && n + 6 < cap; ch++)
-		path[n++] = (isalnum((unsigned char)*ch) || *ch == '-' ||
-			     *ch == '_' || *ch == '.')
-				    ? *ch
-				    : '_';
-	snprintf(path + n, cap - n, ".lock");
+	snprintf(path, cap, "%s/%s.lock", shmr_proto_eal_base(),
+		 shmr_proto_eal_prefix(prefix, sizeof(prefix), c->cfg.domain));
 	for (;;) {
 		/* O_NOFOLLOW: /tmp is everyone's. */
 		c->hostlockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC |

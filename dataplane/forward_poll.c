@@ -67,8 +67,7 @@ static unsigned poll_all(struct shmr_dp_lcore *lc, struct shmr_dp_table *t,
 		got = poll_ep(lc, t, p, pass);
 		total += got;
 		if (!p->quarantined &&
-		    (got || p->blocked || shmr_lane_pending_sc(p->out_high) ||
-		     shmr_lane_pending_sc(p->out)))
+		    (got || p->blocked || shmr_dp_poll_pending(p)))
 			shmr_dp_work_set(lc, p->slot / lc->env->nlcores);
 	}
 	lc->sweep_at = i;

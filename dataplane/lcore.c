@@ -378,8 +378,7 @@ int shmr_dp_has_work_rcu(const struct shmr_dp_lcore *lc,
 
 		if (p->quarantined || p->blocked)
 			continue;
-		if (shmr_lane_pending_sc(p->out_high) ||
-		    shmr_lane_pending_sc(p->out)) {
+		if (shmr_dp_poll_pending(p)) {
 			/* Our own hint: no fence needed, we poll next. */
 			shmr_work_note_fenced(shmr_dp_work(env, lc->index),
 					      env->work_nsum,
@@ -432,7 +431,7 @@ void shmr_dp_work_retire_rcu(struct shmr_dp_lcore *lc,
 	/* D1: the clear before our look at the lanes; pairs with D2, the
 	 * producer's fence between its enqueue and its bit's load. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (shmr_lane_pending_sc(p->out_high) || shmr_lane_pending_sc(p->out)) {
+	if (shmr_dp_poll_pending(p)) {
 		atomic_fetch_or(w, bit);
 		return;
 	}
@@ -461,8 +460,7 @@ void shmr_dp_work_recheck_rcu(struct shmr_dp_lcore *lc,
 		 * new table's sweep looks at every endpoint anyway). */
 		if (at == 0 || l->e[at - 1].quarantined)
 			continue;
-		if (shmr_lane_pending_sc(l->e[at - 1].out_high) ||
-		    shmr_lane_pending_sc(l->e[at - 1].out))
+		if (shmr_dp_poll_pending(&l->e[at - 1]))
 			shmr_dp_work_set(lc, idx);
 	}
 }

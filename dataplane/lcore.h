@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include <shmr/lane.h>
 #include <shmr/layout.h>
 
 #include "balance.h"
@@ -298,6 +299,13 @@ int shmr_dp_sleep_ms(struct shmr_dp_lcore *lc, int ms);
  * seq_cst fence [B2] then shmr_bell_ring_fenced() each.
  */
 void shmr_dp_ring_bells(struct shmr_dp_lcore *lc);
+
+/* Is anything in either outbound lane of @p p (we are their consumer)? */
+static inline int shmr_dp_poll_pending(const struct shmr_dp_poll *p)
+{
+	return shmr_lane_pending_sc(p->out_high) ||
+	       shmr_lane_pending_sc(p->out);
+}
 
 /**
  * Is there work on any lane this lcore polls (ignoring lanes blocked by

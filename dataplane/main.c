@@ -27,7 +27,6 @@
  * after announcing itself on its bell (B1), so either it sees the flag or
  * the ringer sees it asleep and wakes it (B2): no stop is ever missed.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -56,6 +55,7 @@
 
 #include <shmr/cpulist.h>
 #include <shmr/logline.h>
+#include <shmr/proto.h>
 #include <shmr/version.h>
 
 #include "dataplane_internal.h"
@@ -505,17 +505,14 @@ static void repair_own_sides(void)
 		    back, dropped);
 }
 
-/* "--file-prefix=shmr-<domain>": our own EAL runtime directory. */
+/* "--file-prefix=shmr-<domain>": our own EAL runtime directory
+ * (shmr_proto_eal_prefix()). */
 static char *file_prefix(char *buf, size_t len)
 {
-	size_t n = (size_t)snprintf(buf, len, "--file-prefix=shmr-");
+	char prefix[64];
 
-	for (const char *c = g_env.name; *c && n + 1 < len; c++)
-		buf[n++] = (isalnum((unsigned char)*c) || *c == '-' ||
-			    *c == '_' || *c == '.')
-				   ? *c
-				   : '_';
-	buf[n] = '\0';
+	snprintf(buf, len, "--file-prefix=%s",
+		 shmr_proto_eal_prefix(prefix, sizeof(prefix), g_env.name));
 	return buf;
 }
 
@@ -573,7 +570,7 @@ int main(int argc, char **argv)
 	pthread_t updater;
 	pthread_attr_t attr;
 	struct sigaction sa;
-	char lcores_arg[1024], prefix_arg[64], runtime_dir[PATH_MAX];
+	char lcores_arg[1024], prefix_arg[80], runtime_dir[PATH_MAX];
 	char *eal_argv[16 + EAL_EXTRA_MAX];
 	int eal_argc = 0;
 

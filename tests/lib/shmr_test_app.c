@@ -267,18 +267,15 @@ static int reap_all(int sig)
  */
 static void remove_eal_dir(const struct shmr_test_app *app)
 {
-	const char *base = getenv("RUNTIME_DIRECTORY");
-	char path[512], cmd[600];
+	const char *base = shmr_proto_eal_base();
+	char path[512], cmd[600], prefix[64];
 
 	if (!app->domain[0])
 		return;
-	if (!base || !base[0])
-		base = geteuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
-	if (!base || !base[0])
-		base = "/tmp";
-	snprintf(path, sizeof(path), "%s/shmr-%s.lock", base, app->domain);
+	shmr_proto_eal_prefix(prefix, sizeof(prefix), app->domain);
+	snprintf(path, sizeof(path), "%s/%s.lock", base, prefix);
 	(void)unlink(path);
-	snprintf(path, sizeof(path), "%s/dpdk/shmr-%s", base, app->domain);
+	snprintf(path, sizeof(path), "%s/dpdk/%s", base, prefix);
 	if (access(path, F_OK) != 0)
 		return;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);

@@ -70,9 +70,9 @@ struct shmr_bell {
  * or the lcore's check sees the enqueued slot.  Without D2 (busy mode)
  * the producer's load of its bit may read a 1 the lcore is clearing
  * while its enqueue is still in its core's store buffer, not yet
- * visible to the lcore's check: D5 is the look that sees it, a store
- * being visible to every core within a fraction of that time, and the
- * slow sweep the net under both.  So busy mode's sender pays no fence per
+ * visible to the lcore's check: D5 is the look that sees it once the
+ * store has left that buffer, and the slow sweep bounds the wait should
+ * it take longer.  So busy mode's sender pays no fence per
  * burst, and the lcore a clock read per round while a look is due.  D3
  * pairs with D4 the same way for the summary.  All the read-modify-writes
  * are seq_cst; they happen only when an endpoint goes from idle to busy

@@ -101,7 +101,11 @@
 #ifndef SHMR_PROTO_H
 #define SHMR_PROTO_H
 
+#include <ctype.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <shmr/shmr.h>
 
@@ -141,6 +145,42 @@ static inline int shmr_proto_name_ok(const char *s)
 			return 0;
 	}
 	return n > 0;
+}
+
+/*
+ * Where EAL puts a dataplane's runtime directory (<base>/dpdk/<prefix>)
+ * for a process with the caller's environment, which the dataplane the
+ * control plane starts inherits: $RUNTIME_DIRECTORY, else /var/run for
+ * root, else $XDG_RUNTIME_DIR, else /tmp.  The control plane's host-wide
+ * lock lies beside it (control/control.c), and the tests clean both up.
+ */
+static inline const char *shmr_proto_eal_base(void)
+{
+	const char *base = getenv("RUNTIME_DIRECTORY");
+
+	if (!base || !base[0])
+		base = geteuid() == 0 ? "/var/run" : getenv("XDG_RUNTIME_DIR");
+	return base && base[0] ? base : "/tmp";
+}
+
+/*
+ * "shmr-<domain>", every byte outside [A-Za-z0-9._-] written as '_', cut
+ * to @p cap: the dataplane's EAL file prefix, host-wide, and the name of
+ * the control plane's host lock (<base>/<prefix>.lock).  Returns @p buf.
+ */
+static inline char *shmr_proto_eal_prefix(char *buf, size_t cap,
+					   const char *domain)
+{
+	size_t n = (size_t)snprintf(buf, cap, "shmr-");
+
+	for (const char *c = domain; *c && n + 1 < cap; c++)
+		buf[n++] = (isalnum((unsigned char)*c) || *c == '-' ||
+			    *c == '_' || *c == '.')
+				   ? *c
+				   : '_';
+	if (cap)
+		buf[n < cap ? n : cap - 1] = '\0';
+	return buf;
 }
 
 /* Environment of a spawned worker. */

@@ -20,7 +20,8 @@
 #include "dp_test.h"
 
 #define LC 1u      /* the lcore under test: polls odd slots */
-#define NIDLE 40u  /* idle endpoints, slots 21, 23, ... (lcore 1) */
+#define NIDLE 80u  /* idle endpoints, slots 21, 23, ... (lcore 1): with
+		    * a and the sink, more than 64 go idle at once */
 /* Rounds within which the sweep must come (SHMR_DP_SWEEP_ROUNDS). */
 #define SWEEP_BOUND 1024u
 
@@ -212,7 +213,7 @@ static void test_new_table_sweeps(void **state)
 	struct shmr_pid late;
 
 	dp_spec_begin(&f->d);
-	late = dp_ep(&f->d, 101, 1, SHMR_EPK_CLIENT);
+	late = dp_ep(&f->d, 21 + 2 * NIDLE + 20, 1, SHMR_EPK_CLIENT);
 	dp_spec_end(&f->d);
 	dp_put_noted(&f->d, dp_out_lane(&f->d, late),
 		     dp_msg((unsigned char[DP_SS]){ 0 }, SHMR_KIND_SEND, late,
