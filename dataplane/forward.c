@@ -74,6 +74,22 @@
  *     lane until it ends (the sender sees that much less room for at most
  *     SHMR_DP_STAGE_NS), and a slot waits at most that long.
  *
+ * The plain case (plain_prefix()).  Most bursts are sends and calls at
+ * normal priority, of an ordinary type, through one stateless router
+ * (hash, type, a call by type) to workers.  For those, the general loop
+ * spent most of a slot on its bookkeeping, not on the slot: a struct of
+ * what was decided written per slot and read back, and, over 16 routes,
+ * a run of one slot and a call to flush() for each.  So a burst starts
+ * with a loop that checks each slot as classify() does, decides it, and
+ * appends it to its destination's stage at once, reusing the router of
+ * the slot before while slots name the same one, and summing the
+ * counters for the burst.  The first slot it does not take (any other
+ * kind, priority, type or target, a refusal, or a stage with no room)
+ * is left unchanged, and the general loop goes on from it: classify()
+ * then says why, or flush() finds the lane full.  So the outcome of
+ * every slot is the general loop's; only the cost differs (shmr-perf
+ * decide's forwarding round: docs/benchmarks.md, "The plain case").
+ *
  * Three cases leave the one-slot-one-target path, each in its own file
  * with the essay that explains it: broadcast (forward_bcast.c), the
  * reply collector of scatter-gather and tail-chopping (forward_collect.c)
@@ -493,6 +509,24 @@ void shmr_dp_fwd_round_out(struct shmr_dp_lcore *lc)
 	shmr_dp_checked_clear(lc);
 }
 
+/* The stage of target @p x, opened with the room its lane has now when
+ * this round has none for it yet. */
+static inline struct shmr_dp_stage *stage_for(struct shmr_dp_lcore *lc,
+					      uint32_t x)
+{
+	struct shmr_dp_stage *st;
+
+	if (lc->stage_of[x])
+		return &lc->stages[lc->stage_of[x] - 1];
+	st = &lc->stages[lc->nstages++];
+	st->target = x;
+	st->n = 0;
+	st->room = lane_room(shmr_dp_lane(lc->env, x, lc->index),
+			     lc->env->lane_size);
+	lc->stage_of[x] = (uint16_t)lc->nstages;
+	return st;
+}
+
 /* Stage what fits of @p run for its target; returns how many did. */
 static unsigned stage_run(struct shmr_dp_lcore *lc, const struct run *run)
 {
@@ -515,16 +549,7 @@ static unsigned stage_run(struct shmr_dp_lcore *lc, const struct run *run)
 		}
 		return k;
 	}
-	if (lc->stage_of[x] == 0) {
-		st = &lc->stages[lc->nstages++];
-		st->target = x;
-		st->n = 0;
-		st->room = lane_room(shmr_dp_lane(lc->env, x, lc->index),
-				     lc->env->lane_size);
-		lc->stage_of[x] = (uint16_t)lc->nstages;
-	} else {
-		st = &lc->stages[lc->stage_of[x] - 1];
-	}
+	st = stage_for(lc, x);
 	k = run->len < st->room ? run->len : st->room;
 	st->room -= k;
 	lc->npending += k;
@@ -620,6 +645,99 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 	return 1;
 }
 
+/*
+ * The plain case of a burst, from its first slot (the essay's "The plain
+ * case"): sends and calls at normal priority, of an ordinary type, to a
+ * router whose one stateless decision (hash, type, a call by type) names
+ * a worker whose inbound lane is sound, each staged for that worker as it
+ * is decided.  The checks are classify()'s, in the same order of
+ * outcome: a slot that fails any of them, or whose stage has no room,
+ * stops the plain case unchanged, and the burst's general loop takes it
+ * from there (classify() then says why, or flush() finds the lane full).
+ * What classify() would write for a plain slot that nobody reads once it
+ * is staged (its meta) is not written; its counters are summed for the
+ * burst as flush() sums them.  Returns how many slots it staged.
+ */
+static unsigned plain_prefix(struct shmr_dp_lcore *lc,
+			     const struct shmr_dp_table *t,
+			     const struct shmr_dp_poll *p, unsigned n)
+{
+	uint32_t ss = lc->env->slot_size;
+	uint32_t rslot = lc->acc_rslot;
+	uint64_t rn = lc->acc_rn;
+	/* The router of the slot before, while slots name the same one
+	 * (none yet: rpid is only read once r is set). */
+	const struct shmr_dp_router *r = NULL;
+	struct shmr_pid rpid = { 0, 0 };
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		struct shmr_msg *m =
+			(struct shmr_msg *)(lc->burst + (size_t)i * ss);
+		const struct shmr_dp_target *tgt;
+		struct shmr_dp_stage *st;
+		uint32_t x;
+
+		if ((m->kind != SHMR_KIND_SEND && m->kind != SHMR_KIND_CALL) ||
+		    m->len > ss - SHMR_HDR_SIZE ||
+		    m->priority != SHMR_PRIO_NORMAL ||
+		    m->from.slot != p->slot || m->from.gen != p->gen ||
+		    (m->flags & (SHMR_F_ARENA | SHMR_F_BROADCAST)) ||
+		    m->type >= SHMR_TYPE_RESERVED ||
+		    m->hops >= SHMR_DP_MAX_HOPS)
+			break;
+		if (!r || m->to.slot != rpid.slot || m->to.gen != rpid.gen) {
+			int32_t ri;
+
+			if (m->to.slot >= t->max_endpoints)
+				break;
+			ri = t->ep[m->to.slot].router;
+			if (ri < 0)
+				break;
+			r = &t->routers[ri];
+			if (m->to.gen != r->pid.gen ||
+			    (r->flags & SHMR_RF_STOPPED))
+				break;
+			rpid = m->to;
+		}
+		tgt = shmr_dp_decide_stateless(r, m);
+		if (!tgt || tgt->verdict != SHMR_DP_DELIVER ||
+		    tgt->router >= 0 || tgt->ask)
+			break;
+		x = tgt->slot;
+		/* A stage is opened only for a lane found sound this round. */
+		if (lc->stage_of[x]) {
+			st = &lc->stages[lc->stage_of[x] - 1];
+		} else {
+			if (!target_sound(lc, x))
+				break;
+			st = stage_for(lc, x);
+		}
+		if (st->room == 0)
+			break;
+		/* Decided: as classify() and flush() would leave it. */
+		m->flags = (uint8_t)(m->flags & ~SHMR_F_INTERNAL_MASK);
+		m->hops = (uint8_t)(m->hops + 1);
+		st->room--;
+		lc->npending++;
+		st->idx[st->n++] = (uint16_t)(lc->burst_idx + i);
+		lc->staged[x] = (uint16_t)st->n;
+		if (st->n == SHMR_DP_STAGE_CAP)
+			stage_out(lc, st);
+		if (rn && m->to.slot != rslot) {
+			shmr_dp_count(&shmr_dp_epc(lc, rslot)->router_forwarded,
+				      rn);
+			rn = 0;
+		}
+		rslot = m->to.slot;
+		rn++;
+	}
+	lc->acc_rslot = rslot;
+	lc->acc_rn = rn;
+	lc->acc_fwd += i;
+	return i;
+}
+
 /* A slot classify() left to be handled on its own (ALONE_TARGET).  Kept
  * out of line: the forwarding loop stays as small as it was without it. */
 static __attribute__((noinline)) int
@@ -693,9 +811,10 @@ unsigned shmr_dp_fwd_burst_rcu(struct shmr_dp_lcore *lc,
 		return 0;
 	/* Smallest-mailbox counts the open run as queued (a broadcast run's
 	 * target is no routee's slot), and what is staged (lc->staged). */
+	handled = plain_prefix(lc, t, p, n);
 	lc->pick.pend_slot = &run.target;
 	lc->pick.pend_n = &run.len;
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = handled; i < n; i++) {
 		struct shmr_msg *m = (struct shmr_msg *)(lc->burst +
 							 (size_t)i * ss);
 		uint32_t target = classify(lc, t, p, m, &lc->meta[i]);

@@ -36,7 +36,7 @@ struct fixture {
 	struct dp_dom d;
 	struct shmr_dp_lcore lc;
 	struct shmr_dp_table *t;
-	struct shmr_pid a, router, route[NROUTES];
+	struct shmr_pid a, router, pair, route[NROUTES];
 };
 
 static int setup(void **state)
@@ -55,6 +55,16 @@ static int setup(void **state)
 
 		snprintf(name, sizeof(name), "r%u", i);
 		f->route[i] = dp_ep(&f->d, 10 + i, 1, SHMR_EPK_ROUTE);
+		dp_route(&f->d, ri, name, f->route[i], SHMR_ROUTE_RUNNING);
+		dp_hash(&f->d, ri, name);
+	}
+	/* A second router, over routes 0 and 1 (test_plain_case_stops). */
+	f->pair = dp_ep(&f->d, 4, 1, SHMR_EPK_ROUTER);
+	ri = dp_router(&f->d, "pair", f->pair, SHMR_BEH_HASH);
+	for (unsigned i = 0; i < 2; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "p%u", i);
 		dp_route(&f->d, ri, name, f->route[i], SHMR_ROUTE_RUNNING);
 		dp_hash(&f->d, ri, name);
 	}
@@ -248,6 +258,114 @@ static void test_round_holds_an_eighth(void **state)
 	}
 }
 
+static uint64_t stat(struct fixture *f, size_t off)
+{
+	return atomic_load((_Atomic uint64_t *)((char *)shmr_stats_of(
+							f->d.base, 0) +
+						off));
+}
+
+#define STAT(f, field) stat(f, offsetof(struct shmr_lcore_stats, field))
+#define ROUTER_FORWARDED(f, pid)                                          \
+	atomic_load(&shmr_ep_ctr_of((f)->d.base, 0, (pid).slot)              \
+			     ->router_forwarded)
+
+/* Route @p i's inbox holds exactly keys @p keys (@p n of them), in that
+ * order, each forwarded once (one hop) with no flag a client may not set. */
+static void inbox_is(struct fixture *f, unsigned i, const uint64_t *keys,
+		     unsigned n)
+{
+	static unsigned char got[LANE * DP_SS];
+
+	assert_int_equal(dp_take(inbox(f, i), got, LANE), n);
+	for (unsigned j = 0; j < n; j++) {
+		assert_int_equal(dp_at(got, j)->key, keys[j]);
+		assert_int_equal(dp_at(got, j)->hops, 1);
+		assert_int_equal(dp_at(got, j)->flags, 0);
+	}
+}
+
+/*
+ * The plain case (forward.c: plain sends through a stateless router,
+ * staged as decided) gives way to the general path at the first slot it
+ * does not take, and the burst reads the same as if every slot had taken
+ * the general path: one burst that switches routers, carries a slot for
+ * a router's old generation, a high-priority one (the admin path, with no
+ * admin endpoint here: refused) and a send with flags only the dataplane
+ * sets, then plain slots again.  Each route gets its keys once, in
+ * order, and the counters count each slot once.
+ */
+static void test_plain_case_stops(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *out = dp_out_lane(&f->d, f->a);
+	struct shmr_pid old_pair = { f->pair.slot, f->pair.gen + 1 };
+	unsigned char slot[DP_SS];
+	struct shmr_msg *m;
+	const uint64_t r0[] = { 0, 4, 16 }, r1[] = { 1, 5, 17 };
+	const uint64_t r2[] = { 2 }, r3[] = { 3, 19 }, r7[] = { 7 };
+
+	/* Plain from the first slot: spread to routes 0 to 3 (one with a
+	 * dead letter's flags, which no client may set), pair to 0 and 1. */
+	for (uint64_t k = 0; k < 4; k++) {
+		m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, k, 0);
+		if (k == 2)
+			m->flags = SHMR_F_ROUTE_FAILED | SHMR_F_WANT_WORKER;
+		dp_put(out, m);
+	}
+	for (uint64_t k = 4; k < 6; k++)
+		dp_put(out, dp_msg(slot, SHMR_KIND_SEND, f->a, f->pair, 1, k,
+				   0));
+	/* Not plain: a router's old generation (failed), high priority
+	 * (no admin endpoint: failed). */
+	dp_put(out, dp_msg(slot, SHMR_KIND_SEND, f->a, old_pair, 1, 6, 0));
+	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 8, 0);
+	m->priority = SHMR_PRIO_HIGH;
+	dp_put(out, m);
+	/* After those: plain again, taken by the general path. */
+	dp_put(out, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 7, 0));
+	m = dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 16, 0);
+	m->flags = SHMR_F_ROUTE_FAILED | SHMR_F_WANT_WORKER;
+	dp_put(out, m);
+	dp_put(out, dp_msg(slot, SHMR_KIND_SEND, f->a, f->pair, 1, 17, 0));
+	dp_put(out, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 19, 0));
+
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 12);
+	assert_int_equal(rte_ring_count(out), 0);
+	inbox_is(f, 0, r0, 3);
+	inbox_is(f, 1, r1, 3);
+	inbox_is(f, 2, r2, 1);
+	inbox_is(f, 3, r3, 2);
+	inbox_is(f, 7, r7, 1);
+	for (unsigned i = 4; i < NROUTES; i++)
+		if (i != 7)
+			assert_int_equal(rte_ring_count(inbox(f, i)), 0);
+	assert_int_equal(STAT(f, rx), 12);
+	assert_int_equal(STAT(f, forwarded), 10);
+	assert_int_equal(STAT(f, failed), 2);
+	assert_int_equal(ROUTER_FORWARDED(f, f->router), 7);
+	assert_int_equal(ROUTER_FORWARDED(f, f->pair), 3);
+}
+
+/* A burst whose first slot names no endpoint that can exist (the last
+ * slot number, generation 0): counted bad, and the plain slot after it
+ * is forwarded, by the general loop. */
+static void test_plain_case_hostile_first(void **state)
+{
+	struct fixture *f = *state;
+	struct rte_ring *out = dp_out_lane(&f->d, f->a);
+	struct shmr_pid nowhere = { UINT32_MAX, 0 };
+	unsigned char slot[DP_SS];
+	const uint64_t r3[] = { 3 };
+
+	dp_put(out, dp_msg(slot, SHMR_KIND_SEND, f->a, nowhere, 1, 0, 0));
+	dp_put(out, dp_msg(slot, SHMR_KIND_SEND, f->a, f->router, 1, 3, 0));
+	assert_int_equal(shmr_dp_poll_once_rcu(&f->lc, f->t), 2);
+	inbox_is(f, 3, r3, 1);
+	assert_int_equal(STAT(f, bad), 1);
+	assert_int_equal(STAT(f, forwarded), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +377,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_round_holds_an_eighth,
 						setup_small, teardown),
+		cmocka_unit_test_setup_teardown(test_plain_case_stops, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_plain_case_hostile_first,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
