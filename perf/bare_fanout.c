@@ -13,6 +13,7 @@
  * same memfd of rings, its children forked, pinned and released at once,
  * the parent blocked in waitpid while they run.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,49 +28,91 @@
 #include "perf_bare.h"
 #include "perf_internal.h"
 
-/* The fan-out forwarder's buffers: cnt[d] slots for consumer d. */
-struct fan_bufs {
+unsigned perf_fan_take(struct perf_fan *f, struct rte_ring *in)
+{
+	struct rte_ring_zc_data z;
+	unsigned n = rte_ring_dequeue_zc_burst_elem_start(in, f->slot, f->burst,
+							  &z, NULL);
+
+	if (n == 0)
+		return 0;
+	/* Straight from the input lane into the buffer: one copy. */
+	for (unsigned i = 0; i < n; i++) {
+		const unsigned char *e =
+			i < z.n1 ? (const unsigned char *)z.ptr1 +
+					   (size_t)i * f->slot
+				 : (const unsigned char *)z.ptr2 +
+					   (size_t)(i - z.n1) * f->slot;
+		uint64_t key;
+		unsigned d;
+
+		memcpy(&key, e + f->key_off, sizeof(key));
+		d = (unsigned)(key % f->routes);
+		memcpy(f->stage + ((size_t)d * f->burst + f->cnt[d]) * f->slot,
+		       e, f->slot);
+		if (++f->cnt[d] == f->burst) {
+			f->flush(f, d);
+			f->cnt[d] = 0;
+		}
+	}
+	rte_ring_dequeue_zc_elem_finish(in, n);
+	return n;
+}
+
+void perf_fan_flush_all(struct perf_fan *f)
+{
+	for (unsigned d = 0; d < f->routes; d++)
+		if (f->cnt[d]) {
+			f->flush(f, d);
+			f->cnt[d] = 0;
+		}
+}
+
+/* The fan-out forwarder: its spread (first: fan_out() finds it from its
+ * own), its lanes and how it waits. */
+struct fan_fwd {
+	struct perf_fan fan;
 	const struct perf_opts *o;
 	struct bare_map *m;
-	unsigned char *stage; /* routes x burst slots */
-	unsigned cnt[PERF_FAN_MAX];
 	struct perf_stall st;
 	unsigned idle;
 };
 
 /* Consumer @p d's buffer out as one enqueue (waiting while it is full). */
-static void fan_flush(struct fan_bufs *f, unsigned d)
+static void fan_out(struct perf_fan *fan, unsigned d)
 {
-	const struct perf_opts *o = f->o;
+	struct fan_fwd *f = (struct fan_fwd *)fan;
 
-	if (f->cnt[d])
-		bare_push_all(f->m->ring[RING_FAN0 + d],
-			      f->stage + (size_t)d * o->burst * o->slot,
-			      f->cnt[d], o, &f->st, &f->idle, PERF_SPIN_ALONE,
-			      "fan-out forwarder", "consumer stopped");
-	f->cnt[d] = 0;
+	bare_push_all(f->m->ring[RING_FAN0 + d],
+		      fan->stage + (size_t)d * fan->burst * fan->slot,
+		      fan->cnt[d], f->o, &f->st, &f->idle, PERF_SPIN_ALONE,
+		      "fan-out forwarder", "consumer stopped");
 }
 
-/* The fan-out's forwarder: each slot into its consumer's buffer, a
- * buffer out when it holds a burst, every buffer out when input stops. */
+/* The fan-out's forwarder: slot seq s to consumer s % routes, a buffer
+ * out when it holds a burst, every buffer out when input stops. */
 static void fan_forwarder(struct bare *b, struct bare_map *m)
 {
-	struct fan_bufs f = { .o = b->o, .m = m };
 	const struct perf_opts *o = b->o;
+	struct fan_fwd f = {
+		.fan = { .routes = o->routes, .burst = o->burst,
+			 .slot = o->slot,
+			 .key_off = offsetof(struct bare_elem, seq),
+			 .flush = fan_out },
+		.o = o,
+		.m = m,
+	};
 	uint64_t fwd = 0;
 
-	f.stage = calloc((size_t)o->routes * o->burst, o->slot);
-	if (!f.stage)
+	f.fan.stage = calloc((size_t)o->routes * o->burst, o->slot);
+	if (!f.fan.stage)
 		bare_child_fail("fan-out forwarder", "out of memory");
 	bare_child_sync(b);
 	while (fwd < o->count) {
-		struct rte_ring_zc_data z;
-		unsigned n = rte_ring_dequeue_zc_burst_elem_start(
-			m->ring[RING_P2F], o->slot, o->burst, &z, NULL);
+		unsigned n = perf_fan_take(&f.fan, m->ring[RING_P2F]);
 
 		if (n == 0) {
-			for (unsigned d = 0; d < o->routes; d++)
-				fan_flush(&f, d);
+			perf_fan_flush_all(&f.fan);
 			if (perf_stalled(&f.st))
 				bare_child_fail("fan-out forwarder",
 						"producer stopped");
@@ -77,27 +120,9 @@ static void fan_forwarder(struct bare *b, struct bare_map *m)
 			continue;
 		}
 		perf_progress(&f.st);
-		/* Straight from the input lane into the buffer: one copy. */
-		for (unsigned i = 0; i < n; i++) {
-			const unsigned char *e =
-				i < z.n1 ? (const unsigned char *)z.ptr1 +
-						   (size_t)i * o->slot
-					 : (const unsigned char *)z.ptr2 +
-						   (size_t)(i - z.n1) * o->slot;
-			unsigned d = (unsigned)(
-				((const struct bare_elem *)e)->seq % o->routes);
-
-			memcpy(f.stage + ((size_t)d * o->burst + f.cnt[d]) *
-						 o->slot,
-			       e, o->slot);
-			if (++f.cnt[d] == o->burst)
-				fan_flush(&f, d);
-		}
-		rte_ring_dequeue_zc_elem_finish(m->ring[RING_P2F], n);
 		fwd += n;
 	}
-	for (unsigned d = 0; d < o->routes; d++)
-		fan_flush(&f, d);
+	perf_fan_flush_all(&f.fan);
 	_exit(PERF_EXIT_OK);
 }
 

@@ -369,6 +369,7 @@ def churn_pairs(n, s, runs):
 def check(mode, lines, want_args=()):
     kinds = {}
     runs, meds, sums, sojourn_off, large = [], [], [], [], []
+    bare_rounds = []
     for n, line in enumerate(lines, 1):
         try:
             rec = json.loads(line, parse_constant=lambda c: bad(
@@ -462,6 +463,10 @@ def check(mode, lines, want_args=()):
                           "reps" if kind == "median" else "rep"], is_int,
                  "an integer")
             need(n, rec, ["ns_per_decision"], is_num, "a number")
+            if kind == "median" and rec.get("variant") == "bare-fanout-round":
+                need(n, rec, ["bare_vs_router", "bare_vs_router_min",
+                              "bare_vs_router_max"], is_num, "a number")
+                bare_rounds.append(n)
         elif kind == "run" and mode == "load":
             need(n, rec, ["domain", "router"],
                  lambda v: isinstance(v, str) and v, "a name")
@@ -534,6 +539,9 @@ def check(mode, lines, want_args=()):
     for kind in want[mode]:
         if not kinds.get(kind):
             problems.append("no %r record at all" % kind)
+    if mode == "decide" and len(bare_rounds) != 1:
+        problems.append("decide: %d medians of the bare fan-out round, "
+                        "not one" % len(bare_rounds))
 
 
 CONF = """domain = "%s";

@@ -23,7 +23,11 @@
  * Validation, staging per destination, the copies and the counters are
  * in it; the other processes' side (the sender filling its lane, the
  * workers taking theirs, the cache lines moving between them) is not:
- * the inboxes are emptied between rounds, untimed.
+ * the inboxes are emptied between rounds, untimed.  Its baseline, timed
+ * in the same repetition: the bare fan-out's forwarding (perf_bare.h)
+ * spreading the same slots over the same inboxes by key, with none of
+ * the router's work (variant "bare-fanout-round"); the ratio printed is
+ * the median of the per-repetition ratios, as every ratio of shmr-perf.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,12 +38,14 @@
 #include <rte_ring_elem.h>
 
 #include <shmr/domain.h>
+#include <shmr/lane_copy.h>
 
 #include "dataplane_internal.h"
 #include "decide.h"
 #include "forward.h"
 #include "lcore.h"
 #include "table.h"
+#include "perf_bare.h"
 #include "perf_dp.h"
 #include "perf_internal.h"
 
@@ -178,14 +184,37 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The bare fan-out's buffers out into the inboxes of endpoints 1..n. */
+struct round_fan {
+	struct perf_fan fan;
+	struct dom *d;
+};
+
+static void round_fan_out(struct perf_fan *fan, unsigned dst)
+{
+	struct round_fan *rf = (struct round_fan *)fan;
+
+	/* The inboxes were emptied before the round: room for all of it. */
+	(void)shmr_lane_put(shmr_lane_at(rf->d->base, dst + 1, 0),
+			    fan->stage + (size_t)dst * fan->burst * fan->slot,
+			    fan->slot, fan->cnt[dst]);
+}
+
 /*
  * ns per slot of a forwarding round of router 0 (hash) over routes 1..n,
  * the slots from client endpoint @p client (keys 0, 1, ...): the median
- * of ROUNDS rounds of ROUND_SLOTS; -1 on failure.
+ * of ROUNDS rounds of ROUND_SLOTS; -1 on failure.  With @p bare, the bare
+ * fan-out's forwarding of the same slots into the same inboxes instead.
  */
 static double time_rounds(struct dom *d, const struct perf_opts *o,
-			  unsigned n, uint32_t client)
+			  unsigned n, uint32_t client, int bare)
 {
+	struct round_fan rf = {
+		.fan = { .routes = n, .burst = SHMR_DP_BURST, .slot = o->slot,
+			 .key_off = offsetof(struct shmr_msg, key),
+			 .flush = round_fan_out },
+		.d = d,
+	};
 	static uint64_t ns[ROUNDS];
 	static struct shmr_dp_lcore lc;
 	struct shmr_dp_table *t = NULL;
@@ -194,7 +223,10 @@ static double time_rounds(struct dom *d, const struct perf_opts *o,
 	uint64_t key = 0;
 	double med = -1;
 
-	if (!slot || o->lane <= ROUND_SLOTS ||
+	if (n > PERF_FAN_MAX)
+		goto out;
+	rf.fan.stage = calloc((size_t)n * SHMR_DP_BURST, o->slot);
+	if (!slot || !rf.fan.stage || o->lane <= ROUND_SLOTS ||
 	    shmr_dp_table_build(&d->env, &t) < 0 ||
 	    shmr_dp_lcore_init(&lc, &d->env, 0) < 0)
 		goto out;
@@ -217,8 +249,16 @@ static double time_rounds(struct dom *d, const struct perf_opts *o,
 					       NULL) != ROUND_SLOTS)
 			goto out;
 		t0 = perf_now_ns();
-		while (got < ROUND_SLOTS && spins++ < 1000000u)
-			got += shmr_dp_poll_once_rcu(&lc, t);
+		if (bare) {
+			unsigned k;
+
+			while ((k = perf_fan_take(&rf.fan, out)) != 0)
+				got += k;
+			perf_fan_flush_all(&rf.fan);
+		} else {
+			while (got < ROUND_SLOTS && spins++ < 1000000u)
+				got += shmr_dp_poll_once_rcu(&lc, t);
+		}
 		ns[r] = perf_now_ns() - t0;
 		if (got != ROUND_SLOTS)
 			goto out;
@@ -237,6 +277,7 @@ out:
 		shmr_dp_lcore_fini(&lc);
 	memset(&lc, 0, sizeof(lc));
 	shmr_dp_table_free(t);
+	free(rf.fan.stage);
 	free(slot);
 	return med;
 }
@@ -258,10 +299,12 @@ static void load(struct dom *d, const struct perf_opts *o, unsigned n,
 	}
 }
 
-/* --json: one decision run's record, or with @p rep 0 its median's. */
-static void json_decide(const struct perf_opts *o, unsigned rep,
-			const char *logic, const char *variant,
-			uint64_t decisions, double ns)
+/* --json: one decision run's record, or with @p rep 0 its median's, with
+ * the bare fan-out round's ratio to the router's when @p vs is given. */
+static void json_decide_vs(const struct perf_opts *o, unsigned rep,
+			   const char *logic, const char *variant,
+			   uint64_t decisions, double ns,
+			   const struct perf_ratio *vs)
 {
 	struct json_object *j = perf_json_record("decide",
 						 rep ? "run" : "median");
@@ -273,7 +316,19 @@ static void json_decide(const struct perf_opts *o, unsigned rep,
 	perf_json_u64(j, "decisions", decisions);
 	perf_json_u64(j, rep ? "rep" : "reps", rep ? rep : o->reps);
 	perf_json_num(j, "ns_per_decision", ns);
+	if (vs) {
+		perf_json_num(j, "bare_vs_router", vs->median);
+		perf_json_num(j, "bare_vs_router_min", vs->min);
+		perf_json_num(j, "bare_vs_router_max", vs->max);
+	}
 	perf_json_emit(j);
+}
+
+static void json_decide(const struct perf_opts *o, unsigned rep,
+			const char *logic, const char *variant,
+			uint64_t decisions, double ns)
+{
+	json_decide_vs(o, rep, logic, variant, decisions, ns, NULL);
 }
 
 int perf_decide_main(const struct perf_opts *o)
@@ -299,16 +354,20 @@ int perf_decide_main(const struct perf_opts *o)
 		  "pekko-payload-16", { 16, SHMR_HASH_MODE_PEKKO } },
 	};
 	double ns[sizeof(runs) / sizeof(runs[0])][PERF_REPS_MAX];
-	/* The forwarding rounds: over --routes, and over one. */
-	double rns[2][PERF_REPS_MAX];
-	const unsigned rroutes[2] = { o->routes, 1 };
-	const char *const rvariant[2] = { "forward-round", "forward-round-1" };
+	/* The forwarding rounds: over --routes, over one, and the bare
+	 * fan-out's over --routes. */
+	double rns[3][PERF_REPS_MAX];
+	const unsigned rroutes[3] = { o->routes, 1, o->routes };
+	const char *const rvariant[3] = { "forward-round", "forward-round-1",
+					  "bare-fanout-round" };
+	struct perf_ratio vs_bare;
 	uint32_t client = o->routes + 1;
 	struct dom d;
 	int rc;
 
-	if (o->routes + 2 > SHMR_MAX_ENDPOINTS) {
-		fprintf(stderr, "shmr-perf decide: too many routes\n");
+	if (o->routes + 2 > SHMR_MAX_ENDPOINTS || o->routes > PERF_FAN_MAX) {
+		fprintf(stderr, "shmr-perf decide: --routes: 1 to %u\n",
+			PERF_FAN_MAX);
 		return PERF_EXIT_USAGE;
 	}
 	rc = dom_init(&d, o);
@@ -342,7 +401,7 @@ int perf_decide_main(const struct perf_opts *o)
 			json_decide(o, i + 1, runs[k].name, runs[k].variant,
 				    DECISIONS, ns[k][i]);
 		}
-		for (unsigned k = 0; k < 2; k++) {
+		for (unsigned k = 0; k < 3; k++) {
 			struct shmr_spec *sp = shmr_spec_of(d.base);
 
 			spec(&d, SHMR_BEH_HASH, rroutes[k], o->vnodes,
@@ -351,14 +410,16 @@ int perf_decide_main(const struct perf_opts *o)
 			shmr_active_of(d.base)[sp->nactive++] = client;
 			sp->version++;
 			shmr_spec_write_end(sp);
-			rns[k][i] = time_rounds(&d, o, rroutes[k], client);
+			rns[k][i] = time_rounds(&d, o, rroutes[k], client,
+						k == 2);
 			if (rns[k][i] < 0) {
 				fprintf(stderr, "shmr-perf decide: %s failed\n",
 					rvariant[k]);
 				free(d.base);
 				return PERF_EXIT_FAIL;
 			}
-			json_decide(o, i + 1, "hash", rvariant[k],
+			json_decide(o, i + 1, k == 2 ? "bare-fanout" : "hash",
+				    rvariant[k],
 				    (uint64_t)ROUNDS * ROUND_SLOTS, rns[k][i]);
 		}
 		if (perf_json) /* the text has only the medians */
@@ -378,17 +439,26 @@ int perf_decide_main(const struct perf_opts *o)
 		json_decide(o, 0, runs[k].name, runs[k].variant, DECISIONS,
 			    med);
 	}
+	/* Time a slot: the bare one's over the router's, the higher the
+	 * better, as the throughput ratios of the other modes. */
+	perf_ratio_pairs(rns[2], rns[0], o->reps, &vs_bare);
 	printf("%-34s %10s\n", "forwarding round, hash", "ns/slot (median)");
-	for (unsigned k = 0; k < 2; k++) {
+	for (unsigned k = 0; k < 3; k++) {
 		double med = perf_median(rns[k], o->reps);
 		char what[64];
 
-		snprintf(what, sizeof(what), "over %u route%s", rroutes[k],
+		snprintf(what, sizeof(what), "%sover %u route%s",
+			 k == 2 ? "bare fan-out " : "", rroutes[k],
 			 rroutes[k] == 1 ? "" : "s");
 		printf("%-34s %10.1f\n", what, med);
-		json_decide(o, 0, "hash", rvariant[k],
-			    (uint64_t)ROUNDS * ROUND_SLOTS, med);
+		json_decide_vs(o, 0, k == 2 ? "bare-fanout" : "hash",
+			       rvariant[k], (uint64_t)ROUNDS * ROUND_SLOTS,
+			       med, k == 2 ? &vs_bare : NULL);
 	}
+	printf("round over %u routes, bare fan-out / router: %.3f, median of "
+	       "%u pairs (range %.3f..%.3f, spread %.1f %%)\n",
+	       o->routes, vs_bare.median, vs_bare.pairs, vs_bare.min,
+	       vs_bare.max, vs_bare.spread * 100);
 	free(d.base);
 	return PERF_EXIT_OK;
 }

@@ -1,8 +1,9 @@
 /*
  * The bare baseline's shared parts (bare.c's essay): the memfd's layout,
  * what the children leave in it, and the roles and machinery that the
- * two-hop chain (bare.c) and the fan-out (bare_fanout.c) both use.
- * Not installed; for bare.c and bare_fanout.c only.
+ * two-hop chain (bare.c) and the fan-out (bare_fanout.c) both use, and
+ * the fan-out's forwarding, which `shmr-perf decide` also times in one
+ * process (decide.c).  Not installed; for shmr-perf only.
  */
 #ifndef SHMR_PERF_BARE_H
 #define SHMR_PERF_BARE_H
@@ -81,6 +82,29 @@ struct bare_map {
 	struct bare_ctl *ctl;
 	struct rte_ring *ring[RING_COUNT];
 };
+
+/*
+ * The bare fan-out's forwarding, as rte_eth_tx_buffer batches per port:
+ * each slot of a burst is copied out of its input lane straight into the
+ * buffer of its destination (its 64-bit key, at key_off, modulo routes),
+ * and a buffer goes out, by flush(), when it holds a burst.
+ */
+struct perf_fan {
+	unsigned routes, burst;
+	uint32_t slot;        /* bytes a slot */
+	size_t key_off;       /* where in a slot its key is */
+	unsigned char *stage; /* routes x burst slots */
+	unsigned cnt[PERF_FAN_MAX];
+	/* Out with buffer d's cnt[d] slots (cnt[d] is zeroed after). */
+	void (*flush)(struct perf_fan *f, unsigned d);
+};
+
+/** One burst of @p in spread over @p f's buffers (a zero-copy dequeue:
+ *  one copy a slot); returns the slots taken, 0 when @p in is empty. */
+unsigned perf_fan_take(struct perf_fan *f, struct rte_ring *in);
+
+/** Every buffer that holds something out. */
+void perf_fan_flush_all(struct perf_fan *f);
 
 /* In a child: say we are ready, then wait until the parent says go. */
 void bare_child_sync(struct bare *b);
