@@ -75,8 +75,10 @@
  *     SHMR_DP_STAGE_NS), and a slot waits at most that long.
  *
  * The plain case (plain_prefix()).  Most bursts are sends and calls at
- * normal priority, of an ordinary type, through one stateless router
- * (hash, type, a call by type) to workers.  For those, the general loop
+ * normal priority, of an ordinary type, through a router whose decision
+ * names one worker (hash, type, a call by type, and the routing logics
+ * that pick one routee: round-robin, random, smallest-mailbox,
+ * consistent-hash).  For those, the general loop
  * spent most of a slot on its bookkeeping, not on the slot: a struct of
  * what was decided written per slot and read back, and, over 16 routes,
  * a run of one slot and a call to flush() for each.  So a burst starts
@@ -86,9 +88,11 @@
  * counters for the burst.  The first slot it does not take (any other
  * kind, priority, type or target, a refusal, or a stage with no room)
  * is left unchanged, and the general loop goes on from it: classify()
- * then says why, or flush() finds the lane full.  So the outcome of
- * every slot is the general loop's; only the cost differs (shmr-perf
- * decide's forwarding round: docs/benchmarks.md, "The plain case").
+ * then says why, or flush() finds the lane full.  A round-robin pick for
+ * a slot that is not staged is taken back, so the general loop picks the
+ * same routee for it.  So the outcome of every slot is the general
+ * loop's; only the cost differs (shmr-perf decide's forwarding round:
+ * docs/benchmarks.md, "The plain case").
  *
  * Three cases leave the one-slot-one-target path, each in its own file
  * with the essay that explains it: broadcast (forward_bcast.c), the
@@ -646,11 +650,40 @@ static int flush(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 }
 
 /*
+ * The decision of router @p r (index @p ri) for a plain slot: the
+ * stateless ones (hash, type, a call by type) here, the routing logics
+ * that pick one routee (round-robin, random, smallest-mailbox,
+ * consistent-hash) by decide.c; NULL for any other (broadcast, the
+ * collectors, balancing, a shared object: the general loop's).
+ */
+static inline const struct shmr_dp_target *
+plain_decide(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
+	     unsigned ri, const struct shmr_dp_router *r,
+	     const struct shmr_msg *m)
+{
+	const struct shmr_dp_target *tgt = shmr_dp_decide_stateless(r, m);
+
+	if (tgt)
+		return tgt;
+	switch (r->behaviour) {
+	case SHMR_BEH_ROUND_ROBIN:
+	case SHMR_BEH_RANDOM:
+	case SHMR_BEH_SMALLEST_MAILBOX:
+	case SHMR_BEH_CONSISTENT_HASH:
+		return shmr_dp_behaviour_decide_rcu(t, &lc->pick, ri, m);
+	default:
+		return NULL;
+	}
+}
+
+/*
  * The plain case of a burst, from its first slot (the essay's "The plain
  * case"): sends and calls at normal priority, of an ordinary type, to a
- * router whose one stateless decision (hash, type, a call by type) names
- * a worker whose inbound lane is sound, each staged for that worker as it
- * is decided.  The checks are classify()'s, in the same order of
+ * router whose one decision (hash, type, a call by type, or a routing
+ * logic that picks one routee) names a worker whose inbound lane is
+ * sound, each staged for that worker as it is decided.  A round-robin
+ * pick that is not staged is taken back, so that the general loop's pick
+ * of the same slot is the one it would have been.  The checks are classify()'s, in the same order of
  * outcome: a slot that fails any of them, or whose stage has no room,
  * stops the plain case unchanged, and the burst's general loop takes it
  * from there (classify() then says why, or flush() finds the lane full).
@@ -669,13 +702,15 @@ static unsigned plain_prefix(struct shmr_dp_lcore *lc,
 	 * (none yet: rpid is only read once r is set). */
 	const struct shmr_dp_router *r = NULL;
 	struct shmr_pid rpid = { 0, 0 };
-	unsigned i;
+	uint64_t *rr = NULL; /* its round-robin counter, if it has one */
+	unsigned ri = 0, i;
 
 	for (i = 0; i < n; i++) {
 		struct shmr_msg *m =
 			(struct shmr_msg *)(lc->burst + (size_t)i * ss);
 		const struct shmr_dp_target *tgt;
 		struct shmr_dp_stage *st;
+		uint64_t rr_before = 0;
 		uint32_t x;
 
 		if ((m->kind != SHMR_KIND_SEND && m->kind != SHMR_KIND_CALL) ||
@@ -687,34 +722,39 @@ static unsigned plain_prefix(struct shmr_dp_lcore *lc,
 		    m->hops >= SHMR_DP_MAX_HOPS)
 			break;
 		if (!r || m->to.slot != rpid.slot || m->to.gen != rpid.gen) {
-			int32_t ri;
+			int32_t k;
 
 			if (m->to.slot >= t->max_endpoints)
 				break;
-			ri = t->ep[m->to.slot].router;
-			if (ri < 0)
+			k = t->ep[m->to.slot].router;
+			if (k < 0)
 				break;
+			ri = (unsigned)k;
 			r = &t->routers[ri];
 			if (m->to.gen != r->pid.gen ||
 			    (r->flags & SHMR_RF_STOPPED))
 				break;
 			rpid = m->to;
+			rr = r->behaviour == SHMR_BEH_ROUND_ROBIN ? &lc->pick.rr[ri]
+								  : NULL;
 		}
-		tgt = shmr_dp_decide_stateless(r, m);
+		if (rr)
+			rr_before = *rr;
+		tgt = plain_decide(lc, t, ri, r, m);
 		if (!tgt || tgt->verdict != SHMR_DP_DELIVER ||
 		    tgt->router >= 0 || tgt->ask)
-			break;
+			goto unpick;
 		x = tgt->slot;
 		/* A stage is opened only for a lane found sound this round. */
 		if (lc->stage_of[x]) {
 			st = &lc->stages[lc->stage_of[x] - 1];
 		} else {
 			if (!target_sound(lc, x))
-				break;
+				goto unpick;
 			st = stage_for(lc, x);
 		}
 		if (st->room == 0)
-			break;
+			goto unpick;
 		/* Decided: as classify() and flush() would leave it. */
 		m->flags = (uint8_t)(m->flags & ~SHMR_F_INTERNAL_MASK);
 		m->hops = (uint8_t)(m->hops + 1);
@@ -731,6 +771,11 @@ static unsigned plain_prefix(struct shmr_dp_lcore *lc,
 		}
 		rslot = m->to.slot;
 		rn++;
+		continue;
+unpick:
+		if (rr)
+			*rr = rr_before;
+		break;
 	}
 	lc->acc_rslot = rslot;
 	lc->acc_rn = rn;
