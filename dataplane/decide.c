@@ -191,17 +191,15 @@ decide_one(const struct shmr_dp_table *t, struct shmr_dp_pick *pk,
 		*name = tgt->name;
 		return tgt;
 	}
-	switch (r->behaviour) {
-	case SHMR_BEH_ROUND_ROBIN:
-	case SHMR_BEH_RANDOM:
-	case SHMR_BEH_SMALLEST_MAILBOX:
-	case SHMR_BEH_CONSISTENT_HASH:
+	if (shmr_dp_picks_one(r->behaviour)) {
 		idx = logic_pick(t, pk, ri, m);
 		if (idx < 0)
 			return &no_routees_target;
 		tgt = &r->routees[idx].tgt;
 		*name = tgt->name;
 		return tgt;
+	}
+	switch (r->behaviour) {
 	case SHMR_BEH_BROADCAST:
 		return r->nbc ? &r->bcast_tgt : &no_routees_target;
 	case SHMR_BEH_SCATTER_GATHER:

@@ -87,6 +87,19 @@ shmr_dp_type_find(const struct shmr_dp_type_ent *map, uint32_t n,
 }
 
 /*
+ * The routing logics whose decision picks one routee of the router
+ * (round-robin, random, smallest-mailbox, consistent-hash): decide_one()
+ * picks by them, and forward.c's plain case takes their slots.
+ */
+static inline int shmr_dp_picks_one(uint32_t behaviour)
+{
+	return behaviour == SHMR_BEH_ROUND_ROBIN ||
+	       behaviour == SHMR_BEH_RANDOM ||
+	       behaviour == SHMR_BEH_SMALLEST_MAILBOX ||
+	       behaviour == SHMR_BEH_CONSISTENT_HASH;
+}
+
+/*
  * The decisions that need nothing but the message and router @p r's
  * table: a call by its type when the router has a call map, else the
  * hash and type behaviours.  Inline, so that the forwarding loop's fast

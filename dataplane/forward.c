@@ -663,17 +663,10 @@ plain_decide(struct shmr_dp_lcore *lc, const struct shmr_dp_table *t,
 {
 	const struct shmr_dp_target *tgt = shmr_dp_decide_stateless(r, m);
 
-	if (tgt)
+	if (tgt || !shmr_dp_picks_one(r->behaviour))
 		return tgt;
-	switch (r->behaviour) {
-	case SHMR_BEH_ROUND_ROBIN:
-	case SHMR_BEH_RANDOM:
-	case SHMR_BEH_SMALLEST_MAILBOX:
-	case SHMR_BEH_CONSISTENT_HASH:
-		return shmr_dp_behaviour_decide_rcu(t, &lc->pick, ri, m);
-	default:
-		return NULL;
-	}
+	/* decide.c's whole decision: a call map still comes first. */
+	return shmr_dp_behaviour_decide_rcu(t, &lc->pick, ri, m);
 }
 
 /*

@@ -39,44 +39,40 @@ struct fixture {
 	struct shmr_pid a, router, pair, turns, route[NROUTES];
 };
 
+/* Router @p name at endpoint slot @p slot over the first @p n routes,
+ * called <name's first letter><index> (a hash over them in that order). */
+static struct shmr_pid router_over(struct fixture *f, uint32_t slot,
+				   const char *name, uint32_t beh, unsigned n)
+{
+	struct shmr_pid pid = dp_ep(&f->d, slot, 1, SHMR_EPK_ROUTER);
+	unsigned ri = dp_router(&f->d, name, pid, beh);
+
+	for (unsigned i = 0; i < n; i++) {
+		char rname[16];
+
+		snprintf(rname, sizeof(rname), "%c%u", name[0], i);
+		dp_route(&f->d, ri, rname, f->route[i], SHMR_ROUTE_RUNNING);
+		if (beh == SHMR_BEH_HASH)
+			dp_hash(&f->d, ri, rname);
+	}
+	return pid;
+}
+
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	unsigned ri;
 
 	if (!f || dp_dom_init_lane_eps(&f->d, 1, lane_entries, EPS) < 0)
 		return -1;
 	dp_spec_begin(&f->d);
 	f->a = dp_ep(&f->d, 3, 1, SHMR_EPK_CLIENT);
-	f->router = dp_ep(&f->d, 2, 1, SHMR_EPK_ROUTER);
-	ri = dp_router(&f->d, "spread", f->router, SHMR_BEH_HASH);
-	for (unsigned i = 0; i < NROUTES; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "r%u", i);
+	for (unsigned i = 0; i < NROUTES; i++)
 		f->route[i] = dp_ep(&f->d, 10 + i, 1, SHMR_EPK_ROUTE);
-		dp_route(&f->d, ri, name, f->route[i], SHMR_ROUTE_RUNNING);
-		dp_hash(&f->d, ri, name);
-	}
-	/* A second router, over routes 0 and 1 (test_plain_case_stops). */
-	f->pair = dp_ep(&f->d, 4, 1, SHMR_EPK_ROUTER);
-	ri = dp_router(&f->d, "pair", f->pair, SHMR_BEH_HASH);
-	for (unsigned i = 0; i < 2; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "p%u", i);
-		dp_route(&f->d, ri, name, f->route[i], SHMR_ROUTE_RUNNING);
-		dp_hash(&f->d, ri, name);
-	}
-	/* A round-robin router over routes 0 to 2 (test_plain_round_robin). */
-	f->turns = dp_ep(&f->d, 5, 1, SHMR_EPK_ROUTER);
-	ri = dp_router(&f->d, "turns", f->turns, SHMR_BEH_ROUND_ROBIN);
-	for (unsigned i = 0; i < 3; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "t%u", i);
-		dp_route(&f->d, ri, name, f->route[i], SHMR_ROUTE_RUNNING);
-	}
+	f->router = router_over(f, 2, "spread", SHMR_BEH_HASH, NROUTES);
+	/* Over routes 0 and 1 (test_plain_case_stops), and a round-robin
+	 * over routes 0 to 2 (test_plain_round_robin). */
+	f->pair = router_over(f, 4, "pair", SHMR_BEH_HASH, 2);
+	f->turns = router_over(f, 5, "turns", SHMR_BEH_ROUND_ROBIN, 3);
 	dp_spec_end(&f->d);
 	if (shmr_dp_table_build(&f->d.env, &f->t) < 0 ||
 	    shmr_dp_lcore_init(&f->lc, &f->d.env, 0) < 0)
