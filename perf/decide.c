@@ -184,10 +184,12 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The bare fan-out's buffers out into the inboxes of endpoints 1..n. */
+/* The bare fan-out's buffers out into the inboxes of endpoints 1..n;
+ * put counts what went in (the round fails unless it is every slot). */
 struct round_fan {
 	struct perf_fan fan;
 	struct dom *d;
+	unsigned put;
 };
 
 static void round_fan_out(struct perf_fan *fan, unsigned dst)
@@ -195,9 +197,10 @@ static void round_fan_out(struct perf_fan *fan, unsigned dst)
 	struct round_fan *rf = (struct round_fan *)fan;
 
 	/* The inboxes were emptied before the round: room for all of it. */
-	(void)shmr_lane_put(shmr_lane_at(rf->d->base, dst + 1, 0),
-			    fan->stage + (size_t)dst * fan->burst * fan->slot,
-			    fan->slot, fan->cnt[dst]);
+	rf->put += shmr_lane_put(shmr_lane_at(rf->d->base, dst + 1, 0),
+				 fan->stage +
+					 (size_t)dst * fan->burst * fan->slot,
+				 fan->slot, fan->cnt[dst]);
 }
 
 /*
@@ -250,11 +253,11 @@ static double time_rounds(struct dom *d, const struct perf_opts *o,
 			goto out;
 		t0 = perf_now_ns();
 		if (bare) {
-			unsigned k;
-
-			while ((k = perf_fan_take(&rf.fan, out)) != 0)
-				got += k;
+			rf.put = 0;
+			while (perf_fan_take(&rf.fan, out) != 0)
+				;
 			perf_fan_flush_all(&rf.fan);
+			got = rf.put;
 		} else {
 			while (got < ROUND_SLOTS && spins++ < 1000000u)
 				got += shmr_dp_poll_once_rcu(&lc, t);
