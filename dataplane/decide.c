@@ -36,6 +36,7 @@
 #include <rte_ring.h>
 
 #include "decide.h"
+#include "lcore.h"
 
 static const struct shmr_dp_target discard_target = {
 	.verdict = SHMR_DP_DISCARD,
@@ -78,8 +79,8 @@ static uint32_t routee_depth(const struct shmr_dp_table *t,
 	}
 	if (pk->pend_n && *pk->pend_slot == e->tgt.slot)
 		depth += *pk->pend_n;
-	if (pk->staged)
-		depth += pk->staged[e->tgt.slot];
+	if (pk->stage_of && pk->stage_of[e->tgt.slot])
+		depth += pk->stages[pk->stage_of[e->tgt.slot] - 1].n;
 	return depth;
 }
 

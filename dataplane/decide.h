@@ -33,9 +33,11 @@ struct shmr_dp_pick {
 	 * slot; NULL outside a burst. */
 	const uint32_t *pend_slot;
 	const unsigned *pend_n;
-	/* and staged[slot] more staged for it this round and not enqueued
-	 * yet (forward.c's fan-out staging); NULL: none */
-	const uint16_t *staged;
+	/* and the n of stages[stage_of[slot] - 1] more staged for it this
+	 * round and not enqueued yet (forward.c's fan-out staging; 0 in
+	 * stage_of: no stage); stage_of NULL: none */
+	const uint16_t *stage_of;
+	const struct shmr_dp_stage *stages;
 };
 
 /**

@@ -69,7 +69,8 @@
  *   - Per-key order holds: a key's slots come from one source lane, are
  *     staged in ring order and go out in that order, and every direct
  *     enqueue is preceded by the stages' flush.
- *   - Smallest-mailbox counts the staged slots as queued (lc->staged).
+ *   - Smallest-mailbox counts the staged slots as queued (each stage's n,
+ *     read through lc->stage_of: nothing is written for it per slot).
  *   - The cost: a round holds up to lc->pool_cap slots of a source
  *     lane until it ends (the sender sees that much less room for at most
  *     SHMR_DP_STAGE_NS), and a slot waits at most that long.
@@ -477,7 +478,6 @@ static void stage_out(struct shmr_dp_lcore *lc, struct shmr_dp_stage *st)
 		lost(lc, st->target, st->n - k);
 	lc->npending -= st->n;
 	st->n = 0;
-	lc->staged[st->target] = 0;
 }
 
 /* Every stage out, so that what comes next for any lane (a direct
@@ -566,7 +566,6 @@ static unsigned stage_run(struct shmr_dp_lcore *lc, const struct run *run)
 		if (st->n == SHMR_DP_STAGE_CAP)
 			stage_out(lc, st);
 	}
-	lc->staged[x] = (uint16_t)st->n;
 	return k;
 }
 
@@ -758,9 +757,7 @@ static unsigned plain_prefix(struct shmr_dp_lcore *lc,
 		m->flags = (uint8_t)(m->flags & ~SHMR_F_INTERNAL_MASK);
 		m->hops = (uint8_t)(m->hops + 1);
 		st->room--;
-		lc->npending++;
 		st->idx[st->n++] = (uint16_t)(lc->burst_idx + i);
-		lc->staged[x] = (uint16_t)st->n;
 		if (st->n == SHMR_DP_STAGE_CAP)
 			stage_out(lc, st);
 		if (rn && m->to.slot != rslot) {
@@ -776,6 +773,9 @@ unpick:
 			*rr = rr_before;
 		break;
 	}
+	/* Once for the loop: a stage that went out in it took its slots off
+	 * already (unsigned, so the sum comes out right). */
+	lc->npending += i;
 	lc->acc_rslot = rslot;
 	lc->acc_rn = rn;
 	lc->acc_fwd += i;
@@ -854,7 +854,7 @@ unsigned shmr_dp_fwd_burst_rcu(struct shmr_dp_lcore *lc,
 	if (n == 0)
 		return 0;
 	/* Smallest-mailbox counts the open run as queued (a broadcast run's
-	 * target is no routee's slot), and what is staged (lc->staged). */
+	 * target is no routee's slot), and what is staged (the stages). */
 	handled = plain_prefix(lc, t, p, n);
 	lc->pick.pend_slot = &run.target;
 	lc->pick.pend_n = &run.len;

@@ -118,7 +118,6 @@ static int ep_arrays_init(struct shmr_dp_lcore *lc, uint32_t n)
 	uint32_t rc = 2u * ((n + lc->env->nlcores - 1) / lc->env->nlcores);
 	size_t sizes[] = {
 		n * sizeof(uint16_t),
-		n * sizeof(uint16_t),
 		2u * n * sizeof(uint16_t),
 		n * sizeof(struct shmr_dp_stage),
 		2u * n * sizeof(struct shmr_dp_held),
@@ -150,7 +149,6 @@ static int ep_arrays_init(struct shmr_dp_lcore *lc, uint32_t n)
 	at = lc->ep_mem;
 	lc->ep_words = w;
 	lc->stage_of = carve(&at, n, sizeof(uint16_t));
-	lc->staged = carve(&at, n, sizeof(uint16_t));
 	lc->src_of = carve(&at, 2u * n, sizeof(uint16_t));
 	lc->stages = carve(&at, n, sizeof(struct shmr_dp_stage));
 	lc->srcs = carve(&at, 2u * n, sizeof(struct shmr_dp_held));
@@ -210,7 +208,8 @@ int shmr_dp_lcore_init(struct shmr_dp_lcore *lc, const struct shmr_dp_env *env,
 		shmr_dp_lcore_fini(lc);
 		return -ENOMEM;
 	}
-	lc->pick.staged = lc->staged;
+	lc->pick.stage_of = lc->stage_of;
+	lc->pick.stages = lc->stages;
 	lc->buf = aligned_alloc(SHMR_CACHE_LINE,
 				(size_t)lc->pool_cap * env->slot_size);
 	lc->burst = lc->buf;

@@ -163,8 +163,8 @@ struct shmr_dp_lcore {
 	 * is at pool slot burst_idx (burst points at it) and began at ring
 	 * position burst_pos of its lane; pool_n pool slots are in use.
 	 * stage_of[x]: 1 + index into stages of destination x's stage, 0
-	 * none; staged[x]: its slots not enqueued yet (smallest-mailbox
-	 * counts them as queued).  src_of[2 * slot + high]: 1 + index into
+	 * none (its n: the slots not enqueued yet, which smallest-mailbox
+	 * counts as queued).  src_of[2 * slot + high]: 1 + index into
 	 * srcs.  stage_ticks: TSC ticks a round may gather. */
 	unsigned char *burst;
 	uint32_t burst_idx, burst_pos;
@@ -182,7 +182,6 @@ struct shmr_dp_lcore {
 	uint32_t ep_words; /* (N + 63) / 64 */
 	void *ep_mem;
 	uint16_t *stage_of; /* [N] */
-	uint16_t *staged;   /* [N] */
 	uint16_t *src_of;   /* [2 * N] */
 	struct shmr_dp_stage *stages; /* [N] */
 	struct shmr_dp_held *srcs;    /* [2 * N] */

@@ -302,7 +302,6 @@ static void test_arrays_any_endpoint_count(void **state)
 		assert_int_equal(shmr_dp_lcore_init(&lc, &env, 0), 0);
 		assert_int_equal(lc.ep_words, w);
 		lc.stage_of[n - 1] = 1;
-		lc.staged[n - 1] = 1;
 		lc.src_of[2 * n - 1] = 1;
 		lc.stages[n - 1].n = 1;
 		lc.srcs[2 * n - 1].n = 1;
