@@ -33,9 +33,11 @@ unsigned perf_fan_take(struct perf_fan *f, struct rte_ring *in)
 	struct rte_ring_zc_data z;
 	unsigned n = rte_ring_dequeue_zc_burst_elem_start(in, f->slot, f->burst,
 							  &z, NULL);
-	/* A power of two of routes takes the key's low bits, as the
-	 * router's hash does (decide.h): no 64-bit division a slot. */
-	uint64_t mask = (f->routes & (f->routes - 1)) == 0 ? f->routes - 1 : 0;
+	/* A power of two of routes (one included) takes the key's low
+	 * bits, as the router's hash does (decide.h): no 64-bit division a
+	 * slot. */
+	int pow2 = (f->routes & (f->routes - 1)) == 0;
+	uint64_t mask = f->routes - 1;
 
 	if (n == 0)
 		return 0;
@@ -50,7 +52,7 @@ unsigned perf_fan_take(struct perf_fan *f, struct rte_ring *in)
 		unsigned d;
 
 		memcpy(&key, e + f->key_off, sizeof(key));
-		d = (unsigned)(mask ? key & mask : key % f->routes);
+		d = (unsigned)(pow2 ? key & mask : key % f->routes);
 		memcpy(f->stage + ((size_t)d * f->burst + f->cnt[d]) * f->slot,
 		       e, f->slot);
 		if (++f->cnt[d] == f->burst) {
