@@ -228,12 +228,13 @@ slot_stamp(const struct shmr_msg *s, uint8_t kind, uint8_t flags,
  * write our inbound lanes, and it sends nothing of the sort, so a peer
  * that can write the lanes part did.  It stays reserved in the ring with
  * the others (released with them).  With @p stamps (the domain's senders
- * stamp), the kept ones' sojourns go into @p a.  Returns how many were
- * kept.
+ * stamp), the kept ones' sojourns go into @p a.  A kept reply or
+ * PoisonPill sets *@p special (shmr_recv_burst() looks at each message
+ * only then).  Returns how many were kept.
  */
 static inline __attribute__((always_inline)) unsigned
 keep_sound(struct shmr_endpoint *ep, unsigned char *dst, unsigned m,
-	   uint32_t lane, int stamps, struct sojourn_acc *a)
+	   uint32_t lane, int stamps, struct sojourn_acc *a, unsigned *special)
 {
 	size_t ss = ep->d->slot_size, room = stamp_room(ep->d->slot_size);
 	/* The current run: its stamp, and where its messages in this lane
@@ -270,6 +271,8 @@ keep_sound(struct shmr_endpoint *ep, unsigned char *dst, unsigned m,
 				       sizeof(struct shmr_buf_ref));
 				ep->held[ep->nheld++].from = s->from.slot;
 			}
+			*special |= kind == SHMR_KIND_REPLY ||
+				    s->type == SHMR_TYPE_POISON_PILL;
 			if (kept != j)
 				memcpy(dst + kept * ss, s, ss);
 			kept++;
@@ -289,10 +292,61 @@ keep_sound(struct shmr_endpoint *ep, unsigned char *dst, unsigned m,
 	return kept;
 }
 
+/*
+ * Are the @p m slots at @p dst all plain sends: sound (as keep_sound()
+ * checks), no arena buffer, no PoisonPill?  Then keep_sound() would keep
+ * them all, in place, and hold nothing: the usual lane, checked here
+ * without a branch per slot.
+ */
+static inline __attribute__((always_inline)) int
+all_plain(const unsigned char *dst, unsigned m, size_t ss)
+{
+	uint32_t odd = 0;
+
+	for (unsigned j = 0; j < m; j++) {
+		const struct shmr_msg *s =
+			(const struct shmr_msg *)(dst + j * ss);
+
+		odd |= (uint32_t)(s->kind ^ SHMR_KIND_SEND) |
+		       (uint32_t)(s->flags & SHMR_F_ARENA) |
+		       (uint32_t)(s->len > ss - SHMR_HDR_SIZE) |
+		       (uint32_t)(s->type == SHMR_TYPE_POISON_PILL);
+	}
+	return odd == 0;
+}
+
+/*
+ * keep_sound() for plain sends (all_plain()): only the sojourns' runs,
+ * each slot's stamp being its ref when flagged.
+ */
+static inline __attribute__((always_inline)) void
+plain_sojourns(struct shmr_endpoint *ep, const unsigned char *dst, unsigned m,
+	       size_t ss, struct sojourn_acc *a)
+{
+	uint64_t last = a->last, run = a->run;
+	unsigned from = 0;
+
+	for (unsigned j = 0; j < m; j++) {
+		const struct shmr_msg *s =
+			(const struct shmr_msg *)(dst + j * ss);
+		uint64_t t = (s->flags & SHMR_F_STAMPED) ? s->ref : 0;
+
+		if (__builtin_expect(t != last, 0)) {
+			sojourn_run(ep, a, last, run + j - from);
+			last = t;
+			run = 0;
+			from = j;
+		}
+	}
+	a->last = last;
+	a->run = run + m - from;
+}
+
 /* Peek up to @n new slots from the lanes into @dst (round robin).  Every
  * copy is bounded by our own geometry (lane_copy.h): the lanes are memory
- * any peer can write. */
-static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n)
+ * any peer can write.  *@p special: keep_sound()'s. */
+static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n,
+		     unsigned *special)
 {
 	size_t ss = ep->d->slot_size;
 	uint32_t nl = ep->d->nlcores;
@@ -301,19 +355,30 @@ static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n)
 	 * accumulator's words as plain locals (its address never escapes). */
 	int stamps = ep->d->tsc_mult != 0;
 	struct sojourn_acc acc = { 0 };
+	uint32_t i = ep->rr % nl;
 
 	for (uint32_t k = 0; k < nl && got < n; k++) {
-		uint32_t i = (ep->rr + k) % nl;
+		unsigned char *at = dst + got * ss;
 		unsigned m = shmr_lane_peek_bounded(ep->in[i], ep->d->lane_size,
-						    dst + got * ss,
-						    (uint32_t)ss, n - got);
-		ep->unreleased[i] += m;
+						    at, (uint32_t)ss, n - got);
+
+		uint32_t lane = i;
+
+		ep->unreleased[lane] += m;
+		if (++i == nl)
+			i = 0;
+		if (__builtin_expect(all_plain(at, m, ss), 1)) {
+			if (stamps)
+				plain_sojourns(ep, at, m, ss, &acc);
+			got += m;
+			continue;
+		}
 		/* Two copies of the loop, one without the sojourn's steps, so
 		 * that neither tests the flag per message. */
 		if (stamps)
-			got += keep_sound(ep, dst + got * ss, m, i, 1, &acc);
+			got += keep_sound(ep, at, m, lane, 1, &acc, special);
 		else
-			got += keep_sound(ep, dst + got * ss, m, i, 0, &acc);
+			got += keep_sound(ep, at, m, lane, 0, &acc, special);
 	}
 	ep->rr++;
 	if (stamps)
@@ -404,9 +469,17 @@ int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
 	/* The previous burst (or the whole backlog) has been handled. */
 	shmr_client_release_all(ep);
 	for (;;) {
-		got = peek(ep, ep->rx, n);
+		unsigned special = 0;
+
+		got = peek(ep, ep->rx, n, &special);
 		out = 0;
-		for (unsigned i = 0; i < got; i++) {
+		if (!special) {
+			/* Plain sends and calls: every one is the app's. */
+			for (; out < got; out++)
+				msgs[out] = (const struct shmr_msg *)(ep->rx +
+								      out * ss);
+		}
+		for (unsigned i = 0; special && i < got; i++) {
 			const struct shmr_msg *m =
 				(const struct shmr_msg *)(ep->rx + i * ss);
 			if (m->kind == SHMR_KIND_REPLY) {
@@ -533,8 +606,10 @@ int shmr_client_call_wait(struct shmr_endpoint *ep, uint64_t ref, void *reply,
 	for (;;) {
 		unsigned room = ep->backlog_cap - ep->backlog_len;
 		unsigned char *dst = ep->backlog + (size_t)ep->backlog_len * ss;
-		unsigned got = peek(ep, dst, room < RX_BURST_MAX ? room
-								 : RX_BURST_MAX);
+		unsigned special = 0; /* replies are looked for anyway */
+		unsigned got = peek(ep, dst,
+				    room < RX_BURST_MAX ? room : RX_BURST_MAX,
+				    &special);
 
 		int found = -1;
 		int status = 0;
