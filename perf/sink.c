@@ -56,24 +56,68 @@ static struct sender *sender_of(struct shmr_pid p)
 	return s;
 }
 
-static void on_send(const struct shmr_msg *m, uint64_t stride)
-{
-	struct sender *s = sender_of(m->from);
+/*
+ * The sends of one sender being counted (a receive's sends mostly come
+ * from one sender): its words as locals, so the checks per message run on
+ * registers as the bare consumer's do; written back by run_end().
+ */
+struct run {
+	struct sender *s; /* NULL: none open */
+	struct shmr_pid from;
+	uint64_t last, n, gaps, reorders, redelivered;
+	int seen;
+};
 
-	total++;
-	if (m->flags & SHMR_F_REDELIVERED)
-		redelivered++;
-	if (s->seen) {
-		if (m->key <= s->last)
-			s->reorders++;
-		else if (stride && m->key != s->last + stride)
-			s->gaps++;
-	}
-	if (!s->seen || m->key > s->last)
-		s->last = m->key;
-	s->seen = 1;
-	if (++s->count == s->expect)
+static void run_end(struct run *r)
+{
+	struct sender *s = r->s;
+
+	if (!s)
+		return;
+	s->seen = r->seen;
+	s->last = r->last;
+	s->gaps += r->gaps;
+	s->reorders += r->reorders;
+	total += r->n;
+	redelivered += r->redelivered;
+	/* The burst that brings the count to what was expected. */
+	if (s->count < s->expect && s->count + r->n >= s->expect)
 		s->done_ns = perf_now_ns();
+	s->count += r->n;
+	r->s = NULL;
+}
+
+/* Count a send of @p m and check its order by the key: a key at or below
+ * the sender's last is a reorder, one that is not the last plus @p stride
+ * (when not 0) a gap. */
+static inline void on_send(struct run *r, const struct shmr_msg *m,
+			   uint64_t stride)
+{
+	uint64_t k = m->key;
+
+	if (!r->s || m->from.slot != r->from.slot ||
+	    m->from.gen != r->from.gen) {
+		run_end(r);
+		r->s = sender_of(m->from);
+		r->from = m->from;
+		r->seen = r->s->seen;
+		r->last = r->s->last;
+		r->n = r->gaps = r->reorders = r->redelivered = 0;
+	}
+	r->redelivered += (m->flags & SHMR_F_REDELIVERED) != 0;
+	r->n++;
+	if (!r->seen) {
+		r->seen = 1;
+		r->last = k;
+		return;
+	}
+	if (k <= r->last) {
+		r->reorders++;
+		return;
+	}
+	if (stride && k != r->last + stride)
+		r->gaps++;
+	r->last = k;
 }
 
 static void on_call(struct shmr_endpoint *ep, const struct shmr_msg *m,
@@ -232,15 +276,20 @@ int main(int argc, char **argv)
 		empties = 0;
 		idle_since = 0;
 		const struct shmr_msg *last_send = NULL;
+		struct run run = { 0 };
 
 		for (int i = 0; i < n; i++) {
 			if (msgs[i]->kind == SHMR_KIND_CALL) {
+				/* It may ask for the counts: the sends
+				 * before it are in them. */
+				run_end(&run);
 				on_call(ep, msgs[i], route);
 			} else {
-				on_send(msgs[i], stride);
+				on_send(&run, msgs[i], stride);
 				last_send = msgs[i];
 			}
 		}
+		run_end(&run);
 		/* Once per burst, and only when the harness cannot know the
 		 * count to expect: the clock stays off the measured path of
 		 * the stride runs. */
