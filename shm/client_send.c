@@ -130,54 +130,80 @@ int shmr_send_name(struct shmr_endpoint *ep, const char *name, uint32_t type,
 	return shmr_send(ep, to, type, key, data, len);
 }
 
+/* Is @p m a message shmr_send_burst() can send: 0, or why not (as
+ * shmr_client_send_one(): a slot that cannot exist is refused here, not
+ * dropped by the dataplane as a bad target). */
+static inline __attribute__((always_inline)) int
+out_bad(const struct shmr_out *m, size_t max_len, uint32_t max_slot)
+{
+	if (__builtin_expect(m->len > max_len, 0))
+		return -SHMR_E_TOO_BIG;
+	if (__builtin_expect(m->to.slot >= max_slot, 0))
+		return -SHMR_E_PROCESS_UNKNOWN;
+	return 0;
+}
+
 /* Fill @p n sends at @p tx (@p ss bytes each) from @p msgs, each stamped
  * with @p stamp (a send's stamp is its ref: no payload length decides
- * whether it fits). */
-static inline __attribute__((always_inline)) void
+ * whether it fits), each checked (out_bad()) before its slot is written.
+ * Returns 0, or the first bad one's error (the caller sends none). */
+static inline __attribute__((always_inline)) int
 fill_burst(unsigned char *tx, size_t ss, struct shmr_pid me,
-	   const struct shmr_out *msgs, unsigned n, uint64_t stamp)
+	   const struct shmr_out *msgs, unsigned n, uint64_t stamp,
+	   uint32_t max_slot)
 {
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
+		int rc = out_bad(&msgs[i], ss - SHMR_HDR_SIZE, max_slot);
+
+		if (rc < 0)
+			return rc;
 		fill_slot_stamped((struct shmr_msg *)(tx + i * ss), me,
 				  SHMR_KIND_SEND, SHMR_PRIO_NORMAL, msgs[i].to,
 				  msgs[i].type, msgs[i].key, 0, 0, msgs[i].data,
 				  msgs[i].len, stamp, SIZE_MAX);
+	}
+	return 0;
 }
 
 int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 		    unsigned n)
 {
 	size_t ss = ep->d->slot_size;
+	uint32_t max_slot = ep->d->max_endpoints;
 	struct shmr_pid me = ep->pid;
 	struct rte_ring_zc_data z;
 	unsigned k, k1;
-	uint64_t stamp;
+	uint64_t stamp = 0;
+	int rc = 0;
 
 	if (n > RX_BURST_MAX)
 		n = RX_BURST_MAX;
-	for (unsigned i = 0; i < n; i++) {
-		if (msgs[i].len > ss - SHMR_HDR_SIZE)
-			return -SHMR_E_TOO_BIG;
-		/* As shmr_client_send_one(): a slot that cannot exist is
-		 * refused here, not dropped by the dataplane as a bad target. */
-		if (msgs[i].to.slot >= ep->d->max_endpoints)
-			return -SHMR_E_PROCESS_UNKNOWN;
-	}
 	/* The slots the lane has room for, filled in place (zero-copy:
 	 * no staging copy), and only those: a full lane costs no fill and
 	 * no clock read, and each message's stamp is the time it goes in.
-	 * Everything the fill needs from @p ep is read before it (the
-	 * payloads' copies may alias it). */
+	 * Every message is checked, as its slot is filled or after, before
+	 * any is published: a bad one gives the reservation back (a finish
+	 * of 0), so none is sent.  Everything the fill needs from @p ep is
+	 * read before it (the payloads' copies may alias it). */
 	k = shmr_lane_reserve_bounded(ep->out, ep->d->lane_size, (uint32_t)ss,
 				      n, &z);
 	if (k) {
 		stamp = burst_clock(ep);
 		k1 = k < z.n1 ? k : z.n1;
-		fill_burst(z.ptr1, ss, me, msgs, k1, stamp);
-		if (k > k1)
-			fill_burst(z.ptr2, ss, me, msgs + k1, k - k1, stamp);
-		rte_ring_enqueue_zc_elem_finish(ep->out, k);
+		rc = fill_burst(z.ptr1, ss, me, msgs, k1, stamp, max_slot);
+		if (rc == 0 && k > k1)
+			rc = fill_burst(z.ptr2, ss, me, msgs + k1, k - k1,
+					stamp, max_slot);
 	}
+	for (unsigned i = k; rc == 0 && i < n; i++)
+		rc = out_bad(&msgs[i], ss - SHMR_HDR_SIZE, max_slot);
+	if (rc < 0) {
+		if (k)
+			rte_ring_enqueue_zc_elem_finish(ep->out, 0);
+		return rc;
+	}
+	if (k)
+		rte_ring_enqueue_zc_elem_finish(ep->out, k);
 	return (int)pushed(ep, k, n);
 }
 
