@@ -355,13 +355,13 @@ static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n,
 	 * accumulator's words as plain locals (its address never escapes). */
 	int stamps = ep->d->tsc_mult != 0;
 	struct sojourn_acc acc = { 0 };
-	uint32_t i = ep->rr % nl;
+	/* The lane to start with (no division when there is none). */
+	uint32_t i = nl ? ep->rr % nl : 0;
 
 	for (uint32_t k = 0; k < nl && got < n; k++) {
 		unsigned char *at = dst + got * ss;
 		unsigned m = shmr_lane_peek_bounded(ep->in[i], ep->d->lane_size,
 						    at, (uint32_t)ss, n - got);
-
 		uint32_t lane = i;
 
 		ep->unreleased[lane] += m;
