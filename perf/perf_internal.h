@@ -139,6 +139,24 @@ struct perf_ratio {
 void perf_ratio_pairs(const double *num, const double *den, unsigned n,
 		      struct perf_ratio *out);
 
+/* Bare runs whose fastest is over this many times their slowest ran in
+ * two modes of the host, not through ordinary noise (docs/benchmarks.md,
+ * "The worker's receive and the client's send"). */
+#define PERF_SPEEDS_APART 2.0
+
+/**
+ * perf_ratio_pairs() of the pairs whose @p den (the bare run) is at or
+ * above a cut into @p fast, and of those below into @p slow, when the
+ * @p den above 0 spread over PERF_SPEEDS_APART (the fastest over that
+ * many times the slowest).  The cut is halfway between the slowest and
+ * the fastest.
+ * Context:     any; no allocation.
+ * Returns:     the cut, or 0 (and both left empty) when they do not
+ *              spread that far.
+ */
+double perf_ratio_by_speed(const double *num, const double *den, unsigned n,
+			   struct perf_ratio *fast, struct perf_ratio *slow);
+
 /** Non-zero when @p r's spread is over PERF_RATIO_SPREAD_WARN. */
 static inline int perf_ratio_warn(const struct perf_ratio *r)
 {

@@ -217,6 +217,41 @@ void perf_ratio_pairs(const double *num, const double *den, unsigned n,
 				      : 0;
 }
 
+double perf_ratio_by_speed(const double *num, const double *den, unsigned n,
+			   struct perf_ratio *fast, struct perf_ratio *slow)
+{
+	double fn[PERF_REPS_MAX], fd[PERF_REPS_MAX];
+	double sn[PERF_REPS_MAX], sd[PERF_REPS_MAX];
+	double lo = 0, hi = 0, cut;
+	unsigned nf = 0, ns = 0;
+
+	memset(fast, 0, sizeof(*fast));
+	memset(slow, 0, sizeof(*slow));
+	if (n > PERF_REPS_MAX)
+		n = PERF_REPS_MAX;
+	for (unsigned i = 0; i < n; i++) {
+		if (!(den[i] > 0))
+			continue;
+		lo = lo == 0 || den[i] < lo ? den[i] : lo;
+		hi = den[i] > hi ? den[i] : hi;
+	}
+	if (lo == 0 || hi <= PERF_SPEEDS_APART * lo)
+		return 0;
+	cut = (lo + hi) / 2;
+	for (unsigned i = 0; i < n; i++) {
+		if (den[i] >= cut) {
+			fn[nf] = num[i];
+			fd[nf++] = den[i];
+		} else {
+			sn[ns] = num[i];
+			sd[ns++] = den[i];
+		}
+	}
+	perf_ratio_pairs(fn, fd, nf, fast);
+	perf_ratio_pairs(sn, sd, ns, slow);
+	return cut;
+}
+
 void perf_ratio_print(const char *what, const struct perf_ratio *r)
 {
 	printf("%s = %.3f, median of %u pair%s (range %.3f..%.3f, spread "

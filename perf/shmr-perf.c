@@ -752,6 +752,28 @@ static int compare(const struct perf_opts *o)
 			       "repetitions: something else was running\n",
 			       (hi / lo - 1) * 100);
 	}
+	/* Two speeds of the host (PERF_SPEEDS_APART): the ratio of the
+	 * pairs on each side, since it differs between them. */
+	for (unsigned m = 0; m < CMP_MODES; m++) {
+		struct perf_ratio fast, slow;
+		struct perf_opts one;
+		char label[32];
+		double cut;
+
+		if (!cmp_mode(o, m, &one, label, sizeof(label)))
+			continue;
+		cut = perf_ratio_by_speed(rm[m], bm, o->reps, &fast, &slow);
+		if (cut == 0)
+			continue;
+		printf("note: throughput (%s): router / bare = %.3f over the "
+		       "%u pair%s whose bare run was at or above %.1f M "
+		       "msg/s, %.3f over the %u below: the bare runs were "
+		       "over %.0f times apart, two speeds of the host "
+		       "(docs/benchmarks.md)\n",
+		       label, fast.median, fast.pairs,
+		       fast.pairs == 1 ? "" : "s", cut / 1e6, slow.median,
+		       slow.pairs, PERF_SPEEDS_APART);
+	}
 	if (warned)
 		printf("warning: a ratio's pairs spread over %.0f %%: the "
 		       "machine was busy (uptime); run again with more --reps "
