@@ -222,6 +222,30 @@ slot_stamp(const struct shmr_msg *s, uint8_t kind, uint8_t flags,
 }
 
 /*
+ * Are the @p m slots at @p dst all plain sends: sound (as keep_sound()
+ * checks), no arena buffer, no PoisonPill?  Then keep_sound() would keep
+ * them all, in place, hold nothing and find nothing special: the usual
+ * lane, checked here without a branch per slot, so that keep_sound() can
+ * skip its checks for it (@p plain).
+ */
+static inline __attribute__((always_inline)) int
+all_plain(const unsigned char *dst, unsigned m, size_t ss)
+{
+	uint32_t odd = 0;
+
+	for (unsigned j = 0; j < m; j++) {
+		const struct shmr_msg *s =
+			(const struct shmr_msg *)(dst + j * ss);
+
+		odd |= (uint32_t)(s->kind ^ SHMR_KIND_SEND) |
+		       (uint32_t)(s->flags & SHMR_F_ARENA) |
+		       (uint32_t)(s->len > ss - SHMR_HDR_SIZE) |
+		       (uint32_t)(s->type == SHMR_TYPE_POISON_PILL);
+	}
+	return odd == 0;
+}
+
+/*
  * Keep the sound ones of @p m slots just copied to @p dst, in order; a
  * slot of no kind we know, or longer than a slot can hold, is dropped and
  * counted (the first one said once on stderr): only the dataplane should
@@ -230,11 +254,14 @@ slot_stamp(const struct shmr_msg *s, uint8_t kind, uint8_t flags,
  * the others (released with them).  With @p stamps (the domain's senders
  * stamp), the kept ones' sojourns go into @p a.  A kept reply or
  * PoisonPill sets *@p special (shmr_recv_burst() looks at each message
- * only then).  Returns how many were kept.
+ * only then).  With @p plain (all_plain() said so), every slot is kept
+ * as it is and only the sojourns are looked at.  Returns how many were
+ * kept.
  */
 static inline __attribute__((always_inline)) unsigned
 keep_sound(struct shmr_endpoint *ep, unsigned char *dst, unsigned m,
-	   uint32_t lane, int stamps, struct sojourn_acc *a, unsigned *special)
+	   uint32_t lane, int stamps, int plain, struct sojourn_acc *a,
+	   unsigned *special)
 {
 	size_t ss = ep->d->slot_size, room = stamp_room(ep->d->slot_size);
 	/* The current run: its stamp, and where its messages in this lane
@@ -247,11 +274,13 @@ keep_sound(struct shmr_endpoint *ep, unsigned char *dst, unsigned m,
 		const struct shmr_msg *s =
 			(const struct shmr_msg *)(dst + j * ss);
 		uint32_t len = s->len;
-		uint8_t flags = s->flags, kind = s->kind;
+		uint8_t flags = s->flags;
+		uint8_t kind = plain ? (uint8_t)SHMR_KIND_SEND : s->kind;
 
-		if ((kind == SHMR_KIND_SEND || kind == SHMR_KIND_CALL ||
-		     kind == SHMR_KIND_REPLY) &&
-		    len <= ss - SHMR_HDR_SIZE) {
+		if (plain ||
+		    ((kind == SHMR_KIND_SEND || kind == SHMR_KIND_CALL ||
+		      kind == SHMR_KIND_REPLY) &&
+		     len <= ss - SHMR_HDR_SIZE)) {
 			if (stamps) {
 				uint64_t t = slot_stamp(s, kind, flags, len,
 							room);
@@ -263,6 +292,10 @@ keep_sound(struct shmr_endpoint *ep, unsigned char *dst, unsigned m,
 					run = 0;
 					from = kept;
 				}
+			}
+			if (plain) {
+				kept++;
+				continue;
 			}
 			if ((flags & SHMR_F_ARENA) &&
 			    len == sizeof(struct shmr_buf_ref) &&
@@ -292,56 +325,6 @@ keep_sound(struct shmr_endpoint *ep, unsigned char *dst, unsigned m,
 	return kept;
 }
 
-/*
- * Are the @p m slots at @p dst all plain sends: sound (as keep_sound()
- * checks), no arena buffer, no PoisonPill?  Then keep_sound() would keep
- * them all, in place, and hold nothing: the usual lane, checked here
- * without a branch per slot.
- */
-static inline __attribute__((always_inline)) int
-all_plain(const unsigned char *dst, unsigned m, size_t ss)
-{
-	uint32_t odd = 0;
-
-	for (unsigned j = 0; j < m; j++) {
-		const struct shmr_msg *s =
-			(const struct shmr_msg *)(dst + j * ss);
-
-		odd |= (uint32_t)(s->kind ^ SHMR_KIND_SEND) |
-		       (uint32_t)(s->flags & SHMR_F_ARENA) |
-		       (uint32_t)(s->len > ss - SHMR_HDR_SIZE) |
-		       (uint32_t)(s->type == SHMR_TYPE_POISON_PILL);
-	}
-	return odd == 0;
-}
-
-/*
- * keep_sound() for plain sends (all_plain()): only the sojourns' runs,
- * each slot's stamp being its ref when flagged.
- */
-static inline __attribute__((always_inline)) void
-plain_sojourns(struct shmr_endpoint *ep, const unsigned char *dst, unsigned m,
-	       size_t ss, struct sojourn_acc *a)
-{
-	uint64_t last = a->last, run = a->run;
-	unsigned from = 0;
-
-	for (unsigned j = 0; j < m; j++) {
-		const struct shmr_msg *s =
-			(const struct shmr_msg *)(dst + j * ss);
-		uint64_t t = (s->flags & SHMR_F_STAMPED) ? s->ref : 0;
-
-		if (__builtin_expect(t != last, 0)) {
-			sojourn_run(ep, a, last, run + j - from);
-			last = t;
-			run = 0;
-			from = j;
-		}
-	}
-	a->last = last;
-	a->run = run + m - from;
-}
-
 /* Peek up to @n new slots from the lanes into @dst (round robin).  Every
  * copy is bounded by our own geometry (lane_copy.h): the lanes are memory
  * any peer can write.  *@p special: keep_sound()'s. */
@@ -355,30 +338,24 @@ static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n,
 	 * accumulator's words as plain locals (its address never escapes). */
 	int stamps = ep->d->tsc_mult != 0;
 	struct sojourn_acc acc = { 0 };
-	/* The lane to start with (no division when there is none). */
-	uint32_t i = nl ? ep->rr % nl : 0;
 
 	for (uint32_t k = 0; k < nl && got < n; k++) {
+		uint32_t i = (ep->rr + k) % nl;
 		unsigned char *at = dst + got * ss;
 		unsigned m = shmr_lane_peek_bounded(ep->in[i], ep->d->lane_size,
 						    at, (uint32_t)ss, n - got);
-		uint32_t lane = i;
 
-		ep->unreleased[lane] += m;
-		if (++i == nl)
-			i = 0;
-		if (__builtin_expect(all_plain(at, m, ss), 1)) {
-			if (stamps)
-				plain_sojourns(ep, at, m, ss, &acc);
-			got += m;
-			continue;
-		}
-		/* Two copies of the loop, one without the sojourn's steps, so
-		 * that neither tests the flag per message. */
-		if (stamps)
-			got += keep_sound(ep, at, m, lane, 1, &acc, special);
+		ep->unreleased[i] += m;
+		/* A copy of the loop for each case, so that none tests a
+		 * flag per message; plain without stamps has nothing to do. */
+		if (__builtin_expect(all_plain(at, m, ss), 1))
+			got += stamps ? keep_sound(ep, at, m, i, 1, 1, &acc,
+						   special)
+				      : m;
+		else if (stamps)
+			got += keep_sound(ep, at, m, i, 1, 0, &acc, special);
 		else
-			got += keep_sound(ep, at, m, lane, 0, &acc, special);
+			got += keep_sound(ep, at, m, i, 0, 0, &acc, special);
 	}
 	ep->rr++;
 	if (stamps)
