@@ -749,7 +749,8 @@ static int compare(const struct perf_opts *o)
 		}
 		if (lo > 0 && hi > 1.3 * lo)
 			printf("note: bare throughput varied %.0f%% across "
-			       "repetitions: something else was running\n",
+			       "repetitions: something else was running, "
+			       "or the host changed speed\n",
 			       (hi / lo - 1) * 100);
 	}
 	/* Two speeds of the host (PERF_SPEEDS_APART): the ratio of the
