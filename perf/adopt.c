@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,18 +61,21 @@ static int64_t start_control(void)
 	char fdarg[16], byte = 0;
 	struct pollfd pfd;
 	uint64_t t0 = now_us();
+	pid_t parent = getpid();
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
 	control_pid = fork();
 	if (control_pid < 0)
 		return -1;
+	if (control_pid > 0)
+		perf_track_pid(control_pid, SIGTERM);
 	if (control_pid == 0) {
 		int fd = dup(p[1]);
 		int null = open("/dev/null", O_WRONLY);
 
 		/* A killed harness stops the appliance cleanly. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		perf_child_init(parent, SIGTERM);
 		if (null >= 0 && !getenv("SHMR_PERF_ADOPT_LOG"))
 			dup2(null, 2);
 		snprintf(fdarg, sizeof(fdarg), "%d", fd);
@@ -104,6 +106,7 @@ static void *killer(void *arg)
 		usleep(gap_ms * 1000u);
 		kill(control_pid, SIGKILL);
 		waitpid(control_pid, &st, 0);
+		perf_untrack_pid(control_pid);
 		us = start_control();
 		if (us < 0) {
 			fprintf(stderr, "shmr-perf-adopt: the control plane "
@@ -203,6 +206,7 @@ int main(int argc, char **argv)
 	int rc = 1, st, thr_started = 0, json = 0;
 	uint64_t p99;
 
+	perf_stop_init();
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
 			reps = (unsigned)strtoul(argv[++i], NULL, 10);
@@ -233,6 +237,7 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 1;
 	}
+	perf_track_dir(dir);
 	snprintf(conf, sizeof(conf), "%s/app.conf", dir);
 	snprintf(sock, sizeof(sock), "%s/pa%d.sock", dir, (int)getpid());
 	f = fopen(conf, "w");
@@ -310,6 +315,7 @@ stop:
 		shmr_detach(d);
 	kill(control_pid, SIGTERM);
 	waitpid(control_pid, &st, 0);
+	perf_untrack_pid(control_pid);
 	if (atomic_load(&finished) == 0 && thr_started) {
 		atomic_store(&finished, 1);
 		pthread_join(thr, NULL);
@@ -322,6 +328,7 @@ out:
 		if (system(cmd) != 0)
 			fprintf(stderr, "shmr-perf-adopt: could not remove "
 				"%s\n", dir);
+		perf_untrack_dir(dir);
 	}
 	return rc;
 }

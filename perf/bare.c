@@ -484,7 +484,7 @@ int bare_run_children(struct bare *b,
 		      void (*const *roles)(struct bare *, struct bare_map *),
 		      const int *cpus, const char *const *names, int n)
 {
-	pid_t pids[2 + PERF_FAN_MAX];
+	pid_t pids[2 + PERF_FAN_MAX], parent = getpid();
 	int failed = 0, started = 0;
 	char c;
 
@@ -503,6 +503,8 @@ int bare_run_children(struct bare *b,
 			struct bare_map m;
 			int rc;
 
+			/* Pinned and busy-polling: never outlive the harness. */
+			perf_child_init(parent, SIGKILL);
 			close(b->go[1]);
 			close(b->ready[0]);
 			rc = perf_pin(cpus[i]);
@@ -518,6 +520,7 @@ int bare_run_children(struct bare *b,
 			roles[i](b, &m);
 			_exit(PERF_EXIT_FAIL); /* roles never return */
 		}
+		perf_track_pid(pids[i], SIGKILL);
 		started++;
 	}
 	close(b->ready[1]);
@@ -546,6 +549,7 @@ int bare_run_children(struct bare *b,
 			;
 		if (i == started)
 			continue;
+		perf_untrack_pid(p);
 		pids[i] = 0;
 		left--;
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)

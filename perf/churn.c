@@ -540,7 +540,7 @@ int perf_churn_main(const struct perf_opts *o)
 	struct perf_ans ans;
 	struct perf_app a;
 	uint64_t seq = 0;
-	pid_t ch = -1, echo = -1;
+	pid_t ch = -1, echo = -1, parent = getpid();
 	int rc, ret = PERF_EXIT_FAIL, sv[2] = { -1, -1 };
 
 	memset(&r, 0, sizeof(r));
@@ -572,14 +572,20 @@ int perf_churn_main(const struct perf_opts *o)
 	}
 	echo = fork();
 	if (echo == 0) {
+		perf_child_init(parent, SIGKILL);
 		close(sv[0]);
 		_exit(bare_echo(sv[1]));
 	}
+	if (echo > 0)
+		perf_track_pid(echo, SIGKILL);
 	ch = echo < 0 ? -1 : fork();
 	if (ch == 0) {
+		perf_child_init(parent, SIGKILL);
 		close(sv[1]);
 		_exit(changer(a.sock, sv[0], sh, o->rate));
 	}
+	if (ch > 0)
+		perf_track_pid(ch, SIGKILL);
 	if (echo < 0 || ch < 0) {
 		perror("shmr-perf churn: fork");
 		goto out;
@@ -623,6 +629,7 @@ out:
 		atomic_store_explicit(&sh->phase, CHURN_EXIT,
 				      memory_order_release);
 		waitpid(ch, &status, 0);
+		perf_untrack_pid(ch);
 	}
 	if (sv[0] >= 0) {
 		close(sv[0]);
@@ -633,6 +640,7 @@ out:
 
 		/* Its end of the pair closed with the changer: it returns. */
 		waitpid(echo, &status, 0);
+		perf_untrack_pid(echo);
 	}
 	perf_app_end(&a, o, d, ep);
 	munmap(sh, sizeof(*sh));

@@ -39,7 +39,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,7 +174,7 @@ static pid_t roudi_start(const char *dir, size_t size, unsigned count)
 {
 	char conf[512], log[512];
 	FILE *f;
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	snprintf(conf, sizeof(conf), "%s/roudi.toml", dir);
 	snprintf(log, sizeof(log), "%s/roudi.log", dir);
@@ -193,7 +192,7 @@ static pid_t roudi_start(const char *dir, size_t size, unsigned count)
 		int fd;
 
 		/* RouDi cleans its shared memory up on SIGTERM. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		perf_child_init(parent, SIGTERM);
 		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
 		if (fd >= 0) {
@@ -210,6 +209,8 @@ static pid_t roudi_start(const char *dir, size_t size, unsigned count)
 		fprintf(stderr, "iox-roudi: %s\n", strerror(errno));
 		_exit(127);
 	}
+	if (pid > 0)
+		perf_track_pid(pid, SIGTERM);
 	return pid;
 }
 
@@ -257,13 +258,14 @@ double perf_iceoryx_stream(const struct perf_opts *o, struct perf_result *r)
 	char dir[] = "/tmp/shmr-perf-iox-XXXXXX", log[600];
 	int sp[2] = { -1, -1 }, pp[2] = { -1, -1 }, done[2] = { -1, -1 };
 	struct iox_report rs = { 0 }, rp = { 0 };
-	pid_t roudi, sub = -1, pub = -1;
+	pid_t roudi, sub = -1, pub = -1, parent = getpid();
 	double mps = -1;
 
 	memset(r, 0, sizeof(*r));
 	r->sent = o->count;
 	if (!mkdtemp(dir))
 		return -1;
+	perf_track_dir(dir);
 	snprintf(log, sizeof(log), "%s/roudi.log", dir);
 	roudi = roudi_start(dir, o->size, iox_pool(o));
 	if (roudi < 0 || pipe(sp) < 0 || pipe(pp) < 0 || pipe(done) < 0)
@@ -271,19 +273,23 @@ double perf_iceoryx_stream(const struct perf_opts *o, struct perf_result *r)
 	fflush(NULL);
 	sub = fork();
 	if (sub == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the run */
+		perf_child_init(parent, SIGKILL); /* never outlive the run */
 		close(sp[0]);
 		iox_subscriber(o, sp[1]);
 	}
+	if (sub > 0)
+		perf_track_pid(sub, SIGKILL);
 	close(sp[1]);
 	sp[1] = -1;
 	pub = fork();
 	if (pub == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		perf_child_init(parent, SIGKILL);
 		close(pp[0]);
 		close(done[1]);
 		iox_publisher(o, pp[1], done[0]);
 	}
+	if (pub > 0)
+		perf_track_pid(pub, SIGKILL);
 	close(pp[1]);
 	close(done[0]);
 	pp[1] = done[0] = -1;
@@ -308,13 +314,16 @@ out:
 		close(done[1]); /* the publisher may go */
 	if (sub > 0 && child_wait(sub) != 0)
 		mps = -1;
+	perf_untrack_pid(sub);
 	if (pub > 0 && child_wait(pub) != 0)
 		mps = -1;
+	perf_untrack_pid(pub);
 	if (roudi > 0) {
 		kill(roudi, SIGTERM);
 		if (child_wait(roudi) != 0)
 			fprintf(stderr, "shmr-perf iceoryx: RouDi did not stop "
 					"cleanly (its log: %s)\n", log);
+		perf_untrack_pid(roudi);
 	}
 	if (mps > 0) {
 		char conf[600];
@@ -324,6 +333,7 @@ out:
 		unlink(log);
 		rmdir(dir);
 	}
+	perf_untrack_dir(dir); /* kept on a failure, for RouDi's log */
 	return mps;
 }
 

@@ -279,6 +279,40 @@ void perf_latency_summary(uint64_t *ticks, unsigned n, struct perf_result *r);
  */
 int perf_wait_idle(unsigned max_s);
 
+/* ---- interruption (perf_stop.c) -------------------------------------- */
+
+/* How long a stop waits for a process it asked to end, before SIGKILL. */
+#define PERF_STOP_TIMEOUT_MS 20000
+
+/**
+ * Handle SIGINT, SIGTERM and SIGHUP (those not ignored at start): stop
+ * every registered process (its signal, then SIGKILL after
+ * PERF_STOP_TIMEOUT_MS), remove every registered directory, say so in one
+ * line, and die of the signal.  Call first thing in main().
+ */
+void perf_stop_init(void);
+
+/** Register a process the run started, to be stopped with @p sig
+ *  (at most 4 + PERF_FAN_MAX at once). */
+void perf_track_pid(pid_t pid, int sig);
+
+/** The run has reaped @p pid itself. */
+void perf_untrack_pid(pid_t pid);
+
+/** Register a directory the run made, removed whole (at most 4). */
+void perf_track_dir(const char *path);
+
+/** The run has removed @p path itself (or keeps it: --keep). */
+void perf_untrack_dir(const char *path);
+
+/**
+ * In a child forked by the harness: the signal dispositions the harness
+ * started with, and @p sig when the harness dies (PR_SET_PDEATHSIG), so a
+ * pinned, busy-polling child never outlives it.  Exits when @p parent (the
+ * harness's pid before the fork) is already gone.
+ */
+void perf_child_init(pid_t parent, int sig);
+
 /* ---- pinning --------------------------------------------------------- */
 
 /** Pin the calling process to @p cpu.  Returns 0 or -errno. */

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -553,23 +554,26 @@ static int write_script(const struct chart *c, const char *tmp,
 static int gnuplot(const char *script)
 {
 	const char *prog = getenv("GNUPLOT");
-	int status;
-	pid_t pid;
+	int status = -1;
+	pid_t pid, parent = getpid();
 
 	prog = prog && *prog ? prog : "gnuplot";
 	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
+		perf_child_init(parent, SIGTERM);
 		execlp(prog, prog, script, (char *)NULL);
 		fprintf(stderr, "shmr-perf report: %s: %s (Debian: apt-get "
 				"install gnuplot-nox)\n",
 			prog, strerror(errno));
 		_exit(127);
 	}
+	perf_track_pid(pid, SIGTERM);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
-			return -1;
+			break;
+	perf_untrack_pid(pid);
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
@@ -625,6 +629,7 @@ int perf_report_main(int argc, char **argv)
 		perror("shmr-perf report: mkdtemp");
 		return PERF_EXIT_FAIL;
 	}
+	perf_track_dir(tmp);
 	for (unsigned i = 0; i < CH_COUNT + nlat; i++) {
 		const struct chart *c = i < CH_COUNT ? &charts[i]
 						     : &lat[i - CH_COUNT];
@@ -645,6 +650,7 @@ int perf_report_main(int argc, char **argv)
 		drawn++;
 	}
 	nftw(tmp, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	perf_untrack_dir(tmp);
 	if (!drawn && ret == PERF_EXIT_OK) {
 		fprintf(stderr, "shmr-perf report: nothing to plot: no "
 				"compare, logics or decide medians in the "

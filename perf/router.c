@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,7 +46,6 @@
 
 #define COLLECT_ROUNDS 10000 /* balancing: 1 ms apart */
 #define READY_TIMEOUT_MS 30000
-#define STOP_TIMEOUT_MS 20000
 
 
 static int executable(const char *path)
@@ -220,7 +218,7 @@ void perf_app_stop(struct perf_app *a, const struct perf_opts *o)
 				break;
 			if (p < 0 && errno != EINTR)
 				break;
-			if (waited >= STOP_TIMEOUT_MS) {
+			if (waited >= PERF_STOP_TIMEOUT_MS) {
 				fprintf(stderr, "shmr-perf router: shmr-control "
 						"did not stop; killing it\n");
 				kill(a->control, SIGKILL);
@@ -230,6 +228,7 @@ void perf_app_stop(struct perf_app *a, const struct perf_opts *o)
 			nanosleep(&nap, NULL);
 			waited += 10;
 		}
+		perf_untrack_pid(a->control);
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 			fprintf(stderr, "shmr-perf router: shmr-control "
 					"ended with %s %d\n",
@@ -246,12 +245,14 @@ void perf_app_stop(struct perf_app *a, const struct perf_opts *o)
 			fprintf(stderr, "shmr-perf router: kept %s\n", a->dir);
 		else
 			nftw(a->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		perf_untrack_dir(a->dir);
 	}
 }
 
 int perf_app_start(struct perf_app *a, const struct perf_opts *o)
 {
 	char control[PATH_MAX], sink[PATH_MAX];
+	pid_t parent;
 	int pfd[2];
 	struct pollfd p;
 	char c = 0;
@@ -284,6 +285,7 @@ int perf_app_start(struct perf_app *a, const struct perf_opts *o)
 		a->dir[0] = '\0';
 		return -1;
 	}
+	perf_track_dir(a->dir);
 	snprintf(a->domain, sizeof(a->domain), "perf%d", (int)getpid());
 	snprintf(a->conf, sizeof(a->conf), "%s/perf.conf", a->dir);
 	snprintf(a->sock, sizeof(a->sock), "%s/%s.sock", a->dir, a->domain);
@@ -294,6 +296,7 @@ int perf_app_start(struct perf_app *a, const struct perf_opts *o)
 		perror("shmr-perf router: pipe");
 		return -1;
 	}
+	parent = getpid();
 	a->control = fork();
 	if (a->control < 0) {
 		perror("shmr-perf router: fork");
@@ -306,7 +309,7 @@ int perf_app_start(struct perf_app *a, const struct perf_opts *o)
 		int logfd = open(a->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
 		/* Never outlive the harness, whatever happens to it. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		perf_child_init(parent, SIGTERM);
 		if (logfd >= 0) {
 			dup2(logfd, STDOUT_FILENO);
 			dup2(logfd, STDERR_FILENO);
@@ -321,6 +324,7 @@ int perf_app_start(struct perf_app *a, const struct perf_opts *o)
 		fprintf(stderr, "exec %s: %s\n", control, strerror(errno));
 		_exit(127);
 	}
+	perf_track_pid(a->control, SIGTERM);
 	close(pfd[1]);
 	p = (struct pollfd){ .fd = pfd[0], .events = POLLIN };
 	do

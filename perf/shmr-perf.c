@@ -794,6 +794,7 @@ int main(int argc, char **argv)
 	int first = 1;
 
 	perf_affinity_save();
+	perf_stop_init();
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		printf("shmr-perf %s\n", SHMR_VERSION_TEXT);
 		return PERF_EXIT_OK;
