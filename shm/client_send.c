@@ -5,10 +5,14 @@
  * high priority), with the work bit and the bell that tell the routing
  * lcore polling them (shmr_client_push()).
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include <rte_cycles.h>
 
@@ -143,6 +147,87 @@ out_bad(const struct shmr_out *m, size_t max_len, uint32_t max_slot)
 	return 0;
 }
 
+/*
+ * The burst's slot lines, asked for with intent to write before the fill
+ * stores into them: the lcore read them last, on its core, and each first
+ * store into a line waits for it.  Asked for together, the lines come in
+ * parallel (docs/benchmarks.md, "The send's slot stores").  PREFETCHW is
+ * a hint that cannot fault; a CPU without it (CPUID 0x80000001 ECX bit 8:
+ * Intel before Broadwell) is not given it.
+ */
+static _Atomic int have_prefetchw = -1; /* -1: not asked yet */
+
+static int prefetchw_ok(void)
+{
+	int ok = atomic_load_explicit(&have_prefetchw, memory_order_relaxed);
+
+	if (__builtin_expect(ok < 0, 0)) {
+		/* Any thread may ask first: each finds the same answer. */
+		ok = 0;
+#if defined(__x86_64__) || defined(__i386__)
+		unsigned a, b, c, d;
+
+		ok = __get_cpuid(0x80000001u, &a, &b, &c, &d) &&
+		     (c & (1u << 8));
+#endif
+		atomic_store_explicit(&have_prefetchw, ok,
+				      memory_order_relaxed);
+	}
+	return ok;
+}
+
+static inline __attribute__((always_inline)) void
+prefetch_lines_w(const unsigned char *p, size_t bytes)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	for (size_t i = 0; i < bytes; i += 64)
+		__asm__ volatile("prefetchw %0" : : "m"(p[i]));
+#else
+	for (size_t i = 0; i < bytes; i += 64)
+		__builtin_prefetch(p + i, 1, 3);
+#endif
+}
+
+typedef uint64_t u64x2 __attribute__((vector_size(16), aligned(1)));
+
+/*
+ * A send of 8 or 16 payload bytes (a key or two: the usual), its slot's
+ * first 64 bytes written whole as four 16-byte stores, each built in
+ * registers: four store-buffer entries a slot instead of a dozen
+ * (fill_slot_stamped()'s fields), so the stores of more slots wait for
+ * their lines at once.  @p flags: SHMR_F_STAMPED or 0.  The 8 bytes after
+ * an 8-byte payload are written 0.
+ */
+static inline __attribute__((always_inline)) void
+fill_small_send(unsigned char *s, struct shmr_pid me,
+		const struct shmr_out *m, uint64_t stamp, uint8_t flags)
+{
+	uint64_t a, b = 0, from, to;
+	u64x2 v;
+
+	static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+		      "slot words are composed little-endian");
+	static_assert(SHMR_HDR_SIZE + 16 <= SHMR_SLOT_MIN,
+		      "a slot holds 16 payload bytes");
+	memcpy(&a, m->data, 8);
+	if (m->len == 16)
+		memcpy(&b, (const unsigned char *)m->data + 8, 8);
+	memcpy(&from, &me, 8);
+	memcpy(&to, &m->to, 8);
+	/* kind, flags, priority, hops 0, type; from */
+	v = (u64x2){ SHMR_KIND_SEND | (uint64_t)flags << 8 |
+			     (uint64_t)SHMR_PRIO_NORMAL << 16 |
+			     (uint64_t)m->type << 32,
+		     from };
+	memcpy(s, &v, 16);
+	v = (u64x2){ to, stamp }; /* to; ref: a send's stamp */
+	memcpy(s + 16, &v, 16);
+	v = (u64x2){ m->key, m->len }; /* key; len, status 0 */
+	memcpy(s + 32, &v, 16);
+	v = (u64x2){ a, b };
+	memcpy(s + 48, &v, 16);
+}
+
 /* Fill @p n sends at @p tx (@p ss bytes each) from @p msgs, each stamped
  * with @p stamp (a send's stamp is its ref: no payload length decides
  * whether it fits), each checked (out_bad()) before its slot is written.
@@ -152,11 +237,19 @@ fill_burst(unsigned char *tx, size_t ss, struct shmr_pid me,
 	   const struct shmr_out *msgs, unsigned n, uint64_t stamp,
 	   uint32_t max_slot)
 {
+	uint8_t flags = stamp ? SHMR_F_STAMPED : 0;
+
 	for (unsigned i = 0; i < n; i++) {
 		int rc = out_bad(&msgs[i], ss - SHMR_HDR_SIZE, max_slot);
 
 		if (rc < 0)
 			return rc;
+		if (__builtin_expect(msgs[i].len == 8 || msgs[i].len == 16,
+				     1)) {
+			fill_small_send(tx + i * ss, me, &msgs[i], stamp,
+					flags);
+			continue;
+		}
 		fill_slot_stamped((struct shmr_msg *)(tx + i * ss), me,
 				  SHMR_KIND_SEND, SHMR_PRIO_NORMAL, msgs[i].to,
 				  msgs[i].type, msgs[i].key, 0, 0, msgs[i].data,
@@ -188,8 +281,12 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 	k = shmr_lane_reserve_bounded(ep->out, ep->d->lane_size, (uint32_t)ss,
 				      n, &z);
 	if (k) {
-		stamp = burst_clock(ep);
 		k1 = k < z.n1 ? k : z.n1;
+		if (prefetchw_ok()) {
+			prefetch_lines_w(z.ptr1, (size_t)k1 * ss);
+			prefetch_lines_w(z.ptr2, (size_t)(k - k1) * ss);
+		}
+		stamp = burst_clock(ep);
 		rc = fill_burst(z.ptr1, ss, me, msgs, k1, stamp, max_slot);
 		if (rc == 0 && k > k1)
 			rc = fill_burst(z.ptr2, ss, me, msgs + k1, k - k1,

@@ -242,6 +242,87 @@ static void test_keep_twice_refused(void **state)
 		assert_int_equal(shmr_endpoint_close(k[i]), 0);
 }
 
+/*
+ * Bursts of sends arrive as they were sent: every header field and every
+ * payload byte, for each payload length the send writes its own way (none,
+ * a few bytes, the 8 and 16 of a key or two, and a full slot), over enough
+ * bursts of an odd size that the sender's and the receiver's lanes wrap
+ * inside a burst.
+ */
+#define WHOLE_BURST 31
+#define WHOLE_ROUNDS 80 /* 2480 sends: each lane (1024 slots) wraps */
+static void test_burst_sends_arrive_whole(void **state)
+{
+	struct ctx *x = *state;
+	static const uint32_t lens[] = { 0, 3, 8, 12, 16, 8, 80 };
+	static unsigned char pay[WHOLE_BURST][80];
+	struct shmr_out out[WHOLE_BURST];
+	const struct shmr_msg *m[WHOLE_BURST];
+	struct shmr_pid me = shmr_endpoint_pid(x->c.ep), to;
+	struct shmr_endpoint *k;
+	uint64_t seq = 0;
+
+	assert_int_equal(shmr_payload_max(x->c.d), 80);
+	assert_int_equal(shmr_endpoint_open(x->c.d, &k), 0);
+	to = shmr_endpoint_pid(k);
+	for (int r = 0; r < WHOLE_ROUNDS; r++) {
+		unsigned got = 0;
+
+		for (unsigned i = 0; i < WHOLE_BURST; i++) {
+			uint64_t s = seq + i;
+			uint32_t len = lens[s % 7];
+
+			for (uint32_t b = 0; b < len; b++)
+				pay[i][b] = (unsigned char)(s * 7 + b);
+			out[i] = (struct shmr_out){ to, (uint32_t)(s % 5) + 1,
+						    s * 0x9e3779b97f4a7c15ull,
+						    pay[i], len };
+		}
+		assert_int_equal(shmr_send_burst(x->c.ep, out, WHOLE_BURST),
+				 WHOLE_BURST);
+		while (got < WHOLE_BURST) {
+			int n = shmr_recv_burst(k, m, WHOLE_BURST - got,
+						CALL_MS);
+
+			assert_true(n > 0);
+			for (int j = 0; j < n; j++, got++) {
+				uint64_t s = seq + got;
+				uint32_t len = lens[s % 7];
+
+				if (m[j]->kind != SHMR_KIND_SEND ||
+				    m[j]->type != (uint32_t)(s % 5) + 1 ||
+				    m[j]->key != s * 0x9e3779b97f4a7c15ull ||
+				    m[j]->len != len || m[j]->status != 0 ||
+				    m[j]->priority != SHMR_PRIO_NORMAL ||
+				    m[j]->from.slot != me.slot ||
+				    m[j]->from.gen != me.gen ||
+				    m[j]->to.slot != to.slot ||
+				    m[j]->to.gen != to.gen ||
+				    (m[j]->flags & ~SHMR_F_STAMPED) != 0)
+					fail_msg("send %llu (%u bytes): kind %u "
+						 "type %u key %llx len %u "
+						 "status %d flags %#x from %u.%u",
+						 (unsigned long long)s, len,
+						 m[j]->kind, m[j]->type,
+						 (unsigned long long)m[j]->key,
+						 m[j]->len, m[j]->status,
+						 m[j]->flags, m[j]->from.slot,
+						 m[j]->from.gen);
+				for (uint32_t b = 0; b < len; b++)
+					if (m[j]->data[b] !=
+					    (unsigned char)(s * 7 + b))
+						fail_msg("send %llu: byte %u of "
+							 "%u differs",
+							 (unsigned long long)s,
+							 b, len);
+			}
+		}
+		seq += WHOLE_BURST;
+	}
+	assert_int_equal(shmr_recv_burst(k, m, 1, 0), 0);
+	assert_int_equal(shmr_endpoint_close(k), 0);
+}
+
 struct enable_wait {
 	struct ctx *x;
 	int rc;
@@ -342,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_keep_twice_refused),
 		cmocka_unit_test(test_drain_refuses_at_once),
 		cmocka_unit_test(test_error_codes),
+		cmocka_unit_test(test_burst_sends_arrive_whole),
 	};
 	return cmocka_run_group_tests_name("lib_contracts", tests, group_setup,
 					   group_teardown);
