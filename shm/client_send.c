@@ -148,7 +148,8 @@ out_bad(const struct shmr_out *m, size_t max_len, uint32_t max_slot)
 }
 
 /*
- * The burst's slot lines, asked for with intent to write before the fill
+ * The burst's slots' first lines (the header and 16 bytes of payload: all
+ * a small send writes), asked for with intent to write before the fill
  * stores into them: the lcore read them last, on its core, and each first
  * store into a line waits for it.  Asked for together, the lines come in
  * parallel (docs/benchmarks.md, "The send's slot stores").  PREFETCHW is
@@ -177,15 +178,15 @@ static int prefetchw_ok(void)
 }
 
 static inline __attribute__((always_inline)) void
-prefetch_lines_w(const unsigned char *p, size_t bytes)
+prefetch_slots_w(const unsigned char *p, unsigned n, size_t ss)
 {
+	for (unsigned i = 0; i < n; i++) {
 #if defined(__x86_64__) || defined(__i386__)
-	for (size_t i = 0; i < bytes; i += 64)
-		__asm__ volatile("prefetchw %0" : : "m"(p[i]));
+		__asm__ volatile("prefetchw %0" : : "m"(p[i * ss]));
 #else
-	for (size_t i = 0; i < bytes; i += 64)
-		__builtin_prefetch(p + i, 1, 3);
+		__builtin_prefetch(p + i * ss, 1, 3);
 #endif
+	}
 }
 
 typedef uint64_t u64x2 __attribute__((vector_size(16), aligned(1)));
@@ -283,8 +284,8 @@ int shmr_send_burst(struct shmr_endpoint *ep, const struct shmr_out *msgs,
 	if (k) {
 		k1 = k < z.n1 ? k : z.n1;
 		if (prefetchw_ok()) {
-			prefetch_lines_w(z.ptr1, (size_t)k1 * ss);
-			prefetch_lines_w(z.ptr2, (size_t)(k - k1) * ss);
+			prefetch_slots_w(z.ptr1, k1, ss);
+			prefetch_slots_w(z.ptr2, k - k1, ss);
 		}
 		stamp = burst_clock(ep);
 		rc = fill_burst(z.ptr1, ss, me, msgs, k1, stamp, max_slot);
