@@ -70,6 +70,8 @@ void perf_track_pid(pid_t pid, int sig)
 
 void perf_untrack_pid(pid_t pid)
 {
+	if (pid <= 0) /* a fork that failed; -1 also marks a claimed slot */
+		return;
 	for (unsigned i = 0; i < TRACK_PIDS; i++) {
 		pid_t p = pid;
 
@@ -173,8 +175,11 @@ static void on_stop_signal(int sig)
 	if (getpid() != owner) {
 		/* A forked child before its exec: as if there were no
 		 * handler (it has no run of its own to undo). */
+		int saved = errno;
+
 		signal(sig, SIG_DFL);
 		raise(sig);
+		errno = saved;
 		return;
 	}
 	for (unsigned i = 0; i < TRACK_PIDS; i++) {
