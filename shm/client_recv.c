@@ -346,6 +346,10 @@ static unsigned peek(struct shmr_endpoint *ep, unsigned char *dst, unsigned n,
 						    at, (uint32_t)ss, n - got);
 
 		ep->unreleased[i] += m;
+		/* The lane's next slots come while we check these. */
+		if (m)
+			shmr_lane_prefetch_next(ep->in[i], ep->d->lane_size,
+						(uint32_t)ss, n);
 		/* A copy of the loop for each case, so that none tests a
 		 * flag per message; plain without stamps has nothing to do. */
 		if (__builtin_expect(all_plain(at, m, ss), 1))
