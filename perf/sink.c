@@ -56,68 +56,60 @@ static struct sender *sender_of(struct shmr_pid p)
 	return s;
 }
 
-/*
- * The sends of one sender being counted (a receive's sends mostly come
- * from one sender): its words as locals, so the checks per message run on
- * registers as the bare consumer's do; written back by run_end().
- */
-struct run {
-	struct sender *s; /* NULL: none open */
-	struct shmr_pid from;
-	uint64_t last, n, gaps, reorders, redelivered;
-	int seen;
-};
-
-static void run_end(struct run *r)
+/* The same sender: slot and generation compared as one word. */
+static inline uint64_t pid_word(struct shmr_pid p)
 {
-	struct sender *s = r->s;
-
-	if (!s)
-		return;
-	s->seen = r->seen;
-	s->last = r->last;
-	s->gaps += r->gaps;
-	s->reorders += r->reorders;
-	total += r->n;
-	redelivered += r->redelivered;
-	/* The burst that brings the count to what was expected. */
-	if (s->count < s->expect && s->count + r->n >= s->expect)
-		s->done_ns = perf_now_ns();
-	s->count += r->n;
-	r->s = NULL;
+	return (uint64_t)p.slot | (uint64_t)p.gen << 32;
 }
 
-/* Count a send of @p m and check its order by the key: a key at or below
- * the sender's last is a reorder, one that is not the last plus @p stride
- * (when not 0) a gap. */
-static inline void on_send(struct run *r, const struct shmr_msg *m,
-			   uint64_t stride)
+/*
+ * Count the run of sends from one sender that starts at msgs[@p i] and
+ * check its order by the key: a key at or below the sender's last is a
+ * reorder, one that is not the last plus @p stride (when not 0) a gap.
+ * The run's words are locals (registers, as the bare consumer's are),
+ * written back to its sender once.  Returns the index after the run: the
+ * first message that is a call or another sender's.
+ */
+static int count_run(const struct shmr_msg **msgs, int i, int n,
+		     uint64_t stride)
 {
-	uint64_t k = m->key;
+	const struct shmr_msg *m = msgs[i];
+	uint64_t who = pid_word(m->from);
+	struct sender *s = sender_of(m->from);
+	uint64_t last = s->last, gaps = 0, reorders = 0, redel = 0;
+	int seen = s->seen, from = i;
 
-	if (!r->s || m->from.slot != r->from.slot ||
-	    m->from.gen != r->from.gen) {
-		run_end(r);
-		r->s = sender_of(m->from);
-		r->from = m->from;
-		r->seen = r->s->seen;
-		r->last = r->s->last;
-		r->n = r->gaps = r->reorders = r->redelivered = 0;
+	for (; i < n; i++) {
+		uint64_t k;
+
+		m = msgs[i];
+		if (m->kind == SHMR_KIND_CALL || pid_word(m->from) != who)
+			break;
+		k = m->key;
+		redel += (m->flags & SHMR_F_REDELIVERED) != 0;
+		if (__builtin_expect(!seen, 0)) {
+			seen = 1;
+			last = k;
+			continue;
+		}
+		if (__builtin_expect(k <= last, 0)) {
+			reorders++;
+			continue;
+		}
+		gaps += stride && k != last + stride;
+		last = k;
 	}
-	r->redelivered += (m->flags & SHMR_F_REDELIVERED) != 0;
-	r->n++;
-	if (!r->seen) {
-		r->seen = 1;
-		r->last = k;
-		return;
-	}
-	if (k <= r->last) {
-		r->reorders++;
-		return;
-	}
-	if (stride && k != r->last + stride)
-		r->gaps++;
-	r->last = k;
+	s->seen = seen;
+	s->last = last;
+	s->gaps += gaps;
+	s->reorders += reorders;
+	total += (uint64_t)(i - from);
+	redelivered += redel;
+	/* The burst that brings the count to what was expected. */
+	if (s->count < s->expect && s->count + (uint64_t)(i - from) >= s->expect)
+		s->done_ns = perf_now_ns();
+	s->count += (uint64_t)(i - from);
+	return i;
 }
 
 static void on_call(struct shmr_endpoint *ep, const struct shmr_msg *m,
@@ -276,20 +268,18 @@ int main(int argc, char **argv)
 		empties = 0;
 		idle_since = 0;
 		const struct shmr_msg *last_send = NULL;
-		struct run run = { 0 };
 
-		for (int i = 0; i < n; i++) {
+		for (int i = 0; i < n;) {
 			if (msgs[i]->kind == SHMR_KIND_CALL) {
 				/* It may ask for the counts: the sends
 				 * before it are in them. */
-				run_end(&run);
 				on_call(ep, msgs[i], route);
-			} else {
-				on_send(&run, msgs[i], stride);
-				last_send = msgs[i];
+				i++;
+				continue;
 			}
+			i = count_run(msgs, i, n, stride);
+			last_send = msgs[i - 1];
 		}
-		run_end(&run);
 		/* Once per burst, and only when the harness cannot know the
 		 * count to expect: the clock stays off the measured path of
 		 * the stride runs. */
