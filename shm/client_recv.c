@@ -83,6 +83,21 @@ static int lanes_empty(struct shmr_endpoint *ep)
 }
 
 /*
+ * Has no lane anything past what we released?  The empty poll of a
+ * worker waiting for work (spinning before it yields its core, which the
+ * process it waits for may need) is one load a lane, not a peek.  A
+ * peer's scribbled index only sends the caller on to the peek, which
+ * bounds it.  Called right after shmr_client_release_all().
+ */
+static int nothing_new(const struct shmr_endpoint *ep)
+{
+	for (uint32_t i = 0; i < ep->d->nlcores; i++)
+		if (shmr_lane_pending_sc(ep->in[i]) != 0)
+			return 0;
+	return 1;
+}
+
+/*
  * Wait until a lane has unread slots, the deadline passes (-SHMR_E_TIMEOUT)
  * or a signal arrives (-EINTR).  Spins first, then sleeps on our bell.
  */
@@ -449,6 +464,10 @@ int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
 	}
 	/* The previous burst (or the whole backlog) has been handled. */
 	shmr_client_release_all(ep);
+	if (timeout_ms == 0 && nothing_new(ep)) {
+		set_busy(ep, 0);
+		return 0;
+	}
 	for (;;) {
 		unsigned special = 0;
 
