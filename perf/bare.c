@@ -632,6 +632,29 @@ out:
 	return -1;
 }
 
+int perf_bare_probe(const struct perf_opts *o, double *p50_us)
+{
+	struct perf_opts po = *o;
+	struct bare b = { .o = &po, .memfd = -1, .fan_first = 0 };
+	struct bare_map m;
+	void (*const pp[])(struct bare *, struct bare_map *) = { ponger,
+								pinger };
+	const int cpus[] = { o->cpu_hub, o->cpu_client };
+	const char *const names[] = { "probe ponger", "probe pinger" };
+	double p99, p999, max;
+	unsigned done;
+	int rc;
+
+	po.rtt = PERF_PROBE_RTTS;
+	if (bare_open(&b, &m) < 0)
+		return -1;
+	rc = time_rtt(&b, &m, RTT_PINGPONG, pp, cpus, names, 2, &done, p50_us,
+		      &p99, &p999, &max);
+	munmap(m.base, b.size);
+	close(b.memfd);
+	return rc;
+}
+
 int perf_bare_run(const struct perf_opts *o, struct perf_result *r)
 {
 	struct bare b = { .o = o, .memfd = -1, .fan_first = 0 };

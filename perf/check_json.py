@@ -290,6 +290,21 @@ def medians(runs, meds):
                     (k, m[k], want))
 
 
+def probes(n, rec):
+    """compare's router run: the range of its pair's ping-pong probes
+    and whether the pair kept one speed (PERF_SPEEDS_APART, 2)."""
+    need(n, rec, ["probe_p50_min_us", "probe_p50_max_us"], is_num,
+         "a number")
+    need(n, rec, ["one_speed"], lambda v: isinstance(v, bool), "a boolean")
+    lo, hi = rec.get("probe_p50_min_us"), rec.get("probe_p50_max_us")
+    if is_num(lo) and is_num(hi):
+        if lo <= 0 or lo > hi:
+            bad(n, "probe range %r..%r" % (lo, hi))
+        elif rec.get("one_speed") is not (hi <= 2.0 * lo):
+            bad(n, "one_speed %r with probes %r..%r" % (
+                rec.get("one_speed"), lo, hi))
+
+
 def ratio(n, rec, key):
     """A ratio of interleaved pairs: KEY (the median), KEY_min, KEY_max,
     KEY_spread, KEY_pairs, KEY_spread_warning, consistent."""
@@ -322,6 +337,16 @@ def pairs(runs, sums):
         mine = [r for r in runs if r.get("run") == "router" and
                 r.get("poll") == s.get("poll") and
                 r.get("sojourn") == s.get("sojourn")]
+        # compare leaves out the pairs measured across a change of the
+        # host's speed, unless no pair kept one speed.
+        steady = [r for r in mine if r.get("one_speed") is True]
+        if "pairs_left_out" in s:
+            left = len(mine) - len(steady) if steady else 0
+            if s["pairs_left_out"] != left:
+                bad(n, "pairs_left_out %r, %d runs changed speed" %
+                    (s["pairs_left_out"], left))
+        if steady:
+            mine = steady
         for key, rf, bf in figs:
             if key not in s:
                 continue
@@ -396,6 +421,9 @@ def check(mode, lines, want_args=()):
             run_or_median(n, rec, mode)
             if mode == "idle":
                 need(n, rec, ["idle_endpoints"], is_int, "an integer")
+            if mode == "compare" and kind == "run" and \
+                    rec.get("run") == "router":
+                probes(n, rec)
         elif kind == "run" and mode in ("large", "iceoryx"):
             large_run(n, rec, mode)
         elif kind == "summary" and mode in ("large", "iceoryx"):
@@ -410,20 +438,50 @@ def check(mode, lines, want_args=()):
             need(n, rec, ["idle_met", "all_in_order"],
                  lambda v: isinstance(v, bool), "a boolean")
         elif kind == "summary" and mode == "compare":
-            need(n, rec, SETUP + ROUTER + ["reps"], is_int, "an integer")
+            need(n, rec, SETUP + ROUTER + ["reps", "pairs_left_out"],
+                 is_int, "an integer")
+            if is_int(rec.get("pairs_left_out")) and \
+                    is_int(rec.get("throughput_vs_bare_pairs")) and \
+                    rec["pairs_left_out"] + rec["throughput_vs_bare_pairs"] \
+                    > rec.get("reps", 0):
+                bad(n, "pairs_left_out %r and %r pairs: over %r reps" % (
+                    rec["pairs_left_out"], rec["throughput_vs_bare_pairs"],
+                    rec.get("reps")))
             need(n, rec, ["throughput_bar"], is_num, "a number")
             # issue 16's goal: the busy runs with stamps, one route.
             if "throughput_goal" in rec:
-                need(n, rec, ["throughput_goal"], is_num, "a number")
+                need(n, rec, ["throughput_goal", "throughput_goal_judged"],
+                     is_num, "a number")
                 need(n, rec, ["throughput_goal_met"],
                      lambda v: isinstance(v, bool), "a boolean")
-                if is_num(rec.get("throughput_vs_bare")) and \
-                        is_num(rec.get("throughput_goal")) and \
-                        rec.get("throughput_goal_met") != \
-                        (rec["throughput_vs_bare"] >= rec["throughput_goal"]):
+                judged = rec.get("throughput_goal_judged")
+                speeds = [rec.get("throughput_vs_bare_%s_speed" % k)
+                          for k in ("fast", "slow")]
+                if any(x is not None for x in speeds):
+                    need(n, rec, ["throughput_vs_bare_fast_speed",
+                                  "throughput_vs_bare_slow_speed"],
+                         is_num, "a number")
+                    if all(is_num(x) for x in speeds) and is_num(judged) \
+                            and abs(judged - min(speeds)) > 1e-9:
+                        bad(n, "throughput_goal_judged %r, the lower speed's "
+                            "is %r" % (judged, min(speeds)))
+                elif is_num(judged) and \
+                        is_num(rec.get("throughput_vs_bare")) and \
+                        abs(judged - rec["throughput_vs_bare"]) > 1e-9:
+                    bad(n, "throughput_goal_judged %r with one speed, the "
+                        "median is %r" % (judged, rec["throughput_vs_bare"]))
+                # The median of all pairs, or the lower of the two
+                # speeds' medians, which is never above it.
+                if is_num(judged) and is_num(rec.get("throughput_vs_bare")) \
+                        and judged > rec["throughput_vs_bare"] + 1e-9:
+                    bad(n, "throughput_goal_judged %r above the median %r" %
+                        (judged, rec["throughput_vs_bare"]))
+                if is_num(judged) and is_num(rec.get("throughput_goal")) \
+                        and rec.get("throughput_goal_met") != \
+                        (judged >= rec["throughput_goal"]):
                     bad(n, "throughput_goal_met %r with %r, goal %r" % (
-                        rec.get("throughput_goal_met"),
-                        rec["throughput_vs_bare"], rec["throughput_goal"]))
+                        rec.get("throughput_goal_met"), judged,
+                        rec["throughput_goal"]))
             need(n, rec, ["throughput_met", "all_in_order"],
                  lambda v: isinstance(v, bool), "a boolean")
             ratio(n, rec, "throughput_vs_bare")

@@ -139,23 +139,36 @@ struct perf_ratio {
 void perf_ratio_pairs(const double *num, const double *den, unsigned n,
 		      struct perf_ratio *out);
 
-/* Bare runs whose fastest is over this many times their slowest ran in
- * two modes of the host, not through ordinary noise (docs/benchmarks.md,
- * "The worker's receive and the client's send"). */
+/* Runs whose fastest is over this many times their slowest ran in two
+ * modes of the host, not through ordinary noise (docs/benchmarks.md,
+ * "The worker's receive and the client's send", "The host's speed, pair
+ * by pair"). */
 #define PERF_SPEEDS_APART 2.0
 
 /**
- * perf_ratio_pairs() of the pairs whose @p den (the bare run) is at or
- * above a cut into @p fast, and of those below into @p slow, when the
- * @p den above 0 spread over PERF_SPEEDS_APART (the fastest over that
- * many times the slowest).  The cut is halfway between the slowest and
- * the fastest.
+ * perf_ratio_pairs() of the pairs whose @p speed (higher: faster; compare
+ * gives the inverse of the pair's ping-pong probe) is at or above a cut
+ * into @p fast, and of those below into @p slow, when the @p speed above
+ * 0 spread over PERF_SPEEDS_APART (the fastest over that many times the
+ * slowest).  The cut is halfway between the slowest and the fastest.  A
+ * pair whose speed is not above 0 is in neither.
  * Context:     any; no allocation.
  * Returns:     the cut, or 0 (and both left empty) when they do not
  *              spread that far.
  */
-double perf_ratio_by_speed(const double *num, const double *den, unsigned n,
+double perf_ratio_by_speed(const double *num, const double *den,
+			   const double *speed, unsigned n,
 			   struct perf_ratio *fast, struct perf_ratio *slow);
+
+/*
+ * The host's speed, pair by pair: compare runs this many round trips of
+ * the bare two-process ping-pong (perf_bare_probe(), a few milliseconds)
+ * before and after every run.  Its p50 is about 0.13 us in one mode of
+ * the two-speed host and 0.7 in the other; a pair whose probes spread
+ * over PERF_SPEEDS_APART was measured across a change of speed, and is
+ * left out of the ratios.
+ */
+#define PERF_PROBE_RTTS 2000u
 
 /** Non-zero when @p r's spread is over PERF_RATIO_SPREAD_WARN. */
 static inline int perf_ratio_warn(const struct perf_ratio *r)

@@ -19,6 +19,13 @@
  */
 int perf_bare_run(const struct perf_opts *o, struct perf_result *r);
 
+/*
+ * The host's speed now: PERF_PROBE_RTTS round trips of the bare
+ * two-process ping-pong (client's cpu <-> hub's), their p50 in *@p p50_us.
+ * Returns 0, or -1 (said on stderr).
+ */
+int perf_bare_probe(const struct perf_opts *o, double *p50_us);
+
 /**
  * The bare fan-out: producer -> forwarder -> o->routes consumers over
  * SPSC rte_rings, slot seq s to consumer s % routes, the forwarder

@@ -217,7 +217,8 @@ void perf_ratio_pairs(const double *num, const double *den, unsigned n,
 				      : 0;
 }
 
-double perf_ratio_by_speed(const double *num, const double *den, unsigned n,
+double perf_ratio_by_speed(const double *num, const double *den,
+			   const double *speed, unsigned n,
 			   struct perf_ratio *fast, struct perf_ratio *slow)
 {
 	double fn[PERF_REPS_MAX], fd[PERF_REPS_MAX];
@@ -230,16 +231,18 @@ double perf_ratio_by_speed(const double *num, const double *den, unsigned n,
 	if (n > PERF_REPS_MAX)
 		n = PERF_REPS_MAX;
 	for (unsigned i = 0; i < n; i++) {
-		if (!(den[i] > 0))
+		if (!(speed[i] > 0))
 			continue;
-		lo = lo == 0 || den[i] < lo ? den[i] : lo;
-		hi = den[i] > hi ? den[i] : hi;
+		lo = lo == 0 || speed[i] < lo ? speed[i] : lo;
+		hi = speed[i] > hi ? speed[i] : hi;
 	}
 	if (lo == 0 || hi <= PERF_SPEEDS_APART * lo)
 		return 0;
 	cut = (lo + hi) / 2;
 	for (unsigned i = 0; i < n; i++) {
-		if (den[i] >= cut) {
+		if (!(speed[i] > 0))
+			continue;
+		if (speed[i] >= cut) {
 			fn[nf] = num[i];
 			fd[nf++] = den[i];
 		} else {
