@@ -489,18 +489,26 @@ def check(mode, lines, want_args=()):
                 need(n, rec, ["latency_bar"], is_num, "a number")
                 ratio(n, rec, "latency_vs_pingpong")
                 ratio(n, rec, "latency_vs_rtt3")
-                need(n, rec, ["call_goal"], is_num, "a number")
+                need(n, rec, ["call_goal", "call_goal_judged"], is_num,
+                     "a number")
                 need(n, rec, ["call_goal_vs"],
                      lambda v: v in ("rtt3", "pingpong"),
                      "'rtt3' or 'pingpong'")
                 need(n, rec, ["call_goal_met"],
                      lambda v: isinstance(v, bool), "a boolean")
                 k = "latency_vs_" + str(rec.get("call_goal_vs"))
-                if is_num(rec.get(k)) and is_num(rec.get("call_goal")) and \
+                judged = rec.get("call_goal_judged")
+                # The median of all pairs, or the higher of the two
+                # speeds' medians, which is never below it.
+                if is_num(judged) and is_num(rec.get(k)) and \
+                        judged < rec[k] - 1e-9:
+                    bad(n, "call_goal_judged %r below %s %r" %
+                        (judged, k, rec[k]))
+                if is_num(judged) and is_num(rec.get("call_goal")) and \
                         rec.get("call_goal_met") is not \
-                        (rec[k] <= rec["call_goal"]):
-                    bad(n, "call_goal_met %r with %s %r, goal %r" % (
-                        rec.get("call_goal_met"), k, rec[k],
+                        (judged <= rec["call_goal"]):
+                    bad(n, "call_goal_met %r with %r, goal %r" % (
+                        rec.get("call_goal_met"), judged,
                         rec["call_goal"]))
             need(n, rec, ["sojourn"], lambda v: isinstance(v, bool),
                  "a boolean")
