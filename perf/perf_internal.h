@@ -162,7 +162,7 @@ double perf_ratio_by_speed(const double *num, const double *den,
 
 /*
  * The host's speed, pair by pair: compare runs this many round trips of
- * the bare two-process ping-pong (perf_bare_probe(), a few milliseconds)
+ * the bare two-process ping-pong (perf_bare_probe(), under 40 ms here)
  * before and after every run.  Its p50 is about 0.13 us in one mode of
  * the two-speed host and 0.7 in the other; a pair whose probes spread
  * over PERF_SPEEDS_APART was measured across a change of speed, and is

@@ -575,6 +575,9 @@ static int compare(const struct perf_opts *o)
 	int steady[CMP_MODES][101] = { { 0 } };
 	unsigned nsteady[CMP_MODES] = { 0 };
 	double rmx[CMP_MODES][101], rp50x[CMP_MODES][101], pspx[CMP_MODES][101];
+	/* Each mode's pairs by the host's speed (perf_ratio_by_speed()). */
+	struct perf_ratio sfast[CMP_MODES], sslow[CMP_MODES];
+	double cut[CMP_MODES] = { 0 };
 	/* Every figure of every run, for --json's medians. */
 	static struct perf_result bres[PERF_REPS_MAX], rres[CMP_MODES][PERF_REPS_MAX];
 	double bare_mps;
@@ -714,7 +717,7 @@ static int compare(const struct perf_opts *o)
 			pspx[m][i] = in ? pspeed[m][i] : 0;
 		}
 	for (unsigned m = 0; m < CMP_MODES; m++) {
-		struct perf_ratio tput, lat, lat3, floor, fast, slow;
+		struct perf_ratio tput, lat, lat3, floor;
 		int two;
 		struct perf_opts one, on;
 		struct json_object *j;
@@ -729,16 +732,16 @@ static int compare(const struct perf_opts *o)
 		perf_ratio_pairs(rmx[m], bm, o->reps, &tput);
 		perf_json_u64(j, "pairs_left_out",
 			      nsteady[m] ? o->reps - nsteady[m] : 0);
-		/* Two speeds of the host: each one's ratio, and the goal
-		 * below is judged by the lower. */
-		two = perf_ratio_by_speed(rmx[m], bm, pspx[m], o->reps,
-					  &fast, &slow) != 0 &&
-		      fast.pairs && slow.pairs;
+		/* Two speeds of the host: each one's ratio (said at the
+		 * end), and the goal below is judged by the lower. */
+		cut[m] = perf_ratio_by_speed(rmx[m], bm, pspx[m], o->reps,
+					     &sfast[m], &sslow[m]);
+		two = cut[m] != 0 && sfast[m].pairs && sslow[m].pairs;
 		if (two) {
 			perf_json_num(j, "throughput_vs_bare_fast_speed",
-				      fast.median);
+				      sfast[m].median);
 			perf_json_num(j, "throughput_vs_bare_slow_speed",
-				      slow.median);
+				      sslow[m].median);
 		}
 		perf_json_ratio(j, "throughput_vs_bare", &tput);
 		perf_json_num(j, "throughput_bar", BAR_THROUGHPUT);
@@ -754,25 +757,21 @@ static int compare(const struct perf_opts *o)
 			/* On a host of two speeds, the goal must hold at
 			 * both: judged by the lower side's median. */
 			double judged = tput.median;
+			char both[96] = "";
 
-			if (two)
-				judged = fast.median < slow.median
-						 ? fast.median
-						 : slow.median;
-			if (!two)
-				printf("goal (%s): router / bare = %.3f >= %.2f "
-				       "(one route, busy poll): %s\n",
-				       label, judged, GOAL_THROUGHPUT,
-				       judged >= GOAL_THROUGHPUT ? "PASS"
-								 : "BELOW");
-			else
-				printf("goal (%s): router / bare = %.3f >= %.2f "
-				       "(one route, busy poll; the lower of the "
-				       "host's two speeds, %.3f and %.3f): %s\n",
-				       label, judged, GOAL_THROUGHPUT,
-				       fast.median, slow.median,
-				       judged >= GOAL_THROUGHPUT ? "PASS"
-								 : "BELOW");
+			if (two) {
+				judged = sfast[m].median < sslow[m].median
+						 ? sfast[m].median
+						 : sslow[m].median;
+				snprintf(both, sizeof(both),
+					 "; the lower of the host's two speeds, "
+					 "%.3f and %.3f",
+					 sfast[m].median, sslow[m].median);
+			}
+			printf("goal (%s): router / bare = %.3f >= %.2f (one "
+			       "route, busy poll%s): %s\n",
+			       label, judged, GOAL_THROUGHPUT, both,
+			       judged >= GOAL_THROUGHPUT ? "PASS" : "BELOW");
 			perf_json_num(j, "throughput_goal", GOAL_THROUGHPUT);
 			perf_json_num(j, "throughput_goal_judged", judged);
 			perf_json_bool(j, "throughput_goal_met",
@@ -885,26 +884,21 @@ static int compare(const struct perf_opts *o)
 	/* Two speeds of the host (PERF_SPEEDS_APART): the ratio of the
 	 * pairs on each side, since it differs between them. */
 	for (unsigned m = 0; m < CMP_MODES; m++) {
-		struct perf_ratio fast, slow;
+		const struct perf_ratio *fast = &sfast[m], *slow = &sslow[m];
 		struct perf_opts one;
 		char label[32];
-		double cut;
 
-		if (!cmp_mode(o, m, &one, label, sizeof(label)))
-			continue;
-		cut = perf_ratio_by_speed(rmx[m], bm, pspx[m], o->reps,
-					  &fast, &slow);
-		if (cut == 0)
+		if (!cmp_mode(o, m, &one, label, sizeof(label)) || cut[m] == 0)
 			continue;
 		printf("note: throughput (%s): router / bare = %.3f over the "
 		       "%u pair%s whose ping-pong probes were at or below "
 		       "%.2f us (spread %.1f %%), %.3f over the %u above "
 		       "(spread %.1f %%): the probes were over %.0f times "
 		       "apart, two speeds of the host (docs/benchmarks.md)\n",
-		       label, fast.median, fast.pairs,
-		       fast.pairs == 1 ? "" : "s", 1 / cut, fast.spread * 100,
-		       slow.median, slow.pairs, slow.spread * 100,
-		       PERF_SPEEDS_APART);
+		       label, fast->median, fast->pairs,
+		       fast->pairs == 1 ? "" : "s", 1 / cut[m],
+		       fast->spread * 100, slow->median, slow->pairs,
+		       slow->spread * 100, PERF_SPEEDS_APART);
 	}
 	if (warned)
 		printf("warning: a ratio's pairs spread over %.0f %%: the "

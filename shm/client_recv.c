@@ -69,7 +69,9 @@ void shmr_client_release_all(struct shmr_endpoint *ep)
  * more than a capacity, counts as empty: its words were written by a peer
  * (the dataplane quarantines the endpoint when it next produces there),
  * and a bounded peek would refuse it anyway, so waiting for it to fill
- * would spin.  Called only when a receive found nothing.
+ * would spin.  Called when a receive found nothing, or right after
+ * shmr_client_release_all() (every unreleased count 0): a zero-timeout
+ * receive that would find nothing returns without a peek.
  */
 static int lanes_empty(struct shmr_endpoint *ep)
 {
@@ -78,21 +80,6 @@ static int lanes_empty(struct shmr_endpoint *ep)
 	for (uint32_t i = 0; i < ep->d->nlcores; i++)
 		if (shmr_lane_unconsumed(ep->in[i], ls) >
 		    (int64_t)ep->unreleased[i])
-			return 0;
-	return 1;
-}
-
-/*
- * Has no lane anything past what we released?  The empty poll of a
- * worker waiting for work (spinning before it yields its core, which the
- * process it waits for may need) is one load a lane, not a peek.  A
- * peer's scribbled index only sends the caller on to the peek, which
- * bounds it.  Called right after shmr_client_release_all().
- */
-static int nothing_new(const struct shmr_endpoint *ep)
-{
-	for (uint32_t i = 0; i < ep->d->nlcores; i++)
-		if (shmr_lane_pending_sc(ep->in[i]) != 0)
 			return 0;
 	return 1;
 }
@@ -464,7 +451,10 @@ int shmr_recv_burst(struct shmr_endpoint *ep, const struct shmr_msg **msgs,
 	}
 	/* The previous burst (or the whole backlog) has been handled. */
 	shmr_client_release_all(ep);
-	if (timeout_ms == 0 && nothing_new(ep)) {
+	/* The empty poll of a worker waiting for work (spinning before it
+	 * yields its core, which the process it waits for may need): the
+	 * lanes' tails, not a peek. */
+	if (timeout_ms == 0 && lanes_empty(ep)) {
 		set_busy(ep, 0);
 		return 0;
 	}
