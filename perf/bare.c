@@ -655,6 +655,20 @@ int perf_bare_probe(const struct perf_opts *o, double *p50_us)
 	return rc;
 }
 
+int perf_probe_fold(const struct perf_opts *o, double *lo, double *hi,
+		    int first)
+{
+	double p50;
+
+	if (perf_bare_probe(o, &p50) < 0)
+		return -1;
+	if (first || p50 < *lo)
+		*lo = p50;
+	if (first || p50 > *hi)
+		*hi = p50;
+	return 0;
+}
+
 int perf_bare_run(const struct perf_opts *o, struct perf_result *r)
 {
 	struct bare b = { .o = o, .memfd = -1, .fan_first = 0 };

@@ -326,6 +326,41 @@ def ratio(n, rec, key):
             (key, rec.get(key + "_spread_warning"), sp))
 
 
+def idle_pairs(n, s, runs):
+    """idle's summary: its ratio the median of idle / none over the pairs
+    that kept one speed (all of them when none did), the others counted
+    as left out."""
+    by_rep = {}
+    for r in runs:
+        if is_int(r.get("rep")) and is_num(r.get("msgs_per_s")):
+            by_rep.setdefault(r["rep"], {})[
+                "none" if r.get("idle_endpoints") == 0 else "idle"] = r
+    reps = [p for _, p in sorted(by_rep.items())
+            if "none" in p and "idle" in p]
+    if len(reps) != s.get("reps"):
+        bad(n, "reps %r, %d pairs ran" % (s.get("reps"), len(reps)))
+        return
+    steady = [p for p in reps if p["none"].get("one_speed") is True and
+              p["idle"].get("one_speed") is True]
+    left = len(reps) - len(steady) if steady else 0
+    if s.get("pairs_left_out") != left:
+        bad(n, "pairs_left_out %r, %d pairs changed speed" %
+            (s.get("pairs_left_out"), left))
+    mine = steady or reps
+    if s.get("idle_vs_none_pairs") != len(mine):
+        bad(n, "idle_vs_none over %r pairs, %d counted" %
+            (s.get("idle_vs_none_pairs"), len(mine)))
+    v = sorted(p["idle"]["msgs_per_s"] / p["none"]["msgs_per_s"]
+               for p in mine if p["none"]["msgs_per_s"] > 0)
+    if not v or not is_num(s.get("idle_vs_none")):
+        return
+    k = len(v)
+    want = v[k // 2] if k % 2 else (v[k // 2 - 1] + v[k // 2]) / 2
+    if abs(s["idle_vs_none"] - want) > 1e-6 * max(want, 1):
+        bad(n, "idle_vs_none %r, the steady pairs' median is %r" %
+            (s["idle_vs_none"], want))
+
+
 def pairs(runs, sums):
     """Each summary's ratios are the medians of the per-repetition ratios
     (router run over the bare run of the same rep), not of medians."""
@@ -394,6 +429,7 @@ def churn_pairs(n, s, runs):
 def check(mode, lines, want_args=()):
     kinds = {}
     runs, meds, sums, sojourn_off, large = [], [], [], [], []
+    idle_sums = []
     bare_rounds = []
     for n, line in enumerate(lines, 1):
         try:
@@ -421,6 +457,8 @@ def check(mode, lines, want_args=()):
             run_or_median(n, rec, mode)
             if mode == "idle":
                 need(n, rec, ["idle_endpoints"], is_int, "an integer")
+                if kind == "run":
+                    probes(n, rec)
             if mode == "compare" and kind == "run" and \
                     rec.get("run") == "router":
                 probes(n, rec)
@@ -429,8 +467,11 @@ def check(mode, lines, want_args=()):
         elif kind == "summary" and mode in ("large", "iceoryx"):
             large.append((n, rec))
         elif kind == "summary" and mode == "idle":
-            need(n, rec, SETUP + ROUTER + ["reps", "idle_endpoints"],
+            need(n, rec, SETUP + ROUTER + ["reps", "idle_endpoints",
+                                           "pairs_left_out",
+                                           "idle_vs_none_pairs"],
                  is_int, "an integer")
+            idle_sums.append((n, rec))
             need(n, rec, ["none_mps", "idle_mps", "idle_vs_none",
                           "idle_vs_none_min", "idle_vs_none_max",
                           "idle_goal", "lcore_ns_none", "lcore_ns_idle",
@@ -588,6 +629,8 @@ def check(mode, lines, want_args=()):
             bad(n, "record %r not expected from mode %r" % (kind, mode))
     medians(runs, meds)
     pairs(runs, sums)
+    for n, s in idle_sums:
+        idle_pairs(n, s, runs)
     for n, s in large:
         large_summary(n, s, runs, mode)
     if len(large) > 1:

@@ -10,7 +10,10 @@
  * pair differs only in what is attached.  The figure is the
  * median over the repetitions of each pair's ratio, idle / none, so that
  * the machine's swings between pairs cancel; the spread of the ratios is
- * printed beside it.  The goal (at least 0.9 with 1,000 idle endpoints,
+ * printed beside it.  A short ping-pong before, between and after the
+ * two runs (perf_probe_fold(), as compare's) tells a pair measured across
+ * a change of the host's speed: it is left out of the ratio, unless no
+ * pair kept one speed.  The goal (at least 0.9 with 1,000 idle endpoints,
  * 0.8 with 10,000) is reported as PASS or BELOW, never enforced; a run
  * that lost or reordered a message fails the exit status.
  *
@@ -22,9 +25,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <json-c/json_object.h>
+
 #include "lcore.h"
 #include "perf_dp.h"
 #include "perf_internal.h"
+#include "perf_modes.h"
 
 /* idle / none, the issue's bars: 0.9 with 1,000 idle endpoints, 0.8 with
  * 10,000 (a count from 10,000 up is held to the second). */
@@ -39,12 +45,12 @@ static unsigned perf_idle_endpoints(const struct perf_opts *o)
 	return n < SHMR_ENDPOINTS_DEFAULT ? SHMR_ENDPOINTS_DEFAULT : n;
 }
 
-/* One router run with @p idle idle endpoints; -1 when it failed. */
+/* One router run with @p idle idle endpoints, its row printed and its
+ * JSON record left in *@p j for the pair's probes; -1 when it failed. */
 static int one_run(const struct perf_opts *o, unsigned idle, unsigned rep,
-		   struct perf_result *r, int *failed)
+		   struct perf_result *r, int *failed, struct json_object **j)
 {
 	struct perf_opts one = *o;
-	struct json_object *j;
 	char what[48];
 	int rc;
 
@@ -66,10 +72,19 @@ static int one_run(const struct perf_opts *o, unsigned idle, unsigned rep,
 	snprintf(what, sizeof(what), "%u idle", idle);
 	printf("%-4u %-10s %8.2f\n", rep, what, r->mps / 1e6);
 	fflush(stdout);
-	j = perf_json_run("idle", &one, 1, rep, "router", r);
-	perf_json_u64(j, "idle_endpoints", idle);
-	perf_json_emit(j);
+	*j = perf_json_run("idle", &one, 1, rep, "router", r);
+	perf_json_u64(*j, "idle_endpoints", idle);
 	return 0;
+}
+
+/* A pair's run record, with its pair's probes, out. */
+static void emit_run(struct json_object *j, double plo, double phi,
+		     int steady)
+{
+	perf_json_num(j, "probe_p50_min_us", plo);
+	perf_json_num(j, "probe_p50_max_us", phi);
+	perf_json_bool(j, "one_speed", steady);
+	perf_json_emit(j);
 }
 
 /* The lcore's own cost, in this process (idle_rounds.c), into @p ns[3]
@@ -111,8 +126,11 @@ int perf_idle_main(const struct perf_opts *o)
 	double med, lo, hi;
 	char what[32];
 	int failed = 0;
+	unsigned nratio = 0, left_out = 0;
+	int every_pair_changed;
 	struct json_object *j;
 	double inproc[3] = { -1, -1, -1 };
+	double all[PERF_REPS_MAX];
 
 	printf("shmr-perf idle: slot %u B, burst %u, count %llu, lane %u, "
 	       "%s poll, %u lcore%s; cpus: client %d, dataplane %d, sink %d; "
@@ -128,26 +146,53 @@ int perf_idle_main(const struct perf_opts *o)
 	printf("%-4s %-10s %8s\n", "rep", "run", "M msg/s");
 	for (unsigned i = 0; i < o->reps; i++) {
 		struct perf_result a, b;
+		struct json_object *ja = NULL, *jb = NULL;
+		double plo = 0, phi = 0; /* the pair's probes, us */
+		int ok, steady;
 
 		/* Which goes first alternates: a trend over the run (the
 		 * machine warming up, a neighbour starting) favours
-		 * neither. */
-		if (i % 2 == 0) {
-			if (one_run(o, 0, i + 1, &a, &failed) < 0 ||
-			    one_run(o, o->idle, i + 1, &b, &failed) < 0)
-				return PERF_EXIT_FAIL;
-		} else {
-			if (one_run(o, o->idle, i + 1, &b, &failed) < 0 ||
-			    one_run(o, 0, i + 1, &a, &failed) < 0)
-				return PERF_EXIT_FAIL;
+		 * neither.  The host's speed before, between and after. */
+		ok = perf_probe_fold(o, &plo, &phi, 1) == 0;
+		if (ok && i % 2 == 0)
+			ok = one_run(o, 0, i + 1, &a, &failed, &ja) == 0 &&
+			     perf_probe_fold(o, &plo, &phi, 0) == 0 &&
+			     one_run(o, o->idle, i + 1, &b, &failed, &jb) == 0;
+		else if (ok)
+			ok = one_run(o, o->idle, i + 1, &b, &failed, &jb) == 0 &&
+			     perf_probe_fold(o, &plo, &phi, 0) == 0 &&
+			     one_run(o, 0, i + 1, &a, &failed, &ja) == 0;
+		ok = ok && perf_probe_fold(o, &plo, &phi, 0) == 0;
+		if (!ok) {
+			json_object_put(ja);
+			json_object_put(jb);
+			return PERF_EXIT_FAIL;
 		}
+		steady = phi <= PERF_SPEEDS_APART * plo;
+		emit_run(ja, plo, phi, steady);
+		emit_run(jb, plo, phi, steady);
 		none[i] = a.mps;
 		busy[i] = b.mps;
-		ratio[i] = a.mps > 0 ? b.mps / a.mps : 0;
+		all[i] = a.mps > 0 ? b.mps / a.mps : 0;
+		if (steady)
+			ratio[nratio++] = all[i];
+		else
+			printf("     the host changed speed during this pair "
+			       "(ping-pong probe p50 %.2f to %.2f us): left "
+			       "out of the ratio\n",
+			       plo, phi);
 	}
-	med = perf_median(ratio, o->reps);
+	/* No pair kept one speed: all of them, as before the probes. */
+	every_pair_changed = nratio == 0;
+	if (nratio == 0) {
+		memcpy(ratio, all, sizeof(all[0]) * o->reps);
+		nratio = o->reps;
+	} else {
+		left_out = o->reps - nratio;
+	}
+	med = perf_median(ratio, nratio);
 	lo = hi = ratio[0];
-	for (unsigned i = 1; i < o->reps; i++) {
+	for (unsigned i = 1; i < nratio; i++) {
 		lo = ratio[i] < lo ? ratio[i] : lo;
 		hi = ratio[i] > hi ? ratio[i] : hi;
 	}
@@ -157,16 +202,26 @@ int perf_idle_main(const struct perf_opts *o)
 	       perf_median(busy, o->reps) / 1e6);
 	printf("idle endpoints: %u attached / none = %.2f (median of %u "
 	       "pair%s, spread %.2f to %.2f)  (goal >= %.1f): %s\n",
-	       o->idle, med, o->reps, o->reps == 1 ? "" : "s", lo, hi,
+	       o->idle, med, nratio, nratio == 1 ? "" : "s", lo, hi,
 	       IDLE_GOAL(o->idle),
 	       med >= IDLE_GOAL(o->idle) ? "PASS" : "BELOW");
 	if (med > 0 && (hi - lo) / med > 0.1)
 		printf("note: the pairs' ratios spread over 10%%: something "
 		       "else was running; use more --reps\n");
+	if (left_out)
+		printf("note: %u of %u pairs left out of the ratio: the host "
+		       "changed speed during them (ping-pong probes over %.0f "
+		       "times apart)\n",
+		       left_out, o->reps, PERF_SPEEDS_APART);
+	else if (every_pair_changed)
+		printf("note: the host changed speed during every pair: the "
+		       "ratio is over all of them\n");
 	j = perf_json_record("idle", "summary");
 	perf_json_setup(j, o, 1);
 	perf_json_u64(j, "idle_endpoints", o->idle);
 	perf_json_u64(j, "reps", o->reps);
+	perf_json_u64(j, "pairs_left_out", left_out);
+	perf_json_u64(j, "idle_vs_none_pairs", nratio);
 	perf_json_num(j, "none_mps", perf_median(none, o->reps));
 	perf_json_num(j, "idle_mps", perf_median(busy, o->reps));
 	perf_json_num(j, "idle_vs_none", med);

@@ -26,6 +26,15 @@ int perf_bare_run(const struct perf_opts *o, struct perf_result *r);
  */
 int perf_bare_probe(const struct perf_opts *o, double *p50_us);
 
+/*
+ * perf_bare_probe(), folded into the range [*@p lo, *@p hi] of a pair's
+ * probes (@p first: start it).  A pair whose range spreads over
+ * PERF_SPEEDS_APART was measured across a change of the host's speed.
+ * Returns 0, or -1 when the probe failed.
+ */
+int perf_probe_fold(const struct perf_opts *o, double *lo, double *hi,
+		    int first);
+
 /**
  * The bare fan-out: producer -> forwarder -> o->routes consumers over
  * SPSC rte_rings, slot seq s to consumer s % routes, the forwarder

@@ -538,29 +538,11 @@ static void wait_quiet(const struct perf_opts *o)
 }
 
 /*
- * The host's speed now (perf_bare_probe()), folded into the range
- * [*@p lo, *@p hi] of a repetition's probes (@p first: start it).
- */
-static int probe_speed(const struct perf_opts *o, double *lo, double *hi,
-		       int first)
-{
-	double p50;
-
-	if (perf_bare_probe(o, &p50) < 0)
-		return -1;
-	if (first || p50 < *lo)
-		*lo = p50;
-	if (first || p50 > *hi)
-		*hi = p50;
-	return 0;
-}
-
-/*
  * Interleaved repetitions of: bare (throughput, two-process ping-pong,
  * three-process round trip), then the router in each asked-for poll mode.
  * Medians, then the issue's two bars per mode, and the call against the
  * three-process baseline as the explanation of the latency bar.  A short
- * ping-pong before and after every run (probe_speed()) tells a pair
+ * ping-pong before and after every run (perf_probe_fold()) tells a pair
  * measured across a change of the host's speed, which the ratios leave
  * out (all of them count only when no pair of a mode kept one speed).
  */
@@ -597,9 +579,9 @@ static int compare(const struct perf_opts *o)
 
 		snprintf(rep, sizeof(rep), "%u", i + 1);
 		wait_quiet(o);
-		if (probe_speed(o, &plo, &phi, 1) < 0 ||
+		if (perf_probe_fold(o, &plo, &phi, 1) < 0 ||
 		    perf_bare_run(o, &b) < 0 ||
-		    probe_speed(o, &plo, &phi, 0) < 0)
+		    perf_probe_fold(o, &plo, &phi, 0) < 0)
 			return PERF_EXIT_FAIL;
 		if (!result_ok("bare", &b))
 			failed = 1;
@@ -634,7 +616,7 @@ static int compare(const struct perf_opts *o)
 				continue;
 			snprintf(run, sizeof(run), "router %s", label);
 			wait_quiet(o);
-			if (probe_speed(o, &plo, &phi, 0) < 0)
+			if (perf_probe_fold(o, &plo, &phi, 0) < 0)
 				return PERF_EXIT_FAIL;
 			rc = perf_router_run(&one, &r);
 			if (rc == -PERF_EXIT_SKIP) {
@@ -643,7 +625,7 @@ static int compare(const struct perf_opts *o)
 				       "above); router figures pending\n");
 				return PERF_EXIT_FAIL;
 			}
-			if (rc < 0 || probe_speed(o, &plo, &phi, 0) < 0)
+			if (rc < 0 || perf_probe_fold(o, &plo, &phi, 0) < 0)
 				return PERF_EXIT_FAIL;
 			if (!result_ok(run, &r))
 				failed = 1;
