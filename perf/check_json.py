@@ -291,8 +291,9 @@ def medians(runs, meds):
 
 
 def probes(n, rec):
-    """compare's router run: the range of its pair's ping-pong probes
-    and whether the pair kept one speed (PERF_SPEEDS_APART, 2)."""
+    """A router run of compare or logics, or a run of idle: the range of
+    its pair's ping-pong probes and whether the pair kept one speed
+    (PERF_SPEEDS_APART, 2)."""
     need(n, rec, ["probe_p50_min_us", "probe_p50_max_us"], is_num,
          "a number")
     need(n, rec, ["one_speed"], lambda v: isinstance(v, bool), "a boolean")
@@ -459,7 +460,7 @@ def check(mode, lines, want_args=()):
                 need(n, rec, ["idle_endpoints"], is_int, "an integer")
                 if kind == "run":
                     probes(n, rec)
-            if mode == "compare" and kind == "run" and \
+            if mode in ("compare", "logics") and kind == "run" and \
                     rec.get("run") == "router":
                 probes(n, rec)
         elif kind == "run" and mode in ("large", "iceoryx"):
