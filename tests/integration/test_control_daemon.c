@@ -311,19 +311,25 @@ static void app_connect(struct app *a)
  * Processes that are our children now, other than @p except: anything the
  * control plane started and did not stop comes back to us (we are a
  * subreaper), running or already killed by its PR_SET_PDEATHSIG.  Each
- * one is killed and reaped.  Call it once the control plane is reaped.
+ * one is killed and reaped, and counted.  Not counted: a dead process
+ * that leads no process group.  The control plane starts every child as
+ * the leader of its own group and kills what is left of a stopped
+ * worker's group; a process the worker itself made (under ASan, the
+ * leak checker's tracer while the worker exits) is in that group, dies
+ * by that kill and comes back to us dead: the control plane, which is not
+ * its parent, cannot reap it.  Call it once the control plane is reaped.
  */
 static int orphans_how(pid_t except, int quiet)
 {
 	pid_t self = getpid(), found[64];
 	struct dirent *e;
 	DIR *d = opendir("/proc");
-	int n = 0;
+	int n = 0, left = 0;
 
 	assert_non_null(d);
 	while ((e = readdir(d))) {
 		char path[300], buf[512], *rp, st;
-		long pid = strtol(e->d_name, NULL, 10), ppid;
+		long pid = strtol(e->d_name, NULL, 10), ppid, pgrp;
 		FILE *f;
 
 		if (pid <= 0 || pid == except)
@@ -333,11 +339,19 @@ static int orphans_how(pid_t except, int quiet)
 		if (!f)
 			continue;
 		if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) &&
-		    sscanf(rp + 2, "%c %ld", &st, &ppid) == 2 &&
+		    sscanf(rp + 2, "%c %ld %ld", &st, &ppid, &pgrp) == 3 &&
 		    ppid == self && n < 64) {
+			int killed_in_group = st == 'Z' && pgrp != pid;
+
 			if (!quiet)
-				fprintf(stderr, "left behind: %s", buf);
+				fprintf(stderr, "%s: %s",
+					killed_in_group
+						? "a worker's own process, "
+						  "killed with its group"
+						: "left behind",
+					buf);
 			found[n++] = (pid_t)pid;
+			left += !killed_in_group;
 		}
 		fclose(f);
 	}
@@ -346,7 +360,7 @@ static int orphans_how(pid_t except, int quiet)
 		kill(found[i], SIGKILL);
 		waitpid(found[i], NULL, 0);
 	}
-	return n;
+	return left;
 }
 
 static int orphans(pid_t except)
