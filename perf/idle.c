@@ -168,7 +168,7 @@ int perf_idle_main(const struct perf_opts *o)
 			json_object_put(jb);
 			return PERF_EXIT_FAIL;
 		}
-		steady = phi <= PERF_SPEEDS_APART * plo;
+		steady = perf_probes_one_speed(plo, phi);
 		emit_run(ja, plo, phi, steady);
 		emit_run(jb, plo, phi, steady);
 		none[i] = a.mps;

@@ -64,11 +64,12 @@ static unsigned timed_calls(const struct perf_opts *o, const char *logic)
 }
 
 /* --json: a logic run's record, or with @p rep 0 its median's; with
- * @p probe, the range of its repetition's probes up to this run. */
+ * @p probe, the range of its repetition's probes up to this run, which
+ * kept one speed when @p steady. */
 static void json_row(const struct perf_opts *o, unsigned rep,
 		     const char *logic, const char *variant,
 		     const struct perf_result *r, double bare_mps,
-		     const double *probe)
+		     const double *probe, int steady)
 {
 	struct perf_opts one = *o;
 	struct json_object *j;
@@ -89,8 +90,7 @@ static void json_row(const struct perf_opts *o, unsigned rep,
 	if (probe) {
 		perf_json_num(j, "probe_p50_min_us", probe[0]);
 		perf_json_num(j, "probe_p50_max_us", probe[1]);
-		perf_json_bool(j, "one_speed",
-			       probe[1] <= PERF_SPEEDS_APART * probe[0]);
+		perf_json_bool(j, "one_speed", steady);
 	}
 	perf_json_emit(j);
 }
@@ -161,13 +161,13 @@ int perf_logics_main(const struct perf_opts *o)
 		failed |= !checked("bare fan-out", &fres[i]);
 		fan[i] = fres[i].mps;
 		row(rep, "bare two-hop", r.mps, r.mps, fan[i], 0, 0);
-		json_row(&b, i + 1, NULL, NULL, &r, fan[i], NULL);
+		json_row(&b, i + 1, NULL, NULL, &r, fan[i], NULL, 0);
 		row(rep, "bare fan-out", fan[i], fan[i], fan[i], 0, 0);
-		json_row(&b, i + 1, NULL, "fanout", &fres[i], fan[i], NULL);
+		json_row(&b, i + 1, NULL, "fanout", &fres[i], fan[i], NULL, 0);
 		for (unsigned l = 0; l < n; l++) {
 			struct perf_opts one = *o;
 			char what[40];
-			int rc, hash;
+			int rc, hash, steady;
 
 			one.rtt = timed_calls(o, name[l]);
 			one.by_type = 0;
@@ -186,11 +186,13 @@ int perf_logics_main(const struct perf_opts *o)
 				r.dps = r.mps;
 			failed |= !checked(name[l], &r);
 			res[l][i] = r;
-			json_row(&one, i + 1, name[l], NULL, &r, fan[i], probe);
+			steady = perf_probes_one_speed(probe[0], probe[1]);
+			json_row(&one, i + 1, name[l], NULL, &r, fan[i], probe,
+				 steady);
 			hash = strcmp(name[l], "hash") == 0;
 			if (hash && fan[i] > 0) {
 				hash_all[nhash_all++] = r.mps / fan[i];
-				if (probe[1] <= PERF_SPEEDS_APART * probe[0])
+				if (steady)
 					hash_vs[nhash_vs++] = r.mps / fan[i];
 			}
 			mps[l][i] = r.mps;
@@ -200,7 +202,7 @@ int perf_logics_main(const struct perf_opts *o)
 			snprintf(what, sizeof(what), "%s", name[l]);
 			row(rep, what, r.mps, r.dps, fan[i], r.p50_us,
 			    r.p99_us);
-			if (probe[1] > PERF_SPEEDS_APART * probe[0])
+			if (!steady)
 				printf("     the host changed speed since this "
 				       "repetition's bare runs (ping-pong probe "
 				       "p50 %.2f to %.2f us)%s\n",
@@ -219,9 +221,9 @@ int perf_logics_main(const struct perf_opts *o)
 
 		b.rtt = 0;
 		perf_result_median(bres, o->reps, &med);
-		json_row(&b, 0, NULL, NULL, &med, fan_med, NULL);
+		json_row(&b, 0, NULL, NULL, &med, fan_med, NULL, 0);
 		perf_result_median(fres, o->reps, &med);
-		json_row(&b, 0, NULL, "fanout", &med, fan_med, NULL);
+		json_row(&b, 0, NULL, "fanout", &med, fan_med, NULL, 0);
 	}
 	for (unsigned l = 0; l < n; l++) {
 		double m = perf_median(mps[l], o->reps);
@@ -230,7 +232,7 @@ int perf_logics_main(const struct perf_opts *o)
 
 		one.rtt = timed_calls(o, name[l]);
 		perf_result_median(res[l], o->reps, &med);
-		json_row(&one, 0, name[l], NULL, &med, fan_med, NULL);
+		json_row(&one, 0, name[l], NULL, &med, fan_med, NULL, 0);
 
 		row("med", name[l], m, perf_median(dps[l], o->reps), fan_med,
 		    perf_median(p50[l], o->reps), perf_median(p99[l], o->reps));

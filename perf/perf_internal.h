@@ -170,6 +170,12 @@ double perf_ratio_by_speed(const double *num, const double *den,
  */
 #define PERF_PROBE_RTTS 2000u
 
+/* Did a pair's probes, p50s from @p lo to @p hi (us), keep one speed? */
+static inline int perf_probes_one_speed(double lo, double hi)
+{
+	return hi <= PERF_SPEEDS_APART * lo;
+}
+
 /** Non-zero when @p r's spread is over PERF_RATIO_SPREAD_WARN. */
 static inline int perf_ratio_warn(const struct perf_ratio *r)
 {

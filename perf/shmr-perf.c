@@ -630,7 +630,7 @@ static int compare(const struct perf_opts *o)
 			if (!result_ok(run, &r))
 				failed = 1;
 			rres[m][i] = r;
-			steady[m][i] = phi <= PERF_SPEEDS_APART * plo;
+			steady[m][i] = perf_probes_one_speed(plo, phi);
 			nsteady[m] += (unsigned)steady[m][i];
 			pspeed[m][i] = phi > 0 ? 2 / (plo + phi) : 0;
 			j = perf_json_run("compare", &one, 1, i + 1, "router",
